@@ -1,0 +1,72 @@
+#include "budget_render.hpp"
+
+#include <fmt/format.h>
+
+namespace budget::cli {
+
+nlohmann::ordered_json budgets_json(const Budgets& b) {
+  using json = nlohmann::ordered_json;
+  const auto& f = b.forward_by_component;
+  const auto& p = b.params_by_component;
+  const auto& a = b.active_params_by_component;
+  json flops{{"training", b.training_flops_per_token},
+             {"forward", b.forward_flops_per_token},
+             {"by_component",
+              json{{"qkv_projection", f.qkv_projection},
+                   {"attention_scores", f.attention_scores},
+                   {"output_projection", f.output_projection},
+                   {"router", f.router},
+                   {"routed_experts", f.routed_experts},
+                   {"shared_experts", f.shared_experts},
+                   {"dense_ffn", f.dense_ffn}}},
+             {"kernel_training", b.kernel_training_flops_per_token},
+             {"kernel_forward", b.kernel_forward_flops_per_token},
+             {"lm_head_forward", b.lm_head_forward_flops_per_token}};
+  const auto components = [](const ParamsByComponent& c) {
+    return json{{"attention", c.attention},           {"router", c.router},
+                {"routed_experts", c.routed_experts}, {"shared_experts", c.shared_experts},
+                {"dense_ffn", c.dense_ffn},           {"norms", c.norms}};
+  };
+  json params{{"non_embedding_total", b.non_embedding_params_total},
+              {"non_embedding_active", b.non_embedding_params_active},
+              {"embedding", b.embedding_params},
+              {"executed_active", b.executed_active_params},
+              {"by_component", components(p)},
+              {"active_by_component", components(a)}};
+  json kv{{"elements_per_token", b.kv_elements_per_token},
+          {"bytes_per_token", b.kv_bytes_per_token},
+          {"bytes_per_sequence", b.kv_bytes_per_sequence}};
+  return json{{"flops_per_token", flops},     {"params", params},
+              {"kv_cache", kv},               {"effective_layers", b.executed_layers},
+              {"physical_layers", b.physical_layers}, {"sparsity", b.sparsity},
+              {"param_sparsity", b.param_sparsity}};
+}
+
+nlohmann::ordered_json workload_json(const Workload& w) {
+  return nlohmann::ordered_json{{"seq_len", w.seq_len},
+                                {"attention_mask", std::string(to_string(w.attention_mask))},
+                                {"attended_keys", w.attended_keys},
+                                {"kernel_attended_keys", w.executed_attended_keys()},
+                                {"training_passes", w.training_passes},
+                                {"kv_bytes", w.kv_bytes},
+                                {"description", w.description}};
+}
+
+std::string heads_text(const AttentionConfig& a) {
+  return fmt::format("{}×{} (KV {})", a.num_heads, a.head_dim, a.num_kv_heads);
+}
+
+std::string ffn_text(const FfnConfig& f) {
+  if (!f.is_moe()) return fmt::format("dense {}", f.dense_dim);
+  std::string text = fmt::format("{}×{} (top {})", f.num_experts, f.expert_dim, f.top_k);
+  if (f.num_shared_experts > 0) text += fmt::format(" + {}×{} shared", f.num_shared_experts, f.shared_expert_dim);
+  if (f.first_dense_layers > 0) text += fmt::format(", first {} dense {}", f.first_dense_layers, f.dense_dim);
+  return text;
+}
+
+std::string loop_text(const ArchConfig& c) {
+  if (!c.loop) return "none";
+  return fmt::format("{}–{} ×{}", c.loop->first, c.loop->last, c.loop->repeats);
+}
+
+}  // namespace budget::cli

@@ -1,0 +1,130 @@
+// budget-match report CFG.json [--workload W.json] [--format table|json|markdown]
+// Prints the budgets of one config: FLOPs per token by component, parameters, KV cache, depth
+// and sparsity.
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "budget/accounting.hpp"
+#include "budget/config_io.hpp"
+#include "budget/version.hpp"
+#include "budget/workload.hpp"
+#include "budget_render.hpp"
+#include "command_registry.hpp"
+#include "output_format.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+namespace {
+
+struct ReportOptions {
+  std::string config_path;
+  std::string workload_path;
+  OutputFormat format = OutputFormat::table;
+};
+
+Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
+  Table t;
+  t.add_column("quantity", Align::left);
+  t.add_column("value");
+  t.add_column("share", Align::right);
+  const auto row = [&](const std::string& name, const std::string& value, const std::string& share = "") {
+    t.add_row({name, value, share});
+  };
+  const double F = b.forward_flops_per_token;
+  const auto flops_row = [&](const std::string& name, double value) {
+    if (value > 0) row("  " + name, si(value * static_cast<double>(w.training_passes), "FLOP"), percent(value / F, 1));
+  };
+  row("training FLOPs / token (F)", si(b.training_flops_per_token, "FLOP"),
+      fmt::format("{}× fwd", w.training_passes));
+  const auto& f = b.forward_by_component;
+  flops_row("qkv projection", f.qkv_projection);
+  flops_row("attention scores", f.attention_scores);
+  flops_row("output projection", f.output_projection);
+  flops_row("router", f.router);
+  flops_row("routed experts", f.routed_experts);
+  flops_row("shared experts", f.shared_experts);
+  flops_row("dense FFN", f.dense_ffn);
+  if (b.kernel_training_flops_per_token != b.training_flops_per_token) {
+    row("kernel-executed training FLOPs", si(b.kernel_training_flops_per_token, "FLOP"),
+        fmt::format("{:.3f}×", b.kernel_training_flops_per_token / b.training_flops_per_token));
+  }
+  if (b.lm_head_forward_flops_per_token > 0) {
+    row("LM head training FLOPs (not in F)",
+        si(b.lm_head_forward_flops_per_token * static_cast<double>(w.training_passes), "FLOP"));
+  }
+  t.add_separator();
+  const double N = static_cast<double>(b.non_embedding_params_total);
+  row("non-embedding params", si(N), "");
+  const auto& p = b.params_by_component;
+  const auto param_row = [&](const std::string& name, std::int64_t value) {
+    if (value > 0) row("  " + name, si(static_cast<double>(value)), percent(static_cast<double>(value) / N, 1));
+  };
+  param_row("attention", p.attention);
+  param_row("router", p.router);
+  param_row("routed experts", p.routed_experts);
+  param_row("shared experts", p.shared_experts);
+  param_row("dense FFN", p.dense_ffn);
+  param_row("norms", p.norms);
+  row("active params", si(static_cast<double>(b.non_embedding_params_active)),
+      percent(static_cast<double>(b.non_embedding_params_active) / N, 1));
+  if (b.embedding_params > 0) row("embedding params (not in N)", si(static_cast<double>(b.embedding_params)));
+  t.add_separator();
+  row("KV cache / token", fmt::format("{} elem = {}", grouped(b.kv_elements_per_token),
+                                       si(static_cast<double>(b.kv_bytes_per_token), "B")));
+  row(fmt::format("KV cache / {}-token sequence", w.seq_len), si(static_cast<double>(b.kv_bytes_per_sequence), "B"));
+  t.add_separator();
+  row("layers (physical / executed)", fmt::format("{} / {}", b.physical_layers, b.executed_layers));
+  row("loop", loop_text(c));
+  row("sparsity (compute-equivalent)", percent(b.sparsity, 2));
+  row("sparsity (1 − active/total)", percent(b.param_sparsity, 2));
+  return t;
+}
+
+void run_report(const ReportOptions& o) {
+  const ArchConfig config = load_arch_config(o.config_path);
+  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  const Budgets b = account(config, workload);
+  if (o.format == OutputFormat::json) {
+    nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                               {"budget_version", version_string},
+                               {"config", config.name}};
+    const nlohmann::ordered_json budgets = budgets_json(b);
+    for (const auto& [key, value] : budgets.items()) out[key] = value;
+    out["workload"] = workload_json(workload);
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  const Table t = report_table(config, workload, b);
+  if (o.format == OutputFormat::markdown) {
+    std::cout << "**" << (config.name.empty() ? o.config_path : config.name) << "**: H " << config.hidden_size
+              << ", " << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
+              << ffn_text(config.ffn) << "\n\n"
+              << t.render_markdown();
+  } else {
+    std::cout << (config.name.empty() ? o.config_path : config.name) << ": H " << config.hidden_size << ", "
+              << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
+              << ffn_text(config.ffn) << "\nworkload: " << workload.description << "\n\n"
+              << t.render_text();
+  }
+}
+
+void add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand("report", "Budgets of one config: FLOPs, parameters, KV cache, sparsity");
+  cmd->add_option("config", options->config_path, "Native config JSON (docs/config.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--workload", options->workload_path, "Workload JSON (default: the paper's, 400 attended keys)")
+      ->check(CLI::ExistingFile);
+  add_format_option(*cmd, options->format,
+                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  cmd->callback([options] { run_report(*options); });
+}
+
+const CommandRegistration registration{"report", 10, &add_report_command};
+
+}  // namespace
+}  // namespace budget::cli

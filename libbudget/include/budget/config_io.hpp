@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// Native config files (JSON): reading with strict validation, and writing. The schema is in
+/// docs/config.md. Unknown keys are errors, with a "did you mean" suggestion.
+
+#include <string>
+#include <string_view>
+
+#include "budget/config.hpp"
+
+namespace budget {
+
+/// Parses and validates a config from JSON text; `source` names it in errors.
+ArchConfig parse_arch_config(std::string_view json_text, const std::string& source);
+
+/// Reads, parses and validates a config file.
+ArchConfig load_arch_config(const std::string& path);
+
+/// The config as native JSON (the format parse_arch_config reads), pretty-printed with `indent`
+/// spaces. Loops are written as {"first", "last", "repeats"}.
+std::string arch_config_to_json(const ArchConfig& config, int indent = 2);
+
+}  // namespace budget

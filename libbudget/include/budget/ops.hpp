@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// The per-layer operation list: the one place where the shapes and costs of a config are
+/// written down. Accounting (budgets), the matcher, the GPU profiler and time prediction all read
+/// this list, so no formula exists twice. Conventions (docs/accounting.md):
+///
+///  - A matmul of an m×k by a k×n matrix costs 2·m·k·n FLOPs (one multiply-add = 2 FLOPs).
+///    Per token (m = 1) a weight matrix of k×n costs 2·k·n forward FLOPs.
+///  - Attention scores: QKᵀ and PV each cost 2·q·A per token, A = mean keys attended per query,
+///    q = num_heads·head_dim: 4·q·A in all. Grouped-query attention does not change this (every
+///    query head still attends over A keys of head_dim).
+///  - Not counted in FLOPs: norms, softmax, activations, residual adds, rotary embeddings, router
+///    softmax/top-k, and the embedding lookup. The LM head is an op but is kept out of the
+///    non-embedding budgets (reported apart).
+///  - Parameters: every stored weight once, however often a looped layer runs. Biases: none.
+///    Norms: RMSNorm with one H-vector before attention and one before the FFN (2·H per layer) and
+///    a final norm (H).
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "budget/config.hpp"
+#include "budget/workload.hpp"
+
+namespace budget {
+
+enum class OpKind {
+  qkv_projection,     ///< x·[W_q W_k W_v]: k = H, n = q + 2·kv
+  attention_scores,   ///< QKᵀ and PV: 4·q·A per token
+  output_projection,  ///< attn·W_o: k = q, n = H
+  router,             ///< x·W_router: k = H, n = num_experts
+  routed_experts,     ///< top_k experts, each (gated ? 3 : 2) matrices of H×expert_dim
+  shared_experts,     ///< num_shared_experts, each (gated ? 3 : 2) matrices of H×shared_expert_dim
+  dense_ffn,          ///< (gated ? 3 : 2) matrices of H×dense_dim
+  norms,              ///< 2 RMSNorm weight vectors per layer (parameters only)
+  final_norm,         ///< the RMSNorm before the LM head (parameters only)
+  embedding,          ///< token embedding, V×H (parameters only; lookup costs no FLOPs)
+  lm_head,            ///< logits, H×V (own parameters unless tied)
+};
+
+std::string_view to_string(OpKind kind);
+
+/// True for ops counted in the non-embedding budgets (everything but embedding and LM head).
+constexpr bool is_non_embedding(OpKind kind) { return kind != OpKind::embedding && kind != OpKind::lm_head; }
+
+/// One operation, repeated over a group of layers.
+///
+/// Shapes describe the per-token matmul: `matrices` weight matrices of `in_features` ×
+/// `out_features` (for attention_scores: `matrices` = num_heads, `in_features` = head_dim,
+/// `out_features` = 0, the key count being the workload's A). Costs are per token and per
+/// execution of one layer; totals multiply by `executed_layers` (FLOPs) or `physical_layers`
+/// (parameters).
+struct Op {
+  OpKind kind;
+  std::int64_t in_features = 0;
+  std::int64_t out_features = 0;
+  std::int64_t matrices = 0;
+  std::int64_t params_per_layer = 0;         ///< stored weights in one physical layer
+  std::int64_t active_params_per_layer = 0;  ///< weights one token uses in one layer
+  double forward_flops = 0.0;                ///< exact forward FLOPs per token and execution
+  double kernel_forward_flops = 0.0;         ///< as executed by tiled kernels (attention), else = forward
+  std::int64_t physical_layers = 0;          ///< layers holding this op (1 for model-level ops)
+  std::int64_t executed_layers = 0;          ///< executions per token, loops included
+
+  double total_forward_flops() const { return forward_flops * static_cast<double>(executed_layers); }
+  double total_kernel_forward_flops() const { return kernel_forward_flops * static_cast<double>(executed_layers); }
+  std::int64_t total_params() const { return params_per_layer * physical_layers; }
+  std::int64_t total_active_params() const { return active_params_per_layer * physical_layers; }
+};
+
+/// The operation list of `config` under `workload`. Preconditions: both are valid (validate()).
+/// Ops with no cost (a dense model's router, absent shared experts, vocab_size = 0) are left out.
+std::vector<Op> layer_ops(const ArchConfig& config, const Workload& workload);
+
+}  // namespace budget

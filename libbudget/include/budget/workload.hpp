@@ -1,0 +1,58 @@
+#pragma once
+/// \file
+/// Workload: how the model is trained and served, as far as the budgets depend on it: sequence
+/// length, attention mask (which sets the mean number of keys a query attends to), the number of
+/// forward-equivalent passes per training step and the bytes per KV-cache element.
+/// Schema and defaults: docs/config.md ("Workload").
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace budget {
+
+enum class AttentionMask {
+  causal,    ///< one causal mask over the whole packed window
+  document,  ///< per-document (segment) causal masks inside packed windows
+};
+
+std::string_view to_string(AttentionMask mask);
+
+struct Workload {
+  std::int64_t seq_len = 4096;                       ///< packed window length (tokens)
+  AttentionMask attention_mask = AttentionMask::document;
+  /// Mean keys attended per query, exact causal count (Σ over queries / tokens). For document
+  /// masks Σ nᵢ(nᵢ+1)/2 / Σ nᵢ over document pieces; for a causal window (seq_len + 1)/2.
+  /// The default 400 reproduces the SMELT paper's published per-token FLOPs (docs/accounting.md).
+  double attended_keys = 400.0;
+  /// Mean keys per query that a tiled attention kernel actually computes (whole tiles), used for
+  /// time prediction only. 0 means "not known": the exact count is used.
+  double kernel_attended_keys = 0.0;
+  /// Training FLOPs = training_passes × forward: 3 (forward + backward), 4 with full recompute.
+  std::int64_t training_passes = 3;
+  std::int64_t kv_bytes = 2;  ///< bytes per KV-cache element (2: bf16/fp16)
+  std::string description;    ///< where attended_keys came from, for reports
+
+  /// kernel_attended_keys if set, else attended_keys.
+  double executed_attended_keys() const {
+    return kernel_attended_keys > 0.0 ? kernel_attended_keys : attended_keys;
+  }
+};
+
+/// The SMELT paper's workload: 4096-token packed windows, document masks, 400 mean attended keys,
+/// 3 passes, 2-byte KV elements.
+Workload paper_workload();
+
+/// A causal (no document mask) window: attended_keys = (seq_len + 1)/2.
+Workload causal_workload(std::int64_t seq_len);
+
+/// Validates ranges; throws budget::Error naming `source` and the field.
+void validate(const Workload& workload, const std::string& source = {});
+
+/// Parses a workload JSON object; absent keys take paper_workload()'s values, except that
+/// "attention_mask": "causal" derives attended_keys = (seq_len + 1)/2 (giving attended_keys then
+/// is an error). Unknown keys are errors.
+Workload parse_workload(std::string_view json_text, const std::string& source);
+Workload load_workload(const std::string& path);
+
+}  // namespace budget

@@ -1,0 +1,85 @@
+#include "budget/accounting.hpp"
+
+namespace budget {
+
+Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload& w) {
+  Budgets b;
+  for (const Op& op : ops) {
+    const double flops = op.total_forward_flops();
+    const std::int64_t params = op.total_params();
+    const std::int64_t active = op.total_active_params();
+    if (!is_non_embedding(op.kind)) {
+      if (op.kind == OpKind::lm_head) b.lm_head_forward_flops_per_token += flops;
+      b.embedding_params += params;
+      continue;
+    }
+    b.forward_flops_per_token += flops;
+    b.kernel_forward_flops_per_token += op.total_kernel_forward_flops();
+    b.non_embedding_params_total += params;
+    b.non_embedding_params_active += active;
+    b.executed_active_params +=
+        static_cast<double>(op.active_params_per_layer) * static_cast<double>(op.executed_layers);
+    auto& f = b.forward_by_component;
+    auto& p = b.params_by_component;
+    auto& a = b.active_params_by_component;
+    switch (op.kind) {
+      case OpKind::qkv_projection:
+      case OpKind::output_projection:
+        (op.kind == OpKind::qkv_projection ? f.qkv_projection : f.output_projection) += flops;
+        p.attention += params;
+        a.attention += active;
+        break;
+      case OpKind::attention_scores: f.attention_scores += flops; break;
+      case OpKind::router:
+        f.router += flops;
+        p.router += params;
+        a.router += active;
+        break;
+      case OpKind::routed_experts:
+        f.routed_experts += flops;
+        p.routed_experts += params;
+        a.routed_experts += active;
+        break;
+      case OpKind::shared_experts:
+        f.shared_experts += flops;
+        p.shared_experts += params;
+        a.shared_experts += active;
+        break;
+      case OpKind::dense_ffn:
+        f.dense_ffn += flops;
+        p.dense_ffn += params;
+        a.dense_ffn += active;
+        break;
+      case OpKind::norms:
+      case OpKind::final_norm:
+        p.norms += params;
+        a.norms += active;
+        break;
+      case OpKind::embedding:
+      case OpKind::lm_head: break;  // handled above
+    }
+  }
+  const double passes = static_cast<double>(w.training_passes);
+  b.training_flops_per_token = passes * b.forward_flops_per_token;
+  b.kernel_training_flops_per_token = passes * b.kernel_forward_flops_per_token;
+
+  b.physical_layers = c.num_layers;
+  b.executed_layers = c.executed_layers();
+  // K and V, one vector of kv_heads·head_dim each, per executed attention layer.
+  b.kv_elements_per_token = 2 * b.executed_layers * c.attention.kv_width();
+  b.kv_bytes_per_token = b.kv_elements_per_token * w.kv_bytes;
+  b.kv_bytes_per_sequence = b.kv_bytes_per_token * w.seq_len;
+
+  const double total = static_cast<double>(b.non_embedding_params_total);
+  b.sparsity = 1.0 - b.executed_active_params / total;
+  b.param_sparsity = 1.0 - static_cast<double>(b.non_embedding_params_active) / total;
+  return b;
+}
+
+Budgets account(const ArchConfig& config, const Workload& workload) {
+  validate(config);
+  validate(workload);
+  return account(layer_ops(config, workload), config, workload);
+}
+
+}  // namespace budget

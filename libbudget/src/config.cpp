@@ -1,0 +1,142 @@
+#include "budget/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
+namespace budget {
+
+std::int64_t ArchConfig::executions_of_layer(std::int64_t layer) const {
+  if (loop && layer >= loop->first && layer <= loop->last) return loop->repeats;
+  return 1;
+}
+
+std::int64_t ArchConfig::executed_layers() const {
+  return num_layers + (loop ? loop->extra_executed_layers() : 0);
+}
+
+std::int64_t ArchConfig::dense_ffn_layers() const {
+  return ffn.is_moe() ? std::min(ffn.first_dense_layers, num_layers) : num_layers;
+}
+
+std::int64_t ArchConfig::executed_dense_ffn_layers() const {
+  const std::int64_t dense = dense_ffn_layers();
+  if (!loop || dense == 0) return dense;
+  // Dense layers are 1..dense; the loop re-executes the overlap [first, min(last, dense)].
+  const std::int64_t overlap = std::max<std::int64_t>(0, std::min(loop->last, dense) - loop->first + 1);
+  return dense + (loop->repeats - 1) * overlap;
+}
+
+LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int64_t repeats) {
+  if (!(span_fraction > 0.0 && span_fraction <= 1.0)) {
+    throw Error(fmt::format("span_fraction {} is out of range; allowed: a number in (0, 1]", span_fraction),
+                "", "/loop/span_fraction");
+  }
+  if (num_layers < 1) throw Error("num_layers must be at least 1 to place a loop", "", "/num_layers");
+  if (repeats < 1) {
+    throw Error(fmt::format("repeats {} is out of range; allowed: an integer >= 1", repeats), "", "/loop/repeats");
+  }
+  // round half away from zero, as std::llround does: round(0.5·L) for the paper's even depths.
+  const std::int64_t span = std::llround(span_fraction * static_cast<double>(num_layers));
+  if (span < 1) {
+    throw Error(fmt::format("span_fraction {} of {} layers rounds to an empty loop; allowed: a fraction "
+                            "giving at least one layer (>= {:.4g})",
+                            span_fraction, num_layers, 0.5 / static_cast<double>(num_layers)),
+                "", "/loop/span_fraction");
+  }
+  LoopConfig loop;
+  loop.first = (num_layers - span) / 2 + 1;
+  loop.last = loop.first + span - 1;
+  loop.repeats = repeats;
+  return loop;
+}
+
+namespace {
+void require(bool ok, const std::string& source, const std::string& path, const std::string& message) {
+  if (!ok) throw Error(message, source, path);
+}
+
+void require_range(std::int64_t value, std::int64_t min, std::int64_t max, const std::string& source,
+                   const std::string& path) {
+  require(value >= min && value <= max, source, path,
+          fmt::format("value {} is out of range; allowed: an integer in [{}, {}]", value, min, max));
+}
+}  // namespace
+
+void validate(const ArchConfig& c, const std::string& source) {
+  const auto& a = c.attention;
+  const auto& f = c.ffn;
+  require_range(c.hidden_size, 1, max_dimension, source, "/hidden_size");
+  require_range(c.num_layers, 1, 1'000'000, source, "/num_layers");
+  require_range(c.vocab_size, 0, max_dimension, source, "/vocab_size");
+  require_range(a.num_heads, 1, max_dimension, source, "/attention/num_heads");
+  require_range(a.head_dim, 1, max_dimension, source, "/attention/head_dim");
+  require_range(a.num_kv_heads, 1, max_dimension, source, "/attention/num_kv_heads");
+  require(a.num_heads % a.num_kv_heads == 0, source, "/attention/num_kv_heads",
+          fmt::format("num_kv_heads {} does not divide num_heads {}; allowed: a divisor of num_heads "
+                      "(grouped-query attention shares each KV head among num_heads/num_kv_heads query heads)",
+                      a.num_kv_heads, a.num_heads));
+
+  require_range(f.num_experts, 0, max_dimension, source, "/ffn/num_experts");
+  require_range(f.num_shared_experts, 0, max_dimension, source, "/ffn/num_shared_experts");
+  require_range(f.first_dense_layers, 0, c.num_layers, source, "/ffn/first_dense_layers");
+  require_range(f.dense_dim, 0, max_dimension, source, "/ffn/dense_dim");
+  require_range(f.expert_dim, 0, max_dimension, source, "/ffn/expert_dim");
+  require_range(f.shared_expert_dim, 0, max_dimension, source, "/ffn/shared_expert_dim");
+  if (f.is_moe()) {
+    require(f.top_k >= 1 && f.top_k <= f.num_experts, source, "/ffn/top_k",
+            fmt::format("top_k {} is out of range; allowed: an integer in [1, num_experts = {}]", f.top_k,
+                        f.num_experts));
+    require(f.expert_dim >= 1, source, "/ffn/expert_dim",
+            fmt::format("expert_dim {} must be at least 1 for an MoE layer (num_experts = {})", f.expert_dim,
+                        f.num_experts));
+    require(f.num_shared_experts == 0 || f.shared_expert_dim >= 1, source, "/ffn/shared_expert_dim",
+            fmt::format("shared_expert_dim {} must be at least 1 when num_shared_experts = {}",
+                        f.shared_expert_dim, f.num_shared_experts));
+    require(f.first_dense_layers == 0 || f.dense_dim >= 1, source, "/ffn/dense_dim",
+            fmt::format("dense_dim {} must be at least 1 when first_dense_layers = {}", f.dense_dim,
+                        f.first_dense_layers));
+  } else {
+    require(f.dense_dim >= 1, source, "/ffn/dense_dim",
+            fmt::format("dense_dim {} must be at least 1 for a dense model (num_experts = 0)", f.dense_dim));
+    require(f.top_k == 0, source, "/ffn/top_k",
+            fmt::format("top_k {} given for a dense model (num_experts = 0); allowed: 0 or absent", f.top_k));
+    require(f.num_shared_experts == 0, source, "/ffn/num_shared_experts",
+            fmt::format("num_shared_experts {} given for a dense model (num_experts = 0); allowed: 0 or absent",
+                        f.num_shared_experts));
+  }
+
+  if (c.loop) {
+    const auto& l = *c.loop;
+    require_range(l.first, 1, c.num_layers, source, "/loop/first");
+    require(l.last >= l.first && l.last <= c.num_layers, source, "/loop/last",
+            fmt::format("loop last layer {} is outside [first = {}, num_layers = {}]", l.last, l.first,
+                        c.num_layers));
+    require_range(l.repeats, 1, 1024, source, "/loop/repeats");
+  }
+
+  // Totals must fit comfortably in 64 bits: bound them in long double before any integer math.
+  const long double H = static_cast<long double>(c.hidden_size);
+  const long double m = static_cast<long double>(f.matrices_per_mlp());
+  const long double attention = H * static_cast<long double>(a.query_width() + 2 * a.kv_width()) +
+                                static_cast<long double>(a.query_width()) * H;
+  const long double ffn_params =
+      m * H *
+      (static_cast<long double>(f.num_experts) * static_cast<long double>(f.expert_dim) +
+       static_cast<long double>(f.num_shared_experts) * static_cast<long double>(f.shared_expert_dim) +
+       static_cast<long double>(f.dense_dim)) +
+      H * static_cast<long double>(f.num_experts);
+  const long double executed = static_cast<long double>(c.num_layers) *
+                               static_cast<long double>(c.loop ? c.loop->repeats : 1);
+  const long double bound = (attention + ffn_params + 4 * H) * executed +
+                            2 * H * static_cast<long double>(c.vocab_size);
+  require(bound < 4.0e18L, source, "/",
+          fmt::format("the config is too large: about {:.3g} parameters or FLOPs per token, beyond the "
+                      "supported 4e18 (64-bit counts); check the sizes for a typo",
+                      static_cast<double>(bound)));
+}
+
+}  // namespace budget

@@ -1,0 +1,104 @@
+#include "budget/ops.hpp"
+
+namespace budget {
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::qkv_projection: return "qkv_projection";
+    case OpKind::attention_scores: return "attention_scores";
+    case OpKind::output_projection: return "output_projection";
+    case OpKind::router: return "router";
+    case OpKind::routed_experts: return "routed_experts";
+    case OpKind::shared_experts: return "shared_experts";
+    case OpKind::dense_ffn: return "dense_ffn";
+    case OpKind::norms: return "norms";
+    case OpKind::final_norm: return "final_norm";
+    case OpKind::embedding: return "embedding";
+    case OpKind::lm_head: return "lm_head";
+  }
+  return "?";
+}
+
+namespace {
+/// A weight-matmul op: `matrices_stored` matrices of in×out held per layer, `matrices_active` of
+/// them used per token; forward FLOPs = 2·in·out per used matrix.
+Op matmul_op(OpKind kind, std::int64_t in, std::int64_t out, std::int64_t matrices_stored,
+             std::int64_t matrices_active, std::int64_t physical, std::int64_t executed) {
+  Op op{kind};
+  op.in_features = in;
+  op.out_features = out;
+  op.matrices = matrices_active;
+  op.params_per_layer = matrices_stored * in * out;
+  op.active_params_per_layer = matrices_active * in * out;
+  op.forward_flops = 2.0 * static_cast<double>(op.active_params_per_layer);
+  op.kernel_forward_flops = op.forward_flops;
+  op.physical_layers = physical;
+  op.executed_layers = executed;
+  return op;
+}
+
+Op parameter_op(OpKind kind, std::int64_t params, std::int64_t physical, std::int64_t executed) {
+  Op op{kind};
+  op.params_per_layer = params;
+  op.active_params_per_layer = params;
+  op.physical_layers = physical;
+  op.executed_layers = executed;
+  return op;
+}
+}  // namespace
+
+std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
+  const std::int64_t H = c.hidden_size;
+  const std::int64_t q = c.attention.query_width();
+  const std::int64_t kv = c.attention.kv_width();
+  const std::int64_t L = c.num_layers;
+  const std::int64_t executed = c.executed_layers();
+  const std::int64_t dense_physical = c.dense_ffn_layers();
+  const std::int64_t dense_executed = c.executed_dense_ffn_layers();
+  const std::int64_t moe_physical = L - dense_physical;
+  const std::int64_t moe_executed = executed - dense_executed;
+  const auto& f = c.ffn;
+  const std::int64_t m = f.matrices_per_mlp();
+
+  std::vector<Op> ops;
+  ops.reserve(11);
+  // Attention (every layer).
+  ops.push_back(matmul_op(OpKind::qkv_projection, H, q + 2 * kv, 1, 1, L, executed));
+  {
+    Op scores{OpKind::attention_scores};
+    scores.in_features = c.attention.head_dim;
+    scores.matrices = c.attention.num_heads;
+    // QKᵀ (2·q·A) + PV (2·q·A).
+    scores.forward_flops = 4.0 * static_cast<double>(q) * w.attended_keys;
+    scores.kernel_forward_flops = 4.0 * static_cast<double>(q) * w.executed_attended_keys();
+    scores.physical_layers = L;
+    scores.executed_layers = executed;
+    ops.push_back(scores);
+  }
+  ops.push_back(matmul_op(OpKind::output_projection, q, H, 1, 1, L, executed));
+  // FFN: MoE layers.
+  if (moe_physical > 0) {
+    ops.push_back(matmul_op(OpKind::router, H, f.num_experts, 1, 1, moe_physical, moe_executed));
+    ops.push_back(matmul_op(OpKind::routed_experts, H, f.expert_dim, f.num_experts * m, f.top_k * m,
+                            moe_physical, moe_executed));
+    if (f.num_shared_experts > 0) {
+      ops.push_back(matmul_op(OpKind::shared_experts, H, f.shared_expert_dim, f.num_shared_experts * m,
+                              f.num_shared_experts * m, moe_physical, moe_executed));
+    }
+  }
+  // FFN: dense layers (all layers of a dense model, or the first_dense_layers of an MoE model).
+  if (dense_physical > 0) {
+    ops.push_back(matmul_op(OpKind::dense_ffn, H, f.dense_dim, m, m, dense_physical, dense_executed));
+  }
+  ops.push_back(parameter_op(OpKind::norms, 2 * H, L, executed));
+  ops.push_back(parameter_op(OpKind::final_norm, H, 1, 1));
+  if (c.vocab_size > 0) {
+    ops.push_back(parameter_op(OpKind::embedding, c.vocab_size * H, 1, 1));
+    Op head = matmul_op(OpKind::lm_head, H, c.vocab_size, c.tie_embeddings ? 0 : 1, 1, 1, 1);
+    head.active_params_per_layer = c.tie_embeddings ? 0 : head.active_params_per_layer;
+    ops.push_back(head);
+  }
+  return ops;
+}
+
+}  // namespace budget
