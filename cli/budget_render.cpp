@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "budget/config_io.hpp"
+
 namespace budget::cli {
 
 nlohmann::ordered_json budgets_json(const Budgets& b) {
@@ -40,6 +42,10 @@ nlohmann::ordered_json budgets_json(const Budgets& b) {
               {"kv_cache", kv},               {"effective_layers", b.executed_layers},
               {"physical_layers", b.physical_layers}, {"sparsity", b.sparsity},
               {"param_sparsity", b.param_sparsity}};
+}
+
+nlohmann::ordered_json config_json(const ArchConfig& config) {
+  return nlohmann::ordered_json::parse(arch_config_to_json(config, -1));
 }
 
 nlohmann::ordered_json workload_json(const Workload& w) {

@@ -19,6 +19,9 @@ inline constexpr int output_schema_version = 1;
 /// {"flops_per_token": {...}, "params": {...}, "kv_cache": {...}, "effective_layers", ...}
 nlohmann::ordered_json budgets_json(const Budgets& budgets);
 
+/// The config in native form (as arch_config_to_json writes it).
+nlohmann::ordered_json config_json(const ArchConfig& config);
+
 nlohmann::ordered_json workload_json(const Workload& workload);
 
 /// "10×128 (KV 2)" style head description.

@@ -1,0 +1,202 @@
+// budget-match grid [--grid FILE] [--ablation span|repeats|depth] [--cell NAME] [--format ...]
+// The paper's grid (or any family of baselines) with each cell's matched looped config, in the
+// columns of the paper's tables; or one of the paper's three ablations at one cell.
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+#include "budget/grid.hpp"
+#include "budget/version.hpp"
+#include "budget_render.hpp"
+#include "command_registry.hpp"
+#include "match_render.hpp"
+#include "output_format.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+namespace {
+
+constexpr const char* default_grid_path = "examples/grids/paper_grid.json";
+
+struct GridOptions {
+  std::string grid_path = default_grid_path;
+  std::string ablation;
+  std::string cell;
+  std::string workload_path;
+  std::string constraints_path;
+  double span_fraction = 0.5;
+  std::int64_t repeats = 2;
+  OutputFormat format = OutputFormat::table;
+};
+
+std::string ratio(double value) { return fmt::format("{:.3f}", value); }
+
+void add_arch_row(Table& t, const std::string& size, const std::string& arch, const ArchConfig& c, const Budgets& b,
+                  const std::string& flops_ratio, const std::string& kv_ratio, const std::string& max_dev,
+                  const std::string& paper) {
+  t.add_row({size, arch, std::to_string(c.hidden_size), fmt::format("{}/{}", b.physical_layers, b.executed_layers),
+             heads_text(c.attention), std::to_string(c.ffn.num_experts), std::to_string(c.ffn.top_k),
+             std::to_string(c.ffn.expert_dim), fmt::format("{:.3f}", static_cast<double>(b.non_embedding_params_active) / 1e9),
+             fmt::format("{:.1f}", 100.0 * b.sparsity), fmt::format("{:.2f}", static_cast<double>(b.non_embedding_params_total) / 1e9),
+             flops_ratio, kv_ratio, max_dev, paper});
+}
+
+Table grid_table(const std::vector<GridRow>& rows) {
+  Table t;
+  for (const char* h : {"size", "arch"}) t.add_column(h, Align::left);
+  for (const char* h : {"hidden", "layers"}) t.add_column(h);
+  t.add_column("heads×dim (KV)", Align::left);
+  for (const char* h : {"experts", "active experts", "expert width", "active params (B)", "sparsity (%)",
+                        "non-emb params (B)", "FLOPs ratio", "KV ratio", "max dev", "paper max dev"}) {
+    t.add_column(h);
+  }
+  for (const GridRow& row : rows) {
+    const GridCell& cell = *row.cell;
+    t.add_separator();
+    add_arch_row(t, cell.size, "baseline", row.result.baseline, row.result.baseline_budgets, "1.000", "1.000", "", "");
+    if (row.result.candidates.empty()) {
+      t.add_row({cell.size, "looped", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "infeasible", ""});
+      continue;
+    }
+    const Candidate& c = row.result.candidates.front();
+    const auto paper = cell.published_max_deviation();
+    add_arch_row(t, cell.size, "looped", c.config, c.budgets, ratio(1.0 + c.deviation.flops), ratio(1.0 + c.deviation.kv),
+                 percent(c.deviation.max_abs(), 2), paper ? percent(*paper, 1) : "");
+  }
+  return t;
+}
+
+nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
+                                 const Workload& workload) {
+  using json = nlohmann::ordered_json;
+  json cells = json::array();
+  for (const GridRow& row : rows) {
+    json cell{{"size", row.cell->size},
+              {"baseline", {{"config", config_json(row.result.baseline)}, {"budgets", budgets_json(row.result.baseline_budgets)}}},
+              {"matched", row.result.candidates.empty() ? json(nullptr) : candidate_json(row.result.candidates.front())},
+              {"summary", row.result.summary.brief()}};
+    const auto paper = row.cell->published_max_deviation();
+    cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
+    cells.push_back(cell);
+  }
+  return json{{"schema_version", output_schema_version}, {"budget_version", version_string},
+              {"description", grid.description}, {"loop", loop.describe()},
+              {"workload", workload_json(workload)}, {"cells", cells}};
+}
+
+const GridCell& pick_cell(const Grid& grid, const std::string& name) {
+  const std::string wanted = name.empty() ? "paper-200M-E192-baseline" : name;
+  for (const GridCell& c : grid.cells) if (c.baseline.name == wanted) return c;
+  if (name.empty()) return grid.cells.front();
+  std::string names;
+  for (const GridCell& c : grid.cells) names += (names.empty() ? "" : ", ") + c.baseline.name;
+  throw Error(fmt::format("no cell whose baseline is named \"{}\"; cells: {}", name, names), "--cell");
+}
+
+/// 85 or 95 for the paper's two ablation cells (200M with 64 or 192 experts), else none.
+std::optional<int> paper_sparsity(const GridCell& cell) {
+  if (cell.size != "200M" || cell.baseline.num_layers != 12) return std::nullopt;
+  if (cell.baseline.ffn.num_experts == 64) return 85;
+  if (cell.baseline.ffn.num_experts == 192) return 95;
+  return std::nullopt;
+}
+
+void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload& workload) {
+  const GridCell& cell = pick_cell(grid, o.cell);
+  const Ablation kind = o.ablation == "span" ? Ablation::span : o.ablation == "repeats" ? Ablation::repeats : Ablation::depth;
+  const std::vector<AblationPoint> points = run_ablation(kind, cell.baseline, workload, paper_sparsity(cell));
+  if (o.format == OutputFormat::json) {
+    using json = nlohmann::ordered_json;
+    json out_points = json::array();
+    for (const auto& p : points) {
+      out_points.push_back({{"label", p.label},
+                            {"num_layers", p.num_layers},
+                            {"loop", p.loop.describe()},
+                            {"matched", p.result.candidates.empty() ? json(nullptr) : candidate_json(p.result.candidates.front())},
+                            {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)}});
+    }
+    std::cout << json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
+                      {"baseline", config_json(cell.baseline)}, {"points", out_points}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  Table t;
+  t.add_column("point", Align::left);
+  for (const char* h : {"layers", "loop", "hidden"}) t.add_column(h);
+  t.add_column("heads×dim (KV)", Align::left);
+  t.add_column("experts×width", Align::left);
+  for (const char* h : {"FLOPs", "params", "KV", "max dev", "active", "sparsity", "paper loss"}) t.add_column(h);
+  for (const auto& p : points) {
+    if (p.result.candidates.empty()) {
+      t.add_row({p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""});
+      continue;
+    }
+    const Candidate& c = p.result.candidates.front();
+    t.add_row({p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
+               std::to_string(c.config.hidden_size), heads_text(c.config.attention), ffn_text(c.config.ffn),
+               signed_percent(c.deviation.flops), signed_percent(c.deviation.params), signed_percent(c.deviation.kv),
+               percent(c.deviation.max_abs()), si(static_cast<double>(c.budgets.non_embedding_params_active)),
+               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""});
+  }
+  const std::string title = fmt::format("{} ablation around {} (every point budget-matched to it){}", o.ablation,
+                                        cell.baseline.name, paper_sparsity(cell) ? fmt::format("; paper losses at S≈{}%", *paper_sparsity(cell)) : "");
+  switch (o.format) {
+    case OutputFormat::markdown: std::cout << title << "\n\n" << t.render_markdown(); break;
+    case OutputFormat::csv: std::cout << t.render_csv(); break;
+    default: std::cout << title << "\n\n" << t.render_text(); break;
+  }
+}
+
+void run_grid(const GridOptions& o) {
+  const Grid grid = load_grid(o.grid_path);
+  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  if (!o.ablation.empty()) {
+    run_ablation_command(o, grid, workload);
+    return;
+  }
+  LoopSpec loop;
+  loop.span_fraction = o.span_fraction;
+  loop.repeats = o.repeats;
+  const std::vector<GridRow> rows = match_grid(grid, loop, workload, o.constraints_path);
+  switch (o.format) {
+    case OutputFormat::json: std::cout << grid_json(grid, rows, loop, workload).dump(2) << "\n"; break;
+    case OutputFormat::markdown: std::cout << grid_table(rows).render_markdown(); break;
+    case OutputFormat::csv: std::cout << grid_table(rows).render_csv(); break;
+    case OutputFormat::table: {
+      std::cout << (grid.description.empty() ? o.grid_path : o.grid_path) << ": " << rows.size() << " cells, loop "
+                << loop.describe() << " (a cell's own loop_layers_1based wins), workload: " << workload.description
+                << "\n\n"
+                << grid_table(rows).render_text();
+      double worst = 0;
+      for (const auto& r : rows) if (!r.result.candidates.empty()) worst = std::max(worst, r.result.candidates.front().deviation.max_abs());
+      std::cout << fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2));
+      break;
+    }
+  }
+}
+
+void add_grid_command(CLI::App& app) {
+  auto o = std::make_shared<GridOptions>();
+  CLI::App* cmd = app.add_subcommand("grid", "Match every baseline of a grid (default: the SMELT paper's 4×4), or run an ablation");
+  cmd->add_option("--grid", o->grid_path, "Grid file (default: examples/grids/paper_grid.json)")->check(CLI::ExistingFile);
+  cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
+      ->check(CLI::IsMember({"span", "repeats", "depth"}));
+  cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
+  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)")->check(CLI::ExistingFile);
+  cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell")->check(CLI::ExistingFile);
+  cmd->add_option("--span-fraction", o->span_fraction, "Loop span for cells without their own (default 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repeats", o->repeats, "Loop repeats (default 2)")->check(CLI::Range(1, 1024));
+  add_format_option(*cmd, o->format, all_formats());
+  cmd->callback([o] { run_grid(*o); });
+}
+
+const CommandRegistration registration{"grid", 20, &add_grid_command};
+
+}  // namespace
+}  // namespace budget::cli

@@ -1,0 +1,115 @@
+#include "match_render.hpp"
+
+#include <fmt/format.h>
+
+#include "budget/version.hpp"
+#include "budget_render.hpp"
+
+namespace budget::cli {
+
+nlohmann::ordered_json candidate_json(const Candidate& c) {
+  return nlohmann::ordered_json{
+      {"config", config_json(c.config)},
+      {"budgets", budgets_json(c.budgets)},
+      {"deviation", {{"flops", c.deviation.flops}, {"params", c.deviation.params}, {"kv", c.deviation.kv},
+                     {"max", c.deviation.max_abs()}}},
+      {"objective", c.objective},
+      {"second_objective", c.second_objective},
+      {"proportion_distance", c.proportion_distance}};
+}
+
+nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, const Workload& workload) {
+  using json = nlohmann::ordered_json;
+  json candidates = json::array();
+  for (const auto& c : r.candidates) candidates.push_back(candidate_json(c));
+  json infeasible = json::array();
+  for (const auto& i : r.summary.infeasible) {
+    infeasible.push_back({{"budget", i.budget}, {"best_attainable", i.best_attainable}, {"binding", i.binding}});
+  }
+  json summary{{"feasible", r.summary.feasible},
+               {"best_objective", r.summary.feasible ? json(r.summary.best_objective) : json(nullptr)},
+               {"space_size", r.summary.space_size},
+               {"structures", r.summary.structures},
+               {"closed_form_solves", r.summary.evaluated},
+               {"seconds", r.summary.seconds},
+               {"message", r.summary.message},
+               {"infeasible", infeasible},
+               {"brief", r.summary.brief()}};
+  if (r.summary.uncapped_best) summary["uncapped_best"] = candidate_json(*r.summary.uncapped_best);
+  return json{{"schema_version", output_schema_version},
+              {"budget_version", version_string},
+              {"loop", loop.describe()},
+              {"workload", workload_json(workload)},
+              {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}}},
+              {"summary", summary},
+              {"candidates", candidates}};
+}
+
+Table candidates_table(const MatchResult& r) {
+  Table t;
+  t.add_column("#", Align::right);
+  t.add_column("max dev");
+  t.add_column("FLOPs");
+  t.add_column("params");
+  t.add_column("KV");
+  t.add_column("layers");
+  t.add_column("loop");
+  t.add_column("hidden");
+  t.add_column("heads×dim (KV)", Align::left);
+  t.add_column("experts×width", Align::left);
+  t.add_column("active");
+  t.add_column("total");
+  t.add_column("sparsity");
+  const auto row = [&](const std::string& rank, const ArchConfig& c, const Budgets& b, const std::string& dmax,
+                       const std::string& df, const std::string& dn, const std::string& dkv) {
+    t.add_row({rank, dmax, df, dn, dkv, fmt::format("{}/{}", b.physical_layers, b.executed_layers), loop_text(c),
+               std::to_string(c.hidden_size), heads_text(c.attention), ffn_text(c.ffn),
+               si(static_cast<double>(b.non_embedding_params_active)), si(static_cast<double>(b.non_embedding_params_total)),
+               percent(b.sparsity, 1)});
+  };
+  row("base", r.baseline, r.baseline_budgets, "", si(r.baseline_budgets.training_flops_per_token, "F"),
+      si(static_cast<double>(r.baseline_budgets.non_embedding_params_total)),
+      grouped(r.baseline_budgets.kv_elements_per_token));
+  t.add_separator();
+  int rank = 1;
+  for (const auto& c : r.candidates) {
+    row(std::to_string(rank++), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
+        signed_percent(c.deviation.flops, 2), signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2));
+  }
+  return t;
+}
+
+namespace {
+std::string infeasible_text(const MatchResult& r) {
+  std::string out = "No candidate meets the constraints: " + r.summary.message + "\n";
+  if (r.summary.uncapped_best) {
+    const auto& c = *r.summary.uncapped_best;
+    out += fmt::format("Best without the caps: max deviation {} (FLOPs {}, params {}, KV {}): H {}, heads {}, experts {}\n",
+                       percent(c.deviation.max_abs(), 3), signed_percent(c.deviation.flops),
+                       signed_percent(c.deviation.params), signed_percent(c.deviation.kv), c.config.hidden_size,
+                       heads_text(c.config.attention), ffn_text(c.config.ffn));
+  }
+  return out;
+}
+}  // namespace
+
+std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workload& workload) {
+  std::string out = fmt::format("baseline: {} ({} layers, H {})\nloop: {}\nworkload: {}\n\n",
+                                r.baseline.name.empty() ? "(unnamed)" : r.baseline.name, r.baseline.num_layers,
+                                r.baseline.hidden_size, loop.describe(), workload.description);
+  out += candidates_table(r).render_text();
+  out += "\n" + r.summary.brief() + "\n";
+  if (!r.summary.feasible) out += infeasible_text(r);
+  return out;
+}
+
+std::string match_markdown(const MatchResult& r, const LoopSpec& loop) {
+  std::string out = fmt::format("**{}**, loop: {}\n\n", r.baseline.name.empty() ? "baseline" : r.baseline.name,
+                                loop.describe());
+  out += candidates_table(r).render_markdown();
+  out += "\n" + r.summary.brief() + "\n";
+  if (!r.summary.feasible) out += "\n" + infeasible_text(r);
+  return out;
+}
+
+}  // namespace budget::cli

@@ -1,0 +1,21 @@
+#pragma once
+// Outputs of the matcher: JSON (versioned), aligned text and Markdown.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "budget/match.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+
+nlohmann::ordered_json candidate_json(const Candidate& candidate);
+nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loop, const Workload& workload);
+std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload);
+std::string match_markdown(const MatchResult& result, const LoopSpec& loop);
+
+/// Baseline row followed by one row per candidate.
+Table candidates_table(const MatchResult& result);
+
+}  // namespace budget::cli

@@ -1,0 +1,156 @@
+#pragma once
+/// \file
+/// The matching solver: given a baseline and a loop, the looped configs whose per-token training
+/// FLOPs, non-embedding parameters and KV cache per token match the baseline's, found exactly
+/// over a constrained discrete space. Method and ranking rules: docs/matching.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "budget/accounting.hpp"
+#include "budget/config.hpp"
+#include "budget/workload.hpp"
+
+namespace budget {
+
+/// The integers min..max that are multiples of `multiple_of` (min == max: a fixed value, which
+/// need not be a multiple).
+struct VariableRange {
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  std::int64_t multiple_of = 1;
+
+  static VariableRange fixed(std::int64_t value) { return {value, value, 1}; }
+  bool is_fixed() const { return min == max; }
+  /// The admissible values in increasing order.
+  std::vector<std::int64_t> values() const;
+  /// How many values (0 when empty).
+  std::int64_t size() const;
+};
+
+/// Where the loop goes in a candidate of `num_layers` layers.
+struct LoopSpec {
+  /// Centred span of round(span_fraction·L) layers (used when `first` is 0); 0 means no loop.
+  double span_fraction = 0.5;
+  std::int64_t first = 0;  ///< explicit 1-based range when > 0
+  std::int64_t last = 0;
+  std::int64_t repeats = 2;
+
+  /// The SMELT default: the centred middle half, twice.
+  static LoopSpec smelt() { return {}; }
+  /// The loop for a stack of `num_layers` (nullopt for span 0 or repeats 1). budget::Error if an
+  /// explicit range does not fit in the stack.
+  std::optional<LoopConfig> resolve(std::int64_t num_layers) const;
+  std::string describe() const;
+};
+
+/// Weights of the proportion-preference rule (docs/matching.md): the distance of a candidate
+/// from the baseline's proportions is Σ weight·|ln(candidate ratio / baseline ratio)|.
+struct ProportionWeights {
+  double expert_dim_to_hidden = 1.0;  ///< expert width / hidden size
+  double head_dim = 1.0;              ///< head dim
+  double query_to_hidden = 1.0;       ///< query width / hidden size (only matters when freed)
+  double shared_expert_dim_to_hidden = 1.0;
+};
+
+struct MatchConstraints {
+  VariableRange hidden_size;
+  VariableRange num_experts;
+  VariableRange expert_dim;          ///< dense_dim when the baseline is dense
+  VariableRange head_dim;
+  VariableRange num_heads;           ///< used only when query_equals_hidden is false
+  VariableRange num_kv_heads;
+  VariableRange shared_expert_dim;
+  VariableRange num_layers;
+  VariableRange top_k;
+  /// num_heads·head_dim = hidden_size (the baseline convention); false frees the query width.
+  bool query_equals_hidden = true;
+
+  /// Optional caps on |relative deviation| of each budget.
+  std::optional<double> max_flops_deviation;
+  std::optional<double> max_params_deviation;
+  std::optional<double> max_kv_deviation;
+  /// Objective: minimise max(w_F·|dF|, w_N·|dN|, w_KV·|dKV|).
+  double weight_flops = 1.0;
+  double weight_params = 1.0;
+  double weight_kv = 1.0;
+  /// Candidates whose objective is within `tolerance` (absolute, as a fraction) of the best are
+  /// equally matched; among them each shape (structure) is represented by its best-matched
+  /// member, and shapes are ranked by their distance from the baseline's proportions.
+  double tolerance = 0.0025;
+  ProportionWeights proportions;
+};
+
+/// The documented defaults for `baseline`: hidden multiple of 8 in [H/4, 2H]; head dim multiple of
+/// 4 in [max(4, hd/4), 2·hd]; experts multiple of 8 in [top_k, 8E]; expert width multiple of 8 in
+/// [8, 4·width]; KV heads, depth and top_k fixed to the baseline's; shared-expert width (when the
+/// baseline has shared experts) multiple of 8 in [8, 4·width]; query width = hidden.
+MatchConstraints default_constraints(const ArchConfig& baseline);
+
+/// Reads a constraints JSON file over `defaults` (docs/matching.md): unknown keys are errors.
+MatchConstraints parse_constraints(std::string_view json_text, const std::string& source,
+                                   MatchConstraints defaults);
+MatchConstraints load_constraints(const std::string& path, MatchConstraints defaults);
+
+/// Signed relative deviations (candidate − baseline)/baseline of the three budgets.
+struct Deviation {
+  double flops = 0;
+  double params = 0;
+  double kv = 0;
+  double max_abs() const;
+};
+
+struct Candidate {
+  ArchConfig config;
+  Budgets budgets;
+  Deviation deviation;
+  double objective = 0;            ///< max of the weighted |deviations|
+  double second_objective = 0;     ///< second largest weighted |deviation|
+  double proportion_distance = 0;  ///< distance from the baseline's proportions
+};
+
+/// Why a budget cannot be met under the constraints.
+struct InfeasibleBudget {
+  std::string budget;                   ///< "flops", "params" or "kv"
+  double best_attainable = 0;           ///< smallest |deviation| of that budget alone
+  std::vector<std::string> binding;     ///< constraints whose relaxation alone makes it attainable
+};
+
+/// Ceres-style summary of a search.
+struct MatchSummary {
+  bool feasible = false;
+  std::int64_t space_size = 0;     ///< points of the full discrete space (all variables)
+  std::int64_t evaluated = 0;      ///< (structure, width) points solved in closed form over experts
+  std::int64_t structures = 0;     ///< (depth, heads, hidden, top_k) points calibrated from the op list
+  double best_objective = 0;
+  double seconds = 0;
+  std::string message;             ///< empty when feasible; else why not
+  std::vector<InfeasibleBudget> infeasible;
+  /// Best objective attainable without the caps (when infeasible), and its candidate.
+  std::optional<Candidate> uncapped_best;
+
+  std::string brief() const;
+};
+
+struct MatchResult {
+  ArchConfig baseline;
+  Budgets baseline_budgets;
+  std::vector<Candidate> candidates;  ///< best first (ranking in docs/matching.md)
+  MatchSummary summary;
+};
+
+/// Finds the `top_n` best candidates. Throws budget::Error for invalid inputs (bad baseline,
+/// empty ranges, a loop outside the stack); an infeasible request returns summary.feasible =
+/// false with the reasons.
+MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                  const MatchConstraints& constraints, int top_n = 5);
+
+/// Deviations and objective of `candidate` against `baseline_budgets` under `constraints`' weights
+/// (used by match() and by tests to re-check its answers).
+Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& baseline,
+                             const Budgets& baseline_budgets, const Workload& workload,
+                             const MatchConstraints& constraints);
+
+}  // namespace budget
