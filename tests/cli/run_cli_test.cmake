@@ -1,4 +1,8 @@
 # Runs EXE with ARGS and checks the exit code and output (invoked by budget_cli_test()).
+# Lists arrive with escaped separators ("a\;b"): turn them back into CMake lists.
+foreach(list_var ARGS STDOUT_MATCHES STDERR_MATCHES STDOUT_NOT_MATCHES)
+  string(REPLACE "\\;" ";" ${list_var} "${${list_var}}")
+endforeach()
 execute_process(COMMAND "${EXE}" ${ARGS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(failed OFF)

@@ -1,0 +1,76 @@
+// Speed of the matcher: one cell (target < 20 ms) and the whole 16-cell paper grid (target
+// < 0.5 s) on a 2-core machine. The reference in the same run is one exhaustive enumeration of a
+// reduced space with account() per point (what the closed-form inner solve replaces), reported per
+// point so the ratio "points per second" can be compared. Counters give the size of the space.
+
+#include <algorithm>
+#include <cmath>
+
+#include <benchmark/benchmark.h>
+
+#include "budget/accounting.hpp"
+#include "budget/grid.hpp"
+#include "budget/match.hpp"
+
+using namespace budget;
+
+namespace {
+const Grid& paper_grid() {
+  static const Grid grid = load_grid(std::string(BUDGET_SOURCE_DIR) + "/examples/grids/paper_grid.json");
+  return grid;
+}
+
+void BM_MatchOneCell_200M_S95(benchmark::State& state) {
+  const ArchConfig& b = paper_grid().cells[6].baseline;
+  const MatchConstraints c = default_constraints(b);
+  MatchResult r;
+  for (auto _ : state) {
+    r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["space_points"] = static_cast<double>(r.summary.space_size);
+  state.counters["structures"] = static_cast<double>(r.summary.structures);
+  state.counters["closed_form_solves"] = static_cast<double>(r.summary.evaluated);
+  state.counters["space_points_per_s"] =
+      benchmark::Counter(static_cast<double>(r.summary.space_size), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MatchOneCell_200M_S95)->Unit(benchmark::kMillisecond);
+
+void BM_MatchWholeGrid(benchmark::State& state) {
+  double points = 0;
+  for (auto _ : state) {
+    const auto rows = match_grid(paper_grid(), LoopSpec::smelt(), paper_workload());
+    points = 0;
+    for (const auto& row : rows) points += static_cast<double>(row.result.summary.space_size);
+    benchmark::DoNotOptimize(rows);
+  }
+  state.counters["space_points"] = points;
+  state.counters["cells"] = 16;
+}
+BENCHMARK(BM_MatchWholeGrid)->Unit(benchmark::kMillisecond);
+
+// Reference: accounting every point of a space one by one (the naive enumeration).
+void BM_ReferenceEnumerationPerPoint(benchmark::State& state) {
+  const ArchConfig& b = paper_grid().cells[6].baseline;
+  const Budgets base = account(b, paper_workload());
+  ArchConfig cfg = b;
+  cfg.loop = LoopConfig{4, 9, 2};
+  cfg.hidden_size = 1008;
+  cfg.attention = {12, 84, 2};
+  std::int64_t e = 8;
+  double sink = 0;
+  for (auto _ : state) {
+    cfg.ffn.num_experts = e;
+    e = e >= 1536 ? 8 : e + 8;
+    const Budgets x = account(cfg, paper_workload());
+    sink += std::max({std::fabs(x.training_flops_per_token / base.training_flops_per_token - 1),
+                      std::fabs(static_cast<double>(x.non_embedding_params_total) / static_cast<double>(base.non_embedding_params_total) - 1),
+                      std::fabs(static_cast<double>(x.kv_elements_per_token) / static_cast<double>(base.kv_elements_per_token) - 1)});
+  }
+  benchmark::DoNotOptimize(sink);
+  state.counters["points_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ReferenceEnumerationPerPoint);
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,117 @@
+// budget-match plan [--grid FILE] [--recipe R.json] [--format table|csv|json|markdown]
+// The training-run plan of a grid: for every cell, architecture (baseline and matched looped)
+// and decay branch, the tokens seen and the training compute C = F × D of that endpoint.
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "budget/grid.hpp"
+#include "budget/plan.hpp"
+#include "budget/version.hpp"
+#include "budget_render.hpp"
+#include "command_registry.hpp"
+#include "output_format.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+namespace {
+
+struct PlanOptions {
+  std::string grid_path = "examples/grids/paper_grid.json";
+  std::string recipe_path;
+  std::string workload_path;
+  OutputFormat format = OutputFormat::table;
+};
+
+std::string cell_label(const GridCell& cell) {
+  return fmt::format("{}-E{}", cell.size, cell.baseline.ffn.num_experts);
+}
+
+void run_plan(const PlanOptions& o) {
+  const Grid grid = load_grid(o.grid_path);
+  const Recipe recipe = o.recipe_path.empty() ? paper_recipe() : load_recipe(o.recipe_path);
+  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  const std::vector<GridRow> rows = match_grid(grid, LoopSpec::smelt(), workload);
+  std::vector<PlannedRun> runs;
+  for (const GridRow& row : rows) {
+    const std::string cell = cell_label(*row.cell);
+    runs.push_back({cell, "baseline", row.result.baseline_budgets.training_flops_per_token, row.result.baseline_budgets.sparsity});
+    if (!row.result.candidates.empty()) {
+      const Budgets& b = row.result.candidates.front().budgets;
+      runs.push_back({cell, "looped", b.training_flops_per_token, b.sparsity});
+    }
+  }
+  const Plan plan = plan_runs(runs, recipe);
+
+  if (o.format == OutputFormat::json) {
+    using json = nlohmann::ordered_json;
+    json endpoints = json::array();
+    for (const auto& e : plan.endpoints) {
+      endpoints.push_back({{"cell", e.cell}, {"arch", e.arch}, {"branch_step", e.branch_step}, {"tokens", e.tokens},
+                           {"flops_per_token", e.flops_per_token}, {"sparsity", e.sparsity}, {"compute", e.compute}});
+    }
+    json steps = recipe.branch_steps;
+    std::cout << json{{"schema_version", output_schema_version},
+                      {"budget_version", version_string},
+                      {"recipe", {{"sequences_per_step", recipe.sequences_per_step}, {"seq_len", recipe.seq_len},
+                                  {"stable_steps", recipe.stable_steps}, {"branch_steps", steps},
+                                  {"decay_tokens", recipe.decay_tokens}}},
+                      {"total_compute", plan.total_compute},
+                      {"total_tokens", plan.total_tokens},
+                      {"min_endpoint_compute", plan.min_endpoint_compute},
+                      {"max_endpoint_compute", plan.max_endpoint_compute},
+                      {"endpoints", endpoints}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  Table t;
+  t.add_column("arch", Align::left);
+  t.add_column("cell", Align::left);
+  for (const char* h : {"F", "S", "branch step", "D", "C"}) t.add_column(h);
+  std::string last_run;
+  for (const auto& e : plan.endpoints) {
+    if (o.format == OutputFormat::csv) {
+      t.add_row({e.arch, e.cell, fmt::format("{:.6e}", e.flops_per_token), fmt::format("{:.6f}", e.sparsity),
+                 std::to_string(e.branch_step), fmt::format("{:.6e}", e.tokens), fmt::format("{:.6e}", e.compute)});
+      continue;
+    }
+    if (e.cell + e.arch != last_run && !last_run.empty()) t.add_separator();
+    last_run = e.cell + e.arch;
+    t.add_row({e.arch, e.cell, si(e.flops_per_token, "FLOP"), percent(e.sparsity, 1), grouped(e.branch_step),
+               si(e.tokens, "tok"), si(e.compute, "FLOP")});
+  }
+  if (o.format == OutputFormat::csv) {
+    std::cout << t.render_csv();
+    return;
+  }
+  const std::string summary = fmt::format(
+      "{} runs × {} branches = {} endpoints; {} tokens per step, stable phase {} steps ({}), decay {} per branch\n"
+      "total compute of the grid: {} ({} tokens); endpoint budgets from {} to {}\n",
+      runs.size(), recipe.branch_steps.size(), plan.endpoints.size(), grouped(recipe.tokens_per_step()),
+      grouped(recipe.stable_steps), si(static_cast<double>(recipe.stable_steps * recipe.tokens_per_step()), "tok"),
+      si(recipe.decay_tokens, "tok"), si(plan.total_compute, "FLOP"), si(plan.total_tokens), si(plan.min_endpoint_compute, "FLOP"),
+      si(plan.max_endpoint_compute, "FLOP"));
+  if (o.format == OutputFormat::markdown) {
+    std::cout << t.render_markdown() << "\n" << summary;
+  } else {
+    std::cout << t.render_text() << "\n" << summary;
+  }
+}
+
+void add_plan_command(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  CLI::App* cmd = app.add_subcommand("plan", "Training-run plan of a grid: tokens and compute C = F·D at every decay-branch endpoint");
+  cmd->add_option("--grid", o->grid_path, "Grid file (default: examples/grids/paper_grid.json)")->check(CLI::ExistingFile);
+  cmd->add_option("--recipe", o->recipe_path, "Recipe JSON (default: the paper's WSD recipe)")->check(CLI::ExistingFile);
+  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)")->check(CLI::ExistingFile);
+  add_format_option(*cmd, o->format, all_formats());
+  cmd->callback([o] { run_plan(*o); });
+}
+
+const CommandRegistration registration{"plan", 30, &add_plan_command};
+
+}  // namespace
+}  // namespace budget::cli

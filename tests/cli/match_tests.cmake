@@ -1,0 +1,46 @@
+# budget-match --baseline, grid, plan: as a user runs them (working directory: the repo root).
+set(BASE examples/configs/paper-200M-S95-baseline.json)
+
+budget_cli_test(NAME match.table ARGS --baseline ${BASE}
+  STDOUT_MATCHES "base +1\\.33 GF" "12/18 +4–9 ×2" "matched: best max deviation 1\\.562%")
+budget_cli_test(NAME match.json ARGS --baseline ${BASE} --format json --top 3
+  STDOUT_MATCHES "\"schema_version\": 1" "\"deviation\": {" "\"flops\":" "\"max\": 0\\.015625"
+                 "\"baseline\": {" "\"budgets\": {")
+budget_cli_test(NAME match.markdown ARGS --baseline ${BASE} --format markdown
+  STDOUT_MATCHES "\\| # \\| max dev \\|")
+budget_cli_test(NAME match.explicit_loop ARGS --baseline ${BASE} --loop 3-10 --repeats 2
+  STDOUT_MATCHES "12/20 +3–10 ×2")
+budget_cli_test(NAME match.loop_outside_stack ARGS --baseline ${BASE} --loop 10-14 EXPECT_EXIT 2
+  STDERR_MATCHES "--loop: loop layers 10–14 do not fit in a stack of 12 layers")
+budget_cli_test(NAME match.bad_loop_syntax ARGS --baseline ${BASE} --loop four-nine EXPECT_EXIT 2
+  STDERR_MATCHES "--loop: value \"four-nine\" is not a layer range")
+budget_cli_test(NAME match.loop_and_span_exclusive ARGS --baseline ${BASE} --loop 4-9 --span-fraction 0.5 EXPECT_EXIT 64
+  STDERR_MATCHES "excludes")
+budget_cli_test(NAME match.infeasible_cap ARGS --baseline ${BASE} --constraints tests/data/match/kv_cap_infeasible.json
+  EXPECT_EXIT 3
+  STDOUT_MATCHES "the kv budget cannot be met within 0\\.5%: the closest attainable is 1\\.562%"
+                 "head_dim multiple of 4" "Best without the caps")
+budget_cli_test(NAME match.constraints_typo ARGS --baseline ${BASE} --constraints tests/data/match/typo.json EXPECT_EXIT 2
+  STDERR_MATCHES "typo.json: /hidden_size/multiple_off: unknown key \"multiple_off\" \\(did you mean \"multiple_of\"\\?\\)")
+budget_cli_test(NAME match.aligned ARGS --baseline ${BASE} --constraints tests/data/match/aligned.json --format json
+  STDOUT_MATCHES "\"feasible\": true")
+
+# --out writes a config that `report` accepts, with the same budgets.
+add_test(NAME cli.match.out_roundtrip
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DBASE=${PROJECT_SOURCE_DIR}/${BASE}
+          -DOUT=${CMAKE_CURRENT_BINARY_DIR}/matched.json -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_roundtrip.cmake)
+
+budget_cli_test(NAME grid.table ARGS grid STDOUT_MATCHES "16 cells" "1\\.6B +looped" "largest deviation over the grid: 1\\.79%")
+budget_cli_test(NAME grid.csv ARGS grid --format csv STDOUT_MATCHES "^size,arch,hidden,layers")
+budget_cli_test(NAME grid.json ARGS grid --format json STDOUT_MATCHES "\"schema_version\": 1" "\"paper_max_deviation\"")
+budget_cli_test(NAME grid.ablation_span ARGS grid --ablation span STDOUT_MATCHES "span 6 +12/18" "1\\.8517")
+budget_cli_test(NAME grid.ablation_repeats ARGS grid --ablation repeats --cell paper-200M-E64-baseline
+  STDOUT_MATCHES "repeats 4 +12/30" "1\\.9360")
+budget_cli_test(NAME grid.ablation_depth ARGS grid --ablation depth STDOUT_MATCHES "18 layers, middle half ×2")
+budget_cli_test(NAME grid.bad_ablation ARGS grid --ablation width EXPECT_EXIT 64 STDERR_MATCHES "width")
+budget_cli_test(NAME grid.unknown_cell ARGS grid --ablation span --cell nope EXPECT_EXIT 2
+  STDERR_MATCHES "--cell: no cell whose baseline is named \"nope\"")
+budget_cli_test(NAME plan.table ARGS plan STDOUT_MATCHES "32 runs × 6 branches = 192 endpoints" "total compute of the grid")
+budget_cli_test(NAME plan.csv ARGS plan --format csv STDOUT_MATCHES "^arch,cell,F,S,branch step,D,C")
+budget_cli_test(NAME plan.recipe ARGS plan --recipe examples/recipes/paper-wsd.json --format json
+  STDOUT_MATCHES "\"stable_steps\": 196075")
