@@ -2,6 +2,7 @@
 // Prints the budgets of one config: FLOPs per token by component, parameters, KV cache, depth
 // and sparsity.
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -37,7 +38,12 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   const auto flops_row = [&](const std::string& name, double value) {
     if (value > 0) row("  " + name, si(value * static_cast<double>(w.training_passes), "FLOP"), percent(value / F, 1));
   };
-  row("training FLOPs / token (F)", si(b.training_flops_per_token, "FLOP"),
+  // The three matched budgets also show their exact values, so matches can be checked by hand.
+  row("training FLOPs / token (F)",
+      b.training_flops_per_token < 9e18
+          ? fmt::format("{} = {}", si(b.training_flops_per_token, "FLOP"),
+                        grouped(std::llround(b.training_flops_per_token)))
+          : si(b.training_flops_per_token, "FLOP"),
       fmt::format("{}× fwd", w.training_passes));
   const auto& f = b.forward_by_component;
   flops_row("qkv projection", f.qkv_projection);
@@ -57,7 +63,7 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   }
   t.add_separator();
   const double N = static_cast<double>(b.non_embedding_params_total);
-  row("non-embedding params", si(N), "");
+  row("non-embedding params (N)", fmt::format("{} = {}", si(N), grouped(b.non_embedding_params_total)), "");
   const auto& p = b.params_by_component;
   const auto param_row = [&](const std::string& name, std::int64_t value) {
     if (value > 0) row("  " + name, si(static_cast<double>(value)), percent(static_cast<double>(value) / N, 1));
@@ -68,7 +74,9 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   param_row("shared experts", p.shared_experts);
   param_row("dense FFN", p.dense_ffn);
   param_row("norms", p.norms);
-  row("active params", si(static_cast<double>(b.non_embedding_params_active)),
+  row("active params",
+      fmt::format("{} = {}", si(static_cast<double>(b.non_embedding_params_active)),
+                  grouped(b.non_embedding_params_active)),
       percent(static_cast<double>(b.non_embedding_params_active) / N, 1));
   if (b.embedding_params > 0) row("embedding params (not in N)", si(static_cast<double>(b.embedding_params)));
   t.add_separator();
@@ -114,11 +122,11 @@ void run_report(const ReportOptions& o) {
 void add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand("report", "Budgets of one config: FLOPs, parameters, KV cache, sparsity");
-  cmd->add_option("config", options->config_path, "Native config JSON (docs/config.md)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--workload", options->workload_path, "Workload JSON (default: the paper's, 400 attended keys)")
-      ->check(CLI::ExistingFile);
+  // No CLI::ExistingFile check: a missing or unreadable file is an input error (exit 2) reported by
+  // the library with the file name, like every other fault of the config or workload.
+  cmd->add_option("config", options->config_path, "Native config JSON (docs/config.md)")->required();
+  cmd->add_option("--workload", options->workload_path,
+                  "Workload JSON (docs/config.md; default: the paper's, 400 attended keys)");
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([options] { run_report(*options); });

@@ -1,5 +1,9 @@
 #include "budget/accounting.hpp"
 
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
 namespace budget {
 
 Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload& w) {
@@ -79,6 +83,18 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
 Budgets account(const ArchConfig& config, const Workload& workload) {
   validate(config);
   validate(workload);
+  // Each input is valid on its own, but the KV cache of one window, 2·executed·kv·kv_bytes·seq_len
+  // bytes, multiplies sizes of both: bound it before the 64-bit integer products.
+  const long double kv_bytes_per_sequence = 2.0L * static_cast<long double>(config.executed_layers()) *
+                                            static_cast<long double>(config.attention.kv_width()) *
+                                            static_cast<long double>(workload.kv_bytes) *
+                                            static_cast<long double>(workload.seq_len);
+  if (kv_bytes_per_sequence >= 9.0e18L) {
+    throw Error(fmt::format("the KV cache of one {}-token window would be about {:.3g} bytes, beyond the "
+                            "supported 9e18 (64-bit counts); reduce seq_len or the KV width",
+                            workload.seq_len, static_cast<double>(kv_bytes_per_sequence)),
+                "", "/seq_len");
+  }
   return account(layer_ops(config, workload), config, workload);
 }
 

@@ -55,14 +55,18 @@ LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int6
 }
 
 namespace {
-void require(bool ok, const std::string& source, const std::string& path, const std::string& message) {
-  if (!ok) throw Error(message, source, path);
+// validate() runs on every account(config, workload), so a passing check must cost a comparison
+// only: messages are formatted (and paths made strings) when a check fails, never before.
+template <typename MakeMessage>
+void require(bool ok, const std::string& source, const char* path, MakeMessage&& make_message) {
+  if (!ok) throw Error(make_message(), source, path);
 }
 
 void require_range(std::int64_t value, std::int64_t min, std::int64_t max, const std::string& source,
-                   const std::string& path) {
-  require(value >= min && value <= max, source, path,
-          fmt::format("value {} is out of range; allowed: an integer in [{}, {}]", value, min, max));
+                   const char* path) {
+  require(value >= min && value <= max, source, path, [&] {
+    return fmt::format("value {} is out of range; allowed: an integer in [{}, {}]", value, min, max);
+  });
 }
 }  // namespace
 
@@ -75,10 +79,11 @@ void validate(const ArchConfig& c, const std::string& source) {
   require_range(a.num_heads, 1, max_dimension, source, "/attention/num_heads");
   require_range(a.head_dim, 1, max_dimension, source, "/attention/head_dim");
   require_range(a.num_kv_heads, 1, max_dimension, source, "/attention/num_kv_heads");
-  require(a.num_heads % a.num_kv_heads == 0, source, "/attention/num_kv_heads",
-          fmt::format("num_kv_heads {} does not divide num_heads {}; allowed: a divisor of num_heads "
-                      "(grouped-query attention shares each KV head among num_heads/num_kv_heads query heads)",
-                      a.num_kv_heads, a.num_heads));
+  require(a.num_heads % a.num_kv_heads == 0, source, "/attention/num_kv_heads", [&] {
+    return fmt::format("num_kv_heads {} does not divide num_heads {}; allowed: a divisor of num_heads "
+                       "(grouped-query attention shares each KV head among num_heads/num_kv_heads query heads)",
+                       a.num_kv_heads, a.num_heads);
+  });
 
   require_range(f.num_experts, 0, max_dimension, source, "/ffn/num_experts");
   require_range(f.num_shared_experts, 0, max_dimension, source, "/ffn/num_shared_experts");
@@ -87,42 +92,53 @@ void validate(const ArchConfig& c, const std::string& source) {
   require_range(f.expert_dim, 0, max_dimension, source, "/ffn/expert_dim");
   require_range(f.shared_expert_dim, 0, max_dimension, source, "/ffn/shared_expert_dim");
   if (f.is_moe()) {
-    require(f.top_k >= 1 && f.top_k <= f.num_experts, source, "/ffn/top_k",
-            fmt::format("top_k {} is out of range; allowed: an integer in [1, num_experts = {}]", f.top_k,
-                        f.num_experts));
-    require(f.expert_dim >= 1, source, "/ffn/expert_dim",
-            fmt::format("expert_dim {} must be at least 1 for an MoE layer (num_experts = {})", f.expert_dim,
-                        f.num_experts));
-    require(f.num_shared_experts == 0 || f.shared_expert_dim >= 1, source, "/ffn/shared_expert_dim",
-            fmt::format("shared_expert_dim {} must be at least 1 when num_shared_experts = {}",
-                        f.shared_expert_dim, f.num_shared_experts));
-    require(f.first_dense_layers == 0 || f.dense_dim >= 1, source, "/ffn/dense_dim",
-            fmt::format("dense_dim {} must be at least 1 when first_dense_layers = {}", f.dense_dim,
-                        f.first_dense_layers));
+    require(f.top_k >= 1 && f.top_k <= f.num_experts, source, "/ffn/top_k", [&] {
+      return fmt::format("top_k {} is out of range; allowed: an integer in [1, num_experts = {}]", f.top_k,
+                         f.num_experts);
+    });
+    require(f.expert_dim >= 1, source, "/ffn/expert_dim", [&] {
+      return fmt::format("expert_dim {} must be at least 1 for an MoE layer (num_experts = {})", f.expert_dim,
+                         f.num_experts);
+    });
+    require(f.num_shared_experts == 0 || f.shared_expert_dim >= 1, source, "/ffn/shared_expert_dim", [&] {
+      return fmt::format("shared_expert_dim {} must be at least 1 when num_shared_experts = {}", f.shared_expert_dim,
+                         f.num_shared_experts);
+    });
+    require(f.first_dense_layers == 0 || f.dense_dim >= 1, source, "/ffn/dense_dim", [&] {
+      return fmt::format("dense_dim {} must be at least 1 when first_dense_layers = {}", f.dense_dim,
+                         f.first_dense_layers);
+    });
   } else {
-    require(f.dense_dim >= 1, source, "/ffn/dense_dim",
-            fmt::format("dense_dim {} must be at least 1 for a dense model (num_experts = 0)", f.dense_dim));
-    require(f.top_k == 0, source, "/ffn/top_k",
-            fmt::format("top_k {} given for a dense model (num_experts = 0); allowed: 0 or absent", f.top_k));
-    require(f.num_shared_experts == 0, source, "/ffn/num_shared_experts",
-            fmt::format("num_shared_experts {} given for a dense model (num_experts = 0); allowed: 0 or absent",
-                        f.num_shared_experts));
+    require(f.dense_dim >= 1, source, "/ffn/dense_dim", [&] {
+      return fmt::format("dense_dim {} must be at least 1 for a dense model (num_experts = 0)", f.dense_dim);
+    });
+    require(f.top_k == 0, source, "/ffn/top_k", [&] {
+      return fmt::format("top_k {} given for a dense model (num_experts = 0); allowed: 0 or absent", f.top_k);
+    });
+    require(f.num_shared_experts == 0, source, "/ffn/num_shared_experts", [&] {
+      return fmt::format("num_shared_experts {} given for a dense model (num_experts = 0); allowed: 0 or absent",
+                         f.num_shared_experts);
+    });
   }
 
   if (c.loop) {
     const auto& l = *c.loop;
     require_range(l.first, 1, c.num_layers, source, "/loop/first");
-    require(l.last >= l.first && l.last <= c.num_layers, source, "/loop/last",
-            fmt::format("loop last layer {} is outside [first = {}, num_layers = {}]", l.last, l.first,
-                        c.num_layers));
+    require(l.last >= l.first && l.last <= c.num_layers, source, "/loop/last", [&] {
+      return fmt::format("loop last layer {} is outside [first = {}, num_layers = {}]", l.last, l.first,
+                         c.num_layers);
+    });
     require_range(l.repeats, 1, 1024, source, "/loop/repeats");
   }
 
   // Totals must fit comfortably in 64 bits: bound them in long double before any integer math.
   const long double H = static_cast<long double>(c.hidden_size);
   const long double m = static_cast<long double>(f.matrices_per_mlp());
-  const long double attention = H * static_cast<long double>(a.query_width() + 2 * a.kv_width()) +
-                                static_cast<long double>(a.query_width()) * H;
+  // q and kv are each below 2^62 (two factors <= 2^31 - 1), but q + 2·kv can pass 2^63: sum them
+  // in long double too.
+  const long double q = static_cast<long double>(a.query_width());
+  const long double kv = static_cast<long double>(a.kv_width());
+  const long double attention = H * (q + 2 * kv) + q * H;
   const long double ffn_params =
       m * H *
       (static_cast<long double>(f.num_experts) * static_cast<long double>(f.expert_dim) +
@@ -133,10 +149,11 @@ void validate(const ArchConfig& c, const std::string& source) {
                                static_cast<long double>(c.loop ? c.loop->repeats : 1);
   const long double bound = (attention + ffn_params + 4 * H) * executed +
                             2 * H * static_cast<long double>(c.vocab_size);
-  require(bound < 4.0e18L, source, "/",
-          fmt::format("the config is too large: about {:.3g} parameters or FLOPs per token, beyond the "
-                      "supported 4e18 (64-bit counts); check the sizes for a typo",
-                      static_cast<double>(bound)));
+  require(bound < 4.0e18L, source, "/", [&] {
+    return fmt::format("the config is too large: about {:.3g} parameters or FLOPs per token, beyond the "
+                       "supported 4e18 (64-bit counts); check the sizes for a typo",
+                       static_cast<double>(bound));
+  });
 }
 
 }  // namespace budget

@@ -1,5 +1,7 @@
 #include "budget/config_io.hpp"
 
+#include <string>
+
 #include "budget/error.hpp"
 #include "config_json.hpp"
 #include "json_reader.hpp"
@@ -70,7 +72,10 @@ ArchConfig read_arch_config(const nlohmann::json& object, const std::string& sou
   try {
     validate(c, source);
   } catch (const Error& e) {
-    throw Error(e.message(), source, pointer + (e.path() == "/" ? "" : e.path()));
+    // validate() reports whole-config faults at "/"; below `pointer` that is the object itself.
+    std::string path = pointer + (e.path() == "/" ? "" : e.path());
+    if (path.empty()) path = "/";
+    throw Error(e.message(), source, path);
   }
   return c;
 }

@@ -1,7 +1,10 @@
 #include "json_reader.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -57,8 +60,18 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
 }
 
 std::string read_text_file(const std::string& path) {
+  // Name the fault: std::ifstream alone reports every failure alike, and opens a directory without
+  // complaint on POSIX, then reads nothing, which would surface as "the file is empty".
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) {
+    throw Error("cannot open file for reading: no such file", path);
+  }
+  if (status.type() == std::filesystem::file_type::directory) {
+    throw Error("cannot open file for reading: it is a directory", path);
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open file for reading", path);
+  if (!in) throw Error(fmt::format("cannot open file for reading: {}", std::strerror(errno)), path);
   std::ostringstream contents;
   contents << in.rdbuf();
   if (in.bad()) throw Error("error while reading the file", path);

@@ -81,7 +81,8 @@ struct Budgets {
 /// Sums the op list. Preconditions: `ops` came from layer_ops(config, workload).
 Budgets account(const std::vector<Op>& ops, const ArchConfig& config, const Workload& workload);
 
-/// validate()s both inputs (budget::Error on failure), builds the op list and sums it.
+/// validate()s both inputs and checks that the KV cache of one seq_len window fits in 64 bits
+/// (budget::Error on failure), builds the op list and sums it.
 Budgets account(const ArchConfig& config, const Workload& workload);
 
 /// Relative deviation (candidate − reference)/reference, signed.
