@@ -20,10 +20,9 @@
 namespace budget::cli {
 namespace {
 
-constexpr const char* default_grid_path = "examples/grids/paper_grid.json";
 
 struct GridOptions {
-  std::string grid_path = default_grid_path;
+  std::string grid_path;  // empty: the built-in paper grid
   std::string ablation;
   std::string cell;
   std::string workload_path;
@@ -153,7 +152,7 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
 }
 
 void run_grid(const GridOptions& o) {
-  const Grid grid = load_grid(o.grid_path);
+  const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
   if (!o.ablation.empty()) {
     run_ablation_command(o, grid, workload);
@@ -168,7 +167,7 @@ void run_grid(const GridOptions& o) {
     case OutputFormat::markdown: std::cout << grid_table(rows).render_markdown(); break;
     case OutputFormat::csv: std::cout << grid_table(rows).render_csv(); break;
     case OutputFormat::table: {
-      std::cout << (grid.description.empty() ? o.grid_path : o.grid_path) << ": " << rows.size() << " cells, loop "
+      std::cout << (o.grid_path.empty() ? "SMELT paper grid" : o.grid_path) << ": " << rows.size() << " cells, loop "
                 << loop.describe() << " (a cell's own loop_layers_1based wins), workload: " << workload.description
                 << "\n\n"
                 << grid_table(rows).render_text();
@@ -183,12 +182,12 @@ void run_grid(const GridOptions& o) {
 void add_grid_command(CLI::App& app) {
   auto o = std::make_shared<GridOptions>();
   CLI::App* cmd = app.add_subcommand("grid", "Match every baseline of a grid (default: the SMELT paper's 4×4), or run an ablation");
-  cmd->add_option("--grid", o->grid_path, "Grid file (default: examples/grids/paper_grid.json)")->check(CLI::ExistingFile);
+  cmd->add_option("--grid", o->grid_path, "Grid file (default: the built-in SMELT paper grid, as in examples/grids/paper_grid.json)");
   cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
       ->check(CLI::IsMember({"span", "repeats", "depth"}));
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
-  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)")->check(CLI::ExistingFile);
-  cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell")->check(CLI::ExistingFile);
+  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell");
   cmd->add_option("--span-fraction", o->span_fraction, "Loop span for cells without their own (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--repeats", o->repeats, "Loop repeats (default 2)")->check(CLI::Range(1, 1024));

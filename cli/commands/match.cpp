@@ -87,16 +87,15 @@ void add_match_options(CLI::App& app) {
   auto o = std::make_shared<MatchOptions>();
   app.add_option("--baseline", o->baseline_path,
                  "Match this baseline config (native JSON): print the looped configs that lock its training "
-                 "FLOPs, non-embedding parameters and KV cache")
-      ->check(CLI::ExistingFile);
+                 "FLOPs, non-embedding parameters and KV cache");
   auto* loop = app.add_option("--loop", o->loop_range, "Loop layers FIRST-LAST (1-based, inclusive)");
   app.add_option("--span-fraction", o->span_fraction,
                  "Loop the centred span of round(f·L) layers (default 0.5: the middle half)")
       ->check(CLI::Range(0.0, 1.0))
       ->excludes(loop);
   app.add_option("--repeats", o->repeats, "Times the loop runs (default 2)")->check(CLI::Range(1, 1024));
-  app.add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)")->check(CLI::ExistingFile);
-  app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)")->check(CLI::ExistingFile);
+  app.add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)");
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
   add_format_option(app, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});

@@ -19,7 +19,7 @@ namespace budget::cli {
 namespace {
 
 struct PlanOptions {
-  std::string grid_path = "examples/grids/paper_grid.json";
+  std::string grid_path;  // empty: the built-in paper grid
   std::string recipe_path;
   std::string workload_path;
   OutputFormat format = OutputFormat::table;
@@ -30,7 +30,7 @@ std::string cell_label(const GridCell& cell) {
 }
 
 void run_plan(const PlanOptions& o) {
-  const Grid grid = load_grid(o.grid_path);
+  const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Recipe recipe = o.recipe_path.empty() ? paper_recipe() : load_recipe(o.recipe_path);
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
   const std::vector<GridRow> rows = match_grid(grid, LoopSpec::smelt(), workload);
@@ -104,9 +104,9 @@ void run_plan(const PlanOptions& o) {
 void add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "Training-run plan of a grid: tokens and compute C = F·D at every decay-branch endpoint");
-  cmd->add_option("--grid", o->grid_path, "Grid file (default: examples/grids/paper_grid.json)")->check(CLI::ExistingFile);
-  cmd->add_option("--recipe", o->recipe_path, "Recipe JSON (default: the paper's WSD recipe)")->check(CLI::ExistingFile);
-  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)")->check(CLI::ExistingFile);
+  cmd->add_option("--grid", o->grid_path, "Grid file (default: the built-in SMELT paper grid, as in examples/grids/paper_grid.json)");
+  cmd->add_option("--recipe", o->recipe_path, "Recipe JSON (default: the paper's WSD recipe)");
+  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_plan(*o); });
 }

@@ -79,6 +79,15 @@ Grid parse_grid(std::string_view json_text, const std::string& source) {
 
 Grid load_grid(const std::string& path) { return parse_grid(detail::read_text_file(path), path); }
 
+namespace detail {
+extern const std::string_view paper_grid_json;  // generated: paper_grid_data.cpp
+}
+
+const Grid& paper_grid() {
+  static const Grid grid = parse_grid(detail::paper_grid_json, "<paper grid>");
+  return grid;
+}
+
 std::vector<GridRow> match_grid(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                 const std::string& constraints_path) {
   std::vector<GridRow> rows;

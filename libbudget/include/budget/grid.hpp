@@ -45,6 +45,10 @@ struct Grid {
 Grid parse_grid(std::string_view json_text, const std::string& source);
 Grid load_grid(const std::string& path);
 
+/// The SMELT paper's 4×4 grid with its published columns (compiled in from
+/// examples/grids/paper_grid.json); its source name is "<paper grid>".
+const Grid& paper_grid();
+
 struct GridRow {
   const GridCell* cell = nullptr;
   MatchResult result;
