@@ -1,0 +1,330 @@
+// budget-match ce-gain --target T.json --reference R.json --C 1e20,1e21 --S 0.85,0.95
+//                     [--bootstrap DATA.csv [--target-arch X] [--reference-arch Y] [--resamples 2000]
+//                      [--seed 1] [--threads N]] [--format table|json|markdown|csv]
+// The compute-efficiency gain G = 1 − C_tgt/C_ref of a target law over a reference law, with
+// tokens per parameter and γ; with --bootstrap, cell-level bootstrap intervals and per-domain
+// gains from the data (docs/scaling.md).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/error.hpp"
+#include "budget/scaling_bootstrap.hpp"
+#include "budget/scaling_data.hpp"
+#include "budget/scaling_law.hpp"
+#include "budget/scaling_plan.hpp"
+#include "command_registry.hpp"
+#include "output_format.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+namespace {
+
+constexpr int ce_gain_schema_version = 1;
+
+struct CeGainOptions {
+  std::string target_path;
+  std::string reference_path;
+  std::vector<double> budgets;
+  std::vector<double> sparsities;
+  std::string data_path;
+  std::string target_arch;
+  std::string reference_arch;
+  std::size_t resamples = 2000;
+  std::uint64_t seed = 1;
+  unsigned threads = 0;
+  OutputFormat format = OutputFormat::table;
+};
+
+/// What the bootstrap did, for the output.
+struct BootstrapNote {
+  bool ran = false;
+  std::size_t resamples = 0;
+  std::size_t cells = 0;
+  std::size_t failed = 0;
+  std::string first_failure;
+  bool paired = false;
+};
+
+void check_lists(const std::vector<double>& budgets, const std::vector<double>& sparsities) {
+  for (double C : budgets) {
+    if (!(C > 0.0) || !std::isfinite(C)) {
+      throw Error(fmt::format("value {} is not allowed; allowed: budgets in FLOPs > 0", C), "--C");
+    }
+  }
+  for (double S : sparsities) {
+    if (!(S >= 0.0 && S < 1.0)) throw Error(fmt::format("value {} is not allowed; allowed: sparsities in [0, 1)", S), "--S");
+  }
+}
+
+CoefficientsFile read_law(const std::string& path) {
+  CoefficientsFile file = read_coefficients_file(path);
+  validate_coefficients(file.coefficients, path);
+  return file;
+}
+
+ArchLaw law_from_file(const CoefficientsFile& file) {
+  ArchLaw law;
+  law.arch = file.arch;
+  law.overall.coefficients = file.coefficients;
+  return law;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bootstrap
+
+/// "\rbootstrap: 812/2000 resamples" on stderr when it is a terminal; nothing otherwise.
+std::function<void(std::size_t, std::size_t)> terminal_progress() {
+  if (isatty(fileno(stderr)) == 0) return {};
+  return [](std::size_t done, std::size_t total) {
+    std::fprintf(stderr, "\rbootstrap: %zu/%zu resamples", done, total);
+    if (done >= total) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
+}
+
+/// Warns when the coefficient files are not what the data's own fit gives: the values shown are
+/// the files', the intervals describe the data's fit.
+void warn_if_files_differ(const GainReport& from_files, const GainReport& from_data, const CeGainOptions& o) {
+  double largest = 0.0;
+  for (std::size_t i = 0; i < from_files.entries.size(); ++i) {
+    largest = std::max(largest, std::fabs(from_files.entries[i].gain.value - from_data.entries[i].gain.value));
+  }
+  if (largest > 1e-3) {
+    std::cerr << fmt::format("budget-match: warning: the gains of {} over {} differ by up to {:.2f} points from a fit "
+                             "of {}; the values shown are the files', the intervals describe the data's fit\n",
+                             o.target_path, o.reference_path, 100.0 * largest, o.data_path);
+  }
+}
+
+GainReport run_with_data(const CeGainOptions& o, const CoefficientsFile& target, const CoefficientsFile& reference,
+                         const GainQuery& query, BootstrapNote& note) {
+  const LossData data = read_loss_csv(o.data_path);
+  const std::string target_arch = o.target_arch.empty() ? target.arch : o.target_arch;
+  const std::string reference_arch = o.reference_arch.empty() ? reference.arch : o.reference_arch;
+  const std::vector<LossPoint> target_points = points_of_arch(data.points, target_arch, o.data_path);
+  const std::vector<LossPoint> reference_points = points_of_arch(data.points, reference_arch, o.data_path);
+  try {
+    ArchLaw target_law = law_from_file(target);
+    ArchLaw reference_law = law_from_file(reference);
+    target_law.domains = fit_domain_laws(target_points, target.coefficients);
+    reference_law.domains = fit_domain_laws(reference_points, reference.coefficients);
+    GainReport report = gain_report(target_law, reference_law, query);
+    if (o.resamples == 0) return report;
+
+    BootstrapOptions options;
+    options.resamples = o.resamples;
+    options.seed = o.seed;
+    options.threads = o.threads;
+    options.progress = terminal_progress();
+    const BootstrappedGainReport bootstrapped = bootstrap_gain_report(target_points, reference_points, query, options);
+    copy_intervals(bootstrapped.report, report);
+    warn_if_files_differ(report, bootstrapped.report, o);
+    note = {true, o.resamples, cells(target_points).size(), bootstrapped.bootstrap.failed_resamples,
+            bootstrapped.bootstrap.first_failure, bootstrapped.bootstrap.paired};
+    return report;
+  } catch (const Error& e) {
+    throw e.with_source(o.data_path);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs
+
+std::string interval_text(const Estimate& e) {
+  if (!e.has_interval()) return {};
+  return fmt::format("[{}, {}]", signed_percent(e.lower, 1), signed_percent(e.upper, 1));
+}
+
+std::string gain_cell(const Estimate& e) {
+  const std::string interval = interval_text(e);
+  return signed_percent(e.value, 2) + (interval.empty() ? "" : " " + interval);
+}
+
+std::string gamma_text(const Estimate& e) {
+  return e.has_interval() ? fmt::format("{:.4f} [{:.4f}, {:.4f}]", e.value, e.lower, e.upper)
+                          : fmt::format("{:.4f}", e.value);
+}
+
+Table gain_matrix(const GainReport& report, const GainQuery& query) {
+  Table t;
+  t.add_column("S \\ C", Align::left);
+  for (double C : query.budgets) t.add_column(fmt::format("{:.3g}", C));
+  std::size_t i = 0;
+  for (double S : query.sparsities) {
+    std::vector<std::string> row{fmt::format("{:g}", S)};
+    for (std::size_t c = 0; c < query.budgets.size(); ++c) row.push_back(gain_cell(report.entries[i++].gain));
+    t.add_row(row);
+  }
+  return t;
+}
+
+Table detail_table(const GainReport& report, bool intervals) {
+  Table t;
+  for (const char* header : {"S", "C", "gain"}) t.add_column(header);
+  if (intervals) t.add_column("95% interval");
+  t.add_column("C_ref");
+  t.add_column("L*");
+  t.add_column("TPP " + report.target_arch);
+  t.add_column("TPP " + report.reference_arch);
+  for (const auto& e : report.entries) {
+    std::vector<std::string> row{fmt::format("{:g}", e.S), fmt::format("{:.3g}", e.C), signed_percent(e.gain.value, 2)};
+    if (intervals) row.push_back(interval_text(e.gain));
+    row.push_back(fmt::format("{:.4g}", e.C_reference.value));
+    row.push_back(fmt::format("{:.4f}", e.loss.value));
+    row.push_back(fmt::format("{:.1f}", e.tpp_target.value));
+    row.push_back(fmt::format("{:.1f}", e.tpp_reference.value));
+    t.add_row(row);
+  }
+  return t;
+}
+
+Table domain_table(const GainReport& report) {
+  Table t;
+  t.add_column("domain", Align::left);
+  for (const char* header : {"S", "C", "gain"}) t.add_column(header);
+  for (const auto& d : report.domain_entries) {
+    t.add_row({d.domain, fmt::format("{:g}", d.S), fmt::format("{:.3g}", d.C), gain_cell(d.gain)});
+  }
+  return t;
+}
+
+/// One long table with raw numbers (CSV): overall rows, then per-domain rows.
+Table csv_table(const GainReport& report) {
+  Table t;
+  for (const char* header : {"scope", "S", "C", "gain", "gain_lower", "gain_upper", "C_reference", "loss",
+                             "tpp_target", "tpp_reference"}) {
+    t.add_column(header);
+  }
+  const auto raw = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.10g}", v); };
+  for (const auto& e : report.entries) {
+    t.add_row({"overall", raw(e.S), raw(e.C), raw(e.gain.value), raw(e.gain.lower), raw(e.gain.upper),
+               raw(e.C_reference.value), raw(e.loss.value), raw(e.tpp_target.value), raw(e.tpp_reference.value)});
+  }
+  for (const auto& d : report.domain_entries) {
+    t.add_row({d.domain, raw(d.S), raw(d.C), raw(d.gain.value), raw(d.gain.lower), raw(d.gain.upper), "", "", "", ""});
+  }
+  return t;
+}
+
+nlohmann::ordered_json estimate_json(const Estimate& e) {
+  nlohmann::ordered_json out{{"value", e.value}};
+  if (e.has_interval()) {
+    out["lower"] = e.lower;
+    out["upper"] = e.upper;
+  }
+  return out;
+}
+
+nlohmann::ordered_json report_json(const GainReport& r, const CeGainOptions& o, const BootstrapNote& note) {
+  nlohmann::ordered_json out{
+      {"schema_version", ce_gain_schema_version},
+      {"target", {{"arch", r.target_arch}, {"file", o.target_path}, {"gamma", estimate_json(r.gamma_target)}}},
+      {"reference",
+       {{"arch", r.reference_arch}, {"file", o.reference_path}, {"gamma", estimate_json(r.gamma_reference)}}},
+      {"entries", nlohmann::ordered_json::array()}};
+  for (const auto& e : r.entries) {
+    out["entries"].push_back({{"C", e.C}, {"S", e.S}, {"gain", estimate_json(e.gain)},
+                              {"C_reference", estimate_json(e.C_reference)}, {"loss", estimate_json(e.loss)},
+                              {"tpp_target", estimate_json(e.tpp_target)},
+                              {"tpp_reference", estimate_json(e.tpp_reference)}});
+  }
+  if (!r.domain_entries.empty()) {
+    out["domains"] = nlohmann::ordered_json::array();
+    for (const auto& d : r.domain_entries) {
+      out["domains"].push_back({{"domain", d.domain}, {"C", d.C}, {"S", d.S}, {"gain", estimate_json(d.gain)}});
+    }
+  }
+  if (note.ran) {
+    out["bootstrap"] = {{"data", o.data_path},   {"resamples", note.resamples},     {"seed", o.seed},
+                        {"cells", note.cells},   {"paired", note.paired},           {"failed_resamples", note.failed},
+                        {"percentiles", {2.5, 97.5}}};
+  }
+  return out;
+}
+
+void print_text(const GainReport& r, const CeGainOptions& o, const GainQuery& query, const BootstrapNote& note) {
+  const bool markdown = o.format == OutputFormat::markdown;
+  const auto render = [&](const Table& t) { return markdown ? t.render_markdown() : t.render_text(); };
+  std::cout << fmt::format("Compute-efficiency gain of {} ({}) over {} ({}): G = 1 − C_tgt/C_ref\n", r.target_arch,
+                           o.target_path, r.reference_arch, o.reference_path)
+            << fmt::format("gamma: {} {}, {} {}\n", r.target_arch, gamma_text(r.gamma_target), r.reference_arch,
+                           gamma_text(r.gamma_reference));
+  if (note.ran) {
+    std::cout << fmt::format("bootstrap: {} resamples of the {} cells of {} ({}), seed {}; 2.5–97.5 percentiles\n",
+                             note.resamples, note.cells, o.data_path, note.paired ? "paired" : "unpaired", o.seed);
+    if (note.failed > 0) {
+      std::cout << fmt::format("  {} resamples failed and were left out; first: {}\n", note.failed, note.first_failure);
+    }
+  }
+  std::cout << "\nGain by sparsity (rows) and budget (columns):\n\n" << render(gain_matrix(r, query))
+            << "\nDetails (C_ref: budget the reference needs for the target's L*; TPP = 6·D*/F*):\n\n"
+            << render(detail_table(r, note.ran));
+  if (!r.domain_entries.empty()) {
+    std::cout << "\nPer-domain gains (exponents shared from the overall fit, intercepts per domain):\n\n"
+              << render(domain_table(r));
+  }
+}
+
+void run_ce_gain(const CeGainOptions& o) {
+  check_lists(o.budgets, o.sparsities);
+  const CoefficientsFile target = read_law(o.target_path);
+  const CoefficientsFile reference = read_law(o.reference_path);
+  const GainQuery query{o.budgets, o.sparsities};
+  BootstrapNote note;
+  // The files alone first, so that a gain that does not exist is reported as the files' problem.
+  GainReport report = gain_report(law_from_file(target), law_from_file(reference), query);
+  if (!o.data_path.empty()) report = run_with_data(o, target, reference, query, note);
+  switch (o.format) {
+    case OutputFormat::json: std::cout << report_json(report, o, note).dump(2) << "\n"; return;
+    case OutputFormat::csv: std::cout << csv_table(report).render_csv(); return;
+    case OutputFormat::table:
+    case OutputFormat::markdown: print_text(report, o, query, note); return;
+  }
+}
+
+void add_ce_gain_command(CLI::App& app) {
+  auto options = std::make_shared<CeGainOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "ce-gain", "Compute-efficiency gain G = 1 − C_tgt/C_ref of a target law over a reference (docs/scaling.md)");
+  cmd->add_option("--target", options->target_path, "Coefficients JSON of the target architecture")->required();
+  cmd->add_option("--reference", options->reference_path, "Coefficients JSON of the reference architecture")
+      ->required();
+  cmd->add_option("--C", options->budgets, "Target budgets in FLOPs, comma-separated")->required()->delimiter(',');
+  cmd->add_option("--S", options->sparsities, "Sparsities in [0, 1), comma-separated")->required()->delimiter(',');
+  CLI::Option* data = cmd->add_option(
+      "--bootstrap", options->data_path,
+      "Loss CSV the laws were fitted on: bootstrap intervals over its cells, and per-domain gains");
+  cmd->add_option("--target-arch", options->target_arch, "Target's arch in the CSV (default: the target file's)")
+      ->needs(data);
+  cmd->add_option("--reference-arch", options->reference_arch,
+                  "Reference's arch in the CSV (default: the reference file's)")
+      ->needs(data);
+  cmd->add_option("--resamples", options->resamples, "Bootstrap resamples B (0: per-domain gains only)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000000}))
+      ->needs(data);
+  cmd->add_option("--seed", options->seed, "Bootstrap seed (results are identical for any --threads)")
+      ->capture_default_str()
+      ->needs(data);
+  cmd->add_option("--threads", options->threads, "Bootstrap threads (0: all hardware threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1024u))
+      ->needs(data);
+  add_format_option(*cmd, options->format, all_formats());
+  cmd->callback([options] { run_ce_gain(*options); });
+}
+
+const CommandRegistration registration{"ce-gain", 52, &add_ce_gain_command};
+
+}  // namespace
+}  // namespace budget::cli

@@ -1,0 +1,251 @@
+// budget-match frontier COEFFS.json [COEFFS2.json ...] --C 1e20,1e21,1e22 --S 0.85,0.95,0.97
+//                      [--format table|json|markdown|csv] [--plot FILE.svg]
+// The compute-optimal frontier of fitted laws: F*, D* = C/F*, L*(C, S) and tokens per parameter
+// for each budget and sparsity, γ of each law (docs/scaling.md, "Frontier").
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/error.hpp"
+#include "budget/scaling_law.hpp"
+#include "budget/scaling_plan.hpp"
+#include "command_registry.hpp"
+#include "output_format.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+namespace {
+
+constexpr int frontier_schema_version = 1;
+
+struct FrontierCommandOptions {
+  std::vector<std::string> coefficient_paths;
+  std::vector<double> budgets;
+  std::vector<double> sparsities;
+  std::string plot_path;
+  OutputFormat format = OutputFormat::table;
+};
+
+struct Law {
+  std::string path;
+  CoefficientsFile file;
+};
+
+void check_lists(const std::vector<double>& budgets, const std::vector<double>& sparsities) {
+  for (double C : budgets) {
+    if (!(C > 0.0) || !std::isfinite(C)) {
+      throw Error(fmt::format("value {} is not allowed; allowed: budgets in FLOPs > 0", C), "--C");
+    }
+  }
+  for (double S : sparsities) {
+    if (!(S >= 0.0 && S < 1.0)) throw Error(fmt::format("value {} is not allowed; allowed: sparsities in [0, 1)", S), "--S");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outputs
+
+Table frontier_table(const std::vector<Law>& laws, const FrontierCommandOptions& o, bool raw_numbers) {
+  Table t;
+  t.add_column("arch", Align::left);
+  for (const char* header : {"S", "C", "F*", "N_eq = F*/6", "D*", "L*", "tokens/param"}) t.add_column(header);
+  const auto show = [&](double value, const char* unit) {
+    return raw_numbers ? fmt::format("{:.6g}", value) : si(value, unit);
+  };
+  for (const auto& law : laws) {
+    for (double S : o.sparsities) {
+      for (double C : o.budgets) {
+        const FrontierPoint p = compute_optimal(law.file.coefficients, C, S);
+        t.add_row({law.file.arch, fmt::format("{:g}", S), fmt::format("{:.3g}", C), show(p.F, "FLOP"),
+                   show(p.F / 6.0, ""), show(p.D, ""), fmt::format("{:.4f}", p.loss),
+                   fmt::format("{:.1f}", p.tokens_per_parameter)});
+      }
+    }
+    t.add_separator();
+  }
+  return t;
+}
+
+Table exponents_table(const std::vector<Law>& laws, const std::vector<double>& sparsities) {
+  Table t;
+  t.add_column("arch", Align::left);
+  t.add_column("gamma = ac/(a+c)");
+  t.add_column("E");
+  for (double S : sparsities) t.add_column(fmt::format("P(S={:g})", S));
+  for (const auto& law : laws) {
+    const ScalingCoefficients& k = law.file.coefficients;
+    std::vector<std::string> row{law.file.arch, fmt::format("{:.4f}", frontier_exponent(k)), fmt::format("{:.5g}", k.E)};
+    for (double S : sparsities) row.push_back(fmt::format("{:.5g}", frontier_prefactor(k, S)));
+    t.add_row(row);
+  }
+  return t;
+}
+
+nlohmann::ordered_json frontier_json(const std::vector<Law>& laws, const FrontierCommandOptions& o) {
+  nlohmann::ordered_json out{{"schema_version", frontier_schema_version}, {"laws", nlohmann::ordered_json::array()}};
+  for (const auto& law : laws) {
+    const ScalingCoefficients& k = law.file.coefficients;
+    nlohmann::ordered_json entry{
+        {"arch", law.file.arch},
+        {"file", law.path},
+        {"coefficients", {{"E", k.E}, {"A", k.A}, {"K", k.K}, {"a", k.a}, {"b", k.b}, {"c", k.c}}},
+        {"gamma", frontier_exponent(k)},
+        {"prefactors", nlohmann::ordered_json::array()},
+        {"points", nlohmann::ordered_json::array()}};
+    for (double S : o.sparsities) {
+      entry["prefactors"].push_back({{"S", S}, {"P", frontier_prefactor(k, S)}});
+      for (double C : o.budgets) {
+        const FrontierPoint p = compute_optimal(k, C, S);
+        entry["points"].push_back({{"C", C}, {"S", S}, {"F", p.F}, {"N_equivalent", p.F / 6.0}, {"D", p.D},
+                                   {"loss", p.loss}, {"tokens_per_parameter", p.tokens_per_parameter}});
+      }
+    }
+    out["laws"].push_back(entry);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plot through gnuplot
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::string_view rest = path;
+  while (true) {
+    const auto colon = rest.find(':');
+    const std::filesystem::path candidate = std::filesystem::path(std::string(rest.substr(0, colon))) / program;
+    std::error_code ec;
+    const auto status = std::filesystem::status(candidate, ec);
+    if (!ec && std::filesystem::is_regular_file(status) &&
+        (status.permissions() & (std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                  std::filesystem::perms::others_exec)) != std::filesystem::perms::none) {
+      return true;
+    }
+    if (colon == std::string_view::npos) return false;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+/// A gnuplot double-quoted string.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+/// A gnuplot single-quoted string (no escapes; '' is a quote).
+std::string single_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
+/// The script: one line per law × sparsity over [min C / 10, max C × 10], markers at the budgets.
+std::string gnuplot_script(const std::vector<Law>& laws, const FrontierCommandOptions& o) {
+  const auto [lo_it, hi_it] = std::minmax_element(o.budgets.begin(), o.budgets.end());
+  const double log_lo = std::log10(*lo_it) - 1.0;
+  const double log_hi = std::log10(*hi_it) + 1.0;
+  std::ostringstream script;
+  script << "set terminal svg size 900,560 dynamic font 'sans,12'\n"
+         << "set output " << single_quoted(o.plot_path) << "\n"
+         << "set logscale x\nset format x '10^{%L}'\nset grid\nset key top right noenhanced\n"
+         << "set xlabel 'training compute C = F·D (FLOPs)'\nset ylabel 'compute-optimal loss L*(C, S)'\n"
+         << "set title 'Compute-optimal frontiers L*(C, S) = E + P(S)·C^{-γ}'\n";
+  std::string plot = "plot ";
+  int block = 0;
+  for (const auto& law : laws) {
+    for (double S : o.sparsities) {
+      script << "$line" << block << " << EOD\n";
+      for (int i = 0; i <= 200; ++i) {
+        const double C = std::pow(10.0, log_lo + (log_hi - log_lo) * i / 200.0);
+        script << fmt::format("{:.8e} {:.8e}\n", C, frontier_loss(law.file.coefficients, C, S));
+      }
+      script << "EOD\n$mark" << block << " << EOD\n";
+      for (double C : o.budgets) script << fmt::format("{:.8e} {:.8e}\n", C, frontier_loss(law.file.coefficients, C, S));
+      script << "EOD\n";
+      plot += fmt::format("{}$line{} with lines lw 2 lc {} title {}, $mark{} with points pt 7 lc {} notitle",
+                          block ? ", " : "", block, block + 1,
+                          quoted(fmt::format("{}, S = {:g}", law.file.arch, S)), block, block + 1);
+      ++block;
+    }
+  }
+  script << plot << "\n";
+  return script.str();
+}
+
+void plot_frontiers(const std::vector<Law>& laws, const FrontierCommandOptions& o) {
+  if (!on_path("gnuplot")) {
+    throw Error("gnuplot is not on PATH; install the Debian package gnuplot-nox (apt-get install gnuplot-nox) "
+                "or leave out --plot",
+                "--plot");
+  }
+  FILE* pipe = popen("gnuplot", "w");
+  if (pipe == nullptr) throw Error("could not start gnuplot", "--plot");
+  const std::string script = gnuplot_script(laws, o);
+  const bool written = std::fwrite(script.data(), 1, script.size(), pipe) == script.size();
+  const int status = pclose(pipe);
+  if (!written || status != 0) {
+    throw Error(fmt::format("gnuplot failed (status {}) while drawing the plot", status), o.plot_path);
+  }
+}
+
+void run_frontier(const FrontierCommandOptions& o) {
+  check_lists(o.budgets, o.sparsities);
+  std::vector<Law> laws;
+  for (const auto& path : o.coefficient_paths) {
+    Law law{path, read_coefficients_file(path)};
+    validate_coefficients(law.file.coefficients, path);
+    laws.push_back(std::move(law));
+  }
+  if (!o.plot_path.empty()) plot_frontiers(laws, o);
+
+  switch (o.format) {
+    case OutputFormat::json:
+      std::cout << frontier_json(laws, o).dump(2) << "\n";
+      return;
+    case OutputFormat::csv:
+      std::cout << frontier_table(laws, o, true).render_csv();
+      return;
+    case OutputFormat::markdown:
+      std::cout << exponents_table(laws, o.sparsities).render_markdown() << "\n"
+                << frontier_table(laws, o, false).render_markdown();
+      return;
+    case OutputFormat::table:
+      std::cout << "Compute-optimal frontier: F* = (a·A'·C^c/(c·K))^(1/(a+c)), D* = C/F*, L* = E + P(S)·C^(−γ)\n\n"
+                << exponents_table(laws, o.sparsities).render_text() << "\n"
+                << frontier_table(laws, o, false).render_text();
+      if (!o.plot_path.empty()) std::cout << "\nplot written to " << o.plot_path << "\n";
+      return;
+  }
+}
+
+void add_frontier_command(CLI::App& app) {
+  auto options = std::make_shared<FrontierCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("frontier", "Compute-optimal frontier of fitted scaling laws: F*, D*, L*, TPP");
+  cmd->add_option("coefficients", options->coefficient_paths, "Coefficients JSON files (from `fit --out`)")
+      ->required();
+  cmd->add_option("--C", options->budgets, "Training budgets in FLOPs, comma-separated")->required()->delimiter(',');
+  cmd->add_option("--S", options->sparsities, "Sparsities in [0, 1), comma-separated")->required()->delimiter(',');
+  cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this SVG file (needs gnuplot)");
+  add_format_option(*cmd, options->format, all_formats());
+  cmd->callback([options] { run_frontier(*options); });
+}
+
+const CommandRegistration registration{"frontier", 51, &add_frontier_command};
+
+}  // namespace
+}  // namespace budget::cli

@@ -1,0 +1,61 @@
+#pragma once
+/// \file
+/// The scaling law of the SMELT paper ("Scaling law" in PAPER.md) and its coefficients file.
+///
+///     L(F, S, D) = E + A·(1 − S)^b·F^(−a) + K·D^(−c)
+///
+/// F is the per-token training FLOPs, S the compute-equivalent sparsity in [0, 1), D the number of
+/// training tokens, L the loss (nats per token). With S = 0 and F = 6N this is Chinchilla's
+/// L(N, D) = E + A_ch·N^(−α) + B·D^(−β) with α = a, β = c, B = K and A_ch = A·6^(−a).
+
+#include <optional>
+#include <string>
+
+namespace budget {
+
+/// The six coefficients of the law (see the file comment). E is in loss units; A and K carry the
+/// units that make their terms losses; a, b, c are dimensionless exponents.
+struct ScalingCoefficients {
+  double E = 0.0;
+  double A = 0.0;
+  double K = 0.0;
+  double a = 0.0;
+  double b = 0.0;
+  double c = 0.0;
+};
+
+/// L(F, S, D). The caller's duty: F > 0, D > 0, 0 ≤ S < 1.
+double predict_loss(const ScalingCoefficients& coefficients, double F, double S, double D);
+
+/// Throws budget::Error (naming `source`) unless E ≥ 0, A > 0, K > 0, a > 0, c > 0, b ≥ 0, all
+/// finite: the domain on which the compute-optimal frontier exists.
+void validate_coefficients(const ScalingCoefficients& coefficients, const std::string& source);
+
+/// Contents of a coefficients file:
+///
+///     {"schema_version": 1, "arch": "looped", "source": "optional free text",
+///      "coefficients": {"E": 1.4493, "A": 1963, "K": 5.264e6, "a": 0.3892, "b": 0.146, "c": 0.7011},
+///      "fit_summary": {...optional, written by `budget-match fit`, not interpreted...}}
+///
+/// Unknown keys are errors (with a did-you-mean suggestion).
+struct CoefficientsFile {
+  static constexpr int schema_version = 1;
+  std::string arch;
+  std::string source;  ///< free text: where the coefficients come from (may be empty)
+  ScalingCoefficients coefficients;
+  /// The "fit_summary" object as compact JSON text (keys sorted), not interpreted; empty when
+  /// absent.
+  std::string fit_summary_json;
+};
+
+/// Parses a coefficients file from its text; errors name `source` and the JSON pointer.
+CoefficientsFile parse_coefficients_json(const std::string& text, const std::string& source);
+
+/// Reads and parses the coefficients file at `path`.
+CoefficientsFile read_coefficients_file(const std::string& path);
+
+/// The file as pretty-printed JSON text (2-space indent, trailing newline). Coefficients are
+/// written with 17 significant digits so that reading the file back gives the same doubles.
+std::string coefficients_to_json(const CoefficientsFile& file);
+
+}  // namespace budget
