@@ -53,6 +53,12 @@ nlohmann::ordered_json workload_json(const Workload& w) {
                                 {"attention_mask", std::string(to_string(w.attention_mask))},
                                 {"attended_keys", w.attended_keys},
                                 {"kernel_attended_keys", w.executed_attended_keys()},
+                                {"kernel_forward_attended_keys", w.kernel_forward_attended_keys},
+                                {"kernel_backward_attended_keys", w.kernel_backward_attended_keys},
+                                {"attention_kernel", std::string(to_string(w.attention_kernel))},
+                                {"forward_tile", to_string(w.forward_tile)},
+                                {"backward_tile", to_string(w.backward_tile)},
+                                {"sliding_window", w.sliding_window},
                                 {"training_passes", w.training_passes},
                                 {"kv_bytes", w.kv_bytes},
                                 {"description", w.description}};

@@ -19,6 +19,7 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
     }
     b.forward_flops_per_token += flops;
     b.kernel_forward_flops_per_token += op.total_kernel_forward_flops();
+    b.kernel_training_flops_per_token += op.total_kernel_training_flops();
     b.non_embedding_params_total += params;
     b.non_embedding_params_active += active;
     b.executed_active_params +=
@@ -65,7 +66,6 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
   }
   const double passes = static_cast<double>(w.training_passes);
   b.training_flops_per_token = passes * b.forward_flops_per_token;
-  b.kernel_training_flops_per_token = passes * b.kernel_forward_flops_per_token;
 
   b.physical_layers = c.num_layers;
   b.executed_layers = c.executed_layers();

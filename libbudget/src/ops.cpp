@@ -23,7 +23,7 @@ namespace {
 /// A weight-matmul op: `matrices_stored` matrices of in×out held per layer, `matrices_active` of
 /// them used per token; forward FLOPs = 2·in·out per used matrix.
 Op matmul_op(OpKind kind, std::int64_t in, std::int64_t out, std::int64_t matrices_stored,
-             std::int64_t matrices_active, std::int64_t physical, std::int64_t executed) {
+             std::int64_t matrices_active, std::int64_t physical, std::int64_t executed, double passes) {
   Op op{kind};
   op.in_features = in;
   op.out_features = out;
@@ -32,6 +32,7 @@ Op matmul_op(OpKind kind, std::int64_t in, std::int64_t out, std::int64_t matric
   op.active_params_per_layer = matrices_active * in * out;
   op.forward_flops = 2.0 * static_cast<double>(op.active_params_per_layer);
   op.kernel_forward_flops = op.forward_flops;
+  op.kernel_training_flops = passes * op.forward_flops;
   op.physical_layers = physical;
   op.executed_layers = executed;
   return op;
@@ -60,41 +61,48 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
   const auto& f = c.ffn;
   const std::int64_t m = f.matrices_per_mlp();
 
+  const double passes = static_cast<double>(w.training_passes);
   std::vector<Op> ops;
   ops.reserve(11);
   // Attention (every layer).
-  ops.push_back(matmul_op(OpKind::qkv_projection, H, q + 2 * kv, 1, 1, L, executed));
+  ops.push_back(matmul_op(OpKind::qkv_projection, H, q + 2 * kv, 1, 1, L, executed, passes));
   {
     Op scores{OpKind::attention_scores};
     scores.in_features = c.attention.head_dim;
     scores.matrices = c.attention.num_heads;
     // QKᵀ (2·q·A) + PV (2·q·A).
     scores.forward_flops = 4.0 * static_cast<double>(q) * w.attended_keys;
-    scores.kernel_forward_flops = 4.0 * static_cast<double>(q) * w.executed_attended_keys();
+    // Kernel-executed: the forward kernel's keys for a forward pass, the pass-weighted keys
+    // (forward kernel once, backward kernel for the other passes) for training.
+    const double forward_keys =
+        w.kernel_forward_attended_keys > 0.0 ? w.kernel_forward_attended_keys : w.executed_attended_keys();
+    scores.kernel_forward_flops = 4.0 * static_cast<double>(q) * forward_keys;
+    scores.kernel_training_flops =
+        static_cast<double>(w.training_passes) * 4.0 * static_cast<double>(q) * w.executed_attended_keys();
     scores.physical_layers = L;
     scores.executed_layers = executed;
     ops.push_back(scores);
   }
-  ops.push_back(matmul_op(OpKind::output_projection, q, H, 1, 1, L, executed));
+  ops.push_back(matmul_op(OpKind::output_projection, q, H, 1, 1, L, executed, passes));
   // FFN: MoE layers.
   if (moe_physical > 0) {
-    ops.push_back(matmul_op(OpKind::router, H, f.num_experts, 1, 1, moe_physical, moe_executed));
+    ops.push_back(matmul_op(OpKind::router, H, f.num_experts, 1, 1, moe_physical, moe_executed, passes));
     ops.push_back(matmul_op(OpKind::routed_experts, H, f.expert_dim, f.num_experts * m, f.top_k * m,
-                            moe_physical, moe_executed));
+                            moe_physical, moe_executed, passes));
     if (f.num_shared_experts > 0) {
       ops.push_back(matmul_op(OpKind::shared_experts, H, f.shared_expert_dim, f.num_shared_experts * m,
-                              f.num_shared_experts * m, moe_physical, moe_executed));
+                              f.num_shared_experts * m, moe_physical, moe_executed, passes));
     }
   }
   // FFN: dense layers (all layers of a dense model, or the first_dense_layers of an MoE model).
   if (dense_physical > 0) {
-    ops.push_back(matmul_op(OpKind::dense_ffn, H, f.dense_dim, m, m, dense_physical, dense_executed));
+    ops.push_back(matmul_op(OpKind::dense_ffn, H, f.dense_dim, m, m, dense_physical, dense_executed, passes));
   }
   ops.push_back(parameter_op(OpKind::norms, 2 * H, L, executed));
   ops.push_back(parameter_op(OpKind::final_norm, H, 1, 1));
   if (c.vocab_size > 0) {
     ops.push_back(parameter_op(OpKind::embedding, c.vocab_size * H, 1, 1));
-    Op head = matmul_op(OpKind::lm_head, H, c.vocab_size, c.tie_embeddings ? 0 : 1, 1, 1, 1);
+    Op head = matmul_op(OpKind::lm_head, H, c.vocab_size, c.tie_embeddings ? 0 : 1, 1, 1, 1, passes);
     head.active_params_per_layer = c.tie_embeddings ? 0 : head.active_params_per_layer;
     ops.push_back(head);
   }

@@ -59,12 +59,16 @@ struct Op {
   std::int64_t params_per_layer = 0;         ///< stored weights in one physical layer
   std::int64_t active_params_per_layer = 0;  ///< weights one token uses in one layer
   double forward_flops = 0.0;                ///< exact forward FLOPs per token and execution
-  double kernel_forward_flops = 0.0;         ///< as executed by tiled kernels (attention), else = forward
+  double kernel_forward_flops = 0.0;         ///< forward as executed by tiled kernels (attention), else = forward
+  /// All training passes as executed by tiled kernels (attention: forward and backward kernels
+  /// with their own tiles, docs/attention.md), else training_passes × forward.
+  double kernel_training_flops = 0.0;
   std::int64_t physical_layers = 0;          ///< layers holding this op (1 for model-level ops)
   std::int64_t executed_layers = 0;          ///< executions per token, loops included
 
   double total_forward_flops() const { return forward_flops * static_cast<double>(executed_layers); }
   double total_kernel_forward_flops() const { return kernel_forward_flops * static_cast<double>(executed_layers); }
+  double total_kernel_training_flops() const { return kernel_training_flops * static_cast<double>(executed_layers); }
   std::int64_t total_params() const { return params_per_layer * physical_layers; }
   std::int64_t total_active_params() const { return active_params_per_layer * physical_layers; }
 };
