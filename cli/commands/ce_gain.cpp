@@ -23,6 +23,7 @@
 #include "budget/scaling_law.hpp"
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
+#include "scaling_args.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -55,16 +56,6 @@ struct BootstrapNote {
   bool paired = false;
 };
 
-void check_lists(const std::vector<double>& budgets, const std::vector<double>& sparsities) {
-  for (double C : budgets) {
-    if (!(C > 0.0) || !std::isfinite(C)) {
-      throw Error(fmt::format("value {} is not allowed; allowed: budgets in FLOPs > 0", C), "--C");
-    }
-  }
-  for (double S : sparsities) {
-    if (!(S >= 0.0 && S < 1.0)) throw Error(fmt::format("value {} is not allowed; allowed: sparsities in [0, 1)", S), "--S");
-  }
-}
 
 CoefficientsFile read_law(const std::string& path) {
   CoefficientsFile file = read_coefficients_file(path);
@@ -276,7 +267,7 @@ void print_text(const GainReport& r, const CeGainOptions& o, const GainQuery& qu
 }
 
 void run_ce_gain(const CeGainOptions& o) {
-  check_lists(o.budgets, o.sparsities);
+  check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   const CoefficientsFile target = read_law(o.target_path);
   const CoefficientsFile reference = read_law(o.reference_path);
   const GainQuery query{o.budgets, o.sparsities};

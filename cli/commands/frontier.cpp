@@ -20,6 +20,7 @@
 #include "budget/scaling_law.hpp"
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
+#include "scaling_args.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -41,16 +42,6 @@ struct Law {
   CoefficientsFile file;
 };
 
-void check_lists(const std::vector<double>& budgets, const std::vector<double>& sparsities) {
-  for (double C : budgets) {
-    if (!(C > 0.0) || !std::isfinite(C)) {
-      throw Error(fmt::format("value {} is not allowed; allowed: budgets in FLOPs > 0", C), "--C");
-    }
-  }
-  for (double S : sparsities) {
-    if (!(S >= 0.0 && S < 1.0)) throw Error(fmt::format("value {} is not allowed; allowed: sparsities in [0, 1)", S), "--S");
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Outputs
@@ -204,7 +195,7 @@ void plot_frontiers(const std::vector<Law>& laws, const FrontierCommandOptions& 
 }
 
 void run_frontier(const FrontierCommandOptions& o) {
-  check_lists(o.budgets, o.sparsities);
+  check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   std::vector<Law> laws;
   for (const auto& path : o.coefficient_paths) {
     Law law{path, read_coefficients_file(path)};
