@@ -356,8 +356,9 @@ class Searcher {
       // W interval where |dF| can still be within the bound for some E (F increasing in W).
       std::size_t w_begin = 0, w_end = widths_.size();
       const double fbound = flops_bound();
-      if (std::isfinite(fbound) && k.fEW == 0.0 && k.fW > 0.0) {
-        const double e_lo = static_cast<double>(dense_ ? 0 : experts_.is_fixed() ? experts_.min : experts_.min);
+      // fEW is 0 up to float rounding (F has no E·W term); the bound assumes it.
+      if (std::isfinite(fbound) && std::fabs(k.fEW) <= 1e-9 * k.fW && k.fW > 0.0) {
+        const double e_lo = static_cast<double>(dense_ ? 0 : experts_.min);
         const double e_hi = static_cast<double>(dense_ ? 0 : experts_.max);
         const double rest = k.f0 + k.fS * static_cast<double>(S);
         const double w_max = (F_b_ * (1.0 + fbound) - rest - k.fE * e_lo) / k.fW;

@@ -241,6 +241,13 @@ TEST_CASE("match equals brute force: shared experts and first dense layers", "[m
   check_against_brute_force(b, LoopSpec::smelt(), c);
 }
 
+TEST_CASE("match equals brute force: fractional attended keys from document lengths", "[match]") {
+  const ArchConfig b = paper_200m();
+  const Workload w = parse_workload(R"({"doc_lengths": {"distribution": "exp:mean=600"}})", "w.json");
+  REQUIRE(w.attended_keys != std::floor(w.attended_keys));
+  check_against_brute_force(b, LoopSpec::smelt(), reduced(b), w);
+}
+
 TEST_CASE("match equals brute force: dense baseline", "[match]") {
   ArchConfig b;
   b.name = "dense";
