@@ -33,6 +33,7 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                {"closed_form_solves", r.summary.evaluated},
                {"seconds", r.summary.seconds},
                {"message", r.summary.message},
+               {"notes", r.summary.notes},
                {"infeasible", infeasible},
                {"brief", r.summary.brief()}};
   if (r.summary.uncapped_best) summary["uncapped_best"] = candidate_json(*r.summary.uncapped_best);
@@ -99,6 +100,7 @@ std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workloa
                                 r.baseline.hidden_size, loop.describe(), workload.description);
   out += candidates_table(r).render_text();
   out += "\n" + r.summary.brief() + "\n";
+  for (const auto& note : r.summary.notes) out += "note: " + note + "\n";
   if (!r.summary.feasible) out += infeasible_text(r);
   return out;
 }

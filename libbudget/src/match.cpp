@@ -692,6 +692,11 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
     result.summary.feasible = !result.candidates.empty();
   }
   if (!result.summary.feasible) explain_infeasibility(baseline, loop, workload, constraints, result.summary);
+  if (!baseline.ffn.is_moe() && loop.resolve(baseline.num_layers)) {
+    result.summary.notes.push_back(
+        "the baseline is dense: a loop adds FLOPs per token without adding parameters, and a dense FFN cannot "
+        "trade parameters for compute the way extra experts do, so FLOPs and parameters cannot both be matched");
+  }
   result.summary.evaluated = searcher.evaluated();
   result.summary.structures = searcher.structures();
   result.summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -261,6 +261,9 @@ TEST_CASE("match equals brute force: dense baseline", "[match]") {
   c.num_kv_heads = {4, 8, 4};
   c.expert_dim = {1024, 4096, 64};
   check_against_brute_force(b, LoopSpec::smelt(), c);
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 1);
+  REQUIRE(r.summary.notes.size() == 1);
+  CHECK_THAT(r.summary.notes.front(), Catch::Contains("dense"));
 }
 
 TEST_CASE("an unlooped request matches the baseline exactly", "[match]") {

@@ -127,6 +127,8 @@ struct MatchSummary {
   double best_objective = 0;
   double seconds = 0;
   std::string message;             ///< empty when feasible; else why not
+  /// Remarks on the request worth reading even when feasible (e.g. a dense baseline).
+  std::vector<std::string> notes;
   std::vector<InfeasibleBudget> infeasible;
   /// Best objective attainable without the caps (when infeasible), and its candidate.
   std::optional<Candidate> uncapped_best;
