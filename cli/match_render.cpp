@@ -1,5 +1,7 @@
 #include "match_render.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "budget/version.hpp"
@@ -76,6 +78,34 @@ Table candidates_table(const MatchResult& r) {
   for (const auto& c : r.candidates) {
     row(std::to_string(rank++), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
         signed_percent(c.deviation.flops, 2), signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2));
+  }
+  return t;
+}
+
+nlohmann::ordered_json sensitivity_json(const std::vector<ConstraintSensitivity>& sensitivity) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& s : sensitivity) {
+    out.push_back({{"constraint", s.constraint},
+                   {"relaxed_objective", std::isfinite(s.relaxed_objective) ? nlohmann::ordered_json(s.relaxed_objective)
+                                                                            : nlohmann::ordered_json(nullptr)}});
+  }
+  return out;
+}
+
+Table sensitivity_table(const MatchResult& r, const std::vector<ConstraintSensitivity>& sensitivity) {
+  Table t;
+  t.add_column("constraint relaxed", Align::left);
+  t.add_column("best max dev");
+  t.add_column("change");
+  for (const auto& s : sensitivity) {
+    if (!std::isfinite(s.relaxed_objective)) {
+      t.add_row({s.constraint, "infeasible", ""});
+      continue;
+    }
+    const std::string change = r.summary.feasible
+                                   ? fmt::format("{:+.3f} pts", 100.0 * (s.relaxed_objective - r.summary.best_objective))
+                                   : "feasible";
+    t.add_row({s.constraint, percent(s.relaxed_objective, 3), change});
   }
   return t;
 }

@@ -15,6 +15,10 @@ nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loo
 std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload);
 std::string match_markdown(const MatchResult& result, const LoopSpec& loop);
 
+/// Constraint sensitivity (constraint_sensitivity()) as JSON and as a table against the result.
+nlohmann::ordered_json sensitivity_json(const std::vector<ConstraintSensitivity>& sensitivity);
+Table sensitivity_table(const MatchResult& result, const std::vector<ConstraintSensitivity>& sensitivity);
+
 /// Baseline row followed by one row per candidate.
 Table candidates_table(const MatchResult& result);
 

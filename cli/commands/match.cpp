@@ -31,6 +31,7 @@ struct MatchOptions {
   int top = 5;
   OutputFormat format = OutputFormat::table;
   std::string out_path;
+  bool explain = false;
 };
 
 LoopSpec loop_spec(const MatchOptions& o) {
@@ -68,10 +69,26 @@ void run_match(const MatchOptions& o) {
     if (e.source().empty()) throw e.with_source(o.constraints_path.empty() ? "constraints" : o.constraints_path);
     throw;
   }
+  std::vector<ConstraintSensitivity> sensitivity;
+  if (o.explain) sensitivity = constraint_sensitivity(baseline, loop, workload, constraints);
   switch (o.format) {
-    case OutputFormat::json: std::cout << match_json(result, loop, workload).dump(2) << "\n"; break;
-    case OutputFormat::markdown: std::cout << match_markdown(result, loop); break;
-    default: std::cout << match_text(result, loop, workload); break;
+    case OutputFormat::json: {
+      nlohmann::ordered_json out = match_json(result, loop, workload);
+      if (o.explain) out["sensitivity"] = sensitivity_json(sensitivity);
+      std::cout << out.dump(2) << "\n";
+      break;
+    }
+    case OutputFormat::markdown:
+      std::cout << match_markdown(result, loop);
+      if (o.explain) std::cout << "\n" << sensitivity_table(result, sensitivity).render_markdown();
+      break;
+    default:
+      std::cout << match_text(result, loop, workload);
+      if (o.explain) {
+        std::cout << "\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n"
+                  << sensitivity_table(result, sensitivity).render_text();
+      }
+      break;
   }
   if (!result.summary.feasible) throw CommandExit{exit_infeasible};
   if (!o.out_path.empty()) {
@@ -100,6 +117,8 @@ void add_match_options(CLI::App& app) {
   add_format_option(app, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   app.add_option("--out", o->out_path, "Write the best candidate as a native config to this file");
+  app.add_flag("--explain", o->explain,
+               "Also show which constraint binds: the best deviation with each constraint alone relaxed");
   app.callback([&app, o] {
     if (!app.get_subcommands().empty()) return;
     if (o->baseline_path.empty()) return;  // main() prints the help

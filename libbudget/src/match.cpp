@@ -703,6 +703,24 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   return result;
 }
 
+std::vector<ConstraintSensitivity> constraint_sensitivity(const ArchConfig& baseline, const LoopSpec& loop,
+                                                          const Workload& workload,
+                                                          const MatchConstraints& constraints) {
+  validate(baseline);
+  validate(workload);
+  check_constraints(constraints);
+  std::vector<ConstraintSensitivity> out;
+  for (const Relaxation& r : relaxations(constraints)) {
+    MatchConstraints relaxed = constraints;
+    r.apply(relaxed);
+    out.push_back({r.name, best_objective(baseline, loop, workload, relaxed)});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.relaxed_objective < b.relaxed_objective;
+  });
+  return out;
+}
+
 std::string MatchSummary::brief() const {
   if (!feasible) return "infeasible: " + message;
   return fmt::format("matched: best max deviation {:.3f}% over a space of {} points ({} structures, {} closed-form "

@@ -44,3 +44,7 @@ budget_cli_test(NAME plan.table ARGS plan STDOUT_MATCHES "32 runs × 6 branches 
 budget_cli_test(NAME plan.csv ARGS plan --format csv STDOUT_MATCHES "^arch,cell,F,S,branch step,D,C")
 budget_cli_test(NAME plan.recipe ARGS plan --recipe examples/recipes/paper-wsd.json --format json
   STDOUT_MATCHES "\"stable_steps\": 196075")
+budget_cli_test(NAME match.explain ARGS --baseline ${BASE} --top 1 --explain
+  STDOUT_MATCHES "Which constraint binds" "num_kv_heads fixed at 2 +0\\.781%")
+budget_cli_test(NAME match.explain_json ARGS --baseline ${BASE} --top 1 --explain --format json
+  STDOUT_MATCHES "\"sensitivity\":" "\"constraint\": \"head_dim multiple of 4\"")

@@ -388,3 +388,22 @@ TEST_CASE("invalid requests throw budget::Error", "[match]") {
   CHECK_THROWS_AS(match(b, LoopSpec::smelt(), paper_workload(), c, 3), Error);
   CHECK_THROWS_AS(match(b, LoopSpec::smelt(), paper_workload(), default_constraints(b), 0), Error);
 }
+
+TEST_CASE("constraint sensitivity names the constraints that bind", "[match]") {
+  const ArchConfig b = paper_200m();
+  const MatchConstraints c = default_constraints(b);
+  const auto s = constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), c);
+  REQUIRE(s.size() >= 10);
+  for (std::size_t i = 1; i < s.size(); ++i) CHECK(s[i - 1].relaxed_objective <= s[i].relaxed_objective);
+  const auto find = [&](const std::string& name) {
+    for (const auto& x : s) if (x.constraint == name) return x.relaxed_objective;
+    FAIL("missing " << name);
+    return 0.0;
+  };
+  // One KV head of 172: 2·18·1·172 = 6192 against 6144, +0.78125%, and FLOPs/params fit inside it.
+  CHECK(find("num_kv_heads fixed at 2") == Approx(0.0078125).margin(1e-12));
+  CHECK(find("head_dim multiple of 4") < 0.015625);
+  // Constraints that do not bind leave the optimum (1.5625%, set by KV) unchanged.
+  CHECK(find("num_experts multiple of 8") == Approx(0.015625).margin(1e-12));
+  CHECK(find("top_k fixed at 8") == Approx(0.015625).margin(1e-12));
+}

@@ -149,6 +149,20 @@ struct MatchResult {
 MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                   const MatchConstraints& constraints, int top_n = 5);
 
+/// What one constraint costs: the best objective with that constraint alone relaxed.
+struct ConstraintSensitivity {
+  std::string constraint;        ///< as a user would write it: "head_dim multiple of 4"
+  double relaxed_objective = 0;  ///< best objective with it relaxed (+inf if still infeasible)
+};
+
+/// For every constraint that can be relaxed on its own (a fixed variable freed to [1, 4·value],
+/// a multiple_of dropped, a range widened to [step, 4·max], the query width freed), the best
+/// objective without it; sorted by relaxed objective, best first. Tells which constraint binds
+/// the match (docs/matching.md, "Which constraint binds"). Costs one search per constraint.
+std::vector<ConstraintSensitivity> constraint_sensitivity(const ArchConfig& baseline, const LoopSpec& loop,
+                                                          const Workload& workload,
+                                                          const MatchConstraints& constraints);
+
 /// Deviations and objective of `candidate` against `baseline_budgets` under `constraints`' weights
 /// (used by match() and by tests to re-check its answers).
 Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& baseline,
