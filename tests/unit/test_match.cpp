@@ -12,21 +12,16 @@
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/match.hpp"
+#include "accounting_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
+/// The paper's 200M baseline (accounting_fixtures.hpp) with `experts` experts.
 ArchConfig paper_200m(std::int64_t experts = 192) {
-  ArchConfig c;
-  c.name = "paper-200M";
-  c.hidden_size = 1280;
-  c.num_layers = 12;
-  c.attention = {10, 128, 2};
+  ArchConfig c = test::paper_200m_baseline();
   c.ffn.num_experts = experts;
-  c.ffn.top_k = 8;
-  c.ffn.expert_dim = 432;
-  c.ffn.gated = true;
   return c;
 }
 
