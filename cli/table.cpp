@@ -70,9 +70,17 @@ std::string Table::render_text() const {
 }
 
 std::string Table::render_markdown() const {
-  const auto line = [](const std::vector<std::string>& cells) {
+  // Markdown drops leading spaces: keep indentation (sub-rows) as non-breaking spaces.
+  const auto keep_indent = [](const std::string& cell) {
+    std::size_t spaces = 0;
+    while (spaces < cell.size() && cell[spaces] == ' ') ++spaces;
+    std::string out;
+    for (std::size_t i = 0; i < spaces; ++i) out += "&nbsp;";
+    return out + cell.substr(spaces);
+  };
+  const auto line = [&](const std::vector<std::string>& cells) {
     std::string out = "|";
-    for (const auto& cell : cells) out += " " + cell + " |";
+    for (const auto& cell : cells) out += " " + keep_indent(cell) + " |";
     return out + "\n";
   };
   std::string out = line(headers_) + "|";
