@@ -258,7 +258,7 @@ void print_text(const GainReport& r, const CeGainOptions& o, const GainQuery& qu
     }
   }
   std::cout << "\nGain by sparsity (rows) and budget (columns):\n\n" << render(gain_matrix(r, query))
-            << "\nDetails (C_ref: budget the reference needs for the target's L*; TPP = 6·D*/F*):\n\n"
+            << "\nDetails (C_ref: budget the reference needs for the target's L*; TPP = 6·D*/F* of each law at the same C):\n\n"
             << render(detail_table(r, note.ran));
   if (!r.domain_entries.empty()) {
     std::cout << "\nPer-domain gains (exponents shared from the overall fit, intercepts per domain):\n\n"
