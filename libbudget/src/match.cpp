@@ -728,4 +728,22 @@ std::string MatchSummary::brief() const {
                      100.0 * best_objective, space_size, structures, evaluated, 1e3 * seconds);
 }
 
+std::string MatchSummary::full_report() const {
+  std::string out = brief() + "\n";
+  out += fmt::format("  space: {} points; structures calibrated from the op list: {}; closed-form expert solves: {}\n",
+                     space_size, structures, evaluated);
+  out += fmt::format("  time: {:.3f} ms\n", 1e3 * seconds);
+  for (const auto& reason : infeasible) {
+    std::string binding;
+    for (const auto& b : reason.binding) binding += (binding.empty() ? "" : "; ") + b;
+    out += fmt::format("  {} cannot be met: best attainable {:.4f}%; binding: {}\n", reason.budget,
+                       100.0 * reason.best_attainable, binding.empty() ? "none alone" : binding);
+  }
+  if (uncapped_best) {
+    out += fmt::format("  best without caps: largest deviation {:.4f}%\n", 100.0 * uncapped_best->deviation.max_abs());
+  }
+  for (const auto& note : notes) out += "  note: " + note + "\n";
+  return out;
+}
+
 }  // namespace budget

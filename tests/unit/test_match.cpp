@@ -349,6 +349,8 @@ TEST_CASE("infeasible caps name the budget, the best attainable value and the bi
   CHECK(std::find(why.binding.begin(), why.binding.end(), "head_dim multiple of 4") != why.binding.end());
   CHECK(std::find(why.binding.begin(), why.binding.end(), "num_layers fixed at 12") != why.binding.end());
   CHECK_THAT(r.summary.message, Catch::Contains("kv budget cannot be met"));
+  CHECK_THAT(r.summary.full_report(), Catch::Contains("kv cannot be met: best attainable 1.5625%"));
+  CHECK_THAT(r.summary.brief(), Catch::StartsWith("infeasible: "));
   REQUIRE(r.summary.uncapped_best.has_value());
   CHECK(r.summary.uncapped_best->deviation.max_abs() == Approx(0.015625).margin(1e-12));
 }

@@ -133,7 +133,10 @@ struct MatchSummary {
   /// Best objective attainable without the caps (when infeasible), and its candidate.
   std::optional<Candidate> uncapped_best;
 
+  /// One line: outcome, best objective, space searched, time.
   std::string brief() const;
+  /// Several lines: the brief, the search counts, infeasibility reasons and notes.
+  std::string full_report() const;
 };
 
 struct MatchResult {
