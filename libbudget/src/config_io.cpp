@@ -3,6 +3,7 @@
 #include <string>
 
 #include "budget/error.hpp"
+#include "config_hf_json.hpp"
 #include "config_json.hpp"
 #include "json_reader.hpp"
 
@@ -108,6 +109,7 @@ nlohmann::ordered_json arch_config_json(const ArchConfig& c) {
 
 ArchConfig parse_arch_config(std::string_view json_text, const std::string& source) {
   const nlohmann::json document = detail::parse_json_text(json_text, source);
+  if (detail::looks_like_hf_config(document)) return detail::read_hf_config(document, source);
   return detail::read_arch_config(document, source, "");
 }
 

@@ -117,3 +117,9 @@ budget_cli_test(NAME report.missing_config ARGS report
   EXPECT_EXIT 64 STDERR_MATCHES [=[config is required]=])
 budget_cli_test(NAME report.bad_format ARGS report ${base} --format yaml
   EXPECT_EXIT 64 STDERR_MATCHES [=[--format]=] [=[yaml]=])
+
+# Hugging Face config.json files are recognised and read (docs/config.md, "Hugging Face configs").
+budget_cli_test(NAME report.hf_mixtral ARGS report examples/hf/mixtral-8x7b.json
+  STDOUT_MATCHES "non-embedding params \\(N\\) +46\\.4 G" "heads 32×128 \\(KV 8\\)")
+budget_cli_test(NAME match.hf_qwen_moe ARGS --baseline examples/hf/qwen1.5-moe-a2.7b.json --top 1
+  STDOUT_MATCHES "matched: best max deviation")

@@ -10,7 +10,9 @@
 
 namespace budget {
 
-/// Parses and validates a config from JSON text; `source` names it in errors.
+/// Parses and validates a config from JSON text; `source` names it in errors. A Hugging Face
+/// config.json (an object with "num_hidden_layers" and no "num_layers") is read by
+/// parse_hf_config() (config_hf.hpp).
 ArchConfig parse_arch_config(std::string_view json_text, const std::string& source);
 
 /// Reads, parses and validates a config file.
