@@ -2,11 +2,13 @@
 // The training-run plan of a grid: for every cell, architecture (baseline and matched looped)
 // and decay branch, the tokens seen and the training compute C = F × D of that endpoint.
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "budget/error.hpp"
 #include "budget/grid.hpp"
 #include "budget/plan.hpp"
 #include "budget/version.hpp"
@@ -22,8 +24,23 @@ struct PlanOptions {
   std::string grid_path;  // empty: the built-in paper grid
   std::string recipe_path;
   std::string workload_path;
+  std::string data_template_path;
   OutputFormat format = OutputFormat::table;
 };
+
+/// The scaling-law data file of the plan, loss left empty: one row per endpoint with the columns
+/// `budget-match fit` reads (docs/scaling.md). Fill in the measured losses, then fit.
+void write_data_template(const Plan& plan, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw Error("cannot open file for writing", path);
+  out << "# Scaling-law data of a budget-match plan: fill in `loss` (validation loss at each endpoint),\n"
+         "# then run `budget-match fit " << path << "`. D = branch_step · tokens_per_step + decay_tokens.\n";
+  out << "arch,cell,F,S,D,loss\n";
+  for (const auto& e : plan.endpoints) {
+    out << fmt::format("{},{},{:.17g},{:.17g},{:.17g},\n", e.arch, e.cell, e.flops_per_token, e.sparsity, e.tokens);
+  }
+  if (!out) throw Error("error while writing the file", path);
+}
 
 std::string cell_label(const GridCell& cell) {
   return fmt::format("{}-E{}", cell.size, cell.baseline.ffn.num_experts);
@@ -44,6 +61,7 @@ void run_plan(const PlanOptions& o) {
     }
   }
   const Plan plan = plan_runs(runs, recipe);
+  if (!o.data_template_path.empty()) write_data_template(plan, o.data_template_path);
 
   if (o.format == OutputFormat::json) {
     using json = nlohmann::ordered_json;
@@ -107,6 +125,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--grid", o->grid_path, "Grid file (default: the built-in SMELT paper grid, as in examples/grids/paper_grid.json)");
   cmd->add_option("--recipe", o->recipe_path, "Recipe JSON (default: the paper's WSD recipe)");
   cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  cmd->add_option("--data-template", o->data_template_path,
+                  "Also write the endpoints as a scaling-law data CSV (arch,cell,F,S,D,loss) with empty losses");
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_plan(*o); });
 }

@@ -59,3 +59,8 @@ budget_cli_test(NAME compare.json
   STDOUT_MATCHES "\"schema_version\": 1" "\"kv\": 0\\.03125")
 budget_cli_test(NAME compare.needs_two ARGS compare examples/configs/paper-200M-S95-baseline.json EXPECT_EXIT 64
   STDERR_MATCHES "configs")
+# plan --data-template writes the fit's CSV schema; fit then asks for the losses, naming the line.
+add_test(NAME cli.plan.data_template
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DOUT=${CMAKE_CURRENT_BINARY_DIR}/plan_template.csv
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_template.cmake
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
