@@ -1,5 +1,7 @@
 #include "output_format.hpp"
 
+#include <cctype>
+
 namespace budget::cli {
 
 std::map<std::string, OutputFormat> all_formats() {
@@ -11,9 +13,19 @@ CLI::Option* add_format_option(CLI::App& command, OutputFormat& target,
                                const std::map<std::string, OutputFormat>& allowed) {
   std::string names;
   for (const auto& [name, value] : allowed) names += (names.empty() ? "" : "|") + name;
-  return command.add_option("--format", target, "Output format: " + names)
-      ->transform(CLI::CheckedTransformer(allowed, CLI::ignore_case))
-      ->option_text("FORMAT");
+  // Maps the (case-insensitive) name to the enum's integer, or fails with a readable message:
+  // "value \"csv\" is not allowed; allowed: json|markdown|table".
+  const CLI::Validator to_enum(
+      [allowed, names](std::string& value) -> std::string {
+        std::string lower;
+        for (char ch : value) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        const auto it = allowed.find(lower);
+        if (it == allowed.end()) return "value \"" + value + "\" is not allowed; allowed: " + names;
+        value = std::to_string(static_cast<int>(it->second));
+        return {};
+      },
+      "", "format name");
+  return command.add_option("--format", target, "Output format: " + names)->transform(to_enum)->option_text("FORMAT");
 }
 
 }  // namespace budget::cli
