@@ -278,6 +278,10 @@ CalibrationProfile load_calibration_profile(const std::string& path) {
   return jsonl ? parse_torch_measurements(text, path) : parse_calibration_profile(text, path);
 }
 
+CalibrationProfile load_torch_measurements(const std::string& path) {
+  return parse_torch_measurements(detail::read_text_file(path), path);
+}
+
 void validate(const CalibrationProfile& profile, const std::string& source) {
   // Through a JSON value, not text, so a NaN stays a NaN and is reported as one.
   read_profile(profile_to_json_value<nlohmann::json>(profile), source);
