@@ -102,7 +102,7 @@ double neighbour_log_residual(const std::vector<TimeSample>& samples, const std:
   std::partial_sort(by_distance.begin(), by_distance.begin() + static_cast<std::ptrdiff_t>(count), by_distance.end());
   double weighted = 0, total = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    const double w = 1.0 / (by_distance[i].first + 1e-3);
+    const double w = 1.0 / (by_distance[i].first + 1e-6);
     weighted += w * by_distance[i].second;
     total += w;
   }

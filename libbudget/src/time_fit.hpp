@@ -25,8 +25,8 @@ std::vector<double> fit_nonnegative_relative(const std::vector<TimeSample>& samp
 double evaluate_fit(const std::vector<double>& beta, const std::vector<double>& features);
 
 /// Inverse-distance-weighted mean of the log residuals of the `k` samples nearest to `coords`
-/// (Euclidean distance d in log-shape space, weight 1/(d + 10⁻³)): ρ = Σ wᵢ ρᵢ / Σ wᵢ. A measured
-/// shape (d = 0) dominates with weight 1000. Returns 0 for k = 0 or no samples.
+/// (Euclidean distance d in log-shape space, weight 1/(d + 10⁻⁶)): ρ = Σ wᵢ ρᵢ / Σ wᵢ. A measured
+/// shape (d = 0) dominates with weight 10⁶: it is reproduced. Returns 0 for k = 0 or no samples.
 double neighbour_log_residual(const std::vector<TimeSample>& samples, const std::vector<double>& coords, int k);
 
 }  // namespace budget::detail

@@ -22,7 +22,7 @@
 //
 // The fit is non-negative least squares in relative error (time_fit.hpp). Then the log residuals
 // ρᵢ = ln(tᵢ / fit) of the k nearest measured shapes of the class, in log-shape space, correct the
-// fit by their inverse-distance-weighted mean: t̂ = fit · exp(Σ wᵢρᵢ / Σ wᵢ), wᵢ = 1/(dᵢ + 10⁻³).
+// fit by their inverse-distance-weighted mean: t̂ = fit · exp(Σ wᵢρᵢ / Σ wᵢ), wᵢ = 1/(dᵢ + 10⁻⁶).
 // A measured shape is reproduced (its own residual dominates); between shapes the fit carries.
 
 #include "budget/time_model.hpp"
@@ -169,8 +169,10 @@ struct FamilyFit {
 
 void finish_class(ClassFit& c, const std::vector<double>& fallback_beta) {
   const std::size_t p = c.samples.empty() ? 0 : c.samples.front().features.size();
-  // A class fits its own line only with more rows than regressors; else it borrows the family's.
-  c.beta = c.samples.size() > p ? detail::fit_nonnegative_relative(c.samples) : std::vector<double>{};
+  // A class fits its own line only with more rows than regressors; else it borrows the family's
+  // (the family's pooled fit itself is made from whatever rows there are: fewer regressors then).
+  const bool own = c.samples.size() > p || fallback_beta.empty();
+  c.beta = own ? detail::fit_nonnegative_relative(c.samples) : std::vector<double>{};
   if (c.beta.empty() || detail::evaluate_fit(c.beta, c.samples.front().features) <= 0) c.beta = fallback_beta;
   for (auto& s : c.samples) {
     const double fit = detail::evaluate_fit(c.beta, s.features);
