@@ -36,9 +36,9 @@ Table validation_table(const std::vector<TimeValidation>& rows) {
   t.add_column("op", Align::left);
   t.add_column("fit rows");
   t.add_column("held-out rows");
-  t.add_column("median |err|");
-  t.add_column("p90 |err|");
-  t.add_column("max |err|");
+  t.add_column("median rel. error");
+  t.add_column("p90 rel. error");
+  t.add_column("max rel. error");
   for (const auto& v : rows) {
     if (v.op == "all") t.add_separator();
     t.add_row({v.op, std::to_string(v.fit_rows), std::to_string(v.test_rows), percent(v.median_relative_error, 1),

@@ -211,6 +211,13 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
     throw Error(fmt::format("value {} is out of range; allowed: 0 to 1000 neighbours", options.neighbours),
                 "<time model options>", "neighbours");
   }
+  const std::string& b = options.attention_backend;
+  if (!(b == "auto" || b == "cudnn" || b == "flash" || b == "default" || (b.rfind("fallback-", 0) == 0 && b.size() > 9))) {
+    throw Error(fmt::format("attention backend \"{}\" is not allowed; allowed: \"auto\", \"cudnn\", \"flash\", "
+                            "\"default\" or \"fallback-<name>\"",
+                            b),
+                "<time model options>", "attention_backend");
+  }
   auto impl = std::make_shared<Impl>();
   impl->profile = profile;
   impl->options = std::move(options);
