@@ -277,6 +277,14 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
     return p;
   }
   p.ms = base * std::exp(detail::neighbour_log_residual(fit->samples, s.coords, options.neighbours));
+  // No GEMM or attention kernel beats the profile's measured bf16 GEMM peak: an extrapolated fit
+  // that would is held to it.
+  const double at_peak_ms = s.peak_flops / (profile.peaks.bf16_gemm_tflops * 1e12) * 1e3;
+  if (p.ms < at_peak_ms) {
+    p.ms = at_peak_ms;
+    p.note = fmt::format("{}{}the fit would beat the measured bf16 GEMM peak: held to it", p.note,
+                         p.note.empty() ? "" : "; ");
+  }
   for (std::size_t i = 0; i < s.coords.size() && i < fit->lo.size(); ++i) {
     if (s.coords[i] < fit->lo[i] - 1e-9 || s.coords[i] > fit->hi[i] + 1e-9) p.out_of_range = true;
   }

@@ -40,7 +40,7 @@ CalibrationRow row(std::string op, std::string pass, std::map<std::string, std::
 CalibrationProfile header() {
   CalibrationProfile p;
   p.device.name = "test GPU";
-  p.peaks = {500.0, 2000.0};
+  p.peaks = {1000.0, 2000.0};
   p.source.tool = "test fixture";
   return p;
 }
@@ -146,6 +146,13 @@ TEST_CASE("time model: shapes outside the measured range are flagged", "[time]")
   CHECK(model.predict(gemm_query(8192, 1024, 16384)).out_of_range);        // N above
   // Extrapolation still follows the law (the fit is linear in FLOPs).
   CHECK(model.predict(gemm_query(65536, 1024, 2048)).ms == Approx(gemm_law(65536, 1024, 2048, true)).epsilon(1e-6));
+  // ... but never beats the profile's measured peak: with a peak of 400 TFLOP/s (below the
+  // fixture's 600) a large aligned GEMM is held to 2MKN / 400 TFLOP/s and says so.
+  CalibrationProfile slow = gemm_profile();
+  slow.peaks.bf16_gemm_tflops = 400;
+  const TimePrediction held = TimeModel(slow).predict(gemm_query(65536, 4096, 8192));
+  CHECK(held.ms == Approx(2.0 * 65536 * 4096 * 8192 / 400e12 * 1e3));
+  CHECK_THAT(held.note, Catch::Contains("held to it"));
 }
 
 TEST_CASE("time model: missing passes and ops are derived and said so", "[time]") {
@@ -162,12 +169,12 @@ TEST_CASE("time model: missing passes and ops are derived and said so", "[time]"
   const TimePrediction n = model.predict(row("rms_norm", "forward+backward", {{"tokens", 32768}, {"H", 1024}}, 0));
   CHECK(n.no_rows);
   CHECK(n.ms == Approx(2.5 * 4 * 32768.0 * 1024 / 2000e9 * 1e3));
-  // No expert GEMM rows: FLOPs at the bf16 peak (500 TFLOP/s).
+  // No expert GEMM rows: FLOPs at the bf16 peak (1000 TFLOP/s).
   const TimePrediction e = model.predict(row("expert_gemms", "forward",
                                              {{"E", 8}, {"tokens_per_expert", 1024}, {"H", 512}, {"expert_dim", 256},
                                               {"top_k", 2}, {"tokens", 4096}},
                                              0, "down"));
-  CHECK(e.ms == Approx(2.0 * 8 * 1024 * 512 * 256 / 500e12 * 1e3));
+  CHECK(e.ms == Approx(2.0 * 8 * 1024 * 512 * 256 / 1000e12 * 1e3));
 }
 
 TEST_CASE("time model: cuDNN refusing head dims not a multiple of 8 falls back to the fastest accepting backend",
@@ -223,7 +230,7 @@ TEST_CASE("time model: a step is the sum of its ops' passes times executed layer
     for (const Op& op : layer_ops(c, w)) f += op.total_forward_flops();
     return f;
   }();
-  CHECK(t.mfu == Approx(3 * forward_flops * 256 / (t.seconds_per_step * 500e12)));
+  CHECK(t.mfu == Approx(3 * forward_flops * 256 / (t.seconds_per_step * 1000e12)));
 
   // Loops: layers 2–3 twice → 6 executed layers: 24 · 6 + 1 ms.
   c.loop = LoopConfig{2, 3, 2};
