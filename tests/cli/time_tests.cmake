@@ -65,3 +65,7 @@ budget_cli_test(NAME time.grid ARGS grid --calibration ${profile}
   STDOUT_NOT_MATCHES [=[infeasible]=])
 budget_cli_test(NAME time.grid_rank_by_time_csv ARGS grid --calibration ${profile} --rank-by time --format csv
   STDOUT_MATCHES [=[time ×]=] [=[1\.[0-9]+×]=])
+
+# --- compare ---------------------------------------------------------------------------------------
+budget_cli_test(NAME time.compare ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json --calibration ${profile}
+  STDOUT_MATCHES [=[KV +time ×]=] [=[1\.000×]=] [=[ 1 +[0-9.]+% .* 1\.[0-9]+× +12/18]=] [=[time ×: predicted time per token / the reference's]=])
