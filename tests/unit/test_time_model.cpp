@@ -245,6 +245,25 @@ TEST_CASE("time model: a step is the sum of its ops' passes times executed layer
   CHECK(t.seconds_per_step == Approx(((24 + 5 + 1 / 3.5 + 4 / 2.5) * 6 + 1 + 1 / 2.5) * 1e-3));
 }
 
+TEST_CASE("time model: a dense plain-FFN model and a plain expert FFN (hand count)", "[time]") {
+  const TimeModel model(constant_profile());
+  Workload w = test::toy_workload();
+  w.tokens_per_step = 256;
+  // toy_dense: 2 layers; per layer qkv 3, attention 1, output 3, FFN up 3 + down 3, norms 2, the
+  // plain activation 2/3 of SwiGLU's 1 ms: 15 + 2/3 ms; final norm 1 ms.
+  StepTime t = predict_step_time(model, test::toy_dense(), w);
+  CHECK(t.seconds_per_step == Approx((2 * (15 + 2.0 / 3.0) + 1) * 1e-3));
+  // A plain (2-matrix) MoE: the "up" expert GEMM is timed from the up_gate rows (one family: an
+  // H → n GEMM either way), measured, not derived.
+  ArchConfig plain = test::toy_moe();
+  plain.ffn.gated = false;
+  t = predict_step_time(model, plain, w);
+  CHECK(t.seconds_per_step == Approx((4 * (24 - 1 + 2.0 / 3.0) + 1) * 1e-3));
+  for (const auto& op : t.by_op) {
+    if (op.kind == OpKind::routed_experts) CHECK_FALSE(op.no_rows);
+  }
+}
+
 TEST_CASE("time model: memory-bound ops are in the op list with bytes and no FLOPs or parameters", "[time][ops]") {
   const ArchConfig c = test::toy_moe();
   const auto ops = layer_ops(c, test::toy_workload());
