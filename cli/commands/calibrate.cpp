@@ -28,6 +28,7 @@ struct CalibrateOptions {
   std::string notes;
   bool validate = false;
   std::uint64_t seed = 1;
+  int neighbours = TimeModelOptions{}.neighbours;
   OutputFormat format = OutputFormat::table;
 };
 
@@ -67,7 +68,9 @@ void run_calibrate(const CalibrateOptions& o) {
     if (o.out_path.empty()) std::cout << calibration_profile_to_json(profile);
     return;
   }
-  const auto rows = validate_time_model(profile, o.seed);
+  TimeModelOptions model_options;
+  model_options.neighbours = o.neighbours;
+  const auto rows = validate_time_model(profile, o.seed, model_options);
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json out{{"schema_version", output_schema_version},
                                {"budget_version", version_string},
@@ -88,8 +91,8 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   const Table t = validation_table(rows);
   std::cout << fmt::format("Time model, held-out accuracy: fit on a random half of the measured shapes (seed {}), "
-                           "predict the other half\n{} ({})\n\n",
-                           o.seed, profile.device.name, profile.source.tool)
+                           "predict the other half; {} neighbours\n{} ({})\n\n",
+                           o.seed, o.neighbours, profile.device.name, profile.source.tool)
             << (o.format == OutputFormat::markdown ? t.render_markdown() : t.render_text());
 }
 
@@ -106,6 +109,9 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--validate", o->validate,
                 "Fit the time model on a random half of the measured shapes and print its error on the other half");
   cmd->add_option("--seed", o->seed, "Seed of the random halves (default 1)");
+  cmd->add_option("--neighbours", o->neighbours,
+                  "With --validate: nearest measured shapes whose residuals correct the fit (default 6; 0: the fit alone)")
+      ->check(CLI::Range(0, 1000));
   add_format_option(*cmd, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([o] { run_calibrate(*o); });
