@@ -1,0 +1,129 @@
+#pragma once
+/// \file
+/// Calibration profiles: per-operation times measured on one GPU, the input of the time model
+/// (time_model.hpp). A profile is versioned JSON (docs/calibration.md, "Profile format v1"): a
+/// header (device, library versions, clocks, measured peaks, who measured it and how) and one row
+/// per measured shape and pass. Reading is strict: an unknown key, op, pass or shape field, a
+/// missing shape field or a non-positive time is a budget::Error naming the file and the JSON
+/// pointer ("/rows/12/ms"), the value and what is allowed.
+///
+/// Two sources are read: the profile JSON written by write_calibration_profile() (by `budget-match
+/// calibrate` and by the project's CUDA profiler, `budget-profile`), and per-op measurement lines in
+/// the form of PyTorch-eager measurements (one JSON object a line, ".jsonl"; docs/calibration.md,
+/// "Measurements from PyTorch (.jsonl)"), so users can calibrate from their own framework.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace budget {
+
+/// The GPU and software a profile was measured on. Empty strings and zeros mean "not recorded".
+struct CalibrationDevice {
+  std::string name;                ///< e.g. "NVIDIA H200"
+  std::string compute_capability;  ///< e.g. "9.0"
+  std::string driver;              ///< driver version
+  std::string cuda_runtime;        ///< CUDA runtime version, e.g. "13.0"
+  std::string cublas;              ///< cuBLAS version
+  std::string cudnn;               ///< cuDNN version, e.g. "9.19.0"
+  std::int64_t sm_count = 0;
+  double memory_gib = 0;
+  double sm_clock_mhz = 0;
+  double memory_clock_mhz = 0;
+
+  bool operator==(const CalibrationDevice&) const = default;
+};
+
+/// Peak rates measured in the same run as the rows (required, > 0).
+struct CalibrationPeaks {
+  double bf16_gemm_tflops = 0;   ///< an 8192³ bf16 GEMM, 2·8192³ FLOPs / time, in 10¹² FLOP/s
+  double copy_gbytes_per_s = 0;  ///< device-to-device copy, bytes read + bytes written / time, 10⁹ B/s
+
+  bool operator==(const CalibrationPeaks&) const = default;
+};
+
+/// Who measured the profile and how.
+struct CalibrationSource {
+  std::string tool;     ///< required, e.g. "budget-profile 0.2.0" or "pytorch-eager (torch 2.11.0+cu130)"
+  std::string method;   ///< e.g. "CUDA events, median of 9 after 3 warm-ups"
+  std::string created;  ///< ISO 8601 UTC time of the measurement or conversion
+  std::string notes;
+
+  bool operator==(const CalibrationSource&) const = default;
+};
+
+/// One measured shape and pass.
+///
+/// `op` is one of calibration_ops(); `shape` holds exactly the integer fields that op requires
+/// (plus its optional ones), see calibration_shape_fields(). `pass` is forward | input_grad |
+/// weight_grad for "gemm" and "expert_gemms", forward | backward | forward+backward for the other
+/// ops. `ms` is the median time in milliseconds (> 0) unless `refused` (an attention backend that
+/// rejects the shape; no time). `flops` and `bytes` are what the measurer counted (≥ 0; 0 = not
+/// given); the time model recomputes both from the shape and does not trust them.
+struct CalibrationRow {
+  std::string op;
+  std::string pass;
+  std::map<std::string, std::int64_t> shape;
+  std::string matrix;   ///< expert_gemms only: "up_gate" | "up" | "down"
+  std::string routing;  ///< expert_gemms only, optional: "balanced" | "skewed" ("" = not given: balanced)
+  /// attention (required): "cudnn" | "flash" | "default" | "fallback-<name>"; other ops
+  /// (optional): the library or kernel that ran, letters, digits, '-', '_', '.'.
+  std::string backend;
+  bool refused = false;
+  double ms = 0, flops = 0, bytes = 0;
+
+  bool operator==(const CalibrationRow&) const = default;
+};
+
+struct CalibrationProfile {
+  int schema_version = 1;
+  CalibrationDevice device;
+  CalibrationPeaks peaks;
+  CalibrationSource source;
+  std::vector<CalibrationRow> rows;
+
+  bool operator==(const CalibrationProfile&) const = default;
+};
+
+/// The current profile schema version (the "schema_version" written and the only one read).
+inline constexpr int calibration_schema_version = 1;
+
+/// The row ops a profile may hold, in a fixed order: gemm, expert_gemms, attention, rms_norm,
+/// swiglu, router_softmax_topk, dispatch_gather, combine_scatter_add.
+const std::vector<std::string>& calibration_ops();
+
+/// The integer shape fields of `op`: required ones, then optional ones (empty for an unknown op).
+struct CalibrationShapeFields {
+  std::vector<std::string> required;
+  std::vector<std::string> optional;
+};
+CalibrationShapeFields calibration_shape_fields(std::string_view op);
+
+/// Parses profile JSON read from `source` (a file name for messages). Throws budget::Error.
+CalibrationProfile parse_calibration_profile(std::string_view json, const std::string& source);
+
+/// Parses PyTorch-eager measurement lines (".jsonl", docs/calibration.md): one object a line, the
+/// `op: device` line filling device, peaks and source; attention lines become one row per backend
+/// ("default" from ms_default, then each of ms_by_backend, "refused" kept as a refused row).
+/// Errors name `source` and "line <n>/<field>".
+CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::string& source);
+
+/// Reads a profile file: a path ending in ".jsonl" is read as PyTorch-eager measurement lines,
+/// anything else as profile JSON. Throws budget::Error naming the path.
+CalibrationProfile load_calibration_profile(const std::string& path);
+
+/// Checks what the reader checks, for profiles built in code; throws budget::Error naming
+/// `source` and the JSON pointer the field would have.
+void validate(const CalibrationProfile& profile, const std::string& source = "<profile>");
+
+/// Profile JSON: pretty-printed header in a fixed key order, one row per line in a fixed key
+/// order (op, pass, shape fields in calibration_shape_fields() order, matrix, routing, backend, refused, ms, flops,
+/// bytes). parse_calibration_profile(calibration_profile_to_json(p)) == p. Validates first.
+std::string calibration_profile_to_json(const CalibrationProfile& profile);
+
+/// Writes calibration_profile_to_json(profile) to `path`; budget::Error if it cannot be written.
+void write_calibration_profile(const CalibrationProfile& profile, const std::string& path);
+
+}  // namespace budget
