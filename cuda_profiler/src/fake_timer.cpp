@@ -28,7 +28,7 @@ std::string FakeTimer::method() const {
 Peaks FakeTimer::measure_peaks() { return Peaks{rates_.tflops, rates_.gbytes_per_s}; }
 
 std::vector<CheckResult> FakeTimer::check_correctness() {
-  return {CheckResult{"simulated timer (no kernels run)", 0.0, 0.0, true, "nothing to check"}};
+  return {CheckResult{"", "simulated timer (no kernels run)", 0.0, 0.0, true, "nothing to check"}};
 }
 
 Timing FakeTimer::time(const OpCase& c) {

@@ -9,7 +9,13 @@ namespace budget::profiler {
 std::vector<MeasuredRow> time_cases(const std::vector<OpCase>& cases, Timer& timer,
                                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress) {
   std::vector<MeasuredRow> rows;
-  rows.reserve(cases.size());
+  time_cases_into(cases, timer, rows, progress);
+  return rows;
+}
+
+void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector<MeasuredRow>& rows,
+                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress) {
+  rows.reserve(rows.size() + cases.size());
   const auto emit = [&](std::size_t i, MeasuredRow row) {
     rows.push_back(std::move(row));
     if (progress) progress(i, cases.size(), rows.back());
@@ -26,11 +32,24 @@ std::vector<MeasuredRow> time_cases(const std::vector<OpCase>& cases, Timer& tim
       if (!fallback.refused) {
         fallback.backend = "fallback-pad8";
         fallback.note = fmt::format("cuDNN at head_dim {} (zero-padded from {})", padded.at("head_dim"), c.at("head_dim"));
+        emit(i, MeasuredRow{c, fallback});
       }
-      emit(i, MeasuredRow{c, fallback});
     }
   }
-  return rows;
+}
+
+std::set<std::string> failed_ops(const std::vector<CheckResult>& checks) {
+  std::set<std::string> failed;
+  for (const CheckResult& c : checks)
+    if (!c.passed) failed.insert(c.op);
+  return failed;
+}
+
+std::vector<OpCase> without_ops(const std::vector<OpCase>& cases, const std::set<std::string>& ops) {
+  std::vector<OpCase> kept;
+  for (const OpCase& c : cases)
+    if (ops.count(c.op) == 0) kept.push_back(c);
+  return kept;
 }
 
 CalibrationProfile to_profile(const RunResult& run, const std::string& tool, const std::string& created,
@@ -45,7 +64,7 @@ CalibrationProfile to_profile(const RunResult& run, const std::string& tool, con
   p.source.method = run.method;
   p.source.created = created;
   std::string all_notes = notes;
-  if (run.simulated) all_notes += std::string(all_notes.empty() ? "" : " ") + "SIMULATED: these times come from a roofline, no GPU ran.";
+  if (run.simulated) all_notes += std::string(all_notes.empty() ? "" : "; ") + "SIMULATED: these times come from a roofline, no GPU ran.";
   p.source.notes = all_notes;
   for (const MeasuredRow& r : run.rows) {
     CalibrationRow row;

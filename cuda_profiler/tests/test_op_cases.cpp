@@ -96,7 +96,7 @@ TEST_CASE("the sweep is deterministic, spans alignment classes and fits 4 minute
   CHECK((k_128 && k_64 && k_8 && k_not_8));
   CHECK(head_dim_not_8);
   CHECK(skewed);
-  const double seconds = estimate_sweep_seconds(a, RooflineRates{}, LaunchPlan{});
+  const double seconds = estimate_sweep_seconds(a, estimate_rates, LaunchPlan{});
   CHECK(seconds < 240.0);
   CHECK(seconds > 30.0);  // not trivially small: it does time hundreds of cases
   SweepOptions only_gemms;

@@ -61,7 +61,7 @@ TEST_CASE("reference rms_norm, swiglu, router by hand", "[profiler][reference]")
   CHECK(y[0] == Approx(0.8485281));
   CHECK(y[1] == Approx(2.2627417));
   // swiglu: g=0 → 0; g=1, u=2 → 2·σ(1) = 1.4621172.
-  const Vec s = swiglu_forward({0, 1, 5, 2}, 2, 1);
+  const Vec s = swiglu_forward({0, 1, 1, 2}, 2, 1);  // rows (g, u): (0, 1), (1, 2)
   CHECK(s[0] == 0.0);
   CHECK(s[1] == Approx(1.4621172));
   // router: logits [0, ln 3, ln 6] → p = [0.1, 0.3, 0.6]; top-2 = experts 2, 1.

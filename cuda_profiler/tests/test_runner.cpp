@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -110,4 +111,34 @@ TEST_CASE("step time sums count × ms over the plan", "[profiler][configs]") {
   CHECK(t.layer_ms == Approx(t.step_ms / static_cast<double>(c.executed_layers())));
   CHECK(t.per_token_us == Approx(t.step_ms * 1e3 / static_cast<double>(w.seq_len)));
   CHECK(c.executed_layers() > c.num_layers);  // a looped config: executions, not layers, count
+}
+
+namespace {
+/// Refuses every attention shape (as cuDNN would refuse a graph it has no engine for).
+class RefusingTimer final : public Timer {
+ public:
+  DeviceInfo device() const override { return {}; }
+  std::string method() const override { return "test"; }
+  bool simulated() const override { return true; }
+  Peaks measure_peaks() override { return {1, 1}; }
+  std::vector<CheckResult> check_correctness() override {
+    return {CheckResult{"gemm", "gemm ok", 0, 1, true, {}}, CheckResult{"attention", "attention bad", 1, 0.02, false, {}}};
+  }
+  Timing time(const OpCase& c) override {
+    if (c.op == "attention") return Timing{true, 0.0, "cudnn", "no engine"};
+    return Timing{false, 1.0, "test", {}};
+  }
+};
+}  // namespace
+
+TEST_CASE("a refused fallback adds no second row and failed checks drop their op", "[profiler][runner]") {
+  RefusingTimer timer;
+  const auto rows = time_cases({attention_case(2, 64, 4, 4, 100, "forward")}, timer);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].timing.refused);
+  const auto failed = failed_ops(timer.check_correctness());
+  CHECK(failed == std::set<std::string>{"attention"});
+  const auto kept = without_ops({gemm_case(8, 8, 8, "forward"), attention_case(2, 64, 4, 4, 64, "forward")}, failed);
+  REQUIRE(kept.size() == 1);
+  CHECK(kept[0].op == "gemm");
 }

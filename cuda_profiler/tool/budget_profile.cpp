@@ -4,7 +4,8 @@
 //   budget-profile configs A.json B.json ... [--workload W.json] [--calibration P.json] [--tokens N]
 //   budget-profile check
 //
-// Exit codes: 0 done; 1 a correctness check failed (nothing timed); 2 bad input or usage;
+// Exit codes: 0 done; 1 a correctness check failed (that op's cases are not timed, the rest is
+// written); 2 bad input or usage;
 // 3 no usable GPU (one sentence on stderr); 4 a CUDA/cuBLAS/cuDNN call failed while measuring.
 
 #include <iostream>
@@ -61,26 +62,31 @@ std::unique_ptr<Timer> make_timer(const CommonOptions& o) {
   return make_cuda_timer(LaunchPlan{o.warmup, o.repeats});
 }
 
-/// Runs the checks; prints them; returns false (after printing the failures) when any failed.
-bool run_checks(Timer& timer) {
+/// Runs the checks and prints them; returns the ops whose checks failed (not to be timed).
+std::set<std::string> run_checks(Timer& timer) {
   const auto checks = timer.check_correctness();
   std::cout << "Correctness (GPU output vs CPU float64 reference, ‖out−ref‖/‖ref‖):\n"
             << tool::checks_table(checks);
-  bool ok = true;
-  for (const auto& c : checks) ok = ok && c.passed;
-  std::cout << (ok ? "all checks passed\n\n" : "CHECKS FAILED: nothing is timed\n");
-  return ok;
+  const std::set<std::string> failed = failed_ops(checks);
+  if (failed.empty()) {
+    std::cout << "all checks passed\n\n";
+  } else {
+    std::string list;
+    for (const std::string& op : failed) list += (list.empty() ? "" : ", ") + op;
+    std::cout << "CHECKS FAILED for: " << list << " -- their cases are not timed\n\n";
+  }
+  return failed;
 }
 
 void print_estimate(const std::vector<OpCase>& cases, const LaunchPlan& plan) {
   std::map<std::string, std::int64_t> per_op;
   for (const OpCase& c : cases) ++per_op[c.op];
   for (const auto& [op, n] : per_op) std::cout << fmt::format("  {:<22} {:>5} cases\n", op, n);
-  const double seconds = estimate_sweep_seconds(cases, RooflineRates{}, plan);
+  const double seconds = estimate_sweep_seconds(cases, estimate_rates, plan);
   std::cout << fmt::format(
-      "{} cases; estimated {:.0f} s on an H200 ({} warm-ups + {} timed launches each at roofline rates 760 "
-      "TFLOP/s, 4160 GB/s, plus setup)\n",
-      cases.size(), seconds, plan.warmup, plan.repeats);
+      "{} cases; estimated {:.0f} s on an H200 ({} warm-ups + {} timed launches each at half the H200 roofline, "
+      "{:.0f} TFLOP/s and {:.0f} GB/s, plus setup)\n",
+      cases.size(), seconds, plan.warmup, plan.repeats, estimate_rates.tflops, estimate_rates.gbytes_per_s);
 }
 
 /// The GEMM shapes and passes of a profile or PyTorch .jsonl file, as cases (for cross-checks).
@@ -108,7 +114,7 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
     return 0;
   }
   auto timer = make_timer(o);
-  if (!run_checks(*timer)) return exit_check_failed;
+  const std::set<std::string> failed = run_checks(*timer);
   RunResult run;
   run.device = timer->device();
   run.method = timer->method();
@@ -116,10 +122,23 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
   run.peaks = timer->measure_peaks();
   std::cerr << fmt::format("peaks: bf16 GEMM 8192^3 {:.1f} TFLOP/s, device copy {:.0f} GB/s\n", run.peaks.bf16_gemm_tflops,
                            run.peaks.copy_gbytes_per_s);
-  run.rows = time_cases(cases, *timer, [](std::size_t i, std::size_t n, const MeasuredRow& r) {
-    if ((i + 1) % 50 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} {}\n", i + 1, n, r.op.label());
-  });
-  const auto profile = to_profile(run, tool_name, utc_now(), "budget-profile sweep (cuda_profiler/README.md)");
+  std::string notes = "budget-profile sweep (cuda_profiler/README.md)";
+  if (!failed.empty()) notes += "; ops not timed because their correctness checks failed:";
+  for (const std::string& op : failed) notes += " " + op;
+  try {
+    time_cases_into(without_ops(cases, failed), *timer, run.rows, [](std::size_t i, std::size_t n, const MeasuredRow& r) {
+      if ((i + 1) % 50 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} {}\n", i + 1, n, r.op.label());
+    });
+  } catch (const std::exception& e) {
+    // Keep what was measured: write it, marked incomplete, then report the error.
+    if (!run.rows.empty()) {
+      budget::write_calibration_profile(
+          to_profile(run, tool_name, utc_now(), notes + "; INCOMPLETE: stopped by an error: " + e.what()), out);
+      std::cerr << fmt::format("budget-profile: {} rows measured before the error were written to {}\n", run.rows.size(), out);
+    }
+    throw;
+  }
+  const auto profile = to_profile(run, tool_name, utc_now(), notes);
   budget::write_calibration_profile(profile, out);
   std::cout << tool::rows_table(run.rows, run.peaks);
   std::cout << fmt::format("device: {} (sm_{}), {} SMs; driver {}, CUDA {}, cuBLAS {}, cuDNN {}\n", run.device.name,
@@ -127,7 +146,7 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
                            run.device.cublas, run.device.cudnn);
   std::cout << fmt::format("peaks: bf16 GEMM {:.1f} TFLOP/s, copy {:.0f} GB/s; {} rows written to {}\n",
                            run.peaks.bf16_gemm_tflops, run.peaks.copy_gbytes_per_s, profile.rows.size(), out);
-  return 0;
+  return failed.empty() ? 0 : exit_check_failed;
 }
 
 int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, const std::string& workload_path,
@@ -153,8 +172,8 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
     return 0;
   }
   auto timer = make_timer(o);
-  if (!run_checks(*timer)) return exit_check_failed;
-  const auto rows = time_cases(cases, *timer);
+  const std::set<std::string> failed = run_checks(*timer);
+  const auto rows = time_cases(without_ops(cases, failed), *timer);
   // The row used per case: the measured one (the fallback row when the first was refused).
   std::map<std::string, const MeasuredRow*> measured;
   for (const MeasuredRow& r : rows)
@@ -182,7 +201,7 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
   std::cout << fmt::format("workload: seq_len {}, {} masks, mean attended keys {:.1f}; {}\n", workload.seq_len,
                            budget::to_string(workload.attention_mask), workload.attended_keys,
                            timer->simulated() ? "SIMULATED times (no GPU)" : "measured on " + timer->device().name);
-  return 0;
+  return failed.empty() ? 0 : exit_check_failed;
 }
 
 }  // namespace
@@ -229,7 +248,7 @@ int main(int argc, char** argv) {
     }
     if (configs->parsed()) return run_configs(configs_o, config_paths, workload_path, calibration_path, config_tokens);
     auto timer = make_timer(check_o);
-    return run_checks(*timer) ? 0 : exit_check_failed;
+    return run_checks(*timer).empty() ? 0 : exit_check_failed;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

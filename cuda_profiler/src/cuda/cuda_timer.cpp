@@ -281,6 +281,10 @@ class CudaTimer final : public Timer {
         plan = std::make_unique<CudnnSdpa>(dnn_, s, backward);
       } catch (const CudnnRefused& e) {
         refusal = e.what();
+      } catch (const CudaError& e) {
+        // A backend call failed while building the graph: cuDNN did not accept this graph; the
+        // message (file:line, call, status) is kept in the refused row's note.
+        refusal = std::string("graph construction failed: ") + e.what();
       }
       it = sdpa_plans_.emplace(key, std::make_pair(std::move(plan), refusal)).first;
     }
@@ -418,7 +422,8 @@ class CudaTimer final : public Timer {
 CheckResult make_check(const std::string& name, const std::vector<float>& out, const reference::Vec& ref,
                        double tolerance = bf16_tolerance) {
   const double e = reference::relative_error(out, ref);
-  return CheckResult{name, e, tolerance, std::isfinite(e) && e <= tolerance, {}};
+  // The op is the first word of the name (gemm, expert_gemms, attention, rms_norm, ...).
+  return CheckResult{name.substr(0, name.find(' ')), name, e, tolerance, std::isfinite(e) && e <= tolerance, {}};
 }
 
 }  // namespace
@@ -509,12 +514,12 @@ std::vector<CheckResult> CudaTimer::check_correctness() {
     reference::router_forward(hl, T, E, k, rw, ri);
     const std::int64_t mismatched = std::inner_product(gpu_indices.begin(), gpu_indices.end(), ri.begin(), std::int64_t{0},
                                                        std::plus<>(), [](std::int32_t a, std::int32_t b) { return a != b; });
-    r.push_back(CheckResult{fmt::format("router top-k indices T={} E={} k={}", T, E, k), static_cast<double>(mismatched), 0.0,
-                            mismatched == 0, "value = mismatched indices"});
-    r.push_back(make_check(fmt::format("router top-k weights T={} E={} k={}", T, E, k), host_f32(weights, T * k), rw, 1e-4));
+    r.push_back(CheckResult{"router_softmax_topk", fmt::format("router_softmax_topk indices T={} E={} k={}", T, E, k),
+                            static_cast<double>(mismatched), 0.0, mismatched == 0, "value = mismatched indices"});
+    r.push_back(make_check(fmt::format("router_softmax_topk weights T={} E={} k={}", T, E, k), host_f32(weights, T * k), rw, 1e-4));
     kernels::router_backward(logits.get<float>(), indices.get<std::int32_t>(), dweights.get<float>(), dlogits.get<float>(),
                              T, E, k, stream_);
-    r.push_back(make_check(fmt::format("router backward T={} E={} k={}", T, E, k), host_f32(dlogits, T * E),
+    r.push_back(make_check(fmt::format("router_softmax_topk backward T={} E={} k={}", T, E, k), host_f32(dlogits, T * E),
                            reference::router_backward(hl, ri, hdw, T, E, k), 1e-4));
   }
   for (const std::int64_t H : {std::int64_t{72}, std::int64_t{30}}) {  // gather / combine
@@ -549,14 +554,14 @@ std::vector<CheckResult> CudaTimer::check_correctness() {
     const reference::AttentionShape rs{s.docs, s.len, s.heads, s.kv_heads, s.head_dim};
     const std::string name = fmt::format("attention docs=2 len=64 heads=4 kv_heads={} d=64 (cuDNN)", kv);
     try {
+      const CudnnSdpa& fwd = sdpa_plan(s, false);
+      const CudnnSdpa& bwd = sdpa_plan(s, true);
       auto b = attention_buffers(s);
-      const CudnnSdpa fwd(dnn_, s, false);
       DeviceBuffer ws(static_cast<std::size_t>(std::max<std::int64_t>(fwd.workspace_bytes(), 1)));
       fwd.run(b.view(), ws.get(), stream_);
       const std::int64_t tq = s.docs * s.len * s.heads * s.head_dim, tk = s.docs * s.len * s.kv_heads * s.head_dim;
       const auto hq = host_bf16(b.q, tq), hk = host_bf16(b.k, tk), hv = host_bf16(b.v, tk), hdo = host_bf16(b.dout, tq);
       r.push_back(make_check(name + " forward O", host_bf16(b.o, tq), reference::attention_forward(rs, hq, hk, hv)));
-      const CudnnSdpa bwd(dnn_, s, true);
       DeviceBuffer bws(static_cast<std::size_t>(std::max<std::int64_t>(bwd.workspace_bytes(), 1)));
       bwd.run(b.view(), bws.get(), stream_);
       reference::Vec dq, dk, dv;
@@ -566,7 +571,7 @@ std::vector<CheckResult> CudaTimer::check_correctness() {
       r.push_back(make_check(name + " backward dV", host_bf16(b.dv, tk), dv));
     } catch (const CudnnRefused& e) {
       // A refusal is reported, not failed: timing then records refused rows or the fallback.
-      r.push_back(CheckResult{name, 0.0, 0.0, true, std::string("refused by cuDNN, not checked: ") + e.what()});
+      r.push_back(CheckResult{"attention", name, 0.0, 0.0, true, std::string("refused by cuDNN, not checked: ") + e.what()});
     }
   }
 #endif

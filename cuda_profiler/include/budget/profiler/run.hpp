@@ -4,6 +4,7 @@
 /// (written only through libbudget's writer, budget/calibration.hpp).
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ struct MeasuredRow {
 /// `progress` (optional) is called after each case with (index, count, row).
 std::vector<MeasuredRow> time_cases(const std::vector<OpCase>& cases, Timer& timer,
                                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress = {});
+/// The same, appending to `rows` as it goes, so that what was measured before an exception is kept.
+void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector<MeasuredRow>& rows,
+                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress = {});
+
+/// The ops whose correctness checks failed (their cases must not be timed).
+std::set<std::string> failed_ops(const std::vector<CheckResult>& checks);
+
+/// `cases` without those of the given ops.
+std::vector<OpCase> without_ops(const std::vector<OpCase>& cases, const std::set<std::string>& ops);
 
 /// Everything one run produced.
 struct RunResult {

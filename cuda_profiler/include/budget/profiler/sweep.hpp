@@ -40,4 +40,8 @@ double setup_seconds(const OpCase& c);
 /// --dry-run so the sweep can be sized before a GPU is lent.
 double estimate_sweep_seconds(const std::vector<OpCase>& cases, const RooflineRates& rates, const LaunchPlan& plan);
 
+/// The rates the estimate assumes: half of an H200's measured peaks (760 TFLOP/s bf16, 4160 GB/s
+/// copy), since real kernels reach 50–80% of them, and a 10 µs launch: a conservative lead.
+inline constexpr RooflineRates estimate_rates{380.0, 2080.0, 10.0};
+
 }  // namespace budget::profiler

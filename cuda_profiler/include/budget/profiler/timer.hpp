@@ -39,6 +39,7 @@ struct Timing {
 
 /// The outcome of one correctness check (GPU output against a CPU reference on a small shape).
 struct CheckResult {
+  std::string op;          ///< the profile op it vouches for (gemm, expert_gemms, attention, rms_norm, ...)
   std::string name;        ///< which kernel and shape
   double rel_error = 0.0;  ///< ‖out − ref‖₂ / ‖ref‖₂ (NaN fails)
   double tolerance = 0.0;
@@ -55,7 +56,7 @@ class Timer {
   /// True when the times are not measurements (FakeTimer): written into the profile's source.
   virtual bool simulated() const = 0;
   virtual Peaks measure_peaks() = 0;
-  /// Runs every correctness check; the caller refuses to time when any fails.
+  /// Runs every correctness check; the caller times no case of an op whose check failed.
   virtual std::vector<CheckResult> check_correctness() = 0;
   /// Times one case (warm-up, then the median of the configured launches).
   virtual Timing time(const OpCase& c) = 0;
