@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (issue 9): correctness checks, the sweep (written as the profile),
+# `configs` for the paper's 200M and 1.6B baselines and their matched configs, a short table last.
+# Builds nothing there: run cuda_profiler/scripts/make_bundle.sh here first and carry
+# cuda_profiler/gpu_bundle (the exact `run` call is in cuda_profiler/README.md). Under 8 minutes:
+# each step has its own timeout. Everything is also written under $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bundle=cuda_profiler/gpu_bundle
+out="${OUT:-/tmp/budget-profile-out}"
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/$bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+bp="$bundle/bin/budget-profile"
+inputs=cuda_profiler/inputs
+status=0
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+  ldd "$bp"; } > "$out/machine.txt" 2>&1
+"$bp" --version | tee "$out/version.txt"
+
+echo "== correctness checks"
+timeout 90 "$bp" check > "$out/check.txt" 2>&1 || status=1
+tail -n 60 "$out/check.txt"
+
+echo "== sweep (profile -> $out/h200.json)"
+gemms_from=()
+[ -f tests/data/h200_torch_ops.jsonl ] && gemms_from=(--gemms-from tests/data/h200_torch_ops.jsonl)
+timeout 270 "$bp" sweep --out "$out/h200.json" "${gemms_from[@]}" > "$out/sweep.txt" 2> "$out/sweep.log" || status=1
+grep -E "^peaks|^device|rows written" "$out/sweep.txt" "$out/sweep.log" | head -5
+
+echo "== configs (measured vs predicted from the sweep profile)"
+for size in 200M 1.6B; do
+  timeout 90 "$bp" configs "$inputs/paper-$size-E192-baseline.json" "$inputs/paper-$size-E192-matched.json" \
+    --calibration "$out/h200.json" > "$out/configs-$size.txt" 2>&1 || status=1
+  cat "$out/configs-$size.txt" | tail -n 6
+done
+
+echo "== summary"
+grep -c PASS "$out/check.txt" | xargs echo "checks passed:"
+grep -c FAIL "$out/check.txt" | xargs echo "checks failed:"
+grep -c " refused" "$out/sweep.txt" | xargs echo "refused rows:"
+exit $status
