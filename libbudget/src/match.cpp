@@ -98,13 +98,6 @@ MatchConstraints default_constraints(const ArchConfig& b) {
   c.hidden_size = {std::max<std::int64_t>(8, ceil_to_multiple(H / 4, 8)), 2 * H, 8};
   const std::int64_t hd = b.attention.head_dim;
   c.head_dim = {std::max<std::int64_t>(4, ceil_to_multiple(hd / 4, 4)), 2 * hd, 4};
-  // MLA: the query latent, rotary, no-rope and value dims are held (head_dim = qk_nope + qk_rope);
-  // the KV latent is searched, as head_dim and KV heads are for GQA, to match the KV cache.
-  if (b.attention.mla) {
-    c.head_dim = VariableRange::fixed(hd);
-    const std::int64_t r = b.attention.mla->kv_lora_rank;
-    c.kv_lora_rank = {std::max<std::int64_t>(16, ceil_to_multiple(r / 4, 16)), std::max<std::int64_t>(16, 2 * r), 16};
-  }
   c.num_kv_heads = VariableRange::fixed(b.attention.num_kv_heads);
   c.num_heads = {1, 4 * b.attention.num_heads, 1};
   c.num_layers = VariableRange::fixed(b.num_layers);
@@ -119,6 +112,23 @@ MatchConstraints default_constraints(const ArchConfig& b) {
   c.shared_expert_dim = b.ffn.num_shared_experts > 0 ? VariableRange{8, 4 * b.ffn.shared_expert_dim, 8}
                                                      : VariableRange::fixed(b.ffn.shared_expert_dim);
   c.query_equals_hidden = b.attention.query_width() == b.hidden_size;
+  // MLA: the query latent, rotary, no-rope and value dims are held (head_dim = qk_nope + qk_rope);
+  // the KV latent is searched, as head_dim and KV heads are for GQA, to match the KV cache.
+  if (b.attention.mla) {
+    c.head_dim = VariableRange::fixed(hd);
+    const std::int64_t r = b.attention.mla->kv_lora_rank;
+    c.kv_lora_rank = {std::max<std::int64_t>(16, ceil_to_multiple(r / 4, 16)), std::max<std::int64_t>(16, 2 * r), 16};
+    // MLA baselines are large and free the query width (num_heads searched with hidden): coarser
+    // lattices keep a default search of DeepSeek-V3 or Kimi-K2 to seconds.
+    c.hidden_size = {std::max<std::int64_t>(64, ceil_to_multiple(H / 4, 64)), std::max<std::int64_t>(64, 2 * H), 64};
+    const std::int64_t heads = b.attention.num_heads;
+    const std::int64_t step = std::max<std::int64_t>(1, heads / 16);
+    c.num_heads = {std::max(step, ceil_to_multiple(heads / 4, step)), 2 * heads, step};
+    const std::int64_t width = b.ffn.is_moe() ? b.ffn.expert_dim : b.ffn.dense_dim;
+    c.expert_dim = {64, std::max<std::int64_t>(64, 4 * width), 64};
+    if (b.ffn.num_shared_experts > 0) c.shared_expert_dim = {64, std::max<std::int64_t>(64, 4 * b.ffn.shared_expert_dim), 64};
+    c.query_equals_hidden = false;
+  }
   return c;
 }
 
