@@ -31,6 +31,12 @@ TEST_CASE("hf: Mixtral-8x7B reads as 46.7B total, 12.9B active (Mistral AI's fig
   CHECK(c.ffn.top_k == 2);
   CHECK(c.ffn.expert_dim == 14336);  // intermediate_size: Mixtral has no moe_intermediate_size
   CHECK_FALSE(c.tie_embeddings);
+  // Hand count: layer 4096·(4096 + 2·1024) + 4096² = 41,943,040; experts 8·3·4096·14336 =
+  // 1,409,286,144; router 32,768; norms 8,192: 1,451,270,144 ·32 + 4,096. Active: 2 experts
+  // 352,321,536: 394,305,536 ·32 + 4,096.
+  const Budgets b = account(c, paper_workload());
+  CHECK(b.non_embedding_params_total == 46'440'648'704);
+  CHECK(b.non_embedding_params_active == 12'617'781'248);
   const auto [total, active] = totals_B(c);
   CHECK(total == Approx(46.7).margin(0.05));
   CHECK(active == Approx(12.9).margin(0.05));
@@ -43,6 +49,15 @@ TEST_CASE("hf: Qwen1.5-MoE-A2.7B reads as 14.3B total, 2.7B active (Qwen's figur
   CHECK(c.ffn.expert_dim == 1408);
   CHECK(c.ffn.num_shared_experts == 1);
   CHECK(c.ffn.shared_expert_dim == 5632);
+  CHECK(c.attention.qkv_bias);        // Qwen2-MoE attention: q, k, v biases, no o bias
+  CHECK(c.ffn.shared_expert_gate);    // the shared expert's H → 1 sigmoid gate
+  // Hand count: layer 4·2048² + q/k/v biases 3·2048 = 16,783,360; experts 60·3·2048·1408 =
+  // 519,045,120; router 122,880; shared 3·2048·5632 = 34,603,008 + gate 2,048; norms 4,096:
+  // 570,560,512 ·24 + 2,048. Active layer: 16,783,360 + 4 experts 34,603,008 + 122,880 + shared
+  // 34,603,008 + 2,048 + 4,096 = 86,118,400; ·24 + 2,048.
+  const Budgets b = account(c, paper_workload());
+  CHECK(b.non_embedding_params_total == 13'693'454'336);
+  CHECK(b.non_embedding_params_active == 2'066'843'648);
   const auto [total, active] = totals_B(c);
   CHECK(total == Approx(14.3).margin(0.05));
   CHECK(active == Approx(2.7).margin(0.05));
@@ -55,6 +70,12 @@ TEST_CASE("hf: DeepSeekMoE-16B reads as 16.4B total, 2.8B active (DeepSeek's fig
   CHECK(c.ffn.shared_expert_dim == 1408);
   CHECK(c.ffn.first_dense_layers == 1);
   CHECK(c.ffn.dense_dim == 10944);
+  // Hand count: attention 4·2048² = 16,777,216, norms 4,096; layer 1 dense 3·2048·10944 =
+  // 67,239,936: 84,021,248; MoE layers (64 + 2)·3·2048·1408 + 64·2048 = 571,080,704:
+  // 587,862,016 ·27; + final norm 2,048. Active MoE layer: 8·8,650,752 + 131,072 → 86,118,400 ·27.
+  const Budgets b = account(c, paper_workload());
+  CHECK(b.non_embedding_params_total == 15'956'297'728);
+  CHECK(b.non_embedding_params_active == 2'409'220'096);
   const auto [total, active] = totals_B(c);
   CHECK(total == Approx(16.4).margin(0.05));
   CHECK(active == Approx(2.8).margin(0.05));
