@@ -630,8 +630,10 @@ std::vector<Relaxation> relaxations(const MatchConstraints& c) {
                      (m.*field).max = 4 * r.max;
                    }});
   };
-  add_range("head_dim", &MatchConstraints::head_dim);
-  add_range("num_kv_heads", &MatchConstraints::num_kv_heads);
+  if (c.kv_lora_rank.max == 0) {  // MLA baselines hold head_dim and the single latent KV head
+    add_range("head_dim", &MatchConstraints::head_dim);
+    add_range("num_kv_heads", &MatchConstraints::num_kv_heads);
+  }
   add_range("hidden_size", &MatchConstraints::hidden_size);
   add_range("num_experts", &MatchConstraints::num_experts);
   add_range("expert_dim", &MatchConstraints::expert_dim);
