@@ -140,10 +140,11 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
                               executed - sliding_executed));
     }
     if (sliding_physical > 0) {
-      // Kernel keys for sliding layers: bounded the same way (an approximation for time prediction).
-      ops.push_back(scores_op(sliding_keys(w.attended_keys, a.sliding_window, w),
-                              sliding_keys(forward_keys, a.sliding_window, w),
-                              sliding_keys(w.executed_attended_keys(), a.sliding_window, w), sliding_physical,
+      // Kernel keys of sliding layers: the full-attention kernel keys scaled by A_w / A, keeping
+      // the tile overhead ratio (an approximation, for time prediction only).
+      const double keys = sliding_keys(w.attended_keys, a.sliding_window, w);
+      const double ratio = keys / w.attended_keys;
+      ops.push_back(scores_op(keys, ratio * forward_keys, ratio * w.executed_attended_keys(), sliding_physical,
                               sliding_executed));
     }
   }
