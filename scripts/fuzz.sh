@@ -45,7 +45,7 @@ fi
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUDGET_FUZZ=ON \
     -DBUDGET_BUILD_CLI=OFF -DBUDGET_BUILD_TESTS=OFF -DBUDGET_BUILD_BENCH=OFF -DBUDGET_INSTALL=OFF \
-    -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+    -DBUDGET_CUDA=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 

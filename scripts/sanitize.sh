@@ -18,7 +18,7 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
   "-DCMAKE_CXX_FLAGS=$sanitize" \
   "-DCMAKE_EXE_LINKER_FLAGS=$sanitize" "-DCMAKE_SHARED_LINKER_FLAGS=$sanitize" \
-  -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+  -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
 # halt_on_error / abort: the first report fails the test; leaks fail it at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1}"
