@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/export.hpp"
 #include "config_hf_json.hpp"
 #include "json_reader.hpp"
 
@@ -101,6 +102,16 @@ ArchConfig read_hf_config(const nlohmann::json& document, const std::string& sou
       f.first_dense_layers = root.integer("first_k_dense_replace", 0, c.num_layers);
       f.dense_dim = root.integer("intermediate_size", 1, max_dimension);
     }
+  }
+  // The loop key written by export (export.hpp, hf_loop_key); transformers ignores it.
+  if (root.has(hf_loop_key)) {
+    const ObjectReader loop = root.object(hf_loop_key);
+    loop.reject_unknown_keys({"first", "last", "repeats"});
+    LoopConfig l;
+    l.first = loop.integer("first", 1, c.num_layers);
+    l.last = loop.integer("last", 1, c.num_layers);
+    l.repeats = loop.integer("repeats", 1, 1024);
+    c.loop = l;
   }
   try {
     validate(c, source);

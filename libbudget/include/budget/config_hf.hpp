@@ -5,6 +5,8 @@
 /// families. Which keys are read, their defaults and what is refused: docs/config.md
 /// ("Hugging Face configs"). parse_arch_config() and load_arch_config() call this automatically
 /// for a JSON object with "num_hidden_layers" and no "num_layers".
+///
+/// Thread safety: parse_hf_config() is reentrant: concurrent calls are safe.
 
 #include <string>
 #include <string_view>

@@ -15,6 +15,8 @@
 ///  - Parameters: every stored weight once, however often a looped layer runs. Biases: none.
 ///    Norms: RMSNorm with one H-vector before attention and one before the FFN (2·H per layer) and
 ///    a final norm (H).
+///
+/// Thread safety: layer_ops() and to_string() are reentrant: concurrent calls are safe.
 
 #include <cstdint>
 #include <string_view>

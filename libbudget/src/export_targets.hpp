@@ -1,0 +1,25 @@
+#pragma once
+// Private: one function per export target (export.cpp dispatches). Each receives a validated
+// config and appends to `not_expressed` what its target cannot express (the loop).
+
+#include <string>
+#include <vector>
+
+#include "budget/config.hpp"
+#include "budget/export.hpp"
+
+namespace budget::detail {
+
+std::string export_hf(const ArchConfig& config, const ExportOptions& options, std::vector<std::string>& not_expressed);
+std::string export_megatron(const ArchConfig& config, std::vector<std::string>& not_expressed);
+std::string export_torchtitan(const ArchConfig& config, std::vector<std::string>& not_expressed);
+
+/// "layers 4–9 run 2 times with shared weights (18 executed layers from 12 stored)".
+std::string describe_loop(const ArchConfig& config);
+
+/// Shared experts as a number of routed-width experts: n·shared_dim / expert_dim when that is an
+/// integer (n experts of width w and one of width n·w are the same computation: concatenating
+/// their matrices along the width gives one MLP whose output is the sum), else -1.
+std::int64_t shared_experts_in_routed_widths(const FfnConfig& ffn);
+
+}  // namespace budget::detail
