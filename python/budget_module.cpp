@@ -139,6 +139,7 @@ PYBIND11_MODULE(_budget, m) {
       instance.attr("file") = e.source();
       instance.attr("path") = e.path();
       instance.attr("message") = e.message();
+      instance.attr("value") = py::none();  // filled in by budget/__init__.py when it can be found
       PyErr_SetObject(error_type.ptr(), instance.ptr());
     }
   });
@@ -154,7 +155,7 @@ PYBIND11_MODULE(_budget, m) {
       });
 
   m.def("load_config", [](const py::handle& source) { return ConfigHandle{sourced_config(source, "config")}; },
-        py::arg("source"),
+        py::arg("config"),
         "A Config from a file path or a dict, native or Hugging Face (budget.Error if invalid).");
 
   m.def("account",

@@ -98,9 +98,19 @@ def test_errors_carry_source_and_path():
     try:
         budget.account(bad)
     except budget.Error as e:
-        assert e.path.startswith("/ffn"), e.path
+        assert e.path == "/ffn/top_k", e.path
         assert e.source == "config"
-        assert "top_k" in str(e) or "top_k" in e.path
+        assert e.value == 20
+        assert "allowed" in e.message
+    else:
+        raise AssertionError("no budget.Error")
+    # The value is found in a file too.
+    bad_file = os.path.join(SOURCE, "tests", "data", "match", "typo.json")
+    try:
+        budget.match(BASELINE, constraints=bad_file)
+    except budget.Error as e:
+        assert e.file == bad_file and e.path == "/hidden_size/multiple_off"
+        assert e.value is not None
     else:
         raise AssertionError("no budget.Error")
     try:
