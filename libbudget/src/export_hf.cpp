@@ -10,6 +10,8 @@
 
 #include "budget/error.hpp"
 #include "budget/export.hpp"
+#include "config_hf_json.hpp"
+#include "config_json.hpp"
 #include "export_targets.hpp"
 #include "json_reader.hpp"
 
@@ -155,6 +157,46 @@ void resize_per_layer_lists(Json& doc, std::int64_t old_layers, std::int64_t new
   }
 }
 
+/// The config in a canonical native form for comparison: no name, and shared experts as one MLP
+/// of their total width (n experts of width w and one of n·w are the same computation, and the
+/// families spell them differently).
+nlohmann::ordered_json canonical(ArchConfig c) {
+  c.name.clear();
+  if (c.ffn.num_shared_experts > 0) {
+    c.ffn.shared_expert_dim *= c.ffn.num_shared_experts;
+    c.ffn.num_shared_experts = 1;
+  }
+  return arch_config_json(c);
+}
+
+/// The export read back by the Hugging Face reader must be the config itself (canonically): a
+/// field the reader (or this writer) does not carry through would otherwise be dropped silently.
+void check_reads_back(const ArchConfig& c, const std::string& text) {
+  ArchConfig back;
+  try {
+    back = read_hf_config(nlohmann::json::parse(text), "<hf export>");
+  } catch (const Error& e) {
+    throw Error("the Hugging Face export would not read back (" + e.message() + " at " + e.path() +
+                    "); this config cannot be expressed as a config.json of its family",
+                c.name.empty() ? "<config>" : c.name, e.path());
+  }
+  const nlohmann::json want = canonical(c);
+  const nlohmann::json got = canonical(back);
+  if (want != got) {
+    const nlohmann::json patch = nlohmann::json::diff(want, got);
+    const std::string field = patch.empty() ? "/" : patch.front().value("path", "/");
+    const std::string wanted = want.contains(nlohmann::json::json_pointer(field))
+                                   ? want.at(nlohmann::json::json_pointer(field)).dump()
+                                   : "absent";
+    const std::string read = got.contains(nlohmann::json::json_pointer(field))
+                                 ? got.at(nlohmann::json::json_pointer(field)).dump()
+                                 : "absent";
+    throw Error(fmt::format("cannot be expressed in a Hugging Face config.json of this family: it would read back as "
+                            "{} instead of {}", read, wanted),
+                c.name.empty() ? "<config>" : c.name, field);
+  }
+}
+
 }  // namespace
 
 std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::vector<std::string>& not_expressed) {
@@ -215,7 +257,9 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
         "the loop ({}) is recorded in the added key \"{}\"; transformers' modeling code ignores it, so a model "
         "implementation must run those layers that many times", describe_loop(c), hf_loop_key));
   }
-  return doc.dump(2) + "\n";
+  std::string text = doc.dump(2) + "\n";
+  check_reads_back(c, text);
+  return text;
 }
 
 }  // namespace budget::detail
