@@ -30,29 +30,45 @@ struct HfStyle {
 
 bool present(const Json& doc, const char* key) { return doc.contains(key) && !doc.at(key).is_null(); }
 
-/// The family a fresh export uses, written into `doc`, and its style.
-HfStyle fresh_family(const ArchConfig& c, Json& doc) {
-  HfStyle s;
-  const FfnConfig& f = c.ffn;
-  if (!f.is_moe()) {
-    doc["architectures"] = Json::array({"LlamaForCausalLM"});
-    doc["model_type"] = "llama";
-  } else if (f.first_dense_layers > 0) {
-    doc["architectures"] = Json::array({"DeepseekForCausalLM"});
-    doc["model_type"] = "deepseek";
-    doc["moe_layer_freq"] = 1;
-    s = {"n_routed_experts", "moe_intermediate_size", HfStyle::Shared::deepseek, true};
-  } else if (f.num_shared_experts > 0) {
-    doc["architectures"] = Json::array({"Qwen2MoeForCausalLM"});
-    doc["model_type"] = "qwen2_moe";
-    doc["decoder_sparse_step"] = 1;
-    doc["mlp_only_layers"] = Json::array();
-    s = {"num_experts", "moe_intermediate_size", HfStyle::Shared::qwen, false};
-  } else {
-    doc["architectures"] = Json::array({"MixtralForCausalLM"});
-    doc["model_type"] = "mixtral";
-    s = {"num_local_experts", "intermediate_size", HfStyle::Shared::none, false};
+/// The families a fresh export can use, tried in this order; the first whose config.json reads
+/// back as the config wins (check_reads_back), so each family's own implied features (biases,
+/// norms, ...) decide where the reader and the config disagree.
+enum class FreshFamily { llama, mixtral, qwen2_moe, deepseek };
+
+const char* model_type_of(FreshFamily f) {
+  switch (f) {
+    case FreshFamily::llama: return "llama";
+    case FreshFamily::mixtral: return "mixtral";
+    case FreshFamily::qwen2_moe: return "qwen2_moe";
+    case FreshFamily::deepseek: return "deepseek";
   }
+  return "unknown";
+}
+
+/// Starts a fresh config.json of family `f` in `doc` and returns how it spells the MoE fields.
+HfStyle start_fresh(FreshFamily f, const ArchConfig& c, Json& doc) {
+  HfStyle s;
+  switch (f) {
+    case FreshFamily::llama:
+      doc["architectures"] = Json::array({"LlamaForCausalLM"});
+      break;
+    case FreshFamily::mixtral:
+      doc["architectures"] = Json::array({"MixtralForCausalLM"});
+      s = {"num_local_experts", "intermediate_size", HfStyle::Shared::none, false};
+      break;
+    case FreshFamily::qwen2_moe:
+      doc["architectures"] = Json::array({"Qwen2MoeForCausalLM"});
+      doc["decoder_sparse_step"] = 1;
+      doc["mlp_only_layers"] = Json::array();
+      s = {"num_experts", "moe_intermediate_size", HfStyle::Shared::qwen, false};
+      break;
+    case FreshFamily::deepseek:
+      doc["architectures"] = Json::array({"DeepseekForCausalLM"});
+      doc["moe_layer_freq"] = 1;
+      s = {"n_routed_experts", "moe_intermediate_size", HfStyle::Shared::deepseek, true};
+      break;
+  }
+  doc["model_type"] = model_type_of(f);
   if (!c.name.empty()) doc["_name_or_path"] = c.name;
   doc["hidden_act"] = "silu";
   return s;
@@ -197,34 +213,10 @@ void check_reads_back(const ArchConfig& c, const std::string& text) {
   }
 }
 
-}  // namespace
-
-std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::vector<std::string>& not_expressed) {
-  const std::string source = options.hf_template_source.empty() ? "<hf template>" : options.hf_template_source;
-  if (!c.ffn.gated) {
-    throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families read here, which "
-                "all use gated MLPs; use --to megatron, or gated: true",
-                c.name.empty() ? "<config>" : c.name);
-  }
-  Json doc = Json::object();
-  HfStyle style;
-  const bool fresh = options.hf_template.empty();
-  std::int64_t old_layers = c.num_layers;
-  if (fresh) {
-    style = fresh_family(c, doc);
-  } else {
-    try {
-      doc = Json::parse(options.hf_template);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(std::string("not valid JSON: ") + e.what(), source);
-    }
-    if (!doc.is_object() || !doc.contains("num_hidden_layers") || doc.contains("num_layers")) {
-      throw Error("the template is not a Hugging Face config.json (an object with num_hidden_layers)", source);
-    }
-    if (doc.at("num_hidden_layers").is_number_integer()) old_layers = doc.at("num_hidden_layers").get<std::int64_t>();
-    style = template_style(c, doc, source);
-  }
-
+/// Writes the shape keys of `c` into `doc` (a template's or a fresh family's start), checks that
+/// the result reads back as `c` and returns its text.
+std::string write_document(const ArchConfig& c, Json doc, const HfStyle& style, bool fresh, std::int64_t old_layers,
+                           const std::string& source, std::vector<std::string>& not_expressed) {
   doc["hidden_size"] = c.hidden_size;
   doc["num_hidden_layers"] = c.num_layers;
   const AttentionConfig& a = c.attention;
@@ -260,6 +252,51 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
   std::string text = doc.dump(2) + "\n";
   check_reads_back(c, text);
   return text;
+}
+
+}  // namespace
+
+std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::vector<std::string>& not_expressed) {
+  const std::string source = options.hf_template_source.empty() ? "<hf template>" : options.hf_template_source;
+  if (!c.ffn.gated) {
+    throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families read here, which "
+                "all use gated MLPs; use --to megatron, or gated: true",
+                c.name.empty() ? "<config>" : c.name);
+  }
+  if (options.hf_template.empty()) {
+    const std::vector<FreshFamily> candidates =
+        c.ffn.is_moe() ? std::vector<FreshFamily>{FreshFamily::mixtral, FreshFamily::qwen2_moe, FreshFamily::deepseek}
+                       : std::vector<FreshFamily>{FreshFamily::llama};
+    std::string reasons;
+    for (const FreshFamily f : candidates) {
+      try {
+        Json doc = Json::object();
+        const HfStyle style = start_fresh(f, c, doc);
+        std::vector<std::string> notes;
+        std::string text = write_document(c, std::move(doc), style, true, c.num_layers, source, notes);
+        not_expressed.insert(not_expressed.end(), notes.begin(), notes.end());
+        return text;
+      } catch (const Error& e) {
+        reasons += fmt::format("{}{}: {}{}", reasons.empty() ? "" : "; ", model_type_of(f),
+                               e.path().empty() ? "" : e.path() + ": ", e.message());
+      }
+    }
+    throw Error("no Hugging Face family written here can express the config (" + reasons + ")",
+                c.name.empty() ? "<config>" : c.name);
+  }
+  Json doc;
+  try {
+    doc = Json::parse(options.hf_template);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(std::string("not valid JSON: ") + e.what(), source);
+  }
+  if (!doc.is_object() || !doc.contains("num_hidden_layers") || doc.contains("num_layers")) {
+    throw Error("the template is not a Hugging Face config.json (an object with num_hidden_layers)", source);
+  }
+  const std::int64_t old_layers =
+      doc.at("num_hidden_layers").is_number_integer() ? doc.at("num_hidden_layers").get<std::int64_t>() : c.num_layers;
+  const HfStyle style = template_style(c, doc, source);
+  return write_document(c, std::move(doc), style, false, old_layers, source, not_expressed);
 }
 
 }  // namespace budget::detail

@@ -276,6 +276,17 @@ TEST_CASE("export: what a target cannot express is an error, never a silent chan
   CHECK(resized.at("layer_types").size() == 3);
   CHECK_THROWS_WITH(export_config(c, ExportTarget::hf, with_template(R"({"num_layers": 2})")),
                     Catch::Contains("not a Hugging Face config"));
+  // No fresh family holds leading dense layers with a shared width that is not a multiple of the
+  // routed one (Mixtral and Qwen2-MoE have no dense layers, DeepSeek counts shared experts).
+  ArchConfig odd = c;
+  odd.ffn.first_dense_layers = 1;
+  odd.ffn.dense_dim = 1024;
+  odd.ffn.num_shared_experts = 1;
+  odd.ffn.shared_expert_dim = 500;
+  CHECK_THROWS_WITH(export_config(odd, ExportTarget::hf),
+                    Catch::Contains("no Hugging Face family written here can express the config (mixtral: ") &&
+                        Catch::Contains("deepseek: /ffn: 1 shared experts of width 500"));
+  CHECK_NOTHROW(export_config(odd, ExportTarget::megatron));
   CHECK_THROWS_WITH(parse_export_target("onnx", "--to"), Catch::Contains("allowed: native, hf, megatron, torchtitan"));
   CHECK(parse_export_target("HF") == ExportTarget::hf);
 }
