@@ -193,24 +193,31 @@ PYBIND11_MODULE(_budget, m) {
           }
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(py::none(), span_fraction, repeats);
+          // The document of `budget-match grid --format json` (cli/commands/grid.cpp, grid_json).
           using json = nlohmann::ordered_json;
           json cells = json::array();
           for (const budget::GridRow& row : budget::match_grid(g, spec, w)) {
-            cells.push_back(json{
-                {"size", row.cell->size},
-                {"baseline", {{"config", budget::cli::config_json(row.result.baseline)},
-                              {"budgets", budget::cli::budgets_json(row.result.baseline_budgets)}}},
-                {"matched", row.result.candidates.empty() ? json(nullptr)
-                                                          : budget::cli::candidate_json(row.result.candidates.front())},
-                {"feasible", row.result.summary.feasible}});
+            json cell{{"size", row.cell->size},
+                      {"baseline", {{"config", budget::cli::config_json(row.result.baseline)},
+                                    {"budgets", budget::cli::budgets_json(row.result.baseline_budgets)}}},
+                      {"matched", row.result.candidates.empty()
+                                      ? json(nullptr)
+                                      : budget::cli::candidate_json(row.result.candidates.front())},
+                      {"summary", row.result.summary.brief()}};
+            const auto paper = row.cell->published_max_deviation();
+            cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
+            cells.push_back(cell);
           }
           return to_python(json{{"schema_version", budget::cli::output_schema_version},
+                                {"budget_version", budget::version_string},
+                                {"description", g.description},
+                                {"loop", spec.describe()},
                                 {"workload", budget::cli::workload_json(w)},
                                 {"cells", cells}});
         },
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(),
-        "Every cell of a grid matched: {'cells': [{'size', 'baseline': {config, budgets}, 'matched', 'feasible'}]}.");
+        "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid).");
 
   m.def("export",
         [](const py::handle& config, const std::string& to, const py::handle& hf_template) {

@@ -66,3 +66,6 @@ add_test(NAME cli.plot.grid_without_gnuplot
   WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
 set_tests_properties(cli.plot.grid_without_gnuplot PROPERTIES
   PASS_REGULAR_EXPRESSION "--plot: gnuplot is not on PATH; install the Debian package gnuplot-nox")
+budget_cli_test(NAME export.out_format_needs_out ARGS --baseline ${BASE} --out-format hf EXPECT_EXIT 64
+  STDERR_MATCHES "--out-format requires --out")
+budget_cli_test(NAME export.help ARGS export --help STDOUT_MATCHES "--to" "native\\|hf\\|megatron\\|torchtitan")

@@ -70,8 +70,14 @@ def test_match_is_the_cli_json():
 def test_grid_paper():
     g = budget.grid()
     assert len(g["cells"]) == 16
-    assert all(cell["feasible"] for cell in g["cells"])
+    assert all(cell["matched"] is not None for cell in g["cells"])
     assert g["schema_version"] == budget.schema_version
+    if CLI:
+        out = subprocess.run([CLI, "grid", "--format", "json"], check=True, capture_output=True, text=True)
+        cli = json.loads(out.stdout)
+        assert [c["matched"] for c in cli["cells"]] == [c["matched"] for c in g["cells"]]
+        assert [c["paper_max_deviation"] for c in cli["cells"]] == [c["paper_max_deviation"] for c in g["cells"]]
+        assert cli["loop"] == g["loop"] and cli["workload"] == g["workload"]
 
 
 def test_export_targets():
