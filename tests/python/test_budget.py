@@ -98,6 +98,24 @@ def test_export_targets():
     assert kept["rope_theta"] == 1e6
 
 
+def test_export_with_hf_template():
+    qwen = os.path.join(SOURCE, "examples", "hf", "qwen1.5-moe-a2.7b.json")
+    best = budget.match(qwen, top=1)["candidates"][0]
+    hf = budget.export(best["config"], to="hf", hf_template=qwen)
+    doc = json.loads(hf["text"])
+    with open(qwen) as f:
+        original = json.load(f)
+    assert doc["model_type"] == original["model_type"] and doc["rope_theta"] == original["rope_theta"]
+    assert doc["hidden_size"] == best["config"]["hidden_size"]
+    assert budget.account(doc) == best["budgets"]
+    try:
+        budget.export(best["config"], to="hf", hf_template=BASELINE)
+    except budget.Error as e:
+        assert e.source == "hf_template"
+    else:
+        raise AssertionError("a native template was accepted")
+
+
 def test_errors_carry_source_and_path():
     bad = {"name": "x", "hidden_size": 64, "num_layers": 2, "attention": {"num_heads": 4, "head_dim": 16},
            "ffn": {"num_experts": 8, "top_k": 20, "expert_dim": 32}}
