@@ -42,11 +42,9 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUDGET_FUZZ=ON \
-    -DBUDGET_BUILD_CLI=OFF -DBUDGET_BUILD_TESTS=OFF -DBUDGET_BUILD_BENCH=OFF -DBUDGET_INSTALL=OFF \
-    -DBUDGET_CUDA=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
-fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUDGET_FUZZ=ON \
+  -DBUDGET_BUILD_CLI=OFF -DBUDGET_BUILD_TESTS=OFF -DBUDGET_BUILD_BENCH=OFF -DBUDGET_INSTALL=OFF \
+  -DBUDGET_CUDA=OFF "${launcher[@]}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 
 timeout_s="${FUZZ_TIMEOUT:-10}"
