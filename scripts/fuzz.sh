@@ -98,8 +98,10 @@ done
 
 for target in "${failed[@]}"; do
   echo
-  echo "=== $target: last lines of $log_dir/$target.log"
-  grep -vE '^#[0-9]+\s' "$log_dir/$target.log" | tail -40
+  finding='fuzz finding|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)'
+  echo "=== $target: $(grep -hE "$finding" "$log_dir/$target.log" | head -1)"
+  echo "--- last lines of $log_dir/$target.log:"
+  grep -vE '^#[0-9]+\s|NEW_FUNC' "$log_dir/$target.log" | tail -40
   for artifact in "$build_dir/fuzz-artifacts/$target"/*; do
     [ -f "$artifact" ] || continue
     echo "--- reproducer $artifact ($(stat -c %s "$artifact") bytes; replay: $build_dir/tests/fuzz/$target $artifact):"
