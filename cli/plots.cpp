@@ -47,4 +47,15 @@ void plot_grid_deviations(const std::vector<GridRow>& rows, const std::string& p
                     series);
 }
 
+void plot_timed_grid(const std::vector<TimedGridRow>& rows, const std::string& path) {
+  std::vector<GridRow> plain;
+  BarSeries time{"step time ratio - 1", {}};
+  for (const TimedGridRow& row : rows) {
+    plain.push_back(GridRow{row.cell, row.match.result});
+    time.values.push_back(row.match.time_ratios.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                        : 100 * (row.match.time_ratios.front() - 1));
+  }
+  plot_grid_deviations(plain, path, {time});
+}
+
 }  // namespace budget::cli

@@ -7,6 +7,7 @@
 #include "budget/grid.hpp"
 #include "budget/scaling_data.hpp"
 #include "budget/scaling_fit.hpp"
+#include "budget/time_rank.hpp"
 #include "gnuplot.hpp"
 
 namespace budget::cli {
@@ -20,5 +21,9 @@ void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, con
 /// ratio − 1, in %, once a calibration is given), one value per row.
 void plot_grid_deviations(const std::vector<GridRow>& rows, const std::string& path,
                           const std::vector<BarSeries>& extra = {});
+
+/// `grid --plot --calibration`: the deviations above plus each matched config's predicted step-time
+/// ratio to its baseline, as (ratio − 1) in %, so all four bars share one axis.
+void plot_timed_grid(const std::vector<TimedGridRow>& rows, const std::string& path);
 
 }  // namespace budget::cli

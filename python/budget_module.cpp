@@ -15,15 +15,18 @@
 #include <nlohmann/json.hpp>
 
 #include "budget/accounting.hpp"
+#include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/export.hpp"
 #include "budget/grid.hpp"
 #include "budget/match.hpp"
+#include "budget/time_model.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
 #include "budget_render.hpp"
 #include "match_render.hpp"
+#include "time_render.hpp"
 
 namespace py = pybind11;
 
@@ -164,6 +167,29 @@ PYBIND11_MODULE(_budget, m) {
         },
         py::arg("config"), py::arg("workload") = py::none(),
         "Budgets of one config: the dict of `budget-match report --format json` (without schema keys).");
+
+  m.def("predict_time",
+        [](const py::handle& config, const py::handle& calibration, const py::handle& workload,
+           const std::string& attention_backend) {
+          budget::CalibrationProfile profile;
+          if (py::isinstance<py::dict>(calibration)) {
+            profile = budget::parse_calibration_profile(dict_text(calibration), "calibration");
+          } else if (is_path(calibration)) {
+            profile = budget::load_calibration_profile(path_string(calibration));
+          } else {
+            bad_argument("calibration", calibration, "a calibration profile as a dict or a file path");
+          }
+          budget::TimeModelOptions options;
+          options.attention_backend = attention_backend;
+          const budget::TimeModel model(profile, options);
+          const budget::StepTime time =
+              budget::predict_step_time(model, arch_config(config, "config"), workload_of(workload));
+          return to_python(budget::cli::step_time_json(time, model));
+        },
+        py::arg("config"), py::arg("calibration"), py::arg("workload") = py::none(),
+        py::arg("attention_backend") = "auto",
+        "Predicted training step time from a calibration profile (docs/calibration.md): the `time` object of "
+        "`budget-match report --calibration P.json --format json`.");
 
   m.def("match",
         [](const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,

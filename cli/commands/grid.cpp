@@ -200,6 +200,7 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
   if (o.max_time_ratio > 0) options.max_time_ratio = o.max_time_ratio;
   options.top_n = 1;
   const std::vector<TimedGridRow> rows = match_grid_with_time(grid, loop, workload, o.constraints_path, model, options);
+  if (!o.plot_path.empty()) plot_timed_grid(rows, o.plot_path);
   if (o.format == OutputFormat::json) {
     using json = nlohmann::ordered_json;
     json cells = json::array();
@@ -293,7 +294,8 @@ void add_grid_command(CLI::App& app) {
   auto* ablation = cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
       ->check(CLI::IsMember({"span", "repeats", "depth"}));
   cmd->add_option("--plot", o->plot_path,
-                  "Draw each cell's signed FLOPs/params/KV deviations into this .svg or .png file (needs gnuplot)")
+                  "Draw each cell's signed FLOPs/params/KV deviations (and, with --calibration, its predicted time "
+                  "ratio − 1) into this .svg or .png file (needs gnuplot)")
       ->excludes(ablation);
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
   cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");

@@ -17,7 +17,8 @@ import os
 from . import _budget
 from ._budget import Config, Error, __version__, schema_version  # noqa: F401
 
-__all__ = ["Config", "Error", "account", "export", "grid", "load_config", "match", "schema_version", "__version__"]
+__all__ = ["Config", "Error", "account", "export", "grid", "load_config", "match", "predict_time", "schema_version",
+           "__version__"]
 
 
 def _value_at(document, pointer):
@@ -76,3 +77,4 @@ account = _reports_values(_budget.account, "config", "workload")
 match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints")
 grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload")
 export = _reports_values(_budget.export, "config", "to", "hf_template")
+predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")

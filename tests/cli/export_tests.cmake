@@ -69,3 +69,6 @@ set_tests_properties(cli.plot.grid_without_gnuplot PROPERTIES
 budget_cli_test(NAME export.out_format_needs_out ARGS --baseline ${BASE} --out-format hf EXPECT_EXIT 64
   STDERR_MATCHES "--out-format requires --out")
 budget_cli_test(NAME export.help ARGS export --help STDOUT_MATCHES "--to" "native\\|hf\\|megatron\\|torchtitan")
+# grid --plot with a calibration: the time ratio is a fourth bar series.
+budget_plot_test(grid_time_svg "${export_out}/grid-time.svg"
+  grid --calibration cuda_profiler/profiles/h200-torch-eager.json --plot "${export_out}/grid-time.svg")

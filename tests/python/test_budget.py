@@ -98,6 +98,18 @@ def test_export_targets():
     assert kept["rope_theta"] == 1e6
 
 
+def test_predict_time_is_the_cli_report_time():
+    profile = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
+    t = budget.predict_time(BASELINE, profile)
+    assert t["seconds_per_step"] > 0 and 0 < t["mfu"] < 1
+    if CLI:
+        out = subprocess.run([CLI, "report", BASELINE, "--calibration", profile, "--format", "json"], check=True,
+                             capture_output=True, text=True)
+        assert json.loads(out.stdout)["time"] == t
+    with open(profile) as f:
+        assert budget.predict_time(BASELINE, json.load(f))["seconds_per_step"] == t["seconds_per_step"]
+
+
 def test_export_with_hf_template():
     qwen = os.path.join(SOURCE, "examples", "hf", "qwen1.5-moe-a2.7b.json")
     best = budget.match(qwen, top=1)["candidates"][0]

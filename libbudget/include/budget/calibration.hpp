@@ -11,11 +11,15 @@
 /// calibrate` and by the project's CUDA profiler, `budget-profile`), and per-op measurement lines in
 /// the form of PyTorch-eager measurements (one JSON object a line, ".jsonl"; docs/calibration.md,
 /// "Measurements from PyTorch (.jsonl)"), so users can calibrate from their own framework.
+///
+/// Thread safety: the readers, the writer and the validators are reentrant: concurrent calls are
+/// safe.
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace budget {
@@ -33,7 +37,13 @@ struct CalibrationDevice {
   double sm_clock_mhz = 0;
   double memory_clock_mhz = 0;
 
-  bool operator==(const CalibrationDevice&) const = default;
+  // Member-wise equality, written out: the public headers compile as C++17 (no defaulted ==).
+  bool operator==(const CalibrationDevice& o) const {
+    return std::tie(name, compute_capability, driver, cuda_runtime, cublas, cudnn, sm_count, memory_gib, sm_clock_mhz,
+                    memory_clock_mhz) == std::tie(o.name, o.compute_capability, o.driver, o.cuda_runtime, o.cublas,
+                                                  o.cudnn, o.sm_count, o.memory_gib, o.sm_clock_mhz, o.memory_clock_mhz);
+  }
+  bool operator!=(const CalibrationDevice& o) const { return !(*this == o); }
 };
 
 /// Peak rates measured in the same run as the rows (required, > 0).
@@ -41,7 +51,10 @@ struct CalibrationPeaks {
   double bf16_gemm_tflops = 0;   ///< an 8192³ bf16 GEMM, 2·8192³ FLOPs / time, in 10¹² FLOP/s
   double copy_gbytes_per_s = 0;  ///< device-to-device copy, bytes read + bytes written / time, 10⁹ B/s
 
-  bool operator==(const CalibrationPeaks&) const = default;
+  bool operator==(const CalibrationPeaks& o) const {
+    return bf16_gemm_tflops == o.bf16_gemm_tflops && copy_gbytes_per_s == o.copy_gbytes_per_s;
+  }
+  bool operator!=(const CalibrationPeaks& o) const { return !(*this == o); }
 };
 
 /// Who measured the profile and how.
@@ -51,7 +64,10 @@ struct CalibrationSource {
   std::string created;  ///< ISO 8601 UTC time of the measurement or conversion
   std::string notes;
 
-  bool operator==(const CalibrationSource&) const = default;
+  bool operator==(const CalibrationSource& o) const {
+    return std::tie(tool, method, created, notes) == std::tie(o.tool, o.method, o.created, o.notes);
+  }
+  bool operator!=(const CalibrationSource& o) const { return !(*this == o); }
 };
 
 /// One measured shape and pass.
@@ -74,7 +90,11 @@ struct CalibrationRow {
   bool refused = false;
   double ms = 0, flops = 0, bytes = 0;
 
-  bool operator==(const CalibrationRow&) const = default;
+  bool operator==(const CalibrationRow& o) const {
+    return std::tie(op, pass, shape, matrix, routing, backend, refused, ms, flops, bytes) ==
+           std::tie(o.op, o.pass, o.shape, o.matrix, o.routing, o.backend, o.refused, o.ms, o.flops, o.bytes);
+  }
+  bool operator!=(const CalibrationRow& o) const { return !(*this == o); }
 };
 
 struct CalibrationProfile {
@@ -84,7 +104,11 @@ struct CalibrationProfile {
   CalibrationSource source;
   std::vector<CalibrationRow> rows;
 
-  bool operator==(const CalibrationProfile&) const = default;
+  bool operator==(const CalibrationProfile& o) const {
+    return std::tie(schema_version, device, peaks, source, rows) ==
+           std::tie(o.schema_version, o.device, o.peaks, o.source, o.rows);
+  }
+  bool operator!=(const CalibrationProfile& o) const { return !(*this == o); }
 };
 
 /// The current profile schema version (the "schema_version" written and the only one read).

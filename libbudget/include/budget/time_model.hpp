@@ -11,6 +11,10 @@
 /// inverse-distance-weighted mean ρ of the log residuals of the k nearest measured shapes in
 /// log-shape space (so a measured shape is reproduced, and the fit carries between them). A shape
 /// outside the box of its class's measured shapes is flagged out of range.
+///
+/// Thread safety: a TimeModel is immutable after construction (its fit is shared, read-only), so
+/// predict() and predict_step_time() may be called concurrently on one model; validate_time_model()
+/// is reentrant.
 
 #include <cstdint>
 #include <memory>

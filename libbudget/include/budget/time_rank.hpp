@@ -6,6 +6,10 @@
 /// head_dim, hidden size or expert width to multiples of 8, 16 or 64 costs in budget deviation and
 /// saves in time (a Pareto list). Built on match() without changing it: the matcher is asked for a
 /// wide list and the list is re-ranked here.
+///
+/// Thread safety: rank_by_time(), match_with_time(), match_grid_with_time() and
+/// alignment_tradeoffs() are reentrant; they only read the (immutable) TimeModel, so one model may
+/// serve concurrent calls.
 
 #include <cstddef>
 #include <optional>
