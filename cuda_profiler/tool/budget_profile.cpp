@@ -140,7 +140,7 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
   }
   const auto profile = to_profile(run, tool_name, utc_now(), notes);
   budget::write_calibration_profile(profile, out);
-  std::cout << tool::rows_table(run.rows, run.peaks);
+  std::cout << tool::rows_table(run.rows, run.peaks) << "\nSummary by op:\n" << tool::summary_table(run.rows, run.peaks);
   std::cout << fmt::format("device: {} (sm_{}), {} SMs; driver {}, CUDA {}, cuBLAS {}, cuDNN {}\n", run.device.name,
                            run.device.compute_capability, run.device.sm_count, run.device.driver, run.device.cuda_runtime,
                            run.device.cublas, run.device.cudnn);
