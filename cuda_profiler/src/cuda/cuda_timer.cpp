@@ -251,11 +251,10 @@ class CudaTimer final : public Timer {
   // ---- attention ---------------------------------------------------------------------------
 #if BUDGET_PROFILER_HAS_CUDNN
   struct AttentionBuffers {
-    DeviceBuffer q, k, v, o, stats, dout, dq, dk, dv, dq_accum, softmax_sum, workspace;
+    DeviceBuffer q, k, v, o, stats, dout, dq, dk, dv, dq_accum;
     SdpaBuffers view() const {
-      return SdpaBuffers{q.get(),           k.get(),     v.get(),  o.get(),  stats.get<float>(),
-                         dout.get(),        dq.get(),    dk.get(), dv.get(), dq_accum.get<float>(),
-                         softmax_sum.get<float>()};
+      return SdpaBuffers{q.get(),    k.get(),  v.get(),  o.get(),  stats.get<float>(),
+                         dout.get(), dq.get(), dk.get(), dv.get(), dq_accum.get<float>()};
     }
   };
   AttentionBuffers attention_buffers(const SdpaShape& s) {
@@ -266,7 +265,6 @@ class CudaTimer final : public Timer {
     b.stats = DeviceBuffer(static_cast<std::size_t>(rows) * 4);
     b.dout = random_bf16(tq), b.dq = bf16_out(tq), b.dk = bf16_out(tk), b.dv = bf16_out(tk);
     b.dq_accum = DeviceBuffer(static_cast<std::size_t>(tq) * 4);
-    b.softmax_sum = DeviceBuffer(static_cast<std::size_t>(rows) * 4);
     return b;
   }
   /// The finalised plan of a shape and pass, built once per timer (a graph build can take a
