@@ -61,6 +61,7 @@ nlohmann::ordered_json workload_json(const Workload& w) {
                                 {"sliding_window", w.sliding_window},
                                 {"training_passes", w.training_passes},
                                 {"kv_bytes", w.kv_bytes},
+                                {"tokens_per_step", w.tokens_per_step},
                                 {"description", w.description}};
 }
 

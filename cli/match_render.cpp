@@ -48,13 +48,15 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
               {"candidates", candidates}};
 }
 
-Table candidates_table(const MatchResult& r) {
+Table candidates_table(const MatchResult& r, const std::vector<double>& time_ratios) {
+  const bool timed = !time_ratios.empty();
   Table t;
   t.add_column("#", Align::right);
   t.add_column("max dev");
   t.add_column("FLOPs");
   t.add_column("params");
   t.add_column("KV");
+  if (timed) t.add_column("time ×");
   t.add_column("layers");
   t.add_column("loop");
   t.add_column("hidden");
@@ -64,20 +66,26 @@ Table candidates_table(const MatchResult& r) {
   t.add_column("total");
   t.add_column("sparsity");
   const auto row = [&](const std::string& rank, const ArchConfig& c, const Budgets& b, const std::string& dmax,
-                       const std::string& df, const std::string& dn, const std::string& dkv) {
-    t.add_row({rank, dmax, df, dn, dkv, fmt::format("{}/{}", b.physical_layers, b.executed_layers), loop_text(c),
-               std::to_string(c.hidden_size), heads_text(c.attention), ffn_text(c.ffn),
-               si(static_cast<double>(b.non_embedding_params_active)), si(static_cast<double>(b.non_embedding_params_total)),
-               percent(b.sparsity, 1)});
+                       const std::string& df, const std::string& dn, const std::string& dkv, const std::string& time) {
+    std::vector<std::string> cells{rank, dmax, df, dn, dkv};
+    if (timed) cells.push_back(time);
+    for (auto&& cell : {fmt::format("{}/{}", b.physical_layers, b.executed_layers), loop_text(c),
+                        std::to_string(c.hidden_size), heads_text(c.attention), ffn_text(c.ffn),
+                        si(static_cast<double>(b.non_embedding_params_active)),
+                        si(static_cast<double>(b.non_embedding_params_total)), percent(b.sparsity, 1)}) {
+      cells.push_back(cell);
+    }
+    t.add_row(std::move(cells));
   };
   row("base", r.baseline, r.baseline_budgets, "", si(r.baseline_budgets.training_flops_per_token, "F"),
       si(static_cast<double>(r.baseline_budgets.non_embedding_params_total)),
-      grouped(r.baseline_budgets.kv_elements_per_token));
+      grouped(r.baseline_budgets.kv_elements_per_token), "1.000×");
   t.add_separator();
-  int rank = 1;
-  for (const auto& c : r.candidates) {
-    row(std::to_string(rank++), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
-        signed_percent(c.deviation.flops, 2), signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2));
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const auto& c = r.candidates[i];
+    row(std::to_string(i + 1), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
+        signed_percent(c.deviation.flops, 2), signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2),
+        i < time_ratios.size() ? fmt::format("{:.3f}×", time_ratios[i]) : "");
   }
   return t;
 }
@@ -124,21 +132,22 @@ std::string infeasible_text(const MatchResult& r) {
 }
 }  // namespace
 
-std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workload& workload) {
+std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workload& workload,
+                       const std::vector<double>& time_ratios) {
   std::string out = fmt::format("baseline: {} ({} layers, H {})\nloop: {}\nworkload: {}\n\n",
                                 r.baseline.name.empty() ? "(unnamed)" : r.baseline.name, r.baseline.num_layers,
                                 r.baseline.hidden_size, loop.describe(), workload.description);
-  out += candidates_table(r).render_text();
+  out += candidates_table(r, time_ratios).render_text();
   out += "\n" + r.summary.brief() + "\n";
   for (const auto& note : r.summary.notes) out += "note: " + note + "\n";
   if (!r.summary.feasible) out += infeasible_text(r);
   return out;
 }
 
-std::string match_markdown(const MatchResult& r, const LoopSpec& loop) {
+std::string match_markdown(const MatchResult& r, const LoopSpec& loop, const std::vector<double>& time_ratios) {
   std::string out = fmt::format("**{}**, loop: {}\n\n", r.baseline.name.empty() ? "baseline" : r.baseline.name,
                                 loop.describe());
-  out += candidates_table(r).render_markdown();
+  out += candidates_table(r, time_ratios).render_markdown();
   out += "\n" + r.summary.brief() + "\n";
   if (!r.summary.feasible) out += "\n" + infeasible_text(r);
   return out;

@@ -12,14 +12,18 @@ namespace budget::cli {
 
 nlohmann::ordered_json candidate_json(const Candidate& candidate);
 nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loop, const Workload& workload);
-std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload);
-std::string match_markdown(const MatchResult& result, const LoopSpec& loop);
+/// `time_ratios` (optional, parallel to the candidates): predicted time per token / the
+/// baseline's, shown as a "time ×" column.
+std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload,
+                       const std::vector<double>& time_ratios = {});
+std::string match_markdown(const MatchResult& result, const LoopSpec& loop, const std::vector<double>& time_ratios = {});
 
 /// Constraint sensitivity (constraint_sensitivity()) as JSON and as a table against the result.
 nlohmann::ordered_json sensitivity_json(const std::vector<ConstraintSensitivity>& sensitivity);
 Table sensitivity_table(const MatchResult& result, const std::vector<ConstraintSensitivity>& sensitivity);
 
-/// Baseline row followed by one row per candidate.
-Table candidates_table(const MatchResult& result);
+/// Baseline row followed by one row per candidate (with a "time ×" column when `time_ratios`,
+/// parallel to the candidates, is given).
+Table candidates_table(const MatchResult& result, const std::vector<double>& time_ratios = {});
 
 }  // namespace budget::cli

@@ -1,13 +1,17 @@
-// budget-match compare REF.json OTHER.json [...] [--workload W.json] [--format table|json|markdown|csv]
+// budget-match compare REF.json OTHER.json [...] [--workload W.json] [--calibration P.json]
+//                      [--format table|json|markdown|csv]
 // The three matched budgets of several configs side by side, with signed deviations from the
 // first (the reference): a quick check of a hand-made or matched config.
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
+#include "budget/time_model.hpp"
 #include "budget/error.hpp"
 #include "budget/match.hpp"
 #include "budget/version.hpp"
@@ -16,6 +20,7 @@
 #include "match_render.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
+#include "time_render.hpp"
 
 namespace budget::cli {
 namespace {
@@ -23,6 +28,7 @@ namespace {
 struct CompareOptions {
   std::vector<std::string> config_paths;
   std::string workload_path;
+  std::string calibration_path;
   OutputFormat format = OutputFormat::table;
 };
 
@@ -36,13 +42,34 @@ void run_compare(const CompareOptions& o) {
   for (std::size_t i = 1; i < o.config_paths.size(); ++i) {
     others.push_back(evaluate_candidate(load_arch_config(o.config_paths[i]), reference, base, workload, weights));
   }
+  // With a profile: each config's predicted step time and its ratio to the reference's.
+  std::optional<TimeModel> model;
+  std::optional<StepTime> reference_time;
+  std::vector<StepTime> times;
+  std::vector<double> ratios;
+  if (!o.calibration_path.empty()) {
+    model.emplace(load_calibration_profile(o.calibration_path));
+    reference_time = predict_step_time(*model, reference, workload);
+    for (const auto& c : others) {
+      times.push_back(predict_step_time(*model, c.config, workload));
+      ratios.push_back(times.back().seconds_per_token / reference_time->seconds_per_token);
+    }
+  }
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& c : others) list.push_back(candidate_json(c));
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      list.push_back(candidate_json(others[i]));
+      if (model) {
+        list.back()["time_ratio"] = ratios[i];
+        list.back()["time"] = step_time_json(times[i], *model);
+      }
+    }
+    nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
+    if (model) ref["time"] = step_time_json(*reference_time, *model);
     std::cout << nlohmann::ordered_json{{"schema_version", output_schema_version},
                                         {"budget_version", version_string},
                                         {"workload", workload_json(workload)},
-                                        {"reference", {{"config", config_json(reference)}, {"budgets", budgets_json(base)}}},
+                                        {"reference", ref},
                                         {"configs", list}}
                      .dump(2)
               << "\n";
@@ -52,7 +79,7 @@ void run_compare(const CompareOptions& o) {
   table_input.baseline = reference;
   table_input.baseline_budgets = base;
   table_input.candidates = others;
-  const Table t = candidates_table(table_input);
+  const Table t = candidates_table(table_input, ratios);
   switch (o.format) {
     case OutputFormat::markdown: std::cout << t.render_markdown(); break;
     case OutputFormat::csv: std::cout << t.render_csv(); break;
@@ -61,6 +88,10 @@ void run_compare(const CompareOptions& o) {
                 << t.render_text();
       for (std::size_t i = 1; i < o.config_paths.size(); ++i) {
         std::cout << fmt::format("{:>4}: {}\n", i, o.config_paths[i]);
+      }
+      if (model) {
+        std::cout << fmt::format("time ×: predicted time per token / the reference's ({}; {} per token)\n",
+                                 profile_label(*model), si(reference_time->seconds_per_token, "s"));
       }
       break;
   }
@@ -74,6 +105,8 @@ void add_compare_command(CLI::App& app) {
       ->required()
       ->expected(2, -1);
   cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  cmd->add_option("--calibration", o->calibration_path,
+                  "Calibration profile (docs/calibration.md): add each config's predicted time ratio to the reference");
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_compare(*o); });
 }

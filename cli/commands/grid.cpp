@@ -1,21 +1,26 @@
 // budget-match grid [--grid FILE] [--ablation span|repeats|depth] [--cell NAME] [--format ...]
+//                   [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 // The paper's grid (or any family of baselines) with each cell's matched looped config, in the
 // columns of the paper's tables; or one of the paper's three ablations at one cell.
 
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
+#include "budget/calibration.hpp"
+#include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
 #include "match_render.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
+#include "time_render.hpp"
 
 namespace budget::cli {
 namespace {
@@ -30,18 +35,53 @@ struct GridOptions {
   double span_fraction = 0.5;
   std::int64_t repeats = 2;
   OutputFormat format = OutputFormat::table;
+  std::string calibration_path;
+  std::string rank_by = "budget";
+  double max_time_ratio = 0;
+  std::string attention_backend = "auto";
 };
 
 std::string ratio(double value) { return fmt::format("{:.3f}", value); }
 
 void add_arch_row(Table& t, const std::string& size, const std::string& arch, const ArchConfig& c, const Budgets& b,
                   const std::string& flops_ratio, const std::string& kv_ratio, const std::string& max_dev,
-                  const std::string& paper) {
-  t.add_row({size, arch, std::to_string(c.hidden_size), fmt::format("{}/{}", b.physical_layers, b.executed_layers),
-             heads_text(c.attention), std::to_string(c.ffn.num_experts), std::to_string(c.ffn.top_k),
-             std::to_string(c.ffn.expert_dim), fmt::format("{:.3f}", static_cast<double>(b.non_embedding_params_active) / 1e9),
-             fmt::format("{:.1f}", 100.0 * b.sparsity), fmt::format("{:.2f}", static_cast<double>(b.non_embedding_params_total) / 1e9),
-             flops_ratio, kv_ratio, max_dev, paper});
+                  const std::string& paper, const std::optional<std::string>& time_ratio = std::nullopt) {
+  std::vector<std::string> cells{
+      size, arch, std::to_string(c.hidden_size), fmt::format("{}/{}", b.physical_layers, b.executed_layers),
+      heads_text(c.attention), std::to_string(c.ffn.num_experts), std::to_string(c.ffn.top_k),
+      std::to_string(c.ffn.expert_dim), fmt::format("{:.3f}", static_cast<double>(b.non_embedding_params_active) / 1e9),
+      fmt::format("{:.1f}", 100.0 * b.sparsity), fmt::format("{:.2f}", static_cast<double>(b.non_embedding_params_total) / 1e9),
+      flops_ratio, kv_ratio, max_dev, paper};
+  if (time_ratio) cells.push_back(*time_ratio);
+  t.add_row(std::move(cells));
+}
+
+/// The grid with each looped config's predicted time ratio to its baseline (grid --calibration).
+Table timed_grid_table(const std::vector<TimedGridRow>& rows) {
+  Table t;
+  for (const char* h : {"size", "arch"}) t.add_column(h, Align::left);
+  for (const char* h : {"hidden", "layers"}) t.add_column(h);
+  t.add_column("heads×dim (KV)", Align::left);
+  for (const char* h : {"experts", "active experts", "expert width", "active params (B)", "sparsity (%)",
+                        "non-emb params (B)", "FLOPs ratio", "KV ratio", "max dev", "paper max dev", "time ×"}) {
+    t.add_column(h);
+  }
+  for (const TimedGridRow& row : rows) {
+    const GridCell& cell = *row.cell;
+    const MatchResult& r = row.match.result;
+    t.add_separator();
+    add_arch_row(t, cell.size, "baseline", r.baseline, r.baseline_budgets, "1.000", "1.000", "", "", "1.000×");
+    if (r.candidates.empty()) {
+      t.add_row({cell.size, "looped", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "infeasible", "", "-"});
+      continue;
+    }
+    const Candidate& c = r.candidates.front();
+    const auto paper = cell.published_max_deviation();
+    add_arch_row(t, cell.size, "looped", c.config, c.budgets, ratio(1.0 + c.deviation.flops), ratio(1.0 + c.deviation.kv),
+                 percent(c.deviation.max_abs(), 2), paper ? percent(*paper, 1) : "",
+                 time_ratio_text(row.match.time_ratios.front()));
+  }
+  return t;
 }
 
 Table grid_table(const std::vector<GridRow>& rows) {
@@ -108,15 +148,29 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   const GridCell& cell = pick_cell(grid, o.cell);
   const Ablation kind = o.ablation == "span" ? Ablation::span : o.ablation == "repeats" ? Ablation::repeats : Ablation::depth;
   const std::vector<AblationPoint> points = run_ablation(kind, cell.baseline, workload, paper_sparsity(cell));
+  // With a profile: each point's matched config's predicted time per token / the baseline's.
+  std::optional<TimeModel> model;
+  std::vector<std::optional<double>> ratios(points.size());
+  if (!o.calibration_path.empty()) {
+    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+    const double base = predict_step_time(*model, cell.baseline, workload).seconds_per_token;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (!points[i].result.candidates.empty()) {
+        ratios[i] = predict_step_time(*model, points[i].result.candidates.front().config, workload).seconds_per_token / base;
+      }
+    }
+  }
   if (o.format == OutputFormat::json) {
     using json = nlohmann::ordered_json;
     json out_points = json::array();
-    for (const auto& p : points) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const auto& p = points[i];
       out_points.push_back({{"label", p.label},
                             {"num_layers", p.num_layers},
                             {"loop", p.loop.describe()},
                             {"matched", p.result.candidates.empty() ? json(nullptr) : candidate_json(p.result.candidates.front())},
                             {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)}});
+      if (model) out_points.back()["time_ratio"] = ratios[i] ? json(*ratios[i]) : json(nullptr);
     }
     std::cout << json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
                       {"baseline", config_json(cell.baseline)}, {"points", out_points}}
@@ -130,17 +184,22 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   t.add_column("heads×dim (KV)", Align::left);
   t.add_column("experts×width", Align::left);
   for (const char* h : {"FLOPs", "params", "KV", "max dev", "active", "sparsity", "paper loss"}) t.add_column(h);
-  for (const auto& p : points) {
+  if (model) t.add_column("time ×");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    std::vector<std::string> cells;
     if (p.result.candidates.empty()) {
-      t.add_row({p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""});
-      continue;
-    }
-    const Candidate& c = p.result.candidates.front();
-    t.add_row({p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
+      cells = {p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""};
+    } else {
+      const Candidate& c = p.result.candidates.front();
+      cells = {p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
                std::to_string(c.config.hidden_size), heads_text(c.config.attention), ffn_text(c.config.ffn),
                signed_percent(c.deviation.flops), signed_percent(c.deviation.params), signed_percent(c.deviation.kv),
                percent(c.deviation.max_abs()), si(static_cast<double>(c.budgets.non_embedding_params_active)),
-               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""});
+               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""};
+    }
+    if (model) cells.push_back(ratios[i] ? time_ratio_text(*ratios[i]) : "-");
+    t.add_row(std::move(cells));
   }
   const std::string title = fmt::format("{} ablation around {} (every point budget-matched to it){}", o.ablation,
                                         cell.baseline.name, paper_sparsity(cell) ? fmt::format("; paper losses at S≈{}%", *paper_sparsity(cell)) : "");
@@ -151,16 +210,84 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   }
 }
 
+void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
+  const TimeModel model(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+  TimeRankOptions options;
+  options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
+  if (o.max_time_ratio > 0) options.max_time_ratio = o.max_time_ratio;
+  options.top_n = 1;
+  const std::vector<TimedGridRow> rows = match_grid_with_time(grid, loop, workload, o.constraints_path, model, options);
+  if (o.format == OutputFormat::json) {
+    using json = nlohmann::ordered_json;
+    json cells = json::array();
+    for (const auto& row : rows) {
+      const MatchResult& r = row.match.result;
+      json cell{{"size", row.cell->size},
+                {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)},
+                              {"time", step_time_json(row.match.baseline_time, model)}}},
+                {"matched", r.candidates.empty() ? json(nullptr) : candidate_json(r.candidates.front())},
+                {"time_ratio", r.candidates.empty() ? json(nullptr) : json(row.match.time_ratios.front())},
+                {"summary", r.summary.feasible ? r.summary.brief() : r.summary.message}};
+      if (!r.candidates.empty()) cell["matched"]["time"] = step_time_json(row.match.candidate_times.front(), model);
+      const auto paper = row.cell->published_max_deviation();
+      cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
+      cells.push_back(cell);
+    }
+    std::cout << json{{"schema_version", output_schema_version}, {"budget_version", version_string},
+                      {"description", grid.description}, {"loop", loop.describe()},
+                      {"workload", workload_json(workload)}, {"profile", profile_label(model)},
+                      {"rank_by", o.rank_by}, {"cells", cells}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  const Table t = timed_grid_table(rows);
+  switch (o.format) {
+    case OutputFormat::markdown: std::cout << t.render_markdown(); break;
+    case OutputFormat::csv: std::cout << t.render_csv(); break;
+    default: {
+      std::cout << (o.grid_path.empty() ? "SMELT paper grid" : o.grid_path) << ": " << rows.size() << " cells, loop "
+                << loop.describe() << ", workload: " << workload.description << "\ntime ×: predicted time per token / "
+                << "the baseline's (" << profile_label(model) << ", " << grouped(workload.tokens_per_step)
+                << " tokens/step), ranked by " << o.rank_by << "\n\n"
+                << t.render_text();
+      double lo = 0, hi = 0;
+      bool any = false;
+      for (const auto& r : rows) {
+        if (r.match.time_ratios.empty()) continue;
+        const double x = r.match.time_ratios.front();
+        lo = any ? std::min(lo, x) : x;
+        hi = any ? std::max(hi, x) : x;
+        any = true;
+      }
+      if (any) std::cout << fmt::format("\npredicted time ratios of the matched configs: {:.3f}× to {:.3f}×\n", lo, hi);
+      break;
+    }
+  }
+}
+
 void run_grid(const GridOptions& o) {
   const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  if (o.calibration_path.empty() && (o.rank_by != "budget" || o.max_time_ratio > 0)) {
+    throw Error("--rank-by time and --max-time-ratio need --calibration P.json", o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+  }
   if (!o.ablation.empty()) {
+    if (o.rank_by != "budget" || o.max_time_ratio > 0) {
+      throw Error("--rank-by time and --max-time-ratio apply to the grid, not to --ablation (ablation points show "
+                  "their time ratio with --calibration)",
+                  o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+    }
     run_ablation_command(o, grid, workload);
     return;
   }
   LoopSpec loop;
   loop.span_fraction = o.span_fraction;
   loop.repeats = o.repeats;
+  if (!o.calibration_path.empty()) {
+    run_timed_grid(o, grid, workload, loop);
+    return;
+  }
   const std::vector<GridRow> rows = match_grid(grid, loop, workload, o.constraints_path);
   switch (o.format) {
     case OutputFormat::json: std::cout << grid_json(grid, rows, loop, workload).dump(2) << "\n"; break;
@@ -191,6 +318,14 @@ void add_grid_command(CLI::App& app) {
   cmd->add_option("--span-fraction", o->span_fraction, "Loop span for cells without their own (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--repeats", o->repeats, "Loop repeats (default 2)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--calibration", o->calibration_path,
+                  "Calibration profile (docs/calibration.md): add each matched config's predicted time ratio");
+  cmd->add_option("--rank-by", o->rank_by, "budget (default) or time: pick the fastest equally matched candidate")
+      ->check(CLI::IsMember({"budget", "time"}));
+  cmd->add_option("--max-time-ratio", o->max_time_ratio, "Drop candidates predicted slower than R × the baseline")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--attention-backend", o->attention_backend,
+                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_grid(*o); });
 }

@@ -1,10 +1,12 @@
 // budget-match --baseline CFG.json [--loop first-last | --span-fraction 0.5] [--repeats 2]
 //              [--workload W.json] [--constraints C.json] [--top N] [--format ...] [--out FILE]
+//              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -12,11 +14,14 @@
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/match.hpp"
+#include "budget/calibration.hpp"
+#include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
 #include "match_render.hpp"
 #include "output_format.hpp"
+#include "time_render.hpp"
 
 namespace budget::cli {
 namespace {
@@ -32,7 +37,47 @@ struct MatchOptions {
   OutputFormat format = OutputFormat::table;
   std::string out_path;
   bool explain = false;
+  std::string calibration_path;
+  std::string rank_by = "budget";
+  double max_time_ratio = 0;  // 0: no cap
+  std::string attention_backend = "auto";
 };
+
+nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& a : options) {
+    nlohmann::ordered_json o{{"alignment", a.description}, {"feasible", a.feasible}};
+    if (a.feasible) {
+      o["max_deviation"] = a.max_deviation;
+      o["time_ratio"] = a.time_ratio;
+      o["pareto"] = a.pareto;
+      o["config"] = config_json(a.candidate->config);
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+Table alignment_table(const std::vector<AlignmentOption>& options) {
+  Table t;
+  t.add_column("alignment required", Align::left);
+  t.add_column("max dev");
+  t.add_column("time ×");
+  t.add_column("hidden");
+  t.add_column("heads×dim (KV)", Align::left);
+  t.add_column("experts×width", Align::left);
+  t.add_column("Pareto", Align::left);
+  for (const auto& a : options) {
+    if (!a.feasible) {
+      t.add_row({a.description, "infeasible", "", "", "", "", ""});
+      continue;
+    }
+    const auto& c = a.candidate->config;
+    t.add_row({a.description, percent(a.max_deviation, 2), time_ratio_text(a.time_ratio), std::to_string(c.hidden_size),
+               heads_text(c.attention), ffn_text(c.ffn), a.pareto ? "yes" : ""});
+  }
+  return t;
+}
 
 LoopSpec loop_spec(const MatchOptions& o) {
   LoopSpec spec;
@@ -61,9 +106,26 @@ void run_match(const MatchOptions& o) {
   MatchConstraints constraints = default_constraints(baseline);
   if (!o.constraints_path.empty()) constraints = load_constraints(o.constraints_path, constraints);
   const LoopSpec loop = loop_spec(o);
+  std::optional<TimeModel> model;
+  if (!o.calibration_path.empty()) {
+    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+  } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
+    throw Error("--rank-by time and --max-time-ratio need --calibration P.json (a profile to predict time from)",
+                o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+  }
+  TimeRankOptions time_options;
+  time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
+  if (o.max_time_ratio > 0) time_options.max_time_ratio = o.max_time_ratio;
+  time_options.top_n = o.top;
   MatchResult result;
+  std::optional<TimedMatch> timed;
   try {
-    result = match(baseline, loop, workload, constraints, o.top);
+    if (model) {
+      timed = match_with_time(baseline, loop, workload, constraints, *model, time_options);
+      result = timed->result;
+    } else {
+      result = match(baseline, loop, workload, constraints, o.top);
+    }
   } catch (const Error& e) {
     if (e.source().empty() && e.path().rfind("/loop", 0) == 0) throw Error(e.message(), "--loop");
     if (e.source().empty()) throw e.with_source(o.constraints_path.empty() ? "constraints" : o.constraints_path);
@@ -71,23 +133,56 @@ void run_match(const MatchOptions& o) {
   }
   std::vector<ConstraintSensitivity> sensitivity;
   if (o.explain) sensitivity = constraint_sensitivity(baseline, loop, workload, constraints);
+  std::vector<AlignmentOption> alignment;
+  if (o.explain && model) alignment = alignment_tradeoffs(baseline, loop, workload, constraints, *model, time_options);
+  const std::vector<double> ratios = timed ? timed->time_ratios : std::vector<double>{};
+  const std::string alignment_title =
+      "What aligning dims costs in budget deviation and saves in predicted time (each row: the candidate chosen under "
+      "that requirement; Pareto: no other row has both a smaller deviation and a smaller time ratio)";
   switch (o.format) {
     case OutputFormat::json: {
       nlohmann::ordered_json out = match_json(result, loop, workload);
+      if (timed) {
+        out["time"] = {{"profile", profile_label(*model)},
+                       {"rank_by", o.rank_by},
+                       {"max_time_ratio", timed && time_options.max_time_ratio ? nlohmann::ordered_json(o.max_time_ratio)
+                                                                               : nlohmann::ordered_json(nullptr)},
+                       {"considered", timed->considered},
+                       {"within_tolerance", timed->within_tolerance},
+                       {"dropped_by_cap", timed->dropped_by_cap},
+                       {"baseline", step_time_json(timed->baseline_time, *model)}};
+        for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+          out["candidates"][i]["time_ratio"] = timed->time_ratios[i];
+          out["candidates"][i]["time"] = step_time_json(timed->candidate_times[i], *model);
+        }
+      }
       if (o.explain) out["sensitivity"] = sensitivity_json(sensitivity);
+      if (o.explain && model) out["alignment"] = alignment_json(alignment);
       std::cout << out.dump(2) << "\n";
       break;
     }
     case OutputFormat::markdown:
-      std::cout << match_markdown(result, loop);
+      std::cout << match_markdown(result, loop, ratios);
       if (o.explain) std::cout << "\n" << sensitivity_table(result, sensitivity).render_markdown();
+      if (o.explain && model) std::cout << "\n" << alignment_title << "\n\n" << alignment_table(alignment).render_markdown();
       break;
     default:
-      std::cout << match_text(result, loop, workload);
+      std::cout << match_text(result, loop, workload, ratios);
+      if (timed) {
+        std::cout << fmt::format(
+            "time ×: predicted time per token / the baseline's ({}; {} tokens/step; baseline {} per token). Ranked by "
+            "{}{}; {} candidates timed, {} equally matched{}\n",
+            profile_label(*model), grouped(timed->baseline_time.tokens_per_step),
+            si(timed->baseline_time.seconds_per_token, "s"), o.rank_by == "time" ? "predicted time among the equally matched" : "budget",
+            time_options.max_time_ratio ? fmt::format(", capped at {:.3f}×", o.max_time_ratio) : "", timed->considered,
+            timed->within_tolerance,
+            timed->dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed->dropped_by_cap) : "");
+      }
       if (o.explain) {
         std::cout << "\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n"
                   << sensitivity_table(result, sensitivity).render_text();
       }
+      if (o.explain && model) std::cout << "\n" << alignment_title << "\n\n" << alignment_table(alignment).render_text();
       break;
   }
   if (!result.summary.feasible) throw CommandExit{exit_infeasible};
@@ -118,7 +213,18 @@ void add_match_options(CLI::App& app) {
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   app.add_option("--out", o->out_path, "Write the best candidate as a native config to this file");
   app.add_flag("--explain", o->explain,
-               "Also show which constraint binds: the best deviation with each constraint alone relaxed");
+               "Also show which constraint binds: the best deviation with each constraint alone relaxed (with "
+               "--calibration: and what aligning head_dim/hidden/expert width to 8, 16, 64 costs and saves)");
+  app.add_option("--calibration", o->calibration_path,
+                 "Calibration profile (docs/calibration.md): show each candidate's predicted time ratio to the baseline");
+  app.add_option("--rank-by", o->rank_by,
+                 "budget (default) or time: rank the equally matched candidates by predicted time (needs --calibration)")
+      ->check(CLI::IsMember({"budget", "time"}));
+  app.add_option("--max-time-ratio", o->max_time_ratio,
+                 "Drop candidates predicted slower than R × the baseline per token (needs --calibration)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--attention-backend", o->attention_backend,
+                 "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   app.callback([&app, o] {
     if (!app.get_subcommands().empty()) return;
     if (o->baseline_path.empty()) return;  // main() prints the help

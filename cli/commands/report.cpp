@@ -1,14 +1,17 @@
-// budget-match report CFG.json [--workload W.json] [--format table|json|markdown]
+// budget-match report CFG.json [--workload W.json] [--calibration P.json] [--format table|json|markdown]
 // Prints the budgets of one config: FLOPs per token by component, parameters, KV cache, depth
-// and sparsity.
+// and sparsity; with a calibration profile, the predicted step time by op beside its FLOPs.
 
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "budget/accounting.hpp"
+#include "budget/calibration.hpp"
+#include "budget/time_model.hpp"
 #include "budget/config_io.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
@@ -16,6 +19,7 @@
 #include "command_registry.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
+#include "time_render.hpp"
 
 namespace budget::cli {
 namespace {
@@ -23,6 +27,8 @@ namespace {
 struct ReportOptions {
   std::string config_path;
   std::string workload_path;
+  std::string calibration_path;
+  std::string attention_backend = "auto";
   OutputFormat format = OutputFormat::table;
 };
 
@@ -91,10 +97,25 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   return t;
 }
 
+std::string time_summary(const StepTime& t, const TimeModel& model) {
+  return fmt::format(
+      "predicted training step ({}; {} tokens/step, attention backend {}): {} per step, {} per token, {} tokens/s, "
+      "MFU {}{}",
+      profile_label(model), grouped(t.tokens_per_step), t.attention_backend, si(t.seconds_per_step, "s"),
+      si(t.seconds_per_token, "s"), si(t.tokens_per_second), percent(t.mfu, 1),
+      t.out_of_range ? "\nnote: some shapes lie outside the profile's measured range (see the notes)" : "");
+}
+
 void run_report(const ReportOptions& o) {
   const ArchConfig config = load_arch_config(o.config_path);
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
   const Budgets b = account(config, workload);
+  std::optional<TimeModel> model;
+  std::optional<StepTime> time;
+  if (!o.calibration_path.empty()) {
+    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+    time = predict_step_time(*model, config, workload);
+  }
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json out{{"schema_version", output_schema_version},
                                {"budget_version", version_string},
@@ -102,6 +123,7 @@ void run_report(const ReportOptions& o) {
     const nlohmann::ordered_json budgets = budgets_json(b);
     for (const auto& [key, value] : budgets.items()) out[key] = value;
     out["workload"] = workload_json(workload);
+    if (time) out["time"] = step_time_json(*time, *model);
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -111,11 +133,13 @@ void run_report(const ReportOptions& o) {
               << ", " << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
               << ffn_text(config.ffn) << "\n\n"
               << t.render_markdown();
+    if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_markdown();
   } else {
     std::cout << (config.name.empty() ? o.config_path : config.name) << ": H " << config.hidden_size << ", "
               << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
               << ffn_text(config.ffn) << "\nworkload: " << workload.description << "\n\n"
               << t.render_text();
+    if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_text();
   }
 }
 
@@ -127,6 +151,10 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("config", options->config_path, "Native config JSON (docs/config.md)")->required();
   cmd->add_option("--workload", options->workload_path,
                   "Workload JSON (docs/config.md; default: the paper's, 400 attended keys)");
+  cmd->add_option("--calibration", options->calibration_path,
+                  "Calibration profile (docs/calibration.md): also predict the training step time by op");
+  cmd->add_option("--attention-backend", options->attention_backend,
+                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([options] { run_report(*options); });

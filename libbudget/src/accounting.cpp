@@ -62,6 +62,12 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
         break;
       case OpKind::embedding:
       case OpKind::lm_head: break;  // handled above
+      case OpKind::router_topk:
+      case OpKind::expert_dispatch:
+      case OpKind::expert_combine:
+      case OpKind::expert_activation:
+      case OpKind::shared_activation:
+      case OpKind::dense_activation: break;  // memory-bound: no FLOPs, no parameters
     }
   }
   const double passes = static_cast<double>(w.training_passes);

@@ -5,6 +5,7 @@
 #include "budget/calibration.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 
@@ -276,6 +277,10 @@ CalibrationProfile load_calibration_profile(const std::string& path) {
   const std::string text = detail::read_text_file(path);
   const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
   return jsonl ? parse_torch_measurements(text, path) : parse_calibration_profile(text, path);
+}
+
+CalibrationProfile load_torch_measurements(const std::string& path) {
+  return parse_torch_measurements(detail::read_text_file(path), path);
 }
 
 void validate(const CalibrationProfile& profile, const std::string& source) {

@@ -15,6 +15,12 @@ std::string_view to_string(OpKind kind) {
     case OpKind::final_norm: return "final_norm";
     case OpKind::embedding: return "embedding";
     case OpKind::lm_head: return "lm_head";
+    case OpKind::router_topk: return "router_topk";
+    case OpKind::expert_dispatch: return "expert_dispatch";
+    case OpKind::expert_combine: return "expert_combine";
+    case OpKind::expert_activation: return "expert_activation";
+    case OpKind::shared_activation: return "shared_activation";
+    case OpKind::dense_activation: return "dense_activation";
   }
   return "?";
 }
@@ -46,6 +52,25 @@ Op parameter_op(OpKind kind, std::int64_t params, std::int64_t physical, std::in
   op.executed_layers = executed;
   return op;
 }
+/// A memory-bound op: `rows` rows of `width` elements per token, moving `bytes` per token in the
+/// forward pass; no FLOPs, no parameters.
+Op memory_op(OpKind kind, std::int64_t width, std::int64_t rows, double bytes, std::int64_t physical,
+             std::int64_t executed) {
+  Op op{kind};
+  op.in_features = width;
+  op.matrices = rows;
+  op.forward_bytes = bytes;
+  op.physical_layers = physical;
+  op.executed_layers = executed;
+  return op;
+}
+
+/// Fewest forward bytes per token of an FFN activation over `rows` rows of width d (bf16):
+/// SwiGLU reads gate and up and writes the product (3 elements), a plain activation reads one and
+/// writes one (2 elements); 2 bytes an element.
+double activation_bytes(std::int64_t width, std::int64_t rows, bool gated) {
+  return (gated ? 6.0 : 4.0) * static_cast<double>(width) * static_cast<double>(rows);
+}
 }  // namespace
 
 std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
@@ -63,7 +88,7 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
 
   const double passes = static_cast<double>(w.training_passes);
   std::vector<Op> ops;
-  ops.reserve(11);
+  ops.reserve(17);
   // Attention (every layer).
   ops.push_back(matmul_op(OpKind::qkv_projection, H, q + 2 * kv, 1, 1, L, executed, passes));
   {
@@ -98,13 +123,51 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
   if (dense_physical > 0) {
     ops.push_back(matmul_op(OpKind::dense_ffn, H, f.dense_dim, m, m, dense_physical, dense_executed, passes));
   }
-  ops.push_back(parameter_op(OpKind::norms, 2 * H, L, executed));
-  ops.push_back(parameter_op(OpKind::final_norm, H, 1, 1));
+  {
+    // Two RMSNorms per layer; each reads and writes one row of H (4·H bytes per norm).
+    Op norms = parameter_op(OpKind::norms, 2 * H, L, executed);
+    norms.in_features = H;
+    norms.matrices = 2;
+    norms.forward_bytes = 2 * 4.0 * static_cast<double>(H);
+    ops.push_back(norms);
+    Op final_norm = parameter_op(OpKind::final_norm, H, 1, 1);
+    final_norm.in_features = H;
+    final_norm.matrices = 1;
+    final_norm.forward_bytes = 4.0 * static_cast<double>(H);
+    ops.push_back(final_norm);
+  }
   if (c.vocab_size > 0) {
     ops.push_back(parameter_op(OpKind::embedding, c.vocab_size * H, 1, 1));
     Op head = matmul_op(OpKind::lm_head, H, c.vocab_size, c.tie_embeddings ? 0 : 1, 1, 1, 1, passes);
     head.active_params_per_layer = c.tie_embeddings ? 0 : head.active_params_per_layer;
     ops.push_back(head);
+  }
+  // Memory-bound ops of the FFN (no FLOPs, no parameters; bytes per token, bf16, 2 bytes an element).
+  if (moe_physical > 0) {
+    const std::int64_t k = f.top_k;
+    const double Hd = static_cast<double>(H);
+    const double kd = static_cast<double>(k);
+    // Router: read E logits, write k weights (2 bytes) and k int32 indices (4 bytes): 2E + 6k.
+    Op topk = memory_op(OpKind::router_topk, f.num_experts, 1, 2.0 * static_cast<double>(f.num_experts) + 6.0 * kd,
+                        moe_physical, moe_executed);
+    topk.out_features = k;
+    ops.push_back(topk);
+    // Dispatch: read and write k rows of H: 4·k·H.
+    ops.push_back(memory_op(OpKind::expert_dispatch, H, k, 4.0 * kd * Hd, moe_physical, moe_executed));
+    // Combine: read k expert rows and k weights, write one row: 2·k·H + 2·k + 2·H.
+    ops.push_back(
+        memory_op(OpKind::expert_combine, H, k, 2.0 * kd * Hd + 2.0 * kd + 2.0 * Hd, moe_physical, moe_executed));
+    ops.push_back(memory_op(OpKind::expert_activation, f.expert_dim, k, activation_bytes(f.expert_dim, k, f.gated),
+                            moe_physical, moe_executed));
+    if (f.num_shared_experts > 0) {
+      const std::int64_t width = f.num_shared_experts * f.shared_expert_dim;
+      ops.push_back(memory_op(OpKind::shared_activation, width, 1, activation_bytes(width, 1, f.gated), moe_physical,
+                              moe_executed));
+    }
+  }
+  if (dense_physical > 0) {
+    ops.push_back(memory_op(OpKind::dense_activation, f.dense_dim, 1, activation_bytes(f.dense_dim, 1, f.gated),
+                            dense_physical, dense_executed));
   }
   return ops;
 }

@@ -103,6 +103,11 @@ void validate(const Workload& w, const std::string& source) {
                             w.training_passes),
                 source, "/training_passes");
   }
+  if (w.tokens_per_step < 1 || w.tokens_per_step > (std::int64_t{1} << 40)) {
+    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^40] tokens per GPU and step",
+                            w.tokens_per_step),
+                source, "/tokens_per_step");
+  }
   if (w.kv_bytes < 1 || w.kv_bytes > 16) {
     throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 16] bytes per element", w.kv_bytes),
                 source, "/kv_bytes");
@@ -229,11 +234,12 @@ Workload parse_workload(std::string_view json_text, const std::string& source, c
   const detail::ObjectReader root(document, source, "");
   root.reject_unknown_keys({"seq_len", "attention_mask", "attended_keys", "kernel_attended_keys", "training_passes",
                             "kv_bytes", "description", "doc_lengths", "sliding_window", "attention_kernel",
-                            "forward_tile", "backward_tile"});
+                            "forward_tile", "backward_tile", "tokens_per_step"});
   Workload w = paper_workload();
   w.seq_len = root.integer_or("seq_len", w.seq_len, 1, std::int64_t{1} << 40);
   w.training_passes = root.integer_or("training_passes", w.training_passes, 1, 16);
   w.kv_bytes = root.integer_or("kv_bytes", w.kv_bytes, 1, 16);
+  w.tokens_per_step = root.integer_or("tokens_per_step", w.tokens_per_step, 1, std::int64_t{1} << 40);
   w.sliding_window = root.integer_or("sliding_window", 0, 0, std::int64_t{1} << 40);
   w.forward_tile = tile_or(root, "forward_tile", w.forward_tile);
   w.backward_tile = tile_or(root, "backward_tile", w.backward_tile);

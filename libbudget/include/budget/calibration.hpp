@@ -110,6 +110,9 @@ CalibrationProfile parse_calibration_profile(std::string_view json, const std::s
 /// Errors name `source` and "line <n>/<field>".
 CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::string& source);
 
+/// Reads PyTorch-eager measurement lines from a file (any name). Throws budget::Error naming it.
+CalibrationProfile load_torch_measurements(const std::string& path);
+
 /// Reads a profile file: a path ending in ".jsonl" is read as PyTorch-eager measurement lines,
 /// anything else as profile JSON. Throws budget::Error naming the path.
 CalibrationProfile load_calibration_profile(const std::string& path);

@@ -37,7 +37,21 @@ enum class OpKind {
   final_norm,         ///< the RMSNorm before the LM head (parameters only)
   embedding,          ///< token embedding, V×H (parameters only; lookup costs no FLOPs)
   lm_head,            ///< logits, H×V (own parameters unless tied)
+  // Memory-bound ops: no FLOPs counted, no parameters; `forward_bytes` says what they move. They
+  // exist for time prediction (time_model.hpp); the budgets do not change with them.
+  router_topk,        ///< softmax over the E router logits and top-k selection (MoE layers)
+  expert_dispatch,    ///< gather of each token's row into its top_k experts' order: top_k rows of H
+  expert_combine,     ///< weighted scatter-add of the top_k expert outputs back to the token: top_k rows of H
+  expert_activation,  ///< SwiGLU (gated) or the activation of the routed experts: top_k rows of expert_dim
+  shared_activation,  ///< the same for the shared experts: one row of num_shared·shared_expert_dim
+  dense_activation,   ///< the same for a dense FFN: one row of dense_dim
 };
+
+/// True for the memory-bound ops listed after lm_head (no FLOPs, no parameters, bytes only).
+constexpr bool is_memory_bound(OpKind kind) {
+  return kind == OpKind::router_topk || kind == OpKind::expert_dispatch || kind == OpKind::expert_combine ||
+         kind == OpKind::expert_activation || kind == OpKind::shared_activation || kind == OpKind::dense_activation;
+}
 
 std::string_view to_string(OpKind kind);
 
@@ -51,6 +65,11 @@ constexpr bool is_non_embedding(OpKind kind) { return kind != OpKind::embedding 
 /// `out_features` = 0, the key count being the workload's A). Costs are per token and per
 /// execution of one layer; totals multiply by `executed_layers` (FLOPs) or `physical_layers`
 /// (parameters).
+///
+/// Memory-bound ops and the norms use `in_features` for the row width (H, expert_dim, E),
+/// `matrices` for the rows per token (top_k for expert rows, 2 for the two norms of a layer) and
+/// `out_features` for router_topk's k; `forward_bytes` is the fewest bytes their forward pass moves
+/// per token and execution (bf16 activations, 2 bytes an element; formulas in ops.cpp).
 struct Op {
   OpKind kind;
   std::int64_t in_features = 0;
@@ -63,6 +82,7 @@ struct Op {
   /// All training passes as executed by tiled kernels (attention: forward and backward kernels
   /// with their own tiles, docs/attention.md), else training_passes × forward.
   double kernel_training_flops = 0.0;
+  double forward_bytes = 0.0;                 ///< memory-bound ops and norms: bytes per token and execution
   std::int64_t physical_layers = 0;          ///< layers holding this op (1 for model-level ops)
   std::int64_t executed_layers = 0;          ///< executions per token, loops included
 

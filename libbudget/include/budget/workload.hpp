@@ -38,6 +38,10 @@ struct Workload {
   /// Training FLOPs = training_passes × forward: 3 (forward + backward), 4 with full recompute.
   std::int64_t training_passes = 3;
   std::int64_t kv_bytes = 2;  ///< bytes per KV-cache element (2: bf16/fp16)
+  /// Tokens one GPU processes per training step (its micro-batch: 8 sequences of 4096 by
+  /// default). Used only for time prediction (docs/calibration.md): it sets the M dimension of
+  /// every GEMM and the rows of every memory-bound op; the budgets are per token and ignore it.
+  std::int64_t tokens_per_step = 8 * 4096;
   std::string description;    ///< where attended_keys came from, for reports
 
   /// Sliding-window attention: a query attends to at most this many keys (itself included) of

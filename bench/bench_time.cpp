@@ -1,0 +1,114 @@
+// Speed of the time model (issue 8), with budget-only work measured in the same run as the
+// reference:
+//  - predicting one config's step time (the 200M S≈95% baseline) beside accounting its budgets;
+//  - time-ranked matching of one cell (match() of the equally matched list + a step-time
+//    prediction per candidate) beside budget-only matching of the same cell;
+//  - the 16-cell grid with time ranking beside the budget-only grid.
+// Fitting the model from the shipped H200 profile (2,220 rows) is measured too, since commands
+// pay it once per run. Counters: rows, candidates timed.
+
+#include <benchmark/benchmark.h>
+
+#include "budget/accounting.hpp"
+#include "budget/calibration.hpp"
+#include "budget/grid.hpp"
+#include "budget/match.hpp"
+#include "budget/time_model.hpp"
+#include "budget/time_rank.hpp"
+
+using namespace budget;
+
+namespace {
+
+const CalibrationProfile& profile() {
+  static const CalibrationProfile p =
+      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json");
+  return p;
+}
+
+const TimeModel& model() {
+  static const TimeModel m(profile());
+  return m;
+}
+
+const ArchConfig& cell_baseline() {
+  static const ArchConfig b = paper_grid().cells[6].baseline;  // 200M, S≈95%
+  return b;
+}
+
+void BM_FitTimeModel(benchmark::State& state) {
+  for (auto _ : state) {
+    TimeModel m(profile());
+    benchmark::DoNotOptimize(m);
+  }
+  state.counters["rows"] = static_cast<double>(profile().rows.size());
+}
+BENCHMARK(BM_FitTimeModel)->Unit(benchmark::kMillisecond);
+
+// Reference for the prediction: the budgets of the same config.
+void BM_AccountOneConfig(benchmark::State& state) {
+  for (auto _ : state) {
+    Budgets b = account(cell_baseline(), paper_workload());
+    benchmark::DoNotOptimize(b);
+  }
+}
+BENCHMARK(BM_AccountOneConfig)->Unit(benchmark::kMicrosecond);
+
+void BM_PredictOneConfig(benchmark::State& state) {
+  (void)model();
+  for (auto _ : state) {
+    StepTime t = predict_step_time(model(), cell_baseline(), paper_workload());
+    benchmark::DoNotOptimize(t);
+  }
+}
+BENCHMARK(BM_PredictOneConfig)->Unit(benchmark::kMicrosecond);
+
+// Reference for time-ranked matching: the budget-only match of the cell.
+void BM_MatchOneCellBudgetOnly(benchmark::State& state) {
+  const MatchConstraints c = default_constraints(cell_baseline());
+  for (auto _ : state) {
+    MatchResult r = match(cell_baseline(), LoopSpec::smelt(), paper_workload(), c, 5);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_MatchOneCellBudgetOnly)->Unit(benchmark::kMillisecond);
+
+void BM_MatchOneCellRankedByTime(benchmark::State& state) {
+  (void)model();
+  const MatchConstraints c = default_constraints(cell_baseline());
+  TimeRankOptions o;
+  o.rank_by = RankBy::time;
+  std::size_t timed = 0;
+  for (auto _ : state) {
+    TimedMatch m = match_with_time(cell_baseline(), LoopSpec::smelt(), paper_workload(), c, model(), o);
+    timed = m.considered;
+    benchmark::DoNotOptimize(m);
+  }
+  state.counters["candidates_timed"] = static_cast<double>(timed);
+}
+BENCHMARK(BM_MatchOneCellRankedByTime)->Unit(benchmark::kMillisecond);
+
+// Reference for the grid: the budget-only grid.
+void BM_GridBudgetOnly(benchmark::State& state) {
+  for (auto _ : state) {
+    auto rows = match_grid(paper_grid(), LoopSpec::smelt(), paper_workload());
+    benchmark::DoNotOptimize(rows);
+  }
+}
+BENCHMARK(BM_GridBudgetOnly)->Unit(benchmark::kMillisecond);
+
+void BM_GridRankedByTime(benchmark::State& state) {
+  (void)model();
+  TimeRankOptions o;
+  o.rank_by = RankBy::time;
+  o.top_n = 1;
+  for (auto _ : state) {
+    auto rows = match_grid_with_time(paper_grid(), LoopSpec::smelt(), paper_workload(), {}, model(), o);
+    benchmark::DoNotOptimize(rows);
+  }
+}
+BENCHMARK(BM_GridRankedByTime)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

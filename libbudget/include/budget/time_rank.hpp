@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// Time-aware matching (docs/calibration.md, "Time in matching"): the matcher's candidates with
+/// their predicted step time and time ratio to the baseline, optionally ranked by predicted time
+/// among the equally matched ones and capped by a time ratio; the grid likewise; and what aligning
+/// head_dim, hidden size or expert width to multiples of 8, 16 or 64 costs in budget deviation and
+/// saves in time (a Pareto list). Built on match() without changing it: the matcher is asked for a
+/// wide list and the list is re-ranked here.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "budget/config.hpp"
+#include "budget/grid.hpp"
+#include "budget/match.hpp"
+#include "budget/time_model.hpp"
+#include "budget/workload.hpp"
+
+namespace budget {
+
+enum class RankBy {
+  budget,  ///< the matcher's ranking (docs/matching.md)
+  time,    ///< candidates within the matcher's tolerance of the best, fastest (predicted) first
+};
+
+struct TimeRankOptions {
+  RankBy rank_by = RankBy::budget;
+  /// Drop candidates whose predicted time per token exceeds this multiple of the baseline's.
+  std::optional<double> max_time_ratio;
+  int top_n = 5;
+  /// Candidates asked of match() before re-ranking (the equally matched set is within it).
+  int search_top_n = 200;
+};
+
+/// A match with predicted times.
+struct TimedMatch {
+  MatchResult result;                   ///< candidates in the chosen order, at most top_n
+  StepTime baseline_time;
+  std::vector<StepTime> candidate_times;  ///< parallel to result.candidates
+  std::vector<double> time_ratios;        ///< seconds per token / the baseline's, parallel
+  std::size_t considered = 0;             ///< candidates timed
+  std::size_t within_tolerance = 0;       ///< of them, equally matched (objective ≤ best + tolerance)
+  std::size_t dropped_by_cap = 0;         ///< removed by max_time_ratio
+};
+
+/// Times and re-ranks an existing match result (`wide`: candidates best first, as match()
+/// returns them). RankBy::time sorts the candidates whose objective is within
+/// constraints.tolerance of the best by predicted seconds per token (ties: matcher order), the
+/// others follow in matcher order. A cap that removes every candidate leaves the result
+/// infeasible with a message naming the smallest ratio seen. budget::Error for a cap ≤ 0 or top_n < 1.
+TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload& workload,
+                        const MatchConstraints& constraints, const TimeRankOptions& options);
+
+/// match() with options.search_top_n candidates, then rank_by_time().
+TimedMatch match_with_time(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                           const MatchConstraints& constraints, const TimeModel& model,
+                           const TimeRankOptions& options);
+
+/// One grid cell, matched with time.
+struct TimedGridRow {
+  const GridCell* cell = nullptr;
+  TimedMatch match;
+};
+
+/// match_grid() with time: each cell's loop and constraints as match_grid() sets them.
+std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec& loop, const Workload& workload,
+                                               const std::string& constraints_path, const TimeModel& model,
+                                               const TimeRankOptions& options);
+
+/// One alignment requirement and what it gives.
+struct AlignmentOption {
+  std::string description;  ///< "as given", "head_dim multiple of 16", "all three multiple of 64", ...
+  bool feasible = false;
+  double max_deviation = 0;  ///< of the chosen candidate
+  double time_ratio = 0;     ///< predicted seconds per token / the baseline's
+  std::optional<Candidate> candidate;
+  bool pareto = false;       ///< no other option has both a smaller deviation and a smaller time ratio
+};
+
+/// For the constraints as given, then head_dim, hidden_size, expert_dim and all three required to
+/// be multiples of 8, 16 and 64 (each combined with its existing multiple by lcm): the candidate
+/// chosen with `options` (rank_by time picks the fastest equally matched one) and its
+/// (max deviation, time ratio); pareto marks the options no other beats on both.
+std::vector<AlignmentOption> alignment_tradeoffs(const ArchConfig& baseline, const LoopSpec& loop,
+                                                 const Workload& workload, const MatchConstraints& constraints,
+                                                 const TimeModel& model, const TimeRankOptions& options);
+
+}  // namespace budget

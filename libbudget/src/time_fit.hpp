@@ -1,0 +1,32 @@
+#pragma once
+// Private: the numerical pieces of the time model (docs/calibration.md, "The time model"):
+// non-negative weighted least squares and nearest-neighbour residual correction in log space.
+
+#include <cstddef>
+#include <vector>
+
+namespace budget::detail {
+
+/// One measured point: features x (the fit's regressors), log-shape coordinates, time.
+struct TimeSample {
+  std::vector<double> features;
+  std::vector<double> coords;
+  double ms = 0;
+  double log_residual = 0;  ///< ln(ms / fit(x)), set by fit_time_class()
+};
+
+/// argmin_{β ≥ 0} Σᵢ wᵢ (xᵢ·β − yᵢ)² with wᵢ = 1/yᵢ² (relative error), by enumerating the
+/// active sets (the models have ≤ 4 regressors: 15 subsets), solving each subset's normal
+/// equations and keeping the feasible solution of least objective. Returns β (zeros where a
+/// regressor is inactive); empty when no subset is solvable (no samples).
+std::vector<double> fit_nonnegative_relative(const std::vector<TimeSample>& samples);
+
+/// x·β.
+double evaluate_fit(const std::vector<double>& beta, const std::vector<double>& features);
+
+/// Inverse-distance-weighted mean of the log residuals of the `k` samples nearest to `coords`
+/// (Euclidean distance d in log-shape space, weight 1/(d + 10⁻⁶)): ρ = Σ wᵢ ρᵢ / Σ wᵢ. A measured
+/// shape (d = 0) dominates with weight 10⁶: it is reproduced. Returns 0 for k = 0 or no samples.
+double neighbour_log_residual(const std::vector<TimeSample>& samples, const std::vector<double>& coords, int k);
+
+}  // namespace budget::detail

@@ -1,0 +1,173 @@
+// Time-aware matching: re-ranking the matcher's candidates by predicted time, the time-ratio cap,
+// the grid with time, and the alignment trade-offs (docs/calibration.md, "Time in matching").
+
+#include "budget/time_rank.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
+namespace budget {
+
+TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload& workload,
+                        const MatchConstraints& constraints, const TimeRankOptions& options) {
+  if (options.top_n < 1) throw Error(fmt::format("top {} is not allowed; allowed: ≥ 1", options.top_n), "--top");
+  if (options.max_time_ratio && !(*options.max_time_ratio > 0 && std::isfinite(*options.max_time_ratio))) {
+    throw Error(fmt::format("value {} is not allowed; allowed: a time ratio > 0", *options.max_time_ratio),
+                "--max-time-ratio");
+  }
+  TimedMatch out;
+  out.baseline_time = predict_step_time(model, wide.baseline, workload);
+  std::vector<Candidate> candidates = std::move(wide.candidates);
+  out.result = std::move(wide);
+  out.considered = candidates.size();
+
+  struct Entry {
+    std::size_t order;  // matcher rank
+    bool equal;         // within tolerance of the best
+    StepTime time;
+    double ratio;
+  };
+  std::vector<Entry> entries;
+  const double best = candidates.empty() ? 0.0 : candidates.front().objective;
+  double smallest_ratio = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    StepTime t = predict_step_time(model, candidates[i].config, workload);
+    const double ratio = t.seconds_per_token / out.baseline_time.seconds_per_token;
+    const bool equal = candidates[i].objective <= best + constraints.tolerance + 1e-12;
+    if (equal) ++out.within_tolerance;
+    smallest_ratio = std::min(smallest_ratio, ratio);
+    if (options.max_time_ratio && ratio > *options.max_time_ratio) {
+      ++out.dropped_by_cap;
+      continue;
+    }
+    entries.push_back({i, equal, std::move(t), ratio});
+  }
+  if (options.rank_by == RankBy::time) {
+    // Equally matched first, fastest first; then the rest in matcher order. Stable on ties.
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      if (a.equal != b.equal) return a.equal;
+      if (a.equal) return a.time.seconds_per_token < b.time.seconds_per_token;
+      return a.order < b.order;
+    });
+  }
+  const std::size_t keep = std::min<std::size_t>(entries.size(), static_cast<std::size_t>(options.top_n));
+  for (std::size_t i = 0; i < keep; ++i) {
+    out.result.candidates.push_back(candidates[entries[i].order]);
+    out.candidate_times.push_back(std::move(entries[i].time));
+    out.time_ratios.push_back(entries[i].ratio);
+  }
+  if (out.result.candidates.empty() && out.result.summary.feasible) {
+    out.result.summary.feasible = false;
+    out.result.summary.message =
+        fmt::format("no matched candidate is within the time-ratio cap {:.3f}; the fastest of the {} considered "
+                    "has predicted time ratio {:.3f}",
+                    *options.max_time_ratio, out.considered, smallest_ratio);
+  }
+  if (!out.result.candidates.empty()) out.result.summary.best_objective = out.result.candidates.front().objective;
+  return out;
+}
+
+TimedMatch match_with_time(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                           const MatchConstraints& constraints, const TimeModel& model,
+                           const TimeRankOptions& options) {
+  const int wide = std::max(options.search_top_n, options.top_n);
+  return rank_by_time(match(baseline, loop, workload, constraints, wide), model, workload, constraints, options);
+}
+
+std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec& loop, const Workload& workload,
+                                               const std::string& constraints_path, const TimeModel& model,
+                                               const TimeRankOptions& options) {
+  std::vector<TimedGridRow> rows;
+  rows.reserve(grid.cells.size());
+  for (const GridCell& cell : grid.cells) {
+    // As match_grid(): the cell's own loop range wins; default constraints, then the file's.
+    LoopSpec cell_loop = loop;
+    if (cell.loop) {
+      cell_loop.first = cell.loop->first;
+      cell_loop.last = cell.loop->last;
+    }
+    MatchConstraints constraints = default_constraints(cell.baseline);
+    if (!constraints_path.empty()) constraints = load_constraints(constraints_path, constraints);
+    rows.push_back({&cell, match_with_time(cell.baseline, cell_loop, workload, constraints, model, options)});
+  }
+  return rows;
+}
+
+namespace {
+
+std::int64_t lcm(std::int64_t a, std::int64_t b) { return a / std::gcd(a, b) * b; }
+
+/// `range` restricted to multiples of lcm(its multiple, m); a fixed value stays fixed.
+VariableRange aligned(VariableRange range, std::int64_t m) {
+  if (range.is_fixed()) {
+    if (range.min % m != 0) {
+      const std::int64_t up = (range.min + m - 1) / m * m;
+      return VariableRange{up, up, 1};
+    }
+    return range;
+  }
+  range.multiple_of = lcm(range.multiple_of, m);
+  return range;
+}
+
+}  // namespace
+
+std::vector<AlignmentOption> alignment_tradeoffs(const ArchConfig& baseline, const LoopSpec& loop,
+                                                 const Workload& workload, const MatchConstraints& constraints,
+                                                 const TimeModel& model, const TimeRankOptions& options) {
+  struct Variant {
+    std::string description;
+    MatchConstraints constraints;
+  };
+  std::vector<Variant> variants{{"as given", constraints}};
+  const bool dense = !baseline.ffn.is_moe();
+  for (const std::int64_t m : {8, 16, 64}) {
+    MatchConstraints h = constraints, d = constraints, e = constraints, all = constraints;
+    h.head_dim = aligned(h.head_dim, m);
+    d.hidden_size = aligned(d.hidden_size, m);
+    e.expert_dim = aligned(e.expert_dim, m);
+    all.head_dim = aligned(all.head_dim, m);
+    all.hidden_size = aligned(all.hidden_size, m);
+    all.expert_dim = aligned(all.expert_dim, m);
+    variants.push_back({fmt::format("head_dim multiple of {}", m), h});
+    variants.push_back({fmt::format("hidden_size multiple of {}", m), d});
+    variants.push_back({fmt::format("{} multiple of {}", dense ? "dense_dim" : "expert_dim", m), e});
+    variants.push_back({fmt::format("all three multiples of {}", m), all});
+  }
+  TimeRankOptions one = options;
+  one.top_n = 1;
+  one.max_time_ratio.reset();
+  std::vector<AlignmentOption> out;
+  for (const auto& v : variants) {
+    AlignmentOption o;
+    o.description = v.description;
+    try {
+      const TimedMatch m = match_with_time(baseline, loop, workload, v.constraints, model, one);
+      if (m.result.summary.feasible && !m.result.candidates.empty()) {
+        o.feasible = true;
+        o.candidate = m.result.candidates.front();
+        o.max_deviation = o.candidate->deviation.max_abs();
+        o.time_ratio = m.time_ratios.front();
+      }
+    } catch (const Error&) {
+      o.feasible = false;  // an alignment that empties a range: no candidate
+    }
+    out.push_back(std::move(o));
+  }
+  for (auto& a : out) {
+    if (!a.feasible) continue;
+    a.pareto = std::none_of(out.begin(), out.end(), [&](const AlignmentOption& b) {
+      return b.feasible && b.max_deviation <= a.max_deviation && b.time_ratio <= a.time_ratio &&
+             (b.max_deviation < a.max_deviation || b.time_ratio < a.time_ratio);
+    });
+  }
+  return out;
+}
+
+}  // namespace budget

@@ -1,0 +1,204 @@
+// A config's training step time from its op list (docs/calibration.md, "Step time").
+//
+// Every op of layer_ops() becomes the profile queries of one step of T = tokens_per_step tokens
+// on one GPU, each timed by the TimeModel, summed over its passes and multiplied by the op's
+// executed layers (loops included):
+//
+//   GEMM ops (projections, router, dense/shared FFN, LM head): y = x·Wᵀ with M = T; passes
+//     forward × f + input_grad + weight_grad, f = max(1, P − 2) forwards for P training passes
+//     (P = 4: full recompute runs the forward twice); P = 1: the forward only.
+//     Gated FFNs run up and gate as one GEMM of N = 2·width, then the down GEMM.
+//   routed experts: grouped GEMMs of E groups of T·top_k/E rows (balanced routing), up(_gate) and down.
+//   attention: one launch over T tokens packed as documents of L = 2Ā − 1 tokens (causal documents
+//     of L tokens attend (L + 1)/2 keys per query on average, Ā the workload's attended keys),
+//     forward+backward, plus (P − 3) forwards.
+//   memory-bound ops: norms (2 RMSNorms a layer over T×H, forward+backward), the final norm,
+//     router softmax/top-k (T×E), dispatch (gather of T·top_k rows of H; its backward is a
+//     scatter-add of the same shape), combine (scatter-add; its backward a gather), the activation
+//     (SwiGLU over T·top_k × expert_dim; a plain activation is taken as 2/3 of SwiGLU's time, the
+//     ratio of their bytes), the embedding lookup (gather of T rows of H, backward scatter-add).
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "budget/accounting.hpp"
+#include "budget/time_model.hpp"
+
+namespace budget {
+
+namespace {
+
+/// A time query: op, pass, shape and (expert GEMMs) matrix.
+CalibrationRow query_row(std::string op, std::string pass, std::map<std::string, std::int64_t> shape,
+                         std::string matrix = {}) {
+  CalibrationRow row;
+  row.op = std::move(op);
+  row.pass = std::move(pass);
+  row.shape = std::move(shape);
+  row.matrix = std::move(matrix);
+  return row;
+}
+
+struct StepQueries {
+  const TimeModel& model;
+  std::int64_t tokens;
+  std::int64_t passes;
+  OpStepTime* out;
+
+  void add(const CalibrationRow& query, double multiplier) {
+    const TimePrediction p = model.predict(query);
+    out->seconds_per_step += multiplier * p.ms * 1e-3;
+    out->out_of_range = out->out_of_range || p.out_of_range;
+    out->no_rows = out->no_rows || p.no_rows;
+    if (!p.note.empty() && out->note.find(p.note) == std::string::npos) {
+      out->note += (out->note.empty() ? "" : "; ") + p.note;
+    }
+  }
+
+  double forwards() const { return passes <= 2 ? 1.0 : static_cast<double>(passes - 2); }
+
+  /// The training passes of one GEMM-like query.
+  void gemm_passes(CalibrationRow query) {
+    query.pass = "forward";
+    add(query, forwards());
+    if (passes >= 2) {
+      query.pass = "input_grad";
+      add(query, 1.0);
+    }
+    if (passes >= 3) {
+      query.pass = "weight_grad";
+      add(query, 1.0);
+    }
+  }
+
+  void gemm(std::int64_t k, std::int64_t n) {
+    gemm_passes(query_row("gemm", "", {{"M", tokens}, {"K", k}, {"N", n}}));
+  }
+
+  /// forward+backward of a row with such passes, plus (P − 3) extra forwards; P = 1: forward only.
+  void fused_passes(CalibrationRow query, double multiplier) {
+    if (passes == 1) {
+      query.pass = "forward";
+      add(query, multiplier);
+      return;
+    }
+    query.pass = "forward+backward";
+    add(query, multiplier);
+    if (passes > 3) {
+      query.pass = "forward";
+      add(query, multiplier * static_cast<double>(passes - 3));
+    }
+  }
+
+  /// A gather of `rows` rows of `width` and its backward (a scatter-add), or the reverse.
+  void gather_scatter(std::int64_t rows, std::int64_t width, bool gather_first) {
+    const CalibrationRow gather = query_row("dispatch_gather", "forward", {{"rows", rows}, {"H", width}});
+    const CalibrationRow scatter = query_row("combine_scatter_add", "forward", {{"rows", rows}, {"H", width}});
+    add(gather_first ? gather : scatter, 1.0);
+    if (passes >= 2) add(gather_first ? scatter : gather, 1.0);
+  }
+
+  void activation(std::int64_t rows, std::int64_t width, bool gated) {
+    fused_passes(query_row("swiglu", "", {{"rows", rows}, {"expert_dim", width}}), gated ? 1.0 : 2.0 / 3.0);
+    if (!gated && out->note.find("plain activation") == std::string::npos) {
+      out->note += std::string(out->note.empty() ? "" : "; ") + "plain activation: 2/3 of SwiGLU's time (bytes ratio)";
+    }
+  }
+};
+
+/// Equivalent causal document length of Ā mean attended keys: (L + 1)/2 = Ā, within [1, seq_len].
+std::int64_t equivalent_doc_len(const Workload& w) {
+  const double L = std::round(2.0 * w.attended_keys - 1.0);
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(L), 1, w.seq_len);
+}
+
+}  // namespace
+
+StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Workload& w) {
+  const std::vector<Op> ops = layer_ops(c, w);
+  StepTime st;
+  st.tokens_per_step = w.tokens_per_step;
+  const std::int64_t T = w.tokens_per_step;
+  const std::int64_t H = c.hidden_size;
+  const auto& f = c.ffn;
+  const std::int64_t up_factor = f.gated ? 2 : 1;
+  double forward_flops_per_token = 0;
+
+  for (const Op& op : ops) {
+    OpStepTime t;
+    t.kind = op.kind;
+    StepQueries q{model, T, w.training_passes, &t};
+    switch (op.kind) {
+      case OpKind::qkv_projection:
+      case OpKind::output_projection:
+      case OpKind::router:
+      case OpKind::lm_head: q.gemm(op.in_features, op.out_features); break;
+      case OpKind::dense_ffn:
+      case OpKind::shared_experts: {
+        // One wide FFN: num_shared·width for shared experts (op.matrices = count·m).
+        const std::int64_t width = op.out_features * (op.kind == OpKind::shared_experts ? f.num_shared_experts : 1);
+        q.gemm(H, up_factor * width);
+        q.gemm(width, H);
+        break;
+      }
+      case OpKind::routed_experts: {
+        const std::int64_t E = f.num_experts;
+        const std::int64_t per_expert =
+            std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(T * f.top_k) / static_cast<double>(E))));
+        CalibrationRow up = query_row("expert_gemms", "",
+                                      {{"E", E}, {"tokens_per_expert", per_expert}, {"H", H}, {"expert_dim", f.expert_dim},
+                                       {"top_k", f.top_k}, {"tokens", T}},
+                                      f.gated ? "up_gate" : "up");
+        q.gemm_passes(up);
+        up.matrix = "down";
+        q.gemm_passes(up);
+        break;
+      }
+      case OpKind::attention_scores: {
+        const std::int64_t L = equivalent_doc_len(w);
+        const std::int64_t docs = std::max<std::int64_t>(1, T / L);
+        const CalibrationRow a =
+            query_row("attention", "",
+                      {{"docs", docs}, {"doc_len", L}, {"tokens", T}, {"num_heads", c.attention.num_heads},
+                       {"num_kv_heads", c.attention.num_kv_heads}, {"head_dim", c.attention.head_dim}});
+        // The backend is chosen per query; record it for the report.
+        const TimePrediction probe = model.predict(query_row(a.op, "forward+backward", a.shape));
+        st.attention_backend = probe.backend;
+        q.fused_passes(a, 1.0);
+        break;
+      }
+      case OpKind::norms:
+      case OpKind::final_norm:
+        q.fused_passes(query_row("rms_norm", "", {{"tokens", T}, {"H", H}}), static_cast<double>(op.matrices));
+        break;
+      case OpKind::router_topk:
+        q.fused_passes(query_row("router_softmax_topk", "", {{"tokens", T}, {"E", f.num_experts}, {"top_k", f.top_k}}),
+                       1.0);
+        break;
+      case OpKind::expert_dispatch: q.gather_scatter(T * f.top_k, H, true); break;
+      case OpKind::expert_combine: q.gather_scatter(T * f.top_k, H, false); break;
+      case OpKind::expert_activation: q.activation(T * f.top_k, f.expert_dim, f.gated); break;
+      case OpKind::shared_activation:
+      case OpKind::dense_activation: q.activation(T, op.in_features, f.gated); break;
+      case OpKind::embedding: q.gather_scatter(T, H, true); break;
+    }
+    t.seconds_per_step *= static_cast<double>(op.executed_layers);
+    t.flops_per_step = static_cast<double>(w.training_passes) * op.total_forward_flops() * static_cast<double>(T);
+    forward_flops_per_token += op.total_forward_flops();
+    if (t.seconds_per_step <= 0) continue;
+    st.seconds_per_step += t.seconds_per_step;
+    st.out_of_range = st.out_of_range || t.out_of_range;
+    st.by_op.push_back(t);
+  }
+  st.seconds_per_token = st.seconds_per_step / static_cast<double>(T);
+  st.tokens_per_second = static_cast<double>(T) / st.seconds_per_step;
+  st.mfu = 3.0 * forward_flops_per_token * static_cast<double>(T) /
+           (st.seconds_per_step * model.profile().peaks.bf16_gemm_tflops * 1e12);
+  return st;
+}
+
+}  // namespace budget

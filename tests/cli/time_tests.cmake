@@ -1,0 +1,75 @@
+# CLI tests of calibration profiles and time (issue 8): calibrate, report/match/grid --calibration,
+# --rank-by time, --max-time-ratio, --explain with a profile, and their errors. Run from the
+# repository root with the shipped H200 PyTorch-eager profile.
+
+set(base examples/configs/paper-200M-S95-baseline.json)
+set(profile cuda_profiler/profiles/h200-torch-eager.json)
+set(measurements tests/data/h200_torch_ops.jsonl)
+set(one_error_line "^budget-match: error: [^\n]+\n$")
+
+# --- calibrate -----------------------------------------------------------------------------------
+budget_cli_test(NAME time.calibrate_validate ARGS calibrate --from-jsonl ${measurements} --validate
+  STDOUT_MATCHES [=[held-out accuracy]=] [=[NVIDIA H200 \(pytorch-eager \(torch 2\.11\.0\+cu130\)\)]=]
+    [=[gemm +441 +459 +[0-9.]+% +[0-9.]+%]=] [=[attention +[0-9]+ +[0-9]+ ]=] [=[all +1065 +1096 ]=])
+budget_cli_test(NAME time.calibrate_validate_json ARGS calibrate --profile ${profile} --validate --format json
+  STDOUT_MATCHES [=["schema_version": 1]=] [=["op": "combine_scatter_add"]=] [=["median_relative_error": 0\.0]=])
+budget_cli_test(NAME time.calibrate_to_stdout ARGS calibrate --from-jsonl ${measurements}
+  STDOUT_MATCHES [=[^{
+  "schema": "budget.calibration",
+  "schema_version": 1,]=] [=[
+    {"op":"attention","pass":"forward\+backward","docs":32,"doc_len":1024,"tokens":32768,"num_heads":8,"num_kv_heads":2,"head_dim":68,"backend":"cudnn","refused":true,]=])
+budget_cli_test(NAME time.calibrate_needs_one_source ARGS calibrate EXPECT_EXIT 2
+  STDERR_MATCHES [=[exactly one of --from-jsonl]=])
+budget_cli_test(NAME time.calibrate_bad_lines ARGS calibrate --from-jsonl tests/data/bad/not_json.json EXPECT_EXIT 2
+  STDERR_MATCHES [=[tests/data/bad/not_json.json: line 1: ]=])
+budget_cli_test(NAME time.profile_bad ARGS report ${base} --calibration examples/configs/paper-200M-S95-baseline.json
+  EXPECT_EXIT 2 STDERR_MATCHES [=[paper-200M-S95-baseline.json: /[a-z_]+: unknown key]=])
+budget_cli_test(NAME time.profile_missing ARGS report ${base} --calibration no-such-profile.json EXPECT_EXIT 2
+  STDERR_MATCHES [=[no-such-profile.json: cannot open file for reading: no such file]=])
+
+# --- report --calibration ---------------------------------------------------------------------------
+budget_cli_test(NAME time.report_table ARGS report ${base} --calibration ${profile}
+  STDOUT_MATCHES [=[predicted training step \(NVIDIA H200, pytorch-eager]=] [=[32,768 tokens/step]=]
+    [=[attention backend default]=] [=[MFU [0-9.]+%]=]
+    [=[op +training FLOPs / step +time / step +share +TFLOP/s +note]=]
+    [=[routed_experts +31\.3 TFLOP +[0-9.]+ ms]=] [=[expert_combine +- +[0-9.]+ ms]=]
+    [=[router_topk .*no router_softmax_topk rows: bytes at the measured copy bandwidth]=])
+budget_cli_test(NAME time.report_json ARGS report ${base} --calibration ${profile} --format json
+  STDOUT_MATCHES [=["time": {
+    "profile": {]=] [=["seconds_per_token": [0-9.e-]+,]=] [=["tokens_per_second": [0-9.e+]+,]=]
+    [=["mfu": 0\.[0-9]+,]=] [=["by_op": .]=] [=["op": "attention_scores",]=] [=["tokens_per_step": 32768]=])
+budget_cli_test(NAME time.report_tokens_per_step ARGS report ${base} --calibration ${profile}
+  --workload tests/data/time/workload_64k.json STDOUT_MATCHES [=[65,536 tokens/step]=])
+budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration ${profile} --attention-backend xformers
+  EXPECT_EXIT 2 STDERR_MATCHES [=[attention backend "xformers"]=])
+
+# --- match ---------------------------------------------------------------------------------------
+budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --calibration ${profile}
+  STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=] [=[base +1\.33 GF +3\.87 G +6,144 +1\.000×]=]
+    [=[ 1 +1\.56% +\+0\.45% +\+0\.15% +-1\.56% +1\.[0-9]+× +12/18]=] [=[Ranked by budget]=])
+budget_cli_test(NAME time.match_rank_by_time ARGS --baseline ${base} --calibration ${profile} --rank-by time --format json
+  STDOUT_MATCHES [=["rank_by": "time"]=] [=["time_ratio": 1\.[0-9]+]=] [=["within_tolerance": [0-9]+]=])
+budget_cli_test(NAME time.match_cap_infeasible ARGS --baseline ${base} --calibration ${profile} --max-time-ratio 0.5
+  EXPECT_EXIT 3 STDOUT_MATCHES [=[no matched candidate is within the time-ratio cap 0\.500]=])
+budget_cli_test(NAME time.match_cap_needs_profile ARGS --baseline ${base} --max-time-ratio 1.3 EXPECT_EXIT 2
+  STDERR_MATCHES [=[--max-time-ratio: .*need --calibration]=])
+budget_cli_test(NAME time.match_rank_needs_profile ARGS --baseline ${base} --rank-by time EXPECT_EXIT 2
+  STDERR_MATCHES "${one_error_line}" [=[--rank-by: ]=])
+budget_cli_test(NAME time.match_explain_alignment ARGS --baseline ${base} --calibration ${profile} --explain
+  STDOUT_MATCHES [=[What aligning dims costs]=] [=[alignment required +max dev +time ×]=]
+    [=[head_dim multiple of 8 +[0-9.]+% +[0-9.]+×]=] [=[all three multiples of 64]=] [=[yes]=])
+
+# --- grid ----------------------------------------------------------------------------------------
+budget_cli_test(NAME time.grid ARGS grid --calibration ${profile}
+  STDOUT_MATCHES [=[paper max dev +time ×]=] [=[predicted time ratios of the matched configs: 1\.[0-9]+× to 1\.[0-9]+×]=]
+  STDOUT_NOT_MATCHES [=[infeasible]=])
+budget_cli_test(NAME time.grid_rank_by_time_csv ARGS grid --calibration ${profile} --rank-by time --format csv
+  STDOUT_MATCHES [=[time ×]=] [=[1\.[0-9]+×]=])
+
+# --- compare ---------------------------------------------------------------------------------------
+budget_cli_test(NAME time.compare ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json --calibration ${profile}
+  STDOUT_MATCHES [=[KV +time ×]=] [=[1\.000×]=] [=[ 1 +[0-9.]+% .* 1\.[0-9]+× +12/18]=] [=[time ×: predicted time per token / the reference's]=])
+budget_cli_test(NAME time.ablation ARGS grid --ablation span --calibration ${profile}
+  STDOUT_MATCHES [=[paper loss +time ×]=] [=[span 0 .* 1\.000×]=] [=[span 6 .* 1\.[0-9]+×]=])
+budget_cli_test(NAME time.ablation_rank_by_time ARGS grid --ablation span --calibration ${profile} --rank-by time
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--rank-by: .*apply to the grid, not to --ablation]=])
