@@ -38,6 +38,10 @@ for size in 200M 1.6B; do
   cat "$out/configs-$size.txt" | tail -n 6
 done
 
+echo "== GEMM times against PyTorch eager at the same shapes"
+[ -f "$out/h200.json" ] && python3 cuda_profiler/scripts/compare_torch.py "$out/h200.json" tests/data/h200_torch_ops.jsonl \
+  > "$out/compare_torch.txt" 2>&1 && head -n 6 "$out/compare_torch.txt"
+
 echo "== summary"
 grep -c PASS "$out/check.txt" | xargs echo "checks passed:"
 grep -c FAIL "$out/check.txt" | xargs echo "checks failed:"

@@ -26,6 +26,7 @@
 #include "budget/profiler/cuda_timer.hpp"
 #include "budget/profiler/run.hpp"
 #include "budget/profiler/sweep.hpp"
+#include "budget/time_model.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
 #include "profile_table.hpp"
@@ -151,16 +152,19 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
 
 int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, const std::string& workload_path,
                 const std::string& calibration_path, std::int64_t tokens) {
-  const budget::Workload workload = workload_path.empty() ? budget::paper_workload() : budget::load_workload(workload_path);
-  if (tokens == 0) tokens = 4 * workload.seq_len;
+  budget::Workload workload = workload_path.empty() ? budget::paper_workload() : budget::load_workload(workload_path);
+  if (tokens == 0) tokens = workload.tokens_per_step;
+  workload.tokens_per_step = tokens;  // the prediction uses the same step
+  std::vector<budget::ArchConfig> configs;
   std::vector<StepPlan> plans;
   for (const std::string& p : paths) {
-    const budget::ArchConfig config = budget::load_arch_config(p);
-    plans.push_back(step_plan(config, workload, tokens));
+    configs.push_back(budget::load_arch_config(p));
+    plans.push_back(step_plan(configs.back(), workload, tokens));
     if (plans.back().config.empty()) plans.back().config = p;
   }
-  std::optional<budget::CalibrationProfile> calibration;
-  if (!calibration_path.empty()) calibration = budget::load_calibration_profile(calibration_path);
+  // libbudget's prediction (time_model.hpp) from the given profile, beside the measurement.
+  std::optional<budget::TimeModel> model;
+  if (!calibration_path.empty()) model.emplace(budget::load_calibration_profile(calibration_path));
   // Distinct cases (configs share many shapes): each is timed once.
   std::map<std::string, OpCase> distinct;
   for (const StepPlan& plan : plans)
@@ -180,7 +184,8 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
     if (!r.timing.refused) measured[r.op.label()] = &r;
   std::vector<std::vector<std::string>> cells{
       {"config", "tokens/step", "ms/step", "ms/layer", "us/token", "predicted ms/step", "pred/meas"}};
-  for (const StepPlan& plan : plans) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const StepPlan& plan = plans[i];
     bool complete = true;
     const StepTime t = step_time(plan, [&](const StepOp& s) {
       const auto it = measured.find(s.op.label());
@@ -190,12 +195,15 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
       }
       return it->second->timing.ms;
     });
-    // TODO(profiler): libbudget's step-time prediction from `calibration` (helper `time`'s
-    // time_model.hpp) is not merged into this branch yet; until it is, no prediction is printed.
-    const std::string predicted = calibration ? "not available (see README)" : "no --calibration";
+    std::string predicted = "no --calibration", ratio;
+    if (model) {
+      const budget::StepTime p = budget::predict_step_time(*model, configs[i], workload);
+      predicted = fmt::format("{:.3f}{}", p.seconds_per_step * 1e3, p.out_of_range ? " (out of range)" : "");
+      if (t.step_ms > 0) ratio = fmt::format("{:.3f}", p.seconds_per_step * 1e3 / t.step_ms);
+    }
     cells.push_back({plan.config, std::to_string(plan.tokens_per_step),
                      fmt::format("{:.3f}{}", t.step_ms, complete ? "" : " (incomplete)"), fmt::format("{:.3f}", t.layer_ms),
-                     fmt::format("{:.4f}", t.per_token_us), predicted, ""});
+                     fmt::format("{:.4f}", t.per_token_us), predicted, ratio});
   }
   std::cout << tool::render(cells);
   std::cout << fmt::format("workload: seq_len {}, {} masks, mean attended keys {:.1f}; {}\n", workload.seq_len,
@@ -233,7 +241,7 @@ int main(int argc, char** argv) {
   configs->add_option("configs", config_paths, "Architecture config JSON files")->required()->check(CLI::ExistingFile);
   configs->add_option("--workload", workload_path, "Workload JSON (default: the SMELT paper's)")->check(CLI::ExistingFile);
   configs->add_option("--calibration", calibration_path, "Profile to predict step time from")->check(CLI::ExistingFile);
-  configs->add_option("--tokens", config_tokens, "Tokens per step (default 4 x seq_len)")
+  configs->add_option("--tokens", config_tokens, "Tokens per step (default: the workload's tokens_per_step, 8 x 4096)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 22));
   add_common(configs, configs_o);
 
