@@ -142,3 +142,29 @@ TEST_CASE("a refused fallback adds no second row and failed checks drop their op
   REQUIRE(kept.size() == 1);
   CHECK(kept[0].op == "gemm");
 }
+
+TEST_CASE("a case that fails is listed and the others are still timed", "[profiler][runner]") {
+  class FailingGemmTimer final : public Timer {
+   public:
+    DeviceInfo device() const override { return {}; }
+    std::string method() const override { return "test"; }
+    bool simulated() const override { return true; }
+    Peaks measure_peaks() override { return {1, 1}; }
+    std::vector<CheckResult> check_correctness() override { return {}; }
+    Timing time(const OpCase& c) override {
+      if (c.op == "gemm" && c.at("K") == 7) throw CaseFailed("CUBLAS_STATUS_NOT_SUPPORTED");
+      return Timing{false, 2.0, "test", {}};
+    }
+  } timer;
+  const std::vector<OpCase> cases{gemm_case(8, 8, 8, "forward"), gemm_case(8, 7, 8, "forward"),
+                                  rms_norm_case(8, 8, "forward")};
+  std::vector<MeasuredRow> rows;
+  std::vector<std::string> failures;
+  time_cases_into(cases, timer, rows, {}, &failures);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1].op.op == "rms_norm");
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].find("K=7") != std::string::npos);
+  CHECK(failures[0].find("NOT_SUPPORTED") != std::string::npos);
+  CHECK_THROWS_AS(time_cases(cases, timer), CaseFailed);
+}

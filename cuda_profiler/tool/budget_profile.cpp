@@ -6,7 +6,8 @@
 //
 // Exit codes: 0 done; 1 a correctness check failed (that op's cases are not timed, the rest is
 // written); 2 bad input or usage;
-// 3 no usable GPU (one sentence on stderr); 4 a CUDA/cuBLAS/cuDNN call failed while measuring.
+// 3 no usable GPU (one sentence on stderr); 4 a CUDA/cuBLAS/cuDNN call failed while measuring (the
+// cases it spoiled are listed and left out; what was measured is still written).
 
 #include <iostream>
 #include <map>
@@ -126,10 +127,14 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
   std::string notes = "budget-profile sweep (cuda_profiler/README.md)";
   if (!failed.empty()) notes += "; ops not timed because their correctness checks failed:";
   for (const std::string& op : failed) notes += " " + op;
+  std::vector<std::string> failures;
   try {
-    time_cases_into(without_ops(cases, failed), *timer, run.rows, [](std::size_t i, std::size_t n, const MeasuredRow& r) {
-      if ((i + 1) % 50 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} {}\n", i + 1, n, r.op.label());
-    });
+    time_cases_into(
+        without_ops(cases, failed), *timer, run.rows,
+        [](std::size_t i, std::size_t n, const MeasuredRow& r) {
+          if ((i + 1) % 50 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} {}\n", i + 1, n, r.op.label());
+        },
+        &failures);
   } catch (const std::exception& e) {
     // Keep what was measured: write it, marked incomplete, then report the error.
     if (!run.rows.empty()) {
@@ -139,6 +144,8 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
     }
     throw;
   }
+  for (const std::string& f : failures) std::cerr << "budget-profile: not timed: " << f << "\n";
+  if (!failures.empty()) notes += fmt::format("; {} cases could not be timed (a library call failed): {}", failures.size(), failures.front());
   const auto profile = to_profile(run, tool_name, utc_now(), notes);
   budget::write_calibration_profile(profile, out);
   std::cout << tool::rows_table(run.rows, run.peaks) << "\nSummary by op:\n" << tool::summary_table(run.rows, run.peaks);
@@ -147,7 +154,8 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
                            run.device.cublas, run.device.cudnn);
   std::cout << fmt::format("peaks: bf16 GEMM {:.1f} TFLOP/s, copy {:.0f} GB/s; {} rows written to {}\n",
                            run.peaks.bf16_gemm_tflops, run.peaks.copy_gbytes_per_s, profile.rows.size(), out);
-  return failed.empty() ? 0 : exit_check_failed;
+  if (!failed.empty()) return exit_check_failed;
+  return failures.empty() ? 0 : exit_device;
 }
 
 int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, const std::string& workload_path,
@@ -177,7 +185,10 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
   }
   auto timer = make_timer(o);
   const std::set<std::string> failed = run_checks(*timer);
-  const auto rows = time_cases(without_ops(cases, failed), *timer);
+  std::vector<MeasuredRow> rows;
+  std::vector<std::string> failures;
+  time_cases_into(without_ops(cases, failed), *timer, rows, {}, &failures);
+  for (const std::string& f : failures) std::cerr << "budget-profile: not timed: " << f << "\n";
   // The row used per case: the measured one (the fallback row when the first was refused).
   std::map<std::string, const MeasuredRow*> measured;
   for (const MeasuredRow& r : rows)
@@ -209,7 +220,8 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
   std::cout << fmt::format("workload: seq_len {}, {} masks, mean attended keys {:.1f}; {}\n", workload.seq_len,
                            budget::to_string(workload.attention_mask), workload.attended_keys,
                            timer->simulated() ? "SIMULATED times (no GPU)" : "measured on " + timer->device().name);
-  return failed.empty() ? 0 : exit_check_failed;
+  if (!failed.empty()) return exit_check_failed;
+  return failures.empty() ? 0 : exit_device;
 }
 
 }  // namespace
