@@ -37,11 +37,18 @@ nlohmann::ordered_json budgets_json(const Budgets& b) {
               {"active_by_component", components(a)}};
   json kv{{"elements_per_token", b.kv_elements_per_token},
           {"bytes_per_token", b.kv_bytes_per_token},
-          {"bytes_per_sequence", b.kv_bytes_per_sequence}};
-  return json{{"flops_per_token", flops},     {"params", params},
-              {"kv_cache", kv},               {"effective_layers", b.executed_layers},
-              {"physical_layers", b.physical_layers}, {"sparsity", b.sparsity},
-              {"param_sparsity", b.param_sparsity}};
+          {"bytes_per_sequence", b.kv_bytes_per_sequence},
+          {"window_elements_per_sequence", b.kv_window_elements_per_sequence}};
+  json out{{"flops_per_token", flops},     {"params", params},
+           {"kv_cache", kv},               {"effective_layers", b.executed_layers},
+           {"physical_layers", b.physical_layers}, {"sparsity", b.sparsity},
+           {"param_sparsity", b.param_sparsity}};
+  if (b.mtp_params > 0) {
+    out["mtp"] = json{{"params", b.mtp_params},
+                      {"active_params", b.mtp_active_params},
+                      {"forward_flops_per_token", b.mtp_forward_flops_per_token}};
+  }
+  return out;
 }
 
 nlohmann::ordered_json config_json(const ArchConfig& config) {
@@ -66,6 +73,7 @@ nlohmann::ordered_json workload_json(const Workload& w) {
 }
 
 std::string heads_text(const AttentionConfig& a) {
+  if (a.mla) return fmt::format("{}×{} (MLA {}+{})", a.num_heads, a.head_dim, a.mla->kv_lora_rank, a.mla->qk_rope_head_dim);
   return fmt::format("{}×{} (KV {})", a.num_heads, a.head_dim, a.num_kv_heads);
 }
 

@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages budget needs, only those that are missing (non-interactive).
-# Usage: scripts/install-deps.sh [extra-package ...]
+# Usage: scripts/install-deps.sh [--fuzz] [extra-package ...]
+#   --fuzz  also the optional fuzzing toolchain of scripts/fuzz.sh: clang-14 and its libFuzzer /
+#           sanitizer runtimes (libclang-rt-14-dev)
 set -euo pipefail
 
+extras=()
+for arg in "$@"; do
+  if [ "$arg" = --fuzz ]; then
+    extras+=(clang-14 libclang-rt-14-dev)
+  else
+    extras+=("$arg")
+  fi
+done
 packages=(cmake g++ make libeigen3-dev libnlopt-cxx-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2
-          libbenchmark-dev "$@")
+          libbenchmark-dev "${extras[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -85,9 +85,18 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
                   grouped(b.non_embedding_params_active)),
       percent(static_cast<double>(b.non_embedding_params_active) / N, 1));
   if (b.embedding_params > 0) row("embedding params (not in N)", si(static_cast<double>(b.embedding_params)));
+  if (b.mtp_params > 0) {
+    row(fmt::format("MTP modules ({}, not in N or F)", c.mtp_layers),
+        fmt::format("{} params, {} fwd", si(static_cast<double>(b.mtp_params)),
+                    si(b.mtp_forward_flops_per_token, "FLOP")));
+  }
   t.add_separator();
   row("KV cache / token", fmt::format("{} elem = {}", grouped(b.kv_elements_per_token),
                                        si(static_cast<double>(b.kv_bytes_per_token), "B")));
+  if (b.kv_window_elements_per_sequence > 0) {
+    row(fmt::format("  sliding-window layers ({}, window {})", c.sliding_attention_layers(), c.attention.sliding_window),
+        fmt::format("{} elem / sequence", grouped(b.kv_window_elements_per_sequence)), "bounded");
+  }
   row(fmt::format("KV cache / {}-token sequence", w.seq_len), si(static_cast<double>(b.kv_bytes_per_sequence), "B"));
   t.add_separator();
   row("layers (physical / executed)", fmt::format("{} / {}", b.physical_layers, b.executed_layers));

@@ -1,5 +1,7 @@
 #include "budget/accounting.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
@@ -12,6 +14,12 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
     const double flops = op.total_forward_flops();
     const std::int64_t params = op.total_params();
     const std::int64_t active = op.total_active_params();
+    if (op.kind == OpKind::mtp_module) {
+      b.mtp_params += params;
+      b.mtp_active_params += active;
+      b.mtp_forward_flops_per_token += flops;
+      continue;
+    }
     if (!is_non_embedding(op.kind)) {
       if (op.kind == OpKind::lm_head) b.lm_head_forward_flops_per_token += flops;
       b.embedding_params += params;
@@ -29,8 +37,12 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
     auto& a = b.active_params_by_component;
     switch (op.kind) {
       case OpKind::qkv_projection:
+      case OpKind::q_down_projection:
+      case OpKind::q_up_projection:
+      case OpKind::kv_down_projection:
+      case OpKind::kv_up_projection:
       case OpKind::output_projection:
-        (op.kind == OpKind::qkv_projection ? f.qkv_projection : f.output_projection) += flops;
+        (op.kind == OpKind::output_projection ? f.output_projection : f.qkv_projection) += flops;
         p.attention += params;
         a.attention += active;
         break;
@@ -61,7 +73,8 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
         a.norms += active;
         break;
       case OpKind::embedding:
-      case OpKind::lm_head: break;  // handled above
+      case OpKind::lm_head:
+      case OpKind::mtp_module: break;  // handled above
       case OpKind::router_topk:
       case OpKind::expert_dispatch:
       case OpKind::expert_combine:
@@ -75,10 +88,14 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
 
   b.physical_layers = c.num_layers;
   b.executed_layers = c.executed_layers();
-  // K and V, one vector of kv_heads·head_dim each, per executed attention layer.
-  b.kv_elements_per_token = 2 * b.executed_layers * c.attention.kv_width();
+  // Per executed full-attention layer: K and V, one vector of kv_heads·head_dim each (GQA), or the
+  // latent and the rotary key (MLA). Sliding-window layers: a cache of min(window, seq_len) tokens.
+  b.kv_elements_per_token = c.kv_elements_per_token();
+  b.kv_window_elements_per_sequence = c.executed_sliding_attention_layers() *
+                                      c.attention.kv_elements_per_layer() *
+                                      std::min(c.attention.sliding_window, w.seq_len);
   b.kv_bytes_per_token = b.kv_elements_per_token * w.kv_bytes;
-  b.kv_bytes_per_sequence = b.kv_bytes_per_token * w.seq_len;
+  b.kv_bytes_per_sequence = b.kv_bytes_per_token * w.seq_len + b.kv_window_elements_per_sequence * w.kv_bytes;
 
   const double total = static_cast<double>(b.non_embedding_params_total);
   b.sparsity = 1.0 - b.executed_active_params / total;
@@ -91,8 +108,8 @@ Budgets account(const ArchConfig& config, const Workload& workload) {
   validate(workload);
   // Each input is valid on its own, but the KV cache of one window, 2·executed·kv·kv_bytes·seq_len
   // bytes, multiplies sizes of both: bound it before the 64-bit integer products.
-  const long double kv_bytes_per_sequence = 2.0L * static_cast<long double>(config.executed_layers()) *
-                                            static_cast<long double>(config.attention.kv_width()) *
+  const long double kv_bytes_per_sequence = static_cast<long double>(config.executed_layers()) *
+                                            static_cast<long double>(config.attention.kv_elements_per_layer()) *
                                             static_cast<long double>(workload.kv_bytes) *
                                             static_cast<long double>(workload.seq_len);
   if (kv_bytes_per_sequence >= 9.0e18L) {

@@ -30,6 +30,43 @@ std::int64_t ArchConfig::executed_dense_ffn_layers() const {
   return dense + (loop->repeats - 1) * overlap;
 }
 
+LayerAttention ArchConfig::attention_of_layer(std::int64_t layer) const {
+  const auto& types = attention.layer_types;
+  if (layer < 1 || static_cast<std::size_t>(layer) > types.size()) return LayerAttention::full;
+  return types[static_cast<std::size_t>(layer - 1)];
+}
+
+std::int64_t ArchConfig::sliding_attention_layers() const {
+  return static_cast<std::int64_t>(
+      std::count(attention.layer_types.begin(), attention.layer_types.end(), LayerAttention::sliding));
+}
+
+std::int64_t ArchConfig::executed_sliding_attention_layers() const {
+  if (!loop) return sliding_attention_layers();
+  std::int64_t executed = 0;
+  for (std::int64_t layer = 1; layer <= static_cast<std::int64_t>(attention.layer_types.size()); ++layer) {
+    if (attention_of_layer(layer) == LayerAttention::sliding) executed += executions_of_layer(layer);
+  }
+  return executed;
+}
+
+std::int64_t ArchConfig::kv_elements_per_token() const {
+  return (executed_layers() - executed_sliding_attention_layers()) * attention.kv_elements_per_layer();
+}
+
+std::string_view to_string(QkNorm norm) {
+  switch (norm) {
+    case QkNorm::none: return "none";
+    case QkNorm::per_head: return "per_head";
+    case QkNorm::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(LayerAttention kind) { return kind == LayerAttention::sliding ? "sliding" : "full"; }
+
+std::string_view to_string(NormKind kind) { return kind == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
+
 LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int64_t repeats) {
   if (!(span_fraction > 0.0 && span_fraction <= 1.0)) {
     throw Error(fmt::format("span_fraction {} is out of range; allowed: a number in (0, 1]", span_fraction),
@@ -85,6 +122,48 @@ void validate(const ArchConfig& c, const std::string& source) {
                        a.num_kv_heads, a.num_heads);
   });
 
+  if (a.mla) {
+    const MlaConfig& m = *a.mla;
+    require_range(m.q_lora_rank, 0, max_dimension, source, "/attention/mla/q_lora_rank");
+    require_range(m.kv_lora_rank, 1, max_dimension, source, "/attention/mla/kv_lora_rank");
+    require_range(m.qk_nope_head_dim, 0, max_dimension, source, "/attention/mla/qk_nope_head_dim");
+    require_range(m.qk_rope_head_dim, 0, max_dimension, source, "/attention/mla/qk_rope_head_dim");
+    require_range(m.v_head_dim, 1, max_dimension, source, "/attention/mla/v_head_dim");
+    require(a.head_dim == m.qk_head_dim(), source, "/attention/head_dim", [&] {
+      return fmt::format("head_dim {} differs from qk_nope_head_dim + qk_rope_head_dim = {}; with multi-head "
+                         "latent attention head_dim is the query/key head width (leave it out)",
+                         a.head_dim, m.qk_head_dim());
+    });
+    require(a.num_kv_heads == 1, source, "/attention/num_kv_heads", [&] {
+      return fmt::format("num_kv_heads {} given with multi-head latent attention; allowed: 1 (in the absorbed "
+                         "form every query head reads one shared latent; leave it out)",
+                         a.num_kv_heads);
+    });
+    require(!a.qkv_bias && !a.output_bias, source, "/attention/qkv_bias", [] {
+      return std::string("attention biases with multi-head latent attention are not modelled; allowed: false");
+    });
+    require(a.qk_norm == QkNorm::none, source, "/attention/qk_norm", [] {
+      return std::string("query/key norms with multi-head latent attention are not modelled (its latent norms "
+                         "are counted); allowed: \"none\"");
+    });
+  }
+  require_range(a.sliding_window, 0, max_dimension, source, "/attention/sliding_window");
+  require(a.layer_types.empty() || static_cast<std::int64_t>(a.layer_types.size()) == c.num_layers, source,
+          "/attention/layer_types", [&] {
+            return fmt::format("layer_types lists {} layers but num_layers is {}; allowed: one entry per layer, "
+                               "or absent (every layer full)",
+                               a.layer_types.size(), c.num_layers);
+          });
+  require((c.sliding_attention_layers() > 0) == (a.sliding_window > 0), source, "/attention/sliding_window", [&] {
+    return a.sliding_window > 0
+               ? fmt::format("sliding_window {} given but no layer of layer_types is \"sliding\"; allowed: 0 or "
+                             "absent, or mark the sliding layers",
+                             a.sliding_window)
+               : std::string("layer_types has \"sliding\" layers but sliding_window is 0; allowed: the window "
+                             "in keys, >= 1");
+  });
+  require_range(c.mtp_layers, 0, 1024, source, "/mtp_layers");
+
   require_range(f.num_experts, 0, max_dimension, source, "/ffn/num_experts");
   require_range(f.num_shared_experts, 0, max_dimension, source, "/ffn/num_shared_experts");
   require_range(f.first_dense_layers, 0, c.num_layers, source, "/ffn/first_dense_layers");
@@ -119,6 +198,8 @@ void validate(const ArchConfig& c, const std::string& source) {
       return fmt::format("num_shared_experts {} given for a dense model (num_experts = 0); allowed: 0 or absent",
                          f.num_shared_experts);
     });
+    require(!f.router_bias && !f.shared_expert_gate, source, f.router_bias ? "/ffn/router_bias" : "/ffn/shared_expert_gate",
+            [] { return std::string("a router bias or shared-expert gate needs an MoE model; allowed: false"); });
   }
 
   if (c.loop) {
@@ -138,7 +219,16 @@ void validate(const ArchConfig& c, const std::string& source) {
   // in long double too.
   const long double q = static_cast<long double>(a.query_width());
   const long double kv = static_cast<long double>(a.kv_width());
-  const long double attention = H * (q + 2 * kv) + q * H;
+  long double attention = H * (q + 2 * kv) + q * H;
+  if (a.mla) {
+    const long double heads = static_cast<long double>(a.num_heads);
+    const long double q_lora = static_cast<long double>(a.mla->q_lora_rank);
+    const long double kv_lora = static_cast<long double>(a.mla->kv_lora_rank);
+    const long double rope = static_cast<long double>(a.mla->qk_rope_head_dim);
+    const long double v = static_cast<long double>(a.mla->v_head_dim);
+    attention = H * q_lora + (q_lora > 0 ? q_lora : H) * q + H * (kv_lora + rope) +
+                kv_lora * heads * (static_cast<long double>(a.mla->qk_nope_head_dim) + v) + heads * v * H;
+  }
   const long double ffn_params =
       m * H *
       (static_cast<long double>(f.num_experts) * static_cast<long double>(f.expert_dim) +
@@ -147,8 +237,12 @@ void validate(const ArchConfig& c, const std::string& source) {
       H * static_cast<long double>(f.num_experts);
   const long double executed = static_cast<long double>(c.num_layers) *
                                static_cast<long double>(c.loop ? c.loop->repeats : 1);
+  // LayerNorm biases, q/k norms, MLP biases and the LM-head bias are below these terms' scale;
+  // MTP modules add at most one layer each plus a 2H × H projection.
+  const long double mtp = static_cast<long double>(c.mtp_layers);
   const long double bound = (attention + ffn_params + 4 * H) * executed +
-                            2 * H * static_cast<long double>(c.vocab_size);
+                            2 * H * static_cast<long double>(c.vocab_size) +
+                            (attention + ffn_params + 2 * H * H + 8 * H) * mtp;
   require(bound < 4.0e18L, source, "/", [&] {
     return fmt::format("the config is too large: about {:.3g} parameters or FLOPs per token, beyond the "
                        "supported 4e18 (64-bit counts); check the sizes for a typo",

@@ -9,7 +9,8 @@
 
 namespace budget::detail {
 
-/// A JSON object with "num_hidden_layers" and no "num_layers".
+/// A JSON object without "num_layers" that has "num_hidden_layers", "model_type", "architectures"
+/// or "text_config".
 bool looks_like_hf_config(const nlohmann::json& document);
 
 ArchConfig read_hf_config(const nlohmann::json& document, const std::string& source);

@@ -112,6 +112,23 @@ MatchConstraints default_constraints(const ArchConfig& b) {
   c.shared_expert_dim = b.ffn.num_shared_experts > 0 ? VariableRange{8, 4 * b.ffn.shared_expert_dim, 8}
                                                      : VariableRange::fixed(b.ffn.shared_expert_dim);
   c.query_equals_hidden = b.attention.query_width() == b.hidden_size;
+  // MLA: the query latent, rotary, no-rope and value dims are held (head_dim = qk_nope + qk_rope);
+  // the KV latent is searched, as head_dim and KV heads are for GQA, to match the KV cache.
+  if (b.attention.mla) {
+    c.head_dim = VariableRange::fixed(hd);
+    const std::int64_t r = b.attention.mla->kv_lora_rank;
+    c.kv_lora_rank = {std::max<std::int64_t>(16, ceil_to_multiple(r / 4, 16)), std::max<std::int64_t>(16, 2 * r), 16};
+    // MLA baselines are large and free the query width (num_heads searched with hidden): coarser
+    // lattices keep a default search of DeepSeek-V3 or Kimi-K2 to seconds.
+    c.hidden_size = {std::max<std::int64_t>(64, ceil_to_multiple(H / 4, 64)), std::max<std::int64_t>(64, 2 * H), 64};
+    const std::int64_t heads = b.attention.num_heads;
+    const std::int64_t step = std::max<std::int64_t>(1, heads / 16);
+    c.num_heads = {std::max(step, ceil_to_multiple(heads / 4, step)), 2 * heads, step};
+    const std::int64_t width = b.ffn.is_moe() ? b.ffn.expert_dim : b.ffn.dense_dim;
+    c.expert_dim = {64, std::max<std::int64_t>(64, 4 * width), 64};
+    if (b.ffn.num_shared_experts > 0) c.shared_expert_dim = {64, std::max<std::int64_t>(64, 4 * b.ffn.shared_expert_dim), 64};
+    c.query_equals_hidden = false;
+  }
   return c;
 }
 
@@ -174,6 +191,7 @@ namespace {
 struct Point {
   std::int64_t num_layers, top_k, num_kv_heads, head_dim, hidden, num_heads, experts, width, shared;
   double objective;  // model value, for pass 2's filter
+  std::int64_t kv_lora = 0;  // MLA only
 };
 
 /// σ without hidden/heads: what fixes the KV cache.
@@ -181,6 +199,7 @@ struct KvStructure {
   std::int64_t num_layers, top_k, num_kv_heads, head_dim;
   std::optional<LoopConfig> loop;
   double kv_term;  // w_KV·|dKV|
+  std::int64_t kv_lora = 0;  // MLA only: the KV latent width
 };
 
 /// Exact bilinear model of the budgets of one structure (see the header comment).
@@ -194,6 +213,11 @@ class Searcher {
   Searcher(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload, const MatchConstraints& c)
       : baseline_(baseline), loop_(loop), workload_(workload), c_(c) {
     base_ = account(baseline, workload);
+    if (base_.kv_elements_per_token == 0) {
+      throw Error("the baseline keeps no per-token KV cache (every layer has sliding-window attention), so the "
+                  "KV budget cannot be matched; allowed: a baseline with at least one full-attention layer",
+                  "", "/attention/layer_types");
+    }
     F_b_ = base_.training_flops_per_token;
     N_b_ = static_cast<double>(base_.non_embedding_params_total);
     KV_b_ = static_cast<double>(base_.kv_elements_per_token);
@@ -211,7 +235,8 @@ class Searcher {
     const auto size = [](const VariableRange& r) { return static_cast<double>(r.size()); };
     const double s = size(c_.num_layers) * size(c_.top_k) * size(c_.num_kv_heads) * size(c_.head_dim) *
                      size(c_.hidden_size) * (c_.query_equals_hidden ? 1.0 : size(c_.num_heads)) *
-                     size(c_.num_experts) * size(c_.expert_dim) * size(c_.shared_expert_dim);
+                     size(c_.num_experts) * size(c_.expert_dim) * size(c_.shared_expert_dim) *
+                     (baseline_.attention.mla ? size(c_.kv_lora_rank) : 1.0);
     return s > 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(s);
   }
 
@@ -252,6 +277,7 @@ class Searcher {
     cfg.attention.head_dim = p.head_dim;
     cfg.attention.num_heads = p.num_heads;
     cfg.attention.num_kv_heads = p.num_kv_heads;
+    if (cfg.attention.mla) cfg.attention.mla->kv_lora_rank = p.kv_lora;
     cfg.ffn.top_k = dense_ ? 0 : p.top_k;
     if (dense_) {
       cfg.ffn.dense_dim = p.width;
@@ -270,19 +296,33 @@ class Searcher {
   void build_kv_structures() {
     for (std::int64_t L : c_.num_layers.values()) {
       const std::optional<LoopConfig> loop = loop_.resolve(L);
-      const std::int64_t executed = L + (loop ? loop->extra_executed_layers() : 0);
       for (std::int64_t k : c_.top_k.values()) {
         if (!dense_ && (k < 1)) continue;
         for (std::int64_t kvh : c_.num_kv_heads.values()) {
           if (kvh < 1) continue;
           for (std::int64_t hd : c_.head_dim.values()) {
             if (hd < 1) continue;
-            // KV elements per token: 2 · executed layers · kv_heads · head_dim (accounting.hpp).
-            // Cross-checked against account() for every candidate reported.
-            const double kv = 2.0 * static_cast<double>(executed * kvh * hd);
-            const double term = c_.weight_kv * std::fabs(kv / KV_b_ - 1.0);
-            if (c_.max_kv_deviation && std::fabs(kv / KV_b_ - 1.0) > *c_.max_kv_deviation + slack) continue;
-            kv_structures_.push_back({L, k, kvh, hd, loop, term});
+            // MLA holds head_dim (qk_nope + qk_rope) and its single latent KV head; per-layer
+            // attention kinds are tied to the baseline's depth.
+            if (baseline_.attention.mla && (hd != baseline_.attention.head_dim || kvh != 1)) continue;
+            if (!baseline_.attention.layer_types.empty() && L != baseline_.num_layers) continue;
+            const std::vector<std::int64_t> latents =
+                baseline_.attention.mla ? c_.kv_lora_rank.values() : std::vector<std::int64_t>{0};
+            for (std::int64_t latent : latents) {
+              if (baseline_.attention.mla && latent < 1) continue;
+              // KV elements per token from the config (ArchConfig::kv_elements_per_token()).
+              // Cross-checked against account() for every candidate reported.
+              ArchConfig shape = baseline_;
+              shape.num_layers = L;
+              shape.loop = loop;
+              shape.attention.num_kv_heads = kvh;
+              shape.attention.head_dim = hd;
+              if (shape.attention.mla) shape.attention.mla->kv_lora_rank = latent;
+              const double kv = static_cast<double>(shape.kv_elements_per_token());
+              const double term = c_.weight_kv * std::fabs(kv / KV_b_ - 1.0);
+              if (c_.max_kv_deviation && std::fabs(kv / KV_b_ - 1.0) > *c_.max_kv_deviation + slack) continue;
+              kv_structures_.push_back({L, k, kvh, hd, loop, term, latent});
+            }
           }
         }
       }
@@ -296,7 +336,10 @@ class Searcher {
     cfg.num_layers = kv.num_layers;
     cfg.loop = kv.loop;
     cfg.hidden_size = hidden;
-    cfg.attention = {heads, kv.head_dim, kv.num_kv_heads};
+    cfg.attention.num_heads = heads;
+    cfg.attention.head_dim = kv.head_dim;
+    cfg.attention.num_kv_heads = kv.num_kv_heads;
+    if (cfg.attention.mla) cfg.attention.mla->kv_lora_rank = kv.kv_lora;
     cfg.ffn.top_k = dense_ ? 0 : kv.top_k;
     cfg.ffn.first_dense_layers = std::min(cfg.ffn.first_dense_layers, cfg.num_layers);
     return cfg;
@@ -457,7 +500,8 @@ class Searcher {
       best_ = objective;
       return;
     }
-    collect_->push_back({kv.num_layers, kv.top_k, kv.num_kv_heads, kv.head_dim, hidden, heads, E, W, S, objective});
+    collect_->push_back(
+        {kv.num_layers, kv.top_k, kv.num_kv_heads, kv.head_dim, hidden, heads, E, W, S, objective, kv.kv_lora});
   }
 
   const ArchConfig& baseline_;
@@ -498,6 +542,7 @@ void check_constraints(const MatchConstraints& c) {
   check(c.num_experts, "num_experts", 0);
   check(c.top_k, "top_k", 0);
   check(c.shared_expert_dim, "shared_expert_dim", 0);
+  check(c.kv_lora_rank, "kv_lora_rank", 0);
   const auto check_weight = [](double w, const char* name) {
     if (!(w >= 0 && std::isfinite(w))) throw Error(fmt::format("weight {} must be a finite number >= 0", w), "", name);
   };
@@ -585,14 +630,17 @@ std::vector<Relaxation> relaxations(const MatchConstraints& c) {
                      (m.*field).max = 4 * r.max;
                    }});
   };
-  add_range("head_dim", &MatchConstraints::head_dim);
-  add_range("num_kv_heads", &MatchConstraints::num_kv_heads);
+  if (c.kv_lora_rank.max == 0) {  // MLA baselines hold head_dim and the single latent KV head
+    add_range("head_dim", &MatchConstraints::head_dim);
+    add_range("num_kv_heads", &MatchConstraints::num_kv_heads);
+  }
   add_range("hidden_size", &MatchConstraints::hidden_size);
   add_range("num_experts", &MatchConstraints::num_experts);
   add_range("expert_dim", &MatchConstraints::expert_dim);
   if (!c.query_equals_hidden) add_range("num_heads", &MatchConstraints::num_heads);
   add_range("num_layers", &MatchConstraints::num_layers);
   add_range("top_k", &MatchConstraints::top_k);
+  if (c.kv_lora_rank.max > 0) add_range("kv_lora_rank", &MatchConstraints::kv_lora_rank);  // MLA baselines
   if (c.query_equals_hidden) {
     out.push_back({"query width = hidden_size", [](MatchConstraints& m) { m.query_equals_hidden = false; }});
   }

@@ -45,7 +45,8 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
   const nlohmann::json document = detail::parse_json_text(json_text, source);
   const detail::ObjectReader root(document, source, "");
   root.reject_unknown_keys({"hidden_size", "num_experts", "expert_dim", "head_dim", "num_heads", "num_kv_heads",
-                            "shared_expert_dim", "num_layers", "top_k", "query_equals_hidden", "expert_parallel",
+                            "shared_expert_dim", "num_layers", "top_k", "kv_lora_rank", "query_equals_hidden",
+                            "expert_parallel",
                             "max_deviation", "weights", "tolerance", "proportion_weights"});
   read_range(root, "hidden_size", c.hidden_size);
   read_range(root, "num_experts", c.num_experts);
@@ -56,6 +57,7 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
   read_range(root, "shared_expert_dim", c.shared_expert_dim);
   read_range(root, "num_layers", c.num_layers);
   read_range(root, "top_k", c.top_k);
+  read_range(root, "kv_lora_rank", c.kv_lora_rank);
   c.query_equals_hidden = root.boolean_or("query_equals_hidden", c.query_equals_hidden);
   if (root.has("expert_parallel")) {
     // Experts are sharded evenly over an expert-parallel group: E must be a multiple of its size.

@@ -111,9 +111,18 @@ struct StepQueries {
 };
 
 /// Equivalent causal document length of Ā mean attended keys: (L + 1)/2 = Ā, within [1, seq_len].
-std::int64_t equivalent_doc_len(const Workload& w) {
-  const double L = std::round(2.0 * w.attended_keys - 1.0);
+std::int64_t equivalent_doc_len(double attended_keys, const Workload& w) {
+  const double L = std::round(2.0 * attended_keys - 1.0);
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(L), 1, w.seq_len);
+}
+
+/// The mean attended keys of an attention_scores op: its forward FLOPs are
+/// 2·heads·(qk_dim + v_dim)·Ā (ops.cpp), so Ā = forward / (2·heads·(qk_dim + v_dim)). Sliding-window
+/// layers carry their own (window-bounded) Ā this way.
+double attended_keys_of(const Op& scores) {
+  const double width = 2.0 * static_cast<double>(scores.matrices) *
+                       static_cast<double>(scores.in_features + scores.value_features);
+  return width > 0 ? scores.forward_flops / width : 0.0;
 }
 
 }  // namespace
@@ -136,7 +145,12 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
       case OpKind::qkv_projection:
       case OpKind::output_projection:
       case OpKind::router:
-      case OpKind::lm_head: q.gemm(op.in_features, op.out_features); break;
+      case OpKind::lm_head:
+      case OpKind::q_down_projection:
+      case OpKind::q_up_projection:
+      case OpKind::kv_down_projection:
+      case OpKind::kv_up_projection: q.gemm(op.in_features, op.out_features); break;
+      case OpKind::mtp_module: continue;  // reported apart from the budgets; not timed
       case OpKind::dense_ffn:
       case OpKind::shared_experts: {
         // One wide FFN: num_shared·width for shared experts (op.matrices = count·m).
@@ -159,7 +173,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         break;
       }
       case OpKind::attention_scores: {
-        const std::int64_t L = equivalent_doc_len(w);
+        const std::int64_t L = equivalent_doc_len(attended_keys_of(op), w);
         const std::int64_t docs = std::max<std::int64_t>(1, T / L);
         const CalibrationRow a =
             query_row("attention", "",

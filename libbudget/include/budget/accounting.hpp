@@ -59,12 +59,21 @@ struct Budgets {
   std::int64_t non_embedding_params_active = 0;  ///< non-expert weights + top_k routed + shared
   ParamsByComponent params_by_component;
   ParamsByComponent active_params_by_component;
-  std::int64_t embedding_params = 0;             ///< token embedding + untied LM head
+  std::int64_t embedding_params = 0;             ///< token embedding + untied LM head (+ its bias)
 
-  // --- KV cache: 2 (K and V) · executed attention layers · kv_heads · head_dim elements per token.
+  // --- Multi-token-prediction modules (ArchConfig::mtp_layers), apart from every budget above.
+  std::int64_t mtp_params = 0;
+  std::int64_t mtp_active_params = 0;
+  double mtp_forward_flops_per_token = 0;        ///< one pass through every module, LM head excluded
+
+  // --- KV cache: per token, executed full-attention layers × (2 · kv_heads · head_dim for GQA,
+  // kv_lora_rank + qk_rope_head_dim for MLA); sliding-window layers hold a bounded cache apart.
   std::int64_t kv_elements_per_token = 0;        ///< the matched budget
+  /// Sliding-window layers: executions × per-layer elements × min(window, seq_len), per sequence.
+  std::int64_t kv_window_elements_per_sequence = 0;
   std::int64_t kv_bytes_per_token = 0;
-  std::int64_t kv_bytes_per_sequence = 0;        ///< for one full seq_len window
+  /// One full seq_len window: per-token bytes × seq_len + the sliding-window caches.
+  std::int64_t kv_bytes_per_sequence = 0;
 
   // --- Depth and sparsity.
   std::int64_t physical_layers = 0;

@@ -6,18 +6,69 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace budget {
 
-/// Grouped-query attention. Query width q = num_heads·head_dim, KV width kv = num_kv_heads·head_dim.
-/// The query width need not equal hidden_size.
+/// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2). Queries: x·W_dq (H × q_lora_rank), RMSNorm,
+/// ·W_uq (q_lora_rank × heads·(qk_nope + qk_rope)); without q_lora_rank (0) one H × heads·(qk_nope +
+/// qk_rope) matrix. Keys and values: x·W_dkv (H × (kv_lora_rank + qk_rope)) gives the latent c_kv and
+/// the shared rotary key; RMSNorm(c_kv)·W_ukv (kv_lora_rank × heads·(qk_nope + v_head_dim)). Output:
+/// heads·v_head_dim × H. Served in the absorbed form, the KV cache holds c_kv and the rotary key:
+/// kv_lora_rank + qk_rope_head_dim elements per layer and token (docs/accounting.md, "MLA").
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;       ///< 0: queries projected directly from the hidden state
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;  ///< per-head query/key dims without rotary embedding
+  std::int64_t qk_rope_head_dim = 0;  ///< per-head query dims with rotary embedding (one shared key)
+  std::int64_t v_head_dim = 0;
+
+  std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const MlaConfig&) const = default;
+};
+
+/// Query/key normalisation weights: none; one head_dim vector each for queries and keys (Qwen3:
+/// 2·head_dim per layer); or one vector over the whole query width and one over the whole KV width
+/// (OLMoE: q + kv per layer).
+enum class QkNorm { none, per_head, full };
+
+/// Attention kind of one layer: full causal attention (its KV cache grows with the context) or
+/// sliding-window attention over at most `sliding_window` keys (its cache is bounded by the window).
+enum class LayerAttention { full, sliding };
+
+std::string_view to_string(QkNorm norm);
+std::string_view to_string(LayerAttention kind);
+
+/// Grouped-query attention, or multi-head latent attention when `mla` is set. Query width
+/// q = num_heads·head_dim, KV width kv = num_kv_heads·head_dim. The query width need not equal
+/// hidden_size. With MLA, head_dim = qk_nope + qk_rope and num_kv_heads = 1: in the absorbed form
+/// every query head attends to one shared latent (multi-query attention).
 struct AttentionConfig {
   std::int64_t num_heads = 0;
   std::int64_t head_dim = 0;
   std::int64_t num_kv_heads = 0;
+  std::optional<MlaConfig> mla = std::nullopt;  ///< multi-head latent attention
+  bool qkv_bias = false;                        ///< biases on the query, key and value projections
+  bool output_bias = false;                     ///< bias on the output projection
+  QkNorm qk_norm = QkNorm::none;
+  std::int64_t sliding_window = 0;              ///< keys a sliding-window layer attends to (0: none)
+  /// Per physical layer: full or sliding. Empty: every layer full.
+  std::vector<LayerAttention> layer_types = {};
 
   std::int64_t query_width() const { return num_heads * head_dim; }
   std::int64_t kv_width() const { return num_kv_heads * head_dim; }
+  /// Width of the attention output (the values of all heads): heads·v_head_dim for MLA, else q.
+  std::int64_t value_width() const { return mla ? num_heads * mla->v_head_dim : query_width(); }
+  /// KV-cache elements one layer stores per token: 2·kv (K and V) for GQA, kv_lora_rank +
+  /// qk_rope_head_dim for MLA (absorbed form).
+  std::int64_t kv_elements_per_layer() const {
+    return mla ? mla->kv_lora_rank + mla->qk_rope_head_dim : 2 * kv_width();
+  }
+  /// Query/key-norm weights per layer.
+  std::int64_t qk_norm_params() const {
+    return qk_norm == QkNorm::per_head ? 2 * head_dim : qk_norm == QkNorm::full ? query_width() + kv_width() : 0;
+  }
 };
 
 /// The feed-forward block. A layer is MoE when num_experts > 0 and it is not one of the first
@@ -28,6 +79,10 @@ struct FfnConfig {
   std::int64_t top_k = 0;               ///< routed experts each token uses
   std::int64_t expert_dim = 0;          ///< routed expert width
   bool gated = true;                    ///< SwiGLU-style (3 matrices) or plain (2)
+  /// Biases on every MLP matrix (dense, routed and shared): (gated ? 2 : 1)·width + H per MLP.
+  bool bias = false;
+  bool router_bias = false;             ///< an E-vector per MoE layer (DeepSeek-V3 e_score_correction_bias)
+  bool shared_expert_gate = false;      ///< an H → 1 sigmoid gate on the shared experts (Qwen-MoE)
   std::int64_t num_shared_experts = 0;  ///< always-active experts per MoE layer
   std::int64_t shared_expert_dim = 0;   ///< width of each shared expert
   std::int64_t first_dense_layers = 0;  ///< leading layers with a dense FFN instead of MoE
@@ -35,6 +90,10 @@ struct FfnConfig {
 
   bool is_moe() const { return num_experts > 0; }
   std::int64_t matrices_per_mlp() const { return gated ? 3 : 2; }
+  /// Bias parameters of one MLP of `width` (0 without biases).
+  std::int64_t mlp_bias_params(std::int64_t hidden, std::int64_t width) const {
+    return bias ? (gated ? 2 : 1) * width + hidden : 0;
+  }
 };
 
 /// Layers [first, last] (1-based, inclusive) run `repeats` times in a row with shared weights.
@@ -48,15 +107,24 @@ struct LoopConfig {
   std::int64_t extra_executed_layers() const { return (repeats - 1) * span(); }
 };
 
+/// Normalisation layers: RMSNorm (a weight vector) or LayerNorm (weight and bias).
+enum class NormKind { rmsnorm, layernorm };
+std::string_view to_string(NormKind kind);
+
 struct ArchConfig {
   std::string name;
   std::int64_t hidden_size = 0;
   std::int64_t num_layers = 0;            ///< physical layers (distinct weights)
   std::int64_t vocab_size = 0;            ///< 0: embedding and LM head not modelled
   bool tie_embeddings = false;            ///< LM head shares the embedding matrix
+  bool lm_head_bias = false;              ///< a V-vector bias on the LM head (Phi-3.5-MoE)
+  NormKind norm = NormKind::rmsnorm;      ///< every norm of the model (per layer, final, MTP)
   AttentionConfig attention;
   FfnConfig ffn;
-  std::optional<LoopConfig> loop;         ///< absent: unlooped
+  /// Multi-token-prediction modules (DeepSeek-V3): each one decoder layer of the main stack's last
+  /// kind plus a 2H × H projection and three norms; reported apart from the main budgets.
+  std::int64_t mtp_layers = 0;
+  std::optional<LoopConfig> loop = std::nullopt;  ///< absent: unlooped
 
   /// How many times physical layer `layer` (1-based) is executed per token.
   std::int64_t executions_of_layer(std::int64_t layer) const;
@@ -66,6 +134,17 @@ struct ArchConfig {
   std::int64_t dense_ffn_layers() const;
   /// Executions of the dense-FFN layers (the first dense_ffn_layers() layers), loops included.
   std::int64_t executed_dense_ffn_layers() const;
+  /// The attention kind of physical layer `layer` (1-based).
+  LayerAttention attention_of_layer(std::int64_t layer) const;
+  /// Physical and executed layers with sliding-window attention (the rest are full).
+  std::int64_t sliding_attention_layers() const;
+  std::int64_t executed_sliding_attention_layers() const;
+  /// Parameters of one norm over `width` (width for RMSNorm, 2·width for LayerNorm).
+  std::int64_t norm_params(std::int64_t width) const { return norm == NormKind::layernorm ? 2 * width : width; }
+  /// KV-cache elements per token that grow with the context: executed full-attention layers ×
+  /// attention.kv_elements_per_layer(). Sliding-window layers keep a bounded cache instead
+  /// (Budgets::kv_window_elements_per_sequence, docs/accounting.md).
+  std::int64_t kv_elements_per_token() const;
 };
 
 /// Upper bound accepted for every size field (hidden_size, head_dim, widths, counts): 2^31 − 1.

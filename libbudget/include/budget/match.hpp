@@ -65,6 +65,10 @@ struct MatchConstraints {
   VariableRange shared_expert_dim;
   VariableRange num_layers;
   VariableRange top_k;
+  /// MLA baselines: the KV latent width kv_lora_rank (the KV cache is executed layers ·
+  /// (kv_lora_rank + qk_rope_head_dim)); q_lora_rank, qk_nope/qk_rope/v head dims, head_dim and
+  /// the single KV head are held at the baseline's. Unused (fixed 0) for GQA baselines.
+  VariableRange kv_lora_rank = VariableRange::fixed(0);
   /// num_heads·head_dim = hidden_size (the baseline convention); false frees the query width.
   bool query_equals_hidden = true;
 
@@ -86,7 +90,9 @@ struct MatchConstraints {
 /// The documented defaults for `baseline`: hidden multiple of 8 in [H/4, 2H]; head dim multiple of
 /// 4 in [max(4, hd/4), 2·hd]; experts multiple of 8 in [top_k, 8E]; expert width multiple of 8 in
 /// [8, 4·width]; KV heads, depth and top_k fixed to the baseline's; shared-expert width (when the
-/// baseline has shared experts) multiple of 8 in [8, 4·width]; query width = hidden.
+/// baseline has shared experts) multiple of 8 in [8, 4·width]; query width = hidden. MLA
+/// baselines: head dim fixed, query width free (num_heads in [1, 4·heads]), kv_lora_rank multiple
+/// of 16 in [max(16, r/4), 2r].
 MatchConstraints default_constraints(const ArchConfig& baseline);
 
 /// Reads a constraints JSON file over `defaults` (docs/matching.md): unknown keys are errors.

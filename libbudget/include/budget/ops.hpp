@@ -8,13 +8,16 @@
 ///    Per token (m = 1) a weight matrix of k×n costs 2·k·n forward FLOPs.
 ///  - Attention scores: QKᵀ and PV each cost 2·q·A per token, A = mean keys attended per query,
 ///    q = num_heads·head_dim: 4·q·A in all. Grouped-query attention does not change this (every
-///    query head still attends over A keys of head_dim).
+///    query head still attends over A keys of head_dim). With MLA, QKᵀ runs over qk_nope + qk_rope
+///    dims and PV over v_head_dim: 2·heads·(qk_nope + qk_rope + v_head_dim)·A. Sliding-window
+///    layers attend to A_w keys (docs/accounting.md, "Hybrid attention").
 ///  - Not counted in FLOPs: norms, softmax, activations, residual adds, rotary embeddings, router
 ///    softmax/top-k, and the embedding lookup. The LM head is an op but is kept out of the
 ///    non-embedding budgets (reported apart).
-///  - Parameters: every stored weight once, however often a looped layer runs. Biases: none.
-///    Norms: RMSNorm with one H-vector before attention and one before the FFN (2·H per layer) and
-///    a final norm (H).
+///  - Parameters: every stored weight once, however often a looped layer runs. Biases only where
+///    the config says so (attention, MLP, router, LM head); they cost no counted FLOPs.
+///    Norms: one H-vector (RMSNorm; 2·H with LayerNorm's bias) before attention and one before the
+///    FFN per layer, a final norm, plus query/key norms and MLA's latent norms.
 
 #include <cstdint>
 #include <string_view>
@@ -26,17 +29,22 @@
 namespace budget {
 
 enum class OpKind {
-  qkv_projection,     ///< x·[W_q W_k W_v]: k = H, n = q + 2·kv
+  qkv_projection,     ///< x·[W_q W_k W_v]: k = H, n = q + 2·kv (+ q + 2·kv biases)
   attention_scores,   ///< QKᵀ and PV: 4·q·A per token
-  output_projection,  ///< attn·W_o: k = q, n = H
+  output_projection,  ///< attn·W_o: k = q (MLA: heads·v_head_dim), n = H
   router,             ///< x·W_router: k = H, n = num_experts
   routed_experts,     ///< top_k experts, each (gated ? 3 : 2) matrices of H×expert_dim
   shared_experts,     ///< num_shared_experts, each (gated ? 3 : 2) matrices of H×shared_expert_dim
   dense_ffn,          ///< (gated ? 3 : 2) matrices of H×dense_dim
-  norms,              ///< 2 RMSNorm weight vectors per layer (parameters only)
-  final_norm,         ///< the RMSNorm before the LM head (parameters only)
+  norms,              ///< 2 norms per layer + q/k norms + MLA latent norms (parameters only)
+  final_norm,         ///< the norm before the LM head (parameters only)
   embedding,          ///< token embedding, V×H (parameters only; lookup costs no FLOPs)
-  lm_head,            ///< logits, H×V (own parameters unless tied)
+  lm_head,            ///< logits, H×V (own parameters unless tied; + V with lm_head_bias)
+  q_down_projection,  ///< MLA: x·W_dq, k = H, n = q_lora_rank
+  q_up_projection,    ///< MLA: k = q_lora_rank (H without q_lora_rank), n = heads·(qk_nope + qk_rope)
+  kv_down_projection, ///< MLA: x·W_dkv, k = H, n = kv_lora_rank + qk_rope_head_dim
+  kv_up_projection,   ///< MLA: k = kv_lora_rank, n = heads·(qk_nope + v_head_dim)
+  mtp_module,         ///< multi-token-prediction modules (reported apart, like the embedding)
   // Memory-bound ops: no FLOPs counted, no parameters; `forward_bytes` says what they move. They
   // exist for time prediction (time_model.hpp); the budgets do not change with them.
   router_topk,        ///< softmax over the E router logits and top-k selection (MoE layers)
@@ -55,14 +63,18 @@ constexpr bool is_memory_bound(OpKind kind) {
 
 std::string_view to_string(OpKind kind);
 
-/// True for ops counted in the non-embedding budgets (everything but embedding and LM head).
-constexpr bool is_non_embedding(OpKind kind) { return kind != OpKind::embedding && kind != OpKind::lm_head; }
+/// True for ops counted in the non-embedding budgets (everything but embedding, LM head and the
+/// multi-token-prediction modules, which are reported apart).
+constexpr bool is_non_embedding(OpKind kind) {
+  return kind != OpKind::embedding && kind != OpKind::lm_head && kind != OpKind::mtp_module;
+}
 
 /// One operation, repeated over a group of layers.
 ///
 /// Shapes describe the per-token matmul: `matrices` weight matrices of `in_features` ×
 /// `out_features` (for attention_scores: `matrices` = num_heads, `in_features` = head_dim,
-/// `out_features` = 0, the key count being the workload's A). Costs are per token and per
+/// `out_features` = 0, the key count being the workload's A, `value_features` = the value head
+/// width: head_dim, or v_head_dim with MLA). Costs are per token and per
 /// execution of one layer; totals multiply by `executed_layers` (FLOPs) or `physical_layers`
 /// (parameters).
 ///
@@ -75,6 +87,7 @@ struct Op {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
   std::int64_t matrices = 0;
+  std::int64_t value_features = 0;           ///< attention_scores: value head width (else 0)
   std::int64_t params_per_layer = 0;         ///< stored weights in one physical layer
   std::int64_t active_params_per_layer = 0;  ///< weights one token uses in one layer
   double forward_flops = 0.0;                ///< exact forward FLOPs per token and execution
@@ -95,6 +108,7 @@ struct Op {
 
 /// The operation list of `config` under `workload`. Preconditions: both are valid (validate()).
 /// Ops with no cost (a dense model's router, absent shared experts, vocab_size = 0) are left out.
+/// Attention scores appear once per attention kind present (full layers, sliding-window layers).
 std::vector<Op> layer_ops(const ArchConfig& config, const Workload& workload);
 
 }  // namespace budget

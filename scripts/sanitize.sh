@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds budget with AddressSanitizer + UndefinedBehaviorSanitizer (the system C++ compiler, -O1,
+# every report fatal) into build-asan/ (or $BUDGET_ASAN_BUILD_DIR) and runs the whole CTest suite
+# there, the find_package consumers included (they are built with the same flags). CUDA targets
+# and benchmarks are off in this build. Usage: scripts/sanitize.sh [ctest arguments...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+build_dir="${BUDGET_ASAN_BUILD_DIR:-build-asan}"
+sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+# -O1 with line tables: fast enough to build on two cores, stack traces with file:line; assertions
+# stay on (no NDEBUG).
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+  "-DCMAKE_CXX_FLAGS=$sanitize" \
+  "-DCMAKE_EXE_LINKER_FLAGS=$sanitize" "-DCMAKE_SHARED_LINKER_FLAGS=$sanitize" \
+  -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"
+# halt_on_error / abort: the first report fails the test; leaks fail it at exit.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "$@"
