@@ -98,6 +98,9 @@ TEST_CASE("step plan of the paper's 200M baseline: FLOPs agree with libbudget's 
   CHECK(ops["expert_gemms"] == 6);         // up_gate and down, three passes
   CHECK(ops["gemm"] == 9);                 // qkv, output projection, router; three passes
   CHECK_THROWS_AS(step_plan(c, w, 1000), budget::Error);
+  budget::ArchConfig sliding = c;
+  sliding.attention.sliding_window = 512;
+  CHECK_THROWS_WITH(step_plan(sliding, w, T), Catch::Contains("sliding-window attention (not measured)"));
 }
 
 TEST_CASE("step time sums count × ms over the plan", "[profiler][configs]") {
