@@ -17,6 +17,7 @@
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
 #include "output_format.hpp"
+#include "plots.hpp"
 #include "table.hpp"
 
 namespace budget::cli {
@@ -29,6 +30,7 @@ struct FitCommandOptions {
   std::string arch;
   double delta = 1e-3;
   std::string out_path;
+  std::string plot_path;
   OutputFormat format = OutputFormat::table;
 };
 
@@ -157,6 +159,7 @@ void run_fit(const FitCommandOptions& o) {
     }
   }
   if (!o.out_path.empty()) write_coefficients(o, laws);
+  if (!o.plot_path.empty()) plot_fit_parity(laws, data, o.plot_path);
 
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json out{{"schema_version", fit_schema_version},
@@ -181,6 +184,8 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--delta", options->delta, "Huber delta on log-loss residuals")->capture_default_str();
   cmd->add_option("--out", options->out_path,
                   "Write the coefficients JSON here; with several architectures put {arch} in the path");
+  cmd->add_option("--plot", options->plot_path,
+                  "Draw measured against fitted loss into this .svg or .png file (needs gnuplot)");
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([options] { run_fit(*options); });

@@ -20,6 +20,7 @@
 #include "budget/scaling_law.hpp"
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
+#include "gnuplot.hpp"
 #include "scaling_args.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
@@ -109,50 +110,13 @@ nlohmann::ordered_json frontier_json(const std::vector<Law>& laws, const Frontie
 // ---------------------------------------------------------------------------------------------
 // Plot through gnuplot
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string_view rest = path;
-  while (true) {
-    const auto colon = rest.find(':');
-    const std::filesystem::path candidate = std::filesystem::path(std::string(rest.substr(0, colon))) / program;
-    std::error_code ec;
-    const auto status = std::filesystem::status(candidate, ec);
-    if (!ec && std::filesystem::is_regular_file(status) &&
-        (status.permissions() & (std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
-                                  std::filesystem::perms::others_exec)) != std::filesystem::perms::none) {
-      return true;
-    }
-    if (colon == std::string_view::npos) return false;
-    rest.remove_prefix(colon + 1);
-  }
-}
-
-/// A gnuplot double-quoted string.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-/// A gnuplot single-quoted string (no escapes; '' is a quote).
-std::string single_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
-  return out + "'";
-}
-
 /// The script: one line per law × sparsity over [min C / 10, max C × 10], markers at the budgets.
 std::string gnuplot_script(const std::vector<Law>& laws, const FrontierCommandOptions& o) {
   const auto [lo_it, hi_it] = std::minmax_element(o.budgets.begin(), o.budgets.end());
   const double log_lo = std::log10(*lo_it) - 1.0;
   const double log_hi = std::log10(*hi_it) + 1.0;
   std::ostringstream script;
-  script << "set terminal svg size 900,560 dynamic font 'sans,12'\n"
-         << "set output " << single_quoted(o.plot_path) << "\n"
+  script << gnuplot_output(o.plot_path)
          << "set logscale x\nset format x '10^{%L}'\nset grid\nset key top right noenhanced\n"
          << "set xlabel 'training compute C = F·D (FLOPs)'\nset ylabel 'compute-optimal loss L*(C, S)'\n"
          << "set title 'Compute-optimal frontiers L*(C, S) = E + P(S)·C^{-γ}'\n";
@@ -170,7 +134,7 @@ std::string gnuplot_script(const std::vector<Law>& laws, const FrontierCommandOp
       script << "EOD\n";
       plot += fmt::format("{}$line{} with lines lw 2 lc {} title {}, $mark{} with points pt 7 lc {} notitle",
                           block ? ", " : "", block, block + 1,
-                          quoted(fmt::format("{}, S = {:g}", law.file.arch, S)), block, block + 1);
+                          gnuplot_quoted(fmt::format("{}, S = {:g}", law.file.arch, S)), block, block + 1);
       ++block;
     }
   }
@@ -179,19 +143,7 @@ std::string gnuplot_script(const std::vector<Law>& laws, const FrontierCommandOp
 }
 
 void plot_frontiers(const std::vector<Law>& laws, const FrontierCommandOptions& o) {
-  if (!on_path("gnuplot")) {
-    throw Error("gnuplot is not on PATH; install the Debian package gnuplot-nox (apt-get install gnuplot-nox) "
-                "or leave out --plot",
-                "--plot");
-  }
-  FILE* pipe = popen("gnuplot", "w");
-  if (pipe == nullptr) throw Error("could not start gnuplot", "--plot");
-  const std::string script = gnuplot_script(laws, o);
-  const bool written = std::fwrite(script.data(), 1, script.size(), pipe) == script.size();
-  const int status = pclose(pipe);
-  if (!written || status != 0) {
-    throw Error(fmt::format("gnuplot failed (status {}) while drawing the plot", status), o.plot_path);
-  }
+  run_gnuplot(gnuplot_script(laws, o), o.plot_path);
 }
 
 void run_frontier(const FrontierCommandOptions& o) {
@@ -231,7 +183,7 @@ void add_frontier_command(CLI::App& app) {
       ->required();
   cmd->add_option("--C", options->budgets, "Training budgets in FLOPs, comma-separated")->required()->delimiter(',');
   cmd->add_option("--S", options->sparsities, "Sparsities in [0, 1), comma-separated")->required()->delimiter(',');
-  cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this SVG file (needs gnuplot)");
+  cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this .svg or .png file (needs gnuplot)");
   add_format_option(*cmd, options->format, all_formats());
   cmd->callback([options] { run_frontier(*options); });
 }

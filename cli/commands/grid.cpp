@@ -19,6 +19,7 @@
 #include "command_registry.hpp"
 #include "match_render.hpp"
 #include "output_format.hpp"
+#include "plots.hpp"
 #include "table.hpp"
 #include "time_render.hpp"
 
@@ -39,6 +40,7 @@ struct GridOptions {
   std::string rank_by = "budget";
   double max_time_ratio = 0;
   std::string attention_backend = "auto";
+  std::string plot_path;
 };
 
 std::string ratio(double value) { return fmt::format("{:.3f}", value); }
@@ -289,6 +291,7 @@ void run_grid(const GridOptions& o) {
     return;
   }
   const std::vector<GridRow> rows = match_grid(grid, loop, workload, o.constraints_path);
+  if (!o.plot_path.empty()) plot_grid_deviations(rows, o.plot_path);
   switch (o.format) {
     case OutputFormat::json: std::cout << grid_json(grid, rows, loop, workload).dump(2) << "\n"; break;
     case OutputFormat::markdown: std::cout << grid_table(rows).render_markdown(); break;
@@ -310,8 +313,11 @@ void add_grid_command(CLI::App& app) {
   auto o = std::make_shared<GridOptions>();
   CLI::App* cmd = app.add_subcommand("grid", "Match every baseline of a grid (default: the SMELT paper's 4×4), or run an ablation");
   cmd->add_option("--grid", o->grid_path, "Grid file (default: the built-in SMELT paper grid, as in examples/grids/paper_grid.json)");
-  cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
+  auto* ablation = cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
       ->check(CLI::IsMember({"span", "repeats", "depth"}));
+  cmd->add_option("--plot", o->plot_path,
+                  "Draw each cell's signed FLOPs/params/KV deviations into this .svg or .png file (needs gnuplot)")
+      ->excludes(ablation);
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
   cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
   cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell");

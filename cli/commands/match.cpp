@@ -3,7 +3,6 @@
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -13,12 +12,14 @@
 
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/export.hpp"
 #include "budget/match.hpp"
 #include "budget/calibration.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
+#include "config_export.hpp"
 #include "match_render.hpp"
 #include "output_format.hpp"
 #include "time_render.hpp"
@@ -36,6 +37,7 @@ struct MatchOptions {
   int top = 5;
   OutputFormat format = OutputFormat::table;
   std::string out_path;
+  std::string out_format = "native";
   bool explain = false;
   std::string calibration_path;
   std::string rank_by = "budget";
@@ -101,7 +103,8 @@ LoopSpec loop_spec(const MatchOptions& o) {
 }
 
 void run_match(const MatchOptions& o) {
-  const ArchConfig baseline = load_arch_config(o.baseline_path);
+  const SourcedConfig sourced_baseline = load_sourced_config(o.baseline_path);
+  const ArchConfig& baseline = sourced_baseline.config;
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
   MatchConstraints constraints = default_constraints(baseline);
   if (!o.constraints_path.empty()) constraints = load_constraints(o.constraints_path, constraints);
@@ -187,10 +190,11 @@ void run_match(const MatchOptions& o) {
   }
   if (!result.summary.feasible) throw CommandExit{exit_infeasible};
   if (!o.out_path.empty()) {
-    std::ofstream out(o.out_path);
-    if (!out) throw Error("cannot open file for writing", o.out_path);
-    out << arch_config_to_json(result.candidates.front().config) << "\n";
-    if (!out) throw Error("error while writing the file", o.out_path);
+    ExportOptions export_options;  // an HF baseline's other keys are kept in an hf export
+    export_options.hf_template = sourced_baseline.hf_text;
+    export_options.hf_template_source = o.baseline_path;
+    write_exported_config(result.candidates.front().config, parse_export_target(o.out_format, "--out-format"),
+                          export_options, o.out_path);
     if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << o.out_path << "\n";
   }
 }
@@ -211,7 +215,10 @@ void add_match_options(CLI::App& app) {
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
   add_format_option(app, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
-  app.add_option("--out", o->out_path, "Write the best candidate as a native config to this file");
+  auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)");
+  add_export_target_option(app, "out-format", o->out_format,
+                           "Format of --out: native (default), hf, megatron, torchtitan (docs/export.md)")
+      ->needs(out);
   app.add_flag("--explain", o->explain,
                "Also show which constraint binds: the best deviation with each constraint alone relaxed (with "
                "--calibration: and what aligning head_dim/hidden/expert width to 8, 16, 64 costs and saves)");

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <bit>
+#include <span>
 
 #include "attention_tiles.hpp"
 #include "budget/attention_cost.hpp"
@@ -199,9 +200,9 @@ PackingSimulator& PackingSimulator::operator=(PackingSimulator&&) noexcept = def
 
 void PackingSimulator::add(std::uint64_t length) { impl_->add(length); }
 
-void PackingSimulator::add(std::span<const std::uint64_t> lengths) {
+void PackingSimulator::add(const std::uint64_t* lengths, std::size_t count) {
   Impl& s = *impl_;
-  for (const std::uint64_t length : lengths) s.add(length);
+  for (const std::uint64_t length : std::span<const std::uint64_t>(lengths, count)) s.add(length);
 }
 
 SimulationResult PackingSimulator::result() const { return impl_->result(); }
@@ -228,10 +229,10 @@ AttentionCost SimulationResult::cost() const {
   return c;
 }
 
-SimulationResult simulate_lengths(std::span<const std::uint64_t> lengths, const AttentionGeometry& geometry,
+SimulationResult simulate_lengths(const std::uint64_t* lengths, std::size_t count, const AttentionGeometry& geometry,
                                   std::int64_t tokens_per_doc) {
   PackingSimulator simulator(geometry, tokens_per_doc);
-  simulator.add(lengths);
+  simulator.add(lengths, count);
   return simulator.result();
 }
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/export.hpp"
 #include "config_hf_json.hpp"
 #include "json_reader.hpp"
 
@@ -481,6 +482,16 @@ ArchConfig read_hf_config(const nlohmann::json& document, const std::string& sou
     const FamilyEntry& family = resolve_family(document, root, "");
     c = FamilyReader(document, source, "", family).read();
     c.name = root.string_or("_name_or_path", root.string_or("model_type", "hf-config"));
+  }
+  // The loop key written by export (export.hpp, hf_loop_key); transformers ignores it.
+  if (root.has(hf_loop_key)) {
+    const ObjectReader loop = root.object(hf_loop_key);
+    loop.reject_unknown_keys({"first", "last", "repeats"});
+    LoopConfig l;
+    l.first = loop.integer("first", 1, c.num_layers);
+    l.last = loop.integer("last", 1, c.num_layers);
+    l.repeats = loop.integer("repeats", 1, 1024);
+    c.loop = l;
   }
   try {
     validate(c, source);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 #include "budget/error.hpp"
 #include "doc_lengths_random.hpp"
@@ -537,11 +538,12 @@ std::uint64_t LengthSampler::next() {
   return s.draw(s.components[index]);
 }
 
-void LengthSampler::fill(std::span<std::uint64_t> out) {
-  for (auto& length : out) length = next();
+void LengthSampler::fill(std::uint64_t* out, std::size_t count) {
+  for (auto& length : std::span<std::uint64_t>(out, count)) length = next();
 }
 
-void shuffle_lengths(std::span<std::uint64_t> lengths, std::uint64_t seed) {
+void shuffle_lengths(std::uint64_t* data, std::size_t count, std::uint64_t seed) {
+  const std::span<std::uint64_t> lengths(data, count);
   detail::Xoshiro256 rng(seed);
   for (std::size_t i = lengths.size(); i > 1; --i) {
     const std::size_t j = static_cast<std::size_t>(rng.below(i));

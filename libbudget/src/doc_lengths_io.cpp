@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <system_error>
 
 #include "budget/doc_lengths.hpp"
@@ -382,7 +383,8 @@ LengthFileReader::~LengthFileReader() = default;
 LengthFileReader::LengthFileReader(LengthFileReader&&) noexcept = default;
 LengthFileReader& LengthFileReader::operator=(LengthFileReader&&) noexcept = default;
 
-std::size_t LengthFileReader::read(std::span<std::uint64_t> out) {
+std::size_t LengthFileReader::read(std::uint64_t* data, std::size_t capacity) {
+  const std::span<std::uint64_t> out(data, capacity);
   Impl& s = *impl_;
   std::size_t n = 0;
   switch (s.format) {

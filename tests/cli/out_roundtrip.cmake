@@ -1,6 +1,9 @@
-# budget-match --baseline BASE --out OUT, then report OUT --format json: the written config is
-# valid and its budgets are what the matcher printed.
-execute_process(COMMAND "${EXE}" --baseline "${BASE}" --format json --top 1 --out "${OUT}"
+# budget-match --baseline BASE --out OUT [EXTRA], then report OUT --format json: the written config
+# is valid and its budgets are what the matcher printed. EXTRA (a ;-list, e.g. --out-format;hf)
+# is passed to the matcher; KEEPS names a key of BASE that OUT must still have (an hf export of an
+# HF baseline keeps its other keys).
+string(REPLACE "\\;" ";" EXTRA "${EXTRA}")
+execute_process(COMMAND "${EXE}" --baseline "${BASE}" --format json --top 1 --out "${OUT}" ${EXTRA}
   RESULT_VARIABLE rc OUTPUT_VARIABLE match_out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "match failed (${rc}): ${err}")
@@ -17,4 +20,13 @@ string(JSON matched_kv GET "${match_out}" candidates 0 budgets kv_cache elements
 string(JSON report_kv GET "${report_out}" kv_cache elements_per_token)
 if(NOT matched_f STREQUAL report_f OR NOT matched_n STREQUAL report_n OR NOT matched_kv STREQUAL report_kv)
   message(FATAL_ERROR "budgets differ: match ${matched_f}/${matched_n}/${matched_kv} vs report ${report_f}/${report_n}/${report_kv}")
+endif()
+if(KEEPS)
+  file(READ "${BASE}" base_text)
+  file(READ "${OUT}" out_text)
+  string(JSON base_value GET "${base_text}" ${KEEPS})
+  string(JSON out_value GET "${out_text}" ${KEEPS})
+  if(NOT base_value STREQUAL out_value)
+    message(FATAL_ERROR "${KEEPS}: ${base_value} in the baseline, ${out_value} in the export")
+  endif()
 endif()

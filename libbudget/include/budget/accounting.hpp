@@ -3,6 +3,9 @@
 /// The three budgets that compute-matched comparisons lock (per-token training FLOPs,
 /// non-embedding parameters, KV cache), and what goes with them, summed from the op list
 /// (ops.hpp). Conventions: docs/accounting.md.
+///
+/// Thread safety: account() and relative_deviation() are reentrant: they read their arguments only,
+/// so concurrent calls are safe.
 
 #include <cstdint>
 #include <vector>

@@ -24,11 +24,14 @@
 ///        masks, per window with the causal mask. (b) dense_masked: one launch per window with
 ///        the document mask, skipping only tiles that are fully masked.
 ///    The causal mask has one context per window, so (a) and (b) coincide for it.
+///
+/// Thread safety: the free functions (simulate_*, expected_attention_cost, evaluate_doc_lengths,
+/// parse_attention_tile, ...) are reentrant and safe to call concurrently; a PackingSimulator is
+/// used by one thread at a time (distinct simulators are independent).
 
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +50,8 @@ struct AttentionTile {
   std::int64_t rows = 128;
   std::int64_t cols = 128;
   std::int64_t area() const { return rows * cols; }
-  friend bool operator==(const AttentionTile&, const AttentionTile&) = default;
+  friend bool operator==(const AttentionTile& a, const AttentionTile& b) { return a.rows == b.rows && a.cols == b.cols; }
+  friend bool operator!=(const AttentionTile& a, const AttentionTile& b) { return !(a == b); }
 };
 
 /// FlashAttention-2's default forward and backward tiles (kBlockM × kBlockN).
@@ -175,8 +179,13 @@ class PackingSimulator {
 
   /// Appends one document of `length` ∈ [1, 2^40] tokens (budget::Error otherwise).
   void add(std::uint64_t length);
+  /// Appends documents lengths[0, count) in order.
+  void add(const std::uint64_t* lengths, std::size_t count);
   /// Appends documents in order.
-  void add(std::span<const std::uint64_t> lengths);
+  void add(const std::vector<std::uint64_t>& lengths) { add(lengths.data(), lengths.size()); }
+#if BUDGET_HAS_STD_SPAN
+  void add(std::span<const std::uint64_t> lengths) { add(lengths.data(), lengths.size()); }
+#endif
   /// The totals so far, the partial last window included; the simulator can continue.
   SimulationResult result() const;
 
@@ -186,8 +195,18 @@ class PackingSimulator {
 };
 
 /// Simulates `lengths` in the given order.
-SimulationResult simulate_lengths(std::span<const std::uint64_t> lengths, const AttentionGeometry& geometry,
+SimulationResult simulate_lengths(const std::uint64_t* lengths, std::size_t count, const AttentionGeometry& geometry,
                                   std::int64_t tokens_per_doc = 0);
+inline SimulationResult simulate_lengths(const std::vector<std::uint64_t>& lengths, const AttentionGeometry& geometry,
+                                         std::int64_t tokens_per_doc = 0) {
+  return simulate_lengths(lengths.data(), lengths.size(), geometry, tokens_per_doc);
+}
+#if BUDGET_HAS_STD_SPAN
+inline SimulationResult simulate_lengths(std::span<const std::uint64_t> lengths, const AttentionGeometry& geometry,
+                                         std::int64_t tokens_per_doc = 0) {
+  return simulate_lengths(lengths.data(), lengths.size(), geometry, tokens_per_doc);
+}
+#endif
 
 /// Simulates `documents` i.i.d. lengths drawn from `distribution` with `seed` (streamed).
 SimulationResult simulate_distribution(const LengthDistribution& distribution, std::int64_t documents,

@@ -2,6 +2,9 @@
 /// \file
 /// ArchConfig: the architecture of a (possibly looped) decoder-only MoE transformer, and its
 /// validation. Field meanings, units and defaults are documented in docs/config.md.
+///
+/// Thread safety: validate(), centred_loop() and the ArchConfig member functions are reentrant:
+/// concurrent calls are safe, including on one shared const config.
 
 #include <cstdint>
 #include <optional>

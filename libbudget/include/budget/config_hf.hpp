@@ -7,6 +7,8 @@
 /// each family reads and what is refused: docs/config.md ("Hugging Face configs").
 /// parse_arch_config() and load_arch_config() call this for a JSON object without "num_layers"
 /// that has "num_hidden_layers", "model_type", "architectures" or "text_config".
+///
+/// Thread safety: parse_hf_config() is reentrant: concurrent calls are safe.
 
 #include <string>
 #include <string_view>

@@ -2,6 +2,9 @@
 /// \file
 /// Native config files (JSON): reading with strict validation, and writing. The schema is in
 /// docs/config.md. Unknown keys are errors, with a "did you mean" suggestion.
+///
+/// Thread safety: parse_arch_config(), load_arch_config() and arch_config_to_json() are reentrant:
+/// concurrent calls are safe (two threads writing one file is the caller's business).
 
 #include <string>
 #include <string_view>

@@ -13,15 +13,20 @@
 /// Integer lengths from continuous distributions: L = max(1, round(X)) (round half up), so
 /// P(L = 1) = P(X < 1.5) and P(L = k) = P(k − 0.5 ≤ X < k + 0.5) for k ≥ 2. Sampling and
 /// discretize() follow the same rule. Formats and the spec syntax: docs/attention.md.
+///
+/// Thread safety: The free functions are reentrant and safe to call concurrently; a LengthSampler
+/// or LengthFileReader holds state and is used by one thread at a time (distinct objects are
+/// independent).
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "budget/span_compat.hpp"
 
 namespace budget {
 
@@ -117,8 +122,12 @@ class LengthSampler {
 
   /// The next length, in [1, 2^40].
   std::uint64_t next();
-  /// Fills `out`.
-  void fill(std::span<std::uint64_t> out);
+  /// Fills out[0, count).
+  void fill(std::uint64_t* out, std::size_t count);
+#if BUDGET_HAS_STD_SPAN
+  /// Fills `out` (C++20 callers).
+  void fill(std::span<std::uint64_t> out) { fill(out.data(), out.size()); }
+#endif
 
  private:
   struct Impl;
@@ -163,7 +172,10 @@ class LengthFileReader {
   LengthFileReader& operator=(LengthFileReader&&) noexcept;
 
   /// Reads up to out.size() lengths into `out`; returns how many. 0 means the end of the file.
-  std::size_t read(std::span<std::uint64_t> out);
+  std::size_t read(std::uint64_t* out, std::size_t capacity);
+#if BUDGET_HAS_STD_SPAN
+  std::size_t read(std::span<std::uint64_t> out) { return read(out.data(), out.size()); }
+#endif
 
   LengthFileFormat format() const;
   const std::string& path() const;
@@ -180,6 +192,15 @@ std::vector<std::uint64_t> read_all_lengths(const std::string& path,
 
 /// Shuffles `lengths` in place (Fisher–Yates with the portable generator of LengthSampler):
 /// the same seed gives the same order everywhere.
-void shuffle_lengths(std::span<std::uint64_t> lengths, std::uint64_t seed);
+void shuffle_lengths(std::uint64_t* lengths, std::size_t count, std::uint64_t seed);
+/// The same for a vector.
+inline void shuffle_lengths(std::vector<std::uint64_t>& lengths, std::uint64_t seed) {
+  shuffle_lengths(lengths.data(), lengths.size(), seed);
+}
+#if BUDGET_HAS_STD_SPAN
+inline void shuffle_lengths(std::span<std::uint64_t> lengths, std::uint64_t seed) {
+  shuffle_lengths(lengths.data(), lengths.size(), seed);
+}
+#endif
 
 }  // namespace budget

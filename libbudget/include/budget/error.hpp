@@ -2,6 +2,8 @@
 /// \file
 /// The one error type of libbudget. Every function of the library that rejects its input throws
 /// budget::Error; nothing else is thrown on purpose (std::bad_alloc aside).
+///
+/// Thread safety: budget::Error is an immutable value: its accessors may be called from any thread.
 
 #include <stdexcept>
 #include <string>

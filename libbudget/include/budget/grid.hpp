@@ -2,6 +2,10 @@
 /// \file
 /// Families of baselines ("grids", like the SMELT paper's 4 sizes × 4 sparsities), their matched
 /// looped configs, and the paper's three ablations. File format: docs/matching.md ("Grid files").
+///
+/// Thread safety: parse_grid(), load_grid(), match_grid() and run_ablation() are reentrant;
+/// paper_grid() returns one immutable grid, built once on first use (thread-safe static
+/// initialisation).
 
 #include <cstdint>
 #include <optional>

@@ -3,6 +3,9 @@
 /// The matching solver: given a baseline and a loop, the looped configs whose per-token training
 /// FLOPs, non-embedding parameters and KV cache per token match the baseline's, found exactly
 /// over a constrained discrete space. Method and ranking rules: docs/matching.md.
+///
+/// Thread safety: match(), default_constraints(), parse_constraints(), load_constraints(),
+/// constraint_sensitivity() and evaluate_candidate() are reentrant: concurrent calls are safe.
 
 #include <cstdint>
 #include <optional>

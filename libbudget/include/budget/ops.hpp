@@ -18,6 +18,8 @@
 ///    the config says so (attention, MLP, router, LM head); they cost no counted FLOPs.
 ///    Norms: one H-vector (RMSNorm; 2·H with LayerNorm's bias) before attention and one before the
 ///    FFN per layer, a final norm, plus query/key norms and MLA's latent norms.
+///
+/// Thread safety: layer_ops() and to_string() are reentrant: concurrent calls are safe.
 
 #include <cstdint>
 #include <string_view>

@@ -2,6 +2,8 @@
 /// \file
 /// Training-run plans: a warmup-stable-decay run with decay branches, per cell and architecture,
 /// and the compute C = F × D of every endpoint (the data points of a scaling-law fit).
+///
+/// Thread safety: Every function here is reentrant: concurrent calls are safe.
 
 #include <cstdint>
 #include <string>

@@ -7,6 +7,8 @@
 /// - scaling_fit.hpp: the robust multistart fit, per-domain intercept fits
 /// - scaling_plan.hpp: compute-optimal frontier, tokens per parameter, compute-efficiency gain
 /// - scaling_bootstrap.hpp: cell-level bootstrap intervals and the paper's gain tables
+///
+/// Thread safety: See the included headers; every scaling function is reentrant.
 
 #include "budget/scaling_bootstrap.hpp"
 #include "budget/scaling_data.hpp"

@@ -12,6 +12,9 @@
 ///
 /// Resample i draws from std::mt19937_64 seeded with splitmix64(seed, i) and writes only its own
 /// slot, so results are bit-identical for a seed whatever the thread count.
+///
+/// Thread safety: every function here is reentrant; bootstrap() runs its own worker threads and
+/// calls the statistic from them concurrently (see BootstrapStatistic).
 
 #include <cstddef>
 #include <cstdint>

@@ -10,6 +10,8 @@
 /// Lines starting with '#' and blank lines are skipped; CRLF line endings and a UTF-8 byte-order
 /// mark are accepted; fields may be quoted with "..." ("" inside quotes is a quote), but a quoted
 /// field cannot span lines.
+///
+/// Thread safety: Every function here is reentrant: concurrent calls are safe.
 
 #include <cstddef>
 #include <string>

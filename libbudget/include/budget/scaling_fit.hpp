@@ -8,6 +8,9 @@
 ///
 /// by bounded L-BFGS (NLopt LD_LBFGS) with an analytic gradient, from every start of a multistart
 /// grid, keeping the lowest objective. Each architecture is fitted on its own.
+///
+/// Thread safety: fit_scaling_law(), fit_intercepts(), fit_arch_law() and fit_domain_laws() are
+/// reentrant (each fit owns its optimiser state): concurrent calls are safe.
 
 #include <cstddef>
 #include <string>

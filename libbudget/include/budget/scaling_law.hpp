@@ -7,6 +7,8 @@
 /// F is the per-token training FLOPs, S the compute-equivalent sparsity in [0, 1), D the number of
 /// training tokens, L the loss (nats per token). With S = 0 and F = 6N this is Chinchilla's
 /// L(N, D) = E + A_ch·N^(−α) + B·D^(−β) with α = a, β = c, B = K and A_ch = A·6^(−a).
+///
+/// Thread safety: Every function here is reentrant: concurrent calls are safe.
 
 #include <optional>
 #include <string>

@@ -10,6 +10,8 @@
 /// where the frontier is L*(C, S) = E + P(S)·C^(−γ), γ = a·c/(a+c) and
 /// P(S) = (a+c)·(A'/c)^(c/(a+c))·(K/a)^(a/(a+c)). Tokens per dense-equivalent parameter at the
 /// optimum: 6·D*/F* (a dense model with N parameters has F = 6N).
+///
+/// Thread safety: Every function here is reentrant: concurrent calls are safe.
 
 #include "budget/scaling_law.hpp"
 

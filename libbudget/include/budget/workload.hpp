@@ -5,6 +5,9 @@
 /// forward-equivalent passes per training step and the bytes per KV-cache element.
 /// Schema and defaults: docs/config.md ("Workload"); document lengths, sliding windows and
 /// kernel tiles: docs/attention.md.
+///
+/// Thread safety: paper_workload(), causal_workload(), validate(), parse_workload() and
+/// load_workload() are reentrant: concurrent calls are safe.
 
 #include <cstdint>
 #include <optional>

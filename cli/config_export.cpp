@@ -1,0 +1,42 @@
+#include "config_export.hpp"
+
+#include <fstream>
+#include <iostream>
+
+#include "budget/error.hpp"
+
+namespace budget::cli {
+
+CLI::Option* add_export_target_option(CLI::App& command, const std::string& name, std::string& target,
+                                      const std::string& help) {
+  const CLI::Validator known(
+      [](std::string& value) -> std::string {
+        try {
+          parse_export_target(value);
+        } catch (const Error& e) {
+          return e.message();
+        }
+        return {};
+      },
+      "", "export target");
+  return command.add_option("--" + name, target, help)->check(known)->option_text("native|hf|megatron|torchtitan");
+}
+
+void write_exported_config(const ArchConfig& config, ExportTarget target, const ExportOptions& options,
+                           const std::string& path) {
+  const ExportedConfig exported = export_config(config, target, options);
+  if (path.empty() || path == "-") {
+    std::cout << exported.text;
+  } else {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw Error("cannot open file for writing", path);
+    out << exported.text;
+    out.flush();
+    if (!out) throw Error("error while writing the file", path);
+  }
+  for (const auto& note : exported.not_expressed) {
+    std::cerr << "note: " << to_string(target) << " export: " << note << "\n";
+  }
+}
+
+}  // namespace budget::cli

@@ -1,0 +1,145 @@
+#include "gnuplot.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
+namespace budget::cli {
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::string_view rest = path;
+  while (true) {
+    const auto colon = rest.find(':');
+    const std::filesystem::path candidate = std::filesystem::path(std::string(rest.substr(0, colon))) / program;
+    std::error_code ec;
+    const auto status = std::filesystem::status(candidate, ec);
+    if (!ec && std::filesystem::is_regular_file(status) &&
+        (status.permissions() & (std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                  std::filesystem::perms::others_exec)) != std::filesystem::perms::none) {
+      return true;
+    }
+    if (colon == std::string_view::npos) return false;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string gnuplot_single_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::string gnuplot_output(const std::string& path, const std::string& option) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::string terminal;
+  if (extension == ".svg") {
+    terminal = "svg size 900,560 dynamic font 'sans,12'";
+  } else if (extension == ".png") {
+    terminal = "png size 900,560";
+  } else {
+    throw Error(fmt::format("value \"{}\" has no plot extension; allowed: a file ending in .svg or .png", path), option);
+  }
+  return "set terminal " + terminal + "\nset output " + gnuplot_single_quoted(path) + "\n";
+}
+
+void run_gnuplot(const std::string& script, const std::string& path, const std::string& option) {
+  if (!on_path("gnuplot")) {
+    throw Error("gnuplot is not on PATH; install the Debian package gnuplot-nox (apt-get install gnuplot-nox; "
+                "elsewhere the gnuplot package, e.g. brew install gnuplot) or leave out " + option,
+                option);
+  }
+  std::error_code ec;
+  std::filesystem::remove(path, ec);  // so a stale file cannot pass for a new plot
+  FILE* pipe = popen("gnuplot", "w");
+  if (pipe == nullptr) throw Error("could not start gnuplot", option);
+  const bool written = std::fwrite(script.data(), 1, script.size(), pipe) == script.size();
+  const int status = pclose(pipe);
+  if (!written || status != 0) {
+    throw Error(fmt::format("gnuplot failed (status {}) while drawing the plot", status), path);
+  }
+  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) {
+    throw Error("gnuplot ran but wrote no plot (is the directory writable?)", path);
+  }
+}
+
+void plot_grouped_bars(const std::string& path, const std::string& title, const std::string& ylabel,
+                       const std::vector<std::string>& labels, const std::vector<BarSeries>& series,
+                       const std::string& option) {
+  std::ostringstream s;
+  s << gnuplot_output(path, option) << "set title " << gnuplot_quoted(title) << " noenhanced\n"
+    << "set ylabel " << gnuplot_quoted(ylabel) << " noenhanced\n"
+    << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
+    << "set boxwidth 0.9\nset grid ytics\nset key outside right top noenhanced\n"
+    << "set xtics rotate by -35 noenhanced\nset xzeroaxis lt -1\n";
+  s << "$bars << EOD\n";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    s << gnuplot_quoted(labels[i]);
+    for (const auto& one : series) {
+      const double v = i < one.values.size() ? one.values[i] : std::numeric_limits<double>::quiet_NaN();
+      s << ' ' << (std::isfinite(v) ? fmt::format("{:.8g}", v) : std::string("NaN"));
+    }
+    s << "\n";
+  }
+  s << "EOD\nplot ";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    s << (k ? ", " : "") << "$bars using " << k + 2 << (k == 0 ? ":xtic(1)" : "") << " title "
+      << gnuplot_quoted(series[k].title);
+  }
+  s << "\n";
+  run_gnuplot(s.str(), path, option);
+}
+
+void plot_parity(const std::string& path, const std::string& title, const std::string& xlabel, const std::string& ylabel,
+                 const std::vector<ScatterSeries>& series, const std::string& option) {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (const auto& one : series) {
+    for (double v : one.x) lo = std::min(lo, v), hi = std::max(hi, v);
+    for (double v : one.y) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  if (!(lo < hi)) lo -= 0.5, hi += 0.5;
+  const double pad = 0.03 * (hi - lo);
+  std::ostringstream s;
+  s << gnuplot_output(path, option) << "set title " << gnuplot_quoted(title) << " noenhanced\n"
+    << "set xlabel " << gnuplot_quoted(xlabel) << " noenhanced\nset ylabel " << gnuplot_quoted(ylabel)
+    << " noenhanced\nset grid\nset key top left noenhanced\n"
+    << fmt::format("set xrange [{:.8g}:{:.8g}]\nset yrange [{:.8g}:{:.8g}]\n", lo - pad, hi + pad, lo - pad, hi + pad);
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    s << "$set" << k << " << EOD\n";
+    for (std::size_t i = 0; i < series[k].x.size() && i < series[k].y.size(); ++i) {
+      s << fmt::format("{:.8g} {:.8g}\n", series[k].x[i], series[k].y[i]);
+    }
+    s << "EOD\n";
+  }
+  s << "plot x with lines dt 2 lc rgb 'gray40' title 'y = x'";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    s << ", $set" << k << " using 1:2 with points pt 7 ps 0.8 title " << gnuplot_quoted(series[k].title);
+  }
+  s << "\n";
+  run_gnuplot(s.str(), path, option);
+}
+
+}  // namespace budget::cli

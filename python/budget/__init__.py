@@ -1,0 +1,78 @@
+"""budget: compute-matched planning for looped Mixture-of-Experts transformers.
+
+Configs, workloads, constraints and grids are accepted as file paths, dicts (the JSON documents) or
+budget.Config objects; results are plain dicts with the keys of budget-match's JSON outputs
+(docs/cli.md). Bad input raises budget.Error: .source (also .file: the file or the argument name),
+.path (the JSON pointer), .message (the value and what is allowed) and .value (the offending value
+as found at .path in the input, or None when there is none, e.g. a missing key). See
+docs/python.md.
+
+Thread safety: every function is reentrant; the GIL is held while the C++ code runs.
+"""
+
+import functools
+import json
+import os
+
+from . import _budget
+from ._budget import Config, Error, __version__, schema_version  # noqa: F401
+
+__all__ = ["Config", "Error", "account", "export", "grid", "load_config", "match", "schema_version", "__version__"]
+
+
+def _value_at(document, pointer):
+    """The value at a JSON pointer ("/ffn/top_k", RFC 6901) of a parsed document; KeyError if absent."""
+    value = document
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, list):
+            value = value[int(token)]
+        elif isinstance(value, dict):
+            value = value[token]
+        else:
+            raise KeyError(token)
+    return value
+
+
+def _offending_value(error, inputs):
+    """The input value an Error points at: the dict passed as the argument it names, or the JSON
+    file it names, resolved at its path."""
+    if not error.path.startswith("/"):
+        return None
+    for name, given in inputs.items():
+        document = None
+        if isinstance(given, dict) and error.source == name:
+            document = given
+        elif isinstance(given, (str, os.PathLike)) and os.fspath(given) == error.source:
+            try:
+                with open(error.source, encoding="utf-8") as f:
+                    document = json.load(f)
+            except (OSError, ValueError):
+                return None
+        if document is not None:
+            try:
+                return _value_at(document, error.path)
+            except (KeyError, IndexError, ValueError, TypeError):
+                return None
+    return None
+
+
+def _reports_values(function, *names):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        inputs = dict(zip(names, args))
+        inputs.update({k: v for k, v in kwargs.items() if k in names})
+        try:
+            return function(*args, **kwargs)
+        except Error as error:
+            error.value = _offending_value(error, inputs)
+            raise
+
+    return wrapper
+
+
+load_config = _reports_values(_budget.load_config, "config")
+account = _reports_values(_budget.account, "config", "workload")
+match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints")
+grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload")
+export = _reports_values(_budget.export, "config", "to", "hf_template")

@@ -1,0 +1,239 @@
+// The Python module `budget` (compiled part: budget._budget). Inputs are configs, workloads,
+// constraints and grids as file paths, dicts (the JSON documents, parsed by Python) or Config
+// objects; results are plain dicts with the same keys as budget-match's JSON outputs (docs/cli.md),
+// produced by the same renderers (cli/budget_render.cpp, cli/match_render.cpp). Every bad input
+// raises budget.Error with .source (file or argument), .path (JSON pointer) and .message.
+// Reference: docs/python.md.
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <regex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "budget/accounting.hpp"
+#include "budget/config_io.hpp"
+#include "budget/error.hpp"
+#include "budget/export.hpp"
+#include "budget/grid.hpp"
+#include "budget/match.hpp"
+#include "budget/version.hpp"
+#include "budget/workload.hpp"
+#include "budget_render.hpp"
+#include "match_render.hpp"
+
+namespace py = pybind11;
+
+namespace budget_python {
+
+/// A config and, when it came from a Hugging Face config.json, that document's text (the
+/// template of an hf export). Exposed as budget.Config.
+struct ConfigHandle {
+  budget::SourcedConfig sourced;
+};
+
+}  // namespace budget_python
+
+namespace {
+
+using budget_python::ConfigHandle;
+
+py::object json_module() { return py::module_::import("json"); }
+
+/// nlohmann JSON → Python objects (through Python's json, so types and key order are exact).
+py::object to_python(const nlohmann::ordered_json& j) { return json_module().attr("loads")(j.dump()); }
+
+bool is_path(const py::handle& h) {
+  return py::isinstance<py::str>(h) || py::hasattr(h, "__fspath__");
+}
+
+std::string path_string(const py::handle& h) {
+  return py::str(py::module_::import("os").attr("fspath")(h)).cast<std::string>();
+}
+
+/// A dict (or list) → JSON text.
+std::string dict_text(const py::handle& h) { return json_module().attr("dumps")(h).cast<std::string>(); }
+
+[[noreturn]] void bad_argument(const std::string& argument, const py::handle& value, const std::string& allowed) {
+  throw budget::Error(std::string("a ") + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+                          " is not accepted; allowed: " + allowed,
+                      argument);
+}
+
+budget::SourcedConfig sourced_config(const py::handle& value, const std::string& argument) {
+  if (py::isinstance<ConfigHandle>(value)) return value.cast<const ConfigHandle&>().sourced;
+  if (py::isinstance<py::dict>(value)) return budget::parse_sourced_config(dict_text(value), argument);
+  if (is_path(value)) return budget::load_sourced_config(path_string(value));
+  bad_argument(argument, value, "a budget.Config, a dict (native or Hugging Face config) or a file path");
+}
+
+budget::ArchConfig arch_config(const py::handle& value, const std::string& argument) {
+  return sourced_config(value, argument).config;
+}
+
+budget::Workload workload_of(const py::handle& value) {
+  if (value.is_none()) return budget::paper_workload();
+  if (py::isinstance<py::dict>(value)) return budget::parse_workload(dict_text(value), "workload");
+  if (is_path(value)) return budget::load_workload(path_string(value));
+  bad_argument("workload", value, "None (the paper's), a dict or a file path");
+}
+
+budget::MatchConstraints constraints_of(const py::handle& value, const budget::ArchConfig& baseline) {
+  const budget::MatchConstraints defaults = budget::default_constraints(baseline);
+  if (value.is_none()) return defaults;
+  if (py::isinstance<py::dict>(value)) return budget::parse_constraints(dict_text(value), "constraints", defaults);
+  if (is_path(value)) return budget::load_constraints(path_string(value), defaults);
+  bad_argument("constraints", value, "None (the defaults), a dict or a file path");
+}
+
+budget::LoopSpec loop_spec(const py::handle& loop, double span_fraction, std::int64_t repeats) {
+  budget::LoopSpec spec;
+  spec.span_fraction = span_fraction;
+  spec.repeats = repeats;
+  if (loop.is_none()) return spec;
+  if (py::isinstance<py::str>(loop)) {
+    static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
+    const std::string text = loop.cast<std::string>();
+    std::smatch m;
+    if (!std::regex_match(text, m, pattern)) {
+      throw budget::Error("value \"" + text + "\" is not a layer range; allowed: \"FIRST-LAST\" (1-based)", "loop");
+    }
+    spec.first = std::stoll(m[1]);
+    spec.last = std::stoll(m[2]);
+  } else if (py::isinstance<py::tuple>(loop) && py::len(loop) == 2) {
+    spec.first = loop.cast<py::tuple>()[0].cast<std::int64_t>();
+    spec.last = loop.cast<py::tuple>()[1].cast<std::int64_t>();
+  } else {
+    bad_argument("loop", loop, "None (centred span_fraction), \"FIRST-LAST\" or a (first, last) tuple");
+  }
+  if (spec.first < 1 || spec.last < spec.first) throw budget::Error("the layer range is empty or starts below 1", "loop");
+  return spec;
+}
+
+py::dict export_dict(const budget::ExportedConfig& e) {
+  py::dict out;
+  out["target"] = std::string(budget::to_string(e.target));
+  out["text"] = e.text;
+  out["not_expressed"] = e.not_expressed;
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_budget, m) {
+  m.doc() = "Compute-matched planning for looped Mixture-of-Experts transformers (compiled part).";
+  m.attr("__version__") = std::string(budget::version_string);
+  m.attr("schema_version") = budget::cli::output_schema_version;
+
+  static py::exception<budget::Error> error_type(m, "Error");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const budget::Error& e) {
+      const py::object type = py::reinterpret_borrow<py::object>(error_type.ptr());
+      py::object instance = type(e.what());
+      instance.attr("source") = e.source();
+      instance.attr("file") = e.source();
+      instance.attr("path") = e.path();
+      instance.attr("message") = e.message();
+      instance.attr("value") = py::none();  // filled in by budget/__init__.py when it can be found
+      PyErr_SetObject(error_type.ptr(), instance.ptr());
+    }
+  });
+
+  py::class_<ConfigHandle>(m, "Config", "A validated architecture config (native or read from a Hugging Face config.json).")
+      .def_property_readonly("name", [](const ConfigHandle& c) { return c.sourced.config.name; })
+      .def_property_readonly("is_hugging_face", [](const ConfigHandle& c) { return !c.sourced.hf_text.empty(); },
+                             "True when read from a Hugging Face config.json (an hf export keeps its other keys).")
+      .def("to_dict", [](const ConfigHandle& c) { return to_python(budget::cli::config_json(c.sourced.config)); },
+           "The config in native form (the dict budget-match --out writes).")
+      .def("__repr__", [](const ConfigHandle& c) {
+        return "budget.Config(" + budget::arch_config_to_json(c.sourced.config, -1) + ")";
+      });
+
+  m.def("load_config", [](const py::handle& source) { return ConfigHandle{sourced_config(source, "config")}; },
+        py::arg("config"),
+        "A Config from a file path or a dict, native or Hugging Face (budget.Error if invalid).");
+
+  m.def("account",
+        [](const py::handle& config, const py::handle& workload) {
+          return to_python(budget::cli::budgets_json(budget::account(arch_config(config, "config"), workload_of(workload))));
+        },
+        py::arg("config"), py::arg("workload") = py::none(),
+        "Budgets of one config: the dict of `budget-match report --format json` (without schema keys).");
+
+  m.def("match",
+        [](const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,
+           const py::handle& workload, const py::handle& constraints, int top) {
+          const budget::ArchConfig base = arch_config(baseline, "baseline");
+          const budget::Workload w = workload_of(workload);
+          const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
+          if (top < 1) throw budget::Error("top must be at least 1", "top");
+          const budget::MatchResult r = budget::match(base, spec, w, constraints_of(constraints, base), top);
+          return to_python(budget::cli::match_json(r, spec, w));
+        },
+        py::arg("baseline"), py::arg("loop") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
+        py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("top") = 5,
+        "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json`.");
+
+  m.def("grid",
+        [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload) {
+          budget::Grid g;
+          if (grid.is_none()) {
+            g = budget::paper_grid();
+          } else if (py::isinstance<py::dict>(grid)) {
+            g = budget::parse_grid(dict_text(grid), "grid");
+          } else if (is_path(grid)) {
+            g = budget::load_grid(path_string(grid));
+          } else {
+            bad_argument("grid", grid, "None (the paper's grid), a dict or a file path");
+          }
+          const budget::Workload w = workload_of(workload);
+          const budget::LoopSpec spec = loop_spec(py::none(), span_fraction, repeats);
+          // The document of `budget-match grid --format json` (cli/commands/grid.cpp, grid_json).
+          using json = nlohmann::ordered_json;
+          json cells = json::array();
+          for (const budget::GridRow& row : budget::match_grid(g, spec, w)) {
+            json cell{{"size", row.cell->size},
+                      {"baseline", {{"config", budget::cli::config_json(row.result.baseline)},
+                                    {"budgets", budget::cli::budgets_json(row.result.baseline_budgets)}}},
+                      {"matched", row.result.candidates.empty()
+                                      ? json(nullptr)
+                                      : budget::cli::candidate_json(row.result.candidates.front())},
+                      {"summary", row.result.summary.brief()}};
+            const auto paper = row.cell->published_max_deviation();
+            cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
+            cells.push_back(cell);
+          }
+          return to_python(json{{"schema_version", budget::cli::output_schema_version},
+                                {"budget_version", budget::version_string},
+                                {"description", g.description},
+                                {"loop", spec.describe()},
+                                {"workload", budget::cli::workload_json(w)},
+                                {"cells", cells}});
+        },
+        py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
+        py::arg("workload") = py::none(),
+        "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid).");
+
+  m.def("export",
+        [](const py::handle& config, const std::string& to, const py::handle& hf_template) {
+          const budget::SourcedConfig in = sourced_config(config, "config");
+          budget::ExportOptions options;
+          options.hf_template = in.hf_text;
+          options.hf_template_source = "config";
+          if (!hf_template.is_none()) {
+            const budget::SourcedConfig t = sourced_config(hf_template, "hf_template");
+            if (t.hf_text.empty()) throw budget::Error("not a Hugging Face config.json", "hf_template");
+            options.hf_template = t.hf_text;
+            options.hf_template_source = "hf_template";
+          }
+          return export_dict(budget::export_config(in.config, budget::parse_export_target(to, "to"), options));
+        },
+        py::arg("config"), py::arg("to") = "hf", py::arg("hf_template") = py::none(),
+        "Export to 'hf', 'megatron', 'torchtitan' or 'native': {'target', 'text', 'not_expressed'}. A Hugging Face "
+        "input (or hf_template) keeps its other keys in an hf export.");
+}

@@ -1,0 +1,71 @@
+# budget-match export and --out-format: as a user runs them (working directory: the repo root).
+set(BASE examples/configs/paper-200M-S95-baseline.json)
+set(export_out "${CMAKE_CURRENT_BINARY_DIR}/export_out")
+file(MAKE_DIRECTORY "${export_out}")
+
+budget_cli_test(NAME export.megatron_baseline ARGS export ${BASE} --to megatron
+  STDOUT_MATCHES "\n--num-layers 12\n--hidden-size 1280\n--ffn-hidden-size 432\n--num-attention-heads 10\n"
+                 "--num-experts 192\n--moe-router-topk 8\n--moe-ffn-hidden-size 432\n$"
+  STDERR_MATCHES "note: megatron export: vocab_size is 0")
+budget_cli_test(NAME export.megatron_loop_stated ARGS export examples/configs/paper-200M-S95-smelt.json --to megatron
+  STDOUT_MATCHES "# NOT EXPRESSED: the loop [(]layers 4-9 run 2 times"
+  STDERR_MATCHES "note: megatron export: the loop")
+budget_cli_test(NAME export.hf_keeps_keys ARGS export examples/hf/mixtral-8x7b.json --to HF
+  STDOUT_MATCHES "\"rope_theta\": 1000000[.]0" "\"num_local_experts\": 8")
+budget_cli_test(NAME export.torchtitan ARGS export examples/configs/paper-200M-S95-smelt.json --to torchtitan
+  STDOUT_MATCHES "\"model\": \"qwen3\"" "\"moe_inter_dim\": 352" "\"not_expressed\": [[]")
+budget_cli_test(NAME export.bad_target ARGS export ${BASE} --to onnx EXPECT_EXIT 64
+  STDERR_MATCHES "allowed: native, hf, megatron, torchtitan")
+budget_cli_test(NAME export.unexpressible ARGS export examples/hf/deepseek-moe-16b.json --to torchtitan EXPECT_EXIT 2
+  STDERR_MATCHES "/ffn/first_dense_layers: 1 leading dense layers cannot be expressed")
+budget_cli_test(NAME export.to_file ARGS export ${BASE} --to native --out "${export_out}/native.json")
+
+# --baseline ... --out FILE --out-format hf: the written HF config reads back with the matched budgets.
+add_test(NAME cli.match.out_format_hf_roundtrip
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DBASE=${PROJECT_SOURCE_DIR}/${BASE}
+          -DOUT=${export_out}/matched.hf.json "-DEXTRA=--out-format\\;hf"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_roundtrip.cmake)
+add_test(NAME cli.match.out_format_hf_from_hf_baseline
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DBASE=${PROJECT_SOURCE_DIR}/examples/hf/qwen1.5-moe-a2.7b.json
+          -DOUT=${export_out}/qwen-matched.hf.json "-DEXTRA=--out-format\\;hf" -DKEEPS=rope_theta
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_roundtrip.cmake)
+# --out-format megatron: the exact argument list of the matched 200M config.
+add_test(NAME cli.match.out_format_megatron
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DBASE=${PROJECT_SOURCE_DIR}/${BASE}
+          -DOUT=${export_out}/matched.megatron.txt
+          -DEXPECTED=${CMAKE_CURRENT_SOURCE_DIR}/data/export/paper-200M-S95-matched.megatron.txt
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_megatron.cmake)
+
+# --plot of fit, frontier, grid: files produced (SVG and PNG) where gnuplot is installed; without
+# it, the message says how to get it.
+find_program(BUDGET_GNUPLOT gnuplot)
+set(fit_data tests/data/chinchilla_epoch.csv)
+function(budget_plot_test name plot)
+  set(args ${ARGN})
+  if(BUDGET_GNUPLOT)
+    string(REPLACE ";" "\\;" args_escaped "${args}")
+    add_test(NAME cli.plot.${name}
+      COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> "-DARGS=${args_escaped}" -DPLOT=${plot}
+              -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_file.cmake
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  else()
+    budget_cli_test(NAME plot.${name} ARGS ${args} EXPECT_EXIT 2
+      STDERR_MATCHES "gnuplot is not on PATH; install the Debian package gnuplot-nox")
+  endif()
+endfunction()
+budget_plot_test(grid_svg "${export_out}/grid.svg" grid --plot "${export_out}/grid.svg")
+budget_plot_test(grid_png "${export_out}/grid.png" grid --plot "${export_out}/grid.png" --format csv)
+budget_plot_test(fit_svg "${export_out}/fit.svg" fit ${fit_data} --plot "${export_out}/fit.svg")
+budget_plot_test(frontier_png "${export_out}/frontier.png"
+  frontier examples/scaling/looped.json --C 1e20,1e21 --S 0.85 --plot "${export_out}/frontier.png")
+budget_cli_test(NAME plot.bad_extension ARGS grid --plot "${export_out}/grid.pdf" EXPECT_EXIT 2
+  STDERR_MATCHES "--plot: value .*grid[.]pdf\" has no plot extension; allowed: a file ending in [.]svg or [.]png")
+add_test(NAME cli.plot.grid_without_gnuplot
+  COMMAND ${CMAKE_COMMAND} -E env PATH=/nonexistent
+    $<TARGET_FILE:budget-match> grid --plot "${export_out}/unused.svg"
+  WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+set_tests_properties(cli.plot.grid_without_gnuplot PROPERTIES
+  PASS_REGULAR_EXPRESSION "--plot: gnuplot is not on PATH; install the Debian package gnuplot-nox")
+budget_cli_test(NAME export.out_format_needs_out ARGS --baseline ${BASE} --out-format hf EXPECT_EXIT 64
+  STDERR_MATCHES "--out-format requires --out")
+budget_cli_test(NAME export.help ARGS export --help STDOUT_MATCHES "--to" "native\\|hf\\|megatron\\|torchtitan")

@@ -1,0 +1,161 @@
+"""Tests of the Python module `budget` (run by ctest: pytest when installed, else plain asserts).
+
+References are the same as the C++ tests': the paper's 200M baseline has 3,872,226,560
+non-embedding parameters (docs/accounting.md, "Worked example"), its best match is hidden 1008,
+12x84 heads, 288x368 experts, loop 4-9 x2 (README), and the dicts equal budget-match's JSON.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import budget
+
+SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("BUDGET_CLI")
+BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.json")
+MIXTRAL = os.path.join(SOURCE, "examples", "hf", "mixtral-8x7b.json")
+
+
+def test_load_and_account_native_file():
+    config = budget.load_config(BASELINE)
+    assert config.name == "paper-200M-S95-baseline"
+    assert not config.is_hugging_face
+    b = budget.account(config)
+    assert b["params"]["non_embedding_total"] == 3_872_226_560
+    # A path and a dict give the same answer as a Config.
+    assert budget.account(BASELINE) == b
+    with open(BASELINE) as f:
+        assert budget.account(json.load(f)) == b
+
+
+def test_account_matches_cli_report():
+    if not CLI:
+        return
+    out = subprocess.run([CLI, "report", BASELINE, "--format", "json"], check=True, capture_output=True, text=True)
+    report = json.loads(out.stdout)
+    b = budget.account(BASELINE)
+    for key in b:
+        assert report[key] == b[key], key
+
+
+def test_hugging_face_dict_and_file():
+    with open(MIXTRAL) as f:
+        doc = json.load(f)
+    config = budget.load_config(doc)
+    assert config.is_hugging_face
+    assert config.to_dict()["ffn"]["num_experts"] == 8
+    total = budget.account(MIXTRAL)["params"]["non_embedding_total"]
+    assert total == budget.account(doc)["params"]["non_embedding_total"]
+
+
+def test_match_is_the_cli_json():
+    result = budget.match(BASELINE, top=1)
+    assert result["summary"]["feasible"]
+    best = result["candidates"][0]
+    assert best["config"]["hidden_size"] == 1008
+    assert best["config"]["ffn"]["num_experts"] == 288
+    assert best["config"]["loop"] == {"first": 4, "last": 9, "repeats": 2}
+    if CLI:
+        out = subprocess.run([CLI, "--baseline", BASELINE, "--top", "1", "--format", "json"], check=True,
+                             capture_output=True, text=True)
+        cli = json.loads(out.stdout)
+        assert cli["candidates"] == result["candidates"]
+    # Explicit loop, as a string and as a tuple.
+    assert budget.match(BASELINE, loop="3-10", top=1)["candidates"][0]["config"]["loop"]["first"] == 3
+    assert budget.match(BASELINE, loop=(3, 10), top=1)["candidates"][0]["config"]["loop"]["last"] == 10
+
+
+def test_grid_paper():
+    g = budget.grid()
+    assert len(g["cells"]) == 16
+    assert all(cell["matched"] is not None for cell in g["cells"])
+    assert g["schema_version"] == budget.schema_version
+    if CLI:
+        out = subprocess.run([CLI, "grid", "--format", "json"], check=True, capture_output=True, text=True)
+        cli = json.loads(out.stdout)
+        assert [c["matched"] for c in cli["cells"]] == [c["matched"] for c in g["cells"]]
+        assert [c["paper_max_deviation"] for c in cli["cells"]] == [c["paper_max_deviation"] for c in g["cells"]]
+        assert cli["loop"] == g["loop"] and cli["workload"] == g["workload"]
+
+
+def test_export_targets():
+    best = budget.match(BASELINE, top=1)["candidates"][0]["config"]
+    megatron = budget.export(best, to="megatron")
+    assert "--hidden-size 1008\n" in megatron["text"]
+    assert any(note.startswith("the loop (layers 4-9") for note in megatron["not_expressed"])
+    titan = json.loads(budget.export(best, to="torchtitan")["text"])
+    assert titan["model_args"]["dim"] == 1008
+    hf = budget.export(best, to="hf")
+    doc = json.loads(hf["text"])
+    assert doc["budget_loop"] == {"first": 4, "last": 9, "repeats": 2}
+    # Round trip: the exported HF document gives the same budgets as the matched config.
+    assert budget.account(doc) == budget.account(best)
+    # An HF input keeps its other keys.
+    mixtral = budget.load_config(MIXTRAL)
+    kept = json.loads(budget.export(mixtral, to="hf")["text"])
+    assert kept["rope_theta"] == 1e6
+
+
+def test_export_with_hf_template():
+    qwen = os.path.join(SOURCE, "examples", "hf", "qwen1.5-moe-a2.7b.json")
+    best = budget.match(qwen, top=1)["candidates"][0]
+    hf = budget.export(best["config"], to="hf", hf_template=qwen)
+    doc = json.loads(hf["text"])
+    with open(qwen) as f:
+        original = json.load(f)
+    assert doc["model_type"] == original["model_type"] and doc["rope_theta"] == original["rope_theta"]
+    assert doc["hidden_size"] == best["config"]["hidden_size"]
+    assert budget.account(doc) == best["budgets"]
+    try:
+        budget.export(best["config"], to="hf", hf_template=BASELINE)
+    except budget.Error as e:
+        assert e.source == "hf_template"
+    else:
+        raise AssertionError("a native template was accepted")
+
+
+def test_errors_carry_source_and_path():
+    bad = {"name": "x", "hidden_size": 64, "num_layers": 2, "attention": {"num_heads": 4, "head_dim": 16},
+           "ffn": {"num_experts": 8, "top_k": 20, "expert_dim": 32}}
+    try:
+        budget.account(bad)
+    except budget.Error as e:
+        assert e.path == "/ffn/top_k", e.path
+        assert e.source == "config"
+        assert e.value == 20
+        assert "allowed" in e.message
+    else:
+        raise AssertionError("no budget.Error")
+    # The value is found in a file too.
+    bad_file = os.path.join(SOURCE, "tests", "data", "match", "typo.json")
+    try:
+        budget.match(BASELINE, constraints=bad_file)
+    except budget.Error as e:
+        assert e.file == bad_file and e.path == "/hidden_size/multiple_off"
+        assert e.value is not None
+    else:
+        raise AssertionError("no budget.Error")
+    try:
+        budget.load_config(os.path.join(SOURCE, "no-such-file.json"))
+    except budget.Error as e:
+        assert e.file.endswith("no-such-file.json")
+        assert "no such file" in e.message
+    else:
+        raise AssertionError("no budget.Error")
+    try:
+        budget.export(BASELINE, to="onnx")
+    except budget.Error as e:
+        assert e.source == "to"
+    else:
+        raise AssertionError("no budget.Error")
+    assert issubclass(budget.Error, Exception)
+
+
+if __name__ == "__main__":
+    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
+    for name, fn in tests:
+        fn()
+        print("ok", name)
+    print(f"{len(tests)} tests passed", file=sys.stderr)
