@@ -20,20 +20,27 @@ status=0
 
 echo "== correctness checks"
 timeout 90 "$bp" check > "$out/check.txt" 2>&1 || status=1
-tail -n 60 "$out/check.txt"
+grep -E "FAIL|attention|all checks|CHECKS|budget-profile" "$out/check.txt" | cut -c1-220
 
 echo "== sweep (profile -> $out/h200.json)"
 gemms_from=()
 [ -f tests/data/h200_torch_ops.jsonl ] && gemms_from=(--gemms-from tests/data/h200_torch_ops.jsonl)
 timeout 270 "$bp" sweep --out "$out/h200.json" "${gemms_from[@]}" > "$out/sweep.txt" 2> "$out/sweep.log" || status=1
-grep -E "^peaks|^device|rows written" "$out/sweep.txt" "$out/sweep.log" | head -5
+tail -n 3 "$out/sweep.log"
+sed -n '/^Summary by op:/,$p' "$out/sweep.txt"
 
 echo "== configs (measured vs predicted from the sweep profile)"
+calibration=()
+[ -f "$out/h200.json" ] && calibration=(--calibration "$out/h200.json")
 for size in 200M 1.6B; do
   timeout 90 "$bp" configs "$inputs/paper-$size-E192-baseline.json" "$inputs/paper-$size-E192-matched.json" \
-    --calibration "$out/h200.json" > "$out/configs-$size.txt" 2>&1 || status=1
+    "${calibration[@]}" > "$out/configs-$size.txt" 2>&1 || status=1
   cat "$out/configs-$size.txt" | tail -n 6
 done
+
+echo "== GEMM times against PyTorch eager at the same shapes"
+[ -f "$out/h200.json" ] && python3 cuda_profiler/scripts/compare_torch.py "$out/h200.json" tests/data/h200_torch_ops.jsonl \
+  > "$out/compare_torch.txt" 2>&1 && head -n 6 "$out/compare_torch.txt"
 
 echo "== summary"
 grep -c PASS "$out/check.txt" | xargs echo "checks passed:"

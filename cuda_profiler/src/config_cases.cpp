@@ -45,6 +45,11 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
   const std::int64_t H = config.hidden_size;
   const auto& a = config.attention;
   const auto& f = config.ffn;
+  if (a.mla || a.sliding_window > 0 || workload.sliding_window > 0)
+    throw Error("budget-profile measures causal attention with equal query, key and value head widths and no "
+                "sliding window; this config uses " +
+                    std::string(a.mla ? "multi-head latent attention" : "sliding-window attention") + " (not measured)",
+                config.name);
   for (const Op& op : layer_ops(config, workload)) {
     const std::int64_t layers = op.executed_layers;
     switch (op.kind) {
@@ -52,6 +57,10 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
       case OpKind::output_projection:
       case OpKind::router:
       case OpKind::lm_head:
+      case OpKind::q_down_projection:
+      case OpKind::q_up_projection:
+      case OpKind::kv_down_projection:
+      case OpKind::kv_up_projection:
         add_gemms(plan, std::string(to_string(op.kind)), op.in_features, op.out_features, layers);
         break;
       case OpKind::attention_scores: {
@@ -101,6 +110,8 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
         break;
       case OpKind::embedding:
         break;  // a lookup: no FLOPs, negligible time against the rest of a step
+      case OpKind::mtp_module:
+        break;  // multi-token prediction: reported apart, like the embedding (the time model skips it too)
       default: {
         // Memory-bound kinds of the op list (router top-k, dispatch, combine, activations): this
         // plan already times them beside the matmul ops they belong to (above), so they are not

@@ -14,7 +14,8 @@ std::vector<MeasuredRow> time_cases(const std::vector<OpCase>& cases, Timer& tim
 }
 
 void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector<MeasuredRow>& rows,
-                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress) {
+                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress,
+                     std::vector<std::string>* failures) {
   rows.reserve(rows.size() + cases.size());
   const auto emit = [&](std::size_t i, MeasuredRow row) {
     rows.push_back(std::move(row));
@@ -22,13 +23,27 @@ void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const OpCase& c = cases[i];
-    Timing t = timer.time(c);
+    Timing t;
+    try {
+      t = timer.time(c);
+    } catch (const CaseFailed& e) {
+      if (failures == nullptr) throw;
+      failures->push_back(c.label() + ": " + e.what());
+      continue;
+    }
     const bool pad_fallback = c.op == "attention" && t.refused && c.at("head_dim") % 8 != 0;
     emit(i, MeasuredRow{c, t});
     if (pad_fallback) {
       OpCase padded = attention_case(c.at("docs"), c.at("doc_len"), c.at("num_heads"), c.at("num_kv_heads"),
                                      padded_head_dim(c.at("head_dim")), c.pass);
-      Timing fallback = timer.time(padded);
+      Timing fallback;
+      try {
+        fallback = timer.time(padded);
+      } catch (const CaseFailed& e) {
+        if (failures == nullptr) throw;
+        failures->push_back(padded.label() + " (padded fallback): " + e.what());
+        continue;
+      }
       if (!fallback.refused) {
         fallback.backend = "fallback-pad8";
         fallback.note = fmt::format("cuDNN at head_dim {} (zero-padded from {})", padded.at("head_dim"), c.at("head_dim"));

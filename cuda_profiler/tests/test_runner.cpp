@@ -98,6 +98,9 @@ TEST_CASE("step plan of the paper's 200M baseline: FLOPs agree with libbudget's 
   CHECK(ops["expert_gemms"] == 6);         // up_gate and down, three passes
   CHECK(ops["gemm"] == 9);                 // qkv, output projection, router; three passes
   CHECK_THROWS_AS(step_plan(c, w, 1000), budget::Error);
+  budget::ArchConfig sliding = c;
+  sliding.attention.sliding_window = 512;
+  CHECK_THROWS_WITH(step_plan(sliding, w, T), Catch::Contains("sliding-window attention (not measured)"));
 }
 
 TEST_CASE("step time sums count × ms over the plan", "[profiler][configs]") {
@@ -141,4 +144,30 @@ TEST_CASE("a refused fallback adds no second row and failed checks drop their op
   const auto kept = without_ops({gemm_case(8, 8, 8, "forward"), attention_case(2, 64, 4, 4, 64, "forward")}, failed);
   REQUIRE(kept.size() == 1);
   CHECK(kept[0].op == "gemm");
+}
+
+TEST_CASE("a case that fails is listed and the others are still timed", "[profiler][runner]") {
+  class FailingGemmTimer final : public Timer {
+   public:
+    DeviceInfo device() const override { return {}; }
+    std::string method() const override { return "test"; }
+    bool simulated() const override { return true; }
+    Peaks measure_peaks() override { return {1, 1}; }
+    std::vector<CheckResult> check_correctness() override { return {}; }
+    Timing time(const OpCase& c) override {
+      if (c.op == "gemm" && c.at("K") == 7) throw CaseFailed("CUBLAS_STATUS_NOT_SUPPORTED");
+      return Timing{false, 2.0, "test", {}};
+    }
+  } timer;
+  const std::vector<OpCase> cases{gemm_case(8, 8, 8, "forward"), gemm_case(8, 7, 8, "forward"),
+                                  rms_norm_case(8, 8, "forward")};
+  std::vector<MeasuredRow> rows;
+  std::vector<std::string> failures;
+  time_cases_into(cases, timer, rows, {}, &failures);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1].op.op == "rms_norm");
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].find("K=7") != std::string::npos);
+  CHECK(failures[0].find("NOT_SUPPORTED") != std::string::npos);
+  CHECK_THROWS_AS(time_cases(cases, timer), CaseFailed);
 }

@@ -6,7 +6,8 @@
 //
 // Exit codes: 0 done; 1 a correctness check failed (that op's cases are not timed, the rest is
 // written); 2 bad input or usage;
-// 3 no usable GPU (one sentence on stderr); 4 a CUDA/cuBLAS/cuDNN call failed while measuring.
+// 3 no usable GPU (one sentence on stderr); 4 a CUDA/cuBLAS/cuDNN call failed while measuring (the
+// cases it spoiled are listed and left out; what was measured is still written).
 
 #include <iostream>
 #include <map>
@@ -26,6 +27,7 @@
 #include "budget/profiler/cuda_timer.hpp"
 #include "budget/profiler/run.hpp"
 #include "budget/profiler/sweep.hpp"
+#include "budget/time_model.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
 #include "profile_table.hpp"
@@ -125,10 +127,14 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
   std::string notes = "budget-profile sweep (cuda_profiler/README.md)";
   if (!failed.empty()) notes += "; ops not timed because their correctness checks failed:";
   for (const std::string& op : failed) notes += " " + op;
+  std::vector<std::string> failures;
   try {
-    time_cases_into(without_ops(cases, failed), *timer, run.rows, [](std::size_t i, std::size_t n, const MeasuredRow& r) {
-      if ((i + 1) % 50 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} {}\n", i + 1, n, r.op.label());
-    });
+    time_cases_into(
+        without_ops(cases, failed), *timer, run.rows,
+        [](std::size_t i, std::size_t n, const MeasuredRow& r) {
+          if ((i + 1) % 50 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} {}\n", i + 1, n, r.op.label());
+        },
+        &failures);
   } catch (const std::exception& e) {
     // Keep what was measured: write it, marked incomplete, then report the error.
     if (!run.rows.empty()) {
@@ -138,29 +144,35 @@ int run_sweep(const CommonOptions& o, const std::string& out, const std::vector<
     }
     throw;
   }
+  for (const std::string& f : failures) std::cerr << "budget-profile: not timed: " << f << "\n";
+  if (!failures.empty()) notes += fmt::format("; {} cases could not be timed (a library call failed): {}", failures.size(), failures.front());
   const auto profile = to_profile(run, tool_name, utc_now(), notes);
   budget::write_calibration_profile(profile, out);
-  std::cout << tool::rows_table(run.rows, run.peaks);
+  std::cout << tool::rows_table(run.rows, run.peaks) << "\nSummary by op:\n" << tool::summary_table(run.rows, run.peaks);
   std::cout << fmt::format("device: {} (sm_{}), {} SMs; driver {}, CUDA {}, cuBLAS {}, cuDNN {}\n", run.device.name,
                            run.device.compute_capability, run.device.sm_count, run.device.driver, run.device.cuda_runtime,
                            run.device.cublas, run.device.cudnn);
   std::cout << fmt::format("peaks: bf16 GEMM {:.1f} TFLOP/s, copy {:.0f} GB/s; {} rows written to {}\n",
                            run.peaks.bf16_gemm_tflops, run.peaks.copy_gbytes_per_s, profile.rows.size(), out);
-  return failed.empty() ? 0 : exit_check_failed;
+  if (!failed.empty()) return exit_check_failed;
+  return failures.empty() ? 0 : exit_device;
 }
 
 int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, const std::string& workload_path,
                 const std::string& calibration_path, std::int64_t tokens) {
-  const budget::Workload workload = workload_path.empty() ? budget::paper_workload() : budget::load_workload(workload_path);
-  if (tokens == 0) tokens = 4 * workload.seq_len;
+  budget::Workload workload = workload_path.empty() ? budget::paper_workload() : budget::load_workload(workload_path);
+  if (tokens == 0) tokens = workload.tokens_per_step;
+  workload.tokens_per_step = tokens;  // the prediction uses the same step
+  std::vector<budget::ArchConfig> configs;
   std::vector<StepPlan> plans;
   for (const std::string& p : paths) {
-    const budget::ArchConfig config = budget::load_arch_config(p);
-    plans.push_back(step_plan(config, workload, tokens));
+    configs.push_back(budget::load_arch_config(p));
+    plans.push_back(step_plan(configs.back(), workload, tokens));
     if (plans.back().config.empty()) plans.back().config = p;
   }
-  std::optional<budget::CalibrationProfile> calibration;
-  if (!calibration_path.empty()) calibration = budget::load_calibration_profile(calibration_path);
+  // libbudget's prediction (time_model.hpp) from the given profile, beside the measurement.
+  std::optional<budget::TimeModel> model;
+  if (!calibration_path.empty()) model.emplace(budget::load_calibration_profile(calibration_path));
   // Distinct cases (configs share many shapes): each is timed once.
   std::map<std::string, OpCase> distinct;
   for (const StepPlan& plan : plans)
@@ -173,14 +185,18 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
   }
   auto timer = make_timer(o);
   const std::set<std::string> failed = run_checks(*timer);
-  const auto rows = time_cases(without_ops(cases, failed), *timer);
+  std::vector<MeasuredRow> rows;
+  std::vector<std::string> failures;
+  time_cases_into(without_ops(cases, failed), *timer, rows, {}, &failures);
+  for (const std::string& f : failures) std::cerr << "budget-profile: not timed: " << f << "\n";
   // The row used per case: the measured one (the fallback row when the first was refused).
   std::map<std::string, const MeasuredRow*> measured;
   for (const MeasuredRow& r : rows)
     if (!r.timing.refused) measured[r.op.label()] = &r;
   std::vector<std::vector<std::string>> cells{
       {"config", "tokens/step", "ms/step", "ms/layer", "us/token", "predicted ms/step", "pred/meas"}};
-  for (const StepPlan& plan : plans) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const StepPlan& plan = plans[i];
     bool complete = true;
     const StepTime t = step_time(plan, [&](const StepOp& s) {
       const auto it = measured.find(s.op.label());
@@ -190,18 +206,22 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
       }
       return it->second->timing.ms;
     });
-    // TODO(profiler): libbudget's step-time prediction from `calibration` (helper `time`'s
-    // time_model.hpp) is not merged into this branch yet; until it is, no prediction is printed.
-    const std::string predicted = calibration ? "not available (see README)" : "no --calibration";
+    std::string predicted = "no --calibration", ratio;
+    if (model) {
+      const budget::StepTime p = budget::predict_step_time(*model, configs[i], workload);
+      predicted = fmt::format("{:.3f}{}", p.seconds_per_step * 1e3, p.out_of_range ? " (out of range)" : "");
+      if (t.step_ms > 0) ratio = fmt::format("{:.3f}", p.seconds_per_step * 1e3 / t.step_ms);
+    }
     cells.push_back({plan.config, std::to_string(plan.tokens_per_step),
                      fmt::format("{:.3f}{}", t.step_ms, complete ? "" : " (incomplete)"), fmt::format("{:.3f}", t.layer_ms),
-                     fmt::format("{:.4f}", t.per_token_us), predicted, ""});
+                     fmt::format("{:.4f}", t.per_token_us), predicted, ratio});
   }
   std::cout << tool::render(cells);
   std::cout << fmt::format("workload: seq_len {}, {} masks, mean attended keys {:.1f}; {}\n", workload.seq_len,
                            budget::to_string(workload.attention_mask), workload.attended_keys,
                            timer->simulated() ? "SIMULATED times (no GPU)" : "measured on " + timer->device().name);
-  return failed.empty() ? 0 : exit_check_failed;
+  if (!failed.empty()) return exit_check_failed;
+  return failures.empty() ? 0 : exit_device;
 }
 
 }  // namespace
@@ -233,7 +253,7 @@ int main(int argc, char** argv) {
   configs->add_option("configs", config_paths, "Architecture config JSON files")->required()->check(CLI::ExistingFile);
   configs->add_option("--workload", workload_path, "Workload JSON (default: the SMELT paper's)")->check(CLI::ExistingFile);
   configs->add_option("--calibration", calibration_path, "Profile to predict step time from")->check(CLI::ExistingFile);
-  configs->add_option("--tokens", config_tokens, "Tokens per step (default 4 x seq_len)")
+  configs->add_option("--tokens", config_tokens, "Tokens per step (default: the workload's tokens_per_step, 8 x 4096)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 22));
   add_common(configs, configs_o);
 

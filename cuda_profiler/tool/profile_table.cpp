@@ -1,6 +1,8 @@
 #include "profile_table.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -45,6 +47,37 @@ std::string rows_table(const std::vector<MeasuredRow>& rows, const Peaks& peaks)
       if (peaks.copy_gbytes_per_s > 0) pct = fmt::format("{:.0f}%", 100.0 * gbs / peaks.copy_gbytes_per_s);
     }
     cells.push_back({r.op.op, r.op.pass, shape, r.timing.backend, fmt::format("{:.4f}", r.timing.ms), rate, pct});
+  }
+  return render(cells);
+}
+
+std::string summary_table(const std::vector<MeasuredRow>& rows, const Peaks& peaks) {
+  struct Group {
+    std::vector<double> pct;
+    int refused = 0;
+    bool flops = false;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  for (const MeasuredRow& r : rows) {
+    Group& g = groups[{r.op.op, r.op.pass, r.timing.backend}];
+    if (r.timing.refused) {
+      ++g.refused;
+      continue;
+    }
+    const double s = r.timing.ms * 1e-3;
+    g.flops = r.op.flops > 0;
+    g.pct.push_back(g.flops ? 100.0 * r.op.flops / s / 1e12 / peaks.bf16_gemm_tflops
+                            : 100.0 * r.op.bytes / s / 1e9 / peaks.copy_gbytes_per_s);
+  }
+  std::vector<std::vector<std::string>> cells{{"op", "pass", "backend", "rows", "refused", "median % of peak"}};
+  for (auto& [key, g] : groups) {
+    std::string median = "-";
+    if (!g.pct.empty()) {
+      std::sort(g.pct.begin(), g.pct.end());
+      median = fmt::format("{:.0f}% ({})", g.pct[g.pct.size() / 2], g.flops ? "GEMM peak" : "copy peak");
+    }
+    cells.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::to_string(g.pct.size()),
+                     std::to_string(g.refused), median});
   }
   return render(cells);
 }

@@ -12,6 +12,9 @@ namespace budget::profiler::tool {
 /// (memory-bound), and that rate as a percentage of the run's peaks.
 std::string rows_table(const std::vector<MeasuredRow>& rows, const Peaks& peaks);
 
+/// One line per (op, pass, backend): rows, refused rows, median achieved rate and % of peak.
+std::string summary_table(const std::vector<MeasuredRow>& rows, const Peaks& peaks);
+
 /// Correctness checks: name, relative error, tolerance, PASS/FAIL, note.
 std::string checks_table(const std::vector<CheckResult>& checks);
 

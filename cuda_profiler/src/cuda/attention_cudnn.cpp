@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,8 +18,7 @@ namespace {
 // Unique ids of the graph's non-virtual tensors (the variant pack binds pointers to them).
 enum Uid : std::int64_t {
   uid_q = 1, uid_k = 2, uid_v = 3, uid_o = 4, uid_stats = 5, uid_scale = 6, uid_mask_value = 7,
-  uid_dout = 8, uid_dq = 9, uid_dk = 10, uid_dv = 11, uid_dq_accum = 12, uid_softmax_sum = 13,
-  uid_one_f32 = 14, uid_one_bf16 = 15, uid_virtual = 100,
+  uid_dout = 8, uid_dq = 9, uid_dk = 10, uid_dv = 11, uid_dq_accum = 12, uid_one_f32 = 13, uid_virtual = 100,
 };
 
 /// An owned backend descriptor.
@@ -148,11 +148,12 @@ class GraphBuilder {
     add_op(std::move(op));
   }
 
-  /// Causal mask on scores s [b, h, s, s]: keep where row ≥ column, else the by-value mask value.
+  /// Causal mask on scores s [b, h, s, s]: keep where row ≥ column, else the by-value mask value
+  /// (the lowest float). Indices in INT32, the comparison in BOOLEAN, as cudnn_frontend builds it.
   Tensor causal_mask(Tensor s, Dims dims, Dims strides, Tensor mask_value) {
-    const Tensor row = temp(dims, strides), col = temp(dims, strides);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, row, nullptr, nullptr, CUDNN_DATA_FLOAT, 2);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, col, nullptr, nullptr, CUDNN_DATA_FLOAT, 3);
+    const Tensor row = temp(dims, strides, CUDNN_DATA_INT32), col = temp(dims, strides, CUDNN_DATA_INT32);
+    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, row, nullptr, nullptr, CUDNN_DATA_INT32, 2);
+    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, col, nullptr, nullptr, CUDNN_DATA_INT32, 3);
     const Tensor keep_mask = temp(dims, strides, CUDNN_DATA_BOOLEAN);
     pointwise(CUDNN_POINTWISE_CMP_GE, row, keep_mask, &col, nullptr, CUDNN_DATA_BOOLEAN);
     const Tensor out = temp(dims, strides);
@@ -275,10 +276,14 @@ CudnnSdpa::CudnnSdpa(cudnnHandle_t handle, const SdpaShape& shape, bool backward
     const auto log_sum = g.temp(r_dims, r_strides);
     g.pointwise(CUDNN_POINTWISE_LOG, row_sum, log_sum);
     g.binary(CUDNN_POINTWISE_ADD, row_max, log_sum, stats);
-    const auto probs = g.temp(p_dims, p_strides, f32, true);
+    const auto probs = g.temp(p_dims, p_strides);
     g.binary(CUDNN_POINTWISE_DIV, expd, row_sum, probs);
     g.matmul(probs, v, o);
   } else {
+    // The backward as cudnn_frontend (≥ 1.0, cuDNN ≥ 8.9.5) builds it without dropout; grouped
+    // K/V heads: dK and dV per query head, then summed over each group by a reduction.
+    const bool grouped = hk != h;
+    const Dims hq_kv_dims{b, h, s, d}, hq_kv_strides{h * s * d, s * d, d, 1};
     const auto vt = g.tensor(uid_v, bf16, kt_dims, kt_strides);
     const auto o = g.tensor(uid_o, bf16, q_dims, q_strides);
     const auto dout = g.tensor(uid_dout, bf16, q_dims, q_strides);
@@ -286,45 +291,56 @@ CudnnSdpa::CudnnSdpa(cudnnHandle_t handle, const SdpaShape& shape, bool backward
     const auto dk = g.tensor(uid_dk, bf16, kv_dims, kv_strides);
     const auto dv = g.tensor(uid_dv, bf16, kv_dims, kv_strides);
     const auto one_f32 = g.tensor(uid_one_f32, f32, one, one, false, true);
-    const auto one_bf16 = g.tensor(uid_one_bf16, bf16, one, one, false, true);
-    const auto softmax_sum = g.tensor(uid_softmax_sum, f32, r_dims, r_strides);
-    const auto dq_accum = g.tensor(uid_dq_accum, f32, q_dims, q_strides, false, false, true);
+    const Dims accum_strides{h * s * d, s * d, d, 1};  // packed [b, h, s, d]
+    const auto dq_accum = g.tensor(uid_dq_accum, f32, q_dims, accum_strides, false, false, true);
 
-    // softmax_sum = rowsum(dO ⊙ O) (× 1: the dropout-keep scale of the pattern).
+    // softmax_sum = rowsum(dO ⊙ O) · 1 (the dropout-scale slot of the pattern).
     const auto do_o = g.temp(q_dims, q_strides);
     g.binary(CUDNN_POINTWISE_MUL, dout, o, do_o);
     const auto do_o_sum = g.temp(r_dims, r_strides);
     g.reduction(CUDNN_REDUCE_TENSOR_ADD, do_o, do_o_sum);
+    const auto softmax_sum = g.temp(r_dims, r_strides);
     g.binary(CUDNN_POINTWISE_MUL, do_o_sum, one_f32, softmax_sum);
     // P = exp(masked − stats).
     const auto shifted = g.temp(p_dims, p_strides);
     g.binary(CUDNN_POINTWISE_SUB, masked, stats, shifted);
     const auto probs = g.temp(p_dims, p_strides);
     g.pointwise(CUDNN_POINTWISE_EXP, shifted, probs);
-    const auto probs_io = g.temp(p_dims, p_strides, bf16);
-    g.binary(CUDNN_POINTWISE_MUL, probs, one_bf16, probs_io);
-    // dV = Pᵀ·dO.
+    // dV = Pᵀ·dO (bf16 transposed view of P).
     const auto probs_t = g.temp(p_dims, pt_strides, bf16);
-    g.reshape(probs_io, probs_t);
-    g.matmul(probs_t, dout, dv);
-    // dS = scale · P ⊙ (dO·Vᵀ − softmax_sum).
+    g.reshape(probs, probs_t);
+    if (grouped) {
+      const auto dv_heads = g.temp(hq_kv_dims, hq_kv_strides, bf16);
+      g.matmul(probs_t, dout, dv_heads);
+      g.reduction(CUDNN_REDUCE_TENSOR_ADD, dv_heads, dv);
+    } else {
+      g.matmul(probs_t, dout, dv);
+    }
+    // dS = scale · P ⊙ (dO·Vᵀ · 1 − softmax_sum).
     const auto dp = g.temp(p_dims, p_strides);
     g.matmul(dout, vt, dp);
+    const auto dp_kept = g.temp(p_dims, p_strides);
+    g.binary(CUDNN_POINTWISE_MUL, dp, one_f32, dp_kept);
     const auto dp_centered = g.temp(p_dims, p_strides);
-    g.binary(CUDNN_POINTWISE_SUB, dp, softmax_sum, dp_centered);
+    g.binary(CUDNN_POINTWISE_SUB, dp_kept, softmax_sum, dp_centered);
     const auto ds_unscaled = g.temp(p_dims, p_strides);
     g.binary(CUDNN_POINTWISE_MUL, dp_centered, probs, ds_unscaled);
-    const auto ds_keep = g.temp(p_dims, p_strides);
-    g.binary(CUDNN_POINTWISE_MUL, ds_unscaled, one_bf16, ds_keep);
     const auto ds = g.temp(p_dims, p_strides);
-    g.binary(CUDNN_POINTWISE_MUL, ds_keep, scale, ds);
-    // dQ = dS·K through the fp32 accumulator; dK = dSᵀ·Q.
+    g.binary(CUDNN_POINTWISE_MUL, ds_unscaled, scale, ds);
+    // dK = dSᵀ·Q.
+    const auto ds_t = g.temp(p_dims, pt_strides, bf16);
+    g.reshape(ds, ds_t);
+    if (grouped) {
+      const auto dk_heads = g.temp(hq_kv_dims, hq_kv_strides, bf16);
+      g.matmul(ds_t, q, dk_heads);
+      g.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_heads, dk);
+    } else {
+      g.matmul(ds_t, q, dk);
+    }
+    // dQ = dS·K through the fp32 accumulator (zeroed before each run).
     const auto k = g.temp(kv_dims, kv_strides, bf16);
     g.reshape(kt, k);
     g.matmul(ds, k, dq_accum);
-    const auto ds_t = g.temp(p_dims, pt_strides);
-    g.reshape(ds, ds_t);
-    g.matmul(ds_t, q, dk);
     g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accum, dq);
   }
   plan_ = g.build_plan(handle, workspace_);
@@ -337,9 +353,8 @@ CudnnSdpa::~CudnnSdpa() {
 void CudnnSdpa::run(const SdpaBuffers& bufs, void* workspace, cudaStream_t stream) const {
   BUDGET_CUDA_CALL(cudnnSetStream(handle_, stream));
   float scale = 1.0f / std::sqrt(static_cast<float>(shape_.head_dim));
-  float mask_value = -1.0e20f;
+  float mask_value = std::numeric_limits<float>::lowest();
   float one_f32 = 1.0f;
-  std::uint16_t one_bf16 = 0x3F80;  // 1.0 in bf16
   std::vector<std::int64_t> uids{uid_q, uid_k, uid_v, uid_o, uid_stats, uid_scale, uid_mask_value};
   std::vector<void*> ptrs{const_cast<void*>(bufs.q), const_cast<void*>(bufs.k), const_cast<void*>(bufs.v), bufs.o,
                           bufs.stats, &scale, &mask_value};
@@ -349,8 +364,7 @@ void CudnnSdpa::run(const SdpaBuffers& bufs, void* workspace, cudaStream_t strea
     BUDGET_CUDA_CALL(cudaMemsetAsync(bufs.dq_accum, 0, accum_bytes, stream));
     for (auto [uid, p] : std::initializer_list<std::pair<std::int64_t, void*>>{
              {uid_dout, const_cast<void*>(bufs.dout)}, {uid_dq, bufs.dq}, {uid_dk, bufs.dk}, {uid_dv, bufs.dv},
-             {uid_dq_accum, bufs.dq_accum}, {uid_softmax_sum, bufs.softmax_sum}, {uid_one_f32, &one_f32},
-             {uid_one_bf16, &one_bf16}}) {
+             {uid_dq_accum, bufs.dq_accum}, {uid_one_f32, &one_f32}}) {
       uids.push_back(uid);
       ptrs.push_back(p);
     }

@@ -4,11 +4,12 @@
 /// engines, built with the cuDNN 9 backend graph API (cudnn_backend.h; the cudnn_frontend C++
 /// headers are not available here). Private.
 ///
-/// The graph is the pattern cuDNN's runtime-fusion engine recognises as flash attention (the one
-/// cudnn_frontend lowers SDPA to): S = Q·Kᵀ, S·scale, causal mask (row ≥ column, else −1e20),
-/// softmax with its log-sum-exp statistics, O = P·V; the backward recomputes P from the
-/// statistics and forms dV = Pᵀ·dO, dS = scale·P ⊙ (dO·Vᵀ − rowsum(dO ⊙ O)), dQ = dS·K (through
-/// an fp32 accumulator), dK = dSᵀ·Q.
+/// The graph is the pattern cuDNN's fused flash-attention engines recognise (the one cudnn_frontend
+/// ≥ 1.0 lowers SDPA to, for cuDNN versions without a single SDPA operation): S = Q·Kᵀ, S·scale,
+/// causal mask (row ≥ column, else the lowest float), softmax with its log-sum-exp statistics,
+/// O = P·V; the backward recomputes P from the statistics and forms dV = Pᵀ·dO,
+/// dS = scale·P ⊙ (dO·Vᵀ − rowsum(dO ⊙ O)), dQ = dS·K (through an fp32 accumulator),
+/// dK = dSᵀ·Q; with grouped K/V heads dK and dV are formed per query head and summed per group.
 ///
 /// Layout: tokens-major (BSHD) bf16, batch = documents: Q, O, dQ, dO are [docs, len, heads, d];
 /// K, V, dK, dV are [docs, len, kv_heads, d]. One batch entry per document is exactly the
@@ -48,8 +49,7 @@ struct SdpaBuffers {
   void* dq = nullptr;
   void* dk = nullptr;
   void* dv = nullptr;
-  float* dq_accum = nullptr;     ///< backward scratch, [docs, len, heads, d] fp32 (zeroed by run())
-  float* softmax_sum = nullptr;  ///< backward scratch, [docs, heads, len] fp32
+  float* dq_accum = nullptr;  ///< backward scratch: [docs, heads, len, d] fp32, zeroed by run()
 };
 
 class CudnnSdpa {

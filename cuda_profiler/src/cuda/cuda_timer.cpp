@@ -4,17 +4,16 @@
 #include "budget/profiler/cuda_timer.hpp"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <numeric>
 #include <random>
-
-#include <fmt/format.h>
+#include <tuple>
 
 #include "../reference.hpp"
 #include "attention_cudnn.hpp"
@@ -103,7 +102,8 @@ class CudaTimer final : public Timer {
     {  // Device-to-device copy of 2 GiB: (read + write) bytes / time.
       const std::size_t bytes = std::size_t{2} << 30;
       DeviceBuffer src(bytes), dst(bytes);
-      kernels::fill_uniform_bf16(src.get<bf16_bits>(), static_cast<std::int64_t>(bytes / 2), next_seed(), 1.0f, stream_);
+      kernels::fill_uniform_bf16(src.get<bf16_bits>(), static_cast<std::int64_t>(bytes / 2), next_seed(), 1.0f,
+                                 stream_);
       const double ms = median_ms(
           [&] { BUDGET_CUDA_CALL(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream_)); });
       p.copy_gbytes_per_s = 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
@@ -114,14 +114,40 @@ class CudaTimer final : public Timer {
   std::vector<CheckResult> check_correctness() override;
 
   Timing time(const OpCase& c) override {
-    if (c.op == "gemm") return time_gemm(c);
-    if (c.op == "expert_gemms") return time_expert_gemms(c);
-    if (c.op == "attention") return time_attention(c);
-    return time_memory_bound(c);
+    try {
+      if (c.op == "gemm") return time_gemm(c);
+      if (c.op == "expert_gemms") return time_expert_gemms(c);
+      if (c.op == "attention") return time_attention(c);
+      return time_memory_bound(c);
+    } catch (const CudaError& e) {
+      // A failed library call for this shape: go on if the device is still usable.
+      if (device_usable()) throw CaseFailed(e.what());
+      throw;
+    }
   }
 
  private:
   std::uint64_t next_seed() { return ++seed_ * 0x9E3779B97F4A7C15ull; }
+
+  /// True when the context has no sticky error (a failed call left the device usable).
+  static bool device_usable() {
+    const cudaError_t sync = cudaDeviceSynchronize();
+    const cudaError_t last = cudaGetLastError();
+    return sync == cudaSuccess && last == cudaSuccess;
+  }
+
+  /// Runs one group of checks; a library error in it becomes a failed check of `op` (and the
+  /// others still run) unless the device is no longer usable.
+  template <typename Fn>
+  void guarded(std::vector<CheckResult>& results, std::initializer_list<const char*> ops, Fn&& fn) {
+    try {
+      fn();
+    } catch (const CudaError& e) {
+      if (!device_usable()) throw;
+      for (const char* op : ops)
+        results.push_back(CheckResult{op, std::string(op) + " (a library call failed)", 0.0, 0.0, false, e.what()});
+    }
+  }
 
   DeviceBuffer random_bf16(std::int64_t count, float scale = 1.0f) {
     DeviceBuffer b(static_cast<std::size_t>(count) * 2);
@@ -229,8 +255,8 @@ class CudaTimer final : public Timer {
     const GemmCall call = gemm_call(c.pass, M, K, N);
     auto b = gemm_buffers(M, K, N, call);
     const LtMatmul mm(lt_, call, workspace_bytes);
-    const double ms = median_ms(
-        [&] { mm.run(operand(b, call.a), operand(b, call.b), b.out.get(), workspace_.get(), stream_); });
+    const double ms =
+        median_ms([&] { mm.run(operand(b, call.a), operand(b, call.b), b.out.get(), workspace_.get(), stream_); });
     return Timing{false, ms, "cublaslt", {}};
   }
 
@@ -251,11 +277,10 @@ class CudaTimer final : public Timer {
   // ---- attention ---------------------------------------------------------------------------
 #if BUDGET_PROFILER_HAS_CUDNN
   struct AttentionBuffers {
-    DeviceBuffer q, k, v, o, stats, dout, dq, dk, dv, dq_accum, softmax_sum, workspace;
+    DeviceBuffer q, k, v, o, stats, dout, dq, dk, dv, dq_accum;
     SdpaBuffers view() const {
-      return SdpaBuffers{q.get(),           k.get(),     v.get(),  o.get(),  stats.get<float>(),
-                         dout.get(),        dq.get(),    dk.get(), dv.get(), dq_accum.get<float>(),
-                         softmax_sum.get<float>()};
+      return SdpaBuffers{q.get(),    k.get(),  v.get(),  o.get(),  stats.get<float>(),
+                         dout.get(), dq.get(), dk.get(), dv.get(), dq_accum.get<float>()};
     }
   };
   AttentionBuffers attention_buffers(const SdpaShape& s) {
@@ -266,7 +291,6 @@ class CudaTimer final : public Timer {
     b.stats = DeviceBuffer(static_cast<std::size_t>(rows) * 4);
     b.dout = random_bf16(tq), b.dq = bf16_out(tq), b.dk = bf16_out(tk), b.dv = bf16_out(tk);
     b.dq_accum = DeviceBuffer(static_cast<std::size_t>(tq) * 4);
-    b.softmax_sum = DeviceBuffer(static_cast<std::size_t>(rows) * 4);
     return b;
   }
   /// The finalised plan of a shape and pass, built once per timer (a graph build can take a
@@ -375,7 +399,8 @@ class CudaTimer final : public Timer {
                  });
     } else if (c.op == "dispatch_gather" || c.op == "combine_scatter_add") {
       const std::int64_t R = c.at("rows"), H = c.at("H"), T = R / combine_top_k;
-      auto rows = random_bf16(R * H), tokens = random_bf16(T * H), out_rows = bf16_out(R * H), out_tokens = bf16_out(T * H);
+      auto rows = random_bf16(R * H), tokens = random_bf16(T * H), out_rows = bf16_out(R * H),
+           out_tokens = bf16_out(T * H);
       auto perm = permutation(R);
       auto weights = random_f32(R);
       const bool gather = c.op == "dispatch_gather";
@@ -385,7 +410,8 @@ class CudaTimer final : public Timer {
       DeviceBuffer src = random_indices(R, T);
       if (gather && fwd) {
         ms = median_ms([&] {
-          kernels::gather_rows(tokens.get<bf16_bits>(), src.get<std::int32_t>(), out_rows.get<bf16_bits>(), R, H, stream_);
+          kernels::gather_rows(tokens.get<bf16_bits>(), src.get<std::int32_t>(), out_rows.get<bf16_bits>(), R, H,
+                               stream_);
         });
       } else if (gather || fwd) {
         const float* w = gather ? nullptr : weights.get<float>();
@@ -416,7 +442,6 @@ class CudaTimer final : public Timer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   DeviceBuffer workspace_;
   std::uint64_t seed_ = 0;
-
 };
 
 CheckResult make_check(const std::string& name, const std::vector<float>& out, const reference::Vec& ref,
@@ -430,150 +455,171 @@ CheckResult make_check(const std::string& name, const std::vector<float>& out, c
 
 std::vector<CheckResult> CudaTimer::check_correctness() {
   std::vector<CheckResult> r;
-  // GEMMs: an aligned and a ragged shape, every pass, against float64.
-  for (const auto& [M, K, N] : {std::array<std::int64_t, 3>{96, 72, 40}, std::array<std::int64_t, 3>{50, 37, 29}}) {
-    for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
-      const GemmCall call = gemm_call(pass, M, K, N);
-      auto b = gemm_buffers(M, K, N, call);
-      const LtMatmul mm(lt_, call, workspace_bytes);
-      mm.run(operand(b, call.a), operand(b, call.b), b.out.get(), workspace_.get(), stream_);
-      const std::int64_t out = call.c == Operand::y ? M * N : call.c == Operand::dx ? M * K : N * K;
-      const auto ref = reference::gemm(pass, M, K, N, host_bf16(b.x, M * K), host_bf16(b.w, N * K), host_bf16(b.dy, M * N));
-      r.push_back(make_check(fmt::format("gemm {} M={} K={} N={} (cuBLASLt)", pass, M, K, N), host_bf16(b.out, out), ref));
-    }
-  }
-  // Grouped expert GEMMs, balanced and skewed: each expert against the dense reference.
-  for (const char* routing : {"balanced", "skewed"}) {
-    const std::int64_t E = 4, K = 64, N = 48;
-    const auto rows = expert_rows(E, 24, routing);
-    const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
-    for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
-      auto x = random_bf16(total * K), w = random_bf16(E * N * K), dy = random_bf16(total * N);
-      const std::string p = pass;
-      const std::int64_t out_count = p == "forward" ? total * N : p == "input_grad" ? total * K : E * N * K;
-      auto out = bf16_out(out_count);
-      const GroupedGemm gg(blas_, pass, rows, K, N, x.get(), w.get(), dy.get(), out.get());
-      gg.run(stream_);
-      const auto hx = host_bf16(x, total * K), hw = host_bf16(w, E * N * K), hdy = host_bf16(dy, total * N);
-      reference::Vec ref;
-      std::int64_t row0 = 0;
-      for (std::int64_t e = 0; e < E; ++e) {
-        const std::int64_t m = rows[static_cast<std::size_t>(e)];
-        const auto slice = [](const std::vector<float>& v, std::int64_t first, std::int64_t count) {
-          return std::vector<float>(v.begin() + first, v.begin() + first + count);
-        };
-        const auto part = reference::gemm(pass, m, K, N, slice(hx, row0 * K, m * K), slice(hw, e * N * K, N * K),
-                                          slice(hdy, row0 * N, m * N));
-        ref.insert(ref.end(), part.begin(), part.end());
-        row0 += m;
+  guarded(r, {"gemm"}, [&] {
+    // GEMMs: an aligned and a ragged shape, every pass, against float64.
+    for (const auto& [M, K, N] : {std::array<std::int64_t, 3>{96, 72, 40}, std::array<std::int64_t, 3>{50, 37, 29}}) {
+      for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
+        const GemmCall call = gemm_call(pass, M, K, N);
+        auto b = gemm_buffers(M, K, N, call);
+        const LtMatmul mm(lt_, call, workspace_bytes);
+        mm.run(operand(b, call.a), operand(b, call.b), b.out.get(), workspace_.get(), stream_);
+        const std::int64_t out = call.c == Operand::y ? M * N : call.c == Operand::dx ? M * K : N * K;
+        const auto ref =
+            reference::gemm(pass, M, K, N, host_bf16(b.x, M * K), host_bf16(b.w, N * K), host_bf16(b.dy, M * N));
+        r.push_back(
+            make_check(fmt::format("gemm {} M={} K={} N={} (cuBLASLt)", pass, M, K, N), host_bf16(b.out, out), ref));
       }
-      r.push_back(make_check(fmt::format("expert_gemms {} {} E={} K={} N={} (cublasGemmGroupedBatchedEx)", pass, routing,
-                                         E, K, N),
-                             host_bf16(out, out_count), ref));
     }
-  }
-  // RMSNorm forward and backward (H not a multiple of 8, then one that is).
-  for (const std::int64_t H : {std::int64_t{200}, std::int64_t{256}}) {
-    const std::int64_t T = 37;
-    auto x = random_bf16(T * H), w = random_bf16(H), dy = random_bf16(T * H), y = bf16_out(T * H), dx = bf16_out(T * H);
-    DeviceBuffer rstd(static_cast<std::size_t>(T) * 4), dw(static_cast<std::size_t>(H) * 4);
-    BUDGET_CUDA_CALL(cudaMemsetAsync(dw.get(), 0, dw.bytes(), stream_));
-    kernels::rms_norm_forward(x.get<bf16_bits>(), w.get<bf16_bits>(), y.get<bf16_bits>(), rstd.get<float>(), T, H, 1e-6f,
-                              stream_);
-    kernels::rms_norm_backward(x.get<bf16_bits>(), dy.get<bf16_bits>(), w.get<bf16_bits>(), rstd.get<float>(),
-                               dx.get<bf16_bits>(), dw.get<float>(), T, H, stream_);
-    const auto hx = host_bf16(x, T * H), hw = host_bf16(w, H), hdy = host_bf16(dy, T * H);
-    reference::Vec ry, rrstd, rdx, rdw;
-    reference::rms_norm_forward(hx, hw, T, H, 1e-6, ry, rrstd);
-    reference::rms_norm_backward(hx, hdy, hw, T, H, 1e-6, rdx, rdw);
-    r.push_back(make_check(fmt::format("rms_norm forward y T={} H={}", T, H), host_bf16(y, T * H), ry));
-    r.push_back(make_check(fmt::format("rms_norm forward rstd T={} H={}", T, H), host_f32(rstd, T), rrstd, 1e-4));
-    r.push_back(make_check(fmt::format("rms_norm backward dx T={} H={}", T, H), host_bf16(dx, T * H), rdx));
-    r.push_back(make_check(fmt::format("rms_norm backward dw T={} H={}", T, H), host_f32(dw, H), rdw, 1e-4));
-  }
-  {  // SwiGLU.
-    const std::int64_t R = 33, D = 72;
-    auto gu = random_bf16(R * 2 * D, 4.0f), dy = random_bf16(R * D), y = bf16_out(R * D), dgu = bf16_out(R * 2 * D);
-    kernels::swiglu_forward(gu.get<bf16_bits>(), y.get<bf16_bits>(), R, D, stream_);
-    kernels::swiglu_backward(gu.get<bf16_bits>(), dy.get<bf16_bits>(), dgu.get<bf16_bits>(), R, D, stream_);
-    const auto hgu = host_bf16(gu, R * 2 * D), hdy = host_bf16(dy, R * D);
-    r.push_back(make_check("swiglu forward rows=33 d=72", host_bf16(y, R * D), reference::swiglu_forward(hgu, R, D)));
-    r.push_back(make_check("swiglu backward rows=33 d=72", host_bf16(dgu, R * 2 * D),
-                           reference::swiglu_backward(hgu, hdy, R, D)));
-  }
-  for (const auto& [E, k] : {std::pair<std::int64_t, std::int64_t>{64, 8}, {200, 6}}) {  // router
-    const std::int64_t T = 50;
-    auto logits = random_f32(T * E, 4.0f), dweights = random_f32(T * k);
-    DeviceBuffer weights(static_cast<std::size_t>(T * k) * 4), indices(static_cast<std::size_t>(T * k) * 4),
-        dlogits(static_cast<std::size_t>(T * E) * 4);
-    kernels::router_forward(logits.get<float>(), weights.get<float>(), indices.get<std::int32_t>(), T, E, k, stream_);
-    const auto hl = host_f32(logits, T * E), hdw = host_f32(dweights, T * k);
-    const auto gpu_indices = host_i32(indices, T * k);
-    reference::Vec rw;
-    std::vector<std::int32_t> ri;
-    reference::router_forward(hl, T, E, k, rw, ri);
-    const std::int64_t mismatched = std::inner_product(gpu_indices.begin(), gpu_indices.end(), ri.begin(), std::int64_t{0},
-                                                       std::plus<>(), [](std::int32_t a, std::int32_t b) { return a != b; });
-    r.push_back(CheckResult{"router_softmax_topk", fmt::format("router_softmax_topk indices T={} E={} k={}", T, E, k),
-                            static_cast<double>(mismatched), 0.0, mismatched == 0, "value = mismatched indices"});
-    r.push_back(make_check(fmt::format("router_softmax_topk weights T={} E={} k={}", T, E, k), host_f32(weights, T * k), rw, 1e-4));
-    kernels::router_backward(logits.get<float>(), indices.get<std::int32_t>(), dweights.get<float>(), dlogits.get<float>(),
-                             T, E, k, stream_);
-    r.push_back(make_check(fmt::format("router_softmax_topk backward T={} E={} k={}", T, E, k), host_f32(dlogits, T * E),
-                           reference::router_backward(hl, ri, hdw, T, E, k), 1e-4));
-  }
-  for (const std::int64_t H : {std::int64_t{72}, std::int64_t{30}}) {  // gather / combine
-    const std::int64_t T = 20, k = combine_top_k, R = T * k;
-    std::vector<std::int32_t> hsrc, hperm;
-    auto src = random_indices(R, T, &hsrc);
-    auto perm = permutation(R, &hperm);
-    auto x = random_bf16(T * H), rows = random_bf16(R * H), weights = random_f32(R), dout = random_bf16(T * H);
-    auto gathered = bf16_out(R * H), combined = bf16_out(T * H), summed = bf16_out(T * H), drows = bf16_out(R * H);
-    kernels::gather_rows(x.get<bf16_bits>(), src.get<std::int32_t>(), gathered.get<bf16_bits>(), R, H, stream_);
-    kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(), combined.get<bf16_bits>(),
-                          T, k, H, stream_);
-    kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), nullptr, summed.get<bf16_bits>(), T, k, H,
-                          stream_);
-    kernels::combine_rows_backward(dout.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
-                                   drows.get<bf16_bits>(), T, k, H, stream_);
-    const auto hx = host_bf16(x, T * H), hrows = host_bf16(rows, R * H), hdout = host_bf16(dout, T * H);
-    const auto hw = host_f32(weights, R);
-    r.push_back(make_check(fmt::format("dispatch_gather forward rows={} H={}", R, H), host_bf16(gathered, R * H),
-                           reference::gather(hx, hsrc, H), 1e-6));
-    r.push_back(make_check(fmt::format("combine_scatter_add forward rows={} H={}", R, H), host_bf16(combined, T * H),
-                           reference::combine(hrows, hperm, hw, T, k, H)));
-    r.push_back(make_check(fmt::format("dispatch_gather backward rows={} H={}", R, H), host_bf16(summed, T * H),
-                           reference::combine(hrows, hperm, {}, T, k, H)));
-    r.push_back(make_check(fmt::format("combine_scatter_add backward rows={} H={}", R, H), host_bf16(drows, R * H),
-                           reference::combine_backward(hdout, hperm, hw, T, k, H, R)));
-  }
+  });
+  guarded(r, {"expert_gemms"}, [&] {
+    // Grouped expert GEMMs, balanced and skewed: each expert against the dense reference.
+    for (const char* routing : {"balanced", "skewed"}) {
+      const std::int64_t E = 4, K = 64, N = 48;
+      const auto rows = expert_rows(E, 24, routing);
+      const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
+      for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
+        auto x = random_bf16(total * K), w = random_bf16(E * N * K), dy = random_bf16(total * N);
+        const std::string p = pass;
+        const std::int64_t out_count = p == "forward" ? total * N : p == "input_grad" ? total * K : E * N * K;
+        auto out = bf16_out(out_count);
+        const GroupedGemm gg(blas_, pass, rows, K, N, x.get(), w.get(), dy.get(), out.get());
+        gg.run(stream_);
+        const auto hx = host_bf16(x, total * K), hw = host_bf16(w, E * N * K), hdy = host_bf16(dy, total * N);
+        reference::Vec ref;
+        std::int64_t row0 = 0;
+        for (std::int64_t e = 0; e < E; ++e) {
+          const std::int64_t m = rows[static_cast<std::size_t>(e)];
+          const auto slice = [](const std::vector<float>& v, std::int64_t first, std::int64_t count) {
+            return std::vector<float>(v.begin() + first, v.begin() + first + count);
+          };
+          const auto part = reference::gemm(pass, m, K, N, slice(hx, row0 * K, m * K), slice(hw, e * N * K, N * K),
+                                            slice(hdy, row0 * N, m * N));
+          ref.insert(ref.end(), part.begin(), part.end());
+          row0 += m;
+        }
+        r.push_back(make_check(
+            fmt::format("expert_gemms {} {} E={} K={} N={} (cublasGemmGroupedBatchedEx)", pass, routing, E, K, N),
+            host_bf16(out, out_count), ref));
+      }
+    }
+  });
+  guarded(r, {"rms_norm"}, [&] {
+    // RMSNorm forward and backward (H not a multiple of 8, then one that is).
+    for (const std::int64_t H : {std::int64_t{200}, std::int64_t{256}}) {
+      const std::int64_t T = 37;
+      auto x = random_bf16(T * H), w = random_bf16(H), dy = random_bf16(T * H), y = bf16_out(T * H),
+           dx = bf16_out(T * H);
+      DeviceBuffer rstd(static_cast<std::size_t>(T) * 4), dw(static_cast<std::size_t>(H) * 4);
+      BUDGET_CUDA_CALL(cudaMemsetAsync(dw.get(), 0, dw.bytes(), stream_));
+      kernels::rms_norm_forward(x.get<bf16_bits>(), w.get<bf16_bits>(), y.get<bf16_bits>(), rstd.get<float>(), T, H,
+                                1e-6f, stream_);
+      kernels::rms_norm_backward(x.get<bf16_bits>(), dy.get<bf16_bits>(), w.get<bf16_bits>(), rstd.get<float>(),
+                                 dx.get<bf16_bits>(), dw.get<float>(), T, H, stream_);
+      const auto hx = host_bf16(x, T * H), hw = host_bf16(w, H), hdy = host_bf16(dy, T * H);
+      reference::Vec ry, rrstd, rdx, rdw;
+      reference::rms_norm_forward(hx, hw, T, H, 1e-6, ry, rrstd);
+      reference::rms_norm_backward(hx, hdy, hw, T, H, 1e-6, rdx, rdw);
+      r.push_back(make_check(fmt::format("rms_norm forward y T={} H={}", T, H), host_bf16(y, T * H), ry));
+      r.push_back(make_check(fmt::format("rms_norm forward rstd T={} H={}", T, H), host_f32(rstd, T), rrstd, 1e-4));
+      r.push_back(make_check(fmt::format("rms_norm backward dx T={} H={}", T, H), host_bf16(dx, T * H), rdx));
+      r.push_back(make_check(fmt::format("rms_norm backward dw T={} H={}", T, H), host_f32(dw, H), rdw, 1e-4));
+    }
+  });
+  guarded(r, {"swiglu"}, [&] {
+    {  // SwiGLU.
+      const std::int64_t R = 33, D = 72;
+      auto gu = random_bf16(R * 2 * D, 4.0f), dy = random_bf16(R * D), y = bf16_out(R * D), dgu = bf16_out(R * 2 * D);
+      kernels::swiglu_forward(gu.get<bf16_bits>(), y.get<bf16_bits>(), R, D, stream_);
+      kernels::swiglu_backward(gu.get<bf16_bits>(), dy.get<bf16_bits>(), dgu.get<bf16_bits>(), R, D, stream_);
+      const auto hgu = host_bf16(gu, R * 2 * D), hdy = host_bf16(dy, R * D);
+      r.push_back(make_check("swiglu forward rows=33 d=72", host_bf16(y, R * D), reference::swiglu_forward(hgu, R, D)));
+      r.push_back(make_check("swiglu backward rows=33 d=72", host_bf16(dgu, R * 2 * D),
+                             reference::swiglu_backward(hgu, hdy, R, D)));
+    }
+  });
+  guarded(r, {"router_softmax_topk"}, [&] {
+    for (const auto& [E, k] : {std::pair<std::int64_t, std::int64_t>{64, 8}, {200, 6}}) {  // router
+      const std::int64_t T = 50;
+      auto logits = random_f32(T * E, 4.0f), dweights = random_f32(T * k);
+      DeviceBuffer weights(static_cast<std::size_t>(T * k) * 4), indices(static_cast<std::size_t>(T * k) * 4),
+          dlogits(static_cast<std::size_t>(T * E) * 4);
+      kernels::router_forward(logits.get<float>(), weights.get<float>(), indices.get<std::int32_t>(), T, E, k, stream_);
+      const auto hl = host_f32(logits, T * E), hdw = host_f32(dweights, T * k);
+      const auto gpu_indices = host_i32(indices, T * k);
+      reference::Vec rw;
+      std::vector<std::int32_t> ri;
+      reference::router_forward(hl, T, E, k, rw, ri);
+      const std::int64_t mismatched =
+          std::inner_product(gpu_indices.begin(), gpu_indices.end(), ri.begin(), std::int64_t{0}, std::plus<>(),
+                             [](std::int32_t a, std::int32_t b) { return a != b; });
+      r.push_back(CheckResult{"router_softmax_topk", fmt::format("router_softmax_topk indices T={} E={} k={}", T, E, k),
+                              static_cast<double>(mismatched), 0.0, mismatched == 0, "value = mismatched indices"});
+      r.push_back(make_check(fmt::format("router_softmax_topk weights T={} E={} k={}", T, E, k),
+                             host_f32(weights, T * k), rw, 1e-4));
+      kernels::router_backward(logits.get<float>(), indices.get<std::int32_t>(), dweights.get<float>(),
+                               dlogits.get<float>(), T, E, k, stream_);
+      r.push_back(make_check(fmt::format("router_softmax_topk backward T={} E={} k={}", T, E, k),
+                             host_f32(dlogits, T * E), reference::router_backward(hl, ri, hdw, T, E, k), 1e-4));
+    }
+  });
+  guarded(r, {"dispatch_gather", "combine_scatter_add"}, [&] {
+    for (const std::int64_t H : {std::int64_t{72}, std::int64_t{30}}) {  // gather / combine
+      const std::int64_t T = 20, k = combine_top_k, R = T * k;
+      std::vector<std::int32_t> hsrc, hperm;
+      auto src = random_indices(R, T, &hsrc);
+      auto perm = permutation(R, &hperm);
+      auto x = random_bf16(T * H), rows = random_bf16(R * H), weights = random_f32(R), dout = random_bf16(T * H);
+      auto gathered = bf16_out(R * H), combined = bf16_out(T * H), summed = bf16_out(T * H), drows = bf16_out(R * H);
+      kernels::gather_rows(x.get<bf16_bits>(), src.get<std::int32_t>(), gathered.get<bf16_bits>(), R, H, stream_);
+      kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
+                            combined.get<bf16_bits>(), T, k, H, stream_);
+      kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), nullptr, summed.get<bf16_bits>(), T, k, H,
+                            stream_);
+      kernels::combine_rows_backward(dout.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
+                                     drows.get<bf16_bits>(), T, k, H, stream_);
+      const auto hx = host_bf16(x, T * H), hrows = host_bf16(rows, R * H), hdout = host_bf16(dout, T * H);
+      const auto hw = host_f32(weights, R);
+      r.push_back(make_check(fmt::format("dispatch_gather forward rows={} H={}", R, H), host_bf16(gathered, R * H),
+                             reference::gather(hx, hsrc, H), 1e-6));
+      r.push_back(make_check(fmt::format("combine_scatter_add forward rows={} H={}", R, H), host_bf16(combined, T * H),
+                             reference::combine(hrows, hperm, hw, T, k, H)));
+      r.push_back(make_check(fmt::format("dispatch_gather backward rows={} H={}", R, H), host_bf16(summed, T * H),
+                             reference::combine(hrows, hperm, {}, T, k, H)));
+      r.push_back(make_check(fmt::format("combine_scatter_add backward rows={} H={}", R, H), host_bf16(drows, R * H),
+                             reference::combine_backward(hdout, hperm, hw, T, k, H, R)));
+    }
+  });
 #if BUDGET_PROFILER_HAS_CUDNN
-  // cuDNN SDPA forward and backward, grouped K/V then plain, against float64.
-  for (const std::int64_t kv : {std::int64_t{2}, std::int64_t{4}}) {
-    const SdpaShape s{2, 64, 4, kv, 64};
-    const reference::AttentionShape rs{s.docs, s.len, s.heads, s.kv_heads, s.head_dim};
-    const std::string name = fmt::format("attention docs=2 len=64 heads=4 kv_heads={} d=64 (cuDNN)", kv);
-    try {
-      const CudnnSdpa& fwd = sdpa_plan(s, false);
-      const CudnnSdpa& bwd = sdpa_plan(s, true);
-      auto b = attention_buffers(s);
-      DeviceBuffer ws(static_cast<std::size_t>(std::max<std::int64_t>(fwd.workspace_bytes(), 1)));
-      fwd.run(b.view(), ws.get(), stream_);
-      const std::int64_t tq = s.docs * s.len * s.heads * s.head_dim, tk = s.docs * s.len * s.kv_heads * s.head_dim;
-      const auto hq = host_bf16(b.q, tq), hk = host_bf16(b.k, tk), hv = host_bf16(b.v, tk), hdo = host_bf16(b.dout, tq);
-      r.push_back(make_check(name + " forward O", host_bf16(b.o, tq), reference::attention_forward(rs, hq, hk, hv)));
-      DeviceBuffer bws(static_cast<std::size_t>(std::max<std::int64_t>(bwd.workspace_bytes(), 1)));
-      bwd.run(b.view(), bws.get(), stream_);
-      reference::Vec dq, dk, dv;
-      reference::attention_backward(rs, hq, hk, hv, hdo, dq, dk, dv);
-      r.push_back(make_check(name + " backward dQ", host_bf16(b.dq, tq), dq));
-      r.push_back(make_check(name + " backward dK", host_bf16(b.dk, tk), dk));
-      r.push_back(make_check(name + " backward dV", host_bf16(b.dv, tk), dv));
-    } catch (const CudnnRefused& e) {
-      // A refusal is reported, not failed: timing then records refused rows or the fallback.
-      r.push_back(CheckResult{"attention", name, 0.0, 0.0, true, std::string("refused by cuDNN, not checked: ") + e.what()});
+  guarded(r, {"attention"}, [&] {
+    // cuDNN SDPA forward and backward, grouped K/V then plain, against float64.
+    for (const std::int64_t kv : {std::int64_t{2}, std::int64_t{4}}) {
+      const SdpaShape s{2, 64, 4, kv, 64};
+      const reference::AttentionShape rs{s.docs, s.len, s.heads, s.kv_heads, s.head_dim};
+      const std::string name = fmt::format("attention docs=2 len=64 heads=4 kv_heads={} d=64 (cuDNN)", kv);
+      try {
+        const CudnnSdpa& fwd = sdpa_plan(s, false);
+        const CudnnSdpa& bwd = sdpa_plan(s, true);
+        auto b = attention_buffers(s);
+        DeviceBuffer ws(static_cast<std::size_t>(std::max<std::int64_t>(fwd.workspace_bytes(), 1)));
+        fwd.run(b.view(), ws.get(), stream_);
+        const std::int64_t tq = s.docs * s.len * s.heads * s.head_dim, tk = s.docs * s.len * s.kv_heads * s.head_dim;
+        const auto hq = host_bf16(b.q, tq), hk = host_bf16(b.k, tk), hv = host_bf16(b.v, tk),
+                   hdo = host_bf16(b.dout, tq);
+        r.push_back(make_check(name + " forward O", host_bf16(b.o, tq), reference::attention_forward(rs, hq, hk, hv)));
+        DeviceBuffer bws(static_cast<std::size_t>(std::max<std::int64_t>(bwd.workspace_bytes(), 1)));
+        bwd.run(b.view(), bws.get(), stream_);
+        reference::Vec dq, dk, dv;
+        reference::attention_backward(rs, hq, hk, hv, hdo, dq, dk, dv);
+        r.push_back(make_check(name + " backward dQ", host_bf16(b.dq, tq), dq));
+        r.push_back(make_check(name + " backward dK", host_bf16(b.dk, tk), dk));
+        r.push_back(make_check(name + " backward dV", host_bf16(b.dv, tk), dv));
+      } catch (const CudnnRefused& e) {
+        // A refusal is reported, not failed: timing then records refused rows or the fallback.
+        r.push_back(
+            CheckResult{"attention", name, 0.0, 0.0, true, std::string("refused by cuDNN, not checked: ") + e.what()});
+      }
     }
-  }
+  });
 #endif
   return r;
 }
@@ -588,7 +634,8 @@ std::unique_ptr<Timer> make_cuda_timer(const LaunchPlan& plan) {
     cudaGetLastError();  // clear the sticky-free error state of the failed query
     throw NoGpuError(fmt::format(
         "no CUDA GPU is usable on this machine ({}), so budget-profile cannot measure anything here; run it on a "
-        "machine with a GPU, or use --dry-run to see the plan", why));
+        "machine with a GPU, or use --dry-run to see the plan",
+        why));
   }
   return std::make_unique<CudaTimer>(plan);
 }

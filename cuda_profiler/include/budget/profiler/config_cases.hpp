@@ -41,7 +41,10 @@ struct StepPlan {
 };
 
 /// The step's ops. `tokens_per_step` must be a positive multiple of the workload's seq_len.
-/// Throws budget::Error for configs it cannot express (e.g. an op kind it does not know).
+/// Throws budget::Error for configs it cannot express: multi-head latent attention (query/key and
+/// value head widths differ) and sliding-window attention are not measured, nor op kinds it does
+/// not know. MLA's projections are plain GEMMs; multi-token-prediction modules are left out, as
+/// the time model leaves them out.
 StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int64_t tokens_per_step);
 
 /// Σ count·ms over the step's ops with `ms_of(op)` giving each op case's time.

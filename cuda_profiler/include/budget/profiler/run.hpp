@@ -27,8 +27,11 @@ struct MeasuredRow {
 std::vector<MeasuredRow> time_cases(const std::vector<OpCase>& cases, Timer& timer,
                                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress = {});
 /// The same, appending to `rows` as it goes, so that what was measured before an exception is kept.
+/// A case whose timing throws CaseFailed is left out and described in `failures` ("label: why")
+/// when given (else the exception propagates).
 void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector<MeasuredRow>& rows,
-                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress = {});
+                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress = {},
+                     std::vector<std::string>* failures = nullptr);
 
 /// The ops whose correctness checks failed (their cases must not be timed).
 std::set<std::string> failed_ops(const std::vector<CheckResult>& checks);

@@ -8,6 +8,7 @@
 ///    for tests and `--simulate`. Its numbers are labelled as simulated wherever they are written.
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ struct CheckResult {
   double tolerance = 0.0;
   bool passed = false;
   std::string note;        ///< e.g. "refused by cuDNN" for an unchecked backend
+};
+
+/// Thrown by Timer::time() when one case could not be timed (a library call failed for that
+/// shape) but the device is still usable: the runner records it and goes on.
+class CaseFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class Timer {
