@@ -150,15 +150,29 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   const GridCell& cell = pick_cell(grid, o.cell);
   const Ablation kind = o.ablation == "span" ? Ablation::span : o.ablation == "repeats" ? Ablation::repeats : Ablation::depth;
   const std::vector<AblationPoint> points = run_ablation(kind, cell.baseline, workload, paper_sparsity(cell));
+  // With a profile: each point's matched config's predicted time per token / the baseline's.
+  std::optional<TimeModel> model;
+  std::vector<std::optional<double>> ratios(points.size());
+  if (!o.calibration_path.empty()) {
+    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+    const double base = predict_step_time(*model, cell.baseline, workload).seconds_per_token;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (!points[i].result.candidates.empty()) {
+        ratios[i] = predict_step_time(*model, points[i].result.candidates.front().config, workload).seconds_per_token / base;
+      }
+    }
+  }
   if (o.format == OutputFormat::json) {
     using json = nlohmann::ordered_json;
     json out_points = json::array();
-    for (const auto& p : points) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const auto& p = points[i];
       out_points.push_back({{"label", p.label},
                             {"num_layers", p.num_layers},
                             {"loop", p.loop.describe()},
                             {"matched", p.result.candidates.empty() ? json(nullptr) : candidate_json(p.result.candidates.front())},
                             {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)}});
+      if (model) out_points.back()["time_ratio"] = ratios[i] ? json(*ratios[i]) : json(nullptr);
     }
     std::cout << json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
                       {"baseline", config_json(cell.baseline)}, {"points", out_points}}
@@ -172,17 +186,22 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   t.add_column("heads×dim (KV)", Align::left);
   t.add_column("experts×width", Align::left);
   for (const char* h : {"FLOPs", "params", "KV", "max dev", "active", "sparsity", "paper loss"}) t.add_column(h);
-  for (const auto& p : points) {
+  if (model) t.add_column("time ×");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    std::vector<std::string> cells;
     if (p.result.candidates.empty()) {
-      t.add_row({p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""});
-      continue;
-    }
-    const Candidate& c = p.result.candidates.front();
-    t.add_row({p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
+      cells = {p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""};
+    } else {
+      const Candidate& c = p.result.candidates.front();
+      cells = {p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
                std::to_string(c.config.hidden_size), heads_text(c.config.attention), ffn_text(c.config.ffn),
                signed_percent(c.deviation.flops), signed_percent(c.deviation.params), signed_percent(c.deviation.kv),
                percent(c.deviation.max_abs()), si(static_cast<double>(c.budgets.non_embedding_params_active)),
-               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""});
+               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""};
+    }
+    if (model) cells.push_back(ratios[i] ? time_ratio_text(*ratios[i]) : "-");
+    t.add_row(std::move(cells));
   }
   const std::string title = fmt::format("{} ablation around {} (every point budget-matched to it){}", o.ablation,
                                         cell.baseline.name, paper_sparsity(cell) ? fmt::format("; paper losses at S≈{}%", *paper_sparsity(cell)) : "");
@@ -256,7 +275,11 @@ void run_grid(const GridOptions& o) {
     throw Error("--rank-by time and --max-time-ratio need --calibration P.json", o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
   }
   if (!o.ablation.empty()) {
-    if (!o.calibration_path.empty()) throw Error("--calibration is not supported with --ablation yet", "--calibration");
+    if (o.rank_by != "budget" || o.max_time_ratio > 0) {
+      throw Error("--rank-by time and --max-time-ratio apply to the grid, not to --ablation (ablation points show "
+                  "their time ratio with --calibration)",
+                  o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+    }
     run_ablation_command(o, grid, workload);
     return;
   }
