@@ -5,6 +5,7 @@
 #include "budget/calibration.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 
