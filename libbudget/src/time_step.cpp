@@ -175,10 +175,14 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
       case OpKind::attention_scores: {
         const std::int64_t L = equivalent_doc_len(attended_keys_of(op), w);
         const std::int64_t docs = std::max<std::int64_t>(1, T / L);
-        const CalibrationRow a =
-            query_row("attention", "",
-                      {{"docs", docs}, {"doc_len", L}, {"tokens", T}, {"num_heads", c.attention.num_heads},
-                       {"num_kv_heads", c.attention.num_kv_heads}, {"head_dim", c.attention.head_dim}});
+        // MLA trains in the non-absorbed form: every head has its own key (qk_nope + qk_rope) and
+        // value (v_head_dim) after the kv up-projection, so the kernel runs num_heads KV heads.
+        const std::int64_t kv_heads = c.attention.mla ? c.attention.num_heads : c.attention.num_kv_heads;
+        std::map<std::string, std::int64_t> shape{{"docs", docs},           {"doc_len", L},
+                                                  {"tokens", T},            {"num_heads", c.attention.num_heads},
+                                                  {"num_kv_heads", kv_heads}, {"head_dim", c.attention.head_dim}};
+        if (op.value_features > 0 && op.value_features != c.attention.head_dim) shape["v_head_dim"] = op.value_features;
+        const CalibrationRow a = query_row("attention", "", shape);
         // The backend is chosen per query; record it for the report.
         const TimePrediction probe = model.predict(query_row(a.op, "forward+backward", a.shape));
         st.attention_backend = probe.backend;

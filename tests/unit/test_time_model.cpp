@@ -264,6 +264,50 @@ TEST_CASE("time model: a dense plain-FFN model and a plain expert FFN (hand coun
   }
 }
 
+TEST_CASE("time model: sliding-window layers and MLA are timed from their own ops", "[time]") {
+  const TimeModel model(load_calibration_profile(shipped_profile));
+  Workload w = paper_workload();
+  ArchConfig full = paper_grid().cells[6].baseline;  // 200M, 12 layers, 10×128 (KV 2)
+  const StepTime t_full = predict_step_time(model, full, w);
+  // Every other layer attends a 128-key window: those layers' attention keys are at most 128
+  // (not the workload's 400), so the attention time falls and nothing else changes.
+  ArchConfig hybrid = full;
+  hybrid.attention.sliding_window = 128;
+  hybrid.attention.layer_types.clear();
+  for (int i = 0; i < 12; ++i) {
+    hybrid.attention.layer_types.push_back(i % 2 == 0 ? LayerAttention::sliding : LayerAttention::full);
+  }
+  validate(hybrid);
+  const StepTime t_hybrid = predict_step_time(model, hybrid, w);
+  const auto attention_seconds = [](const StepTime& t) {
+    double s = 0;
+    for (const auto& op : t.by_op) {
+      if (op.kind == OpKind::attention_scores) s += op.seconds_per_step;
+    }
+    return s;
+  };
+  CHECK(attention_seconds(t_hybrid) < attention_seconds(t_full));
+  CHECK(t_hybrid.seconds_per_step - attention_seconds(t_hybrid) ==
+        Approx(t_full.seconds_per_step - attention_seconds(t_full)).epsilon(1e-12));
+
+  // MLA: the four projections are GEMMs of the step; the attention runs every head's own K and V.
+  ArchConfig mla = full;
+  mla.attention.mla = MlaConfig{512, 256, 64, 32, 64};
+  mla.attention.num_heads = 10;
+  mla.attention.num_kv_heads = 1;
+  mla.attention.head_dim = 96;  // qk_nope 64 + qk_rope 32
+  validate(mla);
+  const StepTime t_mla = predict_step_time(model, mla, w);
+  std::map<OpKind, double> seconds;
+  for (const auto& op : t_mla.by_op) seconds[op.kind] = op.seconds_per_step;
+  for (OpKind k : {OpKind::q_down_projection, OpKind::q_up_projection, OpKind::kv_down_projection,
+                   OpKind::kv_up_projection, OpKind::attention_scores}) {
+    CHECK(seconds[k] > 0);
+  }
+  CHECK(seconds.count(OpKind::qkv_projection) == 0);
+  CHECK(std::isfinite(t_mla.seconds_per_step));
+}
+
 TEST_CASE("time model: memory-bound ops are in the op list with bytes and no FLOPs or parameters", "[time][ops]") {
   const ArchConfig c = test::toy_moe();
   const auto ops = layer_ops(c, test::toy_workload());
