@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "budget/accounting.hpp"
+#include "budget/attention_cost.hpp"
 #include "budget/config_hf.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
@@ -232,6 +233,7 @@ TEST_CASE("families: Mistral-7B-v0.1 is 7.3B with sliding-window attention on ev
   // (4096·4097/2 + 4096·4096)/8192 = 3072.25 (full attention: 4096.5).
   const std::vector<Op> ops = layer_ops(c, causal_workload(8192));
   CHECK(find(ops, OpKind::attention_scores)->forward_flops == 4.0 * 4096 * 3072.25);
+  CHECK(causal_context_keys(8192, 4096) == 25'167'872);  // the workload model's count: 3072.25·8192
   CHECK(find(ops, OpKind::attention_scores)->physical_layers == 32);
 }
 
