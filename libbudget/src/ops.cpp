@@ -64,6 +64,8 @@ void add_bias(Op& op, std::int64_t stored, std::int64_t active) {
 double sliding_keys(double keys, std::int64_t window, const Workload& w) {
   const double win = static_cast<double>(window);
   if (w.attention_mask == AttentionMask::causal && window < w.seq_len) {
+    // K_w(n)/n, K_w(n) = Σ_{i=1..n} min(i, w) as causal_context_keys() (attention_cost.hpp) counts
+    // it, in floating point: seq_len may reach 2^40, beyond that function's 2^31.
     const double n = static_cast<double>(w.seq_len);
     return (win * (win + 1.0) / 2.0 + (n - win) * win) / n;
   }

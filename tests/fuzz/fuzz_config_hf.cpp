@@ -1,5 +1,5 @@
-// Hugging Face config.json: parse_hf_config() directly (Llama, Mixtral, Qwen-MoE, OLMoE,
-// DeepSeek-MoE families). Accepted configs must account to finite budgets.
+// Hugging Face config.json: parse_hf_config() directly (every supported family, MLA, sliding-window
+// layers, multimodal wrappers; docs/config.md). Accepted configs must account to finite budgets.
 #include <cmath>
 
 #include "budget/accounting.hpp"

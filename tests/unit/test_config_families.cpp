@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "budget/accounting.hpp"
+#include "budget/attention_cost.hpp"
 #include "budget/config_hf.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
@@ -232,6 +233,7 @@ TEST_CASE("families: Mistral-7B-v0.1 is 7.3B with sliding-window attention on ev
   // (4096·4097/2 + 4096·4096)/8192 = 3072.25 (full attention: 4096.5).
   const std::vector<Op> ops = layer_ops(c, causal_workload(8192));
   CHECK(find(ops, OpKind::attention_scores)->forward_flops == 4.0 * 4096 * 3072.25);
+  CHECK(causal_context_keys(8192, 4096) == 25'167'872);  // the workload model's count: 3072.25·8192
   CHECK(find(ops, OpKind::attention_scores)->physical_layers == 32);
 }
 
@@ -651,4 +653,32 @@ TEST_CASE("families: an all-sliding baseline cannot have its KV matched", "[matc
   loop.repeats = 2;
   CHECK_THROWS_WITH(match(base, loop, paper_workload(), default_constraints(base), 1),
                     Catch::Contains("keeps no per-token KV cache"));
+}
+
+TEST_CASE("families: a hybrid baseline is matched on its full-attention KV cache", "[match][hybrid]") {
+  // 8 layers, layers 5–8 sliding (window 512): a loop over 3–6 re-runs two full and two sliding layers.
+  const ArchConfig base = parse_arch_config(R"({"name": "hybrid", "hidden_size": 512, "num_layers": 8,
+      "attention": {"num_heads": 8, "head_dim": 64, "num_kv_heads": 2, "sliding_window": 512,
+                    "layer_types": ["full", "full", "full", "full", "sliding", "sliding", "sliding", "sliding"]},
+      "ffn": {"num_experts": 32, "top_k": 4, "expert_dim": 256}})",
+                                            "hybrid.json");
+  // KV per token: 4 full layers · 2·2·64 = 1,024; windows: 4 · 256 · min(512, 4096) = 524,288.
+  const Budgets b = account(base, paper_workload());
+  CHECK(b.kv_elements_per_token == 1024);
+  CHECK(b.kv_window_elements_per_sequence == 524'288);
+  MatchConstraints c = default_constraints(base);
+  c.num_layers = {6, 10, 1};  // other depths than the baseline's are skipped (layer kinds are per layer)
+  LoopSpec loop;
+  loop.first = 3;
+  loop.last = 6;
+  loop.repeats = 2;
+  const MatchResult r = match(base, loop, paper_workload(), c, 3);
+  REQUIRE(r.summary.feasible);
+  for (const Candidate& cand : r.candidates) {
+    CHECK(cand.config.num_layers == 8);
+    CHECK(cand.config.attention.layer_types == base.attention.layer_types);
+    // Full executions: layers 1, 2 once, 3, 4 twice = 6; KV = 6 · 2·kv_heads·head_dim.
+    CHECK(cand.budgets.kv_elements_per_token == 6 * 2 * cand.config.attention.kv_width());
+    CHECK(cand.deviation.kv == Approx(static_cast<double>(cand.budgets.kv_elements_per_token) / 1024.0 - 1.0));
+  }
 }

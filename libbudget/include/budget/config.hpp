@@ -28,7 +28,11 @@ struct MlaConfig {
   std::int64_t v_head_dim = 0;
 
   std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
-  bool operator==(const MlaConfig&) const = default;
+  bool operator==(const MlaConfig& o) const {  // written out: public headers stay C++17
+    return q_lora_rank == o.q_lora_rank && kv_lora_rank == o.kv_lora_rank &&
+           qk_nope_head_dim == o.qk_nope_head_dim && qk_rope_head_dim == o.qk_rope_head_dim &&
+           v_head_dim == o.v_head_dim;
+  }
 };
 
 /// Query/key normalisation weights: none; one head_dim vector each for queries and keys (Qwen3:
