@@ -220,7 +220,7 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
                       {"description", grid.description}, {"loop", loop.describe()},
                       {"workload", workload_json(workload)}, {"profile", profile_label(model)},
                       {"rank_by", o.rank_by}, {"cells", cells}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return;
   }
