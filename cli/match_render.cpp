@@ -20,7 +20,8 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
       {"proportion_distance", c.proportion_distance}};
 }
 
-nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, const Workload& workload) {
+nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, const Workload& workload,
+                                  bool timings) {
   using json = nlohmann::ordered_json;
   json candidates = json::array();
   for (const auto& c : r.candidates) candidates.push_back(candidate_json(c));
@@ -33,7 +34,8 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                {"space_size", r.summary.space_size},
                {"structures", r.summary.structures},
                {"closed_form_solves", r.summary.evaluated},
-               {"seconds", r.summary.seconds},
+               // null unless --timings: wall-clock time would make outputs differ between runs.
+               {"seconds", timings ? json(r.summary.seconds) : json(nullptr)},
                {"message", r.summary.message},
                {"notes", r.summary.notes},
                {"infeasible", infeasible},

@@ -11,7 +11,9 @@
 namespace budget::cli {
 
 nlohmann::ordered_json candidate_json(const Candidate& candidate);
-nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loop, const Workload& workload);
+/// `timings`: summary.seconds is the wall-clock time; else null, so that outputs are byte-identical.
+nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loop, const Workload& workload,
+                                  bool timings = false);
 /// `time_ratios` (optional, parallel to the candidates): predicted time per token / the
 /// baseline's, shown as a "time ×" column.
 std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload,

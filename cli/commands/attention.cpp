@@ -75,6 +75,7 @@ std::string option_for_field(const std::string& path) {
   if (path == "/sliding_window") return "--sliding-window";
   if (path == "/forward_tile") return "--tile";
   if (path == "/backward_tile") return "--bwd-tile";
+  if (path == "/samples") return "--samples";
   return "budget-match attention";
 }
 
@@ -165,7 +166,13 @@ AttentionReport build_report(const AttentionOptions& o) {
   if (run_simulation) {
     DocLengthsSpec simulation = r.spec;
     simulation.method = CostMethod::simulation;
-    r.simulation = evaluate_doc_lengths(simulation, r.geometry).simulation;
+    try {
+      r.simulation = evaluate_doc_lengths(simulation, r.geometry).simulation;
+    } catch (const Error& e) {
+      if (!e.source().empty() || e.path().empty()) throw;
+      if (r.workload) throw Error(e.message(), o.workload_path, "/doc_lengths" + e.path());
+      throw Error(e.message(), option_for_field(e.path()));
+    }
   }
   return r;
 }
@@ -376,7 +383,7 @@ void print_text(const AttentionReport& r, bool markdown) {
 void run_attention(const AttentionOptions& o) {
   const AttentionReport r = build_report(o);
   if (o.format == OutputFormat::json) {
-    std::cout << report_json(r).dump(2) << "\n";
+    std::cout << report_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_text(r, o.format == OutputFormat::markdown);
   }
@@ -406,11 +413,12 @@ void add_attention_command(CLI::App& app) {
   auto* order =
       cmd->add_option("--order", o->order, "Packing order of --lengths: given (streamed) or shuffled (held in memory)")
           ->check(CLI::IsMember({"given", "shuffled"}));
-  auto* seed = cmd->add_option("--seed", o->seed, "Seed for shuffling and sampling (default 0)");
+  auto* seed = cmd->add_option("--seed", o->seed, "Seed for shuffling and sampling (default 0)")
+                   ->check(CLI::NonNegativeNumber);
   auto* samples =
       cmd->add_option("--samples", o->samples,
                       "Documents drawn to simulate a --dist or --histogram (default 1000000; 0: expectation only)")
-          ->check(CLI::Range(std::int64_t{0}, max_document_length));
+          ->check(CLI::Range(std::int64_t{0}, max_simulated_documents));
   auto* method =
       cmd->add_option(
              "--method", o->method,

@@ -14,6 +14,7 @@
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
+#include "output_file.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -58,7 +59,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (!o.created.empty()) profile.source.created = o.created;
   if (!o.notes.empty()) profile.source.notes = o.notes;
   if (!o.out_path.empty()) {
-    write_calibration_profile(profile, o.out_path);
+    write_output_file(o.out_path, calibration_profile_to_json(profile));
     if (o.format != OutputFormat::json) {
       std::cerr << fmt::format("wrote {} rows ({}, {}) to {}\n", profile.rows.size(), profile.device.name,
                                profile.source.tool, o.out_path);
@@ -86,7 +87,7 @@ void run_calibrate(const CalibrateOptions& o) {
                                    {"p90_relative_error", v.p90_relative_error},
                                    {"max_relative_error", v.max_relative_error}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   const Table t = validation_table(rows);
@@ -108,7 +109,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--notes", o->notes, "source.notes of the written profile");
   cmd->add_flag("--validate", o->validate,
                 "Fit the time model on a random half of the measured shapes and print its error on the other half");
-  cmd->add_option("--seed", o->seed, "Seed of the random halves (default 1)");
+  cmd->add_option("--seed", o->seed, "Seed of the random halves (default 1)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--neighbours", o->neighbours,
                   "With --validate: nearest measured shapes whose residuals correct the fit (default 6; 0: the fit alone)")
       ->check(CLI::Range(0, 1000));

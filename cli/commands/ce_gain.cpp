@@ -35,6 +35,8 @@ constexpr int ce_gain_schema_version = 1;
 struct CeGainOptions {
   std::string target_path;
   std::string reference_path;
+  std::vector<std::string> budgets_text;  // --C as given (parse_number_list)
+  std::vector<std::string> sparsities_text;
   std::vector<double> budgets;
   std::vector<double> sparsities;
   std::string data_path;
@@ -270,18 +272,24 @@ void run_ce_gain(const CeGainOptions& o) {
   check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   const CoefficientsFile target = read_law(o.target_path);
   const CoefficientsFile reference = read_law(o.reference_path);
+  warn_extrapolation(target.fit_summary_json, o.target_path, o.budgets);
+  warn_extrapolation(reference.fit_summary_json, o.reference_path, o.budgets);
   const GainQuery query{o.budgets, o.sparsities};
   BootstrapNote note;
   // The files alone first, so that a gain that does not exist is reported as the files' problem.
   GainReport report = gain_report(law_from_file(target), law_from_file(reference), query);
   if (!o.data_path.empty()) report = run_with_data(o, target, reference, query, note);
   switch (o.format) {
-    case OutputFormat::json: std::cout << report_json(report, o, note).dump(2) << "\n"; return;
+    case OutputFormat::json: std::cout << report_json(report, o, note).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; return;
     case OutputFormat::csv: std::cout << csv_table(report).render_csv(); return;
     case OutputFormat::table:
     case OutputFormat::markdown: print_text(report, o, query, note); return;
   }
 }
+
+/// Most bootstrap resamples (docs/reliability.md): each refits both laws (a few ms), so 20,000 is
+/// minutes of work, shown as progress on a terminal; intervals stop improving long before.
+constexpr std::size_t max_resamples = 20000;
 
 void add_ce_gain_command(CLI::App& app) {
   auto options = std::make_shared<CeGainOptions>();
@@ -290,8 +298,8 @@ void add_ce_gain_command(CLI::App& app) {
   cmd->add_option("--target", options->target_path, "Coefficients JSON of the target architecture")->required();
   cmd->add_option("--reference", options->reference_path, "Coefficients JSON of the reference architecture")
       ->required();
-  cmd->add_option("--C", options->budgets, "Target budgets in FLOPs, comma-separated")->required()->delimiter(',');
-  cmd->add_option("--S", options->sparsities, "Sparsities in [0, 1), comma-separated")->required()->delimiter(',');
+  cmd->add_option("--C", options->budgets_text, "Target budgets in FLOPs, comma-separated")->required();
+  cmd->add_option("--S", options->sparsities_text, "Sparsities in [0, 1), comma-separated")->required();
   CLI::Option* data = cmd->add_option(
       "--bootstrap", options->data_path,
       "Loss CSV the laws were fitted on: bootstrap intervals over its cells, and per-domain gains");
@@ -302,17 +310,22 @@ void add_ce_gain_command(CLI::App& app) {
       ->needs(data);
   cmd->add_option("--resamples", options->resamples, "Bootstrap resamples B (0: per-domain gains only)")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1000000}))
+      ->check(CLI::Range(std::size_t{0}, std::size_t{max_resamples}))
       ->needs(data);
   cmd->add_option("--seed", options->seed, "Bootstrap seed (results are identical for any --threads)")
       ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
       ->needs(data);
   cmd->add_option("--threads", options->threads, "Bootstrap threads (0: all hardware threads)")
       ->capture_default_str()
       ->check(CLI::Range(0u, 1024u))
       ->needs(data);
   add_format_option(*cmd, options->format, all_formats());
-  cmd->callback([options] { run_ce_gain(*options); });
+  cmd->callback([options] {
+    options->budgets = parse_number_list(options->budgets_text, "--C");
+    options->sparsities = parse_number_list(options->sparsities_text, "--S");
+    run_ce_gain(*options);
+  });
 }
 
 const CommandRegistration registration{"ce-gain", 52, &add_ce_gain_command};

@@ -71,7 +71,7 @@ void run_compare(const CompareOptions& o) {
                                         {"workload", workload_json(workload)},
                                         {"reference", ref},
                                         {"configs", list}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return;
   }

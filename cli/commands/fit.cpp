@@ -16,6 +16,7 @@
 #include "budget/scaling_fit.hpp"
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
+#include "output_file.hpp"
 #include "output_format.hpp"
 #include "plots.hpp"
 #include "table.hpp"
@@ -136,10 +137,7 @@ void write_coefficients(const FitCommandOptions& o, const std::vector<ArchLaw>& 
     file.coefficients = law.overall.coefficients;
     file.fit_summary_json = to_json(law.overall.summary);
     const std::string path = out_path_for(o.out_path, law.arch, laws.size());
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error("cannot open the file for writing", path);
-    out << coefficients_to_json(file);
-    if (!out) throw Error("error while writing the file", path);
+    write_output_file(path, coefficients_to_json(file));
   }
 }
 
@@ -168,7 +166,7 @@ void run_fit(const FitCommandOptions& o) {
                                {"parameters_column", data.parameters_column},
                                {"fits", nlohmann::ordered_json::array()}};
     for (const auto& law : laws) out["fits"].push_back(arch_json(law, data.parameters_column));
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   print_tables(o, data, laws);

@@ -21,6 +21,7 @@
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
 #include "gnuplot.hpp"
+#include "output_file.hpp"
 #include "scaling_args.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
@@ -32,6 +33,8 @@ constexpr int frontier_schema_version = 1;
 
 struct FrontierCommandOptions {
   std::vector<std::string> coefficient_paths;
+  std::vector<std::string> budgets_text;  // --C as given (parse_number_list)
+  std::vector<std::string> sparsities_text;
   std::vector<double> budgets;
   std::vector<double> sparsities;
   std::string plot_path;
@@ -152,13 +155,14 @@ void run_frontier(const FrontierCommandOptions& o) {
   for (const auto& path : o.coefficient_paths) {
     Law law{path, read_coefficients_file(path)};
     validate_coefficients(law.file.coefficients, path);
+    warn_extrapolation(law.file.fit_summary_json, path, o.budgets);
     laws.push_back(std::move(law));
   }
   if (!o.plot_path.empty()) plot_frontiers(laws, o);
 
   switch (o.format) {
     case OutputFormat::json:
-      std::cout << frontier_json(laws, o).dump(2) << "\n";
+      std::cout << frontier_json(laws, o).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       return;
     case OutputFormat::csv:
       std::cout << frontier_table(laws, o, true).render_csv();
@@ -181,11 +185,15 @@ void add_frontier_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("frontier", "Compute-optimal frontier of fitted scaling laws: F*, D*, L*, TPP");
   cmd->add_option("coefficients", options->coefficient_paths, "Coefficients JSON files (from `fit --out`)")
       ->required();
-  cmd->add_option("--C", options->budgets, "Training budgets in FLOPs, comma-separated")->required()->delimiter(',');
-  cmd->add_option("--S", options->sparsities, "Sparsities in [0, 1), comma-separated")->required()->delimiter(',');
+  cmd->add_option("--C", options->budgets_text, "Training budgets in FLOPs, comma-separated")->required();
+  cmd->add_option("--S", options->sparsities_text, "Sparsities in [0, 1), comma-separated")->required();
   cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this .svg or .png file (needs gnuplot)");
   add_format_option(*cmd, options->format, all_formats());
-  cmd->callback([options] { run_frontier(*options); });
+  cmd->callback([options] {
+    options->budgets = parse_number_list(options->budgets_text, "--C");
+    options->sparsities = parse_number_list(options->sparsities_text, "--S");
+    run_frontier(*options);
+  });
 }
 
 const CommandRegistration registration{"frontier", 51, &add_frontier_command};

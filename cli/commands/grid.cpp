@@ -176,7 +176,7 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
     }
     std::cout << json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
                       {"baseline", config_json(cell.baseline)}, {"points", out_points}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return;
   }
@@ -240,7 +240,7 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
                       {"description", grid.description}, {"loop", loop.describe()},
                       {"workload", workload_json(workload)}, {"profile", profile_label(model)},
                       {"rank_by", o.rank_by}, {"cells", cells}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return;
   }
@@ -294,7 +294,7 @@ void run_grid(const GridOptions& o) {
   const std::vector<GridRow> rows = match_grid(grid, loop, workload, o.constraints_path);
   if (!o.plot_path.empty()) plot_grid_deviations(rows, o.plot_path);
   switch (o.format) {
-    case OutputFormat::json: std::cout << grid_json(grid, rows, loop, workload).dump(2) << "\n"; break;
+    case OutputFormat::json: std::cout << grid_json(grid, rows, loop, workload).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; break;
     case OutputFormat::markdown: std::cout << grid_table(rows).render_markdown(); break;
     case OutputFormat::csv: std::cout << grid_table(rows).render_csv(); break;
     case OutputFormat::table: {

@@ -3,6 +3,8 @@
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
+#include <charconv>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "command_registry.hpp"
 #include "config_export.hpp"
 #include "match_render.hpp"
+#include "output_file.hpp"
 #include "output_format.hpp"
 #include "time_render.hpp"
 
@@ -43,6 +46,9 @@ struct MatchOptions {
   std::string rank_by = "budget";
   double max_time_ratio = 0;  // 0: no cap
   std::string attention_backend = "auto";
+  bool timings = false;
+  std::int64_t max_structures = 0;  // 0: the constraints' (default MatchConstraints::default_max_structures)
+  std::int64_t max_work = 0;
 };
 
 nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
@@ -93,8 +99,18 @@ LoopSpec loop_spec(const MatchOptions& o) {
                               o.loop_range),
                   "--loop");
     }
-    spec.first = std::stoll(m[1]);
-    spec.last = std::stoll(m[2]);
+    const auto layer = [&](const std::string& digits) {
+      std::int64_t value = 0;
+      const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() || value > max_dimension) {
+        throw Error(fmt::format("layer {} in \"{}\" is out of range; allowed: layers 1 to {}", digits, o.loop_range,
+                                max_dimension),
+                    "--loop");
+      }
+      return value;
+    };
+    spec.first = layer(m[1]);
+    spec.last = layer(m[2]);
     if (spec.first < 1 || spec.last < spec.first) {
       throw Error(fmt::format("layer range {}–{} is empty or starts below 1", spec.first, spec.last), "--loop");
     }
@@ -108,6 +124,8 @@ void run_match(const MatchOptions& o) {
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
   MatchConstraints constraints = default_constraints(baseline);
   if (!o.constraints_path.empty()) constraints = load_constraints(o.constraints_path, constraints);
+  if (o.max_structures > 0) constraints.max_structures = o.max_structures;
+  if (o.max_work > 0) constraints.max_work = o.max_work;
   const LoopSpec loop = loop_spec(o);
   std::optional<TimeModel> model;
   if (!o.calibration_path.empty()) {
@@ -131,7 +149,9 @@ void run_match(const MatchOptions& o) {
     }
   } catch (const Error& e) {
     if (e.source().empty() && e.path().rfind("/loop", 0) == 0) throw Error(e.message(), "--loop");
-    if (e.source().empty()) throw e.with_source(o.constraints_path.empty() ? "constraints" : o.constraints_path);
+    if (e.source().empty()) {
+      throw e.with_source(o.constraints_path.empty() ? "default constraints of " + o.baseline_path : o.constraints_path);
+    }
     throw;
   }
   std::vector<ConstraintSensitivity> sensitivity;
@@ -144,7 +164,7 @@ void run_match(const MatchOptions& o) {
       "that requirement; Pareto: no other row has both a smaller deviation and a smaller time ratio)";
   switch (o.format) {
     case OutputFormat::json: {
-      nlohmann::ordered_json out = match_json(result, loop, workload);
+      nlohmann::ordered_json out = match_json(result, loop, workload, o.timings);
       if (timed) {
         out["time"] = {{"profile", profile_label(*model)},
                        {"rank_by", o.rank_by},
@@ -161,7 +181,7 @@ void run_match(const MatchOptions& o) {
       }
       if (o.explain) out["sensitivity"] = sensitivity_json(sensitivity);
       if (o.explain && model) out["alignment"] = alignment_json(alignment);
-      std::cout << out.dump(2) << "\n";
+      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       break;
     }
     case OutputFormat::markdown:
@@ -201,7 +221,7 @@ void run_match(const MatchOptions& o) {
 
 void add_match_options(CLI::App& app) {
   auto o = std::make_shared<MatchOptions>();
-  app.add_option("--baseline", o->baseline_path,
+  auto* baseline = app.add_option("--baseline", o->baseline_path,
                  "Match this baseline config (native JSON): print the looped configs that lock its training "
                  "FLOPs, non-embedding parameters and KV cache");
   auto* loop = app.add_option("--loop", o->loop_range, "Loop layers FIRST-LAST (1-based, inclusive)");
@@ -219,6 +239,17 @@ void add_match_options(CLI::App& app) {
   add_export_target_option(app, "out-format", o->out_format,
                            "Format of --out: native (default), hf, megatron, torchtitan (docs/export.md)")
       ->needs(out);
+  app.add_option("--max-structures", o->max_structures,
+                 fmt::format("Refuse search spaces with more structures than this (default {}; docs/reliability.md)",
+                             MatchConstraints::default_max_structures))
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  app.add_option("--max-work", o->max_work,
+                 fmt::format("Stop a search that needs more work units than this (default {}; docs/reliability.md)",
+                             MatchConstraints::default_max_work))
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
+  app.add_flag("--timings", o->timings,
+               "Add the search's wall-clock time to the JSON summary (\"seconds\"; off by default so that outputs "
+               "are byte-identical across runs)");
   app.add_flag("--explain", o->explain,
                "Also show which constraint binds: the best deviation with each constraint alone relaxed (with "
                "--calibration: and what aligning head_dim/hidden/expert width to 8, 16, 64 costs and saves)");
@@ -232,9 +263,10 @@ void add_match_options(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   app.add_option("--attention-backend", o->attention_backend,
                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
-  app.callback([&app, o] {
+  app.callback([&app, o, baseline] {
     if (!app.get_subcommands().empty()) return;
-    if (o->baseline_path.empty()) return;  // main() prints the help
+    if (baseline->count() == 0) return;  // main() prints the help
+    if (o->baseline_path.empty()) throw Error("the file name is empty; give the path of a baseline config", "--baseline");
     run_match(*o);
   });
 }

@@ -2,7 +2,7 @@
 // The training-run plan of a grid: for every cell, architecture (baseline and matched looped)
 // and decay branch, the tokens seen and the training compute C = F × D of that endpoint.
 
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +14,7 @@
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
+#include "output_file.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -31,15 +32,14 @@ struct PlanOptions {
 /// The scaling-law data file of the plan, loss left empty: one row per endpoint with the columns
 /// `budget-match fit` reads (docs/scaling.md). Fill in the measured losses, then fit.
 void write_data_template(const Plan& plan, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot open file for writing", path);
+  std::ostringstream out;
   out << "# Scaling-law data of a budget-match plan: fill in `loss` (validation loss at each endpoint),\n"
          "# then run `budget-match fit " << path << "`. D = branch_step · tokens_per_step + decay_tokens.\n";
   out << "arch,cell,F,S,D,loss\n";
   for (const auto& e : plan.endpoints) {
     out << fmt::format("{},{},{:.17g},{:.17g},{:.17g},\n", e.arch, e.cell, e.flops_per_token, e.sparsity, e.tokens);
   }
-  if (!out) throw Error("error while writing the file", path);
+  write_output_file(path, out.str());
 }
 
 std::string cell_label(const GridCell& cell) {
@@ -81,7 +81,7 @@ void run_plan(const PlanOptions& o) {
                       {"min_endpoint_compute", plan.min_endpoint_compute},
                       {"max_endpoint_compute", plan.max_endpoint_compute},
                       {"endpoints", endpoints}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return;
   }

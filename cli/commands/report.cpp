@@ -133,7 +133,7 @@ void run_report(const ReportOptions& o) {
     for (const auto& [key, value] : budgets.items()) out[key] = value;
     out["workload"] = workload_json(workload);
     if (time) out["time"] = step_time_json(*time, *model);
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   const Table t = report_table(config, workload, b);

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "attention_tiles.hpp"
+#include "budget/progress.hpp"
 #include "budget/attention_cost.hpp"
 #include "budget/error.hpp"
 
@@ -239,21 +240,34 @@ SimulationResult simulate_lengths(const std::uint64_t* lengths, std::size_t coun
 SimulationResult simulate_distribution(const LengthDistribution& distribution, std::int64_t documents,
                                        std::uint64_t seed, const AttentionGeometry& geometry,
                                        std::int64_t tokens_per_doc) {
-  if (documents < 1 || documents > max_document_length) {
+  if (documents < 1 || documents > max_simulated_documents) {
     throw Error(
-        fmt::format("number of sampled documents {} is out of range; allowed: an integer in [1, 2^40]", documents), {},
-        "/samples");
+        fmt::format("number of sampled documents {} is out of range; allowed: an integer in [1, 2^32 = {}] "
+                    "(docs/reliability.md)",
+                    documents, max_simulated_documents),
+        {}, "/samples");
   }
   PackingSimulator simulator(geometry, tokens_per_doc);
   LengthSampler sampler(distribution, seed);
   std::vector<std::uint64_t> block(std::size_t{1} << 14);
   auto remaining = static_cast<std::uint64_t>(documents);
+  try {
   while (remaining > 0) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(remaining, block.size()));
     const std::span<std::uint64_t> part(block.data(), n);
     sampler.fill(part);
     simulator.add(std::span<const std::uint64_t>(part));
     remaining -= n;
+    report_progress("simulated documents", static_cast<std::uint64_t>(documents) - remaining,
+                    static_cast<std::uint64_t>(documents));
+  }
+  } catch (const Error& e) {
+    // The token capacity of the counters: name the setting that scales the stream.
+    if (!e.path().empty()) throw;
+    throw Error(fmt::format("{} documents drawn from this distribution are too many: {}; lower the number of sampled "
+                            "documents (--samples, or \"samples\" in a workload's doc_lengths)",
+                            documents, e.message()),
+                {}, "/samples");
   }
   return simulator.result();
 }
@@ -270,7 +284,10 @@ SimulationResult simulate_length_file(const std::string& path, LengthFileFormat 
   }
   LengthFileReader reader(path, format);
   std::vector<std::uint64_t> block(std::size_t{1} << 16);
-  while (const std::size_t n = reader.read(block)) simulator.add(std::span<const std::uint64_t>(block.data(), n));
+  while (const std::size_t n = reader.read(block)) {
+    simulator.add(std::span<const std::uint64_t>(block.data(), n));
+    report_progress("documents read", reader.lengths_read(), 0);
+  }
   return simulator.result();
 }
 

@@ -81,8 +81,10 @@ void validate(const DocLengthsSpec& spec, const std::string& source) {
     throw Error(fmt::format("value {} is out of range; allowed: an integer in [0, 2^20]", spec.tokens_per_doc), source,
                 "/doc_lengths/tokens_per_doc");
   }
-  if (spec.samples < 1 || spec.samples > max_document_length) {
-    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^40]", spec.samples), source,
+  if (spec.samples < 1 || spec.samples > max_simulated_documents) {
+    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^32 = {}] (docs/reliability.md)",
+                            spec.samples, max_simulated_documents),
+                source,
                 "/doc_lengths/samples");
   }
 }

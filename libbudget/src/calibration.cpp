@@ -296,7 +296,7 @@ std::string calibration_profile_to_json(const CalibrationProfile& profile) {
   std::string out = "{\n";
   for (const auto& [key, value] : j.items()) {
     if (key == "rows") continue;
-    std::string rendered = value.dump(2);
+    std::string rendered = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     // Indent nested objects by two more spaces.
     std::string indented;
     for (char c : rendered) {
@@ -308,7 +308,7 @@ std::string calibration_profile_to_json(const CalibrationProfile& profile) {
   out += "  \"rows\": [\n";
   const auto& rows = j["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    out += "    " + rows[i].dump() + (i + 1 < rows.size() ? ",\n" : "\n");
+    out += "    " + rows[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + (i + 1 < rows.size() ? ",\n" : "\n");
   }
   out += "  ]\n}\n";
   return out;

@@ -188,7 +188,7 @@ ArchConfig load_arch_config(const std::string& path) {
 }
 
 std::string arch_config_to_json(const ArchConfig& config, int indent) {
-  return detail::arch_config_json(config).dump(indent);
+  return detail::arch_config_json(config).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace budget

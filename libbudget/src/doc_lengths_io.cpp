@@ -59,6 +59,11 @@ LengthDistribution finish_histogram(std::vector<std::pair<std::int64_t, double>>
   double total = 0.0;
   for (const auto& [length, w] : histogram.weights) total += w;
   if (!(total > 0.0)) throw Error("the histogram's counts sum to 0; at least one must be positive", source);
+  if (!std::isfinite(total)) {
+    throw Error("the histogram's counts sum to more than the largest double (1.8e308); only their ratios matter: "
+                "scale them down",
+                source);
+  }
   return LengthDistribution(LengthComponent{std::move(histogram)}, source);
 }
 
@@ -203,6 +208,7 @@ LengthDistribution parse_histogram_csv(std::string_view csv_text, const std::str
 }
 
 LengthDistribution read_histogram_file(const std::string& path) {
+  (void)detail::check_input_file(path);  // a missing file or a directory named before its extension
   const std::string ext = extension_of(path);
   if (ext == ".json") return parse_histogram_json(detail::read_text_file(path), path);
   if (ext == ".csv") return parse_histogram_csv(detail::read_text_file(path), path);
@@ -366,6 +372,7 @@ LengthFileReader::LengthFileReader(const std::string& path, LengthFileFormat for
   s.format = resolve_length_file_format(path, format);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error("is a directory; expected a file of document lengths", path);
+  (void)detail::check_input_file(path);  // only regular files: not /dev/zero, a FIFO or a socket
   s.file.reset(std::fopen(path.c_str(), "rb"));
   if (!s.file) throw Error(fmt::format("cannot open file for reading: {}", std::strerror(errno)), path);
   const std::uintmax_t size = std::filesystem::file_size(path, ec);

@@ -1,6 +1,9 @@
 #include "json_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <unordered_set>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -33,6 +36,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& candidate : candidates) {
+    // The distance is at least the length difference: skip the O(n·m) table for words far
+    // longer than any candidate (a megabyte-long unknown key).
+    const std::size_t gap = word.size() > candidate.size() ? word.size() - candidate.size() : candidate.size() - word.size();
+    if (gap > std::max<std::size_t>(2, word.size() / 3)) continue;
     const std::size_t d = edit_distance(word, candidate);
     if (d < best_distance) {
       best_distance = d;
@@ -44,24 +51,207 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best_distance <= limit ? best : std::string{};
 }
 
+namespace {
+
+/// JSON pointer escaping (RFC 6901): "~" → "~0", "/" → "~1".
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+/// nlohmann's DOM builder plus what the strict reader needs: the JSON pointer of the value being
+/// parsed (to name the place of a duplicate key or a number out of range) and the byte offset of
+/// a parse error. sax_parse() calls these members statically, so hiding the base's is enough.
+class StrictSax : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+
+ public:
+  StrictSax(nlohmann::json& result, const std::string& source) : Base(result, true), source_(source) {}
+
+  bool null() { return element_done(Base::null()); }
+  bool boolean(bool v) { return element_done(Base::boolean(v)); }
+  bool number_integer(number_integer_t v) { return element_done(Base::number_integer(v)); }
+  bool number_unsigned(number_unsigned_t v) { return element_done(Base::number_unsigned(v)); }
+  bool number_float(number_float_t v, const string_t& text) { return element_done(Base::number_float(v, text)); }
+  bool string(string_t& v) { return element_done(Base::string(v)); }
+  bool binary(binary_t& v) { return element_done(Base::binary(v)); }
+
+  bool start_object(std::size_t n) {
+    frames_.push_back({true, {}, {}, 0});
+    return Base::start_object(n);
+  }
+  bool key(string_t& k) {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      throw Error(fmt::format("duplicate key \"{}\": each key may appear once in an object", printable(k, 60)), source_,
+                  pointer(frames_.size() - 1) + "/" + escape_pointer_token(printable(k, 60)));
+    }
+    f.key = k;
+    return Base::key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return element_done(Base::end_object());
+  }
+  bool start_array(std::size_t n) {
+    frames_.push_back({false, {}, {}, 0});
+    return Base::start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return element_done(Base::end_array());
+  }
+
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& ex) {
+    error_position_ = position;
+    error_token_ = token;
+    error_pointer_ = pointer(frames_.size());
+    return Base::parse_error(position, token, ex);
+  }
+
+  std::size_t error_position() const { return error_position_; }
+  const std::string& error_token() const { return error_token_; }
+  const std::string& error_pointer() const { return error_pointer_; }
+
+ private:
+  struct Frame {
+    bool is_object;
+    std::unordered_set<std::string> keys;
+    std::string key;        // the key whose value is being parsed (objects)
+    std::size_t index = 0;  // the element being parsed (arrays)
+  };
+
+  bool element_done(bool ok) {
+    if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
+    return ok;
+  }
+  /// The pointer of the value being parsed inside the first `depth` containers.
+  std::string pointer(std::size_t depth) const {
+    std::string out;
+    for (std::size_t i = 0; i < depth; ++i) {
+      const Frame& f = frames_[i];
+      out += "/" + (f.is_object ? escape_pointer_token(printable(f.key, 60)) : std::to_string(f.index));
+    }
+    return out;
+  }
+
+  const std::string& source_;
+  std::vector<Frame> frames_;
+  std::size_t error_position_ = 0;
+  std::string error_token_;
+  std::string error_pointer_;
+};
+
+/// "line L, column C" of byte `offset` (1-based) in `text`.
+std::string line_column(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (shown >= max_chars) {
+      out += fmt::format("... ({} bytes in all)", text.size());
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c >= 0x80) {
+      // Keep well-formed UTF-8 sequences; escape stray bytes.
+      const std::size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+      bool ok = len > 0 && i + len <= text.size();
+      for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+      if (ok) {
+        out.append(text.substr(i, len));
+        i += len - 1;
+      } else {
+        out += fmt::format("\\x{:02x}", c);
+      }
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++shown;
+  }
+  return out;
+}
+
 nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw Error("the file is empty; expected a JSON object", source);
   }
+  if (text.size() > max_input_file_bytes()) {
+    throw Error(fmt::format("the JSON text has {} bytes, more than the limit of {} bytes; raise it with the environment "
+                            "variable {} (in MiB)",
+                            text.size(), max_input_file_bytes(), max_input_file_env),
+                source);
+  }
+  nlohmann::json result;
+  StrictSax sax(result, source);
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line 1, ..."
     std::string what = e.what();
     const auto bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);
-    throw Error("not valid JSON: " + what, source);
+    throw Error("not valid JSON: " + printable(what, 200), source);
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range.406: a number beyond the double range (e.g. 1e400); others (excessive sizes)
+    // are likewise faults of the input.
+    const std::string where = line_column(text, sax.error_position());
+    if (e.id == 406) {
+      throw Error(fmt::format("number {} at {} is outside the range of a double (about ±1.8e308)",
+                              printable(sax.error_token(), 40), where),
+                  source, sax.error_pointer().empty() ? "/" : sax.error_pointer());
+    }
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw Error(fmt::format("JSON value rejected at {}: {}", where, printable(what, 200)), source,
+                sax.error_pointer());
   }
+  return result;
 }
 
-std::string read_text_file(const std::string& path) {
-  // Name the fault: std::ifstream alone reports every failure alike, and opens a directory without
-  // complaint on POSIX, then reads nothing, which would surface as "the file is empty".
+std::uint64_t max_input_file_bytes() {
+  static const std::uint64_t limit = [] {
+    std::uint64_t mib = default_max_input_file_mib;
+    if (const char* env = std::getenv(max_input_file_env)) {
+      std::uint64_t value = 0;
+      const char* end = env + std::strlen(env);
+      const auto [ptr, ec] = std::from_chars(env, end, value);
+      if (ec == std::errc() && ptr == end && value >= 1 && value <= (std::uint64_t{1} << 20)) mib = value;
+    }
+    return mib << 20;
+  }();
+  return limit;
+}
+
+std::uintmax_t check_input_file(const std::string& path) {
+  if (path.empty()) throw Error("the file name is empty; give the path of a file", "\"\"");
+  // Name the fault: std::ifstream alone reports every failure alike, opens a directory without
+  // complaint on POSIX, and reads /dev/zero or a FIFO forever. Only regular files are read, and
+  // only up to max_input_file_bytes().
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (status.type() == std::filesystem::file_type::not_found) {
@@ -69,6 +259,21 @@ std::string read_text_file(const std::string& path) {
   }
   if (status.type() == std::filesystem::file_type::directory) {
     throw Error("cannot open file for reading: it is a directory", path);
+  }
+  if (!ec && status.type() != std::filesystem::file_type::regular) {
+    throw Error("cannot read it: not a regular file (a device, FIFO or socket); give a file", path);
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : size;
+}
+
+std::string read_text_file(const std::string& path) {
+  const std::uintmax_t size = check_input_file(path);
+  if (size > max_input_file_bytes()) {
+    throw Error(fmt::format("the file has {} bytes, more than the limit of {} bytes ({} MiB); raise it with the "
+                            "environment variable {} (in MiB)",
+                            size, max_input_file_bytes(), max_input_file_bytes() >> 20, max_input_file_env),
+                path);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot open file for reading: {}", std::strerror(errno)), path);
@@ -82,9 +287,9 @@ std::string describe_value(const nlohmann::json& value) {
   if (value.is_array()) return "an array";
   if (value.is_object()) return "an object";
   if (value.is_null()) return "null";
-  std::string text = value.dump();
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return text;
+  return printable(text, 40);
 }
 
 namespace {
@@ -128,7 +333,7 @@ void ObjectReader::reject_unknown_keys(std::initializer_list<std::string_view> a
   std::vector<std::string> names(allowed.begin(), allowed.end());
   for (const auto& item : object_.items()) {
     if (std::find(names.begin(), names.end(), item.key()) != names.end()) continue;
-    std::string message = fmt::format("unknown key \"{}\"", item.key());
+    std::string message = fmt::format("unknown key \"{}\"", printable(item.key(), 60));
     const std::string suggestion = closest_match(item.key(), names);
     if (!suggestion.empty()) {
       message += fmt::format(" (did you mean \"{}\"?)", suggestion);
@@ -137,7 +342,7 @@ void ObjectReader::reject_unknown_keys(std::initializer_list<std::string_view> a
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       message += "; allowed keys here: " + list;
     }
-    fail(item.key(), message);
+    fail(escape_pointer_token(printable(item.key(), 60)), message);
   }
 }
 
@@ -234,7 +439,7 @@ std::string ObjectReader::choice_or(std::string_view key, std::string fallback,
   if (std::find(names.begin(), names.end(), value) != names.end()) return value;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-  std::string message = fmt::format("value \"{}\" is not allowed; allowed: {}", value, list);
+  std::string message = fmt::format("value \"{}\" is not allowed; allowed: {}", printable(value, 60), list);
   const std::string suggestion = closest_match(value, names);
   if (!suggestion.empty()) message += fmt::format(" (did you mean \"{}\"?)", suggestion);
   fail(key, message);

@@ -21,11 +21,28 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 /// The closest candidate to `word` if it is plausibly a typo of it, else empty.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
-/// Parses JSON text; a syntax error or an empty text becomes budget::Error naming `source`.
+/// Parses JSON text strictly: a syntax error, an empty text, a duplicate key in an object, a number
+/// outside the double range (1e400) or a text longer than max_input_file_bytes() becomes
+/// budget::Error naming `source`, the JSON pointer and the line/column where it can.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
 
-/// Reads a whole file (budget::Error if it cannot be opened).
+/// Reads a whole regular file of at most max_input_file_bytes() (budget::Error otherwise: a
+/// missing file, an empty name, a directory, a device or FIFO, a file over the limit).
 std::string read_text_file(const std::string& path);
+
+/// The checks of read_text_file() without reading or the size limit (for streamed files): the
+/// name is not empty, the file exists and is a regular file. Returns its size in bytes.
+std::uintmax_t check_input_file(const std::string& path);
+
+/// The environment variable that raises the input-file limit (MiB) and its default.
+inline constexpr const char* max_input_file_env = "BUDGET_MAX_INPUT_MB";
+inline constexpr std::uint64_t default_max_input_file_mib = 16;
+/// The size limit of text inputs (JSON, CSV): BUDGET_MAX_INPUT_MB MiB (default 16), read once.
+std::uint64_t max_input_file_bytes();
+
+/// `text` made safe for a one-line message: control bytes and bytes that are not well-formed
+/// UTF-8 become \xNN, and text past `max_chars` characters is cut with its size stated.
+std::string printable(std::string_view text, std::size_t max_chars);
 
 /// A view of one JSON object at `pointer` inside the document read from `source`.
 class ObjectReader {

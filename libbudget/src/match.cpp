@@ -28,6 +28,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -46,6 +47,87 @@ std::int64_t ceil_to_multiple(std::int64_t value, std::int64_t step) {
 std::int64_t floor_to_multiple(std::int64_t value, std::int64_t step) {
   const std::int64_t q = value / step;
   return (q * step <= value ? q : q - 1) * step;
+}
+
+/// The admissible values of a VariableRange as an arithmetic progression first, first + step, ...,
+/// last, iterated by index: the matcher never materialises a range (a range may hold 2^31 values).
+struct Progression {
+  std::int64_t first = 0;
+  std::int64_t last = -1;
+  std::int64_t step = 1;
+
+  static Progression of(const VariableRange& r) {
+    if (r.is_fixed()) return {r.min, r.min, 1};
+    const std::int64_t step = std::max<std::int64_t>(1, r.multiple_of);
+    return {ceil_to_multiple(r.min, step), floor_to_multiple(r.max, step), step};
+  }
+  std::int64_t count() const { return last < first ? 0 : (last - first) / step + 1; }
+  std::int64_t at(std::int64_t i) const { return first + i * step; }
+  /// Index of the first value >= x, count() if none (std::lower_bound on the values; x integral).
+  std::int64_t index_not_below(double x) const {
+    if (!(x > static_cast<double>(first))) return 0;
+    if (x > static_cast<double>(last)) return count();
+    const auto xi = static_cast<std::int64_t>(x);
+    return (xi - first + step - 1) / step;
+  }
+  /// Index of the first value > x, count() if none (std::upper_bound on the values; x integral).
+  std::int64_t index_above(double x) const {
+    if (x < static_cast<double>(first)) return 0;
+    if (!(x < static_cast<double>(last))) return count();
+    const auto xi = static_cast<std::int64_t>(x);
+    return (xi - first) / step + 1;
+  }
+  /// The values that are also multiples of m >= 1. The values are multiples of `step` (of 1 for a
+  /// fixed value), so these are the multiples of lcm(step, m) in [first, last].
+  Progression multiples_of(std::int64_t m) const {
+    if (count() == 0) return {};
+    const std::int64_t g = std::gcd(step, m);
+    const std::int64_t a = step / g;
+    if (last < 1 || a > last / m) {  // lcm(step, m) = a·m > last: only 0 could be a multiple
+      return first <= 0 && last >= 0 ? Progression{0, 0, 1} : Progression{};
+    }
+    const std::int64_t l = a * m;
+    return {ceil_to_multiple(first, l), floor_to_multiple(last, l), l};
+  }
+};
+
+/// Visits 0..n-1 from `centre` outward (c, c+1, c−1, c+2, ...); `visit(i)` returns false to stop
+/// going further in that direction. A search order only: the matcher's results do not depend on
+/// it (pass 1 finds a minimum, pass 2 a set), but good structures found first tighten the bounds.
+template <typename Visit>
+void outward(std::int64_t n, std::int64_t centre, Visit&& visit) {
+  if (n <= 0) return;
+  std::int64_t up = std::clamp<std::int64_t>(centre, 0, n - 1), down = up - 1;
+  bool go_up = true, go_down = true;
+  while ((go_up && up < n) || (go_down && down >= 0)) {
+    if (go_up && up < n) go_up = visit(up++);
+    if (go_down && down >= 0) go_down = visit(down--);
+  }
+}
+
+/// Saturating product of counts (the size of a product space without overflow).
+std::int64_t saturating_product(std::initializer_list<std::int64_t> counts) {
+  long double p = 1;
+  for (std::int64_t c : counts) p *= static_cast<long double>(c);
+  return p >= 9.2e18L ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(p);
+}
+
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
+}
+
+/// A double clamped into the int64 range before conversion (never UB for huge or NaN values).
+std::int64_t to_int64_clamped(double x) {
+  if (!(x > -9.2e18)) return std::numeric_limits<std::int64_t>::min() / 2;
+  if (!(x < 9.2e18)) return std::numeric_limits<std::int64_t>::max() / 2;
+  return static_cast<std::int64_t>(x);
+}
+
+/// The index of the value of `p` nearest `x` (search order only).
+std::int64_t nearest_index(const Progression& p, double x) {
+  if (p.count() == 0) return 0;
+  const double i = std::round((x - static_cast<double>(p.first)) / static_cast<double>(p.step));
+  return std::clamp<std::int64_t>(to_int64_clamped(i), 0, p.count() - 1);
 }
 }  // namespace
 
@@ -190,9 +272,44 @@ namespace {
 /// A point of the space in compact form.
 struct Point {
   std::int64_t num_layers, top_k, num_kv_heads, head_dim, hidden, num_heads, experts, width, shared;
-  double objective;  // model value, for pass 2's filter
+  // Model values (exact up to rounding), for pass 2's filter and for choosing what to keep:
+  double objective;  // largest weighted |deviation|
+  double second;     // second largest weighted |deviation|
+  double sum;        // |dF| + |dN| + |dKV|
+  double kv_term;    // of its KV structure (enumeration order)
   std::int64_t kv_lora = 0;  // MLA only
+  // quantized() objective, second and sum: the keys of better_model_match().
+  double q_objective = 0, q_second = 0, q_sum = 0;
 };
+
+/// `x` rounded to 40 significant bits (relative 1e-12): model values that differ only by rounding
+/// compare equal, so that ties fall to the enumeration order as in the exact ranking.
+double quantized(double x) {
+  if (x == 0.0 || !std::isfinite(x)) return x;
+  int exponent = 0;
+  const double mantissa = std::frexp(x, &exponent);
+  return std::ldexp(std::round(std::ldexp(mantissa, 40)), exponent - 40);
+}
+
+/// The ranking's "better matched" order (rank(), below) on model values; ties (up to rounding) by
+/// the enumeration order of the exhaustive search (shared width, then width, ascending), which is
+/// what the exact ranking's stable sort falls back to.
+bool better_model_match(const Point& a, const Point& b) {
+  if (a.q_objective != b.q_objective) return a.q_objective < b.q_objective;
+  if (a.q_second != b.q_second) return a.q_second < b.q_second;
+  if (a.q_sum != b.q_sum) return a.q_sum < b.q_sum;
+  if (a.shared != b.shared) return a.shared < b.shared;
+  return a.width < b.width;
+}
+
+/// The enumeration order of the exhaustive search: KV structures by KV term (then depth, top_k,
+/// KV heads, head dim, MLA latent), hidden, heads, shared width, width. The exact ranking's stable sorts
+/// break exact ties in this order, as they did when every point was collected in it.
+bool enumeration_order(const Point& a, const Point& b) {
+  return std::tie(a.kv_term, a.num_layers, a.top_k, a.num_kv_heads, a.head_dim, a.kv_lora, a.hidden, a.num_heads,
+                  a.shared, a.width) < std::tie(b.kv_term, b.num_layers, b.top_k, b.num_kv_heads, b.head_dim,
+                                                b.kv_lora, b.hidden, b.num_heads, b.shared, b.width);
+}
 
 /// σ without hidden/heads: what fixes the KV cache.
 struct KvStructure {
@@ -200,6 +317,7 @@ struct KvStructure {
   std::optional<LoopConfig> loop;
   double kv_term;  // w_KV·|dKV|
   std::int64_t kv_lora = 0;  // MLA only: the KV latent width
+  double kv_dev;   // dKV, signed
 };
 
 /// Exact bilinear model of the budgets of one structure (see the header comment).
@@ -224,8 +342,11 @@ class Searcher {
     dense_ = !baseline.ffn.is_moe();
     has_shared_ = baseline.ffn.num_shared_experts > 0;
     experts_ = c.num_experts;
-    widths_ = c.expert_dim.values();
-    shareds_ = c.shared_expert_dim.values();
+    widths_ = Progression::of(c.expert_dim);
+    shareds_ = Progression::of(c.shared_expert_dim);
+    hiddens_ = Progression::of(c.hidden_size);
+    heads_ = Progression::of(c.num_heads);
+    check_work_limits();
     build_kv_structures();
   }
 
@@ -242,26 +363,54 @@ class Searcher {
 
   /// Runs one pass. `collect` empty: branch and bound for the minimum (returns it, +inf if
   /// nothing is feasible). Else: visits every point with model objective <= fixed bound.
-  double run(double bound, std::vector<Point>* collect) {
+  double run(double bound, std::vector<Point>* collect, int top_n = 1) {
     best_ = bound;
-    collect_ = collect;
     fixed_bound_ = collect != nullptr;
+    top_n_ = std::max(1, top_n);
+    prune_threshold_ = 4 * (static_cast<std::size_t>(top_n_) + structure_margin);
+    structures_kept_.clear();
+    skip_threshold_ = std::numeric_limits<double>::infinity();
     for (const KvStructure& kv : kv_structures_) {
       if (kv.kv_term > best_ + slack) break;  // sorted by kv_term: nothing later can do better
-      for (std::int64_t hidden : c_.hidden_size.values()) {
-        if (c_.query_equals_hidden) {
-          if (hidden % kv.head_dim != 0) continue;
-          const std::int64_t heads = hidden / kv.head_dim;
-          if (heads % kv.num_kv_heads != 0) continue;
-          visit_structure(kv, hidden, heads);
-        } else {
-          for (std::int64_t heads : c_.num_heads.values()) {
-            if (heads % kv.num_kv_heads != 0) continue;
-            visit_structure(kv, hidden, heads);
-          }
-        }
+      if (cannot_improve(kv)) break;
+      if (c_.query_equals_hidden) {
+        // hidden % head_dim == 0 and (hidden / head_dim) % kv_heads == 0 ⟺ hidden is a multiple of
+        // head_dim·kv_heads: step through those multiples only.
+        const Progression hidden = hiddens_.multiples_of(kv.head_dim * kv.num_kv_heads);
+        outward(hidden.count(), nearest_index(hidden, static_cast<double>(baseline_.hidden_size)), [&](std::int64_t i) {
+          if (cannot_improve(kv)) return false;
+          const std::int64_t h = hidden.at(i);
+          visit_structure(kv, h, h / kv.head_dim);
+          return true;
+        });
+      } else {
+        const Progression heads = heads_.multiples_of(kv.num_kv_heads);
+        const double query_ratio =
+            static_cast<double>(baseline_.attention.query_width()) / static_cast<double>(baseline_.hidden_size);
+        outward(hiddens_.count(), nearest_index(hiddens_, static_cast<double>(baseline_.hidden_size)), [&](std::int64_t i) {
+          if (cannot_improve(kv)) return false;
+          const std::int64_t h = hiddens_.at(i);
+          std::optional<HeadsModel> model;  // calibrated on the first structure actually visited
+          // Heads outward from the baseline's query/hidden ratio: past it, the proportion bound of
+          // cannot_rank() only grows, so a direction stops at its first unrankable structure.
+          const double ideal = query_ratio * static_cast<double>(h) / static_cast<double>(kv.head_dim);
+          const std::int64_t centre = nearest_index(heads, ideal);
+          outward(heads.count(), centre, [&](std::int64_t j) {
+            if (kv.kv_term > best_ + slack || cannot_improve(kv)) return false;
+            const std::int64_t n = heads.at(j);
+            if (cannot_rank(kv, h, n)) {
+              const bool moving_away = j >= centre ? static_cast<double>(n) >= ideal : static_cast<double>(n) <= ideal;
+              return !moving_away;
+            }
+            if (!model) model = heads_model(kv, h, heads);
+            visit_structure(kv, h, n, &*model);
+            return true;
+          });
+          return true;
+        });
       }
     }
+    if (collect != nullptr) *collect = take_collected();
     return best_;
   }
 
@@ -291,24 +440,94 @@ class Searcher {
   }
 
   static constexpr double slack = 1e-12;
+  /// Work units of one structure's calibration (five account() calls) against one closed-form
+  /// solve: the weight of a structure in MatchConstraints::max_work.
+  static constexpr std::int64_t calibration_work = 16;
 
  private:
+  /// Refuses, before any work, a space over the limits (docs/reliability.md): the (depth, top_k,
+  /// KV heads, head dim) combinations held in memory, and the structures the search may visit.
+  void check_work_limits() const {
+    const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k),
+                      kv_heads = Progression::of(c_.num_kv_heads), head_dims = Progression::of(c_.head_dim);
+    const std::int64_t kv_limit = std::max<std::int64_t>(1, c_.max_structures / 10);
+    const std::int64_t latents = baseline_.attention.mla ? Progression::of(c_.kv_lora_rank).count() : 1;
+    const std::int64_t kv_count =
+        saturating_product({layers.count(), top_k.count(), kv_heads.count(), head_dims.count(), latents});
+    if (kv_count > kv_limit) {
+      throw Error(fmt::format("the search space has {} (num_layers, top_k, num_kv_heads, head_dim, kv_lora_rank) "
+                              "combinations ({} × {} × {} × {} × {}), more than the limit of {} (max_structures / 10); narrow these "
+                              "ranges, or raise the limit with --max-structures (\"max_structures\" in a constraints "
+                              "file)",
+                              kv_count, layers.count(), top_k.count(), kv_heads.count(), head_dims.count(), latents,
+                              kv_limit),
+                  "search space");
+    }
+    std::int64_t structures = 0;
+    for (std::int64_t c = 0; c < kv_heads.count(); ++c) {
+      const std::int64_t kvh = kv_heads.at(c);
+      if (kvh < 1) continue;
+      std::int64_t per_kv = 0;
+      if (c_.query_equals_hidden) {
+        for (std::int64_t d = 0; d < head_dims.count(); ++d) {
+          const std::int64_t hd = head_dims.at(d);
+          if (hd >= 1) per_kv = saturating_add(per_kv, hiddens_.multiples_of(hd * kvh).count());
+        }
+      } else {
+        // Free heads: three calibrations per (KV structure, hidden) (heads_model()).
+        per_kv = saturating_product(
+            {head_dims.count(), hiddens_.count(), std::min<std::int64_t>(3, heads_.multiples_of(kvh).count())});
+      }
+      structures = saturating_add(structures, saturating_product({per_kv, layers.count(), top_k.count(), latents}));
+      if (structures > c_.max_structures) break;
+    }
+    if (structures > c_.max_structures) {
+      throw Error(fmt::format("the search space has {}{} structures to calibrate (num_layers, top_k, num_kv_heads, "
+                              "head_dim, hidden_size; with a free query width, three heads values each), more than "
+                              "the limit of {}; narrow the ranges, or raise the limit with --max-structures "
+                              "(\"max_structures\" in a constraints file)",
+                              structures == std::numeric_limits<std::int64_t>::max() ? "more than " : "",
+                              structures == std::numeric_limits<std::int64_t>::max() ? std::int64_t{9'200'000'000'000'000'000} : structures,
+                              c_.max_structures),
+                  "search space");
+    }
+  }
+
+  /// Counts work and stops a search that needs more than max_work (docs/reliability.md).
+  void count_work(std::int64_t units) {
+    work_ += units;
+    if (work_ > c_.max_work) {
+      throw Error(fmt::format("the search needed more than {} work units (a structure calibrated counts {}, a "
+                              "closed-form solve 1) without finishing; narrow the ranges or loosen the caps, or "
+                              "raise the limit with --max-work (\"max_work\" in a constraints file)",
+                              c_.max_work, calibration_work),
+                  "search space");
+    }
+  }
+
   void build_kv_structures() {
-    for (std::int64_t L : c_.num_layers.values()) {
+    const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k),
+                      kv_heads = Progression::of(c_.num_kv_heads), head_dims = Progression::of(c_.head_dim);
+    for (std::int64_t a = 0; a < layers.count(); ++a) {
+      const std::int64_t L = layers.at(a);
       const std::optional<LoopConfig> loop = loop_.resolve(L);
-      for (std::int64_t k : c_.top_k.values()) {
+      for (std::int64_t b = 0; b < top_k.count(); ++b) {
+        const std::int64_t k = top_k.at(b);
         if (!dense_ && (k < 1)) continue;
-        for (std::int64_t kvh : c_.num_kv_heads.values()) {
+        for (std::int64_t c = 0; c < kv_heads.count(); ++c) {
+          const std::int64_t kvh = kv_heads.at(c);
           if (kvh < 1) continue;
-          for (std::int64_t hd : c_.head_dim.values()) {
+          for (std::int64_t d = 0; d < head_dims.count(); ++d) {
+            const std::int64_t hd = head_dims.at(d);
             if (hd < 1) continue;
             // MLA holds head_dim (qk_nope + qk_rope) and its single latent KV head; per-layer
             // attention kinds are tied to the baseline's depth.
             if (baseline_.attention.mla && (hd != baseline_.attention.head_dim || kvh != 1)) continue;
             if (!baseline_.attention.layer_types.empty() && L != baseline_.num_layers) continue;
-            const std::vector<std::int64_t> latents =
-                baseline_.attention.mla ? c_.kv_lora_rank.values() : std::vector<std::int64_t>{0};
-            for (std::int64_t latent : latents) {
+            const Progression latents =
+                baseline_.attention.mla ? Progression::of(c_.kv_lora_rank) : Progression{0, 0, 1};
+            for (std::int64_t e = 0; e < latents.count(); ++e) {
+              const std::int64_t latent = latents.at(e);
               if (baseline_.attention.mla && latent < 1) continue;
               // KV elements per token from the config (ArchConfig::kv_elements_per_token()).
               // Cross-checked against account() for every candidate reported.
@@ -321,7 +540,7 @@ class Searcher {
               const double kv = static_cast<double>(shape.kv_elements_per_token());
               const double term = c_.weight_kv * std::fabs(kv / KV_b_ - 1.0);
               if (c_.max_kv_deviation && std::fabs(kv / KV_b_ - 1.0) > *c_.max_kv_deviation + slack) continue;
-              kv_structures_.push_back({L, k, kvh, hd, loop, term, latent});
+              kv_structures_.push_back({L, k, kvh, hd, loop, term, latent, kv / KV_b_ - 1.0});
             }
           }
         }
@@ -390,14 +609,175 @@ class Searcher {
     return k;
   }
 
-  void visit_structure(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) {
+  /// The coefficients of the structures (kv, hidden, heads) for every heads value: for fixed
+  /// (kv, hidden) the op list makes F and N affine in the query width (projections 2·H·q + 2·q·H,
+  /// scores 4·q·A; weights H·q + q·H), so the coefficients are affine in heads. They are read off
+  /// the op list at two heads values and checked at a third; if the check fails (an op that is
+  /// not affine in heads), every structure is calibrated on its own.
+  struct HeadsModel {
+    bool affine = false;
+    std::int64_t h0 = 0;
+    Coefficients at_h0, slope;
+  };
+
+  static Coefficients combine(const Coefficients& a, const Coefficients& b, double t) {
+    Coefficients c;
+    c.f0 = a.f0 + t * b.f0, c.fE = a.fE + t * b.fE, c.fW = a.fW + t * b.fW, c.fEW = a.fEW + t * b.fEW, c.fS = a.fS + t * b.fS;
+    c.n0 = a.n0 + t * b.n0, c.nE = a.nE + t * b.nE, c.nW = a.nW + t * b.nW, c.nEW = a.nEW + t * b.nEW, c.nS = a.nS + t * b.nS;
+    return c;
+  }
+
+  HeadsModel heads_model(const KvStructure& kv, std::int64_t hidden, const Progression& heads) {
+    HeadsModel m;
+    if (heads.count() < 3) return m;
+    const std::int64_t h0 = heads.at(0), h1 = heads.at(1), h2 = heads.at(heads.count() - 1);
+    count_work(3 * calibration_work);
+    const Coefficients c0 = calibrate(structure_config(kv, hidden, h0), kv.top_k);
+    const Coefficients c1 = calibrate(structure_config(kv, hidden, h1), kv.top_k);
+    const Coefficients c2 = calibrate(structure_config(kv, hidden, h2), kv.top_k);
+    const Coefficients slope = combine(c1, c0, -1.0);
+    const double per_head = 1.0 / static_cast<double>(h1 - h0);
+    m.slope = combine(Coefficients{}, slope, per_head);
+    m.h0 = h0;
+    m.at_h0 = c0;
+    const Coefficients predicted = combine(c0, m.slope, static_cast<double>(h2 - h0));
+    const auto close = [&](double x, double y, double scale) { return std::fabs(x - y) <= 1e-12 * scale; };
+    const double f_scale = std::max(F_b_, std::fabs(c2.f0)), n_scale = std::max(N_b_, std::fabs(c2.n0));
+    m.affine = close(predicted.f0, c2.f0, f_scale) && close(predicted.fE, c2.fE, f_scale) &&
+               close(predicted.fW, c2.fW, f_scale) && close(predicted.fEW, c2.fEW, f_scale) &&
+               close(predicted.fS, c2.fS, f_scale) && close(predicted.n0, c2.n0, n_scale) &&
+               close(predicted.nE, c2.nE, n_scale) && close(predicted.nW, c2.nW, n_scale) &&
+               close(predicted.nEW, c2.nEW, n_scale) && close(predicted.nS, c2.nS, n_scale);
+    return m;
+  }
+
+  /// Pass 2 only: a lower bound of the proportion distance of any point of the structure (its
+  /// head-dim and query-width terms; the width terms are >= 0). A structure whose bound exceeds
+  /// the distance of top_n + margin structures already kept cannot be ranked: it is skipped.
+  bool cannot_rank(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
+    if (!fixed_bound_ || !(skip_threshold_ < std::numeric_limits<double>::infinity())) return false;
+    const auto log_ratio = [](double x, double y) { return std::fabs(std::log(x / y)); };
+    const ProportionWeights& w = c_.proportions;
+    const double bound =
+        w.head_dim * log_ratio(static_cast<double>(kv.head_dim), static_cast<double>(baseline_.attention.head_dim)) +
+        w.query_to_hidden * log_ratio(static_cast<double>(heads * kv.head_dim) / static_cast<double>(hidden),
+                                      static_cast<double>(baseline_.attention.query_width()) /
+                                          static_cast<double>(baseline_.hidden_size));
+    return bound > skip_threshold_;
+  }
+
+  /// Pass 1 only: every point of a structure has objective >= its KV term, so once the incumbent
+  /// is at or below that term no point of it can lower the minimum (the KV-dominated case of every
+  /// looped match: g* is found by the first structure that reaches it, the rest are skipped).
+  bool cannot_improve(const KvStructure& kv) const { return !fixed_bound_ && kv.kv_term >= best_; }
+
+  /// The bound on each weighted |deviation| of F and N that a point must meet to matter. Pass 1:
+  /// the incumbent. Pass 2: also the structure's pool (pool_bound_, see update_pool_bound()).
+  double pruning_bound() const { return fixed_bound_ ? std::min(best_, pool_bound_) : best_; }
+
+  /// Pass 2: once the structure's pool is full, a point matters only if it is at least as well
+  /// matched as the pool's worst w (objective o_w, second s_w). Such a point has objective
+  /// max(kv, f, n) <= o_w, so f, n <= o_w; and when o_w is the KV term itself, its second largest
+  /// term max(f, n) must be <= s_w. (f, n: weighted |dF|, |dN|.) Ties pass (slack).
+  void update_pool_bound(const KvStructure& kv) {
+    if (current_.size() < keep_per_structure()) return;
+    const Point& worst = *std::max_element(current_.begin(), current_.end(), better_model_match);
+    pool_bound_ = worst.objective > kv.kv_term ? worst.objective : worst.second;
+  }
+
+  /// Pass 2 only, after calibration: cannot_rank() with the width terms bounded too. A point that
+  /// can be collected has |dF| within the bound, so T = fW·W + fS·S lies in [T_lo, T_hi] (F has
+  /// no E·W term and fE >= 0, so E only shifts T by fE·E). The width terms of the proportion
+  /// distance, w_e·|ln(W/W*)| + w_s·|ln(S/S*)| with W* = W_b·H/H_b and S* = S_b·H/H_b (the widths
+  /// in the baseline's proportions), are then at least the cost of clamping (W*, S*) into their
+  /// ranges plus min(w_e, w_s)·ln(T_c/T_hi) (or ln(T_lo/T_c)): scaling W and S by factors within
+  /// e^{±m} scales T by at most e^{±m}. A structure whose bound exceeds the distance of top_n +
+  /// margin kept structures is skipped (1e-9 of margin against rounding).
+  bool cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k) const {
+    if (!fixed_bound_) return false;
+    const double fbound = flops_bound();
+    if (!std::isfinite(fbound) || !(k.fW > 0.0) || std::fabs(k.fEW) > 1e-9 * k.fW || k.fE < 0.0) return false;
+    if (has_shared_ && !(k.fS > 0.0)) return false;
+    const ProportionWeights& w = c_.proportions;
+    const auto log_ratio = [](double x, double y) { return std::fabs(std::log(x / y)); };
+    const double H = static_cast<double>(hidden), Hb = static_cast<double>(baseline_.hidden_size);
+    const double e_lo = static_cast<double>(dense_ ? 0 : experts_.min), e_hi = static_cast<double>(dense_ ? 0 : experts_.max);
+    const double base_width = static_cast<double>(dense_ ? baseline_.ffn.dense_dim : baseline_.ffn.expert_dim);
+    const double W_star = base_width * H / Hb;
+    const double Wc = std::clamp(W_star, static_cast<double>(widths_.first), static_cast<double>(widths_.last));
+    double clamp_cost = w.expert_dim_to_hidden * log_ratio(Wc, W_star);
+    double Tc = k.fW * Wc;
+    double move_weight = w.expert_dim_to_hidden;
+    const bool shared_term = has_shared_ && baseline_.ffn.shared_expert_dim > 0 && shareds_.first > 0;
+    if (has_shared_) {
+      const double S_star = static_cast<double>(baseline_.ffn.shared_expert_dim) * H / Hb;
+      const double Sc = std::clamp(S_star, static_cast<double>(shareds_.first), static_cast<double>(shareds_.last));
+      Tc += k.fS * Sc;
+      if (shared_term) {
+        clamp_cost += w.shared_expert_dim_to_hidden * log_ratio(Sc, S_star);
+        move_weight = std::min(move_weight, w.shared_expert_dim_to_hidden);
+      } else {
+        move_weight = 0.0;  // S moves freely without cost
+      }
+    }
+    const double T_lo = F_b_ * (1.0 - fbound) - k.f0 - k.fE * e_hi;
+    const double T_hi = F_b_ * (1.0 + fbound) - k.f0 - k.fE * e_lo;
+    // No (W, S) in their ranges reaches the band: no point of the structure can be collected.
+    const double T_min = k.fW * static_cast<double>(widths_.first) + (has_shared_ ? k.fS * static_cast<double>(shareds_.first) : 0.0);
+    const double T_max = k.fW * static_cast<double>(widths_.last) + (has_shared_ ? k.fS * static_cast<double>(shareds_.last) : 0.0);
+    if (T_hi < T_min || T_lo > T_max) return true;
+    double gap = 0.0;
+    if (Tc > T_hi) gap = std::log(Tc / T_hi);  // T_hi >= T_min > 0 here
+    if (Tc < T_lo && Tc > 0.0) gap = std::log(T_lo / Tc);
+    if (!std::isfinite(gap)) return false;
+    const double bound =
+        w.head_dim * log_ratio(static_cast<double>(kv.head_dim), static_cast<double>(baseline_.attention.head_dim)) +
+        w.query_to_hidden * log_ratio(static_cast<double>(heads * kv.head_dim) / H,
+                                      static_cast<double>(baseline_.attention.query_width()) / Hb) +
+        clamp_cost + move_weight * gap;
+    return skip_threshold_ < std::numeric_limits<double>::infinity() && bound > skip_threshold_ + 1e-9;
+  }
+
+  void visit_structure(const KvStructure& kv, std::int64_t hidden, std::int64_t heads,
+                       const HeadsModel* model = nullptr) {
     if (kv.kv_term > best_ + slack) return;
-    const ArchConfig cfg = structure_config(kv, hidden, heads);
+    if (cannot_improve(kv)) return;
+    pool_bound_ = std::numeric_limits<double>::infinity();
+    if (cannot_rank(kv, hidden, heads)) return;
     ++structures_;
-    const Coefficients k = calibrate(cfg, kv.top_k);
-    for (std::int64_t S : shareds_) {
+    Coefficients k;
+    if (model != nullptr && model->affine) {
+      count_work(1);
+      k = combine(model->at_h0, model->slope, static_cast<double>(heads - model->h0));
+    } else {
+      count_work(calibration_work);
+      k = calibrate(structure_config(kv, hidden, heads), kv.top_k);
+    }
+    if (cannot_rank_widths(kv, hidden, heads, k)) return;
+    // Shared widths outward from the baseline's proportion S_b·H/H_b (good points first tighten
+    // the bounds). F increases with S, so the W interval below slides down as S grows: once it
+    // has left the W range on one side, every further S in that direction is empty too.
+    const double s_centre = static_cast<double>(baseline_.ffn.shared_expert_dim) * static_cast<double>(hidden) /
+                            static_cast<double>(baseline_.hidden_size);
+    const std::int64_t centre = nearest_index(shareds_, s_centre);
+    // Pass 2: as the pool bound tightens, the representative's |dF| bound narrows the width
+    // band of cannot_rank_widths(); a structure found unrankable midway is dropped whole (its
+    // representative, better matched than the pool's worst, obeys the same bound).
+    bool unrankable = false;
+    double checked_bound = pool_bound_;
+    outward(shareds_.count(), centre, [&](std::int64_t si) {
+      if (cannot_improve(kv) || unrankable) return false;
+      if (fixed_bound_ && pool_bound_ < checked_bound) {
+        checked_bound = pool_bound_;
+        if (cannot_rank_widths(kv, hidden, heads, k)) {
+          unrankable = true;
+          return false;
+        }
+      }
+      const std::int64_t S = shareds_.at(si);
+      count_work(1);
       // W interval where |dF| can still be within the bound for some E (F increasing in W).
-      std::size_t w_begin = 0, w_end = widths_.size();
+      std::int64_t w_begin = 0, w_end = widths_.count();
       const double fbound = flops_bound();
       // fEW is 0 up to float rounding (F has no E·W term); the bound assumes it.
       if (std::isfinite(fbound) && std::fabs(k.fEW) <= 1e-9 * k.fW && k.fW > 0.0) {
@@ -406,18 +786,71 @@ class Searcher {
         const double rest = k.f0 + k.fS * static_cast<double>(S);
         const double w_max = (F_b_ * (1.0 + fbound) - rest - k.fE * e_lo) / k.fW;
         const double w_min = (F_b_ * (1.0 - fbound) - rest - k.fE * e_hi) / k.fW;
-        w_begin = static_cast<std::size_t>(
-            std::lower_bound(widths_.begin(), widths_.end(), std::ceil(w_min - 1e-9)) - widths_.begin());
-        w_end = static_cast<std::size_t>(
-            std::upper_bound(widths_.begin(), widths_.end(), std::floor(w_max + 1e-9)) - widths_.begin());
+        w_begin = widths_.index_not_below(std::ceil(w_min - 1e-9));
+        w_end = widths_.index_above(std::floor(w_max + 1e-9));
+        if (w_begin >= w_end && k.fS > 0.0) {
+          const bool up = si >= centre;
+          if (up && w_end == 0) return false;                   // below the W range: larger S only lower
+          if (!up && w_begin == widths_.count()) return false;  // above it: smaller S only higher
+        }
+        if (w_begin < w_end) narrow_by_params(k, S, fbound, rest, w_begin, w_end);
       }
-      for (std::size_t i = w_begin; i < w_end; ++i) solve_experts(kv, hidden, heads, k, widths_[i], S);
+      for (std::int64_t i = w_begin; i < w_end && !cannot_improve(kv); ++i) {
+        solve_experts(kv, hidden, heads, k, widths_.at(i), S);
+      }
+      return true;
+    });
+    if (unrankable) {
+      current_.clear();
+      return;
+    }
+    if (fixed_bound_) end_structure();
+  }
+
+  /// Narrows the W index range [w_begin, w_end) of one shared width S by F and N together. A
+  /// collectible point needs |dF| <= fbound and |dN| <= the params bound for its E. The F band
+  /// alone allows every E of the range, whose router FLOPs (fE·E) widen the W band ~10-fold; but
+  /// N = n0 + nS·S + nW·W + E·(nE + nEW·W) pins E for each W: over a W interval, E lies between
+  /// the extremes of g(W) = (N_target − n0 − nS·S − nW·W)/(nE + nEW·W), which is monotone in W
+  /// (the sign of g' does not depend on W), so at the interval's ends. E so bounded narrows the
+  /// W band of F in turn; three rounds reach the intersection. Necessary conditions only: no
+  /// point that solve_experts() would keep is dropped.
+  void narrow_by_params(const Coefficients& k, std::int64_t S, double fbound, double rest, std::int64_t& w_begin,
+                        std::int64_t& w_end) const {
+    if (dense_ || experts_.is_fixed()) return;
+    double nbound = c_.weight_params > 0 ? (pruning_bound() + slack) / c_.weight_params
+                                         : std::numeric_limits<double>::infinity();
+    if (c_.max_params_deviation) nbound = std::min(nbound, *c_.max_params_deviation + slack);
+    if (!std::isfinite(nbound)) return;
+    const double rest_n = k.n0 + k.nS * static_cast<double>(S);
+    double e_lo = static_cast<double>(experts_.min), e_hi = static_cast<double>(experts_.max);
+    double w_lo = static_cast<double>(widths_.at(w_begin)), w_hi = static_cast<double>(widths_.at(w_end - 1));
+    for (int round = 0; round < 3; ++round) {
+      const double slope_lo = k.nE + k.nEW * w_lo, slope_hi = k.nE + k.nEW * w_hi;
+      if (!(slope_lo > 0.0 && slope_hi > 0.0)) return;
+      const auto g = [&](double target, double w, double slope) { return (target - rest_n - k.nW * w) / slope; };
+      const double n_lo = N_b_ * (1.0 - nbound), n_hi = N_b_ * (1.0 + nbound);
+      const double e_min = std::min(g(n_lo, w_lo, slope_lo), g(n_lo, w_hi, slope_hi));
+      const double e_max = std::max(g(n_hi, w_lo, slope_lo), g(n_hi, w_hi, slope_hi));
+      e_lo = std::max(e_lo, e_min - 1e-6 * std::max(1.0, std::fabs(e_min)));
+      e_hi = std::min(e_hi, e_max + 1e-6 * std::max(1.0, std::fabs(e_max)));
+      if (e_lo > e_hi) {
+        w_end = w_begin;
+        return;
+      }
+      const double w_max = (F_b_ * (1.0 + fbound) - rest - k.fE * e_lo) / k.fW;
+      const double w_min = (F_b_ * (1.0 - fbound) - rest - k.fE * e_hi) / k.fW;
+      w_begin = std::max(w_begin, widths_.index_not_below(std::ceil(w_min - 1e-9)));
+      w_end = std::min(w_end, widths_.index_above(std::floor(w_max + 1e-9)));
+      if (w_begin >= w_end) return;
+      w_lo = static_cast<double>(widths_.at(w_begin));
+      w_hi = static_cast<double>(widths_.at(w_end - 1));
     }
   }
 
   /// The largest |dF| that can still matter: the bound (weighted) or the cap.
   double flops_bound() const {
-    double b = c_.weight_flops > 0 ? (best_ + slack) / c_.weight_flops : std::numeric_limits<double>::infinity();
+    double b = c_.weight_flops > 0 ? (pruning_bound() + slack) / c_.weight_flops : std::numeric_limits<double>::infinity();
     if (c_.max_flops_deviation) b = std::min(b, *c_.max_flops_deviation);
     return b;
   }
@@ -436,6 +869,7 @@ class Searcher {
   void solve_experts(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k,
                      std::int64_t W, std::int64_t S) {
     ++evaluated_;
+    count_work(1);
     const double w = static_cast<double>(W), s = static_cast<double>(S);
     // F(E) = aF + bF·E, N(E) = aN + bN·E.
     const double aF = k.f0 + k.fW * w + k.fS * s, bF = k.fE + k.fEW * w;
@@ -453,7 +887,7 @@ class Searcher {
     }
     // Interval of E allowed by the lattice range, the caps and the bound.
     double e_lo = static_cast<double>(experts_.min), e_hi = static_cast<double>(experts_.max);
-    const double bound = best_ + slack;
+    const double bound = pruning_bound() + slack;
     const auto limit = [&](double weight, std::optional<double> cap) {
       double d = weight > 0 ? bound / weight : std::numeric_limits<double>::infinity();
       if (cap) d = std::min(d, *cap + slack);
@@ -477,11 +911,11 @@ class Searcher {
     if (uB + vB != 0) try_point(-(uA + vA) / (uB + vB));
     // Lattice neighbours of the minimiser inside [e_lo, e_hi].
     const std::int64_t step = std::max<std::int64_t>(1, experts_.multiple_of);
-    const std::int64_t lattice_lo = ceil_to_multiple(std::max<std::int64_t>(experts_.min, static_cast<std::int64_t>(std::ceil(e_lo - 1e-9))), step);
-    const std::int64_t lattice_hi = floor_to_multiple(std::min<std::int64_t>(experts_.max, static_cast<std::int64_t>(std::floor(e_hi + 1e-9))), step);
+    const std::int64_t lattice_lo = ceil_to_multiple(std::max<std::int64_t>(experts_.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
+    const std::int64_t lattice_hi = floor_to_multiple(std::min<std::int64_t>(experts_.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
     if (lattice_lo > lattice_hi) return;
-    const std::int64_t below = std::clamp(floor_to_multiple(static_cast<std::int64_t>(std::floor(best_e)), step), lattice_lo, lattice_hi);
-    const std::int64_t above = std::clamp(ceil_to_multiple(static_cast<std::int64_t>(std::ceil(best_e)), step), lattice_lo, lattice_hi);
+    const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
+    const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
     const double h_below = h(static_cast<double>(below)), h_above = h(static_cast<double>(above));
     const std::int64_t E = h_above < h_below ? above : below;
     const double e = static_cast<double>(E);
@@ -500,8 +934,95 @@ class Searcher {
       best_ = objective;
       return;
     }
-    collect_->push_back(
-        {kv.num_layers, kv.top_k, kv.num_kv_heads, kv.head_dim, hidden, heads, E, W, S, objective, kv.kv_lora});
+    std::array<double, 3> w{c_.weight_flops * std::fabs(dF), c_.weight_params * std::fabs(dN), kv.kv_term};
+    std::sort(w.begin(), w.end(), std::greater<>());
+    current_.push_back({kv.num_layers, kv.top_k, kv.num_kv_heads, kv.head_dim, hidden, heads, E, W, S, objective, w[1],
+                        std::fabs(dF) + std::fabs(dN) + std::fabs(kv.kv_dev), kv.kv_term, kv.kv_lora});
+    Point& added = current_.back();
+    added.q_objective = quantized(added.objective);
+    added.q_second = quantized(added.second);
+    added.q_sum = quantized(added.sum);
+    // Bounded: a structure may hold a million (W, S) points within the tolerance; only the best
+    // few by the ranking's order can represent it or be among the top others.
+    // Kept at keep_per_structure() points: the worst leaves as a better one comes, and the pool
+    // bound follows at once (it prunes the rest of the structure, and cannot_rank_widths() uses it).
+    const std::size_t keep = keep_per_structure();
+    if (current_.size() > keep) {
+      const auto worst = std::max_element(current_.begin(), current_.end(), better_model_match);
+      *worst = current_.back();
+      current_.pop_back();
+    }
+    if (current_.size() >= keep) update_pool_bound(kv);
+  }
+
+  // ---- Pass 2's bounded collection ------------------------------------------------------------
+  // rank() keeps one representative per structure (its best-matched member) and, only when fewer
+  // structures than top_n are eligible, the next best-matched points. So each structure keeps its
+  // `representative_pool` best points by model order (the exact re-accounting picks among them)
+  // while fewer than top_n structures are known, top_n + representative_pool of them; and once
+  // more structures than needed are collected, only those whose best member is nearest the
+  // baseline's proportions survive (the ranking's order), ties included.
+
+  static constexpr std::size_t representative_pool = 8;
+  static constexpr std::size_t structure_margin = 8;
+
+  std::size_t keep_per_structure() const {
+    return structures_kept_.size() >= static_cast<std::size_t>(top_n_) ? representative_pool
+                                                                          : representative_pool + static_cast<std::size_t>(top_n_);
+  }
+
+  void trim_current() {
+    const std::size_t keep = keep_per_structure();
+    if (current_.size() <= keep) return;
+    std::nth_element(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(keep), current_.end(),
+                     better_model_match);
+    current_.resize(keep);
+  }
+
+  struct KeptStructure {
+    std::vector<Point> points;  // best first by model order
+    double distance;  // proportion distance of its best point
+  };
+
+  void end_structure() {
+    if (current_.empty()) return;
+    trim_current();
+    std::sort(current_.begin(), current_.end(), better_model_match);
+    const double distance = proportion_distance(make_config(current_.front()), baseline_, c_.proportions);
+    structures_kept_.push_back({std::move(current_), distance});
+    current_.clear();
+    if (structures_kept_.size() >= prune_threshold_) prune_structures();
+  }
+
+  /// Keeps the top_n + margin structures nearest the baseline's proportions (all ties at the
+  /// boundary), each with representative_pool points.
+  void prune_structures() {
+    const std::size_t keep = static_cast<std::size_t>(top_n_) + structure_margin;
+    if (structures_kept_.size() <= keep) return;
+    std::vector<double> distances;
+    distances.reserve(structures_kept_.size());
+    for (const auto& k : structures_kept_) distances.push_back(k.distance);
+    std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(keep - 1), distances.end());
+    const double threshold = distances[keep - 1];
+    std::vector<KeptStructure> kept;
+    for (auto& k : structures_kept_) {
+      if (k.distance > threshold) continue;
+      if (k.points.size() > representative_pool) k.points.resize(representative_pool);
+      kept.push_back(std::move(k));
+    }
+    structures_kept_ = std::move(kept);
+    skip_threshold_ = std::min(skip_threshold_, threshold);
+    // Ties can keep more than `keep`: prune again only after as many more.
+    prune_threshold_ = std::max(prune_threshold_, 2 * structures_kept_.size());
+  }
+
+  std::vector<Point> take_collected() {
+    prune_structures();
+    std::vector<Point> out;
+    for (auto& k : structures_kept_) out.insert(out.end(), k.points.begin(), k.points.end());
+    structures_kept_.clear();
+    std::sort(out.begin(), out.end(), enumeration_order);
+    return out;
   }
 
   const ArchConfig& baseline_;
@@ -512,11 +1033,17 @@ class Searcher {
   double F_b_ = 0, N_b_ = 0, KV_b_ = 0;
   bool dense_ = false, has_shared_ = false;
   VariableRange experts_;
-  std::vector<std::int64_t> widths_, shareds_;
+  Progression widths_, shareds_, hiddens_, heads_;
+  std::int64_t work_ = 0;  // structures·calibration_work + shared-width steps + closed-form solves
   std::vector<KvStructure> kv_structures_;
   double best_ = 0;
   bool fixed_bound_ = false;
-  std::vector<Point>* collect_ = nullptr;
+  int top_n_ = 1;
+  std::vector<Point> current_;                  // pass 2: the points of the structure being visited
+  std::vector<KeptStructure> structures_kept_;  // pass 2: bounded (see prune_structures())
+  std::size_t prune_threshold_ = 0;
+  double skip_threshold_ = std::numeric_limits<double>::infinity();  // pass 2: see cannot_rank()
+  double pool_bound_ = std::numeric_limits<double>::infinity();      // pass 2: see update_pool_bound()
   std::int64_t evaluated_ = 0, structures_ = 0;
 };
 
@@ -551,6 +1078,8 @@ void check_constraints(const MatchConstraints& c) {
   check_weight(c.weight_kv, "/weights/kv");
   if (c.weight_flops + c.weight_params + c.weight_kv <= 0) throw Error("at least one weight must be positive", "", "/weights");
   if (!(c.tolerance >= 0 && c.tolerance < 1)) throw Error(fmt::format("tolerance {} must be in [0, 1)", c.tolerance), "", "/tolerance");
+  if (c.max_structures < 1) throw Error(fmt::format("max_structures {} must be at least 1", c.max_structures), "", "/max_structures");
+  if (c.max_work < 1) throw Error(fmt::format("max_work {} must be at least 1", c.max_work), "", "/max_work");
 
 }
 
@@ -599,10 +1128,17 @@ std::vector<Candidate> rank(std::vector<Candidate> all, int top_n) {
 }
 
 /// Smallest weighted objective attainable under `c` (+inf if none), by one branch-and-bound pass.
+/// A relaxed search over the work limits counts as not attainable (+inf): relaxations widen ranges
+/// four-fold, and a relaxation the limits refuse cannot be recommended.
 double best_objective(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                       const MatchConstraints& c) {
-  Searcher searcher(baseline, loop, workload, c);
-  return searcher.run(std::numeric_limits<double>::infinity(), nullptr);
+  try {
+    Searcher searcher(baseline, loop, workload, c);
+    return searcher.run(std::numeric_limits<double>::infinity(), nullptr);
+  } catch (const Error& e) {
+    if (e.source() == "search space") return std::numeric_limits<double>::infinity();
+    throw;
+  }
 }
 
 struct Relaxation {
@@ -715,11 +1251,13 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   validate(workload);
   check_constraints(constraints);
   if (top_n < 1) throw Error(fmt::format("top {} must be at least 1", top_n), "", "--top");
-  for (std::int64_t L : constraints.num_layers.values()) (void)loop.resolve(L);  // loop fits every depth
-
   MatchResult result;
   result.baseline = baseline;
-  Searcher searcher(baseline, loop, workload, constraints);
+  Searcher searcher(baseline, loop, workload, constraints);  // checks the work limits first
+  {
+    const Progression layers = Progression::of(constraints.num_layers);
+    for (std::int64_t i = 0; i < layers.count(); ++i) (void)loop.resolve(layers.at(i));  // loop fits every depth
+  }
   result.baseline_budgets = searcher.baseline_budgets();
   result.summary.space_size = searcher.space_size();
 
@@ -727,7 +1265,7 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   const double best = searcher.run(inf, nullptr);
   if (std::isfinite(best)) {
     std::vector<Point> points;
-    searcher.run(best + constraints.tolerance, &points);
+    searcher.run(best + constraints.tolerance, &points, top_n);
     std::vector<Candidate> candidates;
     candidates.reserve(points.size());
     for (const Point& p : points) {
@@ -771,9 +1309,10 @@ std::vector<ConstraintSensitivity> constraint_sensitivity(const ArchConfig& base
 
 std::string MatchSummary::brief() const {
   if (!feasible) return "infeasible: " + message;
+  // No wall-clock time here: outputs are byte-identical across runs (docs/reliability.md).
   return fmt::format("matched: best max deviation {:.3f}% over a space of {} points ({} structures, {} closed-form "
-                     "solves) in {:.2f} ms",
-                     100.0 * best_objective, space_size, structures, evaluated, 1e3 * seconds);
+                     "solves)",
+                     100.0 * best_objective, space_size, structures, evaluated);
 }
 
 std::string MatchSummary::full_report() const {

@@ -47,7 +47,7 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
   root.reject_unknown_keys({"hidden_size", "num_experts", "expert_dim", "head_dim", "num_heads", "num_kv_heads",
                             "shared_expert_dim", "num_layers", "top_k", "kv_lora_rank", "query_equals_hidden",
                             "expert_parallel",
-                            "max_deviation", "weights", "tolerance", "proportion_weights"});
+                            "max_deviation", "weights", "tolerance", "proportion_weights", "max_structures", "max_work"});
   read_range(root, "hidden_size", c.hidden_size);
   read_range(root, "num_experts", c.num_experts);
   read_range(root, "expert_dim", c.expert_dim);
@@ -91,6 +91,9 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
     if (c.weight_flops + c.weight_params + c.weight_kv <= 0) w.fail_here("at least one weight must be positive");
   }
   c.tolerance = root.number_or("tolerance", c.tolerance, 0.0, 0.5);
+  // Work limits (docs/reliability.md): raise them for spaces larger than the defaults allow.
+  c.max_structures = root.integer_or("max_structures", c.max_structures, 1, std::int64_t{1} << 40);
+  c.max_work = root.integer_or("max_work", c.max_work, 1, std::int64_t{1} << 50);
 
   if (root.has("proportion_weights")) {
     const detail::ObjectReader p = root.object("proportion_weights");

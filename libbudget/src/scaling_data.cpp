@@ -205,7 +205,9 @@ struct RowContext {
   }
 };
 
-bool positive(double v) { return v > 0.0; }
+// Documented limits (docs/reliability.md): beyond them the law's terms leave double precision.
+bool flops_or_tokens(double v) { return v > 0.0 && v <= 1e30; }
+bool loss_value(double v) { return v >= 1e-6 && v <= 1e6; }
 bool sparsity(double v) { return v >= 0.0 && v < 1.0; }
 
 LossPoint parse_row(const RowContext& row) {
@@ -213,13 +215,13 @@ LossPoint parse_row(const RowContext& row) {
   point.arch = row.text(Column::arch);
   point.cell = row.text(Column::cell);
   if (row.map[Column::F]) {
-    point.F = row.number(Column::F, positive, "a number > 0 (per-token training FLOPs)");
+    point.F = row.number(Column::F, flops_or_tokens, "a number in (0, 1e30] (per-token training FLOPs)");
   } else {
-    point.F = 6.0 * row.number(Column::N, positive, "a number > 0 (parameters; F = 6N)");
+    point.F = 6.0 * row.number(Column::N, flops_or_tokens, "a number in (0, 1e30] (parameters; F = 6N)");
   }
   if (row.map[Column::S]) point.S = row.number(Column::S, sparsity, "a number in [0, 1)");
-  point.D = row.number(Column::D, positive, "a number > 0 (training tokens)");
-  point.loss = row.number(Column::loss, positive, "a number > 0");
+  point.D = row.number(Column::D, flops_or_tokens, "a number in (0, 1e30] (training tokens)");
+  point.loss = row.number(Column::loss, loss_value, "a loss in [1e-6, 1e6]");
   if (row.map[Column::domain]) point.domain = row.text(Column::domain);
   point.line = row.line_number;
   return point;

@@ -126,7 +126,8 @@ std::string to_json(const FitSummary& s) {
   out["b_fixed"] = s.b_fixed;
   if (s.b_fixed) out["fixed_b_value"] = s.fixed_b_value;
   out["exponents_fixed"] = s.exponents_fixed;
-  return out.dump();
+  if (s.max_compute > 0) out["compute_range"] = {s.min_compute, s.max_compute};
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,6 +352,55 @@ void check_identifiable(const std::vector<LossPoint>& points) {
   }
 }
 
+/// Data the law cannot describe gets a diagnosis instead of coefficients: losses that are all
+/// equal, or that do not fall as compute C = F·D grows (least-squares slope of log L on log C,
+/// which the law makes negative for any a, c > 0).
+void check_loss_trend(const std::vector<LossPoint>& points) {
+  double lo = points[0].loss, hi = points[0].loss;
+  for (const auto& p : points) lo = std::min(lo, p.loss), hi = std::max(hi, p.loss);
+  if (hi - lo <= 1e-12 * hi) {
+    throw Error(fmt::format("architecture \"{}\": all losses equal ({:g}), so the law's power-law terms cannot be "
+                            "fitted; check the loss column",
+                            points[0].arch, lo));
+  }
+  double mean_x = 0.0, mean_y = 0.0;
+  for (const auto& p : points) mean_x += std::log(p.F) + std::log(p.D), mean_y += std::log(p.loss);
+  const double n = static_cast<double>(points.size());
+  mean_x /= n;
+  mean_y /= n;
+  double sxy = 0.0, sxx = 0.0;
+  for (const auto& p : points) {
+    const double dx = std::log(p.F) + std::log(p.D) - mean_x;
+    sxy += dx * (std::log(p.loss) - mean_y);
+    sxx += dx * dx;
+  }
+  if (sxx > 0.0 && !(sxy < 0.0)) {
+    throw Error(fmt::format("architecture \"{}\": the loss does not decrease with compute F·D (the least-squares "
+                            "slope of log L on log(F·D) is {:+.3g}); the law L = E + A·F^(−a) + K·D^(−c) needs losses "
+                            "that fall as F and D grow; check the loss column",
+                            points[0].arch, sxy / sxx));
+  }
+}
+
+/// The fit's own verdict on what it found: finite coefficients and residuals the law explains.
+void check_fit_result(const std::vector<LossPoint>& points, const FitResult& result) {
+  const auto& k = result.coefficients;
+  for (double v : {k.E, k.A, k.K, k.a, k.b, k.c, result.summary.rmse, result.summary.objective}) {
+    if (!std::isfinite(v)) {
+      throw Error(fmt::format("architecture \"{}\": the fit produced a non-finite value; the data cannot be "
+                              "described by the law",
+                              points[0].arch));
+    }
+  }
+  // A residual RMS of 25% in log-loss means the law does not describe the data at all.
+  constexpr double max_rmse = 0.25;
+  if (result.summary.rmse > max_rmse) {
+    throw Error(fmt::format("architecture \"{}\": the fitted law misses the losses by {:.3g}% (RMS of log L_obs − "
+                            "log L_pred, limit {:g}%): the data do not follow L = E + A·F^(−a) + K·D^(−c)",
+                            points[0].arch, 100.0 * result.summary.rmse, 100.0 * max_rmse));
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -360,6 +410,7 @@ FitResult fit_scaling_law(const std::vector<LossPoint>& points, const FitOptions
   check_options(options);
   check_single_group(points);
   check_identifiable(points);
+  check_loss_trend(points);
   const bool b_fixed = distinct_count(points, &LossPoint::S) == 1;
 
   std::vector<int> free{detail::theta_log_E, detail::theta_alpha, detail::theta_kappa, detail::theta_a,
@@ -377,6 +428,12 @@ FitResult fit_scaling_law(const std::vector<LossPoint>& points, const FitOptions
     starts.insert(starts.end(), grid.begin(), grid.end());
   }
   FitResult result = search(points, data, free, held, starts, options);
+  check_fit_result(points, result);
+  result.summary.min_compute = std::numeric_limits<double>::infinity();
+  for (const auto& p : points) {
+    result.summary.min_compute = std::min(result.summary.min_compute, p.F * p.D);
+    result.summary.max_compute = std::max(result.summary.max_compute, p.F * p.D);
+  }
   result.summary.b_fixed = b_fixed;
   result.summary.fixed_b_value = b_fixed ? options.fixed_b : 0.0;
   return result;

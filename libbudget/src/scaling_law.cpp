@@ -82,7 +82,7 @@ CoefficientsFile parse_coefficients_json(const std::string& text, const std::str
 
   if (root.has("fit_summary")) {
     const detail::ObjectReader summary = root.object("fit_summary");
-    file.fit_summary_json = summary.json().dump();
+    file.fit_summary_json = summary.json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   return file;
 }
@@ -103,7 +103,7 @@ std::string coefficients_to_json(const CoefficientsFile& file) {
     out["fit_summary"] = nlohmann::ordered_json::parse(file.fit_summary_json);
   }
   // nlohmann writes doubles with 17 significant digits (round-trip exact).
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace budget

@@ -178,11 +178,22 @@ DocLengthsSpec read_doc_lengths(const detail::ObjectReader& r, const std::string
       r.choice_or("order", "given", {"given", "shuffled"}) == "shuffled" ? PackingOrder::shuffled : PackingOrder::given;
   spec.tokens_per_doc = r.integer_or("tokens_per_doc", 0, 0, std::int64_t{1} << 20);
   spec.seed = static_cast<std::uint64_t>(r.integer_or("seed", 0, 0, INT64_MAX));
-  spec.samples = r.integer_or("samples", spec.samples, 1, max_document_length);
+  spec.samples = r.integer_or("samples", spec.samples, 1, max_simulated_documents);
   const std::string method =
       r.choice_or("method", is_file ? "simulation" : "expectation", {"expectation", "simulation"});
   spec.method = method == "simulation" ? CostMethod::simulation : CostMethod::expectation;
   return spec;
+}
+
+/// Derived attended keys lie in [1, window] exactly; floating-point rounding can land them a hair
+/// outside (sliding_window 1 gives 1 + 1e-16): clamp, so that validate() never blames
+/// /attended_keys, a key the user did not write, for rounding.
+double clamp_derived_keys(double keys, const Workload& w) {
+  const bool windowed = w.sliding_window > 0 && w.sliding_window < w.seq_len;
+  const auto max_keys = static_cast<double>(windowed ? w.sliding_window : w.seq_len);
+  if (keys > max_keys && keys <= max_keys * (1.0 + 1e-9)) return max_keys;
+  if (keys < 1.0 && keys >= 1.0 - 1e-9) return 1.0;
+  return keys;
 }
 
 // attended_keys (and the kernel counts) from document lengths.
@@ -193,10 +204,11 @@ void derive_from_doc_lengths(Workload& w, const DocLengthsSpec& spec, const std:
     validate(geometry, source);
     result = evaluate_doc_lengths(spec, geometry);
   } catch (const Error& e) {
+    if (e.source().empty() && e.path() == "/samples") throw Error(e.message(), source, "/doc_lengths/samples");
     throw e.with_source(source);
   }
   const MaskCost& mask = w.attention_mask == AttentionMask::causal ? result.cost.causal : result.cost.document;
-  w.attended_keys = mask.exact_keys;
+  w.attended_keys = clamp_derived_keys(mask.exact_keys, w);
   std::string kernel_note;
   if (w.attention_kernel != AttentionLaunch::none) {
     const KernelKeys k = mask.executed(w.attention_kernel);
@@ -272,7 +284,7 @@ Workload parse_workload(std::string_view json_text, const std::string& source, c
                 "seq_len tokens attends (seq_len + 1)/2 keys per query");
     }
     const Workload causal = causal_workload(w.seq_len);
-    w.attended_keys = causal_window_keys(w.seq_len, w.sliding_window);
+    w.attended_keys = clamp_derived_keys(causal_window_keys(w.seq_len, w.sliding_window), w);
     w.description = causal.description;
     if (w.sliding_window > 0) w.description += fmt::format(", sliding window {}", w.sliding_window);
     if (w.attention_kernel != AttentionLaunch::none) derive_causal_kernel(w, source);

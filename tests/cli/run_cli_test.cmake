@@ -1,10 +1,19 @@
 # Runs EXE with ARGS and checks the exit code and output (invoked by budget_cli_test()).
 # Lists arrive with escaped separators ("a\;b"): turn them back into CMake lists.
-foreach(list_var ARGS STDOUT_MATCHES STDERR_MATCHES STDOUT_NOT_MATCHES)
+foreach(list_var ARGS STDOUT_MATCHES STDERR_MATCHES STDOUT_NOT_MATCHES ENV)
   string(REPLACE "\\;" ";" ${list_var} "${${list_var}}")
 endforeach()
-execute_process(COMMAND "${EXE}" ${ARGS}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(command "${EXE}" ${ARGS})
+if(ENV)
+  set(command "${CMAKE_COMMAND}" -E env ${ENV} "${EXE}" ${ARGS})
+endif()
+if(STDOUT_TO)
+  # stdout to a file (/dev/full: every write fails); stdout is then not checked.
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_FILE "${STDOUT_TO}" ERROR_VARIABLE err)
+  set(out "")
+else()
+  execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+endif()
 set(failed OFF)
 if(NOT "${rc}" STREQUAL "${EXPECT_EXIT}")
   message(SEND_ERROR "exit code ${rc}, expected ${EXPECT_EXIT}")

@@ -93,12 +93,12 @@ TEST_CASE("scaling CSV: bad rows name the line, the column, the value and what i
   const std::string header = "arch,cell,F,S,D,loss\n";
   const std::string good = "a,c1,6e8,0.85,2e10,2.5\n";
   CHECK_THAT(csv_error(header + good + "a,c1,6e8,0.85,2e10,abc\n"),
-             Contains("data.csv: line 3: column 'loss': value \"abc\" is not a number; allowed: a number > 0"));
+             Contains("data.csv: line 3: column 'loss': value \"abc\" is not a number; allowed: a loss in [1e-6, 1e6]"));
   CHECK_THAT(csv_error(header + "a,c1,6e8,0.85,2e10,nan\n"), Contains("line 2: column 'loss': value nan is not allowed"));
   CHECK_THAT(csv_error(header + "a,c1,6e8,0.85,2e10,0\n"), Contains("column 'loss': value 0 is not allowed"));
   CHECK_THAT(csv_error(header + "a,c1,6e8,0.85,2e10,-1.5\n"), Contains("column 'loss': value -1.5 is not allowed"));
   CHECK_THAT(csv_error(header + "a,c1,6e8,0.85,0,2.5\n"),
-             Contains("column 'D': value 0 is not allowed; allowed: a number > 0 (training tokens)"));
+             Contains("column 'D': value 0 is not allowed; allowed: a number in (0, 1e30] (training tokens)"));
   CHECK_THAT(csv_error(header + "a,c1,-6e8,0.85,2e10,2.5\n"), Contains("column 'F': value -6e8 is not allowed"));
   CHECK_THAT(csv_error(header + "a,c1,inf,0.85,2e10,2.5\n"), Contains("column 'F': value inf is not allowed"));
   CHECK_THAT(csv_error(header + "a,c1,6e8,1,2e10,2.5\n"),

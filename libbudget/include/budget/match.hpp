@@ -88,6 +88,18 @@ struct MatchConstraints {
   /// member, and shapes are ranked by their distance from the baseline's proportions.
   double tolerance = 0.0025;
   ProportionWeights proportions;
+
+  /// Work limits (docs/reliability.md). A space with more than `max_structures` structures to
+  /// calibrate from the op list (num_layers, top_k, num_kv_heads, head_dim, hidden_size; with a
+  /// free query width, three heads values per hidden size), or more than
+  /// max_structures / 10 (num_layers, top_k, num_kv_heads, head_dim) combinations, is refused
+  /// before the search starts; a search that needs more than `max_work` units (a structure
+  /// calibrated counts 16, a shared-width step or a closed-form solve over experts 1) stops with
+  /// budget::Error (source "search space"). Memory stays bounded: ranges are never materialised.
+  std::int64_t max_structures = default_max_structures;
+  std::int64_t max_work = default_max_work;
+  static constexpr std::int64_t default_max_structures = 2'000'000;
+  static constexpr std::int64_t default_max_work = 2'000'000'000;
 };
 
 /// The documented defaults for `baseline`: hidden multiple of 8 in [H/4, 2H]; head dim multiple of
@@ -134,7 +146,7 @@ struct MatchSummary {
   std::int64_t evaluated = 0;      ///< (structure, width) points solved in closed form over experts
   std::int64_t structures = 0;     ///< (depth, heads, hidden, top_k) points calibrated from the op list
   double best_objective = 0;
-  double seconds = 0;
+  double seconds = 0;              ///< wall-clock time (not in brief(): outputs stay deterministic)
   std::string message;             ///< empty when feasible; else why not
   /// Remarks on the request worth reading even when feasible (e.g. a dense baseline).
   std::vector<std::string> notes;
@@ -142,7 +154,7 @@ struct MatchSummary {
   /// Best objective attainable without the caps (when infeasible), and its candidate.
   std::optional<Candidate> uncapped_best;
 
-  /// One line: outcome, best objective, space searched, time.
+  /// One line: outcome, best objective, space searched (no time: deterministic).
   std::string brief() const;
   /// Several lines: the brief, the search counts, infeasibility reasons and notes.
   std::string full_report() const;

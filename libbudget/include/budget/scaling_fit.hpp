@@ -94,6 +94,10 @@ struct FitSummary {
   bool b_fixed = false;       ///< b was held at `fixed_b_value` (every point had the same S)
   double fixed_b_value = 0.0;
   bool exponents_fixed = false;  ///< an intercept-only fit (per-domain): a, b, c were given
+  /// Smallest and largest training compute C = F·D of the fitted points (0 when not recorded):
+  /// frontier and ce-gain flag budgets far outside this range as extrapolations.
+  double min_compute = 0.0;
+  double max_compute = 0.0;
 
   /// True unless the best start hit max_evaluations or failed.
   bool usable() const;
@@ -106,7 +110,8 @@ struct FitSummary {
 
 /// The summary as a compact JSON object (the "fit_summary" of a coefficients file):
 /// {"termination", "converged", "objective", "rmse", "points", "starts", "starts_at_best",
-///  "evaluations", "total_evaluations", "huber_delta", "b_fixed"[, "fixed_b_value"], "exponents_fixed"}.
+///  "evaluations", "total_evaluations", "huber_delta", "b_fixed"[, "fixed_b_value"], "exponents_fixed"
+///  [, "compute_range": [min C, max C]]}.
 std::string to_json(const FitSummary& summary);
 
 struct FitResult {
