@@ -1,9 +1,9 @@
 #include "config_export.hpp"
 
-#include <fstream>
 #include <iostream>
 
 #include "budget/error.hpp"
+#include "output_file.hpp"
 
 namespace budget::cli {
 
@@ -28,11 +28,7 @@ void write_exported_config(const ArchConfig& config, ExportTarget target, const 
   if (path.empty() || path == "-") {
     std::cout << exported.text;
   } else {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error("cannot open file for writing", path);
-    out << exported.text;
-    out.flush();
-    if (!out) throw Error("error while writing the file", path);
+    write_output_file(path, exported.text);  // temporary name + rename, checked (docs/reliability.md)
   }
   for (const auto& note : exported.not_expressed) {
     std::cerr << "note: " << to_string(target) << " export: " << note << "\n";

@@ -249,7 +249,7 @@ std::string write_document(const ArchConfig& c, Json doc, const HfStyle& style, 
         "the loop ({}) is recorded in the added key \"{}\"; transformers' modeling code ignores it, so a model "
         "implementation must run those layers that many times", describe_loop(c), hf_loop_key));
   }
-  std::string text = doc.dump(2) + "\n";
+  std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   check_reads_back(c, text);
   return text;
 }

@@ -68,7 +68,7 @@ std::string export_torchtitan(const ArchConfig& c, std::vector<std::string>& not
   out["model"] = "qwen3";
   out["model_args"] = std::move(args);
   out["not_expressed"] = not_expressed;
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace budget::detail
