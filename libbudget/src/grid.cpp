@@ -88,19 +88,27 @@ const Grid& paper_grid() {
   return grid;
 }
 
+LoopSpec cell_loop_spec(const GridCell& cell, const LoopSpec& loop) {
+  LoopSpec cell_loop = loop;
+  if (cell.loop) {
+    cell_loop.first = cell.loop->first;
+    cell_loop.last = cell.loop->last;
+  }
+  return cell_loop;
+}
+
+MatchConstraints cell_constraints(const GridCell& cell, const std::string& constraints_path) {
+  const MatchConstraints defaults = default_constraints(cell.baseline);
+  return constraints_path.empty() ? defaults : load_constraints(constraints_path, defaults);
+}
+
 std::vector<GridRow> match_grid(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                 const std::string& constraints_path) {
   std::vector<GridRow> rows;
   rows.reserve(grid.cells.size());
   for (const GridCell& cell : grid.cells) {
-    LoopSpec cell_loop = loop;
-    if (cell.loop) {
-      cell_loop.first = cell.loop->first;
-      cell_loop.last = cell.loop->last;
-    }
-    MatchConstraints constraints = default_constraints(cell.baseline);
-    if (!constraints_path.empty()) constraints = load_constraints(constraints_path, constraints);
-    rows.push_back({&cell, match(cell.baseline, cell_loop, workload, constraints, 1)});
+    rows.push_back({&cell, match(cell.baseline, cell_loop_spec(cell, loop), workload,
+                                 cell_constraints(cell, constraints_path), 1)});
   }
   return rows;
 }

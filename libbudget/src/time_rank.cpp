@@ -86,15 +86,8 @@ std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec&
   std::vector<TimedGridRow> rows;
   rows.reserve(grid.cells.size());
   for (const GridCell& cell : grid.cells) {
-    // As match_grid(): the cell's own loop range wins; default constraints, then the file's.
-    LoopSpec cell_loop = loop;
-    if (cell.loop) {
-      cell_loop.first = cell.loop->first;
-      cell_loop.last = cell.loop->last;
-    }
-    MatchConstraints constraints = default_constraints(cell.baseline);
-    if (!constraints_path.empty()) constraints = load_constraints(constraints_path, constraints);
-    rows.push_back({&cell, match_with_time(cell.baseline, cell_loop, workload, constraints, model, options)});
+    rows.push_back({&cell, match_with_time(cell.baseline, cell_loop_spec(cell, loop), workload,
+                                           cell_constraints(cell, constraints_path), model, options)});
   }
   return rows;
 }

@@ -58,6 +58,12 @@ struct GridRow {
   MatchResult result;
 };
 
+/// The loop a cell is matched with: the cell's own layer range if given, else `loop`.
+LoopSpec cell_loop_spec(const GridCell& cell, const LoopSpec& loop);
+/// A cell's constraints: default_constraints(cell baseline), overridden by the file at
+/// `constraints_path` when not empty.
+MatchConstraints cell_constraints(const GridCell& cell, const std::string& constraints_path);
+
 /// Matches every cell: the cell's own loop if given, else `loop`; constraints are
 /// default_constraints(cell baseline), overridden by `constraints_path` when not empty.
 std::vector<GridRow> match_grid(const Grid& grid, const LoopSpec& loop, const Workload& workload,
