@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "output_file.hpp"
 
 namespace budget::cli {
 
@@ -50,7 +51,7 @@ std::string gnuplot_single_quoted(const std::string& text) {
   return out + "'";
 }
 
-std::string gnuplot_output(const std::string& path, const std::string& option) {
+std::string gnuplot_terminal(const std::string& path, const std::string& option) {
   std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
@@ -62,34 +63,41 @@ std::string gnuplot_output(const std::string& path, const std::string& option) {
   } else {
     throw Error(fmt::format("value \"{}\" has no plot extension; allowed: a file ending in .svg or .png", path), option);
   }
-  return "set terminal " + terminal + "\nset output " + gnuplot_single_quoted(path) + "\n";
+  return "set terminal " + terminal + "\n";
 }
 
-void run_gnuplot(const std::string& script, const std::string& path, const std::string& option) {
+void check_plot_request(const std::string& path, const std::string& option) {
+  gnuplot_terminal(path, option);
   if (!on_path("gnuplot")) {
     throw Error("gnuplot is not on PATH; install the Debian package gnuplot-nox (apt-get install gnuplot-nox; "
                 "elsewhere the gnuplot package, e.g. brew install gnuplot) or leave out " + option,
                 option);
   }
-  std::error_code ec;
-  std::filesystem::remove(path, ec);  // so a stale file cannot pass for a new plot
+}
+
+void run_gnuplot(const std::string& body, const std::string& path, const std::string& option) {
+  check_plot_request(path, option);
+  const std::string terminal = gnuplot_terminal(path, option);
+  TemporaryOutput out(path);
+  const std::string script = terminal + "set output " + gnuplot_single_quoted(out.path()) + "\n" + body;
   FILE* pipe = popen("gnuplot", "w");
   if (pipe == nullptr) throw Error("could not start gnuplot", option);
   const bool written = std::fwrite(script.data(), 1, script.size(), pipe) == script.size();
   const int status = pclose(pipe);
   if (!written || status != 0) {
-    throw Error(fmt::format("gnuplot failed (status {}) while drawing the plot", status), path);
+    throw Error(fmt::format("gnuplot failed (status {}) while drawing the plot; nothing was written", status), path);
   }
-  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) {
-    throw Error("gnuplot ran but wrote no plot (is the directory writable?)", path);
-  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(out.path(), ec);
+  if (ec || size == 0) throw Error("gnuplot ran but wrote no plot; nothing was written", path);
+  out.commit();
 }
 
 void plot_grouped_bars(const std::string& path, const std::string& title, const std::string& ylabel,
                        const std::vector<std::string>& labels, const std::vector<BarSeries>& series,
                        const std::string& option) {
   std::ostringstream s;
-  s << gnuplot_output(path, option) << "set title " << gnuplot_quoted(title) << " noenhanced\n"
+  s << "set title " << gnuplot_quoted(title) << " noenhanced\n"
     << "set ylabel " << gnuplot_quoted(ylabel) << " noenhanced\n"
     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
     << "set boxwidth 0.9\nset grid ytics\nset key outside right top noenhanced\n"
@@ -123,7 +131,7 @@ void plot_parity(const std::string& path, const std::string& title, const std::s
   if (!(lo < hi)) lo -= 0.5, hi += 0.5;
   const double pad = 0.03 * (hi - lo);
   std::ostringstream s;
-  s << gnuplot_output(path, option) << "set title " << gnuplot_quoted(title) << " noenhanced\n"
+  s << "set title " << gnuplot_quoted(title) << " noenhanced\n"
     << "set xlabel " << gnuplot_quoted(xlabel) << " noenhanced\nset ylabel " << gnuplot_quoted(ylabel)
     << " noenhanced\nset grid\nset key top left noenhanced\n"
     << fmt::format("set xrange [{:.8g}:{:.8g}]\nset yrange [{:.8g}:{:.8g}]\n", lo - pad, hi + pad, lo - pad, hi + pad);

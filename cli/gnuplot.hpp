@@ -11,16 +11,23 @@ namespace budget::cli {
 /// True when `program` is an executable file in a directory of $PATH.
 bool on_path(const std::string& program);
 
-/// "set terminal ...\nset output '...'\n" for `path` (.svg or .png, case-insensitive);
-/// budget::Error naming `option` otherwise.
-std::string gnuplot_output(const std::string& path, const std::string& option = "--plot");
+/// "set terminal ...\n" for `path`: svg or png from its extension (case-insensitive);
+/// budget::Error naming `option` otherwise. Call it early to refuse a bad --plot before any work.
+std::string gnuplot_terminal(const std::string& path, const std::string& option = "--plot");
+
+/// Refuses a plot that could not be drawn (a bad extension, gnuplot not installed) before a
+/// command does its work: the same budget::Error run_gnuplot() would give afterwards.
+void check_plot_request(const std::string& path, const std::string& option = "--plot");
 
 /// A gnuplot double-quoted string (enhanced text off is the caller's choice) and a single-quoted one.
 std::string gnuplot_quoted(const std::string& text);
 std::string gnuplot_single_quoted(const std::string& text);
 
-/// Runs gnuplot on `script` (which must start with gnuplot_output(path)); budget::Error if gnuplot
-/// is not installed (with how to get it), fails, or leaves `path` missing or empty.
+/// Runs gnuplot on `body` (the plot commands, without terminal or output: run_gnuplot sets both).
+/// gnuplot draws into a temporary file next to `path`, renamed over `path` only once the plot is
+/// complete (cli/output_file.hpp), so a failed or interrupted plot never leaves a partial file or
+/// passes an old one for new. budget::Error if gnuplot is not installed (with how to get it),
+/// fails, or writes nothing.
 void run_gnuplot(const std::string& script, const std::string& path, const std::string& option = "--plot");
 
 /// One series of a clustered bar chart: a value per label (NaN: no bar).

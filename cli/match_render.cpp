@@ -155,4 +155,22 @@ std::string match_markdown(const MatchResult& r, const LoopSpec& loop, const std
   return out;
 }
 
+nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
+                                 const Workload& workload) {
+  using json = nlohmann::ordered_json;
+  json cells = json::array();
+  for (const GridRow& row : rows) {
+    json cell{{"size", row.cell->size},
+              {"baseline", {{"config", config_json(row.result.baseline)}, {"budgets", budgets_json(row.result.baseline_budgets)}}},
+              {"matched", row.result.candidates.empty() ? json(nullptr) : candidate_json(row.result.candidates.front())},
+              {"summary", row.result.summary.brief()}};
+    const auto paper = row.cell->published_max_deviation();
+    cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
+    cells.push_back(cell);
+  }
+  return json{{"schema_version", output_schema_version}, {"budget_version", version_string},
+              {"description", grid.description}, {"loop", loop.describe()},
+              {"workload", workload_json(workload)}, {"cells", cells}};
+}
+
 }  // namespace budget::cli

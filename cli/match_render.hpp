@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "budget/grid.hpp"
 #include "budget/match.hpp"
 #include "table.hpp"
 
@@ -19,6 +20,12 @@ nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loo
 std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload,
                        const std::vector<double>& time_ratios = {});
 std::string match_markdown(const MatchResult& result, const LoopSpec& loop, const std::vector<double>& time_ratios = {});
+
+/// The document of `budget-match grid --format json` (and of budget.grid() in Python): one cell per
+/// row with its baseline's config and budgets, the best matched candidate (null if infeasible),
+/// the search summary and the paper's published max deviation (null if none).
+nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
+                                 const Workload& workload);
 
 /// Constraint sensitivity (constraint_sensitivity()) as JSON and as a table against the result.
 nlohmann::ordered_json sensitivity_json(const std::vector<ConstraintSensitivity>& sensitivity);

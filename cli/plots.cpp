@@ -6,6 +6,19 @@
 
 namespace budget::cli {
 
+namespace {
+/// FLOPs, params and KV deviations (%) of a match's best candidate; NaN (no bar) when infeasible.
+void push_deviations(const MatchResult& result, std::vector<BarSeries>& series) {
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  const bool matched = !result.candidates.empty();
+  const Deviation d = matched ? result.candidates.front().deviation : Deviation{};
+  series[0].values.push_back(matched ? 100 * d.flops : none);
+  series[1].values.push_back(matched ? 100 * d.params : none);
+  series[2].values.push_back(matched ? 100 * d.kv : none);
+}
+}  // namespace
+
+
 void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, const std::string& path) {
   std::vector<ScatterSeries> series;
   for (const ArchLaw& law : laws) {
@@ -33,18 +46,28 @@ void plot_grid_deviations(const std::vector<GridRow>& rows, const std::string& p
                           const std::vector<BarSeries>& extra) {
   std::vector<std::string> labels;
   std::vector<BarSeries> series{{"FLOPs", {}}, {"params", {}}, {"KV cache", {}}};
-  const double none = std::numeric_limits<double>::quiet_NaN();
   for (const GridRow& row : rows) {
     labels.push_back(row.result.baseline.name.empty() ? row.cell->size : row.result.baseline.name);
-    const bool matched = !row.result.candidates.empty();
-    const Deviation d = matched ? row.result.candidates.front().deviation : Deviation{};
-    series[0].values.push_back(matched ? 100 * d.flops : none);
-    series[1].values.push_back(matched ? 100 * d.params : none);
-    series[2].values.push_back(matched ? 100 * d.kv : none);
+    push_deviations(row.result, series);
   }
   series.insert(series.end(), extra.begin(), extra.end());
   plot_grouped_bars(path, "Matched looped configs: signed deviation from each baseline", "deviation (%)", labels,
                     series);
+}
+
+void plot_ablation(const std::vector<AblationPoint>& points, const std::vector<std::optional<double>>& time_ratios,
+                   const std::string& title, const std::string& path) {
+  std::vector<std::string> labels;
+  std::vector<BarSeries> series{{"FLOPs", {}}, {"params", {}}, {"KV cache", {}}};
+  BarSeries time{"step time ratio - 1", {}};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    labels.push_back(points[i].label);
+    push_deviations(points[i].result, series);
+    const bool timed = i < time_ratios.size() && time_ratios[i].has_value();
+    time.values.push_back(timed ? 100 * (*time_ratios[i] - 1) : std::numeric_limits<double>::quiet_NaN());
+  }
+  if (!time_ratios.empty()) series.push_back(std::move(time));
+  plot_grouped_bars(path, title, "deviation (%)", labels, series);
 }
 
 void plot_timed_grid(const std::vector<TimedGridRow>& rows, const std::string& path) {

@@ -1,6 +1,7 @@
 #pragma once
 // The plots of budget-match (through gnuplot.hpp): what each command draws with --plot.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,11 @@ void plot_grid_deviations(const std::vector<GridRow>& rows, const std::string& p
 /// `grid --plot --calibration`: the deviations above plus each matched config's predicted step-time
 /// ratio to its baseline, as (ratio − 1) in %, so all four bars share one axis.
 void plot_timed_grid(const std::vector<TimedGridRow>& rows, const std::string& path);
+
+/// `grid --ablation … --plot`: the same bars for each ablation point's matched config (labelled by
+/// the point), plus its predicted step-time ratio − 1 (%) where `time_ratios` has one (with
+/// --calibration; empty otherwise). Infeasible points have no bars.
+void plot_ablation(const std::vector<AblationPoint>& points, const std::vector<std::optional<double>>& time_ratios,
+                   const std::string& title, const std::string& path);
 
 }  // namespace budget::cli

@@ -206,7 +206,8 @@ PYBIND11_MODULE(_budget, m) {
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json`.");
 
   m.def("grid",
-        [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload) {
+        [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,
+           const py::handle& constraints) {
           budget::Grid g;
           if (grid.is_none()) {
             g = budget::paper_grid();
@@ -219,31 +220,18 @@ PYBIND11_MODULE(_budget, m) {
           }
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(py::none(), span_fraction, repeats);
-          // The document of `budget-match grid --format json` (cli/commands/grid.cpp, grid_json).
-          using json = nlohmann::ordered_json;
-          json cells = json::array();
-          for (const budget::GridRow& row : budget::match_grid(g, spec, w)) {
-            json cell{{"size", row.cell->size},
-                      {"baseline", {{"config", budget::cli::config_json(row.result.baseline)},
-                                    {"budgets", budget::cli::budgets_json(row.result.baseline_budgets)}}},
-                      {"matched", row.result.candidates.empty()
-                                      ? json(nullptr)
-                                      : budget::cli::candidate_json(row.result.candidates.front())},
-                      {"summary", row.result.summary.brief()}};
-            const auto paper = row.cell->published_max_deviation();
-            cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
-            cells.push_back(cell);
+          // As match_grid(), with the constraints (a dict or a file) over each cell's defaults.
+          std::vector<budget::GridRow> rows;
+          for (const budget::GridCell& cell : g.cells) {
+            rows.push_back({&cell, budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w,
+                                                 constraints_of(constraints, cell.baseline), 1)});
           }
-          return to_python(json{{"schema_version", budget::cli::output_schema_version},
-                                {"budget_version", budget::version_string},
-                                {"description", g.description},
-                                {"loop", spec.describe()},
-                                {"workload", budget::cli::workload_json(w)},
-                                {"cells", cells}});
+          return to_python(budget::cli::grid_json(g, rows, spec, w));
         },
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
-        py::arg("workload") = py::none(),
-        "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid).");
+        py::arg("workload") = py::none(), py::arg("constraints") = py::none(),
+        "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid). "
+        "`constraints` (a dict or a file path, as for match()) override each cell's default constraints.");
 
   m.def("export",
         [](const py::handle& config, const std::string& to, const py::handle& hf_template) {

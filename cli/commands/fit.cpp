@@ -142,6 +142,7 @@ void write_coefficients(const FitCommandOptions& o, const std::vector<ArchLaw>& 
 }
 
 void run_fit(const FitCommandOptions& o) {
+  if (!o.plot_path.empty()) check_plot_request(o.plot_path);
   const LossData data = read_loss_csv(o.data_path);
   FitOptions fit_options;
   fit_options.huber_delta = o.delta;

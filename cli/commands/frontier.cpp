@@ -119,8 +119,7 @@ std::string gnuplot_script(const std::vector<Law>& laws, const FrontierCommandOp
   const double log_lo = std::log10(*lo_it) - 1.0;
   const double log_hi = std::log10(*hi_it) + 1.0;
   std::ostringstream script;
-  script << gnuplot_output(o.plot_path)
-         << "set logscale x\nset format x '10^{%L}'\nset grid\nset key top right noenhanced\n"
+  script << "set logscale x\nset format x '10^{%L}'\nset grid\nset key top right noenhanced\n"
          << "set xlabel 'training compute C = F·D (FLOPs)'\nset ylabel 'compute-optimal loss L*(C, S)'\n"
          << "set title 'Compute-optimal frontiers L*(C, S) = E + P(S)·C^{-γ}'\n";
   std::string plot = "plot ";
@@ -150,6 +149,7 @@ void plot_frontiers(const std::vector<Law>& laws, const FrontierCommandOptions& 
 }
 
 void run_frontier(const FrontierCommandOptions& o) {
+  if (!o.plot_path.empty()) check_plot_request(o.plot_path);
   check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   std::vector<Law> laws;
   for (const auto& path : o.coefficient_paths) {

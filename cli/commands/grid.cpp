@@ -111,24 +111,6 @@ Table grid_table(const std::vector<GridRow>& rows) {
   return t;
 }
 
-nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
-                                 const Workload& workload) {
-  using json = nlohmann::ordered_json;
-  json cells = json::array();
-  for (const GridRow& row : rows) {
-    json cell{{"size", row.cell->size},
-              {"baseline", {{"config", config_json(row.result.baseline)}, {"budgets", budgets_json(row.result.baseline_budgets)}}},
-              {"matched", row.result.candidates.empty() ? json(nullptr) : candidate_json(row.result.candidates.front())},
-              {"summary", row.result.summary.brief()}};
-    const auto paper = row.cell->published_max_deviation();
-    cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
-    cells.push_back(cell);
-  }
-  return json{{"schema_version", output_schema_version}, {"budget_version", version_string},
-              {"description", grid.description}, {"loop", loop.describe()},
-              {"workload", workload_json(workload)}, {"cells", cells}};
-}
-
 const GridCell& pick_cell(const Grid& grid, const std::string& name) {
   const std::string wanted = name.empty() ? "paper-200M-E192-baseline" : name;
   for (const GridCell& c : grid.cells) if (c.baseline.name == wanted) return c;
@@ -161,6 +143,11 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
         ratios[i] = predict_step_time(*model, points[i].result.candidates.front().config, workload).seconds_per_token / base;
       }
     }
+  }
+  if (!o.plot_path.empty()) {
+    plot_ablation(points, model ? ratios : std::vector<std::optional<double>>{},
+                  fmt::format("{} ablation around {}", o.ablation, cell.baseline.name),
+                  o.plot_path);
   }
   if (o.format == OutputFormat::json) {
     using json = nlohmann::ordered_json;
@@ -270,6 +257,7 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
 }
 
 void run_grid(const GridOptions& o) {
+  if (!o.plot_path.empty()) check_plot_request(o.plot_path);
   const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
   if (o.calibration_path.empty() && (o.rank_by != "budget" || o.max_time_ratio > 0)) {
@@ -314,12 +302,11 @@ void add_grid_command(CLI::App& app) {
   auto o = std::make_shared<GridOptions>();
   CLI::App* cmd = app.add_subcommand("grid", "Match every baseline of a grid (default: the SMELT paper's 4×4), or run an ablation");
   cmd->add_option("--grid", o->grid_path, "Grid file (default: the built-in SMELT paper grid, as in examples/grids/paper_grid.json)");
-  auto* ablation = cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
+  cmd->add_option("--ablation", o->ablation, "span|repeats|depth: the paper's ablations at one cell")
       ->check(CLI::IsMember({"span", "repeats", "depth"}));
   cmd->add_option("--plot", o->plot_path,
                   "Draw each cell's signed FLOPs/params/KV deviations (and, with --calibration, its predicted time "
-                  "ratio − 1) into this .svg or .png file (needs gnuplot)")
-      ->excludes(ablation);
+                  "ratio − 1) into this .svg or .png file (needs gnuplot); with --ablation, one group per point");
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
   cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
   cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell");

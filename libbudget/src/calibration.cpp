@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "calibration_rows.hpp"
+#include "file_write.hpp"
 #include "json_reader.hpp"
 
 namespace budget {
@@ -315,12 +315,7 @@ std::string calibration_profile_to_json(const CalibrationProfile& profile) {
 }
 
 void write_calibration_profile(const CalibrationProfile& profile, const std::string& path) {
-  const std::string text = calibration_profile_to_json(profile);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error("cannot open the file for writing", path);
-  out << text;
-  out.flush();
-  if (!out) throw Error("error while writing the file", path);
+  detail::write_file_atomically(path, calibration_profile_to_json(profile));
 }
 
 }  // namespace budget

@@ -455,7 +455,7 @@ class Searcher {
     const std::int64_t kv_count =
         saturating_product({layers.count(), top_k.count(), kv_heads.count(), head_dims.count(), latents});
     if (kv_count > kv_limit) {
-      throw Error(fmt::format("the search space has {} (num_layers, top_k, num_kv_heads, head_dim, kv_lora_rank) "
+      throw Error(fmt::format("{} (num_layers, top_k, num_kv_heads, head_dim, kv_lora_rank) "
                               "combinations ({} × {} × {} × {} × {}), more than the limit of {} (max_structures / 10); narrow these "
                               "ranges, or raise the limit with --max-structures (\"max_structures\" in a constraints "
                               "file)",
@@ -482,7 +482,7 @@ class Searcher {
       if (structures > c_.max_structures) break;
     }
     if (structures > c_.max_structures) {
-      throw Error(fmt::format("the search space has {}{} structures to calibrate (num_layers, top_k, num_kv_heads, "
+      throw Error(fmt::format("{}{} structures to calibrate (num_layers, top_k, num_kv_heads, "
                               "head_dim, hidden_size; with a free query width, three heads values each), more than "
                               "the limit of {}; narrow the ranges, or raise the limit with --max-structures "
                               "(\"max_structures\" in a constraints file)",

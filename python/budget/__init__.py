@@ -75,6 +75,6 @@ def _reports_values(function, *names):
 load_config = _reports_values(_budget.load_config, "config")
 account = _reports_values(_budget.account, "config", "workload")
 match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints")
-grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload")
+grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints")
 export = _reports_values(_budget.export, "config", "to", "hf_template")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")

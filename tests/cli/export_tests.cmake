@@ -72,3 +72,16 @@ budget_cli_test(NAME export.help ARGS export --help STDOUT_MATCHES "--to" "nativ
 # grid --plot with a calibration: the time ratio is a fourth bar series.
 budget_plot_test(grid_time_svg "${export_out}/grid-time.svg"
   grid --calibration cuda_profiler/profiles/h200-torch-eager.json --plot "${export_out}/grid-time.svg")
+# An ablation plots one bar group per point (with the time ratio when calibrated).
+budget_plot_test(ablation_svg "${export_out}/ablation.svg" grid --ablation span --plot "${export_out}/ablation.svg")
+budget_plot_test(ablation_time_png "${export_out}/ablation-time.png" grid --ablation depth
+  --calibration cuda_profiler/profiles/h200-torch-eager.json --plot "${export_out}/ablation-time.png" --format json)
+# A plotter that fails half-way (a fake gnuplot writing a partial file, then exit 1): the old
+# plot is kept byte for byte, no temporary file is left, exit 2 naming the plot.
+add_test(NAME cli.plot.failed_plot_keeps_old_file
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DWORK=${export_out}/failing-plotter
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_atomic.cmake
+  WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+# A bad --plot is refused before the work: a 4×4 grid is not matched first.
+budget_cli_test(NAME plot.refused_before_work ARGS fit tests/data/does-not-exist.csv --plot "${export_out}/x.jpg"
+  EXPECT_EXIT 2 STDERR_MATCHES "--plot: value .*x[.]jpg\" has no plot extension")

@@ -80,6 +80,33 @@ def test_grid_paper():
         assert cli["loop"] == g["loop"] and cli["workload"] == g["workload"]
 
 
+def test_grid_with_constraints():
+    # hidden sizes multiples of 128 in every cell: each cell's match obeys it, equals the CLI's
+    # grid --constraints, and a constraint over a cell's own defaults is refused with the key named.
+    constraints = {"hidden_size": {"multiple_of": 128}}
+    g = budget.grid(constraints=constraints)
+    assert all(cell["matched"]["config"]["hidden_size"] % 128 == 0 for cell in g["cells"] if cell["matched"])
+    unconstrained = budget.grid()
+    assert [c["matched"] for c in g["cells"]] != [c["matched"] for c in unconstrained["cells"]]
+    if CLI:
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(constraints, f)
+        try:
+            out = subprocess.run([CLI, "grid", "--constraints", f.name, "--format", "json"], check=True,
+                                 capture_output=True, text=True)
+            assert [c["matched"] for c in json.loads(out.stdout)["cells"]] == [c["matched"] for c in g["cells"]]
+            assert budget.grid(constraints=f.name) == g
+        finally:
+            os.unlink(f.name)
+    try:
+        budget.grid(constraints={"hidden_size": {"multiple_off": 64}})
+    except budget.Error as error:
+        assert error.source == "constraints" and "multiple_off" in str(error)
+    else:
+        raise AssertionError("an unknown constraints key was accepted")
+
+
 def test_export_targets():
     best = budget.match(BASELINE, top=1)["candidates"][0]["config"]
     megatron = budget.export(best, to="megatron")

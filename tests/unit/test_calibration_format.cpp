@@ -88,6 +88,34 @@ TEST_CASE("calibration profile: writing to an unwritable path is an error naming
                     Catch::Contains("/nonexistent-dir/p.json"));
 }
 
+TEST_CASE("calibration profile: writes replace the file whole, never partly", "[calibration]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "budget_calibration_atomic";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "p.json").string();
+  {
+    std::ofstream old(path);
+    old << "old contents";
+  }
+  write_calibration_profile(small_profile(), path);
+  CHECK(load_calibration_profile(path) == small_profile());
+  // Only the target is left: the temporary ".p.json.XXXXXX" was renamed over it.
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+
+  // Targets that are not regular files are refused before anything is written.
+  CHECK_THROWS_WITH(write_calibration_profile(small_profile(), dir.string()),
+                    Catch::Contains("exists and is not a regular file"));
+  CHECK_THROWS_WITH(write_calibration_profile(small_profile(), "/dev/full"),
+                    Catch::Contains("/dev/full") && Catch::Contains("not a regular file"));
+  // A profile that fails validation leaves the file as it was.
+  CalibrationProfile bad = small_profile();
+  bad.rows[0].ms = -1;
+  CHECK_THROWS(write_calibration_profile(bad, path));
+  CHECK(load_calibration_profile(path) == small_profile());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("calibration profile: profiles built in code are validated before writing", "[calibration]") {
   CalibrationProfile p = small_profile();
   p.rows[0].ms = std::numeric_limits<double>::quiet_NaN();

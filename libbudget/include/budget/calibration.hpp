@@ -150,7 +150,9 @@ void validate(const CalibrationProfile& profile, const std::string& source = "<p
 /// bytes). parse_calibration_profile(calibration_profile_to_json(p)) == p. Validates first.
 std::string calibration_profile_to_json(const CalibrationProfile& profile);
 
-/// Writes calibration_profile_to_json(profile) to `path`; budget::Error if it cannot be written.
+/// Writes calibration_profile_to_json(profile) to `path` through a temporary file renamed into
+/// place, so `path` is either the old file or the whole new one; budget::Error naming `path` (and
+/// the system's reason) if it cannot be written.
 void write_calibration_profile(const CalibrationProfile& profile, const std::string& path);
 
 }  // namespace budget
