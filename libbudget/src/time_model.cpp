@@ -269,7 +269,7 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
     fit = &cls->second;
   } else {
     p.out_of_range = true;
-    p.note = fmt::format("no {} rows with {}; the fit of all its classes is used", q.op, s.cls_description);
+    p.note = fmt::format("no {} rows in its class ({}); the fit of all its classes is used", q.op, s.cls_description);
   }
   const double base = detail::evaluate_fit(fit->beta, s.features);
   if (!(base > 0)) {
