@@ -73,7 +73,9 @@ void read_attention_line(const ObjectReader& r, CalibrationProfile& profile) {
   base.erase("ms_by_backend");
   if (r.has("mean_attended_keys")) (void)r.number("mean_attended_keys", 0, 1e12);
   const double flops_forward = r.number_or("flops_forward", 0, 0, 1e30);
-  const std::string pass = base.value("pass", std::string{});
+  // Read through the reader so that a "pass" that is not a string is a budget::Error naming it
+  // (the row reader checks its value against the allowed passes below).
+  const std::string pass = r.string_or("pass", "");
   base["flops"] = flops_forward * attention_pass_factor(pass);
 
   const auto add = [&](const std::string& backend, const nlohmann::json& ms_value, const std::string& key_path) {

@@ -30,6 +30,13 @@ struct HfStyle {
 
 bool present(const Json& doc, const char* key) { return doc.contains(key) && !doc.at(key).is_null(); }
 
+/// The template's model_type for messages: "unknown" when absent, null or not a string (the
+/// reader accepts a null model_type when "architectures" names the family).
+std::string model_type_of(const Json& doc) {
+  const auto it = doc.find("model_type");
+  return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string("unknown");
+}
+
 /// The families a fresh export can use, tried in this order; the first whose config.json reads
 /// back as the config wins (check_reads_back), so each family's own implied features (biases,
 /// norms, ...) decide where the reader and the config disagree.
@@ -83,7 +90,7 @@ HfStyle template_style(const ArchConfig& c, const Json& doc, const std::string& 
       break;
     }
   }
-  const std::string family = doc.value("model_type", std::string("unknown"));
+  const std::string family = model_type_of(doc);
   if (s.expert_count_key.empty()) {
     if (c.ffn.is_moe()) {
       throw Error(fmt::format("the template is a dense model (model_type \"{}\") and the config has experts; "
@@ -107,7 +114,7 @@ HfStyle template_style(const ArchConfig& c, const Json& doc, const std::string& 
 
 void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::string& source) {
   const FfnConfig& f = c.ffn;
-  const std::string family = doc.value("model_type", std::string("unknown"));
+  const std::string family = model_type_of(doc);
   doc[s.expert_count_key] = f.num_experts;
   doc["num_experts_per_tok"] = f.top_k;
   doc[s.expert_width_key] = f.expert_dim;

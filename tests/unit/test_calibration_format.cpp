@@ -195,6 +195,11 @@ TEST_CASE("calibration profile: malformed .jsonl lines are errors naming the lin
   fails(device + "\n{\"op\": \"attention\", \"pass\": \"forward+backward\", \"docs\": 1, \"doc_len\": 8, \"tokens\": 8, "
                  "\"num_heads\": 2, \"num_kv_heads\": 1, \"head_dim\": 76, \"ms_by_backend\": {\"cudnn\": \"no\"}}",
         "line 2/ms_by_backend/cudnn", "\"refused\"");
+  // Found by fuzz_calibration_torch: an attention "pass" that is not a string escaped as
+  // nlohmann's type_error.302.
+  fails(device + "\n{\"op\": \"attention\", \"pass\": 8, \"docs\": 1, \"doc_len\": 8, \"tokens\": 8, "
+                 "\"num_heads\": 2, \"num_kv_heads\": 1, \"head_dim\": 64, \"ms_default\": 1.5}",
+        "line 2/pass", "expected a string");
   fails(device + "\n{not json", "line 2", "not valid JSON");
   fails(device + "\n" + device, "line 2/op", "second");
   fails(R"({"op": "device", "name": "G", "gemm_8192_bf16_tflops": 0, "copy_tb_per_s": 4})", "line 1/gemm_8192_bf16_tflops",

@@ -306,6 +306,20 @@ TEST_CASE("export: what a target cannot express is an error, never a silent chan
                     Catch::Contains("no Hugging Face family written here can express the config (mixtral: ") &&
                         Catch::Contains("deepseek: /ffn: 1 shared experts of width 500"));
   CHECK_NOTHROW(export_config(odd, ExportTarget::megatron));
+  // A template whose model_type is null (the reader takes the family from "architectures") is kept
+  // as it is; it used to escape as nlohmann's type_error.302 (an internal error).
+  auto null_type = nlohmann::json::parse(mixtral);
+  null_type["model_type"] = nullptr;
+  const ArchConfig from_null = parse_hf_config(null_type.dump(), "null-type");
+  const auto kept = nlohmann::json::parse(export_config(from_null, ExportTarget::hf, with_template(null_type.dump())).text);
+  CHECK(kept.at("model_type").is_null());
+  check_same_budgets(parse_hf_config(kept.dump(), "kept"), from_null);
+  ArchConfig dense_from_null = from_null;
+  dense_from_null.ffn = FfnConfig{};
+  dense_from_null.ffn.gated = true;
+  dense_from_null.ffn.dense_dim = 1024;
+  CHECK_THROWS_WITH(export_config(dense_from_null, ExportTarget::hf, with_template(null_type.dump())),
+                    Catch::Contains("MoE model (model_type \"unknown\")"));
   CHECK_THROWS_WITH(parse_export_target("onnx", "--to"), Catch::Contains("allowed: native, hf, megatron, torchtitan"));
   CHECK(parse_export_target("HF") == ExportTarget::hf);
 }
