@@ -85,7 +85,7 @@ constexpr bool is_non_embedding(OpKind kind) {
 /// `out_features` for router_topk's k; `forward_bytes` is the fewest bytes their forward pass moves
 /// per token and execution (bf16 activations, 2 bytes an element; formulas in ops.cpp).
 struct Op {
-  OpKind kind;
+  OpKind kind{};
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
   std::int64_t matrices = 0;
