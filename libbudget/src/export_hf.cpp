@@ -291,10 +291,13 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
     throw Error("no Hugging Face family written here can express the config (" + reasons + ")",
                 c.name.empty() ? "<config>" : c.name);
   }
+  // Read strictly first (duplicate keys, numbers beyond double, size: json_reader.hpp's errors),
+  // then again in key order, which the export keeps.
+  (void)detail::parse_json_text(options.hf_template, source);
   Json doc;
   try {
     doc = Json::parse(options.hf_template);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("not valid JSON: ") + e.what(), source);
   }
   if (!doc.is_object() || !doc.contains("num_hidden_layers") || doc.contains("num_layers")) {

@@ -1,6 +1,7 @@
 // Export (budget-match export, --out-format): a config read from outside input (native or Hugging
 // Face, parse_sourced_config) exported to every target, the Hugging Face one with the input itself
-// as template when it is a Hugging Face file. An export may refuse by name (budget::Error); what it
+// as template when it is a Hugging Face file; and the input as raw template text (which the library
+// API accepts unread) for the paper's baseline. An export may refuse by name (budget::Error); what it
 // writes must be usable: the native export always succeeds for an accepted config, and a native or
 // Hugging Face export reads back to the same three matched budgets and the same layer counts.
 #include <cstring>
@@ -24,18 +25,8 @@ void require_same_budgets(const budget::ArchConfig& a, const budget::ArchConfig&
                 "fuzz_export", what);
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+void export_accepted(const budget::SourcedConfig& in) {
   using namespace budget;
-  SourcedConfig in;
-  bool accepted = false;
-  fuzz::expect_value_or_error("fuzz_export", [&] {
-    in = parse_sourced_config(fuzz::as_text(data, size), "<fuzz>");
-    accepted = true;
-  });
-  if (!accepted) return 0;
-
   fuzz::must_succeed("fuzz_export", "native export of an accepted config", [&] {
     const ExportedConfig native = export_config(in.config, ExportTarget::native);
     require_same_budgets(in.config, parse_arch_config(native.text, "<native export>"),
@@ -56,5 +47,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     });
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace budget;
+  SourcedConfig in;
+  bool accepted = false;
+  fuzz::expect_value_or_error("fuzz_export", [&] {
+    in = parse_sourced_config(fuzz::as_text(data, size), "<fuzz>");
+    accepted = true;
+  });
+  if (accepted) export_accepted(in);
+
+  // The input as a template (the library takes any text there) for a fixed MoE config.
+  fuzz::expect_value_or_error("fuzz_export", [&] {
+    ExportOptions as_template;
+    as_template.hf_template = std::string(fuzz::as_text(data, size));
+    as_template.hf_template_source = "<fuzz template>";
+    const ExportedConfig out = export_config(fuzz::paper_baseline(), ExportTarget::hf, as_template);
+    fuzz::must_succeed("fuzz_export", "reading an export through a fuzzed template back", [&] {
+      require_same_budgets(fuzz::paper_baseline(), parse_arch_config(out.text, "<hf export>"),
+                           "an export through a fuzzed template reads back to other budgets");
+    });
+  });
   return 0;
 }

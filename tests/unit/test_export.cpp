@@ -320,6 +320,16 @@ TEST_CASE("export: what a target cannot express is an error, never a silent chan
   dense_from_null.ffn.dense_dim = 1024;
   CHECK_THROWS_WITH(export_config(dense_from_null, ExportTarget::hf, with_template(null_type.dump())),
                     Catch::Contains("MoE model (model_type \"unknown\")"));
+  // Template text given to the library unread is read strictly: a number beyond double escaped as
+  // nlohmann's out_of_range.406, and a duplicate key was taken silently (last one wins).
+  ArchConfig moe = load_arch_config(source_dir + "/examples/hf/mixtral-8x7b.json");
+  auto overflow = nlohmann::json::parse(mixtral);
+  const std::string overflow_text = overflow.dump().substr(0, overflow.dump().size() - 1) + ", \"x\": 1e400}";
+  CHECK_THROWS_WITH(export_config(moe, ExportTarget::hf, with_template(overflow_text)),
+                    Catch::Contains("outside the range of a double"));
+  const std::string duplicate_text = overflow.dump().substr(0, overflow.dump().size() - 1) + ", \"hidden_size\": 1}";
+  CHECK_THROWS_WITH(export_config(moe, ExportTarget::hf, with_template(duplicate_text)),
+                    Catch::Contains("duplicate key \"hidden_size\""));
   CHECK_THROWS_WITH(parse_export_target("onnx", "--to"), Catch::Contains("allowed: native, hf, megatron, torchtitan"));
   CHECK(parse_export_target("HF") == ExportTarget::hf);
 }
