@@ -66,8 +66,8 @@ std::string gnuplot_terminal(const std::string& path, const std::string& option)
   return "set terminal " + terminal + "\n";
 }
 
-void check_plot_request(const std::string& path, const std::string& option) {
-  gnuplot_terminal(path, option);
+namespace {
+void require_gnuplot(const std::string& option) {
   if (!on_path("gnuplot")) {
     throw Error("gnuplot is not on PATH; install the Debian package gnuplot-nox (apt-get install gnuplot-nox; "
                 "elsewhere the gnuplot package, e.g. brew install gnuplot) or leave out " + option,
@@ -75,9 +75,16 @@ void check_plot_request(const std::string& path, const std::string& option) {
   }
 }
 
+}  // namespace
+
+void check_plot_request(const std::string& path, const std::string& option) {
+  (void)gnuplot_terminal(path, option);
+  require_gnuplot(option);
+}
+
 void run_gnuplot(const std::string& body, const std::string& path, const std::string& option) {
-  check_plot_request(path, option);
   const std::string terminal = gnuplot_terminal(path, option);
+  require_gnuplot(option);
   TemporaryOutput out(path);
   const std::string script = terminal + "set output " + gnuplot_single_quoted(out.path()) + "\n" + body;
   FILE* pipe = popen("gnuplot", "w");

@@ -291,15 +291,9 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
     throw Error("no Hugging Face family written here can express the config (" + reasons + ")",
                 c.name.empty() ? "<config>" : c.name);
   }
-  // Read strictly first (duplicate keys, numbers beyond double, size: json_reader.hpp's errors),
-  // then again in key order, which the export keeps.
-  (void)detail::parse_json_text(options.hf_template, source);
-  Json doc;
-  try {
-    doc = Json::parse(options.hf_template);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("not valid JSON: ") + e.what(), source);
-  }
+  // Read strictly (duplicate keys, numbers beyond double, size: json_reader.hpp's errors), in key
+  // order, which the export keeps.
+  Json doc = detail::parse_ordered_json_text(options.hf_template, source);
   if (!doc.is_object() || !doc.contains("num_hidden_layers") || doc.contains("num_layers")) {
     throw Error("the template is not a Hugging Face config.json (an object with num_hidden_layers)", source);
   }

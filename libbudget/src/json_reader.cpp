@@ -67,11 +67,19 @@ std::string escape_pointer_token(std::string_view token) {
 /// nlohmann's DOM builder plus what the strict reader needs: the JSON pointer of the value being
 /// parsed (to name the place of a duplicate key or a number out of range) and the byte offset of
 /// a parse error. sax_parse() calls these members statically, so hiding the base's is enough.
-class StrictSax : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
-  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+/// BasicJson: nlohmann::json, or nlohmann::ordered_json where key order must be kept.
+template <class BasicJson>
+class StrictSax : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
+  using Base = nlohmann::detail::json_sax_dom_parser<BasicJson>;
 
  public:
-  StrictSax(nlohmann::json& result, const std::string& source) : Base(result, true), source_(source) {}
+  using typename Base::binary_t;
+  using typename Base::number_float_t;
+  using typename Base::number_integer_t;
+  using typename Base::number_unsigned_t;
+  using typename Base::string_t;
+
+  StrictSax(BasicJson& result, const std::string& source) : Base(result, true), source_(source) {}
 
   bool null() { return element_done(Base::null()); }
   bool boolean(bool v) { return element_done(Base::boolean(v)); }
@@ -195,7 +203,9 @@ std::string printable(std::string_view text, std::size_t max_chars) {
   return out;
 }
 
-nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+namespace {
+template <class BasicJson>
+BasicJson parse_strict(std::string_view text, const std::string& source) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw Error("the file is empty; expected a JSON object", source);
   }
@@ -205,10 +215,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
                             text.size(), max_input_file_bytes(), max_input_file_env),
                 source);
   }
-  nlohmann::json result;
-  StrictSax sax(result, source);
+  BasicJson result;
+  StrictSax<BasicJson> sax(result, source);
   try {
-    nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
+    BasicJson::sax_parse(text.begin(), text.end(), &sax);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line 1, ..."
     std::string what = e.what();
@@ -231,6 +241,15 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
                 sax.error_pointer());
   }
   return result;
+}
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+  return parse_strict<nlohmann::json>(text, source);
+}
+
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, const std::string& source) {
+  return parse_strict<nlohmann::ordered_json>(text, source);
 }
 
 std::uint64_t max_input_file_bytes() {

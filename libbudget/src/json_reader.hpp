@@ -25,6 +25,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 /// outside the double range (1e400) or a text longer than max_input_file_bytes() becomes
 /// budget::Error naming `source`, the JSON pointer and the line/column where it can.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
+/// The same, keeping the objects' key order (for documents written back, e.g. hf export templates).
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, const std::string& source);
 
 /// Reads a whole regular file of at most max_input_file_bytes() (budget::Error otherwise: a
 /// missing file, an empty name, a directory, a device or FIFO, a file over the limit).
