@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "budget/scaling.hpp"
-#include "scaling_synthetic.hpp"
+#include "scaling/scaling_synthetic.hpp"
 
 namespace {
 

@@ -22,4 +22,8 @@ namespace budget {
 /// a way the accounting does not model, such as linear-attention layers or MoE on every k-th layer).
 ArchConfig parse_hf_config(std::string_view json_text, const std::string& source);
 
+/// The key a Hugging Face export adds for the loop: {"first": F, "last": L, "repeats": R}
+/// (1-based, inclusive). parse_hf_config() reads it back; transformers ignores unknown keys.
+inline constexpr std::string_view hf_loop_key = "budget_loop";
+
 }  // namespace budget

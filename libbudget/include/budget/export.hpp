@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "budget/config.hpp"
+#include "budget/config_hf.hpp"  // hf_loop_key, the loop key an hf export writes
 
 namespace budget {
 
@@ -33,10 +34,6 @@ std::string_view to_string(ExportTarget target);
 /// Parses a target name (case-insensitive; "huggingface" is accepted for hf); budget::Error
 /// naming `source` and the allowed names otherwise.
 ExportTarget parse_export_target(std::string_view name, const std::string& source = {});
-
-/// The key a Hugging Face export adds for the loop: {"first": F, "last": L, "repeats": R}
-/// (1-based, inclusive). parse_hf_config() reads it back; transformers ignores unknown keys.
-inline constexpr std::string_view hf_loop_key = "budget_loop";
 
 struct ExportOptions {
   /// Text of the Hugging Face config.json the config derives from (typically the matched

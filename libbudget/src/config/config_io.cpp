@@ -1,0 +1,194 @@
+#include "budget/config_io.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+#include "config/config_hf_json.hpp"
+#include "config/config_json.hpp"
+#include "base/json_reader.hpp"
+
+namespace budget {
+namespace detail {
+
+ArchConfig read_arch_config(const nlohmann::json& object, const std::string& source,
+                            const std::string& pointer) {
+  ObjectReader root(object, source, pointer);
+  root.reject_unknown_keys({"name", "hidden_size", "num_layers", "vocab_size", "tie_embeddings", "lm_head_bias",
+                            "norm", "mtp_layers", "attention", "ffn", "loop"});
+  ArchConfig c;
+  c.name = root.string_or("name", "");
+  c.hidden_size = root.integer("hidden_size", 1, max_dimension);
+  c.num_layers = root.integer("num_layers", 1, 1'000'000);
+  c.vocab_size = root.integer_or("vocab_size", 0, 0, max_dimension);
+  c.tie_embeddings = root.boolean_or("tie_embeddings", false);
+  c.lm_head_bias = root.boolean_or("lm_head_bias", false);
+  c.norm = root.choice_or("norm", "rmsnorm", {"rmsnorm", "layernorm"}) == "layernorm" ? NormKind::layernorm
+                                                                                      : NormKind::rmsnorm;
+  c.mtp_layers = root.integer_or("mtp_layers", 0, 0, 1024);
+
+  const ObjectReader attention = root.object("attention");
+  attention.reject_unknown_keys({"num_heads", "head_dim", "num_kv_heads", "mla", "qkv_bias", "output_bias",
+                                 "qk_norm", "sliding_window", "layer_types"});
+  auto& a = c.attention;
+  a.num_heads = attention.integer("num_heads", 1, max_dimension);
+  if (attention.has("mla")) {
+    const ObjectReader mla = attention.object("mla");
+    mla.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    MlaConfig m;
+    m.q_lora_rank = mla.integer_or("q_lora_rank", 0, 0, max_dimension);
+    m.kv_lora_rank = mla.integer("kv_lora_rank", 1, max_dimension);
+    m.qk_nope_head_dim = mla.integer("qk_nope_head_dim", 0, max_dimension);
+    m.qk_rope_head_dim = mla.integer("qk_rope_head_dim", 0, max_dimension);
+    m.v_head_dim = mla.integer("v_head_dim", 1, max_dimension);
+    a.mla = m;
+    // head_dim and num_kv_heads follow from MLA (validate() checks values given explicitly).
+    a.head_dim = attention.integer_or("head_dim", m.qk_head_dim(), 1, max_dimension);
+    a.num_kv_heads = attention.integer_or("num_kv_heads", 1, 1, max_dimension);
+  } else {
+    a.head_dim = attention.integer("head_dim", 1, max_dimension);
+    // Absent num_kv_heads means plain multi-head attention (one KV head per query head).
+    a.num_kv_heads = attention.integer_or("num_kv_heads", a.num_heads, 1, max_dimension);
+  }
+  a.qkv_bias = attention.boolean_or("qkv_bias", false);
+  a.output_bias = attention.boolean_or("output_bias", false);
+  const std::string qk_norm = attention.choice_or("qk_norm", "none", {"none", "per_head", "full"});
+  a.qk_norm = qk_norm == "per_head" ? QkNorm::per_head : qk_norm == "full" ? QkNorm::full : QkNorm::none;
+  a.sliding_window = attention.integer_or("sliding_window", 0, 0, max_dimension);
+  if (attention.has("layer_types")) {
+    const nlohmann::json& types = attention.raw("layer_types");
+    if (!types.is_array()) attention.fail("layer_types", "expected an array of \"full\" / \"sliding\", one per layer");
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const nlohmann::json& t = types[i];
+      if (!t.is_string() || (t.get<std::string>() != "full" && t.get<std::string>() != "sliding")) {
+        throw Error(fmt::format("layer {} is {}; allowed: \"full\" or \"sliding\"", i + 1, describe_value(t)),
+                    source, attention.pointer_to("layer_types") + "/" + std::to_string(i));
+      }
+      a.layer_types.push_back(t.get<std::string>() == "sliding" ? LayerAttention::sliding : LayerAttention::full);
+    }
+  }
+
+  const ObjectReader ffn = root.object("ffn");
+  ffn.reject_unknown_keys({"num_experts", "top_k", "expert_dim", "gated", "bias", "router_bias",
+                           "shared_expert_gate", "num_shared_experts", "shared_expert_dim", "first_dense_layers",
+                           "dense_dim"});
+  auto& f = c.ffn;
+  f.num_experts = ffn.integer_or("num_experts", 0, 0, max_dimension);
+  if (f.is_moe()) {
+    f.top_k = ffn.integer("top_k", 1, max_dimension);
+    f.expert_dim = ffn.integer("expert_dim", 1, max_dimension);
+  } else {
+    f.top_k = ffn.integer_or("top_k", 0, 0, max_dimension);
+    f.expert_dim = ffn.integer_or("expert_dim", 0, 0, max_dimension);
+  }
+  f.gated = ffn.boolean_or("gated", true);
+  f.bias = ffn.boolean_or("bias", false);
+  f.router_bias = ffn.boolean_or("router_bias", false);
+  f.shared_expert_gate = ffn.boolean_or("shared_expert_gate", false);
+  f.num_shared_experts = ffn.integer_or("num_shared_experts", 0, 0, max_dimension);
+  f.shared_expert_dim = ffn.integer_or("shared_expert_dim", 0, 0, max_dimension);
+  f.first_dense_layers = ffn.integer_or("first_dense_layers", 0, 0, c.num_layers);
+  f.dense_dim = ffn.integer_or("dense_dim", 0, 0, max_dimension);
+
+  if (root.has("loop")) {
+    const ObjectReader loop = root.object("loop");
+    loop.reject_unknown_keys({"first", "last", "repeats", "span_fraction"});
+    const std::int64_t repeats = loop.integer_or("repeats", 2, 1, 1024);
+    if (loop.has("span_fraction")) {
+      if (loop.has("first") || loop.has("last")) {
+        loop.fail("span_fraction", "give either span_fraction or first/last, not both");
+      }
+      const double fraction = loop.number("span_fraction", 0.0, 1.0);
+      try {
+        c.loop = centred_loop(c.num_layers, fraction, repeats);
+      } catch (const Error& e) {
+        throw Error(e.message(), source, pointer + e.path());
+      }
+    } else {
+      LoopConfig l;
+      l.first = loop.integer("first", 1, c.num_layers);
+      l.last = loop.integer("last", 1, c.num_layers);
+      l.repeats = repeats;
+      c.loop = l;
+    }
+  }
+
+  try {
+    validate(c, source);
+  } catch (const Error& e) {
+    // validate() reports whole-config faults at "/"; below `pointer` that is the object itself.
+    std::string path = pointer + (e.path() == "/" ? "" : e.path());
+    if (path.empty()) path = "/";
+    throw Error(e.message(), source, path);
+  }
+  return c;
+}
+
+nlohmann::ordered_json arch_config_json(const ArchConfig& c) {
+  nlohmann::ordered_json j;
+  j["name"] = c.name;
+  j["hidden_size"] = c.hidden_size;
+  j["num_layers"] = c.num_layers;
+  j["vocab_size"] = c.vocab_size;
+  j["tie_embeddings"] = c.tie_embeddings;
+  // Keys added for the Hugging Face families are written only when they differ from their defaults,
+  // so configs that do not use them are written as before.
+  if (c.lm_head_bias) j["lm_head_bias"] = true;
+  if (c.norm != NormKind::rmsnorm) j["norm"] = std::string(to_string(c.norm));
+  if (c.mtp_layers > 0) j["mtp_layers"] = c.mtp_layers;
+  const auto& a = c.attention;
+  nlohmann::ordered_json attention{{"num_heads", a.num_heads}, {"head_dim", a.head_dim},
+                                   {"num_kv_heads", a.num_kv_heads}};
+  if (a.mla) {
+    attention["mla"] = nlohmann::ordered_json{{"q_lora_rank", a.mla->q_lora_rank},
+                                              {"kv_lora_rank", a.mla->kv_lora_rank},
+                                              {"qk_nope_head_dim", a.mla->qk_nope_head_dim},
+                                              {"qk_rope_head_dim", a.mla->qk_rope_head_dim},
+                                              {"v_head_dim", a.mla->v_head_dim}};
+  }
+  if (a.qkv_bias) attention["qkv_bias"] = true;
+  if (a.output_bias) attention["output_bias"] = true;
+  if (a.qk_norm != QkNorm::none) attention["qk_norm"] = std::string(to_string(a.qk_norm));
+  if (a.sliding_window > 0) attention["sliding_window"] = a.sliding_window;
+  if (!a.layer_types.empty()) {
+    nlohmann::ordered_json types = nlohmann::ordered_json::array();
+    for (LayerAttention t : a.layer_types) types.push_back(std::string(to_string(t)));
+    attention["layer_types"] = types;
+  }
+  j["attention"] = attention;
+  nlohmann::ordered_json ffn{{"num_experts", c.ffn.num_experts},
+                             {"top_k", c.ffn.top_k},
+                             {"expert_dim", c.ffn.expert_dim},
+                             {"gated", c.ffn.gated}};
+  if (c.ffn.bias) ffn["bias"] = true;
+  if (c.ffn.router_bias) ffn["router_bias"] = true;
+  if (c.ffn.shared_expert_gate) ffn["shared_expert_gate"] = true;
+  ffn["num_shared_experts"] = c.ffn.num_shared_experts;
+  ffn["shared_expert_dim"] = c.ffn.shared_expert_dim;
+  ffn["first_dense_layers"] = c.ffn.first_dense_layers;
+  ffn["dense_dim"] = c.ffn.dense_dim;
+  j["ffn"] = ffn;
+  if (c.loop) {
+    j["loop"] = nlohmann::ordered_json{{"first", c.loop->first}, {"last", c.loop->last}, {"repeats", c.loop->repeats}};
+  }
+  return j;
+}
+
+}  // namespace detail
+
+ArchConfig parse_arch_config(std::string_view json_text, const std::string& source) {
+  const nlohmann::json document = detail::parse_json_text(json_text, source);
+  if (detail::looks_like_hf_config(document)) return detail::read_hf_config(document, source);
+  return detail::read_arch_config(document, source, "");
+}
+
+ArchConfig load_arch_config(const std::string& path) {
+  return parse_arch_config(detail::read_text_file(path), path);
+}
+
+std::string arch_config_to_json(const ArchConfig& config, int indent) {
+  return detail::arch_config_json(config).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace budget

@@ -1,0 +1,128 @@
+// Export dispatch, target names, and the guard that keeps every target in step with ArchConfig.
+
+#include "budget/export.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "budget/config_io.hpp"
+#include "budget/error.hpp"
+#include "config/config_hf_json.hpp"
+#include "config/config_json.hpp"
+#include "export/export_targets.hpp"
+#include "base/json_reader.hpp"
+
+namespace budget {
+namespace detail {
+namespace {
+
+// Every field of the config must be exported or refused by every target. When a field is added
+// to ArchConfig, AttentionConfig, FfnConfig or LoopConfig, the structured binding of that struct
+// below stops compiling (the count of names no longer matches): handle the new field in
+// export_hf.cpp, export_megatron.cpp and export_torchtitan.cpp (write it, or throw budget::Error
+// naming it), add a test, then add its name here.
+void check_every_field_is_handled(const ArchConfig& c) {
+  [[maybe_unused]] const auto& [name, hidden_size, num_layers, vocab_size, tie_embeddings, lm_head_bias, norm,
+                                attention, ffn, mtp_layers, loop] = c;
+  [[maybe_unused]] const auto& [num_heads, head_dim, num_kv_heads, mla, qkv_bias, output_bias, qk_norm,
+                                sliding_window, layer_types] = c.attention;
+  [[maybe_unused]] const auto& [num_experts, top_k, expert_dim, gated, bias, router_bias, shared_expert_gate,
+                                num_shared_experts, shared_expert_dim, first_dense_layers, dense_dim] = c.ffn;
+  [[maybe_unused]] const LoopConfig l;
+  [[maybe_unused]] const auto& [first, last, repeats] = l;
+}
+
+}  // namespace
+
+std::string describe_loop(const ArchConfig& c) {
+  if (!c.loop) return {};
+  return fmt::format("layers {}-{} run {} times in a row with shared weights ({} executed layers from {} stored)",
+                     c.loop->first, c.loop->last, c.loop->repeats, c.executed_layers(), c.num_layers);
+}
+
+void refuse_unexpressed_features(const ArchConfig& c, std::string_view target, bool per_head_qk_norm) {
+  const AttentionConfig& a = c.attention;
+  const FfnConfig& f = c.ffn;
+  const auto refuse = [&](const char* field, const std::string& what) {
+    throw Error(fmt::format("{} cannot be exported to {} by this version (its arguments would build a model with "
+                            "other budgets); export to native or hf instead",
+                            what, target),
+                c.name.empty() ? "<config>" : c.name, field);
+  };
+  if (a.mla) refuse("/attention/mla", "multi-head latent attention");
+  if (a.qkv_bias) refuse("/attention/qkv_bias", "query/key/value biases");
+  if (a.output_bias) refuse("/attention/output_bias", "an output-projection bias");
+  if (a.qk_norm == QkNorm::full || (a.qk_norm == QkNorm::per_head && !per_head_qk_norm)) {
+    refuse("/attention/qk_norm", fmt::format("q/k norms ({})", to_string(a.qk_norm)));
+  }
+  if (c.sliding_attention_layers() > 0) refuse("/attention/layer_types", "sliding-window attention layers");
+  if (f.bias) refuse("/ffn/bias", "MLP biases");
+  if (f.router_bias) refuse("/ffn/router_bias", "a router bias");
+  if (f.shared_expert_gate) refuse("/ffn/shared_expert_gate", "a shared-expert gate");
+  if (c.lm_head_bias) refuse("/lm_head_bias", "an LM-head bias");
+  if (c.norm != NormKind::rmsnorm) refuse("/norm", "LayerNorm");
+  if (c.mtp_layers > 0) refuse("/mtp_layers", "multi-token-prediction modules");
+}
+
+std::int64_t shared_experts_in_routed_widths(const FfnConfig& f) {
+  if (f.num_shared_experts == 0) return 0;
+  const std::int64_t total = f.num_shared_experts * f.shared_expert_dim;
+  return total % f.expert_dim == 0 ? total / f.expert_dim : -1;
+}
+
+}  // namespace detail
+
+std::string_view to_string(ExportTarget target) {
+  switch (target) {
+    case ExportTarget::native: return "native";
+    case ExportTarget::hf: return "hf";
+    case ExportTarget::megatron: return "megatron";
+    case ExportTarget::torchtitan: return "torchtitan";
+  }
+  return "unknown";
+}
+
+ExportTarget parse_export_target(std::string_view name, const std::string& source) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (lower == "native") return ExportTarget::native;
+  if (lower == "hf" || lower == "huggingface" || lower == "hugging-face") return ExportTarget::hf;
+  if (lower == "megatron" || lower == "megatron-lm") return ExportTarget::megatron;
+  if (lower == "torchtitan") return ExportTarget::torchtitan;
+  throw Error(fmt::format("value \"{}\" is not an export target; allowed: native, hf, megatron, torchtitan", name),
+              source);
+}
+
+ExportedConfig export_config(const ArchConfig& config, ExportTarget target, const ExportOptions& options) {
+  detail::check_every_field_is_handled(config);
+  validate(config, config.name.empty() ? "<config>" : config.name);
+  ExportedConfig out;
+  out.target = target;
+  switch (target) {
+    case ExportTarget::native: out.text = arch_config_to_json(config) + "\n"; break;
+    case ExportTarget::hf: out.text = detail::export_hf(config, options, out.not_expressed); break;
+    case ExportTarget::megatron: out.text = detail::export_megatron(config, out.not_expressed); break;
+    case ExportTarget::torchtitan: out.text = detail::export_torchtitan(config, out.not_expressed); break;
+  }
+  return out;
+}
+
+SourcedConfig parse_sourced_config(std::string_view json_text, const std::string& source) {
+  const nlohmann::json document = detail::parse_json_text(json_text, source);
+  SourcedConfig out;
+  if (detail::looks_like_hf_config(document)) {
+    out.config = detail::read_hf_config(document, source);
+    out.hf_text = std::string(json_text);
+  } else {
+    out.config = detail::read_arch_config(document, source, "");
+  }
+  return out;
+}
+
+SourcedConfig load_sourced_config(const std::string& path) {
+  return parse_sourced_config(detail::read_text_file(path), path);
+}
+
+}  // namespace budget

@@ -1,0 +1,321 @@
+// Calibration profile JSON: strict reader, validation and writer (format: docs/calibration.md).
+// One set of checks: validate() renders the profile to a JSON value and reads it back with the
+// reader, so profiles built in code and profiles read from files meet the same rules.
+
+#include "budget/calibration.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/error.hpp"
+#include "time/calibration_rows.hpp"
+#include "base/file_write.hpp"
+#include "base/json_reader.hpp"
+
+namespace budget {
+
+namespace {
+
+using detail::ObjectReader;
+using ordered_json = nlohmann::ordered_json;
+
+constexpr std::string_view schema_name = "budget.calibration";
+
+std::string join_quoted(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+  return list;
+}
+
+CalibrationDevice read_device(const ObjectReader& r) {
+  r.reject_unknown_keys({"name", "compute_capability", "sm_count", "memory_gib", "driver", "cuda_runtime",
+                         "cublas", "cudnn", "sm_clock_mhz", "memory_clock_mhz"});
+  CalibrationDevice d;
+  d.name = r.string("name");
+  if (d.name.empty()) r.fail("name", "the device name is empty; allowed: a non-empty string");
+  d.compute_capability = r.string_or("compute_capability", "");
+  d.driver = r.string_or("driver", "");
+  d.cuda_runtime = r.string_or("cuda_runtime", "");
+  d.cublas = r.string_or("cublas", "");
+  d.cudnn = r.string_or("cudnn", "");
+  d.sm_count = r.integer_or("sm_count", 0, 0, 100000);
+  d.memory_gib = r.number_or("memory_gib", 0, 0, 1e6);
+  d.sm_clock_mhz = r.number_or("sm_clock_mhz", 0, 0, 1e5);
+  d.memory_clock_mhz = r.number_or("memory_clock_mhz", 0, 0, 1e5);
+  return d;
+}
+
+CalibrationPeaks read_peaks(const ObjectReader& r) {
+  r.reject_unknown_keys({"bf16_gemm_tflops", "copy_gbytes_per_s"});
+  CalibrationPeaks p;
+  p.bf16_gemm_tflops = r.number("bf16_gemm_tflops", 0, 1e5);
+  p.copy_gbytes_per_s = r.number("copy_gbytes_per_s", 0, 1e6);
+  if (p.bf16_gemm_tflops <= 0) r.fail("bf16_gemm_tflops", "must be > 0 (TFLOP/s of an 8192³ bf16 GEMM)");
+  if (p.copy_gbytes_per_s <= 0) r.fail("copy_gbytes_per_s", "must be > 0 (GB/s, bytes read + written)");
+  return p;
+}
+
+CalibrationSource read_source(const ObjectReader& r) {
+  r.reject_unknown_keys({"tool", "method", "created", "notes"});
+  CalibrationSource s;
+  s.tool = r.string("tool");
+  if (s.tool.empty()) r.fail("tool", "the measuring tool is empty; allowed: a non-empty string");
+  s.method = r.string_or("method", "");
+  s.created = r.string_or("created", "");
+  s.notes = r.string_or("notes", "");
+  return s;
+}
+
+template <class Json>
+Json row_to_json(const CalibrationRow& row) {
+  Json j;
+  j["op"] = row.op;
+  j["pass"] = row.pass;
+  const auto fields = calibration_shape_fields(row.op);
+  std::vector<std::string> order = fields.required;
+  order.insert(order.end(), fields.optional.begin(), fields.optional.end());
+  for (const auto& f : order) {
+    if (auto it = row.shape.find(f); it != row.shape.end()) j[f] = it->second;
+  }
+  // Fields an op does not know are written too, so validate() reports them instead of losing them.
+  for (const auto& [name, value] : row.shape) {
+    if (std::find(order.begin(), order.end(), name) == order.end()) j[name] = value;
+  }
+  if (!row.matrix.empty()) j["matrix"] = row.matrix;
+  if (!row.routing.empty()) j["routing"] = row.routing;
+  if (!row.backend.empty()) j["backend"] = row.backend;
+  if (row.refused) {
+    j["refused"] = true;
+  } else {
+    j["ms"] = row.ms;
+  }
+  j["flops"] = row.flops;
+  j["bytes"] = row.bytes;
+  return j;
+}
+
+template <class Json>
+Json profile_to_json_value(const CalibrationProfile& p) {
+  Json j;
+  j["schema"] = std::string(schema_name);
+  j["schema_version"] = p.schema_version;
+  const auto& d = p.device;
+  j["device"] = {{"name", d.name},
+                 {"compute_capability", d.compute_capability},
+                 {"sm_count", d.sm_count},
+                 {"memory_gib", d.memory_gib},
+                 {"driver", d.driver},
+                 {"cuda_runtime", d.cuda_runtime},
+                 {"cublas", d.cublas},
+                 {"cudnn", d.cudnn},
+                 {"sm_clock_mhz", d.sm_clock_mhz},
+                 {"memory_clock_mhz", d.memory_clock_mhz}};
+  j["peaks"] = {{"bf16_gemm_tflops", p.peaks.bf16_gemm_tflops},
+                {"copy_gbytes_per_s", p.peaks.copy_gbytes_per_s}};
+  j["source"] = {{"tool", p.source.tool},
+                 {"method", p.source.method},
+                 {"created", p.source.created},
+                 {"notes", p.source.notes}};
+  j["rows"] = Json::array();
+  for (const auto& row : p.rows) j["rows"].push_back(row_to_json<Json>(row));
+  return j;
+}
+
+CalibrationProfile read_profile(const nlohmann::json& root, const std::string& source) {
+  const ObjectReader r(root, source, "");
+  r.reject_unknown_keys({"schema", "schema_version", "device", "peaks", "source", "rows"});
+  const std::string schema = r.string("schema");
+  if (schema != schema_name) {
+    r.fail("schema", fmt::format("value \"{}\" is not a calibration profile; allowed: \"{}\"", schema, schema_name));
+  }
+  CalibrationProfile p;
+  const auto version = r.integer("schema_version", 0, 1000000);
+  if (version != calibration_schema_version) {
+    r.fail("schema_version", fmt::format("version {} is not supported; this build reads version {}", version,
+                                         calibration_schema_version));
+  }
+  p.schema_version = static_cast<int>(version);
+  p.device = read_device(r.object("device"));
+  p.peaks = read_peaks(r.object("peaks"));
+  p.source = read_source(r.object("source"));
+  const auto& rows = r.raw("rows");
+  if (!rows.is_array()) {
+    r.fail("rows", fmt::format("expected an array of rows, found {}", detail::describe_value(rows)));
+  }
+  if (rows.empty()) r.fail("rows", "the profile has no rows; allowed: at least one measured row");
+  p.rows.reserve(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    p.rows.push_back(detail::read_calibration_row(ObjectReader(rows[i], source, fmt::format("/rows/{}", i))));
+  }
+  return p;
+}
+
+}  // namespace
+
+namespace detail {
+
+CalibrationRow read_calibration_row(const ObjectReader& r) {
+  CalibrationRow row;
+  row.op = r.string("op");
+  const auto& ops = calibration_ops();
+  if (std::find(ops.begin(), ops.end(), row.op) == ops.end()) {
+    std::string message = fmt::format("unknown op \"{}\"; allowed: {}", row.op, join_quoted(ops));
+    const std::string suggestion = closest_match(row.op, ops);
+    if (!suggestion.empty()) message += fmt::format(" (did you mean \"{}\"?)", suggestion);
+    r.fail("op", message);
+  }
+  const bool is_gemm = row.op == "gemm" || row.op == "expert_gemms";
+  const bool is_attention = row.op == "attention";
+  const auto fields = calibration_shape_fields(row.op);
+
+  std::vector<std::string> allowed = {"op", "pass", "backend", "ms", "flops", "bytes"};
+  allowed.insert(allowed.end(), fields.required.begin(), fields.required.end());
+  allowed.insert(allowed.end(), fields.optional.begin(), fields.optional.end());
+  if (row.op == "expert_gemms") {
+    allowed.emplace_back("matrix");
+    allowed.emplace_back("routing");
+  }
+  if (is_attention) allowed.emplace_back("refused");
+  for (const auto& item : r.json().items()) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
+    std::string message = fmt::format("unknown key \"{}\" for op \"{}\"", item.key(), row.op);
+    const std::string suggestion = closest_match(item.key(), allowed);
+    if (!suggestion.empty()) {
+      message += fmt::format(" (did you mean \"{}\"?)", suggestion);
+    } else {
+      message += "; allowed keys: " + join_quoted(allowed);
+    }
+    r.fail(item.key(), message);
+  }
+
+  if (is_gemm) {
+    row.pass = r.choice_or("pass", "", {"forward", "input_grad", "weight_grad"});
+  } else {
+    row.pass = r.choice_or("pass", "", {"forward", "backward", "forward+backward"});
+  }
+  if (row.pass.empty()) r.fail("pass", "required key is missing");
+
+  for (const auto& f : fields.required) row.shape[f] = r.integer(f, 1, max_calibration_dim);
+  for (const auto& f : fields.optional) {
+    if (r.has(f)) row.shape[f] = r.integer(f, 1, max_calibration_dim);
+  }
+
+  if (row.op == "expert_gemms") {
+    row.matrix = r.choice_or("matrix", "", {"up_gate", "up", "down"});
+    if (row.matrix.empty()) r.fail("matrix", "required key is missing (\"up_gate\", \"up\" or \"down\")");
+    row.routing = r.choice_or("routing", "", {"balanced", "skewed"});
+  }
+  if (is_attention) {
+    const auto& h = row.shape;
+    if (h.at("num_heads") % h.at("num_kv_heads") != 0) {
+      r.fail("num_kv_heads", fmt::format("num_kv_heads {} does not divide num_heads {}", h.at("num_kv_heads"),
+                                         h.at("num_heads")));
+    }
+  }
+
+  if (r.has("backend")) {
+    row.backend = r.string("backend");
+    if (is_attention) {
+      const bool ok = row.backend == "cudnn" || row.backend == "flash" || row.backend == "default" ||
+                      (row.backend.rfind("fallback-", 0) == 0 && row.backend.size() > 9);
+      if (!ok) {
+        r.fail("backend", fmt::format("value \"{}\" is not allowed; allowed: \"cudnn\", \"flash\", \"default\" or "
+                                      "\"fallback-<name>\"",
+                                      row.backend));
+      }
+    }
+    const bool chars_ok = !row.backend.empty() && std::all_of(row.backend.begin(), row.backend.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+    if (!chars_ok) {
+      r.fail("backend", fmt::format("value \"{}\" is not allowed; allowed: letters, digits, '-', '_', '.'", row.backend));
+    }
+  } else if (is_attention) {
+    r.fail("backend", "required key is missing (\"cudnn\", \"flash\", \"default\" or \"fallback-<name>\")");
+  }
+
+  row.refused = is_attention && r.boolean_or("refused", false);
+  if (row.refused) {
+    if (r.has("ms")) r.fail("ms", "a refused row has no time; remove \"ms\" or \"refused\"");
+  } else {
+    row.ms = r.number("ms", 0, 1e9);
+    if (row.ms <= 0) r.fail("ms", fmt::format("value {} is not allowed; allowed: milliseconds > 0", row.ms));
+  }
+  row.flops = r.number_or("flops", 0, 0, 1e30);
+  row.bytes = r.number_or("bytes", 0, 0, 1e30);
+  return row;
+}
+
+}  // namespace detail
+
+const std::vector<std::string>& calibration_ops() {
+  static const std::vector<std::string> ops = {"gemm",   "expert_gemms",        "attention",       "rms_norm",
+                                               "swiglu", "router_softmax_topk", "dispatch_gather", "combine_scatter_add"};
+  return ops;
+}
+
+CalibrationShapeFields calibration_shape_fields(std::string_view op) {
+  if (op == "gemm") return {{"M", "K", "N"}, {}};
+  if (op == "expert_gemms") return {{"E", "tokens_per_expert", "H", "expert_dim", "top_k", "tokens"}, {}};
+  if (op == "attention") return {{"docs", "doc_len", "tokens", "num_heads", "num_kv_heads", "head_dim"}, {"v_head_dim"}};
+  if (op == "rms_norm") return {{"tokens", "H"}, {}};
+  if (op == "swiglu") return {{"rows", "expert_dim"}, {}};
+  if (op == "router_softmax_topk") return {{"tokens", "E", "top_k"}, {}};
+  if (op == "dispatch_gather" || op == "combine_scatter_add") return {{"rows", "H"}, {}};
+  return {};
+}
+
+CalibrationProfile parse_calibration_profile(std::string_view json, const std::string& source) {
+  return read_profile(detail::parse_json_text(json, source), source);
+}
+
+CalibrationProfile load_calibration_profile(const std::string& path) {
+  const std::string text = detail::read_text_file(path);
+  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  return jsonl ? parse_torch_measurements(text, path) : parse_calibration_profile(text, path);
+}
+
+CalibrationProfile load_torch_measurements(const std::string& path) {
+  return parse_torch_measurements(detail::read_text_file(path), path);
+}
+
+void validate(const CalibrationProfile& profile, const std::string& source) {
+  // Through a JSON value, not text, so a NaN stays a NaN and is reported as one.
+  read_profile(profile_to_json_value<nlohmann::json>(profile), source);
+}
+
+std::string calibration_profile_to_json(const CalibrationProfile& profile) {
+  validate(profile);
+  const ordered_json j = profile_to_json_value<ordered_json>(profile);
+  // The header pretty-printed, each row on one line: a profile of thousands of rows stays readable
+  // and diffs line by line.
+  std::string out = "{\n";
+  for (const auto& [key, value] : j.items()) {
+    if (key == "rows") continue;
+    std::string rendered = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    // Indent nested objects by two more spaces.
+    std::string indented;
+    for (char c : rendered) {
+      indented += c;
+      if (c == '\n') indented += "  ";
+    }
+    out += fmt::format("  \"{}\": {},\n", key, indented);
+  }
+  out += "  \"rows\": [\n";
+  const auto& rows = j["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out += "    " + rows[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+void write_calibration_profile(const CalibrationProfile& profile, const std::string& path) {
+  detail::write_file_atomically(path, calibration_profile_to_json(profile));
+}
+
+}  // namespace budget

@@ -1,0 +1,20 @@
+#pragma once
+// Private: reading one calibration row (shared by the profile JSON reader and the PyTorch .jsonl
+// reader, so both apply the same rules; docs/calibration.md).
+
+#include <cstdint>
+
+#include "budget/calibration.hpp"
+#include "base/json_reader.hpp"
+
+namespace budget::detail {
+
+/// Largest shape field accepted (2⁴⁰: far above any real dimension, far below overflow of products
+/// formed in doubles).
+inline constexpr std::int64_t max_calibration_dim = std::int64_t{1} << 40;
+
+/// Reads and checks one row object (keys, op, pass, shape fields, backend, refused, ms, flops,
+/// bytes). Errors name the reader's source and pointer.
+CalibrationRow read_calibration_row(const ObjectReader& row);
+
+}  // namespace budget::detail

@@ -1,0 +1,2 @@
+#include "budget/low.hpp"
+#include "high/detail.hpp"

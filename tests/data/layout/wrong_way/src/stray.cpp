@@ -1,0 +1,1 @@
+// at the top level of src/: refused
