@@ -1,5 +1,5 @@
 # CLI tests of `budget-match --help/--version` and `budget-match report` (issue 2), run from the
-# repository root. Expected numbers are the hand-derived ones of tests/unit/accounting_tests.cpp
+# repository root. Expected numbers are the hand-derived ones of tests/unit/accounting/test_accounting.cpp
 # (the paper's worked example: F = 1,330,053,120, N = 3,872,226,560, N_act = 209,419,520,
 # KV 6,144 elements; looped: F = 1,368,576,000, N = 3,888,809,760, KV 6,336, 18 layers).
 # Regexes are CMake regexes; bracket arguments ([=[...]=]) keep backslashes literal.
