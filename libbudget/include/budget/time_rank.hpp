@@ -34,7 +34,8 @@ struct TimeRankOptions {
   /// Drop candidates whose predicted time per token exceeds this multiple of the baseline's.
   std::optional<double> max_time_ratio;
   int top_n = 5;
-  /// Candidates asked of match() before re-ranking (the equally matched set is within it).
+  /// The first width asked of match() before re-ranking; match_with_time() widens it until the
+  /// whole equally matched set is in the list (every_equally_matched()), however many.
   int search_top_n = 200;
 };
 
@@ -44,7 +45,7 @@ struct TimedMatch {
   StepTime baseline_time;
   std::vector<StepTime> candidate_times;  ///< parallel to result.candidates
   std::vector<double> time_ratios;        ///< seconds per token / the baseline's, parallel
-  std::size_t considered = 0;             ///< candidates timed
+  std::size_t considered = 0;             ///< candidates timed (match_with_time(): every equally matched one)
   std::size_t within_tolerance = 0;       ///< of them, equally matched (objective ≤ best + tolerance)
   std::size_t dropped_by_cap = 0;         ///< removed by max_time_ratio
 };
@@ -57,7 +58,14 @@ struct TimedMatch {
 TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload& workload,
                         const MatchConstraints& constraints, const TimeRankOptions& options);
 
-/// match() with options.search_top_n candidates, then rank_by_time().
+/// match() asked for `initial_width` candidates, then for four times as many until the list is
+/// shorter than the width asked: then it holds every candidate within constraints.tolerance of the
+/// best (the matcher collects all of them while fewer than the width).
+MatchResult every_equally_matched(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                                  const MatchConstraints& constraints, int initial_width);
+
+/// every_equally_matched() from options.search_top_n, then rank_by_time(): with RankBy::time the
+/// pick is the fastest of the whole equally matched set.
 TimedMatch match_with_time(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                            const MatchConstraints& constraints, const TimeModel& model,
                            const TimeRankOptions& options);

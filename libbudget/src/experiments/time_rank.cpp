@@ -73,11 +73,28 @@ TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload
   return out;
 }
 
+MatchResult every_equally_matched(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                                  const MatchConstraints& constraints, int initial_width) {
+  // The collecting pass keeps every point within the tolerance while there are fewer than the
+  // width asked for (it trims a structure's points or prunes structures only beyond the width), so
+  // a list shorter than the width is the whole equally matched set. A full list may be cut: ask
+  // again four times wider. The widths grow geometrically, so the repeated searches cost at most
+  // about 4/3 of the last one.
+  constexpr int max_width = std::numeric_limits<int>::max() / 4;
+  int width = std::max(initial_width, 1);
+  for (;;) {
+    MatchResult wide = match(baseline, loop, workload, constraints, width);
+    if (wide.candidates.size() < static_cast<std::size_t>(width) || width >= max_width) return wide;
+    width *= 4;
+  }
+}
+
 TimedMatch match_with_time(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                            const MatchConstraints& constraints, const TimeModel& model,
                            const TimeRankOptions& options) {
-  const int wide = std::max(options.search_top_n, options.top_n);
-  return rank_by_time(match(baseline, loop, workload, constraints, wide), model, workload, constraints, options);
+  const int initial = std::max(options.search_top_n, options.top_n);
+  return rank_by_time(every_equally_matched(baseline, loop, workload, constraints, initial), model, workload,
+                      constraints, options);
 }
 
 std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec& loop, const Workload& workload,
