@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/kernel_shapes.hpp"
 
 namespace budget {
 
@@ -109,24 +109,6 @@ std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec&
   return rows;
 }
 
-namespace {
-
-std::int64_t lcm(std::int64_t a, std::int64_t b) { return a / std::gcd(a, b) * b; }
-
-/// `range` restricted to multiples of lcm(its multiple, m); a fixed value stays fixed.
-VariableRange aligned(VariableRange range, std::int64_t m) {
-  if (range.is_fixed()) {
-    if (range.min % m != 0) {
-      const std::int64_t up = (range.min + m - 1) / m * m;
-      return VariableRange{up, up, 1};
-    }
-    return range;
-  }
-  range.multiple_of = lcm(range.multiple_of, m);
-  return range;
-}
-
-}  // namespace
 
 std::vector<AlignmentOption> alignment_tradeoffs(const ArchConfig& baseline, const LoopSpec& loop,
                                                  const Workload& workload, const MatchConstraints& constraints,
@@ -139,12 +121,12 @@ std::vector<AlignmentOption> alignment_tradeoffs(const ArchConfig& baseline, con
   const bool dense = !baseline.ffn.is_moe();
   for (const std::int64_t m : {8, 16, 64}) {
     MatchConstraints h = constraints, d = constraints, e = constraints, all = constraints;
-    h.head_dim = aligned(h.head_dim, m);
-    d.hidden_size = aligned(d.hidden_size, m);
-    e.expert_dim = aligned(e.expert_dim, m);
-    all.head_dim = aligned(all.head_dim, m);
-    all.hidden_size = aligned(all.hidden_size, m);
-    all.expert_dim = aligned(all.expert_dim, m);
+    h.head_dim = aligned_range(h.head_dim, m);
+    d.hidden_size = aligned_range(d.hidden_size, m);
+    e.expert_dim = aligned_range(e.expert_dim, m);
+    all.head_dim = aligned_range(all.head_dim, m);
+    all.hidden_size = aligned_range(all.hidden_size, m);
+    all.expert_dim = aligned_range(all.expert_dim, m);
     variants.push_back({fmt::format("head_dim multiple of {}", m), h});
     variants.push_back({fmt::format("hidden_size multiple of {}", m), d});
     variants.push_back({fmt::format("{} multiple of {}", dense ? "dense_dim" : "expert_dim", m), e});
