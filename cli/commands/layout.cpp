@@ -145,7 +145,8 @@ void print_layout(const LayoutResult& r, OutputFormat format) {
     return;
   }
   const Table t = stage_table(r.memory);
-  const std::string head = fmt::format("{} on {}\n{}\n", r.config_name, r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name,
+  const std::string head = fmt::format("{} on {} node{} of {} x {}\n{}\n", r.config_name, r.cluster.nodes,
+                                       r.cluster.nodes == 1 ? "" : "s", r.cluster.gpus_per_node, r.cluster.gpu_name,
                                        layout_text(r.memory.layout));
   std::cout << head << "\n" << (format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n"
             << verdict_text(r.memory, r.cluster) << "\n";
