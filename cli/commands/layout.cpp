@@ -110,8 +110,8 @@ Table stage_table(const TrainingMemory& m) {
 }
 
 std::string layout_text(const ParallelLayout& l) {
-  return fmt::format("{} GPUs: TP {}{} x CP {} x DP {} x PP {}{}; experts ETP {} x EP {} x EDP {}; micro-batch {} x {} "
-                     "sequences of {}; recompute {}{}; {}{}",
+  return fmt::format("{} GPUs: TP {}{} x CP {} x DP {} x PP {}{}; experts ETP {} x EP {} x EDP {}; {} micro-batches of {} "
+                     "sequences of {} tokens; recompute {}{}; {}{}",
                      l.gpus, l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.cp, l.data_parallel(), l.pp,
                      l.virtual_stages > 1 ? fmt::format(" (V {})", l.virtual_stages) : "", l.expert_tp(), l.ep,
                      l.expert_data_parallel(), l.micro_batches, l.micro_batch_size, l.seq_len, to_string(l.recompute.kind),

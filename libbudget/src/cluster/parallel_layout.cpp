@@ -105,10 +105,14 @@ std::string ParallelLayout::validation_error(const ArchConfig& config) const {
         {"recompute full layers", recompute.full_layers, 0}}) {
     if (std::string e = below(name, value, min); !e.empty()) return e;
   }
-  constexpr std::int64_t max_size = std::int64_t{1} << 24;
-  for (const std::int64_t v : {tp, pp, virtual_stages, ep, etp, cp, gpus, dp, micro_batch_size, micro_batches}) {
+  // Each size at most 2^20 and N at most 2^40, so products of sizes never overflow 64 bits.
+  constexpr std::int64_t max_size = std::int64_t{1} << 20;
+  for (const std::int64_t v : {tp, pp, virtual_stages, ep, etp, cp, dp, micro_batch_size, micro_batches}) {
     if (v > max_size) return fmt::format("a parallel size or batch count ({}) is above {}", v, max_size);
   }
+  constexpr std::int64_t max_gpus = std::int64_t{1} << 40;
+  if (gpus > max_gpus) return fmt::format("gpus = {} is above 2^40", gpus);
+  if (gpus == 0 && dp > 0 && tp * cp * pp > max_gpus / dp) return "the GPU count TP·CP·DP·PP is above 2^40";
   if (seq_len > (std::int64_t{1} << 32)) return fmt::format("seq_len = {} is above 2^32", seq_len);
   if (!(imbalance >= 1.0) || imbalance > 1e6) {
     return fmt::format("imbalance = {} is not in [1, 1e6] (1 = balanced routing)", imbalance);
@@ -117,6 +121,10 @@ std::string ParallelLayout::validation_error(const ArchConfig& config) const {
     return fmt::format("capacity factor = {} is not in [0, 1e6] (0 = dropless)", capacity_factor);
   }
   if (gpus == 0 && dp == 0) return "neither the GPU count nor the data-parallel size is given";
+  if (config.executed_layers() > max_size) {
+    return fmt::format("{} layer executions are more than the {} a layout is planned for", config.executed_layers(),
+                       max_size);
+  }
   const std::int64_t attention_group = tp * cp * pp;
   if (gpus > 0 && gpus % attention_group != 0) {
     return fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}", gpus, tp, cp, pp, attention_group);
@@ -233,6 +241,10 @@ void ParallelLayout::validate(const ArchConfig& config, const std::string& sourc
 ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) {
   const std::int64_t group = layout.tp * layout.cp * layout.pp;
   if (layout.tp < 1 || layout.cp < 1 || layout.pp < 1) throw Error("TP, CP and PP must be at least 1", source);
+  constexpr std::int64_t max_size = std::int64_t{1} << 20;
+  if (layout.tp > max_size || layout.cp > max_size || layout.pp > max_size) {
+    throw Error("TP, CP and PP must be at most 2^20", source);
+  }
   if (layout.gpus <= 0 && layout.dp <= 0) throw Error("give the GPU count (--gpus) or the data-parallel size (--dp)", source);
   if (layout.gpus > 0) {
     if (layout.gpus % group != 0) {
@@ -247,7 +259,7 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) 
     }
     layout.dp = dp;
   } else {
-    if (layout.dp > (std::int64_t{1} << 24) || group > (std::int64_t{1} << 40) / layout.dp) {
+    if (layout.dp > (std::int64_t{1} << 20) || group > (std::int64_t{1} << 40) / layout.dp) {
       throw Error("the GPU count TP·CP·DP·PP is too large", source);
     }
     layout.gpus = group * layout.dp;

@@ -216,6 +216,10 @@ double layer_transient_bytes(const ArchConfig& c, const ParallelLayout& l, std::
 
 LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64_t layer, const ParallelLayout& layout,
                                             bool recomputed) {
+  layout.validate(config, "layout");
+  if (layer < 1 || layer > config.num_layers) {
+    throw Error(fmt::format("layer {} is not in [1, {}]", layer, config.num_layers), "layer");
+  }
   return activation_bytes(config, read_shapes(config), layer, layout, recomputed);
 }
 
