@@ -30,6 +30,8 @@
 
 namespace py = pybind11;
 
+void bind_cluster(py::module_& m);  // python/cluster_bindings.cpp
+
 namespace budget_python {
 
 /// A config and, when it came from a Hugging Face config.json, that document's text (the
@@ -250,4 +252,5 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("config"), py::arg("to") = "hf", py::arg("hf_template") = py::none(),
         "Export to 'hf', 'megatron', 'torchtitan' or 'native': {'target', 'text', 'not_expressed'}. A Hugging Face "
         "input (or hf_template) keeps its other keys in an hf export.");
+  bind_cluster(m);
 }

@@ -11,6 +11,8 @@
 
 #include "budget/accounting.hpp"
 #include "budget/calibration.hpp"
+#include "budget/cluster.hpp"
+#include "budget/training_memory.hpp"
 #include "budget/time_model.hpp"
 #include "budget/config_io.hpp"
 #include "budget/version.hpp"
@@ -28,6 +30,7 @@ struct ReportOptions {
   std::string config_path;
   std::string workload_path;
   std::string calibration_path;
+  std::string cluster_path;
   std::string attention_backend = "auto";
   OutputFormat format = OutputFormat::table;
 };
@@ -115,6 +118,53 @@ std::string time_summary(const StepTime& t, const TimeModel& model) {
       t.out_of_range ? "\nnote: some shapes lie outside the profile's measured range (see the notes)" : "");
 }
 
+/// report --cluster (docs/cluster.md): one GPU with everything that saves memory on one GPU (full
+/// recompute, micro-batch 1), and the fewest-GPU layout that fits.
+struct ClusterFit {
+  ClusterSpec cluster;
+  TrainingMemory one_gpu;
+  SmallestLayout smallest;
+};
+
+ClusterFit cluster_fit(const ArchConfig& config, const std::string& path, std::int64_t seq_len) {
+  ClusterFit fit;
+  fit.cluster = load_cluster_spec(path);
+  ParallelLayout one;
+  one.gpus = 1;
+  one.seq_len = seq_len;
+  one.recompute.kind = RecomputeKind::full;
+  ClusterSpec single = fit.cluster;
+  single.nodes = std::max<std::int64_t>(single.nodes, 1);
+  fit.one_gpu = training_memory(config, one, single, "--cluster");
+  fit.smallest = smallest_fitting_layout(config, fit.cluster, seq_len);
+  return fit;
+}
+
+nlohmann::ordered_json cluster_fit_json(const ClusterFit& fit) {
+  nlohmann::ordered_json j{{"gpu", fit.cluster.gpu_name},
+                           {"fits_one_gpu", fit.one_gpu.fits},
+                           {"one_gpu_peak_bytes", fit.one_gpu.peak_bytes},
+                           {"capacity_bytes", fit.one_gpu.capacity_bytes}};
+  j["smallest_layout"] = fit.smallest.found ? nlohmann::ordered_json::parse(training_memory_json(fit.smallest.memory, -1))
+                                            : nlohmann::ordered_json();
+  return j;
+}
+
+std::string cluster_fit_text(const ClusterFit& fit) {
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  std::string text = fmt::format("on one {} ({:.2f} GiB usable; full recompute, micro-batch 1): peak {:.2f} GiB, {}\n",
+                                 fit.cluster.gpu_name, fit.one_gpu.capacity_bytes / gib, fit.one_gpu.peak_bytes / gib,
+                                 fit.one_gpu.fits ? "fits" : "does not fit");
+  if (!fit.smallest.found) return text + "smallest layout: none up to 4096 GPUs fits\n";
+  const ParallelLayout& l = fit.smallest.memory.layout;
+  return text + fmt::format("smallest layout: {} GPUs, TP {}{} x PP {} x DP {}, EP {} (ETP {}), recompute {}, distributed "
+                            "optimizer, micro-batch 1 x {}: peak {:.2f} GiB on stage {} (budget-match layout for the "
+                            "table)\n",
+                            l.gpus, l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.pp, l.data_parallel(), l.ep,
+                            l.expert_tp(), to_string(l.recompute.kind), l.micro_batches,
+                            fit.smallest.memory.peak_bytes / gib, fit.smallest.memory.peak_stage);
+}
+
 void run_report(const ReportOptions& o) {
   const ArchConfig config = load_arch_config(o.config_path);
   const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
@@ -133,6 +183,7 @@ void run_report(const ReportOptions& o) {
     for (const auto& [key, value] : budgets.items()) out[key] = value;
     out["workload"] = workload_json(workload);
     if (time) out["time"] = step_time_json(*time, *model);
+    if (!o.cluster_path.empty()) out["cluster"] = cluster_fit_json(cluster_fit(config, o.cluster_path, workload.seq_len));
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
@@ -150,6 +201,7 @@ void run_report(const ReportOptions& o) {
               << t.render_text();
     if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_text();
   }
+  if (!o.cluster_path.empty()) std::cout << "\n" << cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len));
 }
 
 void add_report_command(CLI::App& app) {
@@ -164,6 +216,8 @@ void add_report_command(CLI::App& app) {
                   "Calibration profile (docs/calibration.md): also predict the training step time by op");
   cmd->add_option("--attention-backend", options->attention_backend,
                   "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
+  cmd->add_option("--cluster", options->cluster_path,
+                  "Cluster description (docs/cluster.md): does the config fit one GPU, and the smallest layout");
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([options] { run_report(*options); });

@@ -17,7 +17,7 @@ import os
 from . import _budget
 from ._budget import Config, Error, __version__, schema_version  # noqa: F401
 
-__all__ = ["Config", "Error", "account", "export", "grid", "load_config", "match", "predict_time", "schema_version",
+__all__ = ["Config", "Error", "account", "export", "grid", "layout", "load_config", "match", "predict_time", "schema_version",
            "__version__"]
 
 
@@ -78,3 +78,4 @@ match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "rep
 grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints")
 export = _reports_values(_budget.export, "config", "to", "hf_template")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")
+layout = _reports_values(_budget.layout, "config", "cluster")

@@ -1,0 +1,60 @@
+// Cost of one layout's memory (issue 19: < 1 ms): training_memory() for the SMELT paper's 200M
+// looped config on one GPU, Mixtral-8x7B under TP 2 (SP) × PP 4 × EP 4 on 16 GPUs, and the same
+// with interleaving (V 2), plus one smallest-layout search (report --cluster) for Mixtral on H200.
+//
+//   bench_cluster [--benchmark_min_time=0.2]
+
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "budget/cluster.hpp"
+#include "budget/config_io.hpp"
+#include "budget/parallel_layout.hpp"
+#include "budget/training_memory.hpp"
+
+namespace {
+
+const std::string source_dir = BUDGET_SOURCE_DIR;
+
+budget::ClusterSpec h200(std::int64_t nodes) {
+  return budget::load_cluster_spec(source_dir + "/examples/clusters/h200.json", nodes);
+}
+
+void bm_memory_paper_looped_one_gpu(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/examples/configs/paper-200M-S95-smelt.json");
+  const budget::ClusterSpec cluster = h200(1);
+  budget::ParallelLayout l;
+  l.gpus = 1;
+  l.micro_batch_size = 8;
+  for (auto _ : state) benchmark::DoNotOptimize(budget::training_memory(c, l, cluster));
+}
+BENCHMARK(bm_memory_paper_looped_one_gpu)->Unit(benchmark::kMicrosecond);
+
+void bm_memory_mixtral_tp2_pp4_ep4(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/examples/hf/mixtral-8x7b.json");
+  const budget::ClusterSpec cluster = h200(2);
+  budget::ParallelLayout l;
+  l.tp = 2;
+  l.sequence_parallel = true;
+  l.pp = 4;
+  l.virtual_stages = state.range(0);
+  l.ep = 4;
+  l.etp = 1;
+  l.gpus = 16;
+  l.micro_batches = 8;
+  l.distributed_optimizer = true;
+  for (auto _ : state) benchmark::DoNotOptimize(budget::training_memory(c, l, cluster));
+}
+BENCHMARK(bm_memory_mixtral_tp2_pp4_ep4)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+void bm_smallest_layout_mixtral(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/examples/hf/mixtral-8x7b.json");
+  const budget::ClusterSpec cluster = h200(1);
+  for (auto _ : state) benchmark::DoNotOptimize(budget::smallest_fitting_layout(c, cluster, 4096));
+}
+BENCHMARK(bm_smallest_layout_mixtral)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,210 @@
+// budget-match layout CFG --cluster C.json --tp T --pp P --ep E [--etp] [--cp C] [--gpus N | --dp D]
+//   --micro-batch-size b --micro-batches m [--seq-len s] [--recompute none|selective|full[:layers]]
+//   [--distributed-optimizer] [--sequence-parallel] [--cross-entropy-fusion] [--capacity-factor F]
+//   [--imbalance G] [--format table|json|markdown]
+// Memory per GPU of one training step under a parallel layout, per pipeline stage and by
+// component, against the cluster GPU's capacity, with the verdict (docs/cluster.md). Exit 3 when
+// the peak stage does not fit. The result is built once (LayoutResult) and printed by
+// print_layout(), kept apart so the printing can move to a shared renderer.
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/cluster.hpp"
+#include "budget/config_io.hpp"
+#include "budget/error.hpp"
+#include "budget/parallel_layout.hpp"
+#include "budget/training_memory.hpp"
+#include "budget/version.hpp"
+#include "budget_render.hpp"
+#include "command_registry.hpp"
+#include "output_format.hpp"
+#include "table.hpp"
+
+namespace budget::cli {
+namespace {
+
+struct LayoutOptions {
+  std::string config_path;
+  std::string cluster_path;
+  std::int64_t nodes = 0;
+  std::string recompute = "none";
+  std::string precision = "bf16";
+  ParallelLayout layout;
+  OutputFormat format = OutputFormat::table;
+};
+
+/// The one result of the command: what was asked and the memory per stage.
+struct LayoutResult {
+  std::string config_name;
+  ClusterSpec cluster;
+  TrainingMemory memory;
+};
+
+/// --recompute none | selective | full | full:N (N layer executions per model chunk).
+RecomputeSpec parse_recompute(const std::string& text) {
+  if (text == "none") return {RecomputeKind::none, 0};
+  if (text == "selective") return {RecomputeKind::selective, 0};
+  if (text == "full") return {RecomputeKind::full, 0};
+  if (text.rfind("full:", 0) == 0) {
+    const std::string count = text.substr(5);
+    std::size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(count, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == count.size() && !count.empty() && n >= 1) return {RecomputeKind::full, n};
+  }
+  throw Error(fmt::format("value \"{}\" is not allowed; allowed: none, selective, full, full:N (N ≥ 1 layers per "
+                          "model chunk)",
+                          text),
+              "--recompute");
+}
+
+TrainingPrecision parse_precision(const std::string& text) {
+  if (text == "bf16") return TrainingPrecision::bf16;
+  if (text == "fp16") return TrainingPrecision::fp16;
+  if (text == "fp32") return TrainingPrecision::fp32;
+  throw Error(fmt::format("value \"{}\" is not allowed; allowed: bf16, fp16, fp32", text), "--precision");
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+std::string layers_text(const std::vector<std::int64_t>& layers) {
+  if (layers.empty()) return "-";
+  // Consecutive runs as a-b.
+  std::string out;
+  std::size_t i = 0;
+  while (i < layers.size()) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += i == j ? fmt::format("{}", layers[i]) : fmt::format("{}-{}", layers[i], layers[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+Table stage_table(const TrainingMemory& m) {
+  Table t;
+  for (const char* header : {"stage", "layers", "executed", "in flight"}) t.add_column(header, Align::left);
+  for (const char* header : {"weights", "grads", "optimizer", "activations", "logits", "buffers", "total GiB"}) {
+    t.add_column(header);
+  }
+  for (const StageMemory& s : m.stages) {
+    const MemoryComponents& c = s.by_component;
+    std::string label = std::to_string(s.pipeline_rank);
+    if (s.has_embedding) label += " (embedding)";
+    if (s.has_lm_head) label += " (LM head)";
+    t.add_row({label, layers_text(s.stored_layers), std::to_string(s.executed_layers),
+               std::to_string(s.in_flight_micro_batches), gib(c.weights), gib(c.gradients), gib(c.optimizer_states),
+               gib(c.activations), gib(c.logits), gib(c.buffers), gib(s.peak_bytes)});
+  }
+  return t;
+}
+
+std::string layout_text(const ParallelLayout& l) {
+  return fmt::format("{} GPUs: TP {}{} x CP {} x DP {} x PP {}{}; experts ETP {} x EP {} x EDP {}; {} micro-batches of {} "
+                     "sequences of {} tokens; recompute {}{}; {}{}",
+                     l.gpus, l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.cp, l.data_parallel(), l.pp,
+                     l.virtual_stages > 1 ? fmt::format(" (V {})", l.virtual_stages) : "", l.expert_tp(), l.ep,
+                     l.expert_data_parallel(), l.micro_batches, l.micro_batch_size, l.seq_len, to_string(l.recompute.kind),
+                     l.recompute.kind == RecomputeKind::full && l.recompute.full_layers > 0
+                         ? fmt::format(":{}", l.recompute.full_layers)
+                         : "",
+                     to_string(l.precision), l.distributed_optimizer ? ", distributed optimizer" : "");
+}
+
+std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster) {
+  const std::string capacity =
+      fmt::format("{} GiB usable of {} GiB on {}", gib(m.capacity_bytes), gib(static_cast<double>(cluster.memory_bytes)),
+                  cluster.gpu_name);
+  if (m.fits) {
+    return fmt::format("fits: peak {} GiB on stage {}, headroom {} GiB ({})", gib(m.peak_bytes), m.peak_stage,
+                       gib(m.headroom_bytes), capacity);
+  }
+  return fmt::format("does not fit: peak {} GiB on stage {} exceeds the capacity by {} GiB ({})", gib(m.peak_bytes),
+                     m.peak_stage, gib(-m.headroom_bytes), capacity);
+}
+
+void print_layout(const LayoutResult& r, OutputFormat format) {
+  if (format == OutputFormat::json) {
+    nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                               {"budget_version", version_string},
+                               {"config", r.config_name},
+                               {"cluster", r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name}};
+    const nlohmann::ordered_json body = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+    for (const auto& [key, value] : body.items()) out[key] = value;
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  const Table t = stage_table(r.memory);
+  const std::string head = fmt::format("{} on {} node{} of {} x {}\n{}\n", r.config_name, r.cluster.nodes,
+                                       r.cluster.nodes == 1 ? "" : "s", r.cluster.gpus_per_node, r.cluster.gpu_name,
+                                       layout_text(r.memory.layout));
+  std::cout << head << "\n" << (format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n"
+            << verdict_text(r.memory, r.cluster) << "\n";
+  for (const std::string& note : r.memory.notes) std::cout << "note: " << note << "\n";
+}
+
+void run_layout(const LayoutOptions& o) {
+  const ArchConfig config = load_arch_config(o.config_path);
+  LayoutResult result;
+  result.config_name = config.name.empty() ? o.config_path : config.name;
+  result.cluster = load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
+  ParallelLayout layout = o.layout;
+  layout.recompute = parse_recompute(o.recompute);
+  layout.precision = parse_precision(o.precision);
+  if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
+  result.memory = training_memory(config, layout, result.cluster, "layout");
+  print_layout(result, o.format);
+  if (!result.memory.fits) throw CommandExit{exit_infeasible};
+}
+
+void add_layout_command(CLI::App& app) {
+  auto o = std::make_shared<LayoutOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "layout", "Memory per GPU of a training step under a parallel layout (TP/PP/EP/CP/DP), per pipeline stage");
+  cmd->add_option("config", o->config_path, "Native or Hugging Face config JSON")->required();
+  cmd->add_option("--cluster", o->cluster_path, "Cluster description (docs/cluster.md; examples/clusters/)")->required();
+  cmd->add_option("--nodes", o->nodes, "Nodes of the cluster (default: the file's)")->check(CLI::Range(1, 1 << 20));
+  ParallelLayout& l = o->layout;
+  cmd->add_option("--tp", l.tp, "Tensor parallel size (default 1)");
+  cmd->add_option("--pp", l.pp, "Pipeline stages (default 1)");
+  cmd->add_option("--vp", l.virtual_stages, "Virtual stages per pipeline rank (interleaved 1F1B; default 1)");
+  cmd->add_option("--ep", l.ep, "Expert parallel size (default 1)");
+  cmd->add_option("--etp", l.etp, "Expert tensor parallel size (default: TP)");
+  cmd->add_option("--cp", l.cp, "Context parallel size (default 1)");
+  auto* gpus = cmd->add_option("--gpus", l.gpus, "GPU count N (DP = N / (TP·CP·PP))");
+  cmd->add_option("--dp", l.dp, "Data parallel size (N = TP·CP·DP·PP); default 1 without --gpus")->excludes(gpus);
+  cmd->add_option("--micro-batch-size", l.micro_batch_size, "Sequences per micro-batch")->required();
+  cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per step (m)")->required();
+  cmd->add_option("--seq-len", l.seq_len, "Tokens per sequence (default 4096)");
+  cmd->add_option("--recompute", o->recompute, "none (default), selective (attention core), full or full:N layers per chunk");
+  cmd->add_option("--precision", o->precision, "bf16 (default: bf16 weights, fp32 grads and Adam), fp16 or fp32");
+  cmd->add_flag("--distributed-optimizer", l.distributed_optimizer, "Shard optimizer states over DP (experts: expert DP)");
+  cmd->add_flag("--sequence-parallel", l.sequence_parallel, "Sequence parallelism with TP");
+  cmd->add_flag("--cross-entropy-fusion", l.cross_entropy_fusion, "Fused cross-entropy: no fp32 copy of the logits");
+  cmd->add_option("--capacity-factor", l.capacity_factor, "Expert capacity factor (token dropping; default dropless)");
+  cmd->add_option("--imbalance", l.imbalance, "Most loaded expert rank's rows over the balanced count (default 1)");
+  cmd->add_option("--vocab-divisible-by", l.vocab_divisible_by,
+                  "Pad the vocabulary to a multiple of this × TP (Megatron --make-vocab-size-divisible-by)");
+  cmd->add_flag("--replicate-loop-weights", l.replicate_loop_weights,
+                "Let a loop span pipeline stages, each stage storing the loop weights it runs");
+  cmd->add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");
+  cmd->add_flag("--dropout", l.dropout, "Count dropout masks (hidden and attention dropout > 0)");
+  add_format_option(*cmd, o->format,
+                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  cmd->callback([o] { run_layout(*o); });
+}
+
+const CommandRegistration registration{"layout", 15, &add_layout_command};
+
+}  // namespace
+}  // namespace budget::cli

@@ -1,0 +1,69 @@
+#pragma once
+/// \file
+/// ClusterSpec: the GPUs a training run is planned on (docs/cluster.md): the GPU's name and memory
+/// capacity, where its compute figures come from (a calibration profile, or datasheet peaks marked
+/// as such), GPUs per node, nodes, and the intra- and inter-node links per GPU (bandwidth and
+/// latency, for communication time in part 2 of the cluster work). Read strictly from
+/// `cluster.json` (schema "budget.cluster", version 1); examples under examples/clusters/.
+///
+/// Thread safety: every function here is reentrant; a ClusterSpec is a plain value.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace budget {
+
+/// One kind of link as seen by one GPU: unidirectional bandwidth per GPU and the latency of one
+/// message (one step of a collective's algorithm).
+struct LinkSpec {
+  double bandwidth_bytes_per_s = 0.0;
+  double latency_s = 0.0;
+  std::string source;  ///< where the figures come from (datasheet, measurement)
+};
+
+/// Where the GPU's compute figures come from: a calibration profile (docs/calibration.md, a path
+/// resolved against the cluster file's folder) or datasheet peaks, stated as such.
+enum class ComputeSource { calibration, datasheet };
+std::string_view to_string(ComputeSource source);
+
+struct ComputeSpec {
+  ComputeSource source = ComputeSource::datasheet;
+  std::string calibration_profile;          ///< calibration: the profile's path
+  double peak_bf16_dense_flops_per_s = 0.0;  ///< datasheet: dense BF16 tensor-core peak
+  std::string datasheet_source;              ///< datasheet: the document the peak comes from
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string gpu_name;
+  /// Memory one GPU has for the training process, bytes (the datasheet capacity).
+  std::int64_t memory_bytes = 0;
+  /// Memory on each GPU that PyTorch's allocator never sees: CUDA context, NCCL and cuBLAS
+  /// workspaces (an estimate; 0 when not stated). Usable = memory_bytes − reserved_bytes.
+  std::int64_t reserved_bytes = 0;
+  std::string memory_source;
+  ComputeSpec compute;
+  std::int64_t gpus_per_node = 0;
+  std::int64_t nodes = 0;
+  LinkSpec intra_node;  ///< e.g. NVLink through NVSwitch, per GPU and direction
+  LinkSpec inter_node;  ///< e.g. InfiniBand / RoCE, per GPU and direction
+
+  std::int64_t total_gpus() const { return gpus_per_node * nodes; }
+  std::int64_t usable_memory_bytes() const { return memory_bytes - reserved_bytes; }
+  /// Empty when valid, else what is wrong (one line).
+  std::string validation_error() const;
+  /// Throws budget::Error naming `source` when validation_error() is not empty.
+  void validate(const std::string& source = {}) const;
+};
+
+/// Parses cluster JSON text (docs/cluster.md): unknown keys, wrong types, out-of-range values and
+/// missing fields are budget::Error naming `source` and the JSON pointer. A relative
+/// calibration-profile path is resolved against `base_directory` (empty: kept as written).
+ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& source,
+                               const std::string& base_directory = {});
+/// Reads and parses a cluster file; `nodes`, when given, replaces the file's node count.
+ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_t> nodes = std::nullopt);
+
+}  // namespace budget

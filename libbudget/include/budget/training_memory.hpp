@@ -1,0 +1,110 @@
+#pragma once
+/// \file
+/// Memory per GPU of a training step under a parallel layout, per pipeline stage and by component
+/// (docs/cluster.md, every term with its formula and source): weights, gradients and optimizer
+/// states of the layers the stage stores (once per stored layer: a looped layer's weights count
+/// once however often it runs), activations of one micro-batch per layer execution (Korthikanti et
+/// al. 2022, Table 2 and §4, with the widths of the op list: GQA, MLA, SwiGLU, MoE routing and
+/// experts) times the micro-batches in flight on the stage (Megatron-Core's 1F1B and interleaved
+/// warm-up counts), the fp32 logits and loss on the last stage, and transient buffers. Megatron-Core
+/// semantics throughout; where another trainer differs, docs/cluster.md says so.
+///
+/// Thread safety: every function here is reentrant.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "budget/cluster.hpp"
+#include "budget/config.hpp"
+#include "budget/parallel_layout.hpp"
+
+namespace budget {
+
+/// Bytes by component. `buffers` are transient (the largest single workspace the step allocates
+/// on top of what it keeps: MoE dispatch buffers, a recomputed layer's activations, bf16 logits).
+struct MemoryComponents {
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer_states = 0.0;
+  double activations = 0.0;
+  double logits = 0.0;
+  double buffers = 0.0;
+
+  double total() const { return weights + gradients + optimizer_states + activations + logits + buffers; }
+};
+
+/// Activation bytes one execution of one layer keeps for the backward pass, for one micro-batch on
+/// one GPU, split as Korthikanti et al. split them.
+struct LayerActivationBytes {
+  double attention = 0.0;  ///< norm input, projections' inputs, Q/K/V, softmax terms, output-projection input
+  double ffn = 0.0;        ///< norm input, dense MLP or MoE (router, dispatch, experts, shared experts)
+  double total() const { return attention + ffn; }
+};
+
+/// Activation bytes kept by one execution of physical layer `layer` (1-based) of `config`, one
+/// micro-batch of layout.micro_batch_size sequences of layout.seq_len / CP tokens, under
+/// layout's TP, SP, ETP, recompute (selective drops the attention core's softmax terms; full keeps
+/// only the layer's input), capacity and imbalance factors. `recomputed` says whether this
+/// execution is one of full recompute's layers. Precondition: the layout is valid for config.
+LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64_t layer,
+                                            const ParallelLayout& layout, bool recomputed);
+
+/// One pipeline rank's memory.
+struct StageMemory {
+  std::int64_t pipeline_rank = 0;
+  std::vector<std::int64_t> stored_layers;  ///< physical layers (1-based) it holds weights of
+  std::int64_t executed_layers = 0;         ///< layer executions per micro-batch, loops included
+  bool has_embedding = false;
+  bool has_lm_head = false;
+  /// Parameters held per GPU: sharded by TP (attention, dense and shared MLPs, embedding/head),
+  /// replicated (norms, routers, MLA down projections), and routed experts (by ETP·EP).
+  double dense_params = 0.0;
+  double expert_params = 0.0;
+  /// Micro-batches whose activations the stage holds at its peak (1F1B: min(m, PP − s); with
+  /// virtual stages: model-chunk forwards, Megatron's warm-up count + 1).
+  std::int64_t in_flight_micro_batches = 0;
+  MemoryComponents by_component;
+  double peak_bytes = 0.0;
+};
+
+struct TrainingMemory {
+  ParallelLayout layout;  ///< resolved: gpus and dp both set
+  std::vector<StageMemory> stages;
+  std::int64_t peak_stage = 0;
+  double peak_bytes = 0.0;
+  double capacity_bytes = 0.0;  ///< the GPU's usable memory (cluster: memory − reserved)
+  double headroom_bytes = 0.0;  ///< capacity − peak (negative: does not fit)
+  bool fits = false;
+  std::int64_t padded_vocab = 0;
+  std::vector<std::string> notes;  ///< assumptions that matter for this config (loops, imbalance, ...)
+};
+
+/// Memory per GPU of `config` trained under `layout` on `cluster`'s GPUs. Validates the layout
+/// first (budget::Error naming `source` with the reason when it does not divide, when a loop
+/// crosses a pipeline chunk, or when the layout needs more GPUs than the cluster has).
+TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& layout, const ClusterSpec& cluster,
+                               const std::string& source = "layout");
+
+/// The result as JSON text (schema_version 1): {"layout": {...}, "memory": {"peak_bytes",
+/// "peak_stage", "capacity_bytes", "headroom_bytes", "fits", "stages": [{"pipeline_rank",
+/// "layers", "executed_layers", "in_flight_micro_batches", "peak_bytes", "by_component":
+/// {"weights", "gradients", "optimizer_states", "activations", "logits", "buffers"}}]}, "notes"}.
+/// Used by budget-match layout and the Python module alike.
+std::string training_memory_json(const TrainingMemory& memory, int indent = 2);
+
+/// The fewest-GPU layout under which `config` fits one of `cluster`'s GPUs: searched over TP
+/// (powers of two up to the GPUs per node), PP (divisors of the layer count), DP and EP (powers of
+/// two; experts with ETP = 1 folded over TP·DP), recompute none < selective < full, with sequence
+/// parallelism and the distributed optimizer on, micro-batch size 1, m = PP micro-batches, and the
+/// given sequence length. Ties go to less recompute, then fewer stages, then less TP. `found`
+/// is false when nothing up to `max_gpus` fits.
+struct SmallestLayout {
+  bool found = false;
+  TrainingMemory memory;
+  std::int64_t candidates_tried = 0;
+};
+SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSpec& cluster, std::int64_t seq_len,
+                                       std::int64_t max_gpus = 4096);
+
+}  // namespace budget

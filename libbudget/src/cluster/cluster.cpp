@@ -1,0 +1,145 @@
+#include "budget/cluster.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "base/json_reader.hpp"
+#include "budget/error.hpp"
+
+namespace budget {
+namespace {
+
+using detail::ObjectReader;
+
+constexpr std::string_view cluster_schema = "budget.cluster";
+constexpr std::int64_t cluster_schema_version = 1;
+constexpr double bytes_per_gib = 1024.0 * 1024.0 * 1024.0;
+
+/// A link: {"bandwidth_GBps": unidirectional GB/s per GPU (10^9 bytes), "latency_us": µs, "source"}.
+LinkSpec read_link(const ObjectReader& r) {
+  r.reject_unknown_keys({"bandwidth_GBps", "latency_us", "source"});
+  LinkSpec link;
+  link.bandwidth_bytes_per_s = r.number("bandwidth_GBps", 1e-3, 1e6) * 1e9;
+  link.latency_s = r.number("latency_us", 0.0, 1e6) * 1e-6;
+  link.source = r.string_or("source", "");
+  return link;
+}
+
+/// {"calibration": "profile.json"} or {"datasheet": {"bf16_dense_TFLOPs": x, "source": "..."}}.
+ComputeSpec read_compute(const ObjectReader& r, const std::string& base_directory) {
+  r.reject_unknown_keys({"calibration", "datasheet"});
+  ComputeSpec compute;
+  if (r.has("calibration") == r.has("datasheet")) {
+    r.fail_here("exactly one of \"calibration\" (a calibration profile's path) and \"datasheet\" (peak figures) is "
+                "required");
+  }
+  if (r.has("calibration")) {
+    compute.source = ComputeSource::calibration;
+    std::string path = r.string("calibration");
+    if (path.empty()) r.fail("calibration", "the profile path is empty");
+    if (!base_directory.empty() && std::filesystem::path(path).is_relative()) {
+      path = (std::filesystem::path(base_directory) / path).lexically_normal().string();
+    }
+    compute.calibration_profile = path;
+    return compute;
+  }
+  const ObjectReader d = r.object("datasheet");
+  d.reject_unknown_keys({"bf16_dense_TFLOPs", "source"});
+  compute.source = ComputeSource::datasheet;
+  compute.peak_bf16_dense_flops_per_s = d.number("bf16_dense_TFLOPs", 1e-3, 1e6) * 1e12;
+  compute.datasheet_source = d.string("source");
+  return compute;
+}
+
+ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, const std::string& base_directory) {
+  const ObjectReader r(root, source, "");
+  r.reject_unknown_keys({"schema", "schema_version", "name", "gpu", "gpus_per_node", "nodes", "intra_node",
+                         "inter_node", "notes"});
+  const std::string schema = r.string("schema");
+  if (schema != cluster_schema) {
+    r.fail("schema", fmt::format("value \"{}\" is not a cluster description; allowed: \"{}\"", schema, cluster_schema));
+  }
+  const std::int64_t version = r.integer("schema_version", 0, 1000000);
+  if (version != cluster_schema_version) {
+    r.fail("schema_version",
+           fmt::format("version {} is not supported; this build reads version {}", version, cluster_schema_version));
+  }
+  ClusterSpec c;
+  c.name = r.string_or("name", "");
+  {
+    const ObjectReader g = r.object("gpu");
+    g.reject_unknown_keys({"name", "memory_GiB", "reserved_GiB", "memory_source", "compute"});
+    c.gpu_name = g.string("name");
+    const double memory_gib = g.number("memory_GiB", 1e-3, 1e6);
+    const double reserved_gib = g.number_or("reserved_GiB", 0.0, 0.0, 1e6);
+    if (reserved_gib >= memory_gib) {
+      g.fail("reserved_GiB", fmt::format("value {} is not below memory_GiB ({})", reserved_gib, memory_gib));
+    }
+    c.memory_bytes = static_cast<std::int64_t>(memory_gib * bytes_per_gib);
+    c.reserved_bytes = static_cast<std::int64_t>(reserved_gib * bytes_per_gib);
+    c.memory_source = g.string_or("memory_source", "");
+    c.compute = read_compute(g.object("compute"), base_directory);
+  }
+  c.gpus_per_node = r.integer("gpus_per_node", 1, 1 << 20);
+  c.nodes = r.integer("nodes", 1, 1 << 20);
+  c.intra_node = read_link(r.object("intra_node"));
+  c.inter_node = read_link(r.object("inter_node"));
+  if (r.has("notes") && !r.raw("notes").is_string()) r.fail("notes", "must be a string");
+  c.validate(source);
+  return c;
+}
+
+}  // namespace
+
+std::string_view to_string(ComputeSource source) {
+  switch (source) {
+    case ComputeSource::calibration: return "calibration";
+    case ComputeSource::datasheet: return "datasheet";
+  }
+  return "?";
+}
+
+std::string ClusterSpec::validation_error() const {
+  if (gpu_name.empty()) return "gpu.name is empty";
+  if (memory_bytes <= 0) return fmt::format("gpu memory {} bytes is not positive", memory_bytes);
+  if (reserved_bytes < 0 || reserved_bytes >= memory_bytes) {
+    return fmt::format("reserved memory {} bytes is not in [0, memory {} bytes)", reserved_bytes, memory_bytes);
+  }
+  if (gpus_per_node < 1) return fmt::format("gpus_per_node {} is below 1", gpus_per_node);
+  if (nodes < 1) return fmt::format("nodes {} is below 1", nodes);
+  if (gpus_per_node > (std::int64_t{1} << 40) / nodes) return "gpus_per_node × nodes is too large";
+  for (const LinkSpec* link : {&intra_node, &inter_node}) {
+    if (!(link->bandwidth_bytes_per_s > 0.0)) return "a link bandwidth is not positive";
+    if (!(link->latency_s >= 0.0)) return "a link latency is negative";
+  }
+  if (compute.source == ComputeSource::datasheet && !(compute.peak_bf16_dense_flops_per_s > 0.0)) {
+    return "the datasheet compute peak is not positive";
+  }
+  if (compute.source == ComputeSource::calibration && compute.calibration_profile.empty()) {
+    return "the calibration profile path is empty";
+  }
+  return {};
+}
+
+void ClusterSpec::validate(const std::string& source) const {
+  const std::string error = validation_error();
+  if (!error.empty()) throw Error(error, source);
+}
+
+ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& source,
+                               const std::string& base_directory) {
+  return read_cluster(detail::parse_json_text(json_text, source), source, base_directory);
+}
+
+ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_t> nodes) {
+  const std::string text = detail::read_text_file(path);
+  ClusterSpec c = parse_cluster_spec(text, path, std::filesystem::path(path).parent_path().string());
+  if (nodes) {
+    c.nodes = *nodes;
+    c.validate(path + " (with --nodes)");
+  }
+  return c;
+}
+
+}  // namespace budget

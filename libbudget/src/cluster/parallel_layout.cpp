@@ -1,0 +1,270 @@
+#include "budget/parallel_layout.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
+namespace budget {
+
+std::string_view to_string(RecomputeKind kind) {
+  switch (kind) {
+    case RecomputeKind::none: return "none";
+    case RecomputeKind::selective: return "selective";
+    case RecomputeKind::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(TrainingPrecision precision) {
+  switch (precision) {
+    case TrainingPrecision::bf16: return "bf16";
+    case TrainingPrecision::fp16: return "fp16";
+    case TrainingPrecision::fp32: return "fp32";
+  }
+  return "?";
+}
+
+ParameterBytes parameter_bytes(TrainingPrecision precision) {
+  // Megatron-LM docs/user-guide/features/dist_optimizer.md lines 16-20 (commit d98e8a64): bytes per
+  // parameter 20 / 18 / 16 without the distributed optimizer, 4 + 16/d / 6 + 12/d / 8 + 8/d with it.
+  // The part that stays whole is weights + gradient buffer; the part divided by d is optimizer state.
+  switch (precision) {
+    case TrainingPrecision::bf16: return {2.0, 4.0, 12.0};  // bf16 weights, fp32 main grads | fp32 master, m, v
+    case TrainingPrecision::fp16: return {2.0, 2.0, 16.0};  // fp16 weights, fp16 grads | fp32 grads, master, m, v
+    case TrainingPrecision::fp32: return {4.0, 4.0, 8.0};   // fp32 weights = master, fp32 grads | m, v
+  }
+  return {};
+}
+
+std::int64_t ParallelLayout::padded_vocab(std::int64_t vocab_size) const {
+  // Megatron's _vocab_size_with_padding: round up to a multiple of
+  // make_vocab_size_divisible_by × tensor_model_parallel_size.
+  if (vocab_divisible_by <= 0 || vocab_size <= 0) return vocab_size;
+  const std::int64_t multiple = vocab_divisible_by * tp;
+  return (vocab_size + multiple - 1) / multiple * multiple;
+}
+
+std::vector<std::int64_t> executed_layer_sequence(const ArchConfig& config) {
+  std::vector<std::int64_t> sequence;
+  sequence.reserve(static_cast<std::size_t>(config.executed_layers()));
+  const std::int64_t first = config.loop ? config.loop->first : config.num_layers + 1;
+  const std::int64_t last = config.loop ? config.loop->last : config.num_layers;
+  const std::int64_t repeats = config.loop ? config.loop->repeats : 1;
+  for (std::int64_t l = 1; l < first; ++l) sequence.push_back(l);
+  for (std::int64_t r = 0; r < repeats; ++r) {
+    for (std::int64_t l = first; l <= last; ++l) sequence.push_back(l);
+  }
+  for (std::int64_t l = std::max(last + 1, first); l <= config.num_layers; ++l) sequence.push_back(l);
+  return sequence;
+}
+
+std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLayout& layout) {
+  const std::int64_t chunk_count = layout.pp * layout.virtual_stages;
+  const std::vector<std::int64_t> sequence = executed_layer_sequence(config);
+  std::vector<ModelChunk> chunks(static_cast<std::size_t>(chunk_count));
+  for (std::int64_t c = 0; c < chunk_count; ++c) {
+    ModelChunk& chunk = chunks[static_cast<std::size_t>(c)];
+    chunk.index = c;
+    chunk.pipeline_rank = c % layout.pp;  // Megatron: rank s holds virtual stages s, s + PP, s + 2·PP, ...
+  }
+  if (layout.replicate_loop_weights) {
+    // The executed sequence split evenly: each chunk stores every layer it executes.
+    const std::int64_t per_chunk = static_cast<std::int64_t>(sequence.size()) / chunk_count;
+    for (std::size_t i = 0; i < sequence.size(); ++i) {
+      chunks[i / static_cast<std::size_t>(per_chunk)].executed_layers.push_back(sequence[i]);
+    }
+  } else {
+    // Physical layers split evenly, as Megatron does (num_layers / (PP·V) per chunk); a chunk
+    // executes all executions of its layers.
+    const std::int64_t per_chunk = config.num_layers / chunk_count;
+    for (const std::int64_t layer : sequence) {
+      chunks[static_cast<std::size_t>((layer - 1) / per_chunk)].executed_layers.push_back(layer);
+    }
+  }
+  for (ModelChunk& chunk : chunks) {
+    chunk.stored_layers = chunk.executed_layers;
+    std::sort(chunk.stored_layers.begin(), chunk.stored_layers.end());
+    chunk.stored_layers.erase(std::unique(chunk.stored_layers.begin(), chunk.stored_layers.end()),
+                              chunk.stored_layers.end());
+  }
+  return chunks;
+}
+
+std::string ParallelLayout::validation_error(const ArchConfig& config) const {
+  const auto below = [](std::string_view name, std::int64_t value, std::int64_t min) {
+    return value < min ? fmt::format("{} = {} is below {}", name, value, min) : std::string();
+  };
+  for (const auto& [name, value, min] :
+       {std::tuple<std::string_view, std::int64_t, std::int64_t>{"tp", tp, 1}, {"pp", pp, 1},
+        {"virtual_stages", virtual_stages, 1}, {"ep", ep, 1}, {"etp", etp, 0}, {"cp", cp, 1}, {"gpus", gpus, 0},
+        {"dp", dp, 0}, {"micro_batch_size", micro_batch_size, 1}, {"micro_batches", micro_batches, 1},
+        {"seq_len", seq_len, 1}, {"vocab_divisible_by", vocab_divisible_by, 0},
+        {"recompute full layers", recompute.full_layers, 0}}) {
+    if (std::string e = below(name, value, min); !e.empty()) return e;
+  }
+  // Each size at most 2^20 and N at most 2^40, so products of sizes never overflow 64 bits.
+  constexpr std::int64_t max_size = std::int64_t{1} << 20;
+  for (const std::int64_t v : {tp, pp, virtual_stages, ep, etp, cp, dp, micro_batch_size, micro_batches}) {
+    if (v > max_size) return fmt::format("a parallel size or batch count ({}) is above {}", v, max_size);
+  }
+  constexpr std::int64_t max_gpus = std::int64_t{1} << 40;
+  if (gpus > max_gpus) return fmt::format("gpus = {} is above 2^40", gpus);
+  if (gpus == 0 && dp > 0 && tp * cp * pp > max_gpus / dp) return "the GPU count TP·CP·DP·PP is above 2^40";
+  if (seq_len > (std::int64_t{1} << 32)) return fmt::format("seq_len = {} is above 2^32", seq_len);
+  if (!(imbalance >= 1.0) || imbalance > 1e6) {
+    return fmt::format("imbalance = {} is not in [1, 1e6] (1 = balanced routing)", imbalance);
+  }
+  if (!(capacity_factor >= 0.0) || capacity_factor > 1e6) {
+    return fmt::format("capacity factor = {} is not in [0, 1e6] (0 = dropless)", capacity_factor);
+  }
+  if (gpus == 0 && dp == 0) return "neither the GPU count nor the data-parallel size is given";
+  if (config.executed_layers() > max_size) {
+    return fmt::format("{} layer executions are more than the {} a layout is planned for", config.executed_layers(),
+                       max_size);
+  }
+  const std::int64_t attention_group = tp * cp * pp;
+  if (gpus > 0 && gpus % attention_group != 0) {
+    return fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}", gpus, tp, cp, pp, attention_group);
+  }
+  if (gpus > 0 && dp > 0 && gpus != attention_group * dp) {
+    return fmt::format("{} GPUs are not TP·CP·DP·PP = {}·{}·{}·{} = {}", gpus, tp, cp, dp, pp, attention_group * dp);
+  }
+  const auto& a = config.attention;
+  if (a.num_heads % tp != 0) return fmt::format("{} attention heads do not divide by TP = {}", a.num_heads, tp);
+  if (!a.mla && a.num_kv_heads % tp != 0) {
+    // Megatron-Core transformer_config.py: num_query_groups must be a multiple of TP.
+    return fmt::format("{} KV heads (query groups) do not divide by TP = {}", a.num_kv_heads, tp);
+  }
+  const auto& f = config.ffn;
+  if (config.dense_ffn_layers() > 0 && f.dense_dim % tp != 0) {
+    return fmt::format("dense FFN width {} does not divide by TP = {}", f.dense_dim, tp);
+  }
+  if (f.is_moe()) {
+    if (f.num_experts % ep != 0) return fmt::format("{} experts do not divide by EP = {}", f.num_experts, ep);
+    if (f.expert_dim % expert_tp() != 0) {
+      return fmt::format("expert width {} does not divide by ETP = {}", f.expert_dim, expert_tp());
+    }
+    if (f.num_shared_experts > 0 && (f.num_shared_experts * f.shared_expert_dim) % tp != 0) {
+      return fmt::format("shared-expert width {} does not divide by TP = {}", f.num_shared_experts * f.shared_expert_dim,
+                         tp);
+    }
+    const std::int64_t expert_group = expert_tp() * ep * pp;
+    const std::int64_t n = gpu_count();
+    if (n % expert_group != 0) {
+      return fmt::format("{} GPUs do not divide by ETP·EP·PP = {}·{}·{} = {} (MoE parallel folding)", n, expert_tp(), ep,
+                         pp, expert_group);
+    }
+    if (tp > 1 && !sequence_parallel) {
+      return fmt::format("MoE with TP = {} needs sequence parallelism (--sequence-parallel): the layout without it "
+                         "is not modelled",
+                         tp);
+    }
+  } else {
+    if (ep != 1) return fmt::format("EP = {} on a dense model (no experts): EP must be 1", ep);
+    if (etp > 1 && etp != tp) return fmt::format("ETP = {} on a dense model (no experts)", etp);
+    if (capacity_factor > 0.0 || imbalance != 1.0) return "capacity factor and imbalance apply to MoE models only";
+  }
+  if (cp > 1 && seq_len % (2 * cp) != 0) {
+    // Transformer Engine's load-balanced context parallelism splits each sequence into 2·CP chunks.
+    return fmt::format("seq_len {} does not divide by 2·CP = {}", seq_len, 2 * cp);
+  }
+  if (cp > 1 && !flash_attention) return "context parallelism needs FlashAttention (the s² terms are not modelled)";
+  const std::int64_t local_seq = seq_len / cp;
+  if (sequence_parallel_active() && local_seq % tp != 0) {
+    return fmt::format("seq_len / CP = {} does not divide by TP = {} (sequence parallelism)", local_seq, tp);
+  }
+  if (config.vocab_size > 0 && padded_vocab(config.vocab_size) % tp != 0) {
+    return fmt::format("vocab_size {} does not divide by TP = {}; pad it with --vocab-divisible-by (Megatron's "
+                       "--make-vocab-size-divisible-by)",
+                       config.vocab_size, tp);
+  }
+  if (virtual_stages > 1 && pp == 1) return "virtual pipeline stages need PP > 1";
+  if (virtual_stages > 1 && micro_batches % pp != 0) {
+    // Megatron's interleaved schedule runs micro-batches in groups of PP
+    // (microbatch_group_size_per_vp_stage, default PP): the warm-up count assumes whole groups.
+    return fmt::format("{} micro-batches do not divide by PP = {} (interleaved schedule)", micro_batches, pp);
+  }
+  const std::int64_t chunk_count = pp * virtual_stages;
+  if (replicate_loop_weights) {
+    if (config.executed_layers() % chunk_count != 0) {
+      return fmt::format("{} executed layers do not divide by PP·V = {}·{} = {}", config.executed_layers(), pp,
+                         virtual_stages, chunk_count);
+    }
+  } else {
+    if (config.num_layers % chunk_count != 0) {
+      return fmt::format("{} layers do not divide by PP·V = {}·{} = {}", config.num_layers, pp, virtual_stages,
+                         chunk_count);
+    }
+    if (config.loop && config.loop->repeats > 1) {
+      const std::int64_t per_chunk = config.num_layers / chunk_count;
+      const std::int64_t first_chunk = (config.loop->first - 1) / per_chunk;
+      const std::int64_t last_chunk = (config.loop->last - 1) / per_chunk;
+      if (first_chunk != last_chunk) {
+        return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({} layers each): a loop "
+                           "must lie inside one pipeline stage, or choose replicate_loop_weights "
+                           "(--replicate-loop-weights) to store its weights on every stage that runs it",
+                           config.loop->first, config.loop->last, first_chunk, last_chunk, per_chunk);
+      }
+    }
+  }
+  if (recompute.kind != RecomputeKind::full && recompute.full_layers != 0) {
+    return "recompute layers are given without full recompute";
+  }
+  if (recompute.kind == RecomputeKind::full && recompute.full_layers > 0) {
+    const std::int64_t per_chunk = config.executed_layers() / chunk_count;
+    if (!replicate_loop_weights) {
+      std::int64_t smallest = config.executed_layers();
+      for (const ModelChunk& c : model_chunks(config, *this)) {
+        smallest = std::min(smallest, static_cast<std::int64_t>(c.executed_layers.size()));
+      }
+      if (recompute.full_layers > smallest) {
+        return fmt::format("full recompute of {} layers per chunk exceeds the {} layer executions of the smallest "
+                           "chunk",
+                           recompute.full_layers, smallest);
+      }
+    } else if (recompute.full_layers > per_chunk) {
+      return fmt::format("full recompute of {} layers per chunk exceeds the chunk's {} layer executions",
+                         recompute.full_layers, per_chunk);
+    }
+  }
+  return {};
+}
+
+void ParallelLayout::validate(const ArchConfig& config, const std::string& source) const {
+  const std::string error = validation_error(config);
+  if (!error.empty()) throw Error(error, source);
+}
+
+ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) {
+  const std::int64_t group = layout.tp * layout.cp * layout.pp;
+  if (layout.tp < 1 || layout.cp < 1 || layout.pp < 1) throw Error("TP, CP and PP must be at least 1", source);
+  constexpr std::int64_t max_size = std::int64_t{1} << 20;
+  if (layout.tp > max_size || layout.cp > max_size || layout.pp > max_size) {
+    throw Error("TP, CP and PP must be at most 2^20", source);
+  }
+  if (layout.gpus <= 0 && layout.dp <= 0) throw Error("give the GPU count (--gpus) or the data-parallel size (--dp)", source);
+  if (layout.gpus > 0) {
+    if (layout.gpus % group != 0) {
+      throw Error(fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}", layout.gpus, layout.tp, layout.cp,
+                              layout.pp, group),
+                  source);
+    }
+    const std::int64_t dp = layout.gpus / group;
+    if (layout.dp > 0 && layout.dp != dp) {
+      throw Error(fmt::format("--dp {} disagrees with {} GPUs / (TP·CP·PP = {}) = {}", layout.dp, layout.gpus, group, dp),
+                  source);
+    }
+    layout.dp = dp;
+  } else {
+    if (layout.dp > (std::int64_t{1} << 20) || group > (std::int64_t{1} << 40) / layout.dp) {
+      throw Error("the GPU count TP·CP·DP·PP is too large", source);
+    }
+    layout.gpus = group * layout.dp;
+  }
+  return layout;
+}
+
+}  // namespace budget

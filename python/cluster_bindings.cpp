@@ -1,0 +1,129 @@
+// budget.layout(): memory per GPU of a training step under a parallel layout (docs/cluster.md),
+// the dict of `budget-match layout ... --format json` without its schema keys, from the library's
+// one JSON writer (training_memory_json). Bound by bind_cluster(), called from budget_module.cpp.
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+
+#include "budget/cluster.hpp"
+#include "budget/config_io.hpp"
+#include "budget/error.hpp"
+#include "budget/export.hpp"
+#include "budget/parallel_layout.hpp"
+#include "budget/training_memory.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+std::string json_text(const py::handle& h) {
+  return py::module_::import("json").attr("dumps")(h).cast<std::string>();
+}
+
+bool is_path(const py::handle& h) { return py::isinstance<py::str>(h) || py::hasattr(h, "__fspath__"); }
+
+std::string path_string(const py::handle& h) {
+  return py::str(py::module_::import("os").attr("fspath")(h)).cast<std::string>();
+}
+
+[[noreturn]] void refuse(const std::string& argument, const py::handle& value, const std::string& allowed) {
+  throw budget::Error(std::string("a ") + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+                          " is not accepted; allowed: " + allowed,
+                      argument);
+}
+
+/// A config from a budget.Config (through its to_dict()), a dict or a file path.
+budget::ArchConfig config_of(const py::handle& value) {
+  if (py::isinstance<py::dict>(value)) return budget::parse_sourced_config(json_text(value), "config").config;
+  if (is_path(value)) return budget::load_sourced_config(path_string(value)).config;
+  if (py::hasattr(value, "to_dict")) {
+    return budget::parse_sourced_config(json_text(value.attr("to_dict")()), "config").config;
+  }
+  refuse("config", value, "a budget.Config, a dict (native or Hugging Face config) or a file path");
+}
+
+budget::ClusterSpec cluster_of(const py::handle& value, std::optional<std::int64_t> nodes) {
+  budget::ClusterSpec c;
+  if (py::isinstance<py::dict>(value)) {
+    c = budget::parse_cluster_spec(json_text(value), "cluster");
+    if (nodes) {
+      c.nodes = *nodes;
+      c.validate("nodes");
+    }
+    return c;
+  }
+  if (is_path(value)) return budget::load_cluster_spec(path_string(value), nodes);
+  refuse("cluster", value, "a cluster description as a dict or a file path (docs/cluster.md)");
+}
+
+budget::RecomputeSpec recompute_of(const std::string& text) {
+  if (text == "none") return {budget::RecomputeKind::none, 0};
+  if (text == "selective") return {budget::RecomputeKind::selective, 0};
+  if (text == "full") return {budget::RecomputeKind::full, 0};
+  if (text.rfind("full:", 0) == 0 && text.size() > 5 &&
+      text.find_first_not_of("0123456789", 5) == std::string::npos && text.size() < 15) {
+    const long long n = std::stoll(text.substr(5));
+    if (n >= 1) return {budget::RecomputeKind::full, n};
+  }
+  throw budget::Error("value \"" + text + "\" is not allowed; allowed: none, selective, full, full:N (N >= 1)",
+                      "recompute");
+}
+
+budget::TrainingPrecision precision_of(const std::string& text) {
+  if (text == "bf16") return budget::TrainingPrecision::bf16;
+  if (text == "fp16") return budget::TrainingPrecision::fp16;
+  if (text == "fp32") return budget::TrainingPrecision::fp32;
+  throw budget::Error("value \"" + text + "\" is not allowed; allowed: bf16, fp16, fp32", "precision");
+}
+
+}  // namespace
+
+void bind_cluster(py::module_& m) {
+  m.def(
+      "layout",
+      [](const py::handle& config, const py::handle& cluster, std::int64_t tp, std::int64_t pp, std::int64_t ep,
+         std::int64_t etp, std::int64_t cp, std::int64_t gpus, std::int64_t dp, std::int64_t micro_batch_size,
+         std::int64_t micro_batches, std::int64_t seq_len, const std::string& recompute, bool distributed_optimizer,
+         bool sequence_parallel, bool cross_entropy_fusion, double capacity_factor, double imbalance,
+         std::int64_t virtual_stages, std::int64_t vocab_divisible_by, const std::string& precision,
+         bool replicate_loop_weights, std::optional<std::int64_t> nodes) {
+        const budget::ArchConfig c = config_of(config);
+        const budget::ClusterSpec spec = cluster_of(cluster, nodes);
+        budget::ParallelLayout l;
+        l.tp = tp;
+        l.pp = pp;
+        l.ep = ep;
+        l.etp = etp;
+        l.cp = cp;
+        l.gpus = gpus;
+        l.dp = gpus == 0 && dp == 0 ? 1 : dp;
+        l.micro_batch_size = micro_batch_size;
+        l.micro_batches = micro_batches;
+        l.seq_len = seq_len;
+        l.recompute = recompute_of(recompute);
+        l.distributed_optimizer = distributed_optimizer;
+        l.sequence_parallel = sequence_parallel;
+        l.cross_entropy_fusion = cross_entropy_fusion;
+        l.capacity_factor = capacity_factor;
+        l.imbalance = imbalance;
+        l.virtual_stages = virtual_stages;
+        l.vocab_divisible_by = vocab_divisible_by;
+        l.precision = precision_of(precision);
+        l.replicate_loop_weights = replicate_loop_weights;
+        const budget::TrainingMemory memory = budget::training_memory(c, l, spec, "layout");
+        return py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));
+      },
+      py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("tp") = 1, py::arg("pp") = 1, py::arg("ep") = 1,
+      py::arg("etp") = 0, py::arg("cp") = 1, py::arg("gpus") = 0, py::arg("dp") = 0, py::arg("micro_batch_size") = 1,
+      py::arg("micro_batches") = 1, py::arg("seq_len") = 4096, py::arg("recompute") = "none",
+      py::arg("distributed_optimizer") = false, py::arg("sequence_parallel") = false,
+      py::arg("cross_entropy_fusion") = false, py::arg("capacity_factor") = 0.0, py::arg("imbalance") = 1.0,
+      py::arg("virtual_stages") = 1, py::arg("vocab_divisible_by") = 0, py::arg("precision") = "bf16",
+      py::arg("replicate_loop_weights") = false, py::arg("nodes") = py::none(),
+      "Memory per GPU per pipeline stage under a parallel layout (docs/cluster.md): the dict of `budget-match "
+      "layout ... --format json` without its schema keys: layout, memory (peak_bytes, stages[i] with layers, "
+      "peak_bytes, by_component), notes. budget.Error when the layout does not divide.");
+}

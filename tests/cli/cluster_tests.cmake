@@ -1,0 +1,57 @@
+# CLI tests of `budget-match layout` and `report --cluster` (docs/cluster.md): the table, the JSON
+# keys the issue lists, the verdict and its exit code, loops, refusals with their reasons, and the
+# strict cluster reader's errors. Run from the repository root with the shipped example clusters.
+
+set(base examples/configs/paper-200M-S95-baseline.json)
+set(smelt examples/configs/paper-200M-S95-smelt.json)
+set(mixtral examples/hf/mixtral-8x7b.json)
+set(h200 examples/clusters/h200.json)
+set(a100 examples/clusters/a100-80gb.json)
+
+budget_cli_test(NAME cluster.layout_table ARGS layout ${base} --cluster ${h200} --micro-batch-size 8 --micro-batches 1
+  STDOUT_MATCHES [=[stage +layers +executed +in flight +weights +grads +optimizer +activations +logits +buffers +total GiB]=]
+    [=[
+0 +1-12 +12 +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +0\.00 +[0-9.]+ +[0-9.]+
+]=] [=[fits: peak [0-9.]+ GiB on stage 0, headroom [0-9.]+ GiB \(139\.40 GiB usable of 140\.40 GiB on NVIDIA H200]=])
+budget_cli_test(NAME cluster.layout_json ARGS layout ${mixtral} --cluster ${h200} --nodes 2 --tp 2 --sequence-parallel
+    --pp 4 --ep 4 --etp 1 --gpus 16 --micro-batch-size 1 --micro-batches 8 --distributed-optimizer --format json
+  STDOUT_MATCHES [=["schema_version": 1,]=] [=["memory": {
+    "peak_bytes": [0-9.e+]+,]=] [=["stages": .]=] [=["layers": .
+          1,]=] [=["peak_bytes": [0-9.e+]+,
+        "by_component": {
+          "weights": [0-9.e+]+,
+          "gradients": [0-9.e+]+,
+          "optimizer_states": [0-9.e+]+,
+          "activations": [0-9.e+]+,
+          "logits": [0-9.e+]+,
+          "buffers": [0-9.e+]+]=] [=["expert_dp": 1,]=] [=["fits": true]=])
+budget_cli_test(NAME cluster.layout_does_not_fit ARGS layout ${mixtral} --cluster ${a100} --micro-batch-size 1 --micro-batches 1
+  EXPECT_EXIT 3 STDOUT_MATCHES [=[does not fit: peak [0-9.]+ GiB on stage 0 exceeds the capacity by [0-9.]+ GiB]=])
+budget_cli_test(NAME cluster.layout_loop_inside_stage ARGS layout ${smelt} --cluster ${h200} --pp 2 --micro-batch-size 1 --micro-batches 4
+  EXPECT_EXIT 2 STDERR_MATCHES [=[the loop over layers 4-9 crosses pipeline chunks 0 and 1 \(6 layers each\): a loop must lie inside one pipeline stage]=])
+budget_cli_test(NAME cluster.layout_loop_replicated ARGS layout ${smelt} --cluster ${h200} --pp 2 --micro-batch-size 1
+    --micro-batches 4 --replicate-loop-weights
+  STDOUT_MATCHES [=[
+0 +1-9 +9 +2 ]=] [=[
+1 +4-12 +9 +1 ]=] [=[note: loop over layers 4-9 x2: weights, gradients and optimizer states once per stored layer, activations once per execution \(18 executions of 12 layers\); loop weights replicated]=])
+budget_cli_test(NAME cluster.layout_refuses_heads ARGS layout ${base} --cluster ${h200} --tp 4 --sequence-parallel --gpus 4
+    --micro-batch-size 1 --micro-batches 1
+  EXPECT_EXIT 2 STDERR_MATCHES [=[^budget-match: error: layout: 10 attention heads do not divide by TP = 4
+$]=])
+budget_cli_test(NAME cluster.layout_refuses_gpus ARGS layout ${base} --cluster ${h200} --pp 4 --gpus 6 --micro-batch-size 1 --micro-batches 4
+  EXPECT_EXIT 2 STDERR_MATCHES [=[6 GPUs do not divide by TP·CP·PP = 1·1·4 = 4]=])
+budget_cli_test(NAME cluster.layout_refuses_too_many_gpus ARGS layout ${base} --cluster ${h200} --gpus 16 --micro-batch-size 1 --micro-batches 1
+  EXPECT_EXIT 2 STDERR_MATCHES [=[the layout needs 16 GPUs; the cluster has 8 \(1 nodes of 8\); set more nodes]=])
+budget_cli_test(NAME cluster.layout_bad_recompute ARGS layout ${base} --cluster ${h200} --micro-batch-size 1 --micro-batches 1 --recompute full:x
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--recompute: value "full:x" is not allowed; allowed: none, selective, full, full:N]=])
+budget_cli_test(NAME cluster.layout_needs_cluster ARGS layout ${base} --micro-batch-size 1 --micro-batches 1
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster is required]=])
+budget_cli_test(NAME cluster.bad_cluster_file ARGS layout ${base} --cluster ${base} --micro-batch-size 1 --micro-batches 1
+  EXPECT_EXIT 2 STDERR_MATCHES [=[paper-200M-S95-baseline.json: /[a-z_]+: unknown key]=])
+budget_cli_test(NAME cluster.report_cluster ARGS report ${mixtral} --cluster ${h200}
+  STDOUT_MATCHES [=[on one NVIDIA H200 SXM 141GB \(139\.40 GiB usable; full recompute, micro-batch 1\): peak [0-9.]+ GiB, does not fit]=]
+    [=[smallest layout: [0-9]+ GPUs, TP [0-9]+]=])
+budget_cli_test(NAME cluster.report_cluster_json ARGS report ${base} --cluster ${h200} --format json
+  STDOUT_MATCHES [=["cluster": {
+    "gpu": "NVIDIA H200 SXM 141GB",
+    "fits_one_gpu": true,]=] [=["smallest_layout": {]=])
