@@ -303,13 +303,26 @@ def test_torch_export_writes_a_file_that_builds_the_model(tmp_path):
         subprocess.run([CLI, "export", source, "--to", "torch", "--out", str(out)], check=True)
         text = out.read_text()
         assert "build_model" in text
-        run = subprocess.run([sys.executable, str(out), "--meta"], check=True, capture_output=True, text=True,
+        run = subprocess.run([sys.executable, str(out)], check=True, capture_output=True, text=True,
                              env=dict(os.environ))
         report = budget.account(source)
         line = json.loads(run.stdout)
         assert line["non_embedding_params"] == report["params"]["non_embedding_total"]
         assert line["embedding_params"] == report["params"]["embedding"]
         assert line["executed_layers"] == report["effective_layers"]
+
+
+def test_torch_export_text_survives_odd_names_and_builds_in_process():
+    config = json.loads(json.dumps(TINY["gqa"]))
+    config["name"] = 'odd """ name \\ with\nnewline'
+    exported = budget.export(config, to="torch")
+    assert exported["target"] == "torch" and exported["not_expressed"] == []
+    namespace = {"__name__": "exported"}
+    exec(compile(exported["text"], "exported.py", "exec"), namespace)
+    assert namespace["CONFIG"] == budget.load_config(config).to_dict()
+    model = namespace["build"]()
+    assert bt.parameter_counts(model)["non_embedding_total"] == budget.account(config)["params"]["non_embedding_total"]
+    assert len(model.schedule) == 8
 
 
 # ---- layer timing ---------------------------------------------------------------------------------
