@@ -325,6 +325,15 @@ def test_torch_export_text_survives_odd_names_and_builds_in_process():
     assert len(model.schedule) == 8
 
 
+def test_torch_export_round_trip_keeps_every_budget():
+    # import → export --to torch → the file's CONFIG → import: the same budgets, for every released
+    # config, the paper configs and the grid's baselines and matches.
+    for config in HF_FILES + PAPER_CONFIGS + _grid_configs():
+        namespace = {"__name__": "exported"}
+        exec(compile(budget.export(config, to="torch")["text"], "exported.py", "exec"), namespace)
+        assert budget.account(namespace["CONFIG"]) == budget.account(config), config
+
+
 # ---- layer timing ---------------------------------------------------------------------------------
 
 def _layer_time(*args, check=False):
