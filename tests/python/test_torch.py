@@ -359,7 +359,16 @@ SHARED_LAYER_KEYS = {"config", "tokens", "doc_len", "executed_layers", "attn_blo
 def test_layer_time_dry_run_on_cpu_writes_rows_in_the_shared_form(tmp_path):
     out = tmp_path / "rows.jsonl"
     configs = [TINY["paper-like"], {"name": "tiny-dense", "hidden_size": 16, "num_layers": 2,
-                                    "attention": {"num_heads": 2, "head_dim": 8}, "ffn": {"dense_dim": 32}}]
+                                    "attention": {"num_heads": 2, "head_dim": 8}, "ffn": {"dense_dim": 32}},
+               # Qwen-MoE-like: q/k/v biases, per-head q/k norms, shared experts with the gate, router bias.
+               {"name": "tiny-shared", "hidden_size": 16, "num_layers": 2,
+                "attention": {"num_heads": 2, "head_dim": 8, "qkv_bias": True, "qk_norm": "per_head"},
+                "ffn": {"num_experts": 4, "top_k": 2, "expert_dim": 8, "num_shared_experts": 2,
+                        "shared_expert_dim": 4, "shared_expert_gate": True, "router_bias": True}},
+               # GPT-NeoX-like: LayerNorm, full q/k norms, output bias, a plain dense MLP.
+               {"name": "tiny-plain", "hidden_size": 16, "num_layers": 3, "norm": "layernorm",
+                "attention": {"num_heads": 2, "head_dim": 8, "output_bias": True, "qk_norm": "full"},
+                "ffn": {"dense_dim": 32, "gated": False}, "loop": {"first": 2, "last": 2, "repeats": 3}}]
     paths = []
     for i, config in enumerate(configs):
         paths.append(tmp_path / f"c{i}.json")
@@ -369,14 +378,15 @@ def test_layer_time_dry_run_on_cpu_writes_rows_in_the_shared_form(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows[0]["op"] == "device" and rows[0]["tokens"] == 32 and rows[0]["doc_len"] == 16
     assert rows[0]["device"] == "cpu"
-    assert len(rows) == 3
+    assert len(rows) == 1 + len(configs)
     for row, config in zip(rows[1:], configs):
         assert SHARED_LAYER_KEYS <= set(row), row.keys()
         assert row["config"] == budget.load_config(config).to_dict()
         assert row["executed_layers"] == budget.account(config)["effective_layers"]
         assert row["layer_ms"] > 0 and row["attn_block_ms"] > 0 and row["moe_block_ms"] > 0
         assert row["tokens"] == 32 and row["pad_fraction"] == 0.0
-    assert rows[1]["executed_layers"] == 6 and rows[2]["executed_layers"] == 2
+    assert [row["executed_layers"] for row in rows[1:]] == [6, 2, 2, 5]
+    assert [row["ffn"] for row in rows[1:]] == ["moe", "dense", "moe", "dense"]
 
 
 def test_layer_time_refuses_what_it_does_not_time(tmp_path):

@@ -22,9 +22,12 @@ layer, forward + backward, bf16, at `docs` documents of `doc_len` tokens (defaul
 whole model = layer_ms × executed_layers / tokens. The first row (op "device") names the device,
 torch's version and an n³ GEMM's rate (n = 8192 on CUDA).
 
-Configs with features this layer does not have (MLA, shared experts, biases, q/k norms,
-LayerNorm, sliding-window layers, plain MLPs, dense-first layers, a router bias) are refused by
-name before anything is timed: the row would be the time of another layer. Without CUDA the
+Beyond the file's layer, the same block also times q/k/v and output biases, q/k norms
+(per-head or full), LayerNorm, plain (GELU) MLPs, a router bias (steering the top-k choice),
+and shared experts (one MLP of num_shared·shared_expert_dim over every token, with the optional
+sigmoid gate), each where the config has it. Configs with what it does not have (MLA,
+sliding-window layers, MLP biases, dense-first layers) are refused by name before anything is
+timed: the row would be the time of another layer. Without CUDA the
 command refuses with one sentence; `--device cpu --allow-cpu` dry-runs the same code path on the
 CPU (manual attention where torch has no scaled_dot_product_attention) for tests, not for data.
 """
@@ -54,15 +57,9 @@ def _refuse_unsupported(config, source):
     a, f = config["attention"], config["ffn"]
     unsupported = [
         (a.get("mla") is not None, "multi-head latent attention"),
-        (a.get("qkv_bias", False) or a.get("output_bias", False), "attention biases"),
-        (a.get("qk_norm", "none") != "none", "q/k norms"),
         ("sliding" in (a.get("layer_types") or []), "sliding-window layers"),
-        (f.get("num_shared_experts", 0) > 0, "shared experts"),
         (f.get("bias", False), "MLP biases"),
-        (f.get("router_bias", False), "a router bias"),
-        (not f.get("gated", True), "plain (non-gated) MLPs"),
         (f.get("num_experts", 0) > 0 and f.get("first_dense_layers", 0) > 0, "dense-first layers"),
-        (config.get("norm", "rmsnorm") != "rmsnorm", "LayerNorm"),
     ]
     for present, what in unsupported:
         if present:
@@ -73,6 +70,13 @@ def _refuse_unsupported(config, source):
 def _rms_norm(x, weight, eps=1e-6):
     x32 = x.float()
     return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+
+
+def _norm(x, weight, bias):
+    """RMSNorm, or LayerNorm when the norm has a bias (norm: layernorm)."""
+    if bias is None:
+        return _rms_norm(x, weight)
+    return F.layer_norm(x, x.shape[-1:], weight, bias, 1e-5)
 
 
 def _sdpa(q, k, v):
@@ -106,20 +110,37 @@ class Layer:
         self.docs, self.doc_len, self.tokens = docs, doc_len, docs * doc_len
         self.experts, self.top_k, self.expert_dim = f.get("num_experts", 0), f.get("top_k", 0), f.get("expert_dim", 0)
         self.dense_dim = f.get("dense_dim", 0)
+        self.gated = f.get("gated", True)
+        self.qk_norm = a.get("qk_norm", "none")
+        self.shared_width = f.get("num_shared_experts", 0) * f.get("shared_expert_dim", 0)
 
         def weight(*shape, fan_in):
             w = torch.randn(*shape, device=device, generator=generator) / math.sqrt(fan_in)
             return w.to(dtype).requires_grad_(True)
 
+        def vector(width, value):
+            return torch.full((width,), value, device=device, dtype=dtype, requires_grad=True)
+
         H = self.H
-        self.attn_norm = torch.ones(H, device=device, dtype=dtype, requires_grad=True)
+        layernorm = config.get("norm", "rmsnorm") == "layernorm"
+        self.attn_norm, self.ffn_norm = vector(H, 1.0), vector(H, 1.0)
+        self.attn_norm_bias = vector(H, 0.0) if layernorm else None
+        self.ffn_norm_bias = vector(H, 0.0) if layernorm else None
         self.w_qkv = weight(self.q + 2 * self.kv, H, fan_in=H)
+        self.b_qkv = vector(self.q + 2 * self.kv, 0.0) if a.get("qkv_bias", False) else None
         self.w_o = weight(H, self.q, fan_in=self.q)
-        self.ffn_norm = torch.ones(H, device=device, dtype=dtype, requires_grad=True)
+        self.b_o = vector(H, 0.0) if a.get("output_bias", False) else None
+        # q/k norms (docs/accounting.md): per_head, head_dim weights each after the head split;
+        # full, q and kv weights before it.
+        norm_q, norm_k = {"per_head": (self.head_dim, self.head_dim), "full": (self.q, self.kv)}.get(self.qk_norm, (0, 0))
+        self.q_norm = vector(norm_q, 1.0) if norm_q else None
+        self.k_norm = vector(norm_k, 1.0) if norm_k else None
+        matrices = 2 if self.gated else 1  # the up (and gate) projection's output widths
         if self.experts > 0:
             E, d, k, T = self.experts, self.expert_dim, self.top_k, self.tokens
             self.w_router = weight(E, H, fan_in=H)
-            self.w_up_gate = weight(E, H, 2 * d, fan_in=H)
+            self.router_bias = vector(E, 0.0) if f.get("router_bias", False) else None
+            self.w_up_gate = weight(E, H, matrices * d, fan_in=H)
             self.w_down = weight(E, d, H, fan_in=d)
             # Balanced dispatch: the T·k routed slots (token t's j-th choice is slot t·k + j), in a
             # fixed random order, dealt to E experts of R rows; padding slots point at token 0
@@ -135,41 +156,62 @@ class Layer:
             self.token_of_row = (slot_of_row // k).to(device)
             self.row_valid = valid.to(device)
             self.pad_fraction = (padded - T * k) / (T * k)
+            # Shared experts: every token, as one MLP of num_shared·shared_expert_dim (the same
+            # GEMMs as separate experts concatenated along the width), with the optional H → 1 gate.
+            if self.shared_width > 0:
+                self.w_shared_up = weight(matrices * self.shared_width, H, fan_in=H)
+                self.w_shared_down = weight(H, self.shared_width, fan_in=self.shared_width)
+            self.w_shared_gate = weight(1, H, fan_in=H) if f.get("shared_expert_gate", False) else None
         else:
-            self.w_gate_up = weight(2 * self.dense_dim, H, fan_in=H)
+            self.w_gate_up = weight(matrices * self.dense_dim, H, fan_in=H)
             self.w_down_dense = weight(H, self.dense_dim, fan_in=self.dense_dim)
             self.pad_fraction = 0.0
         self.x = torch.randn(self.tokens, H, device=device, generator=generator).to(dtype).requires_grad_(True)
         self.grad_out = torch.randn(self.tokens, H, device=device, generator=generator).to(dtype)
 
     def parameters(self):
-        names = ["attn_norm", "w_qkv", "w_o", "ffn_norm", "w_router", "w_up_gate", "w_down", "w_gate_up",
-                 "w_down_dense"]
-        return [getattr(self, n) for n in names if hasattr(self, n)] + [self.x]
+        return [v for v in vars(self).values() if isinstance(v, torch.Tensor) and v.requires_grad]
+
+    def _activate(self, projected):
+        """SwiGLU over [gate, up] halves (gated), or GELU (plain)."""
+        if self.gated:
+            gate, up = projected.chunk(2, -1)
+            return F.silu(gate) * up
+        return F.gelu(projected)
 
     def attention_block(self, x):
-        h = _rms_norm(x, self.attn_norm)
-        q, k, v = F.linear(h, self.w_qkv).split([self.q, self.kv, self.kv], -1)
+        h = _norm(x, self.attn_norm, self.attn_norm_bias)
+        q, k, v = F.linear(h, self.w_qkv, self.b_qkv).split([self.q, self.kv, self.kv], -1)
+        if self.qk_norm == "full":
+            q, k = _rms_norm(q, self.q_norm), _rms_norm(k, self.k_norm)
         shape = (self.docs, self.doc_len)
         q = q.reshape(*shape, self.heads, self.head_dim).transpose(1, 2)
         k = k.reshape(*shape, self.kv_heads, self.head_dim).transpose(1, 2)
         v = v.reshape(*shape, self.kv_heads, self.head_dim).transpose(1, 2)
+        if self.qk_norm == "per_head":
+            q, k = _rms_norm(q, self.q_norm), _rms_norm(k, self.k_norm)
         o = _sdpa(q, k, v).transpose(1, 2).reshape(self.tokens, self.q)
-        return x + F.linear(o, self.w_o)
+        return x + F.linear(o, self.w_o, self.b_o)
 
     def ffn_block(self, x):
-        h = _rms_norm(x, self.ffn_norm)
+        h = _norm(x, self.ffn_norm, self.ffn_norm_bias)
         if self.experts == 0:
-            gate, up = F.linear(h, self.w_gate_up).chunk(2, -1)
-            return x + F.linear(F.silu(gate) * up, self.w_down_dense)
+            return x + F.linear(self._activate(F.linear(h, self.w_gate_up)), self.w_down_dense)
         scores = F.linear(h, self.w_router).float().softmax(-1)
-        weights = scores.topk(self.top_k, dim=-1).values  # (T, k), fp32
+        if self.router_bias is None:
+            weights = scores.topk(self.top_k, dim=-1).values  # (T, k), fp32
+        else:  # the bias steers the choice only (DeepSeek-V3's e_score_correction_bias)
+            weights = scores.gather(-1, (scores + self.router_bias.float()).topk(self.top_k, dim=-1).indices)
         rows = h[self.token_of_row].view(self.experts, self.rows_per_expert, self.H)
-        gate, up = torch.bmm(rows, self.w_up_gate).chunk(2, -1)
-        y = torch.bmm(F.silu(gate) * up, self.w_down)
+        y = torch.bmm(self._activate(torch.bmm(rows, self.w_up_gate)), self.w_down)
         w = weights.reshape(-1)[self.slot_of_row] * self.row_valid
         y = y.reshape(-1, self.H) * w[:, None].to(y.dtype)
         combined = torch.zeros_like(h).index_add_(0, self.token_of_row, y)
+        if self.shared_width > 0:
+            shared = F.linear(self._activate(F.linear(h, self.w_shared_up)), self.w_shared_down)
+            if self.w_shared_gate is not None:
+                shared = torch.sigmoid(F.linear(h, self.w_shared_gate)) * shared
+            combined = combined + shared
         return x + combined
 
     def layer(self, x):
