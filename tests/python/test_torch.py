@@ -368,7 +368,18 @@ def test_layer_time_dry_run_on_cpu_writes_rows_in_the_shared_form(tmp_path):
                # GPT-NeoX-like: LayerNorm, full q/k norms, output bias, a plain dense MLP.
                {"name": "tiny-plain", "hidden_size": 16, "num_layers": 3, "norm": "layernorm",
                 "attention": {"num_heads": 2, "head_dim": 8, "output_bias": True, "qk_norm": "full"},
-                "ffn": {"dense_dim": 32, "gated": False}, "loop": {"first": 2, "last": 2, "repeats": 3}}]
+                "ffn": {"dense_dim": 32, "gated": False}, "loop": {"first": 2, "last": 2, "repeats": 3}},
+               # DeepSeek-like: MLA (with and without q LoRA below), a dense first layer inside the loop.
+               {"name": "tiny-mla", "hidden_size": 16, "num_layers": 3,
+                "attention": {"num_heads": 2, "mla": {"q_lora_rank": 8, "kv_lora_rank": 6, "qk_nope_head_dim": 4,
+                                                      "qk_rope_head_dim": 2, "v_head_dim": 3}},
+                "ffn": {"num_experts": 4, "top_k": 2, "expert_dim": 8, "num_shared_experts": 1,
+                        "shared_expert_dim": 8, "first_dense_layers": 1, "dense_dim": 24},
+                "loop": {"first": 1, "last": 2, "repeats": 2}},
+               {"name": "tiny-mla-direct", "hidden_size": 16, "num_layers": 2,
+                "attention": {"num_heads": 2, "mla": {"kv_lora_rank": 6, "qk_nope_head_dim": 4,
+                                                      "qk_rope_head_dim": 2, "v_head_dim": 4}},
+                "ffn": {"num_experts": 4, "top_k": 1, "expert_dim": 8}}]
     paths = []
     for i, config in enumerate(configs):
         paths.append(tmp_path / f"c{i}.json")
@@ -385,13 +396,19 @@ def test_layer_time_dry_run_on_cpu_writes_rows_in_the_shared_form(tmp_path):
         assert row["executed_layers"] == budget.account(config)["effective_layers"]
         assert row["layer_ms"] > 0 and row["attn_block_ms"] > 0 and row["moe_block_ms"] > 0
         assert row["tokens"] == 32 and row["pad_fraction"] == 0.0
-    assert [row["executed_layers"] for row in rows[1:]] == [6, 2, 2, 5]
-    assert [row["ffn"] for row in rows[1:]] == ["moe", "dense", "moe", "dense"]
+    assert [row["executed_layers"] for row in rows[1:]] == [6, 2, 2, 5, 5, 2]
+    assert [row["ffn"] for row in rows[1:]] == ["moe", "dense", "moe", "dense", "moe+dense", "moe"]
+    # The mixed stack: layer 1 (dense) runs twice in the loop 1-2 of 3 layers: 2 of 5 executions.
+    mixed = rows[5]
+    assert mixed["executed_dense_layers"] == 2
+    assert mixed["layer_ms"] == pytest.approx((3 * mixed["moe_layer_ms"] + 2 * mixed["dense_layer_ms"]) / 5)
 
 
 def test_layer_time_refuses_what_it_does_not_time(tmp_path):
     out = tmp_path / "rows.jsonl"
-    run = _layer_time(os.path.join(SOURCE, "tests", "data", "hf", "deepseek-v2-lite.json"), "--out", str(out),
-                      "--device", "cpu", "--allow-cpu")
-    assert run.returncode != 0 and "multi-head latent attention" in run.stderr, run.stderr
+    config_file = tmp_path / "sliding.json"
+    config_file.write_text(json.dumps(TINY["gqa"]))
+    run = _layer_time(str(config_file), "--out", str(out), "--device", "cpu", "--allow-cpu")
+    assert run.returncode == 2 and "sliding-window layers are not timed" in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
     assert not out.exists()

@@ -22,12 +22,16 @@ layer, forward + backward, bf16, at `docs` documents of `doc_len` tokens (defaul
 whole model = layer_ms × executed_layers / tokens. The first row (op "device") names the device,
 torch's version and an n³ GEMM's rate (n = 8192 on CUDA).
 
-Beyond the file's layer, the same block also times q/k/v and output biases, q/k norms
-(per-head or full), LayerNorm, plain (GELU) MLPs, a router bias (steering the top-k choice),
-and shared experts (one MLP of num_shared·shared_expert_dim over every token, with the optional
-sigmoid gate), each where the config has it. Configs with what it does not have (MLA,
-sliding-window layers, MLP biases, dense-first layers) are refused by name before anything is
-timed: the row would be the time of another layer. Without CUDA the
+Beyond the file's layer, the same blocks also time, where the config has them: q/k/v and
+output biases, q/k norms (per-head or full), LayerNorm, plain (GELU) MLPs, a router bias
+(steering the top-k choice), shared experts (one MLP of num_shared·shared_expert_dim over every
+token, with the optional sigmoid gate), MLA (as trained: q down → RMSNorm → q up or one q
+projection, kv down → RMSNorm(latent) → kv up, one rotary key shared by the heads, SDPA over
+nope + rope with values of v_head_dim; no rotary embedding is applied, as in the file's GQA
+layer), and dense-first layers (both layer kinds timed: `moe_layer_ms`, `dense_layer_ms`,
+`dense_ffn_block_ms`, `executed_dense_layers`, and `layer_ms` their mean over the executed
+layers; `layer_spread_ms` is then the MoE layer's). Sliding-window layers and MLP biases are
+refused by name before anything is timed: the row would be the time of another layer. Without CUDA the
 command refuses with one sentence; `--device cpu --allow-cpu` dry-runs the same code path on the
 CPU (manual attention where torch has no scaled_dot_product_attention) for tests, not for data.
 """
@@ -56,10 +60,8 @@ class Refusal(Exception):
 def _refuse_unsupported(config, source):
     a, f = config["attention"], config["ffn"]
     unsupported = [
-        (a.get("mla") is not None, "multi-head latent attention"),
         ("sliding" in (a.get("layer_types") or []), "sliding-window layers"),
         (f.get("bias", False), "MLP biases"),
-        (f.get("num_experts", 0) > 0 and f.get("first_dense_layers", 0) > 0, "dense-first layers"),
     ]
     for present, what in unsupported:
         if present:
@@ -101,14 +103,16 @@ def _sdpa(q, k, v):
 class Layer:
     """The weights and inputs of one layer of `config` (native dict) for `docs` × `doc_len` tokens."""
 
-    def __init__(self, config, docs, doc_len, device, dtype, generator):
+    def __init__(self, config, docs, doc_len, device, dtype, generator, dense=False):
         a, f = config["attention"], config["ffn"]
         self.H = config["hidden_size"]
         self.heads, self.head_dim = a["num_heads"], a["head_dim"]
-        self.kv_heads = a.get("num_kv_heads", self.heads)
+        self.kv_heads = a.get("num_kv_heads", 1 if a.get("mla") else self.heads)
         self.q, self.kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
         self.docs, self.doc_len, self.tokens = docs, doc_len, docs * doc_len
         self.experts, self.top_k, self.expert_dim = f.get("num_experts", 0), f.get("top_k", 0), f.get("expert_dim", 0)
+        if dense:  # a dense-first layer of an MoE stack
+            self.experts = self.top_k = self.expert_dim = 0
         self.dense_dim = f.get("dense_dim", 0)
         self.gated = f.get("gated", True)
         self.qk_norm = a.get("qk_norm", "none")
@@ -126,9 +130,29 @@ class Layer:
         self.attn_norm, self.ffn_norm = vector(H, 1.0), vector(H, 1.0)
         self.attn_norm_bias = vector(H, 0.0) if layernorm else None
         self.ffn_norm_bias = vector(H, 0.0) if layernorm else None
-        self.w_qkv = weight(self.q + 2 * self.kv, H, fan_in=H)
+        self.mla = a.get("mla")
+        if self.mla is not None:
+            # MLA as trained (docs/accounting.md "MLA"): q down → RMSNorm → q up (or one q
+            # projection), kv down (latent + one shared rotary key) → RMSNorm(latent) → kv up.
+            m = self.mla
+            self.q_rank, self.kv_rank = m.get("q_lora_rank", 0), m["kv_lora_rank"]
+            self.nope, self.rope, self.v_dim = m["qk_nope_head_dim"], m["qk_rope_head_dim"], m["v_head_dim"]
+            q_width = self.heads * (self.nope + self.rope)
+            if self.q_rank > 0:
+                self.w_q_down = weight(self.q_rank, H, fan_in=H)
+                self.q_latent_norm = vector(self.q_rank, 1.0)
+                self.w_q_up = weight(q_width, self.q_rank, fan_in=self.q_rank)
+            else:
+                self.w_q_up = weight(q_width, H, fan_in=H)
+            self.w_kv_down = weight(self.kv_rank + self.rope, H, fan_in=H)
+            self.kv_latent_norm = vector(self.kv_rank, 1.0)
+            self.w_kv_up = weight(self.heads * (self.nope + self.v_dim), self.kv_rank, fan_in=self.kv_rank)
+            self.value_width = self.heads * self.v_dim
+        else:
+            self.w_qkv = weight(self.q + 2 * self.kv, H, fan_in=H)
+            self.value_width = self.q
         self.b_qkv = vector(self.q + 2 * self.kv, 0.0) if a.get("qkv_bias", False) else None
-        self.w_o = weight(H, self.q, fan_in=self.q)
+        self.w_o = weight(H, self.value_width, fan_in=self.value_width)
         self.b_o = vector(H, 0.0) if a.get("output_bias", False) else None
         # q/k norms (docs/accounting.md): per_head, head_dim weights each after the head split;
         # full, q and kv weights before it.
@@ -179,8 +203,26 @@ class Layer:
             return F.silu(gate) * up
         return F.gelu(projected)
 
+    def _mla_qkv(self, h):
+        """q, k, v of MLA as (docs, heads, len, ·): scores over nope + rope, values of v_head_dim."""
+        shape = (self.docs, self.doc_len)
+        if self.q_rank > 0:
+            q = F.linear(_rms_norm(F.linear(h, self.w_q_down), self.q_latent_norm), self.w_q_up)
+        else:
+            q = F.linear(h, self.w_q_up)
+        q = q.reshape(*shape, self.heads, self.nope + self.rope).transpose(1, 2)
+        latent, k_rope = F.linear(h, self.w_kv_down).split([self.kv_rank, self.rope], -1)
+        kv = F.linear(_rms_norm(latent, self.kv_latent_norm), self.w_kv_up)
+        kv = kv.reshape(*shape, self.heads, self.nope + self.v_dim).transpose(1, 2)
+        k_nope, v = kv.split([self.nope, self.v_dim], -1)
+        k_rope = k_rope.reshape(*shape, 1, self.rope).transpose(1, 2).expand(-1, self.heads, -1, -1)
+        return q, torch.cat([k_nope, k_rope], -1), v
+
     def attention_block(self, x):
         h = _norm(x, self.attn_norm, self.attn_norm_bias)
+        if self.mla is not None:
+            o = _sdpa(*self._mla_qkv(h)).transpose(1, 2).reshape(self.tokens, self.value_width)
+            return x + F.linear(o, self.w_o, self.b_o)
         q, k, v = F.linear(h, self.w_qkv, self.b_qkv).split([self.q, self.kv, self.kv], -1)
         if self.qk_norm == "full":
             q, k = _rms_norm(q, self.q_norm), _rms_norm(k, self.k_norm)
@@ -259,13 +301,39 @@ def _backend_context(name):
     return sdpa_kernel(backend)
 
 
+def _executed_dense_layers(config):
+    """Executions of the first_dense_layers layers per token (a loop may cover them)."""
+    from .model import execution_schedule
+    loop = config.get("loop")
+    schedule = execution_schedule(config["num_layers"],
+                                  None if loop is None else (loop["first"], loop["last"], loop.get("repeats", 2)))
+    first_dense = config["ffn"].get("first_dense_layers", 0)
+    return sum(1 for index, _ in schedule if index < first_dense)
+
+
 def time_config(config, args, device, dtype, generator):
-    """One row of the shared form for a native config dict."""
+    """One row of the shared form for a native config dict. A stack with dense-first layers has
+    both layer kinds timed: `moe_layer_ms` and `dense_layer_ms`, `dense_ffn_block_ms`, and
+    `layer_ms` their mean over the executed layers, so that layer_ms × executed_layers / tokens
+    stays the model's time per token."""
     layer = Layer(config, args.docs, args.doc_len, device, dtype, generator)
     timer = Timer(device)
     layer_ms = _measure(timer, _training_step(layer, layer.layer), args.warmup, args.repeats)
     attn_ms = _measure(timer, _training_step(layer, layer.attention_block), args.warmup, args.repeats)
     ffn_ms = _measure(timer, _training_step(layer, layer.ffn_block), args.warmup, args.repeats)
+    executed = budget.account(config)["effective_layers"]
+    mixed = {}
+    executed_dense = _executed_dense_layers(config) if layer.experts > 0 else 0
+    if executed_dense > 0:
+        del layer
+        dense = Layer(config, args.docs, args.doc_len, device, dtype, generator, dense=True)
+        dense_ms = _measure(timer, _training_step(dense, dense.layer), args.warmup, args.repeats)
+        dense_ffn_ms = _measure(timer, _training_step(dense, dense.ffn_block), args.warmup, args.repeats)
+        del dense
+        layer = Layer(config, args.docs, args.doc_len, device, dtype, generator)
+        moe_median, dense_median = statistics.median(layer_ms), statistics.median(dense_ms)
+        mixed = {"moe_layer_ms": moe_median, "dense_layer_ms": dense_median,
+                 "dense_ffn_block_ms": statistics.median(dense_ffn_ms), "executed_dense_layers": executed_dense}
     backends = {}
     for name in BACKENDS:
         if device.type != "cuda":
@@ -280,12 +348,16 @@ def time_config(config, args, device, dtype, generator):
     row = {"run": args.run}
     if args.tag:
         row["tag"] = args.tag
-    row.update({"config": config, "tokens": layer.tokens, "doc_len": args.doc_len,
-                "executed_layers": budget.account(config)["effective_layers"],
+    row.update({"config": config, "tokens": layer.tokens, "doc_len": args.doc_len, "executed_layers": executed,
                 "attn_block_ms": statistics.median(attn_ms), "moe_block_ms": statistics.median(ffn_ms),
                 "layer_ms": statistics.median(layer_ms), "layer_spread_ms": max(layer_ms) - min(layer_ms),
                 "attention_backend_ms": backends, "pad_fraction": layer.pad_fraction,
                 "ffn": "moe" if layer.experts > 0 else "dense"})
+    if mixed:
+        row["ffn"] = "moe+dense"
+        row["layer_ms"] = ((executed - executed_dense) * mixed["moe_layer_ms"] +
+                           executed_dense * mixed["dense_layer_ms"]) / executed
+        row.update(mixed)
     return row
 
 
