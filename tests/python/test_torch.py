@@ -50,6 +50,18 @@ def _assert_counts_match(config):
     return model
 
 
+def test_budget_works_without_torch_and_budget_torch_says_what_to_install():
+    # torch made unimportable (None in sys.modules): import budget still works, budget.torch explains.
+    script = ("import sys; sys.modules['torch'] = None\n"
+              "import budget\n"
+              "assert budget.account({'hidden_size': 8, 'num_layers': 1, 'attention': {'num_heads': 1, 'head_dim': 8},"
+              " 'ffn': {'dense_dim': 8}})['params']['non_embedding_total'] > 0\n"
+              "try:\n    import budget.torch\nexcept ImportError as e:\n    print(e)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ),
+                         check=True)
+    assert "budget.torch needs PyTorch" in run.stdout and "python3-torch" in run.stdout
+
+
 # ---- full-size modules on the meta device: exactly the accounting's parameters -----------------
 
 def test_hf_files_are_all_found():
