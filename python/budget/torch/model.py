@@ -371,10 +371,6 @@ class RoutedExperts(nn.Module):
             if w is not None and w.device.type != "meta":
                 nn.init.normal_(w, std=0.02)
 
-    @staticmethod
-    def _linear(x, weight, bias):
-        return F.linear(x, weight, bias)
-
     def forward(self, x, choice, weights):
         """x [N, H]; choice [N, k] expert indices; weights [N, k]. Σ_j weights[:, j]·expert_{choice[:, j]}(x)."""
         out = torch.zeros_like(x)
@@ -419,9 +415,8 @@ class Router(nn.Module):
 
 class MoE(nn.Module):
     """Router, routed experts, shared experts (each an MLP of shared_expert_dim, used by every
-    token) and the optional H → 1 shared-expert gate (Qwen-MoE: sigmoid(x·w)·shared(x))."""
-
-    component = "routed_experts"
+    token) and the optional H → 1 shared-expert gate (Qwen-MoE: sigmoid(x·w)·shared(x)). Holds no
+    parameter of its own: each part names its component."""
 
     def __init__(self, s, factory):
         super().__init__()
