@@ -424,3 +424,24 @@ def test_layer_time_refuses_what_it_does_not_time(tmp_path):
     assert run.returncode == 2 and "sliding-window layers are not timed" in run.stderr, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_cuda_module_and_layer_time(tmp_path):
+    # Where a GPU is: the reference module runs in bf16 on it with the op list's FLOPs, and
+    # layer_time measures a tiny config (rows as on the CPU, backends timed or refused).
+    config = TINY["mla"]
+    model = bt.build_model(config, device="cuda", dtype=torch.bfloat16)
+    tokens = torch.randint(0, config["vocab_size"], (BATCH, TOKENS), device="cuda")
+    with bt.FlopCounter() as counter:
+        model(tokens).float().mean().backward()
+    assert {op: f / (BATCH * TOKENS) for op, f in counter.by_op.items()} == _expected_forward_flops(config)
+    config_file = tmp_path / "tiny.json"
+    config_file.write_text(json.dumps(TINY["paper-like"]))
+    out = tmp_path / "rows.jsonl"
+    _layer_time(str(config_file), "--out", str(out), "--docs", "4", "--doc-len", "64", "--gemm-size", "1024",
+                check=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[0]["op"] == "device" and rows[0]["device"] != "cpu"
+    assert SHARED_LAYER_KEYS <= set(rows[1]) and rows[1]["layer_ms"] > 0
+    assert set(rows[1]["attention_backend_ms"]) == {"flash", "efficient", "cudnn"}
