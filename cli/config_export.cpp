@@ -19,7 +19,7 @@ CLI::Option* add_export_target_option(CLI::App& command, const std::string& name
         return {};
       },
       "", "export target");
-  return command.add_option("--" + name, target, help)->check(known)->option_text("native|hf|megatron|torchtitan");
+  return command.add_option("--" + name, target, help)->check(known)->option_text("native|hf|megatron|torchtitan|torch");
 }
 
 void write_exported_config(const ArchConfig& config, ExportTarget target, const ExportOptions& options,

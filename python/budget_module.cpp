@@ -128,10 +128,13 @@ py::dict export_dict(const budget::ExportedConfig& e) {
 
 }  // namespace
 
+void bind_torch_support(py::module_& m);  // torch_bindings.cpp
+
 PYBIND11_MODULE(_budget, m) {
   m.doc() = "Compute-matched planning for looped Mixture-of-Experts transformers (compiled part).";
   m.attr("__version__") = std::string(budget::version_string);
   m.attr("schema_version") = budget::cli::output_schema_version;
+  bind_torch_support(m);
 
   static py::exception<budget::Error> error_type(m, "Error");
   py::register_exception_translator([](std::exception_ptr p) {

@@ -14,7 +14,7 @@ for arg in "$@"; do
   fi
 done
 packages=(cmake g++ make libeigen3-dev libnlopt-cxx-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2
-          libbenchmark-dev pybind11-dev python3-dev python3-pytest gnuplot-nox "${extras[@]}")
+          libbenchmark-dev pybind11-dev python3-dev python3-pytest python3-torch gnuplot-nox "${extras[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -31,7 +31,7 @@ void add_export_command(CLI::App& app) {
       "export", "Write a config for a trainer: Hugging Face config.json, Megatron-LM arguments, torchtitan model args");
   cmd->add_option("config", o->config_path, "Config to export (native JSON or Hugging Face config.json)")->required();
   add_export_target_option(*cmd, "to", o->target,
-                           "Target: hf (a Hugging Face input keeps its other keys), megatron, torchtitan, native")
+                           "Target: hf (a Hugging Face input keeps its other keys), megatron, torchtitan, torch (docs/torch.md), native")
       ->required();
   cmd->add_option("--out", o->out_path, "Write to this file (default: stdout)");
   cmd->callback([o] { run_export(*o); });

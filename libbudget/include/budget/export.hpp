@@ -27,9 +27,10 @@ enum class ExportTarget {
   hf,          ///< Hugging Face transformers config.json
   megatron,    ///< Megatron-LM arguments, one per line
   torchtitan,  ///< torchtitan model arguments (its qwen3 model, which has GQA and MoE), JSON
+  torch,       ///< a Python file building budget.torch's reference PyTorch module (docs/torch.md)
 };
 
-/// "native", "hf", "megatron", "torchtitan".
+/// "native", "hf", "megatron", "torchtitan", "torch".
 std::string_view to_string(ExportTarget target);
 /// Parses a target name (case-insensitive; "huggingface" is accepted for hf); budget::Error
 /// naming `source` and the allowed names otherwise.

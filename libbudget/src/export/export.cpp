@@ -80,6 +80,7 @@ std::string_view to_string(ExportTarget target) {
     case ExportTarget::hf: return "hf";
     case ExportTarget::megatron: return "megatron";
     case ExportTarget::torchtitan: return "torchtitan";
+    case ExportTarget::torch: return "torch";
   }
   return "unknown";
 }
@@ -91,7 +92,8 @@ ExportTarget parse_export_target(std::string_view name, const std::string& sourc
   if (lower == "hf" || lower == "huggingface" || lower == "hugging-face") return ExportTarget::hf;
   if (lower == "megatron" || lower == "megatron-lm") return ExportTarget::megatron;
   if (lower == "torchtitan") return ExportTarget::torchtitan;
-  throw Error(fmt::format("value \"{}\" is not an export target; allowed: native, hf, megatron, torchtitan", name),
+  if (lower == "torch" || lower == "pytorch") return ExportTarget::torch;
+  throw Error(fmt::format("value \"{}\" is not an export target; allowed: native, hf, megatron, torchtitan, torch", name),
               source);
 }
 
@@ -105,6 +107,7 @@ ExportedConfig export_config(const ArchConfig& config, ExportTarget target, cons
     case ExportTarget::hf: out.text = detail::export_hf(config, options, out.not_expressed); break;
     case ExportTarget::megatron: out.text = detail::export_megatron(config, out.not_expressed); break;
     case ExportTarget::torchtitan: out.text = detail::export_torchtitan(config, out.not_expressed); break;
+    case ExportTarget::torch: out.text = detail::export_torch(config, out.not_expressed); break;
   }
   return out;
 }

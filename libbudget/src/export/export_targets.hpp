@@ -14,6 +14,7 @@ namespace budget::detail {
 std::string export_hf(const ArchConfig& config, const ExportOptions& options, std::vector<std::string>& not_expressed);
 std::string export_megatron(const ArchConfig& config, std::vector<std::string>& not_expressed);
 std::string export_torchtitan(const ArchConfig& config, std::vector<std::string>& not_expressed);
+std::string export_torch(const ArchConfig& config, std::vector<std::string>& not_expressed);  // export_torch.cpp
 
 /// "layers 4–9 run 2 times with shared weights (18 executed layers from 12 stored)".
 std::string describe_loop(const ArchConfig& config);

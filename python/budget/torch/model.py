@@ -1,0 +1,607 @@
+"""The reference PyTorch module of exactly what the planner counts (docs/torch.md).
+
+``build_model(config)`` returns a decoder-only transformer whose stored weights are, tensor for
+tensor, the parameters of the op list (``budget::layer_ops``, docs/accounting.md) and whose
+forward pass runs the loop as the planner executes it:
+
+- physical layers 1..L (1-based), with layers first..last of the loop run ``repeats`` times in a
+  row with the same weights (executed depth L + (r − 1)·(last − first + 1));
+- inside the loop the residual update of every sub-layer is scaled by 1/r (the SMELT paper's
+  convention, /work/shared/PAPER.md "Looping"): h ← h + (1/r)·f(norm(h)); outside it, by 1;
+- per layer: norm → attention (GQA with optional q/k/v and output biases and q/k norms, or MLA
+  with DeepSeek's q/kv low-rank projections and latent norms, rope/nope head split) → residual;
+  norm → FFN (routed experts + shared experts + the shared-expert gate, or a dense MLP for the
+  first ``first_dense_layers`` layers and dense models) → residual; a final norm; embedding and
+  LM head (tied or not, optional LM-head bias) when ``vocab_size`` > 0; ``mtp_layers``
+  multi-token-prediction modules (DeepSeek-V3 §2.2) kept apart in ``model.mtp``.
+
+What the planner does not count is chosen here, once, and written down (docs/torch.md): rotary
+embeddings (base ``rope_theta``, default 10000), RMSNorm ε, SiLU gating (gated MLPs) or GELU
+(plain ones), the router's softmax over all experts in fp32, top-k selection (on the scores plus
+the router bias, DeepSeek-V3's e_score_correction_bias, when the config has it) and top-k weights
+renormalised to sum 1, the shared-expert gate as a sigmoid. None of these change a parameter or a
+counted FLOP.
+"""
+
+import json
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import budget
+from budget import _budget
+
+from . import flops as _flops
+
+# Keys of the native config (docs/config.md) this module builds. A key outside these is refused
+# rather than ignored: a config it does not fully understand is not approximated.
+_TOP_KEYS = {"name", "hidden_size", "num_layers", "vocab_size", "tie_embeddings", "lm_head_bias", "norm",
+             "mtp_layers", "attention", "ffn", "loop"}
+_ATTENTION_KEYS = {"num_heads", "head_dim", "num_kv_heads", "mla", "qkv_bias", "output_bias", "qk_norm",
+                   "sliding_window", "layer_types"}
+_MLA_KEYS = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
+_FFN_KEYS = {"num_experts", "top_k", "expert_dim", "gated", "bias", "router_bias", "shared_expert_gate",
+             "num_shared_experts", "shared_expert_dim", "first_dense_layers", "dense_dim"}
+_LOOP_KEYS = {"first", "last", "repeats"}
+
+# The components of `budget-match report`'s params.by_component, plus the two reported apart.
+COMPONENTS = ("attention", "router", "routed_experts", "shared_experts", "dense_ffn", "norms", "embedding", "mtp")
+
+
+def _error(path, message, source="config"):
+    """A budget.Error like the compiled module's (source, path, message)."""
+    error = budget.Error(f"{source}: {path}: {message}")
+    error.source = source
+    error.file = source
+    error.path = path
+    error.message = message
+    error.value = None
+    return error
+
+
+def native_config(config):
+    """The validated native config dict (docs/config.md) of a path, dict or budget.Config: what
+    budget.load_config(config).to_dict() gives, Hugging Face files included."""
+    if not isinstance(config, budget.Config):
+        config = budget.load_config(config)
+    return config.to_dict()
+
+
+def _workload_json(workload):
+    if workload is None:
+        return ""
+    if isinstance(workload, dict):
+        return json.dumps(workload)
+    if isinstance(workload, (str, os.PathLike)):
+        with open(workload, encoding="utf-8") as f:
+            return f.read()
+    raise _error("", f"a {type(workload).__name__} is not accepted; allowed: None (the paper's), a dict or a file path",
+                 source="workload")
+
+
+def layer_ops(config, workload=None):
+    """The planner's op list (budget::layer_ops) of a config under a workload (None: the paper's):
+    one dict per op with kind, shapes, params_per_layer, active_params_per_layer, forward_flops (per
+    token and execution), physical_layers and executed_layers."""
+    return _budget._layer_ops(json.dumps(native_config(config)), _workload_json(workload))
+
+
+def _check_keys(document, allowed, path):
+    for key in document:
+        if key not in allowed:
+            raise _error(f"{path}/{key}", f"key \"{key}\" is not built by budget.torch; allowed: {', '.join(sorted(allowed))}")
+
+
+class _Spec:
+    """The native config read into plain attributes (defaults as docs/config.md states them)."""
+
+    def __init__(self, c):
+        _check_keys(c, _TOP_KEYS, "")
+        a, f = c["attention"], c["ffn"]
+        _check_keys(a, _ATTENTION_KEYS, "/attention")
+        _check_keys(f, _FFN_KEYS, "/ffn")
+        self.name = c.get("name", "")
+        self.hidden = c["hidden_size"]
+        self.layers = c["num_layers"]
+        self.vocab = c.get("vocab_size", 0)
+        self.tie = c.get("tie_embeddings", False)
+        self.lm_head_bias = c.get("lm_head_bias", False)
+        self.norm = c.get("norm", "rmsnorm")
+        self.mtp_layers = c.get("mtp_layers", 0)
+        self.heads = a["num_heads"]
+        self.head_dim = a["head_dim"]
+        self.mla = a.get("mla")
+        if self.mla is not None:
+            _check_keys(self.mla, _MLA_KEYS, "/attention/mla")
+            self.mla = dict(self.mla)
+            self.mla.setdefault("q_lora_rank", 0)
+        self.kv_heads = a.get("num_kv_heads", 1 if self.mla else self.heads)
+        self.qkv_bias = a.get("qkv_bias", False)
+        self.output_bias = a.get("output_bias", False)
+        self.qk_norm = a.get("qk_norm", "none")
+        self.window = a.get("sliding_window", 0)
+        self.layer_types = a.get("layer_types") or ["full"] * self.layers
+        self.experts = f.get("num_experts", 0)
+        self.top_k = f.get("top_k", 0)
+        self.expert_dim = f.get("expert_dim", 0)
+        self.gated = f.get("gated", True)
+        self.mlp_bias = f.get("bias", False)
+        self.router_bias = f.get("router_bias", False)
+        self.shared_gate = f.get("shared_expert_gate", False)
+        self.shared = f.get("num_shared_experts", 0)
+        self.shared_dim = f.get("shared_expert_dim", 0)
+        self.first_dense = f.get("first_dense_layers", 0)
+        self.dense_dim = f.get("dense_dim", 0)
+        loop = c.get("loop")
+        if loop is not None:
+            _check_keys(loop, _LOOP_KEYS, "/loop")
+            self.loop = (loop["first"], loop["last"], loop.get("repeats", 2))
+        else:
+            self.loop = None
+
+    def is_moe_layer(self, index):
+        """0-based physical layer `index` has routed experts."""
+        return self.experts > 0 and index >= self.first_dense
+
+
+def execution_schedule(num_layers, loop):
+    """The executed layers in order: (0-based physical layer, residual scale) pairs. `loop` is
+    (first, last, repeats), 1-based inclusive, or None. Layers first..last run `repeats` times in
+    a row, each with residual scale 1/repeats; the others once with scale 1."""
+    if loop is None:
+        return [(i, 1.0) for i in range(num_layers)]
+    first, last, repeats = loop
+    order = [(i, 1.0) for i in range(first - 1)]
+    for _ in range(repeats):
+        order += [(i, 1.0 / repeats) for i in range(first - 1, last)]
+    order += [(i, 1.0) for i in range(last, num_layers)]
+    return order
+
+
+# ---- building blocks ---------------------------------------------------------------------------
+
+class CountedLinear(nn.Linear):
+    """nn.Linear that reports its matmul FLOPs (2·rows·in·out) under the planner's op name. The
+    bias add is not a counted FLOP (docs/accounting.md, "Biases and norms")."""
+
+    def __init__(self, in_features, out_features, op, bias=False, **factory):
+        super().__init__(in_features, out_features, bias=bias, **factory)
+        self.op = op
+
+    def forward(self, x):
+        _flops.record(self.op, 2 * (x.numel() // self.in_features) * self.in_features * self.out_features)
+        return super().forward(x)
+
+
+class RMSNorm(nn.Module):
+    """y = x / sqrt(mean(x²) + ε) · w: `width` weights (component "norms", q/k and latent norms too)."""
+
+    component = "norms"
+
+    def __init__(self, width, eps=1e-6, **factory):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(width, **factory))
+
+    def forward(self, x):
+        x32 = x.float()
+        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+
+
+def _norm(kind, width, eps, factory):
+    """A model norm: RMSNorm (width weights) or LayerNorm (width weights + width biases)."""
+    if kind == "layernorm":
+        norm = nn.LayerNorm(width, eps=eps, **factory)
+        norm.component = "norms"
+        return norm
+    return RMSNorm(width, eps, **factory)
+
+
+def _rotary(x, positions, theta):
+    """Rotary position embedding (rotate-half form) over the last dim of x [B, heads, T, d]; an
+    odd d leaves its last element unrotated. No weights, no counted FLOPs."""
+    d = x.shape[-1] - x.shape[-1] % 2
+    if d == 0:
+        return x
+    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
+    angles = positions.to(torch.float32)[:, None] * inv_freq[None, :]
+    cos = torch.cat([angles.cos(), angles.cos()], -1).to(x.dtype)
+    sin = torch.cat([angles.sin(), angles.sin()], -1).to(x.dtype)
+    rot, rest = x[..., :d], x[..., d:]
+    half = d // 2
+    rotated = torch.cat([-rot[..., half:], rot[..., :half]], -1)
+    return torch.cat([rot * cos + rotated * sin, rest], -1)
+
+
+def attention_mask(tokens, window=0, document_ids=None, device=None):
+    """Boolean [T, T] (or [B, T, T] with document_ids [B, T]) mask: query i attends key j when
+    j ≤ i, i − j < window (window > 0: the accounting's min(i, W) keys for 1-based i), and both
+    are in the same document."""
+    i = torch.arange(tokens, device=device)
+    mask = i[None, :] <= i[:, None]
+    if window > 0:
+        mask = mask & (i[:, None] - i[None, :] < window)
+    if document_ids is not None:
+        mask = mask[None] & (document_ids[:, :, None] == document_ids[:, None, :])
+    return mask
+
+
+def _attend(q, k, v, mask):
+    """Softmax attention. q [B, n, T, d_qk], k [B, n_kv, T, d_qk], v [B, n_kv, T, d_v]; each KV
+    head serves n / n_kv query heads. Reports 2·(d_qk + d_v) FLOPs per head and attended pair
+    (QKᵀ and PV over the pairs the mask keeps)."""
+    batch, heads, _, qk_dim = q.shape
+    groups = heads // k.shape[1]
+    if groups > 1:
+        k = k.repeat_interleave(groups, dim=1)
+        v = v.repeat_interleave(groups, dim=1)
+    pairs = int(mask.sum()) * (batch if mask.dim() == 2 else 1)
+    _flops.record("attention_scores", 2 * heads * pairs * (qk_dim + v.shape[-1]))
+    scores = torch.matmul(q, k.transpose(-1, -2)).float() / math.sqrt(qk_dim)
+    m = mask if mask.dim() == 2 else mask[:, None]
+    scores = scores.masked_fill(~m, float("-inf"))
+    return torch.matmul(scores.softmax(-1).to(v.dtype), v)
+
+
+class GroupedQueryAttention(nn.Module):
+    """Fused x·[W_q W_k W_v] (H × (q + 2·kv), optional biases), optional q/k norms (per_head:
+    one head_dim vector each for queries and keys; full: q + kv weights), attention, W_o (q × H,
+    optional bias). Parameters: docs/accounting.md, qkv_projection and output_projection."""
+
+    component = "attention"
+
+    def __init__(self, s, factory, rope_theta, norm_eps):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = s.heads, s.kv_heads, s.head_dim
+        self.q_width, self.kv_width = s.heads * s.head_dim, s.kv_heads * s.head_dim
+        self.rope_theta = rope_theta
+        self.qkv = CountedLinear(s.hidden, self.q_width + 2 * self.kv_width, "qkv_projection", bias=s.qkv_bias, **factory)
+        self.qk_norm = s.qk_norm
+        if s.qk_norm == "per_head":
+            self.q_norm, self.k_norm = RMSNorm(s.head_dim, norm_eps, **factory), RMSNorm(s.head_dim, norm_eps, **factory)
+        elif s.qk_norm == "full":
+            self.q_norm, self.k_norm = RMSNorm(self.q_width, norm_eps, **factory), RMSNorm(self.kv_width, norm_eps, **factory)
+        self.out = CountedLinear(self.q_width, s.hidden, "output_projection", bias=s.output_bias, **factory)
+
+    def forward(self, x, mask, positions):
+        batch, tokens, _ = x.shape
+        q, k, v = self.qkv(x).split([self.q_width, self.kv_width, self.kv_width], -1)
+        if self.qk_norm == "full":
+            q, k = self.q_norm(q), self.k_norm(k)
+        q = q.view(batch, tokens, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = v.view(batch, tokens, self.kv_heads, self.head_dim).transpose(1, 2)
+        if self.qk_norm == "per_head":
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = _rotary(q, positions, self.rope_theta), _rotary(k, positions, self.rope_theta)
+        o = _attend(q, k, v, mask).transpose(1, 2).reshape(batch, tokens, self.q_width)
+        return self.out(o)
+
+
+class MultiHeadLatentAttention(nn.Module):
+    """DeepSeek-V2/V3 MLA as trained (not absorbed): queries x·W_dq (H × r_q) → RMSNorm(r_q) →
+    ·W_uq (r_q × n·(d_n + d_r)), or x·W_q (H × n·(d_n + d_r)) without r_q; keys and values
+    x·W_dkv (H × (r_kv + d_r): the latent and one rotary key shared by all heads) → RMSNorm(r_kv)
+    on the latent → ·W_ukv (r_kv × n·(d_n + d_v)); scores over d_n + d_r, values of d_v; W_o
+    (n·d_v × H). Parameters: docs/accounting.md, "MLA"."""
+
+    component = "attention"
+
+    def __init__(self, s, factory, rope_theta, norm_eps):
+        super().__init__()
+        m = s.mla
+        self.heads = s.heads
+        self.nope, self.rope, self.v_dim = m["qk_nope_head_dim"], m["qk_rope_head_dim"], m["v_head_dim"]
+        self.kv_rank = m["kv_lora_rank"]
+        self.rope_theta = rope_theta
+        q_width = s.heads * (self.nope + self.rope)
+        if m["q_lora_rank"] > 0:
+            self.q_down = CountedLinear(s.hidden, m["q_lora_rank"], "q_down_projection", **factory)
+            self.q_norm = RMSNorm(m["q_lora_rank"], norm_eps, **factory)
+            self.q_up = CountedLinear(m["q_lora_rank"], q_width, "q_up_projection", **factory)
+        else:
+            self.q_down = None
+            self.q_up = CountedLinear(s.hidden, q_width, "q_up_projection", **factory)
+        self.kv_down = CountedLinear(s.hidden, self.kv_rank + self.rope, "kv_down_projection", **factory)
+        self.kv_norm = RMSNorm(self.kv_rank, norm_eps, **factory)
+        self.kv_up = CountedLinear(self.kv_rank, s.heads * (self.nope + self.v_dim), "kv_up_projection", **factory)
+        self.out = CountedLinear(s.heads * self.v_dim, s.hidden, "output_projection", **factory)
+
+    def forward(self, x, mask, positions):
+        batch, tokens, _ = x.shape
+        q = self.q_up(self.q_norm(self.q_down(x))) if self.q_down is not None else self.q_up(x)
+        q = q.view(batch, tokens, self.heads, self.nope + self.rope).transpose(1, 2)
+        q_nope, q_rope = q.split([self.nope, self.rope], -1)
+        latent, k_rope = self.kv_down(x).split([self.kv_rank, self.rope], -1)
+        kv = self.kv_up(self.kv_norm(latent)).view(batch, tokens, self.heads, self.nope + self.v_dim).transpose(1, 2)
+        k_nope, v = kv.split([self.nope, self.v_dim], -1)
+        k_rope = _rotary(k_rope[:, None], positions, self.rope_theta).expand(batch, self.heads, tokens, self.rope)
+        q = torch.cat([q_nope, _rotary(q_rope, positions, self.rope_theta)], -1)
+        k = torch.cat([k_nope, k_rope], -1)
+        o = _attend(q, k, v, mask).transpose(1, 2).reshape(batch, tokens, self.heads * self.v_dim)
+        return self.out(o)
+
+
+def _activation(gated):
+    return F.silu if gated else F.gelu
+
+
+class MLP(nn.Module):
+    """A dense FFN or one shared expert: gated, down(silu(gate(x)) · up(x)) with 3 matrices of
+    H × width; plain, down(gelu(up(x))) with 2. Biases (ffn.bias): gate and up width each, down H."""
+
+    def __init__(self, hidden, width, gated, bias, op, component, factory):
+        super().__init__()
+        self.component = component
+        self.gate = CountedLinear(hidden, width, op, bias=bias, **factory) if gated else None
+        self.up = CountedLinear(hidden, width, op, bias=bias, **factory)
+        self.down = CountedLinear(width, hidden, op, bias=bias, **factory)
+
+    def forward(self, x):
+        if self.gate is not None:
+            return self.down(F.silu(self.gate(x)) * self.up(x))
+        return self.down(F.gelu(self.up(x)))
+
+
+class RoutedExperts(nn.Module):
+    """E MLPs of width d stored as stacked tensors ([E, d, H] gate and up, [E, H, d] down, biases
+    [E, d] / [E, H] with ffn.bias): E·m·H·d weights. Each expert runs on the rows routed to it and
+    reports 2·rows·m·H·d FLOPs."""
+
+    component = "routed_experts"
+
+    def __init__(self, s, factory):
+        super().__init__()
+        E, H, d = s.experts, s.hidden, s.expert_dim
+        self.gated = s.gated
+        self.matrices = 3 if s.gated else 2
+        self.w_gate = nn.Parameter(torch.empty(E, d, H, **factory)) if s.gated else None
+        self.w_up = nn.Parameter(torch.empty(E, d, H, **factory))
+        self.w_down = nn.Parameter(torch.empty(E, H, d, **factory))
+        if s.mlp_bias:
+            self.b_gate = nn.Parameter(torch.zeros(E, d, **factory)) if s.gated else None
+            self.b_up = nn.Parameter(torch.zeros(E, d, **factory))
+            self.b_down = nn.Parameter(torch.zeros(E, H, **factory))
+        else:
+            self.b_gate = self.b_up = self.b_down = None
+        for w in (self.w_gate, self.w_up, self.w_down):
+            if w is not None and w.device.type != "meta":
+                nn.init.normal_(w, std=0.02)
+
+    def forward(self, x, choice, weights):
+        """x [N, H]; choice [N, k] expert indices; weights [N, k]. Σ_j weights[:, j]·expert_{choice[:, j]}(x)."""
+        out = torch.zeros_like(x)
+        H, d = self.w_up.shape[2], self.w_up.shape[1]
+        for e in torch.unique(choice).tolist():
+            rows, slot = (choice == e).nonzero(as_tuple=True)
+            xe = x[rows]
+            _flops.record("routed_experts", 2 * rows.numel() * self.matrices * H * d)
+            up = F.linear(xe, self.w_up[e], None if self.b_up is None else self.b_up[e])
+            if self.gated:
+                gate = F.linear(xe, self.w_gate[e], None if self.b_gate is None else self.b_gate[e])
+                hidden = F.silu(gate) * up
+            else:
+                hidden = F.gelu(up)
+            ye = F.linear(hidden, self.w_down[e], None if self.b_down is None else self.b_down[e])
+            out.index_add_(0, rows, ye * weights[rows, slot, None].to(ye.dtype))
+        return out
+
+
+class Router(nn.Module):
+    """x·W_router (H × E) → softmax in fp32 → top-k (selected on scores + bias when router_bias,
+    the E-vector of DeepSeek-V3's e_score_correction_bias, which only steers selection) →
+    the chosen scores renormalised to sum 1."""
+
+    component = "router"
+
+    def __init__(self, s, factory):
+        super().__init__()
+        self.top_k = s.top_k
+        self.gate = CountedLinear(s.hidden, s.experts, "router", **factory)
+        # DeepSeek-V3 §2.1.2 updates this bias by its auxiliary-loss-free balancing rule, not by
+        # gradient: a stored parameter (counted in N, as the planner does) that SGD leaves alone.
+        self.bias = nn.Parameter(torch.zeros(s.experts, **factory), requires_grad=False) if s.router_bias else None
+
+    def forward(self, x):
+        scores = self.gate(x).float().softmax(-1)
+        selection = scores if self.bias is None else scores + self.bias.float()
+        choice = selection.topk(self.top_k, dim=-1).indices
+        weights = scores.gather(-1, choice)
+        return choice, weights / weights.sum(-1, keepdim=True)
+
+
+class MoE(nn.Module):
+    """Router, routed experts, shared experts (each an MLP of shared_expert_dim, used by every
+    token) and the optional H → 1 shared-expert gate (Qwen-MoE: sigmoid(x·w)·shared(x)). Holds no
+    parameter of its own: each part names its component."""
+
+    def __init__(self, s, factory):
+        super().__init__()
+        self.router = Router(s, factory)
+        self.experts = RoutedExperts(s, factory)
+        self.shared = nn.ModuleList(
+            MLP(s.hidden, s.shared_dim, s.gated, s.mlp_bias, "shared_experts", "shared_experts", factory)
+            for _ in range(s.shared))
+        self.shared_gate = None
+        if s.shared_gate:
+            self.shared_gate = CountedLinear(s.hidden, 1, "shared_experts", **factory)
+            self.shared_gate.component = "shared_experts"
+
+    def forward(self, x):
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])
+        choice, weights = self.router(x)
+        out = self.experts(x, choice, weights)
+        if len(self.shared) > 0:
+            shared = sum(expert(x) for expert in self.shared)
+            if self.shared_gate is not None:
+                shared = torch.sigmoid(self.shared_gate(x)) * shared
+            out = out + shared
+        return out.reshape(shape)
+
+
+class DecoderLayer(nn.Module):
+    """h ← h + scale·attention(norm(h)); h ← h + scale·ffn(norm(h)). scale is 1/r inside the
+    loop (given by the model's schedule), else 1."""
+
+    def __init__(self, s, index, factory, rope_theta, norm_eps, sliding):
+        super().__init__()
+        self.index = index
+        self.sliding = sliding
+        self.window = s.window if sliding else 0
+        self.attn_norm = _norm(s.norm, s.hidden, norm_eps, factory)
+        attention = MultiHeadLatentAttention if s.mla else GroupedQueryAttention
+        self.attention = attention(s, factory, rope_theta, norm_eps)
+        self.ffn_norm = _norm(s.norm, s.hidden, norm_eps, factory)
+        if s.is_moe_layer(index):
+            self.ffn = MoE(s, factory)
+        else:
+            self.ffn = MLP(s.hidden, s.dense_dim, s.gated, s.mlp_bias, "dense_ffn", "dense_ffn", factory)
+
+    def forward(self, h, masks, positions, scale=1.0):
+        mask = masks[self.window]
+        h = h + scale * self.attention(self.attn_norm(h), mask, positions)
+        return h + scale * self.ffn(self.ffn_norm(h))
+
+
+class MTPModule(nn.Module):
+    """A multi-token-prediction module (DeepSeek-V3 §2.2): h' = layer(W·[norm(h); norm(emb(t))])
+    with W of 2H × H, a decoder layer like the stack's last (full attention; MoE when the stack has
+    MoE layers) and a third norm before the shared LM head. Embedding and head are the model's."""
+
+    component = "mtp"
+
+    def __init__(self, s, factory, rope_theta, norm_eps):
+        super().__init__()
+        self.hidden_norm = _norm(s.norm, s.hidden, norm_eps, factory)
+        self.embedding_norm = _norm(s.norm, s.hidden, norm_eps, factory)
+        self.projection = CountedLinear(2 * s.hidden, s.hidden, "mtp_module", **factory)
+        self.layer = DecoderLayer(s, s.layers - 1, factory, rope_theta, norm_eps, sliding=False)
+        self.head_norm = _norm(s.norm, s.hidden, norm_eps, factory)
+
+    def forward(self, h, embedded, masks, positions):
+        x = self.projection(torch.cat([self.hidden_norm(h), self.embedding_norm(embedded)], -1))
+        return self.layer(x, masks, positions)
+
+
+class LoopedTransformer(nn.Module):
+    """The model of a native config (build it with build_model()). forward(tokens) takes token
+    ids [B, T] when vocab_size > 0 and returns logits [B, T, V]; with vocab_size 0 it takes hidden
+    states [B, T, H] and returns the final-normed hidden states. `schedule` is the executed order
+    of (0-based layer, residual scale); `config` the native dict it was built from."""
+
+    def __init__(self, config, device=None, dtype=None, rope_theta=10000.0, norm_eps=1e-6):
+        super().__init__()
+        s = _Spec(config)
+        self.config = config
+        self.spec = s
+        self.schedule = execution_schedule(s.layers, s.loop)
+        factory = {"device": device, "dtype": dtype}
+        self.embedding = None
+        if s.vocab > 0:
+            self.embedding = nn.Embedding(s.vocab, s.hidden, **factory)
+            self.embedding.component = "embedding"
+        self.layers = nn.ModuleList(
+            DecoderLayer(s, i, factory, rope_theta, norm_eps, sliding=s.layer_types[i] == "sliding")
+            for i in range(s.layers))
+        self.final_norm = _norm(s.norm, s.hidden, norm_eps, factory)
+        self.lm_head = None
+        self.lm_head_bias = None
+        if s.vocab > 0:
+            if not s.tie:
+                self.lm_head = CountedLinear(s.hidden, s.vocab, "lm_head", bias=s.lm_head_bias, **factory)
+                self.lm_head.component = "embedding"
+            elif s.lm_head_bias:
+                self.lm_head_bias = nn.Parameter(torch.zeros(s.vocab, **factory))
+        self.mtp = nn.ModuleList(MTPModule(s, factory, rope_theta, norm_eps) for _ in range(s.mtp_layers))
+
+    def _masks(self, tokens, device, document_ids):
+        windows = {layer.window for layer in self.layers} | {0}
+        return {w: attention_mask(tokens, w, document_ids, device) for w in windows}
+
+    def logits(self, h):
+        """The LM head on final hidden states (tied: the embedding matrix). 2·H·V FLOPs a token."""
+        if self.lm_head is not None:
+            return self.lm_head(h)
+        _flops.record("lm_head", 2 * (h.numel() // h.shape[-1]) * h.shape[-1] * self.embedding.weight.shape[0])
+        return F.linear(h, self.embedding.weight, self.lm_head_bias)
+
+    def forward(self, inputs, document_ids=None, return_hidden=False):
+        if self.embedding is not None:
+            h = self.embedding(inputs)
+        else:
+            h = inputs
+        tokens = h.shape[1]
+        positions = torch.arange(tokens, device=h.device)
+        masks = self._masks(tokens, h.device, document_ids)
+        for index, scale in self.schedule:
+            h = self.layers[index](h, masks, positions, scale)
+        hidden = h
+        h = self.final_norm(h)
+        out = self.logits(h) if self.embedding is not None else h
+        return (out, hidden) if return_hidden else out
+
+    def mtp_forward(self, hidden, tokens, document_ids=None):
+        """Logits of the MTP modules, depth by depth (DeepSeek-V3 §2.2): module k combines the
+        previous depth's hidden state at position i with the embedding of token i + k and predicts
+        token i + k + 1; each depth is one position shorter. Counted under ``mtp_module`` (the shared
+        LM head under ``lm_head``)."""
+        if self.embedding is None:
+            raise _error("/mtp_layers", "MTP modules need the embedding (vocab_size > 0) to run")
+        out = []
+        h = hidden
+        for k, module in enumerate(self.mtp, start=1):
+            h = h[:, :-1]
+            length = h.shape[1]
+            embedded = self.embedding(tokens[:, k:k + length])
+            ids = None if document_ids is None else document_ids[:, :length]
+            masks = self._masks(length, h.device, ids)
+            positions = torch.arange(length, device=h.device)
+            with _flops.scope("mtp_module"):
+                h = module(h, embedded, masks, positions)
+            out.append(self.logits(module.head_norm(h)))
+        return out
+
+
+def build_model(config, device=None, dtype=None, rope_theta=10000.0, norm_eps=1e-6):
+    """The reference module of a config (a path, dict or budget.Config, native or Hugging Face;
+    validated by budget.load_config). device="meta" builds a full-size model without memory."""
+    return LoopedTransformer(native_config(config), device=device, dtype=dtype, rope_theta=rope_theta,
+                             norm_eps=norm_eps)
+
+
+def parameter_counts(model):
+    """Stored parameters by component (the keys of `budget-match report`'s params.by_component,
+    plus embedding and mtp), each tensor once: {"by_component": {...}, "non_embedding_total",
+    "embedding", "mtp", "total"}. A parameter whose module names no component raises."""
+    counts = dict.fromkeys(COMPONENTS, 0)
+    seen = set()
+    for module_name, module in model.named_modules():
+        for _, parameter in module.named_parameters(recurse=False):
+            if id(parameter) in seen:
+                continue
+            seen.add(id(parameter))
+            if module_name == "mtp" or module_name.startswith("mtp."):
+                component = "mtp"
+            elif module is model:
+                component = "embedding"  # the tied head's bias
+            else:
+                component = _component_of(model, module_name)
+            counts[component] += parameter.numel()
+    non_embedding = sum(counts[c] for c in COMPONENTS[:6])
+    return {"by_component": {c: counts[c] for c in COMPONENTS[:6]}, "non_embedding_total": non_embedding,
+            "embedding": counts["embedding"], "mtp": counts["mtp"],
+            "total": non_embedding + counts["embedding"] + counts["mtp"]}
+
+
+def _component_of(model, module_name):
+    """The `component` of the module or of its nearest ancestor that names one."""
+    parts = module_name.split(".")
+    for end in range(len(parts), 0, -1):
+        module = model.get_submodule(".".join(parts[:end]))
+        if hasattr(module, "component"):
+            return module.component
+    raise ValueError(f"budget.torch: module {module_name} names no component")
