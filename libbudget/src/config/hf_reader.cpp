@@ -186,9 +186,12 @@ class KeyPass {
                                                          family_.defaults_source, k.default_json)));
       }
       if (k.absent != Absent::noted_default) continue;
-      if (k.default_json.front() == '=') {  // a rule the layer pass applies (head_dim, KV heads)
-        notes.push_back(fmt::format("{}: absent, taken as {} (the rule of {}) for {}", k.key,
-                                    k.default_json.substr(1), family_.defaults_source, k.meaning));
+      if (!k.default_json.empty() && k.default_json.front() == '=') {  // a rule the layer pass applies (head_dim, KV heads)
+        const std::string_view rule_key = k.default_json.substr(1);
+        const auto value = doc_.find(rule_key);
+        notes.push_back(fmt::format("{}: absent, taken as {}{} (the rule of {}) for {}", k.key, rule_key,
+                                    value != doc_.end() ? " = " + describe_value(*value) : std::string{},
+                                    family_.defaults_source, k.meaning));
       } else {
         doc_[std::string(k.key)] = nlohmann::json::parse(k.default_json);
         notes.push_back(fmt::format("{}: absent, taken as {} (the default of {}) for {}", k.key, k.default_json,
@@ -370,12 +373,21 @@ class LayerPass {
     }
     std::int64_t window = 0;
     if (use_sliding) {
-      window = root_.integer("sliding_window", 1, max_dimension);  // required with use_sliding_window
+      if (!present(doc_, "sliding_window")) {
+        root_.fail("sliding_window", "required key is missing: use_sliding_window is true and the window decides "
+                                     "the KV cache of the sliding layers");
+      }
+      window = root_.integer("sliding_window", 1, max_dimension);
     } else if (set("sliding_window") && (!traits_.qwen_sliding || root_.has("layer_types"))) {
       window = root_.integer("sliding_window", 1, max_dimension);
     }
     // Whether a window bounds anything depends on max_position_embeddings: required with a window
     // (its transformers default differs between families).
+    if (window > 0 && !present(doc_, "max_position_embeddings")) {
+      root_.fail("max_position_embeddings", fmt::format("required key is missing: with sliding_window {} it decides "
+                                                        "whether the window bounds any layer's KV cache",
+                                                        window));
+    }
     const std::int64_t max_positions =
         window > 0 ? root_.integer("max_position_embeddings", 1, std::int64_t{1} << 40) : 0;
     const bool window_bounds = window > 0 && (max_positions == 0 || window < max_positions);
@@ -386,6 +398,10 @@ class LayerPass {
       types.assign(static_cast<std::size_t>(c.num_layers), LayerAttention::sliding);
     } else if (use_sliding && window_bounds) {
       // transformers (Qwen2/3): layers i >= max_window_layers (0-based) use the window.
+      if (!present(doc_, "max_window_layers")) {
+        root_.fail("max_window_layers", "required key is missing: use_sliding_window is true and it decides which "
+                                        "layers slide");
+      }
       const std::int64_t full_layers = root_.integer("max_window_layers", 0, 1'000'000);
       for (std::int64_t i = 0; i < c.num_layers; ++i) {
         types.push_back(i >= full_layers ? LayerAttention::sliding : LayerAttention::full);
