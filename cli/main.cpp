@@ -2,9 +2,12 @@
 // Error model: the library throws budget::Error; this is the one place that catches it, prints
 // one line ("budget-match: error: <what>") on stderr and returns a documented exit code.
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -35,6 +38,35 @@ std::string printable_message(const std::string& text) {
     }
   }
   return out;
+}
+
+/// The subcommand `word` is probably a slip of (at most two edits, one for words under 5
+/// letters), or empty. Levenshtein distance, one row at a time.
+std::string closest_subcommand(const CLI::App& app, const std::string& word) {
+  const auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = word.size() < 5 ? 2 : 3;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::size_t d = distance(word, sub->get_name());
+    if (d < best_distance) {
+      best_distance = d;
+      best = sub->get_name();
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -82,7 +114,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "budget-match: error: " << e.what() << "\n"
+    std::string suggestion;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && argc > 1 && argv[1][0] != '-') {
+      const std::string word = closest_subcommand(app, argv[1]);
+      if (!word.empty()) suggestion = fmt::format(" (did you mean the subcommand \"{}\"?)", word);
+    }
+    std::cerr << "budget-match: error: " << e.what() << suggestion << "\n"
               << "Run with --help for usage.\n";
     return exit_usage_error;
   } catch (const CommandExit& e) {

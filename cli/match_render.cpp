@@ -41,11 +41,13 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                {"infeasible", infeasible},
                {"brief", r.summary.brief()}};
   if (r.summary.uncapped_best) summary["uncapped_best"] = candidate_json(*r.summary.uncapped_best);
+  json baseline{{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}};
+  if (!r.baseline.notes.empty()) baseline["notes"] = r.baseline.notes;  // what reading the file took
   return json{{"schema_version", output_schema_version},
               {"budget_version", version_string},
               {"loop", loop.describe()},
               {"workload", workload_json(workload)},
-              {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}}},
+              {"baseline", baseline},
               {"summary", summary},
               {"candidates", candidates}};
 }
@@ -142,6 +144,7 @@ std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workloa
   out += candidates_table(r, time_ratios).render_text();
   out += "\n" + r.summary.brief() + "\n";
   for (const auto& note : r.summary.notes) out += "note: " + note + "\n";
+  for (const auto& note : r.baseline.notes) out += "note: baseline config: " + note + "\n";
   if (!r.summary.feasible) out += infeasible_text(r);
   return out;
 }

@@ -222,7 +222,7 @@ void run_match(const MatchOptions& o) {
 void add_match_options(CLI::App& app) {
   auto o = std::make_shared<MatchOptions>();
   auto* baseline = app.add_option("--baseline", o->baseline_path,
-                 "Match this baseline config (native JSON): print the looped configs that lock its training "
+                 "Match this baseline config (native JSON or a Hugging Face config.json): print the looped configs that lock its training "
                  "FLOPs, non-embedding parameters and KV cache");
   auto* loop = app.add_option("--loop", o->loop_range, "Loop layers FIRST-LAST (1-based, inclusive)");
   app.add_option("--span-fraction", o->span_fraction,

@@ -182,6 +182,7 @@ void run_report(const ReportOptions& o) {
     const nlohmann::ordered_json budgets = budgets_json(b);
     for (const auto& [key, value] : budgets.items()) out[key] = value;
     out["workload"] = workload_json(workload);
+    if (!config.notes.empty()) out["notes"] = config.notes;  // what reading the config took (config.hpp)
     if (time) out["time"] = step_time_json(*time, *model);
     if (!o.cluster_path.empty()) out["cluster"] = cluster_fit_json(cluster_fit(config, o.cluster_path, workload.seq_len));
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -191,14 +192,16 @@ void run_report(const ReportOptions& o) {
   if (o.format == OutputFormat::markdown) {
     std::cout << "**" << (config.name.empty() ? o.config_path : config.name) << "**: H " << config.hidden_size
               << ", " << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
-              << ffn_text(config.ffn) << "\n\n"
-              << t.render_markdown();
+              << ffn_text(config.ffn) << "\n\n";
+    for (const auto& note : config.notes) std::cout << "note: " << note << "\n\n";
+    std::cout << t.render_markdown();
     if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_markdown();
   } else {
     std::cout << (config.name.empty() ? o.config_path : config.name) << ": H " << config.hidden_size << ", "
               << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
-              << ffn_text(config.ffn) << "\nworkload: " << workload.description << "\n\n"
-              << t.render_text();
+              << ffn_text(config.ffn) << "\nworkload: " << workload.description << "\n";
+    for (const auto& note : config.notes) std::cout << "note: " << note << "\n";
+    std::cout << "\n" << t.render_text();
     if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_text();
   }
   if (!o.cluster_path.empty()) std::cout << "\n" << cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len));
@@ -209,7 +212,8 @@ void add_report_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("report", "Budgets of one config: FLOPs, parameters, KV cache, sparsity");
   // No CLI::ExistingFile check: a missing or unreadable file is an input error (exit 2) reported by
   // the library with the file name, like every other fault of the config or workload.
-  cmd->add_option("config", options->config_path, "Native config JSON (docs/config.md)")->required();
+  cmd->add_option("config", options->config_path, "Config: native JSON or a Hugging Face config.json (docs/config.md)")
+      ->required();
   cmd->add_option("--workload", options->workload_path,
                   "Workload JSON (docs/config.md; default: the paper's, 400 attended keys)");
   cmd->add_option("--calibration", options->calibration_path,

@@ -22,3 +22,31 @@ budget_cli_test(NAME grid.mla ARGS grid --grid examples/grids/mla_grid.json
   STDOUT_MATCHES "DeepSeek-V2-Lite +looped" "largest deviation over the grid")
 budget_cli_test(NAME plan.mla ARGS plan --grid examples/grids/mla_grid.json
   STDOUT_MATCHES "total compute of the grid")
+# Hugging Face reading never guesses (docs/config.md, "Absent keys"; tests/data/hf/mutated/): the
+# misreads of issue 17 are errors with a did-you-mean, a said default reaches the output.
+budget_cli_test(NAME report.hf_misspelt_num_experts ARGS report tests/data/hf/mutated/qwen3-30b-a3b-num_expert.json
+  EXPECT_EXIT 2 STDERR_MATCHES [=[/num_expert: unknown key "num_expert" is another spelling of "num_experts"]=]
+                               [=[did you mean "num_experts"\?]=])
+budget_cli_test(NAME report.hf_truncated_moe_intermediate
+  ARGS report tests/data/hf/mutated/qwen3-30b-a3b-moe_intermediate.json
+  EXPECT_EXIT 2 STDERR_MATCHES [=[/moe_intermediate: .*did you mean "moe_intermediate_size"\?]=])
+budget_cli_test(NAME match.hf_foreign_expert_spelling
+  ARGS --baseline tests/data/hf/mutated/deepseek-v3-num_routed_experts.json --top 1
+  EXPECT_EXIT 2 STDERR_MATCHES [=[/num_routed_experts: .*did you mean "n_routed_experts"\?]=])
+budget_cli_test(NAME report.hf_said_defaults
+  ARGS report tests/data/hf/mutated/qwen3-30b-a3b-no-attention-bias-no-kv-heads.json
+  STDOUT_MATCHES [=[note: num_key_value_heads: absent, taken as 4 \(the default of transformers Qwen3MoeConfig]=]
+                 [=[note: attention_bias: absent, taken as false]=] "non-embedding params \\(N\\) +29\\.9 G")
+budget_cli_test(NAME report.hf_said_defaults_json
+  ARGS report tests/data/hf/mutated/qwen3-30b-a3b-no-attention-bias-no-kv-heads.json --format json
+  STDOUT_MATCHES [=["notes": ]=] [=["num_key_value_heads: absent, taken as 4]=])
+budget_cli_test(NAME match.hf_baseline_notes
+  ARGS --baseline tests/data/hf/mutated/qwen3-30b-a3b-no-attention-bias-no-kv-heads.json --top 1
+  STDOUT_MATCHES [=[note: baseline config: attention_bias: absent, taken as false]=])
+budget_cli_test(NAME report.hf_alias_noted ARGS report tests/data/hf/mutated/mixtral-8x7b-num_experts-alias.json
+  STDOUT_MATCHES [=[note: "num_experts" read as "num_local_experts"]=])
+# Smaller items of issue 17 in the config domain: HF files are named in the help, a mistyped
+# subcommand gets a suggestion.
+budget_cli_test(NAME help.report_names_hf_configs ARGS report --help STDOUT_MATCHES "Hugging Face config\\.json")
+budget_cli_test(NAME main.mistyped_subcommand ARGS reprot tests/data/hf/llama-3.1-8b.json
+  EXPECT_EXIT 64 STDERR_MATCHES [=[not expected: .*reprot.*did you mean the subcommand "report"\?]=])

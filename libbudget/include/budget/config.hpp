@@ -3,7 +3,7 @@
 /// ArchConfig: the architecture of a (possibly looped) decoder-only MoE transformer, and its
 /// validation. Field meanings, units and defaults are documented in docs/config.md.
 ///
-/// Thread safety: validate(), centred_loop() and the ArchConfig member functions are reentrant:
+/// Thread safety: validate(), validation_error(), centred_loop() and the ArchConfig member functions are reentrant:
 /// concurrent calls are safe, including on one shared const config.
 
 #include <cstdint>
@@ -132,6 +132,11 @@ struct ArchConfig {
   /// kind plus a 2H × H projection and three norms; reported apart from the main budgets.
   std::int64_t mtp_layers = 0;
   std::optional<LoopConfig> loop = std::nullopt;  ///< absent: unlooped
+  /// What reading the config took that the file did not say (a Hugging Face key absent and taken
+  /// at its transformers default, a transformers alias read as the family's key): one line each,
+  /// shown by the CLI with the config and in JSON `notes`. Empty for native configs. Counts never
+  /// depend on it.
+  std::vector<std::string> notes = {};
 
   /// How many times physical layer `layer` (1-based) is executed per token.
   std::int64_t executions_of_layer(std::int64_t layer) const;
@@ -164,8 +169,13 @@ inline constexpr std::int64_t max_dimension = 2147483647;
 /// fraction is outside (0, 1], the span rounds to 0, or repeats < 1.
 LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int64_t repeats);
 
+/// The first constraint of docs/config.md that `config` breaks, as "<JSON path>: <message>" (the
+/// value and what is allowed); empty when the config is valid.
+std::string validation_error(const ArchConfig& config);
+
 /// Checks every constraint of docs/config.md; throws budget::Error naming `source`, the JSON
-/// path of the offending field, its value and what is allowed.
+/// path of the offending field, its value and what is allowed (the problem validation_error()
+/// describes).
 void validate(const ArchConfig& config, const std::string& source = {});
 
 }  // namespace budget

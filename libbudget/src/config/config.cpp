@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -93,126 +95,161 @@ LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int6
 
 namespace {
 // validate() runs on every account(config, workload), so a passing check must cost a comparison
-// only: messages are formatted (and paths made strings) when a check fails, never before.
+// only: messages are formatted when a check fails, never before. Each check_* returns the first
+// problem of its part of docs/config.md, or nothing.
+struct Problem {
+  const char* path;
+  std::string message;
+};
+using Check = std::optional<Problem>;
+
 template <typename MakeMessage>
-void require(bool ok, const std::string& source, const char* path, MakeMessage&& make_message) {
-  if (!ok) throw Error(make_message(), source, path);
+Check unless(bool ok, const char* path, MakeMessage&& make_message) {
+  if (ok) return std::nullopt;
+  return Problem{path, make_message()};
 }
 
-void require_range(std::int64_t value, std::int64_t min, std::int64_t max, const std::string& source,
-                   const char* path) {
-  require(value >= min && value <= max, source, path, [&] {
+Check range(std::int64_t value, std::int64_t min, std::int64_t max, const char* path) {
+  return unless(value >= min && value <= max, path, [&] {
     return fmt::format("value {} is out of range; allowed: an integer in [{}, {}]", value, min, max);
   });
 }
-}  // namespace
 
-void validate(const ArchConfig& c, const std::string& source) {
+Check check_sizes(const ArchConfig& c) {
   const auto& a = c.attention;
-  const auto& f = c.ffn;
-  require_range(c.hidden_size, 1, max_dimension, source, "/hidden_size");
-  require_range(c.num_layers, 1, 1'000'000, source, "/num_layers");
-  require_range(c.vocab_size, 0, max_dimension, source, "/vocab_size");
-  require_range(a.num_heads, 1, max_dimension, source, "/attention/num_heads");
-  require_range(a.head_dim, 1, max_dimension, source, "/attention/head_dim");
-  require_range(a.num_kv_heads, 1, max_dimension, source, "/attention/num_kv_heads");
-  require(a.num_heads % a.num_kv_heads == 0, source, "/attention/num_kv_heads", [&] {
+  if (auto p = range(c.hidden_size, 1, max_dimension, "/hidden_size")) return p;
+  if (auto p = range(c.num_layers, 1, 1'000'000, "/num_layers")) return p;
+  if (auto p = range(c.vocab_size, 0, max_dimension, "/vocab_size")) return p;
+  if (auto p = range(a.num_heads, 1, max_dimension, "/attention/num_heads")) return p;
+  if (auto p = range(a.head_dim, 1, max_dimension, "/attention/head_dim")) return p;
+  if (auto p = range(a.num_kv_heads, 1, max_dimension, "/attention/num_kv_heads")) return p;
+  return unless(a.num_heads % a.num_kv_heads == 0, "/attention/num_kv_heads", [&] {
     return fmt::format("num_kv_heads {} does not divide num_heads {}; allowed: a divisor of num_heads "
                        "(grouped-query attention shares each KV head among num_heads/num_kv_heads query heads)",
                        a.num_kv_heads, a.num_heads);
   });
+}
 
-  if (a.mla) {
-    const MlaConfig& m = *a.mla;
-    require_range(m.q_lora_rank, 0, max_dimension, source, "/attention/mla/q_lora_rank");
-    require_range(m.kv_lora_rank, 1, max_dimension, source, "/attention/mla/kv_lora_rank");
-    require_range(m.qk_nope_head_dim, 0, max_dimension, source, "/attention/mla/qk_nope_head_dim");
-    require_range(m.qk_rope_head_dim, 0, max_dimension, source, "/attention/mla/qk_rope_head_dim");
-    require_range(m.v_head_dim, 1, max_dimension, source, "/attention/mla/v_head_dim");
-    require(a.head_dim == m.qk_head_dim(), source, "/attention/head_dim", [&] {
-      return fmt::format("head_dim {} differs from qk_nope_head_dim + qk_rope_head_dim = {}; with multi-head "
-                         "latent attention head_dim is the query/key head width (leave it out)",
-                         a.head_dim, m.qk_head_dim());
-    });
-    require(a.num_kv_heads == 1, source, "/attention/num_kv_heads", [&] {
-      return fmt::format("num_kv_heads {} given with multi-head latent attention; allowed: 1 (in the absorbed "
-                         "form every query head reads one shared latent; leave it out)",
-                         a.num_kv_heads);
-    });
-    require(!a.qkv_bias && !a.output_bias, source, "/attention/qkv_bias", [] {
-      return std::string("attention biases with multi-head latent attention are not modelled; allowed: false");
-    });
-    require(a.qk_norm == QkNorm::none, source, "/attention/qk_norm", [] {
-      return std::string("query/key norms with multi-head latent attention are not modelled (its latent norms "
-                         "are counted); allowed: \"none\"");
-    });
-  }
-  require_range(a.sliding_window, 0, max_dimension, source, "/attention/sliding_window");
-  require(a.layer_types.empty() || static_cast<std::int64_t>(a.layer_types.size()) == c.num_layers, source,
-          "/attention/layer_types", [&] {
-            return fmt::format("layer_types lists {} layers but num_layers is {}; allowed: one entry per layer, "
-                               "or absent (every layer full)",
-                               a.layer_types.size(), c.num_layers);
-          });
-  require((c.sliding_attention_layers() > 0) == (a.sliding_window > 0), source, "/attention/sliding_window", [&] {
-    return a.sliding_window > 0
-               ? fmt::format("sliding_window {} given but no layer of layer_types is \"sliding\"; allowed: 0 or "
-                             "absent, or mark the sliding layers",
-                             a.sliding_window)
-               : std::string("layer_types has \"sliding\" layers but sliding_window is 0; allowed: the window "
-                             "in keys, >= 1");
+Check check_mla(const ArchConfig& c) {
+  const auto& a = c.attention;
+  if (!a.mla) return std::nullopt;
+  const MlaConfig& m = *a.mla;
+  if (auto p = range(m.q_lora_rank, 0, max_dimension, "/attention/mla/q_lora_rank")) return p;
+  if (auto p = range(m.kv_lora_rank, 1, max_dimension, "/attention/mla/kv_lora_rank")) return p;
+  if (auto p = range(m.qk_nope_head_dim, 0, max_dimension, "/attention/mla/qk_nope_head_dim")) return p;
+  if (auto p = range(m.qk_rope_head_dim, 0, max_dimension, "/attention/mla/qk_rope_head_dim")) return p;
+  if (auto p = range(m.v_head_dim, 1, max_dimension, "/attention/mla/v_head_dim")) return p;
+  if (auto p = unless(a.head_dim == m.qk_head_dim(), "/attention/head_dim", [&] {
+        return fmt::format("head_dim {} differs from qk_nope_head_dim + qk_rope_head_dim = {}; with multi-head "
+                           "latent attention head_dim is the query/key head width (leave it out)",
+                           a.head_dim, m.qk_head_dim());
+      }))
+    return p;
+  if (auto p = unless(a.num_kv_heads == 1, "/attention/num_kv_heads", [&] {
+        return fmt::format("num_kv_heads {} given with multi-head latent attention; allowed: 1 (in the absorbed "
+                           "form every query head reads one shared latent; leave it out)",
+                           a.num_kv_heads);
+      }))
+    return p;
+  if (auto p = unless(!a.qkv_bias && !a.output_bias, "/attention/qkv_bias", [] {
+        return std::string("attention biases with multi-head latent attention are not modelled; allowed: false");
+      }))
+    return p;
+  return unless(a.qk_norm == QkNorm::none, "/attention/qk_norm", [] {
+    return std::string("query/key norms with multi-head latent attention are not modelled (its latent norms "
+                       "are counted); allowed: \"none\"");
   });
-  require_range(c.mtp_layers, 0, 1024, source, "/mtp_layers");
+}
 
-  require_range(f.num_experts, 0, max_dimension, source, "/ffn/num_experts");
-  require_range(f.num_shared_experts, 0, max_dimension, source, "/ffn/num_shared_experts");
-  require_range(f.first_dense_layers, 0, c.num_layers, source, "/ffn/first_dense_layers");
-  require_range(f.dense_dim, 0, max_dimension, source, "/ffn/dense_dim");
-  require_range(f.expert_dim, 0, max_dimension, source, "/ffn/expert_dim");
-  require_range(f.shared_expert_dim, 0, max_dimension, source, "/ffn/shared_expert_dim");
-  if (f.is_moe()) {
-    require(f.top_k >= 1 && f.top_k <= f.num_experts, source, "/ffn/top_k", [&] {
-      return fmt::format("top_k {} is out of range; allowed: an integer in [1, num_experts = {}]", f.top_k,
-                         f.num_experts);
-    });
-    require(f.expert_dim >= 1, source, "/ffn/expert_dim", [&] {
-      return fmt::format("expert_dim {} must be at least 1 for an MoE layer (num_experts = {})", f.expert_dim,
-                         f.num_experts);
-    });
-    require(f.num_shared_experts == 0 || f.shared_expert_dim >= 1, source, "/ffn/shared_expert_dim", [&] {
-      return fmt::format("shared_expert_dim {} must be at least 1 when num_shared_experts = {}", f.shared_expert_dim,
-                         f.num_shared_experts);
-    });
-    require(f.first_dense_layers == 0 || f.dense_dim >= 1, source, "/ffn/dense_dim", [&] {
-      return fmt::format("dense_dim {} must be at least 1 when first_dense_layers = {}", f.dense_dim,
-                         f.first_dense_layers);
-    });
-  } else {
-    require(f.dense_dim >= 1, source, "/ffn/dense_dim", [&] {
-      return fmt::format("dense_dim {} must be at least 1 for a dense model (num_experts = 0)", f.dense_dim);
-    });
-    require(f.top_k == 0, source, "/ffn/top_k", [&] {
-      return fmt::format("top_k {} given for a dense model (num_experts = 0); allowed: 0 or absent", f.top_k);
-    });
-    require(f.num_shared_experts == 0, source, "/ffn/num_shared_experts", [&] {
-      return fmt::format("num_shared_experts {} given for a dense model (num_experts = 0); allowed: 0 or absent",
-                         f.num_shared_experts);
-    });
-    require(!f.router_bias && !f.shared_expert_gate, source, f.router_bias ? "/ffn/router_bias" : "/ffn/shared_expert_gate",
-            [] { return std::string("a router bias or shared-expert gate needs an MoE model; allowed: false"); });
-  }
+Check check_layer_attention(const ArchConfig& c) {
+  const auto& a = c.attention;
+  if (auto p = range(a.sliding_window, 0, max_dimension, "/attention/sliding_window")) return p;
+  if (auto p = unless(a.layer_types.empty() || static_cast<std::int64_t>(a.layer_types.size()) == c.num_layers,
+                      "/attention/layer_types", [&] {
+                        return fmt::format("layer_types lists {} layers but num_layers is {}; allowed: one entry "
+                                           "per layer, or absent (every layer full)",
+                                           a.layer_types.size(), c.num_layers);
+                      }))
+    return p;
+  if (auto p = unless((c.sliding_attention_layers() > 0) == (a.sliding_window > 0), "/attention/sliding_window", [&] {
+        return a.sliding_window > 0
+                   ? fmt::format("sliding_window {} given but no layer of layer_types is \"sliding\"; allowed: 0 or "
+                                 "absent, or mark the sliding layers",
+                                 a.sliding_window)
+                   : std::string("layer_types has \"sliding\" layers but sliding_window is 0; allowed: the window "
+                                 "in keys, >= 1");
+      }))
+    return p;
+  return range(c.mtp_layers, 0, 1024, "/mtp_layers");
+}
 
-  if (c.loop) {
-    const auto& l = *c.loop;
-    require_range(l.first, 1, c.num_layers, source, "/loop/first");
-    require(l.last >= l.first && l.last <= c.num_layers, source, "/loop/last", [&] {
-      return fmt::format("loop last layer {} is outside [first = {}, num_layers = {}]", l.last, l.first,
-                         c.num_layers);
-    });
-    require_range(l.repeats, 1, 1024, source, "/loop/repeats");
-  }
+Check check_ffn_sizes(const ArchConfig& c) {
+  const auto& f = c.ffn;
+  if (auto p = range(f.num_experts, 0, max_dimension, "/ffn/num_experts")) return p;
+  if (auto p = range(f.num_shared_experts, 0, max_dimension, "/ffn/num_shared_experts")) return p;
+  if (auto p = range(f.first_dense_layers, 0, c.num_layers, "/ffn/first_dense_layers")) return p;
+  if (auto p = range(f.dense_dim, 0, max_dimension, "/ffn/dense_dim")) return p;
+  if (auto p = range(f.expert_dim, 0, max_dimension, "/ffn/expert_dim")) return p;
+  return range(f.shared_expert_dim, 0, max_dimension, "/ffn/shared_expert_dim");
+}
 
-  // Totals must fit comfortably in 64 bits: bound them in long double before any integer math.
+Check check_moe_ffn(const FfnConfig& f) {
+  if (auto p = unless(f.top_k >= 1 && f.top_k <= f.num_experts, "/ffn/top_k", [&] {
+        return fmt::format("top_k {} is out of range; allowed: an integer in [1, num_experts = {}]", f.top_k,
+                           f.num_experts);
+      }))
+    return p;
+  if (auto p = unless(f.expert_dim >= 1, "/ffn/expert_dim", [&] {
+        return fmt::format("expert_dim {} must be at least 1 for an MoE layer (num_experts = {})", f.expert_dim,
+                           f.num_experts);
+      }))
+    return p;
+  if (auto p = unless(f.num_shared_experts == 0 || f.shared_expert_dim >= 1, "/ffn/shared_expert_dim", [&] {
+        return fmt::format("shared_expert_dim {} must be at least 1 when num_shared_experts = {}", f.shared_expert_dim,
+                           f.num_shared_experts);
+      }))
+    return p;
+  return unless(f.first_dense_layers == 0 || f.dense_dim >= 1, "/ffn/dense_dim", [&] {
+    return fmt::format("dense_dim {} must be at least 1 when first_dense_layers = {}", f.dense_dim,
+                       f.first_dense_layers);
+  });
+}
+
+Check check_dense_ffn(const FfnConfig& f) {
+  if (auto p = unless(f.dense_dim >= 1, "/ffn/dense_dim", [&] {
+        return fmt::format("dense_dim {} must be at least 1 for a dense model (num_experts = 0)", f.dense_dim);
+      }))
+    return p;
+  if (auto p = unless(f.top_k == 0, "/ffn/top_k", [&] {
+        return fmt::format("top_k {} given for a dense model (num_experts = 0); allowed: 0 or absent", f.top_k);
+      }))
+    return p;
+  if (auto p = unless(f.num_shared_experts == 0, "/ffn/num_shared_experts", [&] {
+        return fmt::format("num_shared_experts {} given for a dense model (num_experts = 0); allowed: 0 or absent",
+                           f.num_shared_experts);
+      }))
+    return p;
+  return unless(!f.router_bias && !f.shared_expert_gate, f.router_bias ? "/ffn/router_bias" : "/ffn/shared_expert_gate",
+                [] { return std::string("a router bias or shared-expert gate needs an MoE model; allowed: false"); });
+}
+
+Check check_loop(const ArchConfig& c) {
+  if (!c.loop) return std::nullopt;
+  const auto& l = *c.loop;
+  if (auto p = range(l.first, 1, c.num_layers, "/loop/first")) return p;
+  if (auto p = unless(l.last >= l.first && l.last <= c.num_layers, "/loop/last", [&] {
+        return fmt::format("loop last layer {} is outside [first = {}, num_layers = {}]", l.last, l.first,
+                           c.num_layers);
+      }))
+    return p;
+  return range(l.repeats, 1, 1024, "/loop/repeats");
+}
+
+/// An upper bound of the parameters (and so of the per-token FLOPs' scale), in long double so
+/// that no integer product can overflow before the check.
+long double size_bound(const ArchConfig& c) {
+  const auto& a = c.attention;
+  const auto& f = c.ffn;
   const long double H = static_cast<long double>(c.hidden_size);
   const long double m = static_cast<long double>(f.matrices_per_mlp());
   // q and kv are each below 2^62 (two factors <= 2^31 - 1), but q + 2·kv can pass 2^63: sum them
@@ -231,23 +268,47 @@ void validate(const ArchConfig& c, const std::string& source) {
   }
   const long double ffn_params =
       m * H *
-      (static_cast<long double>(f.num_experts) * static_cast<long double>(f.expert_dim) +
-       static_cast<long double>(f.num_shared_experts) * static_cast<long double>(f.shared_expert_dim) +
-       static_cast<long double>(f.dense_dim)) +
+          (static_cast<long double>(f.num_experts) * static_cast<long double>(f.expert_dim) +
+           static_cast<long double>(f.num_shared_experts) * static_cast<long double>(f.shared_expert_dim) +
+           static_cast<long double>(f.dense_dim)) +
       H * static_cast<long double>(f.num_experts);
   const long double executed = static_cast<long double>(c.num_layers) *
                                static_cast<long double>(c.loop ? c.loop->repeats : 1);
   // LayerNorm biases, q/k norms, MLP biases and the LM-head bias are below these terms' scale;
   // MTP modules add at most one layer each plus a 2H × H projection.
   const long double mtp = static_cast<long double>(c.mtp_layers);
-  const long double bound = (attention + ffn_params + 4 * H) * executed +
-                            2 * H * static_cast<long double>(c.vocab_size) +
-                            (attention + ffn_params + 2 * H * H + 8 * H) * mtp;
-  require(bound < 4.0e18L, source, "/", [&] {
+  return (attention + ffn_params + 4 * H) * executed + 2 * H * static_cast<long double>(c.vocab_size) +
+         (attention + ffn_params + 2 * H * H + 8 * H) * mtp;
+}
+
+// Totals must fit comfortably in 64 bits.
+Check check_totals(const ArchConfig& c) {
+  const long double bound = size_bound(c);
+  return unless(bound < 4.0e18L, "/", [&] {
     return fmt::format("the config is too large: about {:.3g} parameters or FLOPs per token, beyond the "
                        "supported 4e18 (64-bit counts); check the sizes for a typo",
                        static_cast<double>(bound));
   });
+}
+
+Check first_problem(const ArchConfig& c) {
+  if (auto p = check_sizes(c)) return p;
+  if (auto p = check_mla(c)) return p;
+  if (auto p = check_layer_attention(c)) return p;
+  if (auto p = check_ffn_sizes(c)) return p;
+  if (auto p = c.ffn.is_moe() ? check_moe_ffn(c.ffn) : check_dense_ffn(c.ffn)) return p;
+  if (auto p = check_loop(c)) return p;
+  return check_totals(c);  // last: the bound assumes the sizes above are in range
+}
+}  // namespace
+
+std::string validation_error(const ArchConfig& config) {
+  const Check problem = first_problem(config);
+  return problem ? fmt::format("{}: {}", problem->path, problem->message) : std::string{};
+}
+
+void validate(const ArchConfig& config, const std::string& source) {
+  if (Check problem = first_problem(config)) throw Error(std::move(problem->message), source, problem->path);
 }
 
 }  // namespace budget

@@ -22,10 +22,11 @@ namespace {
 // to ArchConfig, AttentionConfig, FfnConfig or LoopConfig, the structured binding of that struct
 // below stops compiling (the count of names no longer matches): handle the new field in
 // export_hf.cpp, export_megatron.cpp and export_torchtitan.cpp (write it, or throw budget::Error
-// naming it), add a test, then add its name here.
+// naming it), add a test, then add its name here. `notes` say how a file was read, not what the
+// model is: no target writes them.
 void check_every_field_is_handled(const ArchConfig& c) {
   [[maybe_unused]] const auto& [name, hidden_size, num_layers, vocab_size, tie_embeddings, lm_head_bias, norm,
-                                attention, ffn, mtp_layers, loop] = c;
+                                attention, ffn, mtp_layers, loop, notes] = c;
   [[maybe_unused]] const auto& [num_heads, head_dim, num_kv_heads, mla, qkv_bias, output_bias, qk_norm,
                                 sliding_window, layer_types] = c.attention;
   [[maybe_unused]] const auto& [num_experts, top_k, expert_dim, gated, bias, router_bias, shared_expert_gate,

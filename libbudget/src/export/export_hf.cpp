@@ -72,6 +72,11 @@ HfStyle start_fresh(FreshFamily f, const ArchConfig& c, Json& doc) {
     case FreshFamily::deepseek:
       doc["architectures"] = Json::array({"DeepseekForCausalLM"});
       doc["moe_layer_freq"] = 1;
+      // DeepSeek-MoE's remote code has its own defaults (no transformers class): every key that
+      // decides a count is written (write_moe overwrites the expert keys), as the reader requires.
+      doc["n_shared_experts"] = nullptr;
+      doc["first_k_dense_replace"] = 0;
+      doc["attention_bias"] = false;
       s = {"n_routed_experts", "moe_intermediate_size", HfStyle::Shared::deepseek, true};
       break;
   }

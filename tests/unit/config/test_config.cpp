@@ -341,3 +341,36 @@ TEST_CASE("config: validate() of configs built in code names the field", "[confi
   w.kv_bytes = 16;
   CHECK_THROWS_WITH(budget::account(wide, w), Catch::Contains("KV cache"));
 }
+
+TEST_CASE("config: validation_error says what validate() throws, and nothing for a valid config", "[config]") {
+  using namespace budget;
+  const ArchConfig valid = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/examples/configs/paper-200M-S95-baseline.json");
+  CHECK(validation_error(valid).empty());
+  CHECK_NOTHROW(validate(valid));
+  // One broken constraint of each check group, in validate()'s order: the first one wins.
+  const auto broken = [&](auto&& change) {
+    ArchConfig c = valid;
+    change(c);
+    return c;
+  };
+  const std::vector<std::pair<ArchConfig, std::string>> cases{
+      {broken([](ArchConfig& c) { c.attention.num_kv_heads = 3; }), "/attention/num_kv_heads: num_kv_heads 3 does not divide"},
+      {broken([](ArchConfig& c) { c.attention.sliding_window = 64; }), "/attention/sliding_window: sliding_window 64 given"},
+      {broken([](ArchConfig& c) { c.ffn.top_k = c.ffn.num_experts + 1; }), "/ffn/top_k: top_k"},
+      {broken([](ArchConfig& c) { c.loop = LoopConfig{2, 1, 2}; }), "/loop/last: loop last layer 1 is outside"},
+      {broken([](ArchConfig& c) { c.hidden_size = 2'000'000'000; c.ffn.expert_dim = 2'000'000'000; }),
+       "/: the config is too large"},
+      {broken([](ArchConfig& c) { c.num_layers = 0; c.ffn.top_k = 0; }), "/num_layers: value 0 is out of range"},
+  };
+  for (const auto& [config, expected] : cases) {
+    INFO(expected);
+    const std::string message = validation_error(config);
+    CHECK_THAT(message, Catch::StartsWith(expected));
+    try {
+      validate(config, "file.json");
+      FAIL("validate() did not throw");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()) == "file.json: " + message);
+    }
+  }
+}

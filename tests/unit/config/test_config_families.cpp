@@ -1,4 +1,4 @@
-// Hugging Face families (config_hf.cpp): each supported family read from a released config.json
+// Hugging Face families (config/hf_families.cpp, config/hf_reader.cpp): each supported family read from a released config.json
 // (tests/data/hf/) and checked twice: exactly against an independent hand count (arithmetic in the
 // comments), and against the authors' published totals (±1% total, ±2% active unless a comment
 // says why not). Then the refusals: one per unsupported family and one per refused key, each
@@ -254,7 +254,7 @@ TEST_CASE("families: a hybrid of full and sliding layers counts the KV cache of 
   // The same through layer_types (transformers' newer form), and a loop over a sliding layer.
   ArchConfig looped = parse_arch_config(R"({"model_type": "qwen3", "hidden_size": 256, "num_hidden_layers": 4,
       "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
-      "sliding_window": 1024, "max_position_embeddings": 32768,
+      "sliding_window": 1024, "max_position_embeddings": 32768, "vocab_size": 0,
       "layer_types": ["full_attention", "full_attention", "sliding_attention", "sliding_attention"]})",
                                         "qwen3-hybrid.json");
   CHECK(looped.sliding_attention_layers() == 2);
@@ -415,7 +415,7 @@ TEST_CASE("families: a multimodal wrapper is read through its text_config (Mistr
 TEST_CASE("families: Qwen-MoE leading mlp_only_layers are first dense layers", "[config][hf]") {
   const ArchConfig c = parse_arch_config(R"({"model_type": "qwen3_moe", "hidden_size": 256, "num_hidden_layers": 4,
       "num_attention_heads": 4, "head_dim": 64, "num_experts": 8, "num_experts_per_tok": 2,
-      "moe_intermediate_size": 128, "intermediate_size": 1024, "mlp_only_layers": [1, 0]})",
+      "moe_intermediate_size": 128, "intermediate_size": 1024, "mlp_only_layers": [1, 0], "vocab_size": 0})",
                                          "qwen3-moe.json");
   CHECK(c.ffn.first_dense_layers == 2);
   CHECK(c.ffn.dense_dim == 1024);
@@ -423,8 +423,8 @@ TEST_CASE("families: Qwen-MoE leading mlp_only_layers are first dense layers", "
 
 TEST_CASE("families: the family is read from architectures when model_type is absent", "[config][hf]") {
   const ArchConfig c = parse_arch_config(R"({"architectures": ["MixtralForCausalLM"], "hidden_size": 256,
-      "num_hidden_layers": 2, "num_attention_heads": 4, "num_local_experts": 4, "num_experts_per_tok": 2,
-      "intermediate_size": 512})",
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "num_local_experts": 4,
+      "num_experts_per_tok": 2, "intermediate_size": 512, "vocab_size": 0})",
                                          "mixtral.json");
   CHECK(c.ffn.num_experts == 4);
 }
@@ -454,11 +454,11 @@ TEST_CASE("families: unsupported families are refused with the supported list", 
 
 TEST_CASE("families: every key that would change a count unmodelled is refused by name", "[config][hf][refuse]") {
   const std::string base = R"("hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
-      "intermediate_size": 512)";
+      "intermediate_size": 512, "vocab_size": 0)";
   const auto with = [&](const char* family, const std::string& extra) {
     return error_of(std::string(R"({"model_type": ")") + family + "\", " + base + ", " + extra + "}");
   };
-  const std::string moe = R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128)";
+  const std::string moe = R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 128, "head_dim": 64)";
   // Hybrid linear attention (Qwen3-Next / Qwen3.5 keys): never a 4× KV cache silently.
   CHECK_THAT(with("qwen3", R"("layer_types": ["full_attention", "linear_attention", "linear_attention",
       "linear_attention"])"),
@@ -472,7 +472,10 @@ TEST_CASE("families: every key that would change a count unmodelled is refused b
              Catch::Contains("/decoder_sparse_step: MoE on only every k-th layer"));
   CHECK_THAT(with("qwen3_moe", moe + R"(, "mlp_only_layers": [1, 3])"),
              Catch::Contains("/mlp_only_layers: dense layers other than the leading ones"));
-  CHECK_THAT(with("deepseek", R"("n_routed_experts": 8, "num_experts_per_tok": 2, "moe_layer_freq": 2)"),
+  // DeepSeek-MoE has no transformers class: every key that decides a count is given.
+  CHECK_THAT(with("deepseek", R"("n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+      "n_shared_experts": null, "first_k_dense_replace": 0, "num_key_value_heads": 4, "attention_bias": false,
+      "tie_word_embeddings": false, "moe_layer_freq": 2)"),
              Catch::Contains("/moe_layer_freq: MoE on only every k-th layer"));
   CHECK_THAT(with("mixtral", R"("num_local_experts": 8, "num_experts_per_tok": 2, "interleave_moe_layer_step": 2)"),
              Catch::Contains("/interleave_moe_layer_step"));
@@ -488,7 +491,8 @@ TEST_CASE("families: every key that would change a count unmodelled is refused b
   // MLA with attention biases; plain vs gated MLP activations.
   CHECK_THAT(error_of(R"({"model_type": "deepseek_v3", "hidden_size": 256, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 512, "kv_lora_rank": 32, "qk_nope_head_dim": 16,
-      "qk_rope_head_dim": 8, "v_head_dim": 16, "attention_bias": true})"),
+      "qk_rope_head_dim": 8, "v_head_dim": 16, "attention_bias": true, "vocab_size": 0, "n_routed_experts": 8,
+      "num_experts_per_tok": 2, "moe_intermediate_size": 64, "q_lora_rank": null})"),
              Catch::Contains("/attention_bias: attention biases with multi-head latent attention"));
   CHECK_THAT(with("llama", R"("hidden_act": "relu2")"), Catch::Contains("/hidden_act: activation \"relu2\""));
   // A sliding layer without a window.

@@ -103,19 +103,19 @@ TEST_CASE("hf: features the accounting does not model are refused with the key",
     }
     return std::string("no error");
   };
-  const std::string base = R"("hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8)";
+  const std::string base = R"("hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "vocab_size": 0)";
   const std::string llama = R"({"model_type": "llama", )" + base;
   CHECK_THAT(error(llama + R"(, "intermediate_size": 4096, "kv_lora_rank": 512})"),
              Catch::Contains("hf.json: /kv_lora_rank: sets multi-head latent attention") &&
                  Catch::Contains("family \"llama\""));
   CHECK_THAT(error(R"({"model_type": "qwen2_moe", )" + base + R"(, "num_experts": 8, "num_experts_per_tok": 2,
-                    "moe_intermediate_size": 512, "decoder_sparse_step": 2})"),
+                    "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "decoder_sparse_step": 2})"),
              Catch::Contains("/decoder_sparse_step"));
   CHECK_THAT(error(llama + R"(, "intermediate_size": 4096, "hidden_act": "relu"})"), Catch::Contains("/hidden_act"));
   CHECK_THAT(error(R"({"model_type": "llama", "hidden_size": 1000, "num_hidden_layers": 4, "num_attention_heads": 7,
-                    "intermediate_size": 64})"),
+                    "intermediate_size": 64, "vocab_size": 0})"),
              Catch::Contains("not a multiple of num_attention_heads"));
-  CHECK_THAT(error(R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "intermediate_size": 64})"),
+  CHECK_THAT(error(R"({"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, "intermediate_size": 64, "vocab_size": 0})"),
              Catch::Contains("/num_attention_heads: required key is missing"));
   CHECK_THAT(error(R"({"model_type": "mixtral", )" + base + R"(, "num_local_experts": 8, "intermediate_size": 512})"),
              Catch::Contains("/num_experts_per_tok: required key is missing"));

@@ -281,7 +281,7 @@ TEST_CASE("export: what a target cannot express is an error, never a silent chan
   CHECK_THROWS_WITH(export_config(c, ExportTarget::hf, with_template(llama_json)), Catch::Contains("dense model"));
   // A per-layer list that differs between layers cannot follow a depth change.
   const std::string typed = R"({"model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "intermediate_size": 128, "sliding_window": 16, "max_position_embeddings": 4096,
+    "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "sliding_window": 16, "max_position_embeddings": 4096,
     "layer_types": ["sliding_attention", "full_attention"]})";
   ArchConfig small = parse_hf_config(typed, "typed");
   small.num_layers = 3;

@@ -1,0 +1,529 @@
+// Hugging Face config.json → ArchConfig, driven by the family table (config/hf_families.cpp).
+// Reading is two passes. The key pass makes the object the family reads: transformers' own
+// alternative spellings renamed (with a note), every other spelling or near-typo of a key the
+// family counts refused with a did-you-mean, keys of other families refused, a missing required
+// key refused, and a missing key with a transformers default given that default (with a note in
+// ArchConfig::notes). The layer pass then reads that object into the config; nothing in it guesses.
+
+#include "budget/config_hf.hpp"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <limits>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "base/json_reader.hpp"
+#include "budget/error.hpp"
+#include "config/config_hf_json.hpp"
+#include "config/hf_families.hpp"
+
+namespace budget {
+namespace detail {
+
+bool looks_like_hf_config(const nlohmann::json& document) {
+  if (!document.is_object() || document.contains("num_layers")) return false;
+  return document.contains("num_hidden_layers") || document.contains("model_type") ||
+         document.contains("architectures") || document.contains("text_config");
+}
+
+namespace {
+
+/// Keys every family reads (each required where it is used).
+constexpr std::array<std::string_view, 7> common_counting_keys{
+    "hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "intermediate_size", "layer_types",
+    "max_position_embeddings"};  // the last decides whether a sliding window bounds anything
+/// Keys of the file's own structure.
+constexpr std::array<std::string_view, 3> structural_keys{"text_config", hf_loop_key, "_name_or_path"};
+
+template <typename Range>
+bool contains(const Range& range, std::string_view key) {
+  return std::find(range.begin(), range.end(), key) != range.end();
+}
+
+/// True when `key` is present with a value other than null, false, 0, an empty array or object.
+bool is_set(const nlohmann::json& object, std::string_view key) {
+  const auto it = object.find(key);
+  if (it == object.end()) return false;
+  const auto& v = *it;
+  if (v.is_null()) return false;
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0.0;
+  if (v.is_array() || v.is_object()) return !v.empty();
+  return true;
+}
+
+bool present(const nlohmann::json& object, std::string_view key) {
+  const auto it = object.find(key);
+  return it != object.end() && !it->is_null();
+}
+
+/// A slip of the pen: at most two edits (one for keys under 6 characters), or a truncation of at
+/// least 8 characters ("moe_intermediate" for "moe_intermediate_size").
+bool is_near_typo(std::string_view key, std::string_view target) {
+  if (key == target) return false;
+  const std::size_t allowed = key.size() < 6 ? 1 : 2;
+  const std::size_t gap = key.size() > target.size() ? key.size() - target.size() : target.size() - key.size();
+  if (gap <= allowed && edit_distance(key, target) <= allowed) return true;
+  const auto& shorter = key.size() < target.size() ? key : target;
+  const auto& longer = key.size() < target.size() ? target : key;
+  return shorter.size() >= 8 && longer.substr(0, shorter.size()) == shorter;
+}
+
+/// The key pass: the object the family reads, and the notes of what was taken for it.
+class KeyPass {
+ public:
+  KeyPass(const nlohmann::json& document, const ObjectReader& where, const HfFamily& family)
+      : doc_(document), where_(where), family_(family) {}
+
+  nlohmann::json run(std::vector<std::string>& notes) {
+    resolve_aliases(notes);
+    refuse_misspellings();
+    refuse_foreign_keys();
+    apply_absent_rules(notes);
+    return doc_;
+  }
+
+ private:
+  bool reads(std::string_view key) const {
+    return contains(common_counting_keys, key) ||
+           std::any_of(family_.keys.begin(), family_.keys.end(), [&](const HfKey& k) { return k.key == key; });
+  }
+
+  [[noreturn]] void refuse(std::string_view key, const std::string& why) const {
+    where_.fail(key, fmt::format("{} (family \"{}\"; docs/config.md lists what each family reads)", why,
+                                 family_.model_type));
+  }
+
+  void resolve_aliases(std::vector<std::string>& notes) {
+    for (const auto& a : family_.aliases) {
+      if (!present(doc_, a.alias)) continue;
+      if (present(doc_, a.key)) {
+        refuse(a.alias, fmt::format("both \"{}\" and \"{}\" are given; transformers reads \"{}\" as \"{}\": give one",
+                                    a.alias, a.key, a.alias, a.key));
+      }
+      const std::string alias(a.alias);
+      doc_[std::string(a.key)] = doc_.at(alias);
+      doc_.erase(alias);
+      notes.push_back(fmt::format("\"{}\" read as \"{}\" (the alias of {})", a.alias, a.key, family_.defaults_source));
+    }
+  }
+
+  /// Another spelling of a quantity the family counts, or a near-typo of one of its keys: an error
+  /// naming the family's key, never a silently different model.
+  void refuse_misspellings() const {
+    for (const auto& [key, value] : doc_.items()) {
+      if (value.is_null() || reads(key) || is_hf_non_counting_key(key) || contains(structural_keys, key)) continue;
+      for (const auto& group : hf_spelling_groups()) {
+        if (!contains(group, key)) continue;
+        for (const auto spelling : group) {
+          if (reads(spelling)) refuse_spelling(key, spelling, "is another spelling of");
+        }
+      }
+      // A counting key of another family is refused as such (refuse_foreign_keys), not as a typo.
+      if (std::any_of(hf_counting_keys().begin(), hf_counting_keys().end(),
+                      [&](const HfCountingKey& k) { return k.key == key; })) {
+        continue;
+      }
+      // The nearest of the family's keys (qk_rope_head_di is qk_rope_head_dim, not qk_nope_head_dim).
+      std::string_view nearest;
+      std::size_t nearest_distance = std::numeric_limits<std::size_t>::max();
+      const auto consider = [&](std::string_view target) {
+        if (!is_near_typo(key, target)) return;
+        const std::size_t d = edit_distance(key, target);
+        if (d < nearest_distance) {
+          nearest_distance = d;
+          nearest = target;
+        }
+      };
+      for (const auto target : common_counting_keys) consider(target);
+      for (const auto& k : family_.keys) consider(k.key);
+      if (!nearest.empty()) refuse_spelling(key, nearest, "looks like a misspelling of");
+    }
+  }
+
+  [[noreturn]] void refuse_spelling(std::string_view key, std::string_view family_key, std::string_view how) const {
+    refuse(key, fmt::format("unknown key \"{}\" {} \"{}\", a key this family counts with (did you mean \"{}\"?); "
+                            "read as it is, the file would describe a different model",
+                            key, how, family_key, family_key));
+  }
+
+  void refuse_foreign_keys() const {
+    for (const auto& k : hf_counting_keys()) {
+      if (reads(k.key) || !is_set(doc_, k.key)) continue;
+      const auto& v = doc_.at(std::string(k.key));
+      if (k.trivial_one && v.is_number() && v.get<double>() == 1.0) continue;
+      refuse(k.key, fmt::format("sets {}, which this family's layers do not have; a config mixing families is not "
+                                "read",
+                                k.meaning));
+    }
+    for (const auto& [key, value] : doc_.items()) {
+      if (key.rfind("linear_", 0) == 0 && !value.is_null()) {
+        refuse(key, "linear-attention layers (a hybrid linear/full attention stack) are not modelled: their "
+                    "recurrent state is not a KV cache");
+      }
+    }
+  }
+
+  void apply_absent_rules(std::vector<std::string>& notes) {
+    // vocab_size absent: the embedding and LM head are not modelled (vocab_size 0), as a native
+    // config says it and as an export of such a config writes it; said, never a class default.
+    if (!present(doc_, "vocab_size")) {
+      notes.push_back("vocab_size: absent, so the embedding and LM head are not counted (vocab_size 0); give the "
+                      "tokenizer's vocabulary size to count them");
+    }
+    for (const auto& k : family_.keys) {
+      if (doc_.contains(k.key)) continue;  // null is given, and means what the family says it means
+      if (k.absent == Absent::required) {
+        where_.fail(k.key, fmt::format("required key is missing: the family \"{}\" counts {} with it{}", family_.model_type,
+                                       k.meaning,
+                                       k.default_json.empty()
+                                           ? fmt::format(" ({}: no default to take)", family_.defaults_source)
+                                           : fmt::format(" ({} would take {}, which is not read from a file "
+                                                         "that does not say it)",
+                                                         family_.defaults_source, k.default_json)));
+      }
+      if (k.absent != Absent::noted_default) continue;
+      if (!k.default_json.empty() && k.default_json.front() == '=') {  // a rule the layer pass applies (head_dim, KV heads)
+        const std::string_view rule_key = k.default_json.substr(1);
+        const auto value = doc_.find(rule_key);
+        notes.push_back(fmt::format("{}: absent, taken as {}{} (the rule of {}) for {}", k.key, rule_key,
+                                    value != doc_.end() ? " = " + describe_value(*value) : std::string{},
+                                    family_.defaults_source, k.meaning));
+      } else {
+        doc_[std::string(k.key)] = nlohmann::json::parse(k.default_json);
+        notes.push_back(fmt::format("{}: absent, taken as {} (the default of {}) for {}", k.key, k.default_json,
+                                    family_.defaults_source, k.meaning));
+      }
+    }
+  }
+
+  nlohmann::json doc_;
+  const ObjectReader& where_;
+  const HfFamily& family_;
+};
+
+/// The layer pass: the key pass's object into an ArchConfig.
+class LayerPass {
+ public:
+  LayerPass(const nlohmann::json& object, const std::string& source, const std::string& pointer, const HfFamily& family)
+      : doc_(object), root_(doc_, source, pointer), family_(family), traits_(family.traits) {}
+
+  ArchConfig read() const {
+    ArchConfig c;
+    c.hidden_size = root_.integer("hidden_size", 1, max_dimension);
+    c.num_layers = root_.integer("num_hidden_layers", 1, 1'000'000);
+    c.vocab_size = root_.integer_or("vocab_size", 0, 0, max_dimension);  // absent: noted by the key pass
+    c.tie_embeddings = root_.boolean_or("tie_word_embeddings", false);
+    c.lm_head_bias = reads("lm_head_bias") && root_.boolean_or("lm_head_bias", false);
+    c.norm = traits_.norm;
+    read_attention(c);
+    read_ffn(c);
+    read_layer_types(c);
+    if (reads("num_nextn_predict_layers")) c.mtp_layers = integer_or("num_nextn_predict_layers", 0, 0, 1024);
+    return c;
+  }
+
+ private:
+  bool reads(std::string_view key) const {
+    return std::any_of(family_.keys.begin(), family_.keys.end(), [&](const HfKey& k) { return k.key == key; });
+  }
+  bool set(std::string_view key) const { return is_set(doc_, key); }
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min, std::int64_t max) const {
+    return present(doc_, key) ? root_.integer(key, min, max) : fallback;
+  }
+  [[noreturn]] void refuse(std::string_view key, const std::string& why) const {
+    root_.fail(key, fmt::format("{} (family \"{}\"; docs/config.md lists what each family reads)", why,
+                                family_.model_type));
+  }
+
+  void read_attention(ArchConfig& c) const {
+    auto& a = c.attention;
+    a.num_heads = root_.integer("num_attention_heads", 1, max_dimension);
+    if (traits_.mla) {
+      read_mla(c);
+      return;
+    }
+    a.num_kv_heads = reads("num_key_value_heads") ? integer_or("num_key_value_heads", a.num_heads, 1, max_dimension)
+                                                  : a.num_heads;
+    if (reads("head_dim") && present(doc_, "head_dim")) {
+      a.head_dim = root_.integer("head_dim", 1, max_dimension);
+    } else {
+      if (c.hidden_size % a.num_heads != 0) {
+        refuse("num_attention_heads", fmt::format("no head_dim given and hidden_size {} is not a multiple of "
+                                                  "num_attention_heads {}",
+                                                  c.hidden_size, a.num_heads));
+      }
+      a.head_dim = c.hidden_size / a.num_heads;
+    }
+    const bool attention_bias = reads("attention_bias") && root_.boolean_or("attention_bias", false);
+    const bool qkv_bias = traits_.qkv_bias_key && root_.boolean_or("qkv_bias", false);
+    a.qkv_bias = traits_.qkv_bias_always || qkv_bias || attention_bias;
+    a.output_bias = attention_bias;
+    a.qk_norm = traits_.qk_norm;
+  }
+
+  void read_mla(ArchConfig& c) const {
+    auto& a = c.attention;
+    if (root_.boolean_or("attention_bias", false)) {
+      refuse("attention_bias", "attention biases with multi-head latent attention are not modelled");
+    }
+    MlaConfig m;
+    m.q_lora_rank = integer_or("q_lora_rank", 0, 0, max_dimension);  // null: no query compression
+    m.kv_lora_rank = root_.integer("kv_lora_rank", 1, max_dimension);
+    m.qk_nope_head_dim = root_.integer("qk_nope_head_dim", 0, max_dimension);
+    m.qk_rope_head_dim = root_.integer("qk_rope_head_dim", 0, max_dimension);
+    m.v_head_dim = root_.integer("v_head_dim", 1, max_dimension);
+    a.mla = m;
+    // num_key_value_heads and head_dim of these configs do not size any weight (transformers sets
+    // head_dim = qk_rope_head_dim for the rotary embedding): the MLA dims decide.
+    a.head_dim = m.qk_head_dim();
+    a.num_kv_heads = 1;
+  }
+
+  void read_ffn(ArchConfig& c) const {
+    auto& f = c.ffn;
+    f.gated = traits_.gated;
+    f.bias = traits_.mlp_bias || (reads("mlp_bias") && root_.boolean_or("mlp_bias", false));
+    check_activation();
+    if (!traits_.moe) {
+      f.dense_dim = root_.integer("intermediate_size", 1, max_dimension);
+      return;
+    }
+    // An MoE family: the expert count is required (the key pass refused its absence), never taken
+    // as "dense" from a missing key.
+    f.num_experts = root_.integer(traits_.expert_count_key, 1, max_dimension);
+    f.top_k = root_.integer("num_experts_per_tok", 1, f.num_experts);
+    f.expert_dim = root_.integer(traits_.expert_width_key ? "moe_intermediate_size" : "intermediate_size", 1,
+                                 max_dimension);
+    read_shared_experts(c);
+    if (reads("first_k_dense_replace") && set("first_k_dense_replace")) {
+      f.first_dense_layers = root_.integer("first_k_dense_replace", 0, c.num_layers);
+      f.dense_dim = root_.integer("intermediate_size", 1, max_dimension);
+    }
+    for (const char* key : {"decoder_sparse_step", "moe_layer_freq"}) {
+      if (reads(key) && present(doc_, key) && root_.integer(key, 0, 1 << 20) > 1) {
+        refuse(key, "MoE on only every k-th layer is not modelled; allowed: 1 (every layer)");
+      }
+    }
+    if (reads("mlp_only_layers") && set("mlp_only_layers")) read_mlp_only_layers(c);
+    f.router_bias = traits_.router_bias ||
+                    (traits_.router_bias_from_topk_method && root_.string_or("topk_method", "") == "noaux_tc");
+  }
+
+  void read_shared_experts(ArchConfig& c) const {
+    auto& f = c.ffn;
+    if (traits_.deepseek_shared && set("n_shared_experts")) {  // DeepSeek: shared experts as wide as routed ones
+      f.num_shared_experts = root_.integer("n_shared_experts", 1, max_dimension);
+      f.shared_expert_dim = f.expert_dim;
+    } else if (traits_.qwen_shared && set("shared_expert_intermediate_size")) {
+      // Qwen-MoE: one shared expert of that width behind an H → 1 sigmoid gate.
+      f.num_shared_experts = 1;
+      f.shared_expert_dim = root_.integer("shared_expert_intermediate_size", 1, max_dimension);
+      f.shared_expert_gate = true;
+    }
+  }
+
+  /// Qwen-MoE's dense layers (0-based indices, MLP of intermediate_size): modelled when they are
+  /// the leading layers 0 … k−1 (first_dense_layers = k), refused otherwise.
+  void read_mlp_only_layers(ArchConfig& c) const {
+    const auto& list = root_.raw("mlp_only_layers");
+    std::vector<std::int64_t> layers;
+    if (list.is_array()) {
+      for (const auto& v : list) {
+        if (!v.is_number_integer()) refuse("mlp_only_layers", "expected an array of layer indices");
+        layers.push_back(v.get<std::int64_t>());
+      }
+    }
+    std::sort(layers.begin(), layers.end());
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (layers[i] != static_cast<std::int64_t>(i)) {
+        refuse("mlp_only_layers", "dense layers other than the leading ones (0, 1, …, k−1) are not modelled");
+      }
+    }
+    c.ffn.first_dense_layers = std::min<std::int64_t>(static_cast<std::int64_t>(layers.size()), c.num_layers);
+    c.ffn.dense_dim = root_.integer("intermediate_size", 1, max_dimension);
+  }
+
+  void check_activation() const {
+    if (!root_.has("hidden_act")) return;
+    const char* key = "hidden_act";
+    const std::string act = root_.string(key);
+    // The activation does not change a count inside a family; these are the ones the families use.
+    static const std::vector<std::string> known{"silu", "swiglu", "gelu", "gelu_new", "gelu_pytorch_tanh",
+                                                "gelu_fast", "relu"};
+    if (std::find(known.begin(), known.end(), act) == known.end() || (traits_.gated && act == "relu")) {
+      refuse(key, fmt::format("activation \"{}\" is not one this family is read with ({})", act,
+                              traits_.gated ? "a gated MLP: silu, swiglu, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast"
+                                            : "a plain MLP: gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu"));
+    }
+  }
+
+  /// Per-layer attention kinds: `layer_types` (any family; full and sliding attention are modelled,
+  /// other kinds refused), else the family's sliding-window keys. A window of at least
+  /// max_position_embeddings never bounds anything: such layers count as full.
+  void read_layer_types(ArchConfig& c) const {
+    auto& a = c.attention;
+    const bool use_sliding = traits_.qwen_sliding && root_.boolean_or("use_sliding_window", false);
+    if (use_sliding && traits_.refuse_use_sliding_window) {
+      refuse("use_sliding_window", "use_sliding_window: true is not read for this family (the layers it applies "
+                                   "to differ between transformers versions); give layer_types instead");
+    }
+    std::int64_t window = 0;
+    if (use_sliding) {
+      if (!present(doc_, "sliding_window")) {
+        root_.fail("sliding_window", "required key is missing: use_sliding_window is true and the window decides "
+                                     "the KV cache of the sliding layers");
+      }
+      window = root_.integer("sliding_window", 1, max_dimension);
+    } else if (set("sliding_window") && (!traits_.qwen_sliding || root_.has("layer_types"))) {
+      window = root_.integer("sliding_window", 1, max_dimension);
+    }
+    // Whether a window bounds anything depends on max_position_embeddings: required with a window
+    // (its transformers default differs between families).
+    if (window > 0 && !present(doc_, "max_position_embeddings")) {
+      root_.fail("max_position_embeddings", fmt::format("required key is missing: with sliding_window {} it decides "
+                                                        "whether the window bounds any layer's KV cache",
+                                                        window));
+    }
+    const std::int64_t max_positions =
+        window > 0 ? root_.integer("max_position_embeddings", 1, std::int64_t{1} << 40) : 0;
+    const bool window_bounds = window > 0 && (max_positions == 0 || window < max_positions);
+    std::vector<LayerAttention> types;
+    if (present(doc_, "layer_types")) {
+      types = read_layer_type_list(c.num_layers, window, window_bounds);
+    } else if (traits_.sliding_all_layers && window_bounds) {
+      types.assign(static_cast<std::size_t>(c.num_layers), LayerAttention::sliding);
+    } else if (use_sliding && window_bounds) {
+      // transformers (Qwen2/3): layers i >= max_window_layers (0-based) use the window.
+      if (!present(doc_, "max_window_layers")) {
+        root_.fail("max_window_layers", "required key is missing: use_sliding_window is true and it decides which "
+                                        "layers slide");
+      }
+      const std::int64_t full_layers = root_.integer("max_window_layers", 0, 1'000'000);
+      for (std::int64_t i = 0; i < c.num_layers; ++i) {
+        types.push_back(i >= full_layers ? LayerAttention::sliding : LayerAttention::full);
+      }
+    }
+    if (std::find(types.begin(), types.end(), LayerAttention::sliding) != types.end()) {
+      a.layer_types = std::move(types);
+      a.sliding_window = window;
+    }
+  }
+
+  std::vector<LayerAttention> read_layer_type_list(std::int64_t num_layers, std::int64_t window,
+                                                   bool window_bounds) const {
+    const auto& list = root_.raw("layer_types");
+    if (!list.is_array() || static_cast<std::int64_t>(list.size()) != num_layers) {
+      refuse("layer_types", fmt::format("expected an array of {} layer kinds (num_hidden_layers)", num_layers));
+    }
+    std::vector<LayerAttention> types;
+    for (const auto& v : list) {
+      const std::string kind = v.is_string() ? v.get<std::string>() : describe_value(v);
+      if (kind == "full_attention") {
+        types.push_back(LayerAttention::full);
+      } else if (kind == "sliding_attention") {
+        if (window == 0) refuse("layer_types", "sliding_attention layers but no sliding_window");
+        types.push_back(window_bounds ? LayerAttention::sliding : LayerAttention::full);
+      } else {
+        refuse("layer_types", fmt::format("layer kind \"{}\" is not modelled (only full_attention and "
+                                          "sliding_attention are); linear-attention layers keep a recurrent "
+                                          "state, not a KV cache",
+                                          kind));
+      }
+    }
+    return types;
+  }
+
+  const nlohmann::json& doc_;
+  ObjectReader root_;
+  const HfFamily& family_;
+  const HfTraits& traits_;
+};
+
+const HfFamily& resolve_family(const nlohmann::json& object, const ObjectReader& root, const std::string& wrapper) {
+  if (root.has("model_type") && !root.raw("model_type").is_null()) {
+    const std::string model_type = root.string("model_type");
+    if (const HfFamily* f = find_hf_family_by_model_type(model_type)) return *f;
+    root.fail("model_type", fmt::format("{}family \"{}\" is not supported; supported families: {} "
+                                        "(docs/config.md, \"Hugging Face configs\")",
+                                        wrapper, model_type, supported_hf_families()));
+  }
+  if (object.contains("architectures") && object.at("architectures").is_array() &&
+      !object.at("architectures").empty() && object.at("architectures").at(0).is_string()) {
+    const std::string architecture = object.at("architectures").at(0).get<std::string>();
+    if (const HfFamily* f = find_hf_family_by_architecture(architecture)) return *f;
+    root.fail("architectures", fmt::format("{}architecture \"{}\" is not supported; supported families: {}", wrapper,
+                                           architecture, supported_hf_families()));
+  }
+  root.fail("model_type", fmt::format("required key is missing (the family decides how the config is read); "
+                                      "supported families: {}",
+                                      supported_hf_families()));
+}
+
+/// One model object (the document, or its text_config) read through its family.
+ArchConfig read_model_object(const ObjectReader& where, const std::string& wrapper,
+                             const std::function<void(nlohmann::json&)>& complete) {
+  const HfFamily& family = resolve_family(where.json(), where, wrapper);
+  std::vector<std::string> notes;
+  nlohmann::json object = where.json();
+  complete(object);
+  object = KeyPass(object, where, family).run(notes);
+  ArchConfig c = LayerPass(object, where.source(), where.pointer(), family).read();
+  c.notes = std::move(notes);
+  return c;
+}
+
+}  // namespace
+
+ArchConfig read_hf_config(const nlohmann::json& document, const std::string& source) {
+  const ObjectReader root(document, source, "");
+  ArchConfig c;
+  if (document.contains("text_config") && !document.at("text_config").is_null()) {
+    // A multimodal wrapper (Llama-4, Mistral-3, Qwen-VL ...): the text model is counted, the
+    // vision tower and projector are not. tie_word_embeddings of the wrapper holds for the text
+    // model when the text config does not give it.
+    const ObjectReader text = root.object("text_config");
+    const std::string wrapper_type = root.string_or("model_type", "?");
+    c = read_model_object(text, fmt::format("multimodal model \"{}\": its text model ", wrapper_type),
+                          [&](nlohmann::json& object) {
+                            if (!object.contains("tie_word_embeddings") && document.contains("tie_word_embeddings")) {
+                              object["tie_word_embeddings"] = document.at("tie_word_embeddings");
+                            }
+                          });
+    c.name = root.string_or("_name_or_path", wrapper_type + " (text model)");
+  } else {
+    c = read_model_object(root, "", [](nlohmann::json&) {});
+    c.name = root.string_or("_name_or_path", root.string_or("model_type", "hf-config"));
+  }
+  // The loop key written by export (config_hf.hpp, hf_loop_key); transformers ignores it.
+  if (root.has(hf_loop_key)) {
+    const ObjectReader loop = root.object(hf_loop_key);
+    loop.reject_unknown_keys({"first", "last", "repeats"});
+    LoopConfig l;
+    l.first = loop.integer("first", 1, c.num_layers);
+    l.last = loop.integer("last", 1, c.num_layers);
+    l.repeats = loop.integer("repeats", 1, 1024);
+    c.loop = l;
+  }
+  try {
+    validate(c, source);
+  } catch (const Error& e) {
+    std::string taken;
+    for (const auto& note : c.notes) taken += (taken.empty() ? "; taken for keys the file does not give: " : "; ") + note;
+    throw Error(e.message() + " (as read from the Hugging Face config; docs/config.md lists the key mapping" + taken +
+                    ")",
+                source, e.path());
+  }
+  return c;
+}
+
+}  // namespace detail
+
+ArchConfig parse_hf_config(std::string_view json_text, const std::string& source) {
+  return detail::read_hf_config(detail::parse_json_text(json_text, source), source);
+}
+
+}  // namespace budget
