@@ -19,6 +19,11 @@ budget_cli_test(NAME export.megatron_workload_seq_len
 add_test(NAME cli.export.megatron_paste_recipe
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/megatron_paste.sh $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
           ${export_out}/megatron-paste)
+# torchtitan modules, built against a shape-only stand-in of torchtitan's constructors, describe
+# exactly budget's parameter count (tests/cli/torchtitan_params.py).
+add_test(NAME cli.export.torchtitan_params
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/torchtitan_params.py $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
+          ${export_out}/torchtitan-params)
 # torchtitan modules compile (python3 -m py_compile).
 add_test(NAME cli.export.torchtitan_py_compile
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/torchtitan_compile.sh $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
