@@ -202,7 +202,9 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       if (n < 0) {
         throw Error(fmt::format("/ffn: {} shared experts of width {} are not a whole number of routed-width ({}) "
                                 "experts, which is how {} spells shared experts (n_shared_experts); match with "
-                                "shared_expert_dim and expert_dim fixed to one width, or export to megatron",
+                                "shared_expert_dim and expert_dim fixed to one width (--constraints C.json with "
+                                "{{\"expert_dim\": {{\"fixed\": W}}, \"shared_expert_dim\": {{\"fixed\": W}}}}, "
+                                "docs/matching.md), or export to megatron",
                                 f.num_shared_experts, f.shared_expert_dim, f.expert_dim, family),
                     source);
       }

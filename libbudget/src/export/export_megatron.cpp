@@ -141,6 +141,13 @@ std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
   if (!c.tie_embeddings) args.emplace_back("--untie-embeddings-and-output-weights");
   if (c.vocab_size > 0) {
     arg("--vocab-size", c.vocab_size);
+    // Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × TP
+    // (arguments.py:2441, default 128); budget counts the vocabulary as given.
+    if (c.vocab_size % 128 != 0) {
+      defaults.push_back(fmt::format("--make-vocab-size-divisible-by 128 (Megatron pads the vocabulary of {} to a "
+                                     "multiple of 128 x TP; budget counts {})",
+                                     c.vocab_size, c.vocab_size));
+    }
   } else {
     not_expressed.push_back("vocab_size is 0 (embeddings not modelled): add --vocab-size or a tokenizer");
   }
