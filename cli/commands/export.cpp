@@ -1,10 +1,13 @@
-// budget-match export CFG.json --to hf|megatron|torchtitan|native [--out FILE]
+// budget-match export CFG.json --to hf|megatron|torchtitan|native [--template HF.json] [--workload W.json]
+//              [--out FILE]
 // Writes a config (native or Hugging Face) in the format a trainer reads. What each target gets,
 // its implied defaults and what it cannot express: docs/export.md.
 
 #include <memory>
 
+#include "budget/error.hpp"
 #include "budget/export.hpp"
+#include "budget/workload.hpp"
 #include "command_registry.hpp"
 #include "config_export.hpp"
 
@@ -15,6 +18,8 @@ struct ExportCommandOptions {
   std::string config_path;
   std::string target;
   std::string out_path;
+  std::string template_path;
+  std::string workload_path;
 };
 
 void run_export(const ExportCommandOptions& o) {
@@ -22,6 +27,14 @@ void run_export(const ExportCommandOptions& o) {
   ExportOptions options;
   options.hf_template = input.hf_text;
   options.hf_template_source = o.config_path;
+  if (!o.template_path.empty()) {
+    options.hf_template = load_sourced_config(o.template_path).hf_text;
+    options.hf_template_source = o.template_path;
+    if (options.hf_template.empty()) {
+      throw Error("--template: the file is a native config, not a Hugging Face config.json", o.template_path);
+    }
+  }
+  options.seq_length = (o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path)).seq_len;
   write_exported_config(input.config, parse_export_target(o.target, "--to"), options, o.out_path);
 }
 
@@ -33,6 +46,11 @@ void add_export_command(CLI::App& app) {
   add_export_target_option(*cmd, "to", o->target,
                            "Target: hf (a Hugging Face input keeps its other keys), megatron, torchtitan, torch (docs/torch.md), native")
       ->required();
+  cmd->add_option("--template", o->template_path,
+                  "hf: keep every other key of this Hugging Face config.json (or multimodal wrapper); default: the "
+                  "input's own keys when it is a Hugging Face file");
+  cmd->add_option("--workload", o->workload_path,
+                  "Workload JSON whose seq_len is Megatron-LM's --seq-length (default: the paper's)");
   cmd->add_option("--out", o->out_path, "Write to this file (default: stdout)");
   cmd->callback([o] { run_export(*o); });
 }

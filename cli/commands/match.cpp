@@ -213,6 +213,7 @@ void run_match(const MatchOptions& o) {
     ExportOptions export_options;  // an HF baseline's other keys are kept in an hf export
     export_options.hf_template = sourced_baseline.hf_text;
     export_options.hf_template_source = o.baseline_path;
+    export_options.seq_length = workload.seq_len;  // Megatron's --seq-length, torchtitan's RoPE context
     write_exported_config(result.candidates.front().config, parse_export_target(o.out_format, "--out-format"),
                           export_options, o.out_path);
     if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << o.out_path << "\n";

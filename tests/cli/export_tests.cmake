@@ -4,20 +4,47 @@ set(export_out "${CMAKE_CURRENT_BINARY_DIR}/export_out")
 file(MAKE_DIRECTORY "${export_out}")
 
 budget_cli_test(NAME export.megatron_baseline ARGS export ${BASE} --to megatron
-  STDOUT_MATCHES "\n--num-layers 12\n--hidden-size 1280\n--ffn-hidden-size 432\n--num-attention-heads 10\n"
-                 "--num-experts 192\n--moe-router-topk 8\n--moe-ffn-hidden-size 432\n$"
+  STDOUT_MATCHES "\nMODEL_ARGS=[(]\n  --num-layers 12\n  --hidden-size 1280\n  --ffn-hidden-size 432\n"
+                 "  --seq-length 4096\n  --max-position-embeddings 4096\n"
+                 "  --moe-ffn-hidden-size 432\n  --moe-router-score-function softmax\n[)]\n$"
+                 "# Target: NVIDIA/Megatron-LM d98e8a64"
   STDERR_MATCHES "note: megatron export: vocab_size is 0")
 budget_cli_test(NAME export.megatron_loop_stated ARGS export examples/configs/paper-200M-S95-smelt.json --to megatron
   STDOUT_MATCHES "# NOT EXPRESSED: the loop [(]layers 4-9 run 2 times"
   STDERR_MATCHES "note: megatron export: the loop")
+budget_cli_test(NAME export.megatron_workload_seq_len
+  ARGS export examples/configs/paper-200M-S95-smelt.json --to megatron --workload tests/data/export/workload-8k.json
+  STDOUT_MATCHES "  --seq-length 8192\n  --max-position-embeddings 8192\n")
+# The documented recipe: source the file, "${MODEL_ARGS[@]}" is the argv Megatron gets.
+add_test(NAME cli.export.megatron_paste_recipe
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/megatron_paste.sh $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
+          ${export_out}/megatron-paste)
+# torchtitan modules, built against a shape-only stand-in of torchtitan's constructors, describe
+# exactly budget's parameter count (tests/cli/torchtitan_params.py).
+add_test(NAME cli.export.torchtitan_params
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/torchtitan_params.py $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
+          ${export_out}/torchtitan-params)
+# torchtitan modules compile (python3 -m py_compile).
+add_test(NAME cli.export.torchtitan_py_compile
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/torchtitan_compile.sh $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
+          ${export_out}/torchtitan)
 budget_cli_test(NAME export.hf_keeps_keys ARGS export examples/hf/mixtral-8x7b.json --to HF
   STDOUT_MATCHES "\"rope_theta\": 1000000[.]0" "\"num_local_experts\": 8")
 budget_cli_test(NAME export.torchtitan ARGS export examples/configs/paper-200M-S95-smelt.json --to torchtitan
-  STDOUT_MATCHES "\"model\": \"qwen3\"" "\"moe_inter_dim\": 352" "\"not_expressed\": [[]")
+  STDOUT_MATCHES "# Target: pytorch/torchtitan b5bcd76c" "\nMOE_HIDDEN_DIM = 352\n"
+                 "\ndef budget_config[(]attn_backend: str = \"flex\", moe_comm_backend: str = \"standard\"[)]")
+# export --template: a native config written into a Hugging Face file's keys (a multimodal wrapper
+# too: its text_config takes the shapes).
+budget_cli_test(NAME export.hf_template_option
+  ARGS export tests/data/export/mistral-small-text.json --to hf --template tests/data/hf/mistral-small-3.1-24b.json
+  STDOUT_MATCHES "\"vision_config\": [{]" "\"text_config\": [{]" "\"hidden_size\": 5056")
+budget_cli_test(NAME export.hf_template_not_hf
+  ARGS export ${BASE} --to hf --template ${BASE} EXPECT_EXIT 2
+  STDERR_MATCHES "--template: the file is a native config, not a Hugging Face config.json")
 budget_cli_test(NAME export.bad_target ARGS export ${BASE} --to onnx EXPECT_EXIT 64
   STDERR_MATCHES "allowed: native, hf, megatron, torchtitan")
-budget_cli_test(NAME export.unexpressible ARGS export examples/hf/deepseek-moe-16b.json --to torchtitan EXPECT_EXIT 2
-  STDERR_MATCHES "/ffn/first_dense_layers: 1 leading dense layers cannot be expressed")
+budget_cli_test(NAME export.unexpressible ARGS export tests/data/hf/deepseek-v3.json --to torchtitan EXPECT_EXIT 2
+  STDERR_MATCHES "/attention/mla: multi-head latent attention [(]torchtitan has it in its deepseek_v3 model")
 budget_cli_test(NAME export.to_file ARGS export ${BASE} --to native --out "${export_out}/native.json")
 
 # --baseline ... --out FILE --out-format hf: the written HF config reads back with the matched budgets.

@@ -118,6 +118,29 @@ struct LoopConfig {
 enum class NormKind { rmsnorm, layernorm };
 std::string_view to_string(NormKind kind);
 
+/// How the router turns its logits into the weights of the chosen experts: a softmax or a sigmoid
+/// of each logit (DeepSeek-V3, Kimi-K2).
+enum class RouterScore { softmax, sigmoid };
+std::string_view to_string(RouterScore score);
+
+/// Settings a trainer needs to build the same model that size no weight and change no budget
+/// (docs/config.md, "settings"). Each is optional: absent means the input did not say, and an
+/// export then states the trainer's default it leaves in place. The accounting never reads them.
+struct ModelSettings {
+  std::optional<double> rope_theta = std::nullopt;     ///< rotary base (HF rope_theta)
+  std::optional<double> norm_epsilon = std::nullopt;   ///< epsilon of every norm (HF rms_norm_eps)
+  std::int64_t max_position_embeddings = 0;            ///< longest context trained for (0: not given)
+  std::optional<RouterScore> router_score = std::nullopt;
+  /// Top-k weights renormalised to sum to 1 (HF norm_topk_prob; a softmax over the top-k logits).
+  std::optional<bool> router_normalize_top_k = std::nullopt;
+
+  bool operator==(const ModelSettings& o) const {
+    return rope_theta == o.rope_theta && norm_epsilon == o.norm_epsilon &&
+           max_position_embeddings == o.max_position_embeddings && router_score == o.router_score &&
+           router_normalize_top_k == o.router_normalize_top_k;
+  }
+};
+
 struct ArchConfig {
   std::string name;
   std::int64_t hidden_size = 0;
@@ -132,6 +155,7 @@ struct ArchConfig {
   /// kind plus a 2H × H projection and three norms; reported apart from the main budgets.
   std::int64_t mtp_layers = 0;
   std::optional<LoopConfig> loop = std::nullopt;  ///< absent: unlooped
+  ModelSettings settings = {};                     ///< change no budget (exports write them)
   /// What reading the config took that the file did not say (a Hugging Face key absent and taken
   /// at its transformers default, a transformers alias read as the family's key): one line each,
   /// shown by the CLI with the config and in JSON `notes`. Empty for native configs. Counts never

@@ -68,6 +68,7 @@ std::string_view to_string(QkNorm norm) {
 std::string_view to_string(LayerAttention kind) { return kind == LayerAttention::sliding ? "sliding" : "full"; }
 
 std::string_view to_string(NormKind kind) { return kind == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
+std::string_view to_string(RouterScore score) { return score == RouterScore::sigmoid ? "sigmoid" : "softmax"; }
 
 LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int64_t repeats) {
   if (!(span_fraction > 0.0 && span_fraction <= 1.0)) {

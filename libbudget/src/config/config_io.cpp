@@ -12,11 +12,46 @@
 namespace budget {
 namespace detail {
 
+namespace {
+
+ModelSettings read_model_settings(const ObjectReader& settings) {
+  settings.reject_unknown_keys(
+      {"rope_theta", "norm_epsilon", "max_position_embeddings", "router_score", "router_normalize_top_k"});
+  ModelSettings s;
+  if (settings.has("rope_theta")) s.rope_theta = settings.number("rope_theta", 1e-6, 1e15);
+  if (settings.has("norm_epsilon")) s.norm_epsilon = settings.number("norm_epsilon", 1e-30, 0.5);
+  s.max_position_embeddings = settings.integer_or("max_position_embeddings", 0, 0, std::int64_t{1} << 40);
+  if (settings.has("router_score")) {
+    s.router_score = settings.choice_or("router_score", "softmax", {"softmax", "sigmoid"}) == "sigmoid"
+                         ? RouterScore::sigmoid
+                         : RouterScore::softmax;
+  }
+  if (settings.has("router_normalize_top_k")) {
+    if (!settings.raw("router_normalize_top_k").is_boolean()) {
+      settings.fail("router_normalize_top_k", "expected true or false");
+    }
+    s.router_normalize_top_k = settings.raw("router_normalize_top_k").get<bool>();
+  }
+  return s;
+}
+
+nlohmann::ordered_json model_settings_json(const ModelSettings& s) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (s.rope_theta) j["rope_theta"] = *s.rope_theta;
+  if (s.norm_epsilon) j["norm_epsilon"] = *s.norm_epsilon;
+  if (s.max_position_embeddings > 0) j["max_position_embeddings"] = s.max_position_embeddings;
+  if (s.router_score) j["router_score"] = std::string(to_string(*s.router_score));
+  if (s.router_normalize_top_k) j["router_normalize_top_k"] = *s.router_normalize_top_k;
+  return j;
+}
+
+}  // namespace
+
 ArchConfig read_arch_config(const nlohmann::json& object, const std::string& source,
                             const std::string& pointer) {
   ObjectReader root(object, source, pointer);
   root.reject_unknown_keys({"name", "hidden_size", "num_layers", "vocab_size", "tie_embeddings", "lm_head_bias",
-                            "norm", "mtp_layers", "attention", "ffn", "loop"});
+                            "norm", "mtp_layers", "attention", "ffn", "loop", "settings"});
   ArchConfig c;
   c.name = root.string_or("name", "");
   c.hidden_size = root.integer("hidden_size", 1, max_dimension);
@@ -114,6 +149,8 @@ ArchConfig read_arch_config(const nlohmann::json& object, const std::string& sou
     }
   }
 
+  if (root.has("settings")) c.settings = read_model_settings(root.object("settings"));
+
   try {
     validate(c, source);
   } catch (const Error& e) {
@@ -171,6 +208,10 @@ nlohmann::ordered_json arch_config_json(const ArchConfig& c) {
   j["ffn"] = ffn;
   if (c.loop) {
     j["loop"] = nlohmann::ordered_json{{"first", c.loop->first}, {"last", c.loop->last}, {"repeats", c.loop->repeats}};
+  }
+  // Written only when the input gave some: configs without settings are written as before.
+  if (nlohmann::ordered_json settings = model_settings_json(c.settings); !settings.empty()) {
+    j["settings"] = std::move(settings);
   }
   return j;
 }

@@ -8,6 +8,7 @@
 #include "budget/config_hf.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <functional>
 #include <limits>
@@ -223,7 +224,39 @@ class LayerPass {
     read_ffn(c);
     read_layer_types(c);
     if (reads("num_nextn_predict_layers")) c.mtp_layers = integer_or("num_nextn_predict_layers", 0, 0, 1024);
+    read_settings(c);
     return c;
+  }
+
+  /// ArchConfig::settings (no budget depends on them): rope_theta (GPT-NeoX: rotary_emb_base; newer
+  /// files: rope_parameters.rope_theta), rms_norm_eps (GPT-NeoX: layer_norm_eps),
+  /// max_position_embeddings, and the router: the score function is DeepSeek's scoring_func
+  /// (default: sigmoid in DeepSeek-V3, softmax before), softmax in the other MoE families read
+  /// (PhiMoE's sparsemixer router is left unset); renormalised top-k weights: norm_topk_prob where
+  /// the file has it, always in Mixtral and GraniteMoE (a softmax over the top-k logits).
+  void read_settings(ArchConfig& c) const {
+    ModelSettings& s = c.settings;
+    const std::string_view family = family_.model_type;
+    const auto number_at = [&](const ObjectReader& r, const char* key, double min, double max) -> std::optional<double> {
+      if (!r.has(key) || r.raw(key).is_null()) return std::nullopt;
+      return r.number(key, min, max);
+    };
+    s.rope_theta = number_at(root_, family == "gpt_neox" ? "rotary_emb_base" : "rope_theta", 1e-6, 1e15);
+    if (!s.rope_theta && root_.has("rope_parameters") && root_.raw("rope_parameters").is_object()) {
+      s.rope_theta = number_at(root_.object("rope_parameters"), "rope_theta", 1e-6, 1e15);
+    }
+    s.norm_epsilon = number_at(root_, family == "gpt_neox" ? "layer_norm_eps" : "rms_norm_eps", 1e-30, 0.5);
+    s.max_position_embeddings = root_.integer_or("max_position_embeddings", 0, 0, std::int64_t{1} << 40);
+    if (!c.ffn.is_moe() || family == "phimoe") return;
+    const std::string score = root_.string_or("scoring_func", family == "deepseek_v3" ? "sigmoid" : "softmax");
+    if (score == "softmax" || score == "sigmoid") {
+      s.router_score = score == "sigmoid" ? RouterScore::sigmoid : RouterScore::softmax;
+    }
+    if (family == "mixtral" || family == "granitemoe") {
+      s.router_normalize_top_k = true;
+    } else if (root_.has("norm_topk_prob") && root_.raw("norm_topk_prob").is_boolean()) {
+      s.router_normalize_top_k = root_.raw("norm_topk_prob").get<bool>();
+    }
   }
 
  private:

@@ -19,18 +19,20 @@ namespace detail {
 namespace {
 
 // Every field of the config must be exported or refused by every target. When a field is added
-// to ArchConfig, AttentionConfig, FfnConfig or LoopConfig, the structured binding of that struct
+// to ArchConfig, AttentionConfig, FfnConfig, ModelSettings or LoopConfig, the structured binding of that struct
 // below stops compiling (the count of names no longer matches): handle the new field in
 // export_hf.cpp, export_megatron.cpp and export_torchtitan.cpp (write it, or throw budget::Error
 // naming it), add a test, then add its name here. `notes` say how a file was read, not what the
 // model is: no target writes them.
 void check_every_field_is_handled(const ArchConfig& c) {
   [[maybe_unused]] const auto& [name, hidden_size, num_layers, vocab_size, tie_embeddings, lm_head_bias, norm,
-                                attention, ffn, mtp_layers, loop, notes] = c;
+                                attention, ffn, mtp_layers, loop, settings, notes] = c;
   [[maybe_unused]] const auto& [num_heads, head_dim, num_kv_heads, mla, qkv_bias, output_bias, qk_norm,
                                 sliding_window, layer_types] = c.attention;
   [[maybe_unused]] const auto& [num_experts, top_k, expert_dim, gated, bias, router_bias, shared_expert_gate,
                                 num_shared_experts, shared_expert_dim, first_dense_layers, dense_dim] = c.ffn;
+  [[maybe_unused]] const auto& [rope_theta, norm_epsilon, max_position_embeddings, router_score,
+                                router_normalize_top_k] = c.settings;
   [[maybe_unused]] const LoopConfig l;
   [[maybe_unused]] const auto& [first, last, repeats] = l;
 }
@@ -43,28 +45,8 @@ std::string describe_loop(const ArchConfig& c) {
                      c.loop->first, c.loop->last, c.loop->repeats, c.executed_layers(), c.num_layers);
 }
 
-void refuse_unexpressed_features(const ArchConfig& c, std::string_view target, bool per_head_qk_norm) {
-  const AttentionConfig& a = c.attention;
-  const FfnConfig& f = c.ffn;
-  const auto refuse = [&](const char* field, const std::string& what) {
-    throw Error(fmt::format("{} cannot be exported to {} by this version (its arguments would build a model with "
-                            "other budgets); export to native or hf instead",
-                            what, target),
-                c.name.empty() ? "<config>" : c.name, field);
-  };
-  if (a.mla) refuse("/attention/mla", "multi-head latent attention");
-  if (a.qkv_bias) refuse("/attention/qkv_bias", "query/key/value biases");
-  if (a.output_bias) refuse("/attention/output_bias", "an output-projection bias");
-  if (a.qk_norm == QkNorm::full || (a.qk_norm == QkNorm::per_head && !per_head_qk_norm)) {
-    refuse("/attention/qk_norm", fmt::format("q/k norms ({})", to_string(a.qk_norm)));
-  }
-  if (c.sliding_attention_layers() > 0) refuse("/attention/layer_types", "sliding-window attention layers");
-  if (f.bias) refuse("/ffn/bias", "MLP biases");
-  if (f.router_bias) refuse("/ffn/router_bias", "a router bias");
-  if (f.shared_expert_gate) refuse("/ffn/shared_expert_gate", "a shared-expert gate");
-  if (c.lm_head_bias) refuse("/lm_head_bias", "an LM-head bias");
-  if (c.norm != NormKind::rmsnorm) refuse("/norm", "LayerNorm");
-  if (c.mtp_layers > 0) refuse("/mtp_layers", "multi-token-prediction modules");
+RouterScore router_score_of(const ArchConfig& c) {
+  return c.settings.router_score.value_or(c.ffn.router_bias ? RouterScore::sigmoid : RouterScore::softmax);
 }
 
 std::int64_t shared_experts_in_routed_widths(const FfnConfig& f) {
@@ -106,8 +88,8 @@ ExportedConfig export_config(const ArchConfig& config, ExportTarget target, cons
   switch (target) {
     case ExportTarget::native: out.text = arch_config_to_json(config) + "\n"; break;
     case ExportTarget::hf: out.text = detail::export_hf(config, options, out.not_expressed); break;
-    case ExportTarget::megatron: out.text = detail::export_megatron(config, out.not_expressed); break;
-    case ExportTarget::torchtitan: out.text = detail::export_torchtitan(config, out.not_expressed); break;
+    case ExportTarget::megatron: out.text = detail::export_megatron(config, options, out.not_expressed); break;
+    case ExportTarget::torchtitan: out.text = detail::export_torchtitan(config, options, out.not_expressed); break;
     case ExportTarget::torch: out.text = detail::export_torch(config, out.not_expressed); break;
   }
   return out;

@@ -1,8 +1,10 @@
-// ArchConfig → Hugging Face config.json. With a template (the baseline's config.json) every key is
-// kept and only the shape keys change; without one, a fresh config of the family that holds the
-// config: Llama (dense), Mixtral (routed experts only), Qwen2-MoE (shared experts), DeepSeek-MoE
-// (leading dense layers). The key mapping is the inverse of config_hf.cpp's (docs/config.md), so
-// parse_hf_config(export) gives back the same budgets (tests/unit/test_export.cpp).
+// ArchConfig → Hugging Face config.json. With a template (the baseline's config.json, or a
+// multimodal wrapper whose text_config is the language model) every key is kept and only the shape
+// keys change; without one, a fresh config of the first family, in this order, whose file reads
+// back as the config: Llama, Qwen2, Qwen3 (dense); Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE,
+// DeepSeek-MoE (experts); DeepSeek-V3, DeepSeek-V2 (multi-head latent attention). The key mapping
+// is the inverse of config_hf.cpp's (docs/config.md), and every export is read back and compared
+// (check_reads_back), so parse_hf_config(export) gives back the same budgets.
 
 #include <fmt/format.h>
 
@@ -25,7 +27,14 @@ struct HfStyle {
   std::string expert_count_key;  ///< num_local_experts (Mixtral), num_experts (Qwen, OLMoE), n_routed_experts
   std::string expert_width_key;  ///< moe_intermediate_size, or intermediate_size (Mixtral, OLMoE)
   enum class Shared { none, deepseek, qwen } shared = Shared::none;
-  bool leading_dense_layers = false;  ///< first_k_dense_replace (DeepSeek)
+  /// How leading dense layers are spelled: first_k_dense_replace (DeepSeek), mlp_only_layers
+  /// [0, …, k−1] (Qwen-MoE), or not at all.
+  enum class Dense { none, first_k_dense_replace, mlp_only_layers } leading_dense = Dense::none;
+  bool mla = false;               ///< q_lora_rank, kv_lora_rank, qk_nope/qk_rope/v_head_dim (DeepSeek-V2/V3)
+  bool scoring_func = false;      ///< the router's score function key (DeepSeek)
+  bool norm_topk_prob = false;    ///< the top-k renormalisation key (Qwen-MoE, OLMoE, DeepSeek)
+  bool attention_bias = false;    ///< attention_bias: q/k/v and output biases (Llama, Qwen3, OLMoE, DeepSeek)
+  bool mlp_bias = false;          ///< mlp_bias (Llama)
 };
 
 bool present(const Json& doc, const char* key) { return doc.contains(key) && !doc.at(key).is_null(); }
@@ -39,50 +48,100 @@ std::string model_type_of(const Json& doc) {
 
 /// The families a fresh export can use, tried in this order; the first whose config.json reads
 /// back as the config wins (check_reads_back), so each family's own implied features (biases,
-/// norms, ...) decide where the reader and the config disagree.
-enum class FreshFamily { llama, mixtral, qwen2_moe, deepseek };
+/// norms, router, ...) decide where the reader and the config disagree.
+enum class FreshFamily {
+  llama, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, olmoe, deepseek, deepseek_v3, deepseek_v2,
+};
 
-const char* model_type_of(FreshFamily f) {
-  switch (f) {
-    case FreshFamily::llama: return "llama";
-    case FreshFamily::mixtral: return "mixtral";
-    case FreshFamily::qwen2_moe: return "qwen2_moe";
-    case FreshFamily::deepseek: return "deepseek";
+struct FreshEntry {
+  FreshFamily family;
+  const char* model_type;
+  const char* architecture;
+};
+constexpr FreshEntry fresh_families[] = {
+    {FreshFamily::llama, "llama", "LlamaForCausalLM"},
+    {FreshFamily::qwen2, "qwen2", "Qwen2ForCausalLM"},
+    {FreshFamily::qwen3, "qwen3", "Qwen3ForCausalLM"},
+    {FreshFamily::mixtral, "mixtral", "MixtralForCausalLM"},
+    {FreshFamily::qwen2_moe, "qwen2_moe", "Qwen2MoeForCausalLM"},
+    {FreshFamily::qwen3_moe, "qwen3_moe", "Qwen3MoeForCausalLM"},
+    {FreshFamily::olmoe, "olmoe", "OlmoeForCausalLM"},
+    {FreshFamily::deepseek, "deepseek", "DeepseekForCausalLM"},
+    {FreshFamily::deepseek_v3, "deepseek_v3", "DeepseekV3ForCausalLM"},
+    {FreshFamily::deepseek_v2, "deepseek_v2", "DeepseekV2ForCausalLM"},
+};
+
+/// The fresh families that can hold a config of this kind (dense or MoE, GQA or MLA).
+std::vector<FreshEntry> fresh_candidates(const ArchConfig& c) {
+  std::vector<FreshEntry> out;
+  for (const FreshEntry& e : fresh_families) {
+    const bool mla_family = e.family == FreshFamily::deepseek_v2 || e.family == FreshFamily::deepseek_v3;
+    const bool moe_family = e.family != FreshFamily::llama && e.family != FreshFamily::qwen2 &&
+                            e.family != FreshFamily::qwen3;
+    if (mla_family != c.attention.mla.has_value()) continue;
+    if (!mla_family && moe_family != c.ffn.is_moe()) continue;
+    out.push_back(e);
   }
-  return "unknown";
+  return out;
 }
 
-/// Starts a fresh config.json of family `f` in `doc` and returns how it spells the MoE fields.
-HfStyle start_fresh(FreshFamily f, const ArchConfig& c, Json& doc) {
+/// Starts a fresh config.json of family `e` in `doc` and returns how it spells the fields.
+HfStyle start_fresh(const FreshEntry& e, const ArchConfig& c, Json& doc) {
   HfStyle s;
-  switch (f) {
-    case FreshFamily::llama:
-      doc["architectures"] = Json::array({"LlamaForCausalLM"});
-      break;
-    case FreshFamily::mixtral:
-      doc["architectures"] = Json::array({"MixtralForCausalLM"});
-      s = {"num_local_experts", "intermediate_size", HfStyle::Shared::none, false};
-      break;
-    case FreshFamily::qwen2_moe:
-      doc["architectures"] = Json::array({"Qwen2MoeForCausalLM"});
-      doc["decoder_sparse_step"] = 1;
-      doc["mlp_only_layers"] = Json::array();
-      s = {"num_experts", "moe_intermediate_size", HfStyle::Shared::qwen, false};
-      break;
-    case FreshFamily::deepseek:
-      doc["architectures"] = Json::array({"DeepseekForCausalLM"});
-      doc["moe_layer_freq"] = 1;
-      // DeepSeek-MoE's remote code has its own defaults (no transformers class): every key that
-      // decides a count is written (write_moe overwrites the expert keys), as the reader requires.
-      doc["n_shared_experts"] = nullptr;
-      doc["first_k_dense_replace"] = 0;
-      doc["attention_bias"] = false;
-      s = {"n_routed_experts", "moe_intermediate_size", HfStyle::Shared::deepseek, true};
-      break;
-  }
-  doc["model_type"] = model_type_of(f);
+  using Shared = HfStyle::Shared;
+  using Dense = HfStyle::Dense;
+  doc["architectures"] = Json::array({e.architecture});
+  doc["model_type"] = e.model_type;
   if (!c.name.empty()) doc["_name_or_path"] = c.name;
   doc["hidden_act"] = "silu";
+  switch (e.family) {
+    case FreshFamily::llama:
+      s.attention_bias = true;
+      s.mlp_bias = true;
+      break;
+    case FreshFamily::qwen2:
+    case FreshFamily::qwen3:
+      doc["use_sliding_window"] = false;
+      s.attention_bias = e.family == FreshFamily::qwen3;
+      break;
+    case FreshFamily::mixtral:
+      s.expert_count_key = "num_local_experts";
+      s.expert_width_key = "intermediate_size";
+      break;
+    case FreshFamily::qwen2_moe:
+    case FreshFamily::qwen3_moe:
+      doc["use_sliding_window"] = false;
+      doc["decoder_sparse_step"] = 1;
+      doc["mlp_only_layers"] = Json::array();
+      s.expert_count_key = "num_experts";
+      s.expert_width_key = "moe_intermediate_size";
+      s.shared = e.family == FreshFamily::qwen2_moe ? Shared::qwen : Shared::none;
+      s.leading_dense = Dense::mlp_only_layers;
+      s.norm_topk_prob = true;
+      s.attention_bias = e.family == FreshFamily::qwen3_moe;
+      break;
+    case FreshFamily::olmoe:
+      s.expert_count_key = "num_experts";
+      s.expert_width_key = "intermediate_size";
+      s.norm_topk_prob = true;
+      s.attention_bias = true;
+      break;
+    case FreshFamily::deepseek:
+    case FreshFamily::deepseek_v2:
+    case FreshFamily::deepseek_v3:
+      doc["moe_layer_freq"] = 1;
+      s.expert_count_key = "n_routed_experts";
+      s.expert_width_key = "moe_intermediate_size";
+      s.shared = Shared::deepseek;
+      s.leading_dense = Dense::first_k_dense_replace;
+      s.mla = e.family != FreshFamily::deepseek;
+      s.scoring_func = true;
+      s.norm_topk_prob = true;
+      s.attention_bias = true;
+      if (e.family == FreshFamily::deepseek_v2) doc["topk_method"] = c.ffn.router_bias ? "noaux_tc" : "greedy";
+      if (e.family == FreshFamily::deepseek_v3) doc["num_nextn_predict_layers"] = c.mtp_layers;
+      break;
+  }
   return s;
 }
 
@@ -96,6 +155,15 @@ HfStyle template_style(const ArchConfig& c, const Json& doc, const std::string& 
     }
   }
   const std::string family = model_type_of(doc);
+  s.mla = present(doc, "kv_lora_rank");
+  if (s.mla != c.attention.mla.has_value()) {
+    throw Error(fmt::format("the template (model_type \"{}\") {} multi-head latent attention and the config {}; "
+                            "export without a template for a fresh config.json",
+                            family, s.mla ? "has" : "has no", s.mla ? "does not" : "does"),
+                source);
+  }
+  s.attention_bias = doc.contains("attention_bias");
+  s.mlp_bias = doc.contains("mlp_bias");
   if (s.expert_count_key.empty()) {
     if (c.ffn.is_moe()) {
       throw Error(fmt::format("the template is a dense model (model_type \"{}\") and the config has experts; "
@@ -110,10 +178,15 @@ HfStyle template_style(const ArchConfig& c, const Json& doc, const std::string& 
   s.expert_width_key = present(doc, "moe_intermediate_size") ? "moe_intermediate_size" : "intermediate_size";
   if (present(doc, "n_shared_experts") || s.expert_count_key == "n_routed_experts") {
     s.shared = HfStyle::Shared::deepseek;
-    s.leading_dense_layers = s.expert_width_key == "moe_intermediate_size";
+    if (s.expert_width_key == "moe_intermediate_size") s.leading_dense = HfStyle::Dense::first_k_dense_replace;
+    s.scoring_func = true;
   } else if (present(doc, "shared_expert_intermediate_size")) {
     s.shared = HfStyle::Shared::qwen;
   }
+  if (s.expert_count_key == "num_experts" && doc.contains("mlp_only_layers")) {
+    s.leading_dense = HfStyle::Dense::mlp_only_layers;
+  }
+  s.norm_topk_prob = s.expert_count_key != "num_local_experts";
   return s;
 }
 
@@ -129,7 +202,9 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       if (n < 0) {
         throw Error(fmt::format("/ffn: {} shared experts of width {} are not a whole number of routed-width ({}) "
                                 "experts, which is how {} spells shared experts (n_shared_experts); match with "
-                                "shared_expert_dim and expert_dim fixed to one width, or export to megatron",
+                                "shared_expert_dim and expert_dim fixed to one width (--constraints C.json with "
+                                "{{\"expert_dim\": {{\"fixed\": W}}, \"shared_expert_dim\": {{\"fixed\": W}}}}, "
+                                "docs/matching.md), or export to megatron",
                                 f.num_shared_experts, f.shared_expert_dim, f.expert_dim, family),
                     source);
       }
@@ -153,17 +228,67 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       break;
   }
   if (f.first_dense_layers > 0) {
-    if (!s.leading_dense_layers) {
-      throw Error(fmt::format("/ffn/first_dense_layers: the config has {} leading dense layers and the template's "
-                              "family (model_type \"{}\") cannot express them; export without a template (a "
-                              "DeepSeek-MoE config.json)", f.first_dense_layers, family),
-                  source);
+    switch (s.leading_dense) {
+      case HfStyle::Dense::none:
+        throw Error(fmt::format("/ffn/first_dense_layers: the config has {} leading dense layers and the template's "
+                                "family (model_type \"{}\") cannot express them; export without a template (a "
+                                "DeepSeek-MoE or Qwen-MoE config.json)", f.first_dense_layers, family),
+                    source);
+      case HfStyle::Dense::first_k_dense_replace: doc["first_k_dense_replace"] = f.first_dense_layers; break;
+      case HfStyle::Dense::mlp_only_layers: {
+        Json layers = Json::array();
+        for (std::int64_t i = 0; i < f.first_dense_layers; ++i) layers.push_back(i);
+        doc["mlp_only_layers"] = layers;
+        break;
+      }
     }
-    doc["first_k_dense_replace"] = f.first_dense_layers;
     doc["intermediate_size"] = f.dense_dim;
   } else if (present(doc, "first_k_dense_replace")) {
     doc["first_k_dense_replace"] = 0;
+  } else if (s.leading_dense == HfStyle::Dense::mlp_only_layers && present(doc, "mlp_only_layers")) {
+    doc["mlp_only_layers"] = Json::array();
   }
+}
+
+/// The MLA keys (DeepseekV2Config / DeepseekV3Config arguments). num_key_value_heads sizes no
+/// weight there but transformers divides the heads by it (num_key_value_groups): it follows the
+/// heads; head_dim, where the file has it, is the rotary dim (as DeepseekV3Config sets it).
+void write_mla(const MlaConfig& m, std::int64_t num_heads, bool fresh, Json& doc) {
+  doc["q_lora_rank"] = m.q_lora_rank > 0 ? Json(m.q_lora_rank) : Json(nullptr);
+  doc["kv_lora_rank"] = m.kv_lora_rank;
+  doc["qk_nope_head_dim"] = m.qk_nope_head_dim;
+  doc["qk_rope_head_dim"] = m.qk_rope_head_dim;
+  doc["v_head_dim"] = m.v_head_dim;
+  if (fresh || doc.contains("num_key_value_heads")) doc["num_key_value_heads"] = num_heads;
+  if (doc.contains("head_dim")) doc["head_dim"] = m.qk_rope_head_dim;
+}
+
+/// ArchConfig::settings in the family's keys, where the config gives them (a template keeps its own
+/// otherwise): rope_theta (inside rope_parameters when the file keeps it there), rms_norm_eps
+/// (layer_norm_eps in a file that spells it so), max_position_embeddings, scoring_func and
+/// norm_topk_prob where the family has them.
+void write_settings(const ModelSettings& m, const HfStyle& s, bool moe, Json& doc) {
+  // A template's value that is already the number is kept as written (10000 stays 10000).
+  const auto set_number = [](Json& object, const char* key, double value) {
+    const auto it = object.find(key);
+    if (it != object.end() && it->is_number() && it->get<double>() == value) return;
+    object[key] = value;
+  };
+  if (m.rope_theta) {
+    if (doc.contains("rope_parameters") && doc.at("rope_parameters").is_object() && !doc.contains("rope_theta")) {
+      set_number(doc["rope_parameters"], "rope_theta", *m.rope_theta);
+    } else {
+      set_number(doc, "rope_theta", *m.rope_theta);
+    }
+  }
+  if (m.norm_epsilon) {
+    set_number(doc, doc.contains("layer_norm_eps") && !doc.contains("rms_norm_eps") ? "layer_norm_eps" : "rms_norm_eps",
+               *m.norm_epsilon);
+  }
+  if (m.max_position_embeddings > 0) doc["max_position_embeddings"] = m.max_position_embeddings;
+  if (!moe) return;
+  if (m.router_score && s.scoring_func) doc["scoring_func"] = std::string(to_string(*m.router_score));
+  if (m.router_normalize_top_k && s.norm_topk_prob) doc["norm_topk_prob"] = *m.router_normalize_top_k;
 }
 
 /// Per-layer lists (e.g. "layer_types") of a template whose depth changes: resized when every entry
@@ -208,6 +333,15 @@ void check_reads_back(const ArchConfig& c, const std::string& text) {
                     "); this config cannot be expressed as a config.json of its family",
                 c.name.empty() ? "<config>" : c.name, e.path());
   }
+  // Settings are compared where the config gives them: a family's reader fills in its own router
+  // (softmax, say) where a native config says nothing.
+  ModelSettings& b = back.settings;
+  const ModelSettings& w = c.settings;
+  if (!w.rope_theta) b.rope_theta.reset();
+  if (!w.norm_epsilon) b.norm_epsilon.reset();
+  if (w.max_position_embeddings == 0) b.max_position_embeddings = 0;
+  if (!w.router_score) b.router_score.reset();
+  if (!w.router_normalize_top_k) b.router_normalize_top_k.reset();
   const nlohmann::json want = canonical(c);
   const nlohmann::json got = canonical(back);
   if (want != got) {
@@ -225,20 +359,27 @@ void check_reads_back(const ArchConfig& c, const std::string& text) {
   }
 }
 
-/// Writes the shape keys of `c` into `doc` (a template's or a fresh family's start), checks that
-/// the result reads back as `c` and returns its text.
-std::string write_document(const ArchConfig& c, Json doc, const HfStyle& style, bool fresh, std::int64_t old_layers,
-                           const std::string& source, std::vector<std::string>& not_expressed) {
+/// Writes the shape keys of `c` into `doc` (a template's language model or a fresh family's start).
+void write_shape(const ArchConfig& c, Json& doc, const HfStyle& style, bool fresh, std::int64_t old_layers,
+                 const std::string& source, std::vector<std::string>& not_expressed) {
   doc["hidden_size"] = c.hidden_size;
   doc["num_hidden_layers"] = c.num_layers;
   const AttentionConfig& a = c.attention;
   doc["num_attention_heads"] = a.num_heads;
-  if (fresh || doc.contains("num_key_value_heads") || a.num_kv_heads != a.num_heads) {
-    doc["num_key_value_heads"] = a.num_kv_heads;
+  if (a.mla) {
+    write_mla(*a.mla, a.num_heads, fresh, doc);
+  } else {
+    if (fresh || doc.contains("num_key_value_heads") || a.num_kv_heads != a.num_heads) {
+      doc["num_key_value_heads"] = a.num_kv_heads;
+    }
+    // Without head_dim, transformers (and config_hf.cpp) use hidden_size / num_attention_heads.
+    const bool implied = c.hidden_size % a.num_heads == 0 && c.hidden_size / a.num_heads == a.head_dim;
+    if (fresh || doc.contains("head_dim") || !implied) doc["head_dim"] = a.head_dim;
   }
-  // Without head_dim, transformers (and config_hf.cpp) use hidden_size / num_attention_heads.
-  const bool implied = c.hidden_size % a.num_heads == 0 && c.hidden_size / a.num_heads == a.head_dim;
-  if (fresh || doc.contains("head_dim") || !implied) doc["head_dim"] = a.head_dim;
+  if (style.attention_bias && (fresh || a.output_bias || doc.contains("attention_bias"))) {
+    doc["attention_bias"] = a.output_bias;
+  }
+  if (style.mlp_bias && (fresh || c.ffn.bias || doc.contains("mlp_bias"))) doc["mlp_bias"] = c.ffn.bias;
   if (c.ffn.is_moe()) {
     write_moe(c, style, doc, source);
   } else {
@@ -251,17 +392,23 @@ std::string write_document(const ArchConfig& c, Json doc, const HfStyle& style, 
     not_expressed.push_back("vocab_size is 0 (embeddings not modelled): set vocab_size to your tokenizer's");
   }
   doc["tie_word_embeddings"] = c.tie_embeddings;
+  if (c.mtp_layers > 0 || doc.contains("num_nextn_predict_layers")) doc["num_nextn_predict_layers"] = c.mtp_layers;
+  write_settings(c.settings, style, c.ffn.is_moe(), doc);
   if (!fresh) resize_per_layer_lists(doc, old_layers, c.num_layers, source);
+}
 
-  doc.erase(std::string(hf_loop_key));
+/// Adds the loop key to `root` (the file's top level), checks that the result reads back as `c`
+/// and returns its text.
+std::string finish_document(const ArchConfig& c, Json root, std::vector<std::string>& not_expressed) {
+  root.erase(std::string(hf_loop_key));
   if (c.loop) {
-    doc[std::string(hf_loop_key)] =
+    root[std::string(hf_loop_key)] =
         Json{{"first", c.loop->first}, {"last", c.loop->last}, {"repeats", c.loop->repeats}};
     not_expressed.push_back(fmt::format(
         "the loop ({}) is recorded in the added key \"{}\"; transformers' modeling code ignores it, so a model "
         "implementation must run those layers that many times", describe_loop(c), hf_loop_key));
   }
-  std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string text = root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   check_reads_back(c, text);
   return text;
 }
@@ -271,26 +418,24 @@ std::string write_document(const ArchConfig& c, Json doc, const HfStyle& style, 
 std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::vector<std::string>& not_expressed) {
   const std::string source = options.hf_template_source.empty() ? "<hf template>" : options.hf_template_source;
   if (!c.ffn.gated) {
-    throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families read here, which "
-                "all use gated MLPs; use --to megatron, or gated: true",
+    throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families written here, "
+                "which all use gated MLPs; use --to megatron, or gated: true",
                 c.name.empty() ? "<config>" : c.name);
   }
   if (options.hf_template.empty()) {
-    const std::vector<FreshFamily> candidates =
-        c.ffn.is_moe() ? std::vector<FreshFamily>{FreshFamily::mixtral, FreshFamily::qwen2_moe, FreshFamily::deepseek}
-                       : std::vector<FreshFamily>{FreshFamily::llama};
     std::string reasons;
-    for (const FreshFamily f : candidates) {
+    for (const FreshEntry& e : fresh_candidates(c)) {
       try {
         Json doc = Json::object();
-        const HfStyle style = start_fresh(f, c, doc);
+        const HfStyle style = start_fresh(e, c, doc);
         std::vector<std::string> notes;
-        std::string text = write_document(c, std::move(doc), style, true, c.num_layers, source, notes);
+        write_shape(c, doc, style, true, c.num_layers, source, notes);
+        std::string text = finish_document(c, std::move(doc), notes);
         not_expressed.insert(not_expressed.end(), notes.begin(), notes.end());
         return text;
-      } catch (const Error& e) {
-        reasons += fmt::format("{}{}: {}{}", reasons.empty() ? "" : "; ", model_type_of(f),
-                               e.path().empty() ? "" : e.path() + ": ", e.message());
+      } catch (const Error& err) {
+        reasons += fmt::format("{}{}: {}{}", reasons.empty() ? "" : "; ", e.model_type,
+                               err.path().empty() ? "" : err.path() + ": ", err.message());
       }
     }
     throw Error("no Hugging Face family written here can express the config (" + reasons + ")",
@@ -298,14 +443,24 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
   }
   // Read strictly (duplicate keys, numbers beyond double, size: json_reader.hpp's errors), in key
   // order, which the export keeps.
-  Json doc = detail::parse_ordered_json_text(options.hf_template, source);
+  Json root = detail::parse_ordered_json_text(options.hf_template, source);
+  // A multimodal wrapper (Mistral-3, Llama-4, Qwen-VL ...) keeps its language model in text_config,
+  // which is what the reader counts; everything else of the wrapper is kept as it is.
+  const bool wrapper = root.is_object() && root.contains("text_config") && root.at("text_config").is_object();
+  Json& doc = wrapper ? root["text_config"] : root;
   if (!doc.is_object() || !doc.contains("num_hidden_layers") || doc.contains("num_layers")) {
-    throw Error("the template is not a Hugging Face config.json (an object with num_hidden_layers)", source);
+    throw Error(wrapper ? "the template's text_config is not a Hugging Face language-model config (an object with "
+                          "num_hidden_layers)"
+                        : "the template is not a Hugging Face config.json (an object with num_hidden_layers, or a "
+                          "multimodal wrapper with such a text_config)",
+                source);
   }
   const std::int64_t old_layers =
       doc.at("num_hidden_layers").is_number_integer() ? doc.at("num_hidden_layers").get<std::int64_t>() : c.num_layers;
   const HfStyle style = template_style(c, doc, source);
-  return write_document(c, std::move(doc), style, false, old_layers, source, not_expressed);
+  write_shape(c, doc, style, false, old_layers, source, not_expressed);
+  if (wrapper && root.contains("tie_word_embeddings")) root["tie_word_embeddings"] = c.tie_embeddings;
+  return finish_document(c, std::move(root), not_expressed);
 }
 
 }  // namespace budget::detail

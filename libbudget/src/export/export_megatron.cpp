@@ -1,11 +1,31 @@
-// ArchConfig → Megatron-LM (megatron/training/arguments.py) model arguments, one per line, in a
-// fixed order; comment lines ("# ...") say what the target cannot express. The list is pasteable
-// into a bash array: MODEL_ARGS=( $(grep -v '^#' args.txt) ).
+// ArchConfig → the model arguments of Megatron-LM at commit d98e8a64 (megatron_target_commit),
+// written as a bash array file:
 //
-// Besides the shapes, three flags make Megatron's model count what budget counts
-// (docs/accounting.md): --disable-bias-linear (no biases), --normalization RMSNorm (one H-vector
-// per norm: 2H per layer + H final) and --position-embedding-type rope (no learned position
-// table). --swiglu selects the gated 3-matrix MLP; without it Megatron's MLP has 2 matrices.
+//   # comments (target commit, how to use it, defaults left in place, what is not expressed)
+//   MODEL_ARGS=(
+//     --num-layers 12
+//     --moe-layer-freq '([0]*1+[1]*27)'
+//   )
+//
+// `source FILE` then `pretrain_gpt.py "${MODEL_ARGS[@]}"` passes every flag and value as one argv
+// word each: the single quotes are bash syntax and never reach Megatron, whose --moe-layer-freq
+// pattern parser (_eval_pattern, arguments.py:245) accepts only the characters ,0-9[]()+*. Every
+// other value is a bare integer, float or word that needs no quoting.
+//
+// The flags and where Megatron defines them (megatron/training/arguments.py = A,
+// megatron/core/transformer/transformer_config.py = TC; TC fields become flags through
+// ArgumentGroupFactory, argument_utils.py:97 and :181: "--" + name with "_" → "-", a False bool a
+// store_true flag): the test table tests/unit/export/megatron_flags.hpp, with line numbers.
+//
+// Besides the shapes, these make Megatron's model count what budget counts (docs/accounting.md):
+// --disable-bias-linear (no linear biases; --add-qkv-bias puts back the q/k/v ones),
+// --normalization RMSNorm|LayerNorm (one H-vector per norm, or weight and bias),
+// --position-embedding-type rope (no learned position table; the default is learned_absolute),
+// --swiglu (the gated 3-matrix MLP; without it Megatron's MLP has 2 matrices). With MLA,
+// --qk-layernorm builds the norms of the query and KV latents that budget counts
+// (gpt_layer_specs.py:104-113: without it they are IdentityOp).
+
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -13,36 +33,137 @@
 #include "export/export_targets.hpp"
 
 namespace budget::detail {
+namespace {
 
-std::string export_megatron(const ArchConfig& c, std::vector<std::string>& not_expressed) {
-  refuse_unexpressed_features(c, "Megatron-LM", true);
+/// Throws budget::Error naming `field` for a feature Megatron-LM's arguments cannot write.
+[[noreturn]] void refuse(const ArchConfig& c, const char* field, const std::string& what) {
+  throw Error(fmt::format("{} cannot be expressed in Megatron-LM's arguments ({}); export to native or hf instead",
+                          what, megatron_target_commit),
+              c.name.empty() ? "<config>" : c.name, field);
+}
+
+/// The features Megatron-LM has no argument for, refused by their native field.
+void refuse_unexpressed(const ArchConfig& c) {
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
+  // Megatron's biases: --add-bias-linear (the default) puts a bias on every linear layer (q/k/v,
+  // output, MLP, experts); --add-qkv-bias on q/k/v only. Other combinations have no argument.
+  const bool all_linear_biases = a.qkv_bias && a.output_bias && f.bias;
+  if (!all_linear_biases) {
+    if (a.output_bias) refuse(c, "/attention/output_bias", "an output-projection bias without MLP biases");
+    if (f.bias) refuse(c, "/ffn/bias", "MLP biases without attention biases");
+  }
+  if (a.mla && a.qkv_bias) refuse(c, "/attention/qkv_bias", "attention biases with multi-head latent attention");
+  if (a.qk_norm == QkNorm::full) refuse(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
+  if (a.mla && a.qk_norm != QkNorm::none) {
+    refuse(c, "/attention/qk_norm", "per-head q/k norms with multi-head latent attention");
+  }
+  if (c.sliding_attention_layers() > 0) refuse(c, "/attention/layer_types", "sliding-window attention layers");
+  if (c.lm_head_bias) refuse(c, "/lm_head_bias", "an LM-head bias (Megatron's output layer has none)");
+  if (f.router_bias && c.settings.router_score == RouterScore::softmax) {
+    // TC:2617: the expert bias needs a sigmoid (or sqrtsoftplus) score function.
+    refuse(c, "/ffn/router_bias", "a router expert bias with a softmax router");
+  }
+  // moe_utils.py:915-928: a sigmoid router always renormalises its top-k (k > 1) weights.
+  if (f.is_moe() && f.top_k > 1 && router_score_of(c) == RouterScore::sigmoid &&
+      c.settings.router_normalize_top_k == false) {
+    refuse(c, "/settings/router_normalize_top_k", "a sigmoid router without renormalised top-k weights");
+  }
+}
+
+/// "1e-06" and "1000000": Python's float() and int() read them as the intended value.
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+}  // namespace
+
+std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
+                            std::vector<std::string>& not_expressed) {
+  refuse_unexpressed(c);
+  const AttentionConfig& a = c.attention;
+  const FfnConfig& f = c.ffn;
+  const ModelSettings& s = c.settings;
+  const std::string source = c.name.empty() ? "<config>" : c.name;
   std::vector<std::string> args;
-  const auto arg = [&](const std::string& flag, auto value) { args.push_back(fmt::format("{} {}", flag, value)); };
+  std::vector<std::string> defaults;  // Megatron defaults the export leaves in place
+  const auto arg = [&](const std::string& flag, const auto& value) {
+    args.push_back(fmt::format("{} {}", flag, value));
+  };
   arg("--num-layers", c.num_layers);
   arg("--hidden-size", c.hidden_size);
   // Dense layers' width; MoE layers use --moe-ffn-hidden-size. A pure MoE model has no dense
-  // layer, and Megatron still wants the argument: the expert width.
+  // layer, and Megatron still derives a value (validate_args): the expert width is written.
   arg("--ffn-hidden-size", f.is_moe() && f.first_dense_layers == 0 ? f.expert_dim : f.dense_dim);
   arg("--num-attention-heads", a.num_heads);
-  if (a.num_kv_heads != a.num_heads) {
-    args.emplace_back("--group-query-attention");
-    arg("--num-query-groups", a.num_kv_heads);
+  if (a.mla) {
+    args.emplace_back("--multi-latent-attention");
+    if (a.mla->q_lora_rank > 0) arg("--q-lora-rank", a.mla->q_lora_rank);  // absent: None, no query latent
+    arg("--kv-lora-rank", a.mla->kv_lora_rank);
+    arg("--qk-head-dim", a.mla->qk_nope_head_dim);  // Megatron: q_head_dim = qk_head_dim + qk_pos_emb_head_dim
+    arg("--qk-pos-emb-head-dim", a.mla->qk_rope_head_dim);
+    arg("--v-head-dim", a.mla->v_head_dim);
+    args.emplace_back("--qk-layernorm");  // the latents' norms (see the file comment)
+    // MLA's default rope type is yarn (TC:3306); budget carries no rope scaling.
+    arg("--rope-type", "rope");
+    // MLA reads no kv_channels; validate_args derives it as hidden/heads and asserts divisibility.
+    if (c.hidden_size % a.num_heads != 0) arg("--kv-channels", a.mla->v_head_dim);
+  } else {
+    if (a.num_kv_heads != a.num_heads) {
+      args.emplace_back("--group-query-attention");
+      arg("--num-query-groups", a.num_kv_heads);
+    }
+    arg("--kv-channels", a.head_dim);
+    // Megatron's --qk-layernorm normalises each head's queries and keys (one head_dim vector each).
+    if (a.qk_norm == QkNorm::per_head) args.emplace_back("--qk-layernorm");
   }
-  arg("--kv-channels", a.head_dim);
-  // Megatron's --qk-layernorm normalises each head's queries and keys (one head_dim vector each).
-  if (a.qk_norm == QkNorm::per_head) args.emplace_back("--qk-layernorm");
   if (f.gated) args.emplace_back("--swiglu");
-  args.emplace_back("--disable-bias-linear");
-  args.emplace_back("--normalization RMSNorm");
-  args.emplace_back("--position-embedding-type rope");
+  if (!(a.qkv_bias && a.output_bias && f.bias)) {
+    args.emplace_back("--disable-bias-linear");
+    if (a.qkv_bias) args.emplace_back("--add-qkv-bias");
+  }
+  arg("--normalization", c.norm == NormKind::layernorm ? "LayerNorm" : "RMSNorm");
+  if (s.norm_epsilon) {
+    arg("--norm-epsilon", number_text(*s.norm_epsilon));
+  } else {
+    defaults.push_back("--norm-epsilon 1e-05 (the config gives no norm epsilon)");
+  }
+  arg("--position-embedding-type", "rope");
+  if (s.rope_theta) {
+    // --rotary-base is type=int (arguments.py:2418).
+    if (*s.rope_theta != std::floor(*s.rope_theta) || *s.rope_theta > 9.0e15) {
+      throw Error(fmt::format("rope_theta {} is not an integer, and Megatron-LM's --rotary-base takes an int",
+                              number_text(*s.rope_theta)),
+                  source, "/settings/rope_theta");
+    }
+    arg("--rotary-base", static_cast<std::int64_t>(*s.rope_theta));
+  } else {
+    defaults.push_back("--rotary-base 10000 (the config gives no rope_theta)");
+  }
   if (!c.tie_embeddings) args.emplace_back("--untie-embeddings-and-output-weights");
   if (c.vocab_size > 0) {
     arg("--vocab-size", c.vocab_size);
+    // Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × TP
+    // (arguments.py:2441, default 128); budget counts the vocabulary as given.
+    if (c.vocab_size % 128 != 0) {
+      defaults.push_back(fmt::format("--make-vocab-size-divisible-by 128 (Megatron pads the vocabulary of {} to a "
+                                     "multiple of 128 x TP; budget counts {})",
+                                     c.vocab_size, c.vocab_size));
+    }
   } else {
     not_expressed.push_back("vocab_size is 0 (embeddings not modelled): add --vocab-size or a tokenizer");
   }
+  // validate_args requires --max-position-embeddings (arguments.py:1314) and asserts it is at
+  // least --seq-length (arguments.py:1354).
+  const std::int64_t seq_length = options.seq_length > 0 ? options.seq_length : default_export_seq_length;
+  const std::int64_t max_positions = s.max_position_embeddings > 0 ? s.max_position_embeddings : seq_length;
+  if (max_positions < seq_length) {
+    throw Error(fmt::format("the training sequence length {} exceeds max_position_embeddings {}, which Megatron-LM "
+                            "refuses (max_position_embeddings must be >= seq_length); train shorter sequences or "
+                            "raise max_position_embeddings",
+                            seq_length, max_positions),
+                source, "/settings/max_position_embeddings");
+  }
+  arg("--seq-length", seq_length);
+  arg("--max-position-embeddings", max_positions);
   if (f.is_moe()) {
     arg("--num-experts", f.num_experts);
     arg("--moe-router-topk", f.top_k);
@@ -50,11 +171,27 @@ std::string export_megatron(const ArchConfig& c, std::vector<std::string>& not_e
     // Megatron's shared experts are one MLP of this total width (n experts of width w ≡ one of n·w).
     if (f.num_shared_experts > 0) {
       arg("--moe-shared-expert-intermediate-size", f.num_shared_experts * f.shared_expert_dim);
+      if (f.shared_expert_gate) args.emplace_back("--moe-shared-expert-gate");
     }
     if (f.first_dense_layers > 0) {
+      // Grammar of _eval_pattern: only , digits [ ] ( ) + * (arguments.py:250).
       arg("--moe-layer-freq", fmt::format("'([0]*{}+[1]*{})'", f.first_dense_layers, c.num_layers - f.first_dense_layers));
     }
+    const RouterScore score = router_score_of(c);
+    arg("--moe-router-score-function", to_string(score));
+    if (!s.router_score) {
+      not_expressed.push_back(fmt::format("the config gives no router score function: {} is written{}",
+                                          to_string(score), f.router_bias ? " (the expert-bias router)" : ""));
+    }
+    // A softmax after the top-k selection (Megatron's default, moe_utils.py:909-914) is a softmax
+    // over the chosen experts: renormalised weights. --moe-router-pre-softmax scores all experts
+    // first and keeps their unrenormalised top-k weights.
+    if (score == RouterScore::softmax && s.router_normalize_top_k == false) {
+      args.emplace_back("--moe-router-pre-softmax");
+    }
+    if (f.router_bias) args.emplace_back("--moe-router-enable-expert-bias");
   }
+  if (c.mtp_layers > 0) arg("--mtp-num-layers", c.mtp_layers);
   if (c.loop) {
     not_expressed.push_back(fmt::format(
         "the loop ({}): Megatron-LM has no weight-shared layer loop; these arguments build the {} stored layers "
@@ -63,8 +200,14 @@ std::string export_megatron(const ArchConfig& c, std::vector<std::string>& not_e
   }
   std::string out = fmt::format("# Megatron-LM model arguments for {} (budget-match export; docs/export.md)\n",
                                 c.name.empty() ? "the config" : c.name);
+  out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target_commit);
+  out += "# Use: source this file, then: torchrun ... pretrain_gpt.py \"${MODEL_ARGS[@]}\" <data, training and "
+         "parallelism arguments>\n";
+  for (const auto& d : defaults) out += "# Megatron default left in place: " + d + "\n";
   for (const auto& note : not_expressed) out += "# NOT EXPRESSED: " + note + "\n";
-  for (const auto& line : args) out += line + "\n";
+  out += "MODEL_ARGS=(\n";
+  for (const auto& line : args) out += "  " + line + "\n";
+  out += ")\n";
   return out;
 }
 

@@ -12,8 +12,10 @@
 namespace budget::detail {
 
 std::string export_hf(const ArchConfig& config, const ExportOptions& options, std::vector<std::string>& not_expressed);
-std::string export_megatron(const ArchConfig& config, std::vector<std::string>& not_expressed);
-std::string export_torchtitan(const ArchConfig& config, std::vector<std::string>& not_expressed);
+std::string export_megatron(const ArchConfig& config, const ExportOptions& options,
+                            std::vector<std::string>& not_expressed);
+std::string export_torchtitan(const ArchConfig& config, const ExportOptions& options,
+                              std::vector<std::string>& not_expressed);
 std::string export_torch(const ArchConfig& config, std::vector<std::string>& not_expressed);  // export_torch.cpp
 
 /// "layers 4–9 run 2 times with shared weights (18 executed layers from 12 stored)".
@@ -24,11 +26,9 @@ std::string describe_loop(const ArchConfig& config);
 /// their matrices along the width gives one MLP whose output is the sum), else -1.
 std::int64_t shared_experts_in_routed_widths(const FfnConfig& ffn);
 
-/// Throws budget::Error naming the native field (e.g. "/attention/mla") of the first feature of
-/// `config` that target `target` does not express: MLA, attention/MLP/router/LM-head biases, the
-/// shared-expert gate, q/k norms (per-head ones pass when `per_head_qk_norm` is true), sliding-window
-/// layers, LayerNorm, multi-token-prediction modules. A target that cannot write a feature refuses
-/// the whole config rather than exporting a model with other budgets.
-void refuse_unexpressed_features(const ArchConfig& config, std::string_view target, bool per_head_qk_norm);
+/// The router score function an export writes: the config's (settings.router_score), else sigmoid
+/// when the config has a router expert bias (the DeepSeek-V3 / Kimi-K2 router, the only one budget
+/// reads with that bias), else softmax (the other MoE families, and both trainers' usual choice).
+RouterScore router_score_of(const ArchConfig& config);
 
 }  // namespace budget::detail

@@ -1,74 +1,286 @@
-// ArchConfig → torchtitan model arguments as JSON: the fields of its qwen3 model
-// (torchtitan/models/qwen3/model/args.py: Qwen3ModelArgs, with MoEArgs from
-// torchtitan/models/moe), the torchtitan model that has grouped-query attention, an explicit
-// head_dim and explicit dense/expert widths. Written:
-//   {"model": "qwen3", "model_args": {...}, "not_expressed": [...]}
-// qk_norm is true exactly when the config has per-head q/k norms (counted, docs/accounting.md).
-// torchtitan's shared experts are one FeedForward of width num_shared_experts·moe_inter_dim.
+// ArchConfig → a Python module for torchtitan at commit b5bcd76c (torchtitan_target_commit), where
+// a model is a Python config built from per-layer configs (torchtitan/models/qwen3/__init__.py:
+// qwen3_configs, a dict of flavor → function returning Qwen3Model.Config). The module defines
+//
+//   def budget_config(attn_backend="flex", moe_comm_backend="standard") -> Qwen3Model.Config
+//
+// with the signature of qwen3_configs' functions (model_registry calls them with attn_backend and
+// moe_comm_backend), built through torchtitan's own constructors the way qwen3's flavors are:
+// make_gqa_config, make_ffn_config, make_moe_config, make_router_config,
+// make_routed_experts_config (torchtitan/models/common/config_utils.py), Qwen3TransformerBlock.Config
+// per layer (a dense feed_forward for the first_dense_layers, an moe otherwise: model.py:41-49),
+// RMSNorm.Config, CosSinRoPE.Config, Embedding.Config, Linear.Config, and SigmoidGatedFeedForward
+// for a gated shared expert (feed_forward.py:57). Every symbol and keyword written is in the test
+// table tests/unit/export/torchtitan_symbols.hpp, with its source line.
+//
+// Written explicitly: the router (score_func, route_norm, and the expert bias as torchtitan's
+// aux-loss-free load_balance_coeff, moe.py:362), q/k norms (per head, qk_norm=RMSNorm over head_dim),
+// shared experts (one MLP of num_shared_experts·shared_expert_dim), rope theta and context,
+// norm epsilon, dense-first layers and weight tying.
 
 #include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "export/export_targets.hpp"
 
 namespace budget::detail {
+namespace {
 
-std::string export_torchtitan(const ArchConfig& c, std::vector<std::string>& not_expressed) {
-  using Json = nlohmann::ordered_json;
-  const std::string source = c.name.empty() ? "<config>" : c.name;
-  refuse_unexpressed_features(c, "torchtitan", true);
+[[noreturn]] void refuse(const ArchConfig& c, const char* field, const std::string& what) {
+  throw Error(fmt::format("{} cannot be expressed in torchtitan's qwen3 model configs ({}); export to native or hf "
+                          "instead",
+                          what, torchtitan_target_commit),
+              c.name.empty() ? "<config>" : c.name, field);
+}
+
+void refuse_unexpressed(const ArchConfig& c) {
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
-  if (!f.gated) {
-    throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be expressed: torchtitan's FeedForward is always SwiGLU",
-                source);
+  if (a.mla) {
+    refuse(c, "/attention/mla", "multi-head latent attention (torchtitan has it in its deepseek_v3 model, which this "
+                                "version does not write)");
   }
-  if (f.first_dense_layers > 0) {
-    throw Error(fmt::format("/ffn/first_dense_layers: {} leading dense layers cannot be expressed in torchtitan's "
-                            "qwen3 model (moe_enabled applies to every layer)", f.first_dense_layers),
-                source);
+  // make_gqa_config and make_ffn_config build Linear.Config without bias (config_utils.py:187-308).
+  if (a.qkv_bias) refuse(c, "/attention/qkv_bias", "query/key/value biases");
+  if (a.output_bias) refuse(c, "/attention/output_bias", "an output-projection bias");
+  if (f.bias) refuse(c, "/ffn/bias", "MLP biases");
+  if (a.qk_norm == QkNorm::full) refuse(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
+  if (c.sliding_attention_layers() > 0) refuse(c, "/attention/layer_types", "sliding-window attention layers");
+  if (c.norm != NormKind::rmsnorm) refuse(c, "/norm", "LayerNorm (TransformerBlock's norms are RMSNorm.Config)");
+  if (c.lm_head_bias) refuse(c, "/lm_head_bias", "an LM-head bias");
+  if (c.mtp_layers > 0) refuse(c, "/mtp_layers", "multi-token-prediction modules");
+  if (!f.gated) refuse(c, "/ffn/gated", "a 2-matrix MLP (torchtitan's FeedForward is always SwiGLU)");
+}
+
+/// A Python float literal: "1e-06", "1000000.0".
+std::string py_float(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  return text;
+}
+
+/// `text` safe inside a Python comment: one line, printable ASCII.
+std::string comment_safe(const std::string& text) {
+  std::string out;
+  for (const char ch : text) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  return out;
+}
+
+/// A flavor name for qwen3_configs: the config's name in [A-Za-z0-9._-].
+std::string flavor_of(const ArchConfig& c) {
+  std::string out = "budget-";
+  for (const char ch : c.name.empty() ? std::string("config") : c.name) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '-' || ch == '_';
+    out += ok ? ch : '-';
   }
-  Json args;
-  args["dim"] = c.hidden_size;
-  args["n_layers"] = c.num_layers;
-  args["n_heads"] = a.num_heads;
-  args["n_kv_heads"] = a.num_kv_heads;
-  args["head_dim"] = a.head_dim;
-  if (c.vocab_size > 0) {
-    args["vocab_size"] = c.vocab_size;
-  } else {
-    not_expressed.push_back("vocab_size is 0 (embeddings not modelled): set vocab_size to your tokenizer's");
+  return out;
+}
+
+const char* py_bool(bool value) { return value ? "True" : "False"; }
+
+}  // namespace
+
+std::string export_torchtitan(const ArchConfig& c, const ExportOptions& options,
+                              std::vector<std::string>& not_expressed) {
+  refuse_unexpressed(c);
+  const AttentionConfig& a = c.attention;
+  const FfnConfig& f = c.ffn;
+  const ModelSettings& s = c.settings;
+  const std::int64_t seq_length = options.seq_length > 0 ? options.seq_length : default_export_seq_length;
+  const std::int64_t context = s.max_position_embeddings > 0 ? s.max_position_embeddings : seq_length;
+  if (c.vocab_size == 0) {
+    not_expressed.push_back("vocab_size is 0 (embeddings not modelled): set VOCAB_SIZE to your tokenizer's");
   }
-  args["enable_weight_tying"] = c.tie_embeddings;
-  args["qk_norm"] = a.qk_norm == QkNorm::per_head;  // qwen3's q/k RMSNorms are per head (head_dim each)
-  if (f.is_moe()) {
-    const std::int64_t shared = shared_experts_in_routed_widths(f);
-    if (shared < 0) {
-      throw Error(fmt::format("/ffn: {} shared experts of width {} are not a whole number of routed-width ({}) "
-                              "experts, which is how torchtitan sizes shared experts",
-                              f.num_shared_experts, f.shared_expert_dim, f.expert_dim),
-                  source);
-    }
-    args["hidden_dim"] = f.expert_dim;  // unused by MoE layers; torchtitan wants a value
-    args["moe_enabled"] = true;
-    args["moe_inter_dim"] = f.expert_dim;
-    args["moe_args"] = Json{{"num_experts", f.num_experts}, {"num_shared_experts", shared}, {"top_k", f.top_k}};
-  } else {
-    args["hidden_dim"] = f.dense_dim;
-    args["moe_enabled"] = false;
+  if (!s.rope_theta) not_expressed.push_back("the config gives no rope_theta: RoPE.Config's default 10000.0 is written");
+  if (!s.norm_epsilon) not_expressed.push_back("the config gives no norm epsilon: RMSNorm.Config's default 1e-05 is written");
+  const RouterScore score = router_score_of(c);
+  const bool route_norm = s.router_normalize_top_k.value_or(true);
+  if (f.is_moe() && !s.router_score) {
+    not_expressed.push_back(fmt::format("the config gives no router score function: {} is written", to_string(score)));
+  }
+  if (f.is_moe() && !s.router_normalize_top_k) {
+    not_expressed.push_back("the config does not say whether the top-k weights are renormalised: route_norm=True "
+                            "is written");
+  }
+  if (f.router_bias) {
+    not_expressed.push_back("the router's expert bias is torchtitan's aux-loss-free expert_bias_E (load_balance_coeff"
+                            "=1e-3), a buffer updated outside the optimizer, not a parameter");
+  }
+  if (f.is_moe() && f.first_dense_layers > 0) {
+    not_expressed.push_back("qwen3's parallelize_qwen3 and state-dict adapter are written for uniform layers; "
+                            "check expert parallelism with the leading dense layers");
   }
   if (c.loop) {
     not_expressed.push_back(fmt::format(
-        "the loop ({}): torchtitan's models have no weight-shared layer loop; these arguments build the {} stored "
+        "the loop ({}): torchtitan's models have no weight-shared layer loop; this config builds the {} stored "
         "layers unlooped", describe_loop(c), c.num_layers));
   }
-  Json out;
-  out["model"] = "qwen3";
-  out["model_args"] = std::move(args);
-  out["not_expressed"] = not_expressed;
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string flavor = flavor_of(c);
+  std::string o;
+  o += fmt::format("# torchtitan model config for {} (budget-match export; docs/export.md)\n",
+                   comment_safe(c.name.empty() ? "the config" : c.name));
+  o += fmt::format("# Target: {} (torchtitan/models/qwen3: Qwen3Model.Config from per-layer configs)\n",
+                   torchtitan_target_commit);
+  o += "# Use: save as torchtitan/models/qwen3/budget_config.py and add to qwen3_configs in\n";
+  o += "# torchtitan/models/qwen3/__init__.py:\n";
+  o += "#     from .budget_config import budget_config\n";
+  o += fmt::format("#     qwen3_configs[\"{}\"] = budget_config\n", flavor);
+  o += fmt::format("# then train with the qwen3 model, flavor \"{}\".\n", flavor);
+  for (const auto& note : not_expressed) o += "# NOT EXPRESSED: " + comment_safe(note) + "\n";
+  o += R"(
+from functools import partial
+
+import torch.nn as nn
+
+from torchtitan.models.common import CosSinRoPE, Embedding, Linear, SigmoidGatedFeedForward
+from torchtitan.models.common.config_utils import (
+    get_attention_config,
+    make_ffn_config,
+    make_gqa_config,
+    make_moe_config,
+    make_routed_experts_config,
+    make_router_config,
+)
+from torchtitan.models.common.nn_modules import RMSNorm
+from torchtitan.models.qwen3.model import Qwen3Model, Qwen3TransformerBlock
+
+)";
+  o += "NOT_EXPRESSED = [\n";
+  for (const auto& note : not_expressed) {
+    std::string quoted;
+    for (const char ch : comment_safe(note)) {
+      if (ch == '\\' || ch == '"') quoted += '\\';
+      quoted += ch;
+    }
+    o += "    \"" + quoted + "\",\n";
+  }
+  o += "]\n\n";
+  o += fmt::format("DIM = {}\nN_LAYERS = {}\nN_HEADS = {}\nN_KV_HEADS = {}\nHEAD_DIM = {}\nVOCAB_SIZE = {}\n",
+                   c.hidden_size, c.num_layers, a.num_heads, a.num_kv_heads, a.head_dim, c.vocab_size);
+  o += fmt::format("NORM_EPS = {}\nROPE_THETA = {}\nMAX_CONTEXT_LENGTH = {}\n",
+                   py_float(s.norm_epsilon.value_or(1e-5)), py_float(s.rope_theta.value_or(10000.0)), context);
+  if (f.is_moe()) {
+    o += fmt::format("FIRST_DENSE_LAYERS = {}\nDENSE_HIDDEN_DIM = {}\n", f.first_dense_layers, f.dense_dim);
+    o += fmt::format("NUM_EXPERTS = {}\nTOP_K = {}\nMOE_HIDDEN_DIM = {}\nSHARED_HIDDEN_DIM = {}\n", f.num_experts,
+                     f.top_k, f.expert_dim, f.num_shared_experts * f.shared_expert_dim);
+  } else {
+    o += fmt::format("FIRST_DENSE_LAYERS = N_LAYERS\nDENSE_HIDDEN_DIM = {}\n", f.dense_dim);
+  }
+  o += R"(
+_LINEAR_INIT = {"weight": partial(nn.init.normal_, std=0.02), "bias": nn.init.zeros_}
+_NORM_INIT = {"weight": nn.init.ones_}
+_EMBEDDING_INIT = {"weight": partial(nn.init.normal_, std=0.02)}
+_EXPERTS_INIT = {
+    "w1_EFD": _LINEAR_INIT["weight"],
+    "w2_EDF": _LINEAR_INIT["weight"],
+    "w3_EFD": _LINEAR_INIT["weight"],
+}
+
+
+def _norm(dim: int) -> RMSNorm.Config:
+    return RMSNorm.Config(normalized_shape=dim, eps=NORM_EPS, param_init=_NORM_INIT)
+
+
+def budget_config(attn_backend: str = "flex", moe_comm_backend: str = "standard") -> Qwen3Model.Config:
+    if VOCAB_SIZE <= 0:
+        raise ValueError("VOCAB_SIZE is 0 in this export (embeddings not modelled): set your tokenizer's")
+    inner_attention = get_attention_config(attn_backend)
+    rope = CosSinRoPE.Config(dim=HEAD_DIM, max_context_length=MAX_CONTEXT_LENGTH, theta=ROPE_THETA)
+    layers = []
+    for layer in range(N_LAYERS):
+        attention = make_gqa_config(
+            dim=DIM,
+            n_heads=N_HEADS,
+            n_kv_heads=N_KV_HEADS,
+            head_dim=HEAD_DIM,
+            wqkv_param_init=_LINEAR_INIT,
+            wo_param_init=_LINEAR_INIT,
+            inner_attention=inner_attention,
+            fuse_qkv=True,
+            rope=rope,
+)";
+  o += a.qk_norm == QkNorm::per_head ? "            qk_norm=_norm(HEAD_DIM),\n" : "            qk_norm=None,\n";
+  o += R"(        )
+        if layer < FIRST_DENSE_LAYERS:
+            layers.append(
+                Qwen3TransformerBlock.Config(
+                    attention_norm=_norm(DIM),
+                    ffn_norm=_norm(DIM),
+                    attention=attention,
+                    feed_forward=make_ffn_config(
+                        dim=DIM,
+                        hidden_dim=DENSE_HIDDEN_DIM,
+                        w1_param_init=_LINEAR_INIT,
+                        w2w3_param_init=_LINEAR_INIT,
+                    ),
+                )
+            )
+            continue
+)";
+  if (f.is_moe()) {
+    std::string shared = "None";
+    if (f.num_shared_experts > 0 && f.shared_expert_gate) {
+      shared = R"(SigmoidGatedFeedForward.Config(
+            w1=Linear.Config(in_features=DIM, out_features=SHARED_HIDDEN_DIM, param_init=_LINEAR_INIT),
+            w2=Linear.Config(in_features=SHARED_HIDDEN_DIM, out_features=DIM, param_init=_LINEAR_INIT),
+            w3=Linear.Config(in_features=DIM, out_features=SHARED_HIDDEN_DIM, param_init=_LINEAR_INIT),
+            gate=Linear.Config(in_features=DIM, out_features=1, param_init=_LINEAR_INIT),
+        ))";
+    } else if (f.num_shared_experts > 0) {
+      shared = R"(make_ffn_config(
+            dim=DIM,
+            hidden_dim=SHARED_HIDDEN_DIM,
+            w1_param_init=_LINEAR_INIT,
+            w2w3_param_init=_LINEAR_INIT,
+        ))";
+    }
+    o += fmt::format(R"(        shared_experts = {}
+        moe = make_moe_config(
+            num_experts=NUM_EXPERTS,
+            router=make_router_config(
+                dim=DIM,
+                num_experts=NUM_EXPERTS,
+                gate_param_init=_LINEAR_INIT,
+                top_k=TOP_K,
+                score_func="{}",
+                route_norm={},
+                bias=False,
+            ),
+            routed_experts=make_routed_experts_config(
+                dim=DIM,
+                hidden_dim=MOE_HIDDEN_DIM,
+                num_experts=NUM_EXPERTS,
+                top_k=TOP_K,
+                param_init=_EXPERTS_INIT,
+                comm_backend=moe_comm_backend,
+            ),
+            shared_experts=shared_experts,
+            load_balance_coeff={},
+        )
+        layers.append(
+            Qwen3TransformerBlock.Config(
+                attention_norm=_norm(DIM),
+                ffn_norm=_norm(DIM),
+                attention=attention,
+                moe=moe,
+            )
+        )
+)",
+                     shared, to_string(score), py_bool(route_norm), f.router_bias ? "1e-3" : "None");
+  }
+  o += fmt::format(R"(    return Qwen3Model.Config(
+        vocab_size=VOCAB_SIZE,
+        dim=DIM,
+        norm=_norm(DIM),
+        enable_weight_tying={},
+        tok_embeddings=Embedding.Config(num_embeddings=VOCAB_SIZE, embedding_dim=DIM, param_init=_EMBEDDING_INIT),
+        lm_head=Linear.Config(in_features=DIM, out_features=VOCAB_SIZE, param_init=_LINEAR_INIT),
+        layers=layers,
+    )
+)",
+                   py_bool(c.tie_embeddings));
+  return o;
 }
 
 }  // namespace budget::detail

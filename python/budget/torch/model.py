@@ -39,7 +39,7 @@ from . import flops as _flops
 # Keys of the native config (docs/config.md) this module builds. A key outside these is refused
 # rather than ignored: a config it does not fully understand is not approximated.
 _TOP_KEYS = {"name", "hidden_size", "num_layers", "vocab_size", "tie_embeddings", "lm_head_bias", "norm",
-             "mtp_layers", "attention", "ffn", "loop"}
+             "mtp_layers", "attention", "ffn", "loop", "settings"}
 _ATTENTION_KEYS = {"num_heads", "head_dim", "num_kv_heads", "mla", "qkv_bias", "output_bias", "qk_norm",
                    "sliding_window", "layer_types"}
 _MLA_KEYS = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}
@@ -566,11 +566,18 @@ class LoopedTransformer(nn.Module):
         return out
 
 
-def build_model(config, device=None, dtype=None, rope_theta=10000.0, norm_eps=1e-6):
+def build_model(config, device=None, dtype=None, rope_theta=None, norm_eps=None):
     """The reference module of a config (a path, dict or budget.Config, native or Hugging Face;
-    validated by budget.load_config). device="meta" builds a full-size model without memory."""
-    return LoopedTransformer(native_config(config), device=device, dtype=dtype, rope_theta=rope_theta,
-                             norm_eps=norm_eps)
+    validated by budget.load_config). device="meta" builds a full-size model without memory.
+    rope_theta and norm_eps default to the config's `settings` (docs/config.md; a Hugging Face
+    file's rope_theta and rms_norm_eps), else 10000 and 1e-6; no count depends on them."""
+    native = native_config(config)
+    settings = native.get("settings", {})
+    if rope_theta is None:
+        rope_theta = float(settings.get("rope_theta", 10000.0))
+    if norm_eps is None:
+        norm_eps = float(settings.get("norm_epsilon", 1e-6))
+    return LoopedTransformer(native, device=device, dtype=dtype, rope_theta=rope_theta, norm_eps=norm_eps)
 
 
 def parameter_counts(model):

@@ -1,7 +1,7 @@
-// Export to Hugging Face / Megatron-LM / torchtitan (budget/export.hpp). References: the exact
-// Megatron argument list of the paper's 200M pair (shapes from examples/configs, flags from
-// docs/export.md), and round trips import → export hf → import giving identical budgets for every
-// family the Hugging Face reader supports (Llama, Mixtral, Qwen-MoE, OLMoE, DeepSeek-MoE).
+// Export to Hugging Face (budget/export.hpp): round trips import → export hf → import giving
+// identical budgets for every family the Hugging Face reader supports, with the file as template,
+// without one (a fresh family), for released configs and their matches. The megatron and
+// torchtitan targets: test_export_trainers.cpp.
 
 #include <catch2/catch.hpp>
 
@@ -79,103 +79,6 @@ ArchConfig best_match(const ArchConfig& base) {
   return r.candidates.front().config;
 }
 }  // namespace
-
-TEST_CASE("export: Megatron-LM arguments of the paper's 200M baseline, exactly", "[export][megatron]") {
-  const ArchConfig base = load_arch_config(source_dir + "/examples/configs/paper-200M-S95-baseline.json");
-  const ExportedConfig e = export_config(base, ExportTarget::megatron);
-  // 192 experts of width 432, top 8; GQA 10 heads × 128, 2 KV groups; vocab_size 0 (not modelled).
-  CHECK(e.text ==
-        "# Megatron-LM model arguments for paper-200M-S95-baseline (budget-match export; docs/export.md)\n"
-        "# NOT EXPRESSED: vocab_size is 0 (embeddings not modelled): add --vocab-size or a tokenizer\n"
-        "--num-layers 12\n--hidden-size 1280\n--ffn-hidden-size 432\n--num-attention-heads 10\n"
-        "--group-query-attention\n--num-query-groups 2\n--kv-channels 128\n--swiglu\n--disable-bias-linear\n"
-        "--normalization RMSNorm\n--position-embedding-type rope\n--untie-embeddings-and-output-weights\n"
-        "--num-experts 192\n--moe-router-topk 8\n--moe-ffn-hidden-size 432\n");
-  REQUIRE(e.not_expressed.size() == 1);
-}
-
-TEST_CASE("export: Megatron-LM arguments of the paper's matched 200M configs, loop stated", "[export][megatron]") {
-  const ArchConfig paper = load_arch_config(source_dir + "/examples/configs/paper-200M-S95-smelt.json");
-  const ExportedConfig e = export_config(paper, ExportTarget::megatron);
-  CHECK(e.text ==
-        "# Megatron-LM model arguments for paper-200M-S95-smelt (budget-match export; docs/export.md)\n"
-        "# NOT EXPRESSED: vocab_size is 0 (embeddings not modelled): add --vocab-size or a tokenizer\n"
-        "# NOT EXPRESSED: the loop (layers 4-9 run 2 times in a row with shared weights (18 executed layers from 12 "
-        "stored)): Megatron-LM has no weight-shared layer loop; these arguments build the 12 stored layers unlooped, "
-        "so its FLOPs and KV cache are those of 12 layers, not 18\n"
-        "--num-layers 12\n--hidden-size 1056\n--ffn-hidden-size 352\n--num-attention-heads 12\n"
-        "--group-query-attention\n--num-query-groups 2\n--kv-channels 88\n--swiglu\n--disable-bias-linear\n"
-        "--normalization RMSNorm\n--position-embedding-type rope\n--untie-embeddings-and-output-weights\n"
-        "--num-experts 288\n--moe-router-topk 8\n--moe-ffn-hidden-size 352\n");
-  CHECK(e.not_expressed.size() == 2);
-
-  // budget's own match of the baseline (README: 1008, 12×84 KV 2, 288×368 top 8, loop 4–9 ×2).
-  const ArchConfig base = load_arch_config(source_dir + "/examples/configs/paper-200M-S95-baseline.json");
-  const ArchConfig matched = best_match(base);
-  REQUIRE(matched.hidden_size == 1008);
-  REQUIRE(matched.attention.num_heads == 12);
-  REQUIRE(matched.attention.head_dim == 84);
-  REQUIRE(matched.ffn.num_experts == 288);
-  REQUIRE(matched.ffn.expert_dim == 368);
-  const std::string text = export_config(matched, ExportTarget::megatron).text;
-  const std::string args = text.substr(text.find("\n--") + 1);
-  CHECK(args ==
-        "--num-layers 12\n--hidden-size 1008\n--ffn-hidden-size 368\n--num-attention-heads 12\n"
-        "--group-query-attention\n--num-query-groups 2\n--kv-channels 84\n--swiglu\n--disable-bias-linear\n"
-        "--normalization RMSNorm\n--position-embedding-type rope\n--untie-embeddings-and-output-weights\n"
-        "--num-experts 288\n--moe-router-topk 8\n--moe-ffn-hidden-size 368\n");
-}
-
-TEST_CASE("export: Megatron-LM shared experts, leading dense layers, plain MLP, vocab", "[export][megatron]") {
-  const ArchConfig deepseek = load_arch_config(source_dir + "/examples/hf/deepseek-moe-16b.json");
-  const std::string text = export_config(deepseek, ExportTarget::megatron).text;
-  // 2 shared experts of width 1408 = one Megatron shared MLP of 2816; first layer dense (10944).
-  CHECK(text.find("--ffn-hidden-size 10944\n") != std::string::npos);
-  CHECK(text.find("--moe-shared-expert-intermediate-size 2816\n") != std::string::npos);
-  CHECK(text.find("--moe-layer-freq '([0]*1+[1]*27)'\n") != std::string::npos);
-  CHECK(text.find("--vocab-size 102400\n") != std::string::npos);
-  CHECK(text.find("NOT EXPRESSED") == std::string::npos);
-  ArchConfig plain = deepseek;
-  plain.ffn.gated = false;
-  plain.attention.num_kv_heads = plain.attention.num_heads;
-  plain.tie_embeddings = true;
-  const std::string plain_text = export_config(plain, ExportTarget::megatron).text;
-  CHECK(plain_text.find("--swiglu") == std::string::npos);
-  CHECK(plain_text.find("--group-query-attention") == std::string::npos);
-  CHECK(plain_text.find("--untie-embeddings") == std::string::npos);
-}
-
-TEST_CASE("export: torchtitan model args of the paper's 200M pair", "[export][torchtitan]") {
-  const ArchConfig paper = load_arch_config(source_dir + "/examples/configs/paper-200M-S95-smelt.json");
-  const ExportedConfig e = export_config(paper, ExportTarget::torchtitan);
-  const auto j = nlohmann::json::parse(e.text);
-  CHECK(j.at("model") == "qwen3");
-  const auto& a = j.at("model_args");
-  CHECK(a.at("dim") == 1056);
-  CHECK(a.at("n_layers") == 12);
-  CHECK(a.at("n_heads") == 12);
-  CHECK(a.at("n_kv_heads") == 2);
-  CHECK(a.at("head_dim") == 88);
-  CHECK(a.at("moe_enabled") == true);
-  CHECK(a.at("moe_inter_dim") == 352);
-  CHECK(a.at("qk_norm") == false);
-  CHECK(a.at("moe_args") == nlohmann::json{{"num_experts", 288}, {"num_shared_experts", 0}, {"top_k", 8}});
-  CHECK_FALSE(a.contains("vocab_size"));
-  REQUIRE(j.at("not_expressed").size() == 2);
-  CHECK(j.at("not_expressed").at(1).get<std::string>().rfind("the loop (layers 4-9 run 2 times", 0) == 0);
-  CHECK(e.not_expressed == j.at("not_expressed").get<std::vector<std::string>>());
-
-  ArchConfig qwen = load_arch_config(source_dir + "/examples/hf/qwen1.5-moe-a2.7b.json");
-  // Qwen1.5-MoE has q/k/v biases and a shared-expert gate, which torchtitan's qwen3 model lacks:
-  // refused by name. Without them, one shared expert of 5632 = 4 routed-width (1408) experts.
-  CHECK_THROWS_WITH(export_config(qwen, ExportTarget::torchtitan), Catch::Contains("/attention/qkv_bias"));
-  qwen.attention.qkv_bias = false;
-  qwen.ffn.shared_expert_gate = false;
-  CHECK(nlohmann::json::parse(export_config(qwen, ExportTarget::torchtitan).text)
-            .at("model_args").at("moe_args").at("num_shared_experts") == 4);
-  const ArchConfig deepseek = load_arch_config(source_dir + "/examples/hf/deepseek-moe-16b.json");
-  CHECK_THROWS_WITH(export_config(deepseek, ExportTarget::torchtitan), Catch::Contains("first_dense_layers"));
-}
 
 TEST_CASE("export: hf round trip with the original file as template, every family", "[export][hf]") {
   for (const Family& family : hf_families()) {
@@ -359,9 +262,14 @@ TEST_CASE("export: hf round trip of every released config (tests/data/hf, exampl
     const SourcedConfig in = load_sourced_config(file);
     REQUIRE_FALSE(in.hf_text.empty());
     if (nlohmann::json::parse(in.hf_text).contains("text_config")) {
-      // A multimodal wrapper is not used as an export template (its text model is nested): refused.
-      CHECK_THROWS_WITH(export_config(in.config, ExportTarget::hf, with_template(in.hf_text)),
-                        Catch::Contains("not a Hugging Face config.json"));
+      // A multimodal wrapper is a template too: its text_config takes the shapes, the rest is kept.
+      ArchConfig wider = in.config;
+      wider.hidden_size += 64;
+      const auto doc = nlohmann::json::parse(export_config(wider, ExportTarget::hf, with_template(in.hf_text)).text);
+      CHECK(doc.at("text_config").at("hidden_size") == wider.hidden_size);
+      CHECK(doc.at("vision_config") == nlohmann::json::parse(in.hf_text).at("vision_config"));
+      check_same_budgets(parse_hf_config(doc.dump(), "wrapper"), wider);
+      ++exported;
       continue;
     }
     if (!in.config.ffn.gated) {
@@ -386,29 +294,159 @@ TEST_CASE("export: hf round trip of every released config (tests/data/hf, exampl
     }
     check_same_budgets(back, wider);
   }
-  CHECK(exported + 3 >= files.size());  // all but the two Pythia (GPT-NeoX) files and the wrapper
+  CHECK(exported + 2 >= files.size());  // all but the two Pythia (GPT-NeoX) files
 }
 
-TEST_CASE("export: Megatron-LM and torchtitan refuse features they do not write, naming the field",
-          "[export][megatron][torchtitan][families]") {
-  const ArchConfig v3 = load_sourced_config(source_dir + "/tests/data/hf/deepseek-v3.json").config;
-  for (ExportTarget target : {ExportTarget::megatron, ExportTarget::torchtitan}) {
-    try {
-      (void)export_config(v3, target);
-      FAIL("DeepSeek-V3 (MLA) exported to " << to_string(target));
-    } catch (const Error& e) {
-      CHECK(e.path() == "/attention/mla");
-      CHECK_THAT(e.what(), Catch::Contains("multi-head latent attention"));
+TEST_CASE("export: hf writes the MLA keys: DeepSeek-V3 and Kimi-K2 matches, with and without a template",
+          "[export][hf][mla]") {
+  for (const char* file : {"deepseek-v3.json", "kimi-k2.json", "deepseek-v2-lite.json"}) {
+    INFO(file);
+    const SourcedConfig in = load_sourced_config(source_dir + "/tests/data/hf/" + file);
+    REQUIRE(in.config.attention.mla.has_value());
+    ArchConfig changed = in.config;
+    // Every MLA dimension changed: the export must write them all (kv_lora_rank used to read back
+    // as the template's).
+    MlaConfig& m = *changed.attention.mla;
+    m.kv_lora_rank = 320;
+    m.qk_nope_head_dim = 96;
+    m.qk_rope_head_dim = 32;
+    m.v_head_dim = 96;
+    m.q_lora_rank = m.q_lora_rank > 0 ? 1024 : 0;
+    changed.attention.head_dim = m.qk_head_dim();
+    changed.attention.num_heads = 48;
+    for (const bool with : {true, false}) {
+      INFO((with ? "template" : "fresh"));
+      const ExportedConfig e = export_config(changed, ExportTarget::hf, with ? with_template(in.hf_text) : ExportOptions{});
+      const auto doc = nlohmann::json::parse(e.text);
+      CHECK(doc.at("kv_lora_rank") == 320);
+      CHECK(doc.at("qk_nope_head_dim") == 96);
+      CHECK(doc.at("qk_rope_head_dim") == 32);
+      CHECK(doc.at("v_head_dim") == 96);
+      CHECK(doc.at("num_key_value_heads") == 48);  // transformers divides the heads by it
+      if (m.q_lora_rank == 0) CHECK(doc.at("q_lora_rank").is_null());
+      const ArchConfig back = parse_hf_config(e.text, "back");
+      REQUIRE(back.attention.mla.has_value());
+      CHECK(*back.attention.mla == m);
+      check_same_budgets(back, changed);
+      CHECK(back.settings == changed.settings);
+    }
+    // The fresh family: DeepSeek-V3 (expert bias, MTP) or DeepSeek-V2 (no expert bias).
+    const auto fresh = nlohmann::json::parse(export_config(in.config, ExportTarget::hf).text);
+    CHECK(fresh.at("model_type") == (in.config.ffn.router_bias ? "deepseek_v3" : "deepseek_v2"));
+  }
+  // A matched Kimi-K2 (issue 23): with its shared width tied to the routed one it is a whole number
+  // of routed experts, and the export reads back with the matched budgets.
+  const SourcedConfig kimi = load_sourced_config(source_dir + "/tests/data/hf/kimi-k2.json");
+  MatchConstraints tied = default_constraints(kimi.config);
+  tied.expert_dim = VariableRange::fixed(kimi.config.ffn.expert_dim);
+  tied.shared_expert_dim = VariableRange::fixed(kimi.config.ffn.shared_expert_dim);
+  const MatchResult r = match(kimi.config, LoopSpec{}, paper_workload(), tied, 1);
+  REQUIRE(r.summary.feasible);
+  const ArchConfig& matched = r.candidates.front().config;
+  const ExportedConfig e = export_config(matched, ExportTarget::hf, with_template(kimi.hf_text));
+  const ArchConfig back = parse_hf_config(e.text, "kimi-matched");
+  check_same_budgets(back, matched);
+  CHECK(nlohmann::json::parse(e.text).at("model_type") == "kimi_k2");
+}
+
+TEST_CASE("export: hf fresh families: Qwen3-MoE, Qwen3, Qwen2, OLMoE and the settings keys", "[export][hf]") {
+  for (const char* file : {"qwen3-30b-a3b.json", "qwen3-8b.json", "qwen2.5-7b.json", "olmoe-1b-7b-0924.json",
+                           "llama-3.1-8b.json", "granite-3.0-3b-a800m.json"}) {
+    INFO(file);
+    const SourcedConfig in = load_sourced_config(source_dir + "/tests/data/hf/" + file);
+    const std::string model_type = nlohmann::json::parse(in.hf_text).at("model_type");
+    const ExportedConfig e = export_config(in.config, ExportTarget::hf);
+    const auto doc = nlohmann::json::parse(e.text);
+    // The family a native config of this shape is written as: its own, except GraniteMoE (Mixtral's
+    // layers: no biases, softmax over the top-k).
+    CHECK(doc.at("model_type") == (model_type == "granitemoe" ? "mixtral" : model_type));
+    const ArchConfig back = parse_hf_config(e.text, "fresh");
+    check_same_budgets(back, in.config);
+    CHECK(back.settings == in.config.settings);
+    CHECK(doc.at("rope_theta") == *in.config.settings.rope_theta);
+    CHECK(doc.at("rms_norm_eps") == *in.config.settings.norm_epsilon);
+    CHECK(doc.at("max_position_embeddings") == in.config.settings.max_position_embeddings);
+  }
+  // A native Qwen3-MoE-shaped config with leading dense layers: mlp_only_layers [0, 1].
+  ArchConfig q = load_sourced_config(source_dir + "/tests/data/hf/qwen3-30b-a3b.json").config;
+  q.ffn.first_dense_layers = 2;
+  q.ffn.dense_dim = 6144;
+  const auto doc = nlohmann::json::parse(export_config(q, ExportTarget::hf).text);
+  CHECK(doc.at("model_type") == "qwen3_moe");
+  CHECK(doc.at("mlp_only_layers") == nlohmann::json::array({0, 1}));
+  check_same_budgets(parse_hf_config(doc.dump(), "q"), q);
+}
+
+TEST_CASE("export: hf round trip of every released config's match (tests/data/hf, examples/hf)",
+          "[export][hf][families]") {
+  // import → match → export hf (the file as template) → import keeps every budget of the match;
+  // a family that cannot spell the match (DeepSeek's shared experts as routed-width experts) is
+  // refused by name, and the match with the widths tied exports.
+  std::size_t exported = 0;
+  for (const char* dir : {"/tests/data/hf/", "/examples/hf/"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(source_dir + dir)) {
+      if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
+      INFO(entry.path().string());
+      const SourcedConfig in = load_sourced_config(entry.path().string());
+      if (!in.config.ffn.gated) continue;  // GPT-NeoX: refused by hf (another test)
+      if (in.config.sliding_attention_layers() == in.config.num_layers) continue;  // no KV to lock: not matchable
+      MatchConstraints constraints = default_constraints(in.config);
+      MatchResult r = match(in.config, LoopSpec{}, paper_workload(), constraints, 1);
+      REQUIRE(r.summary.feasible);
+      ArchConfig matched = r.candidates.front().config;
+      CHECK(matched.settings == in.config.settings);
+      try {
+        (void)export_config(matched, ExportTarget::hf, with_template(in.hf_text));
+      } catch (const Error& e) {
+        CHECK_THAT(e.what(), Catch::Contains("not a whole number of routed-width"));
+        constraints.expert_dim = VariableRange::fixed(in.config.ffn.expert_dim);
+        constraints.shared_expert_dim = VariableRange::fixed(in.config.ffn.shared_expert_dim);
+        r = match(in.config, LoopSpec{}, paper_workload(), constraints, 1);
+        REQUIRE(r.summary.feasible);
+        matched = r.candidates.front().config;
+      }
+      const ExportedConfig e = export_config(matched, ExportTarget::hf, with_template(in.hf_text));
+      const ArchConfig back = parse_hf_config(e.text, "matched");
+      check_same_budgets(back, matched);
+      CHECK(back.settings == matched.settings);
+      REQUIRE(back.loop.has_value());
+      CHECK(back.loop->repeats == matched.loop->repeats);
+      // And back again: the exported file as the template of its own re-export.
+      const ExportedConfig again = export_config(back, ExportTarget::hf, with_template(e.text));
+      check_same_budgets(parse_hf_config(again.text, "again"), matched);
+      ++exported;
     }
   }
-  ArchConfig biased = load_arch_config(source_dir + "/examples/configs/paper-200M-S95-baseline.json");
-  biased.attention.qkv_bias = true;
-  CHECK_THROWS_WITH(export_config(biased, ExportTarget::megatron), Catch::Contains("/attention/qkv_bias"));
-  // Per-head q/k norms are written: Megatron --qk-layernorm, torchtitan qwen3 qk_norm.
-  ArchConfig normed = load_arch_config(source_dir + "/examples/configs/paper-200M-S95-baseline.json");
-  normed.attention.qk_norm = QkNorm::per_head;
-  CHECK_THAT(export_config(normed, ExportTarget::megatron).text, Catch::Contains("--qk-layernorm\n"));
-  CHECK(nlohmann::json::parse(export_config(normed, ExportTarget::torchtitan).text)["model_args"]["qk_norm"] == true);
-  normed.attention.qk_norm = QkNorm::full;
-  CHECK_THROWS_WITH(export_config(normed, ExportTarget::torchtitan), Catch::Contains("/attention/qk_norm"));
+  CHECK(exported >= 16);  // all but Pythia ×2 (plain MLP), Mistral-7B and Phi-3-mini (every layer sliding)
+}
+
+TEST_CASE("export: settings travel native → native and hf, change no budget, and are read strictly",
+          "[export][settings]") {
+  const SourcedConfig qwen = load_sourced_config(source_dir + "/tests/data/hf/qwen3-30b-a3b.json");
+  const ModelSettings& s = qwen.config.settings;
+  // From the file: rope_theta 1e6, rms_norm_eps 1e-6, 40960 positions, softmax, norm_topk_prob true.
+  CHECK(s.rope_theta == 1000000.0);
+  CHECK(s.norm_epsilon == 1e-6);
+  CHECK(s.max_position_embeddings == 40960);
+  CHECK(s.router_score == RouterScore::softmax);
+  CHECK(s.router_normalize_top_k == true);
+  const std::string native = export_config(qwen.config, ExportTarget::native).text;
+  const ArchConfig back = parse_arch_config(native, "native");
+  CHECK(back.settings == s);
+  ArchConfig bare = qwen.config;
+  bare.settings = ModelSettings{};
+  check_same_budgets(bare, qwen.config);
+  CHECK(arch_config_to_json(bare).find("settings") == std::string::npos);
+  // Kimi-K2's sigmoid router; Mixtral's renormalised softmax, fixed by its code.
+  CHECK(load_arch_config(source_dir + "/tests/data/hf/kimi-k2.json").settings.router_score == RouterScore::sigmoid);
+  CHECK(load_arch_config(source_dir + "/examples/hf/mixtral-8x7b.json").settings.router_normalize_top_k == true);
+  auto doc = nlohmann::json::parse(native);
+  doc["settings"]["norm_epsilon"] = 0;
+  CHECK_THROWS_WITH(parse_arch_config(doc.dump(), "bad"), Catch::Contains("/settings/norm_epsilon"));
+  doc["settings"]["norm_epsilon"] = 1e-6;
+  doc["settings"]["router_score"] = "sparsemixer";
+  CHECK_THROWS_WITH(parse_arch_config(doc.dump(), "bad"), Catch::Contains("/settings/router_score"));
+  doc["settings"].erase("router_score");
+  doc["settings"]["rope_base"] = 1;
+  CHECK_THROWS_WITH(parse_arch_config(doc.dump(), "bad"), Catch::Contains("rope_base"));
 }
