@@ -11,7 +11,8 @@
 //   double pruning_bound() const              the bound on w·|dF|, w·|dN| of a point that matters
 //   double pool_bound() const                 tightens within a structure (+inf if it never does)
 //   void begin_structure(), end_structure(bool dropped)
-//   void consider(kv, Point)                  a point within the caps and the incumbent
+//   void consider(kv, Point, dF, dN)          a point within the caps and the incumbent (dF, dN:
+//                                             its signed relative FLOPs and params deviations)
 // A template, not virtual calls: the hooks are inlined into the walk of each pass.
 
 #include <cmath>
