@@ -99,7 +99,8 @@ nlohmann::ordered_json sensitivity_json(const std::vector<ConstraintSensitivity>
   for (const auto& s : sensitivity) {
     out.push_back({{"constraint", s.constraint},
                    {"relaxed_objective", std::isfinite(s.relaxed_objective) ? nlohmann::ordered_json(s.relaxed_objective)
-                                                                            : nlohmann::ordered_json(nullptr)}});
+                                                                            : nlohmann::ordered_json(nullptr)},
+                   {"status", std::string(to_string(s.status))}});
   }
   return out;
 }
@@ -110,7 +111,13 @@ Table sensitivity_table(const MatchResult& r, const std::vector<ConstraintSensit
   t.add_column("best max dev");
   t.add_column("change");
   for (const auto& s : sensitivity) {
-    if (!std::isfinite(s.relaxed_objective)) {
+    if (s.status == SearchStatus::over_search_limit) {
+      const bool work = s.limit_message.find("--max-work") != std::string::npos;
+      t.add_row({s.constraint, "not searched",
+                 work ? "over the search limit (raise --max-work)" : "over the search limit (raise --max-structures)"});
+      continue;
+    }
+    if (s.status == SearchStatus::infeasible || !std::isfinite(s.relaxed_objective)) {
       t.add_row({s.constraint, "infeasible", ""});
       continue;
     }

@@ -141,8 +141,12 @@ CalibrationProfile load_torch_measurements(const std::string& path);
 /// anything else as profile JSON. Throws budget::Error naming the path.
 CalibrationProfile load_calibration_profile(const std::string& path);
 
-/// Checks what the reader checks, for profiles built in code; throws budget::Error naming
-/// `source` and the JSON pointer the field would have.
+/// Why `profile` is invalid (what the reader checks, for profiles built in code), as one line
+/// naming `source`, the JSON pointer the field would have, its value and what is allowed; empty
+/// when it is valid.
+std::string validation_error(const CalibrationProfile& profile, const std::string& source = "<profile>");
+/// Throws budget::Error (naming `source` and the JSON pointer) with the problem
+/// validation_error() reports.
 void validate(const CalibrationProfile& profile, const std::string& source = "<profile>");
 
 /// Profile JSON: pretty-printed header in a fixed key order, one row per line in a fixed key

@@ -4,12 +4,14 @@
 /// FLOPs, non-embedding parameters and KV cache per token match the baseline's, found exactly
 /// over a constrained discrete space. Method and ranking rules: docs/matching.md.
 ///
-/// Thread safety: match(), default_constraints(), parse_constraints(), load_constraints(),
-/// constraint_sensitivity() and evaluate_candidate() are reentrant: concurrent calls are safe.
+/// Thread safety: match(), default_constraints(), validation_error(), validate(),
+/// parse_constraints(), load_constraints(), constraint_sensitivity() and evaluate_candidate() are
+/// reentrant: concurrent calls are safe.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "budget/accounting.hpp"
@@ -102,6 +104,16 @@ struct MatchConstraints {
   static constexpr std::int64_t default_max_work = 2'000'000'000;
 };
 
+/// Why `constraints` cannot be searched, as one line naming the field (its JSON pointer in a
+/// constraints file), its value and what is allowed; empty when they are valid. Checks every
+/// search range (multiple_of >= 1, a non-empty range holding a multiple, at or above the least
+/// value the variable allows), the weights (finite, >= 0, one positive), the caps (finite, >= 0),
+/// the tolerance ([0, 1)) and the work limits (>= 1). Ranges that cannot fit the baseline (a
+/// hidden size no head count divides) are found by the search, not here.
+std::string validation_error(const MatchConstraints& constraints);
+/// Throws budget::Error (path: the JSON pointer) with the problem validation_error() reports.
+void validate(const MatchConstraints& constraints);
+
 /// The documented defaults for `baseline`: hidden multiple of 8 in [H/4, 2H]; head dim multiple of
 /// 4 in [max(4, hd/4), 2·hd]; experts multiple of 8 in [top_k, 8E]; expert width multiple of 8 in
 /// [8, 4·width]; KV heads, depth and top_k fixed to the baseline's; shared-expert width (when the
@@ -173,16 +185,29 @@ struct MatchResult {
 MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                   const MatchConstraints& constraints, int top_n = 5);
 
+/// How a search of a relaxed request ended.
+enum class SearchStatus {
+  feasible,           ///< searched; a best objective was found
+  infeasible,         ///< searched in full: no point meets the caps (proven)
+  over_search_limit,  ///< not searched: the space or the search exceeds max_structures or max_work
+};
+/// "feasible", "infeasible", "over_search_limit" (the JSON values).
+std::string_view to_string(SearchStatus status);
+
 /// What one constraint costs: the best objective with that constraint alone relaxed.
 struct ConstraintSensitivity {
   std::string constraint;        ///< as a user would write it: "head_dim multiple of 4"
-  double relaxed_objective = 0;  ///< best objective with it relaxed (+inf if still infeasible)
+  double relaxed_objective = 0;  ///< best objective with it relaxed (+inf unless status is feasible)
+  SearchStatus status = SearchStatus::feasible;
+  std::string limit_message;     ///< over_search_limit: which limit (the search's error message)
 };
 
 /// For every constraint that can be relaxed on its own (a fixed variable freed to [1, 4·value],
 /// a multiple_of dropped, a range widened to [step, 4·max], the query width freed), the best
-/// objective without it; sorted by relaxed objective, best first. Tells which constraint binds
-/// the match (docs/matching.md, "Which constraint binds"). Costs one search per constraint.
+/// objective without it; sorted by relaxed objective, best first (a relaxation over the search
+/// limits is reported as such, never as infeasible, and sorts last with the infeasible ones).
+/// Tells which constraint binds the match (docs/matching.md, "Which constraint binds"). Costs one
+/// branch-and-bound pass per constraint.
 std::vector<ConstraintSensitivity> constraint_sensitivity(const ArchConfig& baseline, const LoopSpec& loop,
                                                           const Workload& workload,
                                                           const MatchConstraints& constraints);

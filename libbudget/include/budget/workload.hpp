@@ -77,7 +77,10 @@ Workload paper_workload();
 /// A causal (no document mask) window: attended_keys = (seq_len + 1)/2.
 Workload causal_workload(std::int64_t seq_len);
 
-/// Validates ranges; throws budget::Error naming `source` and the field.
+/// Why `workload` is invalid, as one line naming `source`, the field (JSON pointer), its value and
+/// what is allowed; empty when it is valid.
+std::string validation_error(const Workload& workload, const std::string& source = {});
+/// Throws budget::Error (naming `source` and the field) with the problem validation_error() reports.
 void validate(const Workload& workload, const std::string& source = {});
 
 /// Parses a workload JSON object; absent keys take paper_workload()'s values, except that

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -283,9 +284,27 @@ CalibrationProfile load_torch_measurements(const std::string& path) {
   return parse_torch_measurements(detail::read_text_file(path), path);
 }
 
+namespace {
+/// The first problem of `profile`, as the error validate() throws; nullopt when valid. The checks
+/// are the reader's (one set of rules for files and code), so its error is captured, not rebuilt.
+/// Through a JSON value, not text, so a NaN stays a NaN and is reported as one.
+std::optional<Error> profile_error(const CalibrationProfile& profile, const std::string& source) {
+  try {
+    read_profile(profile_to_json_value<nlohmann::json>(profile), source);
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::string validation_error(const CalibrationProfile& profile, const std::string& source) {
+  const std::optional<Error> e = profile_error(profile, source);
+  return e ? std::string(e->what()) : std::string();
+}
+
 void validate(const CalibrationProfile& profile, const std::string& source) {
-  // Through a JSON value, not text, so a NaN stays a NaN and is reported as one.
-  read_profile(profile_to_json_value<nlohmann::json>(profile), source);
+  if (std::optional<Error> e = profile_error(profile, source)) throw *e;
 }
 
 std::string calibration_profile_to_json(const CalibrationProfile& profile) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "budget/error.hpp"
 #include "workload/doc_lengths_json.hpp"
@@ -46,28 +47,28 @@ double causal_window_keys(std::int64_t seq_len, std::int64_t window) {
   return (w * (w + 1.0) / 2.0 + (s - w) * w) / s;
 }
 
-void validate_tile_field(AttentionTile tile, const std::string& source, const char* path) {
+std::optional<Error> tile_field_error(AttentionTile tile, const std::string& source, const char* path) {
   if (tile.rows < 1 || tile.rows > max_tile_side || tile.cols < 1 || tile.cols > max_tile_side) {
-    throw Error(fmt::format("tile {} is out of range; allowed: ROWSxCOLS with sides in [1, 65536]", to_string(tile)),
-                source, path);
+    return Error(fmt::format("tile {} is out of range; allowed: ROWSxCOLS with sides in [1, 65536]", to_string(tile)),
+                 source, path);
   }
+  return std::nullopt;
 }
 
-}  // namespace
-
-void validate(const Workload& w, const std::string& source) {
+/// The first problem of `w`, as the error validate() throws; nullopt when valid.
+std::optional<Error> workload_error(const Workload& w, const std::string& source) {
   if (w.seq_len < 1 || w.seq_len > (std::int64_t{1} << 40)) {
-    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^40]", w.seq_len), source,
+    return Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^40]", w.seq_len), source,
                 "/seq_len");
   }
   if (w.sliding_window < 0 || w.sliding_window > (std::int64_t{1} << 40)) {
-    throw Error(fmt::format("value {} is out of range; allowed: 0 (none) or an integer in [1, 2^40]", w.sliding_window),
+    return Error(fmt::format("value {} is out of range; allowed: 0 (none) or an integer in [1, 2^40]", w.sliding_window),
                 source, "/sliding_window");
   }
   const bool windowed = w.sliding_window > 0 && w.sliding_window < w.seq_len;
   const auto max_keys = static_cast<double>(windowed ? w.sliding_window : w.seq_len);
   if (!(w.attended_keys >= 1.0 && w.attended_keys <= max_keys)) {
-    throw Error(windowed ? fmt::format("value {} is out of range; allowed: a number in [1, sliding_window = {}] (a "
+    return Error(windowed ? fmt::format("value {} is out of range; allowed: a number in [1, sliding_window = {}] (a "
                                        "query attends at least to itself and at most to its window)",
                                        w.attended_keys, w.sliding_window)
                          : fmt::format("value {} is out of range; allowed: a number in [1, seq_len = {}] (a query "
@@ -78,7 +79,7 @@ void validate(const Workload& w, const std::string& source) {
   if (w.attention_kernel == AttentionLaunch::none) {
     if (w.kernel_attended_keys != 0.0 &&
         !(w.kernel_attended_keys >= w.attended_keys && w.kernel_attended_keys <= static_cast<double>(w.seq_len))) {
-      throw Error(fmt::format("value {} is out of range; allowed: 0 (unknown) or a number in [attended_keys = "
+      return Error(fmt::format("value {} is out of range; allowed: 0 (unknown) or a number in [attended_keys = "
                               "{}, seq_len = {}]",
                               w.kernel_attended_keys, w.attended_keys, w.seq_len),
                   source, "/kernel_attended_keys");
@@ -86,32 +87,44 @@ void validate(const Workload& w, const std::string& source) {
   } else if (!(std::isfinite(w.kernel_attended_keys) && w.kernel_attended_keys >= w.attended_keys * (1.0 - 1e-9))) {
     // Derived kernel counts may exceed seq_len (a partial tile costs a whole one: a 1-token
     // document with 128×128 tiles executes 16,384 keys for its one query), never the exact count.
-    throw Error(fmt::format("value {} is out of range; allowed: a finite number ≥ attended_keys = {} (whole tiles "
+    return Error(fmt::format("value {} is out of range; allowed: a finite number ≥ attended_keys = {} (whole tiles "
                             "cover every attended key)",
                             w.kernel_attended_keys, w.attended_keys),
                 source, "/kernel_attended_keys");
   }
   if (!(std::isfinite(w.kernel_forward_attended_keys) && w.kernel_forward_attended_keys >= 0.0 &&
         std::isfinite(w.kernel_backward_attended_keys) && w.kernel_backward_attended_keys >= 0.0)) {
-    throw Error("kernel forward/backward attended keys must be finite numbers ≥ 0", source, "/kernel_attended_keys");
+    return Error("kernel forward/backward attended keys must be finite numbers ≥ 0", source, "/kernel_attended_keys");
   }
-  validate_tile_field(w.forward_tile, source, "/forward_tile");
-  validate_tile_field(w.backward_tile, source, "/backward_tile");
+  if (auto e = tile_field_error(w.forward_tile, source, "/forward_tile")) return e;
+  if (auto e = tile_field_error(w.backward_tile, source, "/backward_tile")) return e;
   if (w.training_passes < 1 || w.training_passes > 16) {
-    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 16] (3 = forward + "
+    return Error(fmt::format("value {} is out of range; allowed: an integer in [1, 16] (3 = forward + "
                             "backward, 4 = with full activation recompute)",
                             w.training_passes),
                 source, "/training_passes");
   }
   if (w.tokens_per_step < 1 || w.tokens_per_step > (std::int64_t{1} << 40)) {
-    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^40] tokens per GPU and step",
+    return Error(fmt::format("value {} is out of range; allowed: an integer in [1, 2^40] tokens per GPU and step",
                             w.tokens_per_step),
                 source, "/tokens_per_step");
   }
   if (w.kv_bytes < 1 || w.kv_bytes > 16) {
-    throw Error(fmt::format("value {} is out of range; allowed: an integer in [1, 16] bytes per element", w.kv_bytes),
+    return Error(fmt::format("value {} is out of range; allowed: an integer in [1, 16] bytes per element", w.kv_bytes),
                 source, "/kv_bytes");
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string validation_error(const Workload& workload, const std::string& source) {
+  const std::optional<Error> e = workload_error(workload, source);
+  return e ? std::string(e->what()) : std::string();
+}
+
+void validate(const Workload& workload, const std::string& source) {
+  if (std::optional<Error> e = workload_error(workload, source)) throw *e;
 }
 
 namespace {

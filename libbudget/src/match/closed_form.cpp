@@ -1,0 +1,226 @@
+#include "match/closed_form.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "budget/ops.hpp"
+
+namespace budget::match_detail {
+
+Coefficients combine(const Coefficients& a, const Coefficients& b, double t) {
+  Coefficients c;
+  c.f0 = a.f0 + t * b.f0, c.fE = a.fE + t * b.fE, c.fW = a.fW + t * b.fW, c.fEW = a.fEW + t * b.fEW, c.fS = a.fS + t * b.fS;
+  c.n0 = a.n0 + t * b.n0, c.nE = a.nE + t * b.nE, c.nW = a.nW + t * b.nW, c.nEW = a.nEW + t * b.nEW, c.nS = a.nS + t * b.nS;
+  return c;
+}
+
+namespace {
+/// F and N of `cfg` with (E, W, S) set; from the op list.
+std::pair<double, double> budgets_at(const SearchSpace& space, ArchConfig cfg, std::int64_t E, std::int64_t W,
+                                     std::int64_t S) {
+  if (space.dense()) {
+    cfg.ffn.dense_dim = W;
+  } else {
+    cfg.ffn.num_experts = E;
+    cfg.ffn.expert_dim = W;
+  }
+  if (space.has_shared()) cfg.ffn.shared_expert_dim = S;
+  const Budgets b = account(layer_ops(cfg, space.workload()), cfg, space.workload());
+  return {b.training_flops_per_token, static_cast<double>(b.non_embedding_params_total)};
+}
+
+/// Interval of E where lo <= a + b·E <= hi (b >= 0), intersected into [e_lo, e_hi]. False if empty.
+bool affine_interval(double a, double b, double lo, double hi, double& e_lo, double& e_hi) {
+  if (b > 0) {
+    e_lo = std::max(e_lo, (lo - a) / b);
+    e_hi = std::min(e_hi, (hi - a) / b);
+  } else if (a < lo || a > hi) {
+    return false;
+  }
+  return e_lo <= e_hi;
+}
+}  // namespace
+
+Coefficients calibrate(const SearchSpace& space, const ArchConfig& cfg, std::int64_t top_k) {
+  Coefficients k;
+  const bool dense = space.dense(), shared = space.has_shared();
+  const std::int64_t E1 = dense ? 0 : std::max<std::int64_t>(top_k, 1);
+  const std::int64_t S1 = shared ? 1 : cfg.ffn.shared_expert_dim;
+  const auto [F00, N00] = budgets_at(space, cfg, E1, 1, S1);
+  const auto [F01, N01] = budgets_at(space, cfg, E1, 2, S1);
+  const double dFW = F01 - F00, dNW = N01 - N00;
+  if (dense) {
+    k.fW = dFW;
+    k.nW = dNW;
+  } else {
+    const auto [F10, N10] = budgets_at(space, cfg, E1 + 1, 1, S1);
+    const auto [F11, N11] = budgets_at(space, cfg, E1 + 1, 2, S1);
+    k.fEW = (F11 - F10) - dFW;
+    k.nEW = (N11 - N10) - dNW;
+    k.fE = (F10 - F00) - k.fEW * 1.0;
+    k.nE = (N10 - N00) - k.nEW * 1.0;
+    k.fW = dFW - k.fEW * static_cast<double>(E1);
+    k.nW = dNW - k.nEW * static_cast<double>(E1);
+  }
+  if (shared) {
+    const auto [FS, NS] = budgets_at(space, cfg, E1, 1, S1 + 1);
+    k.fS = FS - F00;
+    k.nS = NS - N00;
+  }
+  const double e1 = static_cast<double>(E1), s1 = static_cast<double>(S1);
+  k.f0 = F00 - k.fE * e1 - k.fW - k.fEW * e1 - k.fS * s1;
+  k.n0 = N00 - k.nE * e1 - k.nW - k.nEW * e1 - k.nS * s1;
+  return k;
+}
+
+HeadsModel heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                       std::int64_t hidden, const Progression& heads) {
+  HeadsModel m;
+  if (heads.count() < 3) return m;
+  const std::int64_t h0 = heads.at(0), h1 = heads.at(1), h2 = heads.at(heads.count() - 1);
+  counters.count_work(3 * calibration_work, space.constraints().max_work);
+  const Coefficients c0 = calibrate(space, space.structure_config(kv, hidden, h0), kv.top_k);
+  const Coefficients c1 = calibrate(space, space.structure_config(kv, hidden, h1), kv.top_k);
+  const Coefficients c2 = calibrate(space, space.structure_config(kv, hidden, h2), kv.top_k);
+  const Coefficients slope = combine(c1, c0, -1.0);
+  const double per_head = 1.0 / static_cast<double>(h1 - h0);
+  m.slope = combine(Coefficients{}, slope, per_head);
+  m.h0 = h0;
+  m.at_h0 = c0;
+  const Coefficients predicted = combine(c0, m.slope, static_cast<double>(h2 - h0));
+  const auto close = [&](double x, double y, double scale) { return std::fabs(x - y) <= 1e-12 * scale; };
+  const double f_scale = std::max(space.baseline_flops(), std::fabs(c2.f0));
+  const double n_scale = std::max(space.baseline_params(), std::fabs(c2.n0));
+  m.affine = close(predicted.f0, c2.f0, f_scale) && close(predicted.fE, c2.fE, f_scale) &&
+             close(predicted.fW, c2.fW, f_scale) && close(predicted.fEW, c2.fEW, f_scale) &&
+             close(predicted.fS, c2.fS, f_scale) && close(predicted.n0, c2.n0, n_scale) &&
+             close(predicted.nE, c2.nE, n_scale) && close(predicted.nW, c2.nW, n_scale) &&
+             close(predicted.nEW, c2.nEW, n_scale) && close(predicted.nS, c2.nS, n_scale);
+  return m;
+}
+
+double flops_bound(const MatchConstraints& c, double pruning_bound) {
+  double b = c.weight_flops > 0 ? (pruning_bound + slack) / c.weight_flops : std::numeric_limits<double>::infinity();
+  if (c.max_flops_deviation) b = std::min(b, *c.max_flops_deviation);
+  return b;
+}
+
+WidthBand flops_width_band(const SearchSpace& space, const Coefficients& k, std::int64_t S, double fbound) {
+  const Progression& widths = space.widths();
+  WidthBand band{0, widths.count(), false};
+  // fEW is 0 up to float rounding (F has no E·W term); the bound assumes it.
+  if (!(std::isfinite(fbound) && std::fabs(k.fEW) <= 1e-9 * k.fW && k.fW > 0.0)) return band;
+  const double e_lo = static_cast<double>(space.dense() ? 0 : space.experts().min);
+  const double e_hi = static_cast<double>(space.dense() ? 0 : space.experts().max);
+  const double F_b = space.baseline_flops();
+  const double rest = k.f0 + k.fS * static_cast<double>(S);
+  const double w_max = (F_b * (1.0 + fbound) - rest - k.fE * e_lo) / k.fW;
+  const double w_min = (F_b * (1.0 - fbound) - rest - k.fE * e_hi) / k.fW;
+  band.begin = widths.index_not_below(std::ceil(w_min - 1e-9));
+  band.end = widths.index_above(std::floor(w_max + 1e-9));
+  band.bounded = true;
+  return band;
+}
+
+/// A collectible point needs |dF| <= fbound and |dN| <= the params bound for its E. The F band
+/// alone allows every E of the range, whose router FLOPs (fE·E) widen the W band ~10-fold; but
+/// N = n0 + nS·S + nW·W + E·(nE + nEW·W) pins E for each W: over a W interval, E lies between
+/// the extremes of g(W) = (N_target − n0 − nS·S − nW·W)/(nE + nEW·W), which is monotone in W
+/// (the sign of g' does not depend on W), so at the interval's ends. E so bounded narrows the
+/// W band of F in turn; three rounds reach the intersection. Necessary conditions only.
+void narrow_by_params(const SearchSpace& space, const Coefficients& k, std::int64_t S, double fbound,
+                      double pruning_bound, WidthBand& band) {
+  const MatchConstraints& c = space.constraints();
+  if (space.dense() || space.experts().is_fixed()) return;
+  double nbound = c.weight_params > 0 ? (pruning_bound + slack) / c.weight_params : std::numeric_limits<double>::infinity();
+  if (c.max_params_deviation) nbound = std::min(nbound, *c.max_params_deviation + slack);
+  if (!std::isfinite(nbound)) return;
+  const Progression& widths = space.widths();
+  const double F_b = space.baseline_flops(), N_b = space.baseline_params();
+  const double rest = k.f0 + k.fS * static_cast<double>(S);
+  const double rest_n = k.n0 + k.nS * static_cast<double>(S);
+  double e_lo = static_cast<double>(space.experts().min), e_hi = static_cast<double>(space.experts().max);
+  double w_lo = static_cast<double>(widths.at(band.begin)), w_hi = static_cast<double>(widths.at(band.end - 1));
+  for (int round = 0; round < 3; ++round) {
+    const double slope_lo = k.nE + k.nEW * w_lo, slope_hi = k.nE + k.nEW * w_hi;
+    if (!(slope_lo > 0.0 && slope_hi > 0.0)) return;
+    const auto g = [&](double target, double w, double slope) { return (target - rest_n - k.nW * w) / slope; };
+    const double n_lo = N_b * (1.0 - nbound), n_hi = N_b * (1.0 + nbound);
+    const double e_min = std::min(g(n_lo, w_lo, slope_lo), g(n_lo, w_hi, slope_hi));
+    const double e_max = std::max(g(n_hi, w_lo, slope_lo), g(n_hi, w_hi, slope_hi));
+    e_lo = std::max(e_lo, e_min - 1e-6 * std::max(1.0, std::fabs(e_min)));
+    e_hi = std::min(e_hi, e_max + 1e-6 * std::max(1.0, std::fabs(e_max)));
+    if (e_lo > e_hi) {
+      band.end = band.begin;
+      return;
+    }
+    const double w_max = (F_b * (1.0 + fbound) - rest - k.fE * e_lo) / k.fW;
+    const double w_min = (F_b * (1.0 - fbound) - rest - k.fE * e_hi) / k.fW;
+    band.begin = std::max(band.begin, widths.index_not_below(std::ceil(w_min - 1e-9)));
+    band.end = std::min(band.end, widths.index_above(std::floor(w_max + 1e-9)));
+    if (band.begin >= band.end) return;
+    w_lo = static_cast<double>(widths.at(band.begin));
+    w_hi = static_cast<double>(widths.at(band.end - 1));
+  }
+}
+
+std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
+                                            std::int64_t S, double pruning_bound) {
+  const MatchConstraints& c = space.constraints();
+  const VariableRange& experts = space.experts();
+  const double F_b = space.baseline_flops(), N_b = space.baseline_params();
+  const double w = static_cast<double>(W), s = static_cast<double>(S);
+  // F(E) = aF + bF·E, N(E) = aN + bN·E; u(E), v(E): the weighted relative deviations.
+  const double aF = k.f0 + k.fW * w + k.fS * s, bF = k.fE + k.fEW * w;
+  const double aN = k.n0 + k.nW * w + k.nS * s, bN = k.nE + k.nEW * w;
+  const double uA = c.weight_flops * (aF / F_b - 1.0), uB = c.weight_flops * bF / F_b;
+  const double vA = c.weight_params * (aN / N_b - 1.0), vB = c.weight_params * bN / N_b;
+  const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
+  const auto at = [&](std::int64_t E, double h_value) {
+    const double e = static_cast<double>(E);
+    return ExpertSolution{E, aF + bF * e, aN + bN * e, h_value};
+  };
+  if (space.dense() || experts.is_fixed()) {
+    const std::int64_t E = space.dense() ? 0 : experts.min;
+    return at(E, h(static_cast<double>(E)));
+  }
+  // Interval of E allowed by the lattice range, the caps and the bound.
+  double e_lo = static_cast<double>(experts.min), e_hi = static_cast<double>(experts.max);
+  const double bound = pruning_bound + slack;
+  const auto limit = [&](double weight, std::optional<double> cap) {
+    double d = weight > 0 ? bound / weight : std::numeric_limits<double>::infinity();
+    if (cap) d = std::min(d, *cap + slack);
+    return d;
+  };
+  const double dF = limit(c.weight_flops, c.max_flops_deviation);
+  const double dN = limit(c.weight_params, c.max_params_deviation);
+  if (std::isfinite(dF) && !affine_interval(aF, bF, F_b * (1 - dF), F_b * (1 + dF), e_lo, e_hi)) return std::nullopt;
+  if (std::isfinite(dN) && !affine_interval(aN, bN, N_b * (1 - dN), N_b * (1 + dN), e_lo, e_hi)) return std::nullopt;
+  // Continuous minimiser of the convex h on [e_lo, e_hi]: among the breakpoints.
+  double best_e = e_lo, best_h = h(e_lo);
+  const auto try_point = [&](double E) {
+    if (!(E >= e_lo && E <= e_hi)) return;
+    const double value = h(E);
+    if (value < best_h) best_h = value, best_e = E;
+  };
+  try_point(e_hi);
+  if (uB != 0) try_point(-uA / uB);
+  if (vB != 0) try_point(-vA / vB);
+  if (uB != vB) try_point((vA - uA) / (uB - vB));
+  if (uB + vB != 0) try_point(-(uA + vA) / (uB + vB));
+  // Lattice neighbours of the minimiser inside [e_lo, e_hi].
+  const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
+  const std::int64_t lattice_lo =
+      ceil_to_multiple(std::max<std::int64_t>(experts.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
+  const std::int64_t lattice_hi =
+      floor_to_multiple(std::min<std::int64_t>(experts.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
+  if (lattice_lo > lattice_hi) return std::nullopt;
+  const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
+  const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
+  const double h_below = h(static_cast<double>(below)), h_above = h(static_cast<double>(above));
+  return at(h_above < h_below ? above : below, std::min(h_below, h_above));
+}
+
+}  // namespace budget::match_detail

@@ -1,0 +1,214 @@
+#include "match/collecting_pass.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "match/ranking.hpp"
+#include "match/structure_walk.hpp"
+
+namespace budget::match_detail {
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+/// The hooks of StructureWalk for pass 2: a fixed bound, bounded collection, and the proportion
+/// bounds that skip structures which cannot be ranked among the top_n.
+class CollectingPass {
+ public:
+  CollectingPass(const SearchSpace& space, double bound, int top_n)
+      : space_(space), c_(space.constraints()), bound_(bound), top_n_(std::max(1, top_n)),
+        prune_threshold_(4 * (static_cast<std::size_t>(top_n_) + structure_margin)) {}
+
+  double incumbent() const { return bound_; }
+  bool cannot_improve(const KvStructure&) const { return false; }
+  double pruning_bound() const { return std::min(bound_, pool_bound_); }
+  double pool_bound() const { return pool_bound_; }
+  void begin_structure() { pool_bound_ = inf; }
+
+  /// A lower bound of the proportion distance of any point of the structure (its head-dim and
+  /// query-width terms) above the distance of top_n + margin structures already kept.
+  bool cannot_rank(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
+    if (!(skip_threshold_ < inf)) return false;
+    return structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) > skip_threshold_;
+  }
+  bool cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k) const;
+
+  void consider(const KvStructure& kv, Point p, double dF, double dN);
+  void end_structure(bool dropped);
+  std::vector<Point> take_collected();
+
+ private:
+  static constexpr std::size_t representative_pool = 8;
+  static constexpr std::size_t structure_margin = 8;
+
+  struct KeptStructure {
+    std::vector<Point> points;  // best first by model order
+    double distance;            // proportion distance of its best point
+  };
+
+  std::size_t keep_per_structure() const {
+    return structures_kept_.size() >= static_cast<std::size_t>(top_n_)
+               ? representative_pool
+               : representative_pool + static_cast<std::size_t>(top_n_);
+  }
+  void update_pool_bound(const KvStructure& kv);
+  void prune_structures();
+
+  const SearchSpace& space_;
+  const MatchConstraints& c_;
+  double bound_;
+  int top_n_;
+  std::size_t prune_threshold_;
+  std::vector<Point> current_;                  // the points of the structure being visited
+  std::vector<KeptStructure> structures_kept_;  // bounded (see prune_structures())
+  double skip_threshold_ = inf;                 // see cannot_rank()
+  double pool_bound_ = inf;                     // see update_pool_bound()
+};
+
+/// cannot_rank() with the width terms bounded too. A point that can be collected has |dF| within
+/// the bound, so T = fW·W + fS·S lies in [T_lo, T_hi] (F has no E·W term and fE >= 0, so E only
+/// shifts T by fE·E). The width terms of the proportion distance, w_e·|ln(W/W*)| + w_s·|ln(S/S*)|
+/// with W* = W_b·H/H_b and S* = S_b·H/H_b (the widths in the baseline's proportions), are then at
+/// least the cost of clamping (W*, S*) into their ranges plus min(w_e, w_s)·ln(T_c/T_hi) (or
+/// ln(T_lo/T_c)): scaling W and S by factors within e^{±m} scales T by at most e^{±m}. A
+/// structure whose bound exceeds the distance of top_n + margin kept structures is skipped (1e-9
+/// of margin against rounding); so is one where no (W, S) of the ranges reaches the band.
+bool CollectingPass::cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads,
+                                        const Coefficients& k) const {
+  const double fbound = flops_bound(c_, pruning_bound());
+  if (!std::isfinite(fbound) || !(k.fW > 0.0) || std::fabs(k.fEW) > 1e-9 * k.fW || k.fE < 0.0) return false;
+  const bool has_shared = space_.has_shared();
+  if (has_shared && !(k.fS > 0.0)) return false;
+  const ArchConfig& b = space_.baseline();
+  const ProportionWeights& w = c_.proportions;
+  const Progression &widths = space_.widths(), &shareds = space_.shareds();
+  const auto log_ratio = [](double x, double y) { return std::fabs(std::log(x / y)); };
+  const double H = static_cast<double>(hidden), Hb = static_cast<double>(b.hidden_size);
+  const bool dense = space_.dense();
+  const double e_lo = static_cast<double>(dense ? 0 : space_.experts().min);
+  const double e_hi = static_cast<double>(dense ? 0 : space_.experts().max);
+  const double W_star = static_cast<double>(dense ? b.ffn.dense_dim : b.ffn.expert_dim) * H / Hb;
+  const double Wc = std::clamp(W_star, static_cast<double>(widths.first), static_cast<double>(widths.last));
+  double clamp_cost = w.expert_dim_to_hidden * log_ratio(Wc, W_star);
+  double Tc = k.fW * Wc;
+  double move_weight = w.expert_dim_to_hidden;
+  const bool shared_term = has_shared && b.ffn.shared_expert_dim > 0 && shareds.first > 0;
+  if (has_shared) {
+    const double S_star = static_cast<double>(b.ffn.shared_expert_dim) * H / Hb;
+    const double Sc = std::clamp(S_star, static_cast<double>(shareds.first), static_cast<double>(shareds.last));
+    Tc += k.fS * Sc;
+    if (shared_term) {
+      clamp_cost += w.shared_expert_dim_to_hidden * log_ratio(Sc, S_star);
+      move_weight = std::min(move_weight, w.shared_expert_dim_to_hidden);
+    } else {
+      move_weight = 0.0;  // S moves freely without cost
+    }
+  }
+  const double F_b = space_.baseline_flops();
+  const double T_lo = F_b * (1.0 - fbound) - k.f0 - k.fE * e_hi;
+  const double T_hi = F_b * (1.0 + fbound) - k.f0 - k.fE * e_lo;
+  const double T_min = k.fW * static_cast<double>(widths.first) + (has_shared ? k.fS * static_cast<double>(shareds.first) : 0.0);
+  const double T_max = k.fW * static_cast<double>(widths.last) + (has_shared ? k.fS * static_cast<double>(shareds.last) : 0.0);
+  if (T_hi < T_min || T_lo > T_max) return true;
+  double gap = 0.0;
+  if (Tc > T_hi) gap = std::log(Tc / T_hi);  // T_hi >= T_min > 0 here
+  if (Tc < T_lo && Tc > 0.0) gap = std::log(T_lo / Tc);
+  if (!std::isfinite(gap)) return false;
+  const double bound =
+      structure_proportion_bound(kv.head_dim, heads, hidden, b, w) + clamp_cost + move_weight * gap;
+  return skip_threshold_ < inf && bound > skip_threshold_ + 1e-9;
+}
+
+/// Keeps at most keep_per_structure() points of the structure: the worst leaves as a better one
+/// comes (a structure may hold a million (W, S) points within the tolerance), and the pool bound
+/// follows at once (it prunes the rest of the structure; cannot_rank_widths() uses it).
+void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double dN) {
+  std::array<double, 3> w{c_.weight_flops * std::fabs(dF), c_.weight_params * std::fabs(dN), kv.kv_term};
+  std::sort(w.begin(), w.end(), std::greater<>());
+  p.second = w[1];
+  p.sum = std::fabs(dF) + std::fabs(dN) + std::fabs(kv.kv_dev);
+  p.q_objective = quantized(p.objective);
+  p.q_second = quantized(p.second);
+  p.q_sum = quantized(p.sum);
+  current_.push_back(p);
+  const std::size_t keep = keep_per_structure();
+  if (current_.size() > keep) {
+    const auto worst = std::max_element(current_.begin(), current_.end(), better_model_match);
+    *worst = current_.back();
+    current_.pop_back();
+  }
+  if (current_.size() >= keep) update_pool_bound(kv);
+}
+
+/// Once the structure's pool is full, a point matters only if it is at least as well matched as
+/// the pool's worst w (objective o_w, second s_w). Such a point has objective max(kv, f, n) <= o_w,
+/// so f, n <= o_w; and when o_w is the KV term itself, its second largest term max(f, n) must be
+/// <= s_w. (f, n: weighted |dF|, |dN|.) Ties pass (slack).
+void CollectingPass::update_pool_bound(const KvStructure& kv) {
+  if (current_.size() < keep_per_structure()) return;
+  const Point& worst = *std::max_element(current_.begin(), current_.end(), better_model_match);
+  pool_bound_ = worst.objective > kv.kv_term ? worst.objective : worst.second;
+}
+
+void CollectingPass::end_structure(bool dropped) {
+  if (dropped) {
+    current_.clear();
+    return;
+  }
+  if (current_.empty()) return;
+  const std::size_t keep = keep_per_structure();
+  if (current_.size() > keep) {
+    std::nth_element(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(keep), current_.end(),
+                     better_model_match);
+    current_.resize(keep);
+  }
+  std::sort(current_.begin(), current_.end(), better_model_match);
+  const double distance = proportion_distance(space_.make_config(current_.front()), space_.baseline(), c_.proportions);
+  structures_kept_.push_back({std::move(current_), distance});
+  current_.clear();
+  if (structures_kept_.size() >= prune_threshold_) prune_structures();
+}
+
+/// Keeps the top_n + margin structures nearest the baseline's proportions (all ties at the
+/// boundary), each with representative_pool points.
+void CollectingPass::prune_structures() {
+  const std::size_t keep = static_cast<std::size_t>(top_n_) + structure_margin;
+  if (structures_kept_.size() <= keep) return;
+  std::vector<double> distances;
+  distances.reserve(structures_kept_.size());
+  for (const auto& k : structures_kept_) distances.push_back(k.distance);
+  std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(keep - 1), distances.end());
+  const double threshold = distances[keep - 1];
+  std::vector<KeptStructure> kept;
+  for (auto& k : structures_kept_) {
+    if (k.distance > threshold) continue;
+    if (k.points.size() > representative_pool) k.points.resize(representative_pool);
+    kept.push_back(std::move(k));
+  }
+  structures_kept_ = std::move(kept);
+  skip_threshold_ = std::min(skip_threshold_, threshold);
+  // Ties can keep more than `keep`: prune again only after as many more.
+  prune_threshold_ = std::max(prune_threshold_, 2 * structures_kept_.size());
+}
+
+std::vector<Point> CollectingPass::take_collected() {
+  prune_structures();
+  std::vector<Point> out;
+  for (auto& k : structures_kept_) out.insert(out.end(), k.points.begin(), k.points.end());
+  structures_kept_.clear();
+  std::sort(out.begin(), out.end(), enumeration_order);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Point> collect_within(const SearchSpace& space, SearchCounters& counters, double bound, int top_n) {
+  CollectingPass pass(space, bound, top_n);
+  StructureWalk<CollectingPass>(space, counters, pass).run();
+  return pass.take_collected();
+}
+
+}  // namespace budget::match_detail

@@ -1,0 +1,245 @@
+#include "match/search_space.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
+namespace budget::match_detail {
+
+const std::array<SearchVariable, 10>& search_variables() {
+  using M = MatchConstraints;
+  using S = VariableScope;
+  static const std::array<SearchVariable, 10> table{{
+      {"head_dim", &M::head_dim, 1, S::gqa_only, true},
+      {"num_kv_heads", &M::num_kv_heads, 1, S::gqa_only, true},
+      {"hidden_size", &M::hidden_size, 1, S::always, true},
+      {"num_experts", &M::num_experts, 0, S::always, true},
+      {"expert_dim", &M::expert_dim, 1, S::always, true},
+      {"num_heads", &M::num_heads, 1, S::free_query_only, true},
+      {"num_layers", &M::num_layers, 1, S::always, true},
+      {"top_k", &M::top_k, 0, S::always, true},
+      {"kv_lora_rank", &M::kv_lora_rank, 0, S::mla_only, true},
+      {"shared_expert_dim", &M::shared_expert_dim, 0, S::always, false},
+  }};
+  return table;
+}
+
+bool in_space(const SearchVariable& variable, const MatchConstraints& c, bool mla) {
+  switch (variable.scope) {
+    case VariableScope::mla_only: return mla;
+    case VariableScope::free_query_only: return !c.query_equals_hidden;
+    case VariableScope::always:
+    case VariableScope::gqa_only: return true;  // held (fixed) for MLA: a factor 1 by default
+  }
+  return true;
+}
+
+bool offered_as_relaxation(const SearchVariable& variable, const MatchConstraints& c) {
+  if (!variable.relaxable) return false;
+  switch (variable.scope) {
+    case VariableScope::gqa_only: return c.kv_lora_rank.max == 0;
+    case VariableScope::mla_only: return c.kv_lora_rank.max > 0;
+    case VariableScope::free_query_only: return !c.query_equals_hidden;
+    case VariableScope::always: return true;
+  }
+  return true;
+}
+
+double quantized(double x) {
+  if (x == 0.0 || !std::isfinite(x)) return x;
+  int exponent = 0;
+  const double mantissa = std::frexp(x, &exponent);
+  return std::ldexp(std::round(std::ldexp(mantissa, 40)), exponent - 40);
+}
+
+bool better_model_match(const Point& a, const Point& b) {
+  if (a.q_objective != b.q_objective) return a.q_objective < b.q_objective;
+  if (a.q_second != b.q_second) return a.q_second < b.q_second;
+  if (a.q_sum != b.q_sum) return a.q_sum < b.q_sum;
+  if (a.shared != b.shared) return a.shared < b.shared;
+  return a.width < b.width;
+}
+
+bool enumeration_order(const Point& a, const Point& b) {
+  return std::tie(a.kv_term, a.num_layers, a.top_k, a.num_kv_heads, a.head_dim, a.kv_lora, a.hidden, a.num_heads,
+                  a.shared, a.width) < std::tie(b.kv_term, b.num_layers, b.top_k, b.num_kv_heads, b.head_dim,
+                                                b.kv_lora, b.hidden, b.num_heads, b.shared, b.width);
+}
+
+void SearchCounters::count_work(std::int64_t units, std::int64_t max_work) {
+  work += units;
+  if (work > max_work) {
+    throw Error(fmt::format("the search needed more than {} work units (a structure calibrated counts {}, a "
+                            "closed-form solve 1) without finishing; narrow the ranges or loosen the caps, or "
+                            "raise the limit with --max-work (\"max_work\" in a constraints file)",
+                            max_work, calibration_work),
+                "search space");
+  }
+}
+
+SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                         const MatchConstraints& c)
+    : baseline_(baseline), loop_(loop), workload_(workload), c_(c) {
+  base_ = account(baseline, workload);
+  if (base_.kv_elements_per_token == 0) {
+    throw Error("the baseline keeps no per-token KV cache (every layer has sliding-window attention), so the "
+                "KV budget cannot be matched; allowed: a baseline with at least one full-attention layer",
+                "", "/attention/layer_types");
+  }
+  F_b_ = base_.training_flops_per_token;
+  N_b_ = static_cast<double>(base_.non_embedding_params_total);
+  KV_b_ = static_cast<double>(base_.kv_elements_per_token);
+  dense_ = !baseline.ffn.is_moe();
+  has_shared_ = baseline.ffn.num_shared_experts > 0;
+  widths_ = Progression::of(c.expert_dim);
+  shareds_ = Progression::of(c.shared_expert_dim);
+  hiddens_ = Progression::of(c.hidden_size);
+  heads_ = Progression::of(c.num_heads);
+  check_work_limits();
+  build_kv_structures();
+}
+
+std::int64_t SearchSpace::space_size() const {
+  const bool mla = baseline_.attention.mla.has_value();
+  double s = 1.0;  // exact for spaces below 2^53 points, whatever the order of the factors
+  for (const SearchVariable& v : search_variables()) {
+    if (in_space(v, c_, mla)) s *= static_cast<double>((c_.*v.range).size());
+  }
+  return s > 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(s);
+}
+
+ArchConfig SearchSpace::structure_config(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
+  ArchConfig cfg = baseline_;
+  cfg.num_layers = kv.num_layers;
+  cfg.loop = kv.loop;
+  cfg.hidden_size = hidden;
+  cfg.attention.num_heads = heads;
+  cfg.attention.head_dim = kv.head_dim;
+  cfg.attention.num_kv_heads = kv.num_kv_heads;
+  if (cfg.attention.mla) cfg.attention.mla->kv_lora_rank = kv.kv_lora;
+  cfg.ffn.top_k = dense_ ? 0 : kv.top_k;
+  cfg.ffn.first_dense_layers = std::min(cfg.ffn.first_dense_layers, cfg.num_layers);
+  return cfg;
+}
+
+ArchConfig SearchSpace::make_config(const Point& p) const {
+  ArchConfig cfg = baseline_;
+  cfg.name = baseline_.name.empty() ? "matched" : baseline_.name + "-matched";
+  cfg.num_layers = p.num_layers;
+  cfg.loop = loop_.resolve(p.num_layers);
+  cfg.hidden_size = p.hidden;
+  cfg.attention.head_dim = p.head_dim;
+  cfg.attention.num_heads = p.num_heads;
+  cfg.attention.num_kv_heads = p.num_kv_heads;
+  if (cfg.attention.mla) cfg.attention.mla->kv_lora_rank = p.kv_lora;
+  cfg.ffn.top_k = dense_ ? 0 : p.top_k;
+  if (dense_) {
+    cfg.ffn.dense_dim = p.width;
+  } else {
+    cfg.ffn.num_experts = p.experts;
+    cfg.ffn.expert_dim = p.width;
+  }
+  if (has_shared_) cfg.ffn.shared_expert_dim = p.shared;
+  cfg.ffn.first_dense_layers = std::min(cfg.ffn.first_dense_layers, cfg.num_layers);
+  return cfg;
+}
+
+/// Refuses, before any work, a space over the limits (docs/reliability.md): the (depth, top_k,
+/// KV heads, head dim, latent) combinations held in memory, and the structures the search may visit.
+void SearchSpace::check_work_limits() const {
+  const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k),
+                    kv_heads = Progression::of(c_.num_kv_heads), head_dims = Progression::of(c_.head_dim);
+  const std::int64_t kv_limit = std::max<std::int64_t>(1, c_.max_structures / 10);
+  const std::int64_t latents = baseline_.attention.mla ? Progression::of(c_.kv_lora_rank).count() : 1;
+  const std::int64_t kv_count =
+      saturating_product({layers.count(), top_k.count(), kv_heads.count(), head_dims.count(), latents});
+  if (kv_count > kv_limit) {
+    throw Error(fmt::format("{} (num_layers, top_k, num_kv_heads, head_dim, kv_lora_rank) "
+                            "combinations ({} × {} × {} × {} × {}), more than the limit of {} (max_structures / 10); narrow these "
+                            "ranges, or raise the limit with --max-structures (\"max_structures\" in a constraints "
+                            "file)",
+                            kv_count, layers.count(), top_k.count(), kv_heads.count(), head_dims.count(), latents,
+                            kv_limit),
+                "search space");
+  }
+  std::int64_t structures = 0;
+  for (std::int64_t c = 0; c < kv_heads.count(); ++c) {
+    const std::int64_t kvh = kv_heads.at(c);
+    if (kvh < 1) continue;
+    std::int64_t per_kv = 0;
+    if (c_.query_equals_hidden) {
+      for (std::int64_t d = 0; d < head_dims.count(); ++d) {
+        const std::int64_t hd = head_dims.at(d);
+        if (hd >= 1) per_kv = saturating_add(per_kv, hiddens_.multiples_of(hd * kvh).count());
+      }
+    } else {
+      // Free heads: three calibrations per (KV structure, hidden) (heads_model()).
+      per_kv = saturating_product(
+          {head_dims.count(), hiddens_.count(), std::min<std::int64_t>(3, heads_.multiples_of(kvh).count())});
+    }
+    structures = saturating_add(structures, saturating_product({per_kv, layers.count(), top_k.count(), latents}));
+    if (structures > c_.max_structures) break;
+  }
+  if (structures > c_.max_structures) {
+    const bool saturated = structures == std::numeric_limits<std::int64_t>::max();
+    throw Error(fmt::format("{}{} structures to calibrate (num_layers, top_k, num_kv_heads, "
+                            "head_dim, hidden_size; with a free query width, three heads values each), more than "
+                            "the limit of {}; narrow the ranges, or raise the limit with --max-structures "
+                            "(\"max_structures\" in a constraints file)",
+                            saturated ? "more than " : "",
+                            saturated ? std::int64_t{9'200'000'000'000'000'000} : structures, c_.max_structures),
+                "search space");
+  }
+}
+
+void SearchSpace::build_kv_structures() {
+  const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k),
+                    kv_heads = Progression::of(c_.num_kv_heads), head_dims = Progression::of(c_.head_dim);
+  const bool mla = baseline_.attention.mla.has_value();
+  // MLA holds head_dim (qk_nope + qk_rope) and its single latent KV head and searches the latent.
+  const Progression latents = mla ? Progression::of(c_.kv_lora_rank) : Progression{0, 0, 1};
+  for (std::int64_t a = 0; a < layers.count(); ++a) {
+    const std::int64_t L = layers.at(a);
+    const std::optional<LoopConfig> loop = loop_.resolve(L);  // throws if the loop does not fit L
+    // Per-layer attention kinds are tied to the baseline's depth.
+    if (!baseline_.attention.layer_types.empty() && L != baseline_.num_layers) continue;
+    for (std::int64_t b = 0; b < top_k.count(); ++b) {
+      const std::int64_t k = top_k.at(b);
+      if (!dense_ && (k < 1)) continue;
+      for (std::int64_t c = 0; c < kv_heads.count(); ++c) {
+        const std::int64_t kvh = kv_heads.at(c);
+        if (kvh < 1 || (mla && kvh != 1)) continue;
+        for (std::int64_t d = 0; d < head_dims.count(); ++d) {
+          const std::int64_t hd = head_dims.at(d);
+          if (hd < 1 || (mla && hd != baseline_.attention.head_dim)) continue;
+          for (std::int64_t e = 0; e < latents.count(); ++e) {
+            const std::int64_t latent = latents.at(e);
+            if (mla && latent < 1) continue;
+            // KV elements per token from the config (ArchConfig::kv_elements_per_token()).
+            // Cross-checked against account() for every candidate reported.
+            ArchConfig shape = baseline_;
+            shape.num_layers = L;
+            shape.loop = loop;
+            shape.attention.num_kv_heads = kvh;
+            shape.attention.head_dim = hd;
+            if (mla) shape.attention.mla->kv_lora_rank = latent;
+            const double kv = static_cast<double>(shape.kv_elements_per_token());
+            const double term = c_.weight_kv * std::fabs(kv / KV_b_ - 1.0);
+            if (c_.max_kv_deviation && std::fabs(kv / KV_b_ - 1.0) > *c_.max_kv_deviation + slack) continue;
+            kv_structures_.push_back({L, k, kvh, hd, loop, term, latent, kv / KV_b_ - 1.0});
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(kv_structures_.begin(), kv_structures_.end(),
+                   [](const KvStructure& a, const KvStructure& b) { return a.kv_term < b.kv_term; });
+}
+
+}  // namespace budget::match_detail

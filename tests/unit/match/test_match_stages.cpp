@@ -1,0 +1,179 @@
+// Tests of the matcher's stages (libbudget/src/match/): the search-variable table, the two passes
+// against match(), constraint validation, and the search-limit status of --explain.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <catch2/catch.hpp>
+
+#include "budget/error.hpp"
+#include "budget/match.hpp"
+#include "match/bound_pass.hpp"
+#include "match/collecting_pass.hpp"
+#include "match/search_space.hpp"
+#include "support/accounting_fixtures.hpp"
+
+using namespace budget;
+
+namespace {
+const ConstraintSensitivity& find_relaxation(const std::vector<ConstraintSensitivity>& s, const std::string& name) {
+  const auto it = std::find_if(s.begin(), s.end(), [&](const auto& x) { return x.constraint == name; });
+  REQUIRE(it != s.end());
+  return *it;
+}
+}  // namespace
+
+TEST_CASE("every search variable of the table is read from a constraints file under its name", "[match]") {
+  const MatchConstraints d = default_constraints(test::paper_200m_baseline());
+  std::int64_t value = 3;
+  for (const auto& v : match_detail::search_variables()) {
+    ++value;
+    const std::string text = std::string("{\"") + v.name + "\": {\"fixed\": " + std::to_string(value) + "}}";
+    const MatchConstraints c = parse_constraints(text, "c.json", d);
+    INFO(v.name);
+    CHECK((c.*v.range).is_fixed());
+    CHECK((c.*v.range).min == value);
+  }
+  // Ten variables, each once.
+  CHECK(match_detail::search_variables().size() == 10);
+}
+
+TEST_CASE("the space size is the product of the variables in the space", "[match]") {
+  const ArchConfig b = test::paper_200m_baseline();
+  const MatchConstraints c = default_constraints(b);
+  const Workload workload = paper_workload();  // the space keeps references: no temporaries
+  const LoopSpec loop = LoopSpec::smelt();
+  const match_detail::SearchSpace space(b, loop, workload, c);
+  // Query width tied to hidden (num_heads not a variable), GQA (no KV latent): by hand from the
+  // defaults: hidden [320, 2560]/8, head dim [32, 256]/4, experts [8, 1536]/8, width [8, 1728]/8.
+  const std::int64_t by_hand = ((2560 - 320) / 8 + 1) * ((256 - 32) / 4 + 1) * ((1536 - 8) / 8 + 1) * ((1728 - 8) / 8 + 1);
+  CHECK(space.space_size() == by_hand);
+  CHECK(space.space_size() == match(b, LoopSpec::smelt(), paper_workload(), c, 1).summary.space_size);
+}
+
+TEST_CASE("the bound pass finds the optimum and the collecting pass stays within its bound", "[match]") {
+  const ArchConfig b = test::paper_200m_baseline();
+  const MatchConstraints c = default_constraints(b);
+  const Workload workload = paper_workload();  // the space keeps references: no temporaries
+  const LoopSpec loop = LoopSpec::smelt();
+  const match_detail::SearchSpace space(b, loop, workload, c);
+  match_detail::SearchCounters counters;
+  const double best = match_detail::find_best_objective(space, counters);
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
+  // The model optimum and the exact objective of the best re-accounted candidate agree to rounding.
+  CHECK(best == Approx(r.summary.best_objective).margin(1e-12));
+  const double bound = best + c.tolerance;
+  const auto points = match_detail::collect_within(space, counters, bound, 5);
+  REQUIRE_FALSE(points.empty());
+  for (const auto& p : points) CHECK(p.objective <= bound + match_detail::slack);
+  CHECK(std::is_sorted(points.begin(), points.end(), match_detail::enumeration_order));
+  // Both passes counted into the same counters, as match() reports them.
+  CHECK(counters.structures == r.summary.structures);
+  CHECK(counters.evaluated == r.summary.evaluated);
+}
+
+TEST_CASE("validation_error() names the field, the value and what is allowed; validate() throws it", "[match]") {
+  const MatchConstraints valid = default_constraints(test::paper_200m_baseline());
+  CHECK(validation_error(valid).empty());
+  CHECK_NOTHROW(validate(valid));
+  const auto check = [](MatchConstraints c, const std::string& path, const std::string& text) {
+    const std::string message = validation_error(c);
+    INFO(message);
+    CHECK_THAT(message, Catch::StartsWith(path + ": "));
+    CHECK_THAT(message, Catch::Contains(text));
+    try {
+      validate(c);
+      FAIL("validate() did not throw");
+    } catch (const Error& e) {
+      CHECK(e.path() == path);
+      CHECK(std::string(e.what()) == message);
+    }
+  };
+  MatchConstraints c = valid;
+  c.head_dim.multiple_of = 0;
+  check(c, "/head_dim/multiple_of", "multiple_of 0 is out of range; allowed: an integer >= 1");
+  c = valid;
+  c.hidden_size = {100, 50, 8};
+  check(c, "/hidden_size", "range [100, 50] is empty");
+  c = valid;
+  c.expert_dim = {801, 807, 8};
+  check(c, "/expert_dim", "holds no multiple of 8");
+  c = valid;
+  c.num_layers = VariableRange::fixed(0);
+  check(c, "/num_layers", "below 1");
+  c = valid;
+  c.weight_kv = -1;
+  check(c, "/weights/kv", "weight -1 must be a finite number >= 0");
+  c = valid;
+  c.weight_flops = c.weight_params = c.weight_kv = 0;
+  check(c, "/weights", "at least one weight must be positive");
+  c = valid;
+  c.max_params_deviation = std::numeric_limits<double>::quiet_NaN();
+  check(c, "/max_deviation/params", "allowed: a finite number >= 0");
+  c = valid;
+  c.tolerance = 1.0;
+  check(c, "/tolerance", "tolerance 1 must be in [0, 1)");
+  c = valid;
+  c.max_work = 0;
+  check(c, "/max_work", "max_work 0 must be at least 1");
+}
+
+TEST_CASE("a relaxation over the search limit is reported as not searched, never as infeasible", "[match]") {
+  // The 200M cell passes a limit of 3000 structures (57 head dims), but freeing the depth
+  // ([1, 48]: 48·57 KV structures) or the KV heads exceeds max_structures / 10 = 300: those
+  // relaxations are refused by the limits. Before, they were reported as "infeasible".
+  const ArchConfig b = test::paper_200m_baseline();
+  MatchConstraints c = default_constraints(b);
+  c.max_structures = 3000;
+  const auto s = constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), c);
+  for (const char* name : {"num_layers fixed at 12", "num_kv_heads fixed at 2"}) {
+    const ConstraintSensitivity& x = find_relaxation(s, name);
+    INFO(name);
+    CHECK(x.status == SearchStatus::over_search_limit);
+    CHECK_THAT(x.limit_message, Catch::Contains("--max-structures"));
+    CHECK(std::isinf(x.relaxed_objective));
+  }
+  // Within the default limits the same relaxation is searched: one KV head of 172, +0.78125%.
+  const auto wide = constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), default_constraints(b));
+  const ConstraintSensitivity& kv_heads = find_relaxation(wide, "num_kv_heads fixed at 2");
+  CHECK(kv_heads.status == SearchStatus::feasible);
+  CHECK(kv_heads.relaxed_objective == Approx(0.0078125).margin(1e-12));
+  for (const auto& x : s) {
+    if (x.status == SearchStatus::feasible) CHECK(std::isfinite(x.relaxed_objective));
+  }
+  CHECK(to_string(SearchStatus::over_search_limit) == "over_search_limit");
+}
+
+TEST_CASE("infeasible is reported only when a relaxed search proves it", "[match]") {
+  // A KV cap of 0.5% that no single relaxation within the limits meets except those named.
+  const ArchConfig b = test::paper_200m_baseline();
+  MatchConstraints c = default_constraints(b);
+  c.max_kv_deviation = 0.0001;
+  c.num_layers = VariableRange::fixed(12);
+  const auto s = constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), c);
+  bool any_infeasible = false;
+  for (const auto& x : s) {
+    INFO(x.constraint);
+    CHECK(x.status != SearchStatus::over_search_limit);
+    if (x.status == SearchStatus::infeasible) {
+      any_infeasible = true;
+      CHECK(std::isinf(x.relaxed_objective));
+    }
+  }
+  // hidden_size relaxed keeps head_dim·kv_heads·2·18 away from 6144 ± 0.01%: still infeasible.
+  CHECK(any_infeasible);
+  CHECK(find_relaxation(s, "hidden_size multiple of 8").status == SearchStatus::infeasible);
+}
+
+TEST_CASE("infeasibility reasons name the relaxations the limits refused", "[match]") {
+  const ArchConfig b = test::paper_200m_baseline();
+  MatchConstraints c = default_constraints(b);
+  c.max_kv_deviation = 0.005;
+  c.max_structures = 3000;
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 1);
+  REQUIRE_FALSE(r.summary.feasible);
+  CHECK_THAT(r.summary.message, Catch::Contains("binding constraint(s): head_dim multiple of 4"));
+  CHECK_THAT(r.summary.message, Catch::Contains("not searched (over the search limit"));
+  CHECK_THAT(r.summary.message, Catch::Contains("num_layers fixed at 12"));
+}
