@@ -33,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/progress.hpp"
 
 namespace budget {
 
@@ -150,7 +151,23 @@ std::int64_t VariableRange::size() const {
   return last < first ? 0 : (last - first) / step + 1;
 }
 
+std::string LoopSpec::validation_error() const {
+  if (repeats < 1 || repeats > 1024) {
+    return fmt::format("repeats = {} is not allowed; allowed: 1 to 1024 (1: no loop)", repeats);
+  }
+  if (!std::isfinite(span_fraction) || span_fraction < 0.0 || span_fraction > 1.0) {
+    return fmt::format("span_fraction = {} is not allowed; allowed: a number in [0, 1] (0: no loop)", span_fraction);
+  }
+  if (first != 0 || last != 0) {
+    if (first < 1 || last < first) {
+      return fmt::format("loop layers {}-{} are not a range; allowed: 1 <= first <= last", first, last);
+    }
+  }
+  return {};
+}
+
 std::optional<LoopConfig> LoopSpec::resolve(std::int64_t num_layers) const {
+  if (const std::string message = validation_error(); !message.empty()) throw Error(message, "", "/loop");
   if (repeats <= 1) return std::nullopt;
   if (first > 0) {
     if (last < first || last > num_layers) {
@@ -495,7 +512,13 @@ class Searcher {
 
   /// Counts work and stops a search that needs more than max_work (docs/reliability.md).
   void count_work(std::int64_t units) {
+    const std::int64_t before = work_;
     work_ += units;
+    // Progress (and the process-wide time limit, budget/progress.hpp) every 2^16 units.
+    if ((before >> 16) != (work_ >> 16)) {
+      report_progress("matcher search (work units)", static_cast<std::uint64_t>(work_),
+                      static_cast<std::uint64_t>(c_.max_work));
+    }
     if (work_ > c_.max_work) {
       throw Error(fmt::format("the search needed more than {} work units (a structure calibrated counts {}, a "
                               "closed-form solve 1) without finishing; narrow the ranges or loosen the caps, or "
