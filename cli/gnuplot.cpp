@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 #include "output_file.hpp"
 
 namespace budget::cli {
@@ -36,22 +38,15 @@ bool on_path(const std::string& program) {
   }
 }
 
-std::string gnuplot_quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-std::string gnuplot_single_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char ch : text) out += ch == '\'' ? std::string("''") : std::string(1, ch);
-  return out + "'";
-}
+std::string gnuplot_quoted(const std::string& text) { return gnuplot_string_literal(text); }
 
 std::string gnuplot_terminal(const std::string& path, const std::string& option) {
+  for (char ch : path) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+      throw Error(fmt::format("value \"{}\" holds a control character; give a plain file name", printable_text(path)),
+                  option);
+    }
+  }
   std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
@@ -82,11 +77,40 @@ void check_plot_request(const std::string& path, const std::string& option) {
   require_gnuplot(option);
 }
 
-void run_gnuplot(const std::string& body, const std::string& path, const std::string& option) {
+namespace {
+/// Whether the plot gnuplot wrote at `file` is complete: an SVG ends with "</svg>" (then only
+/// white space), a PNG with its IEND chunk. A full disk or a killed gnuplot leaves neither.
+bool plot_complete(const std::string& file, const std::string& terminal) {
+  FILE* in = std::fopen(file.c_str(), "rb");
+  if (in == nullptr) return false;
+  std::string tail(64, '\0');
+  std::size_t got = 0;
+  if (std::fseek(in, -64, SEEK_END) != 0) std::rewind(in);
+  got = std::fread(tail.data(), 1, tail.size(), in);
+  std::fclose(in);
+  tail.resize(got);
+  if (terminal.find("set terminal png") == 0) {
+    static const char iend[] = "\0\0\0\0IEND\xae\x42\x60\x82";
+    return tail.size() >= 12 && tail.compare(tail.size() - 12, 12, std::string(iend, 12)) == 0;
+  }
+  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
+  return tail.size() >= 6 && tail.compare(tail.size() - 6, 6, "</svg>") == 0;
+}
+}  // namespace
+
+void run_gnuplot(const std::string& body, const std::string& path, const std::string& option,
+                 budget::OutputFiles* outputs) {
   const std::string terminal = gnuplot_terminal(path, option);
   require_gnuplot(option);
-  TemporaryOutput out(path);
-  const std::string script = terminal + "set output " + gnuplot_single_quoted(out.path()) + "\n" + body;
+  std::unique_ptr<budget::AtomicFile> own;
+  budget::AtomicFile* out = nullptr;
+  if (outputs != nullptr) {
+    out = &outputs->add_external(path);
+  } else {
+    own = std::make_unique<budget::AtomicFile>(path);
+    out = own.get();
+  }
+  const std::string script = terminal + "set output " + gnuplot_string_literal(out->path()) + "\n" + body;
   FILE* pipe = popen("gnuplot", "w");
   if (pipe == nullptr) throw Error("could not start gnuplot", option);
   const bool written = std::fwrite(script.data(), 1, script.size(), pipe) == script.size();
@@ -95,9 +119,12 @@ void run_gnuplot(const std::string& body, const std::string& path, const std::st
     throw Error(fmt::format("gnuplot failed (status {}) while drawing the plot; nothing was written", status), path);
   }
   std::error_code ec;
-  const auto size = std::filesystem::file_size(out.path(), ec);
+  const auto size = std::filesystem::file_size(out->path(), ec);
   if (ec || size == 0) throw Error("gnuplot ran but wrote no plot; nothing was written", path);
-  out.commit();
+  if (!plot_complete(out->path(), terminal)) {
+    throw Error(fmt::format("gnuplot wrote an incomplete plot ({} bytes; a full disk?); nothing was written", size), path);
+  }
+  if (outputs == nullptr) out->commit();
 }
 
 void plot_grouped_bars(const std::string& path, const std::string& title, const std::string& ylabel,
@@ -109,9 +136,12 @@ void plot_grouped_bars(const std::string& path, const std::string& title, const 
     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
     << "set boxwidth 0.9\nset grid ytics\nset key outside right top noenhanced\n"
     << "set xtics rotate by -35 noenhanced\nset xzeroaxis lt -1\n";
-  s << "$bars << EOD\n";
+  // The labels are set as tics (string literals), so the data block holds numbers only.
+  s << "set xtics (";
+  for (std::size_t i = 0; i < labels.size(); ++i) s << (i ? ", " : "") << gnuplot_quoted(labels[i]) << ' ' << i;
+  s << ")\n$bars << EOD\n";
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    s << gnuplot_quoted(labels[i]);
+    s << i;
     for (const auto& one : series) {
       const double v = i < one.values.size() ? one.values[i] : std::numeric_limits<double>::quiet_NaN();
       s << ' ' << (std::isfinite(v) ? fmt::format("{:.8g}", v) : std::string("NaN"));
@@ -120,7 +150,7 @@ void plot_grouped_bars(const std::string& path, const std::string& title, const 
   }
   s << "EOD\nplot ";
   for (std::size_t k = 0; k < series.size(); ++k) {
-    s << (k ? ", " : "") << "$bars using " << k + 2 << (k == 0 ? ":xtic(1)" : "") << " title "
+    s << (k ? ", " : "") << "$bars using " << k + 2 << " title "
       << gnuplot_quoted(series[k].title);
   }
   s << "\n";
@@ -128,7 +158,7 @@ void plot_grouped_bars(const std::string& path, const std::string& title, const 
 }
 
 void plot_parity(const std::string& path, const std::string& title, const std::string& xlabel, const std::string& ylabel,
-                 const std::vector<ScatterSeries>& series, const std::string& option) {
+                 const std::vector<ScatterSeries>& series, const std::string& option, budget::OutputFiles* outputs) {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
   for (const auto& one : series) {
@@ -154,7 +184,7 @@ void plot_parity(const std::string& path, const std::string& title, const std::s
     s << ", $set" << k << " using 1:2 with points pt 7 ps 0.8 title " << gnuplot_quoted(series[k].title);
   }
   s << "\n";
-  run_gnuplot(s.str(), path, option);
+  run_gnuplot(s.str(), path, option, outputs);
 }
 
 }  // namespace budget::cli

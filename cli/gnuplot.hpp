@@ -6,29 +6,36 @@
 #include <string>
 #include <vector>
 
+#include "budget/file_write.hpp"
+
 namespace budget::cli {
 
 /// True when `program` is an executable file in a directory of $PATH.
 bool on_path(const std::string& program);
 
 /// "set terminal ...\n" for `path`: svg or png from its extension (case-insensitive);
-/// budget::Error naming `option` otherwise. Call it early to refuse a bad --plot before any work.
+/// budget::Error naming `option` otherwise, or when the path holds a control character (it could
+/// not be passed to gnuplot unchanged). Call it early to refuse a bad --plot before any work.
 std::string gnuplot_terminal(const std::string& path, const std::string& option = "--plot");
 
 /// Refuses a plot that could not be drawn (a bad extension, gnuplot not installed) before a
 /// command does its work: the same budget::Error run_gnuplot() would give afterwards.
 void check_plot_request(const std::string& path, const std::string& option = "--plot");
 
-/// A gnuplot double-quoted string (enhanced text off is the caller's choice) and a single-quoted one.
+/// Text from data (an architecture, a baseline's name, a title) as a gnuplot string literal: the
+/// one escaping function every name in a script goes through (budget::gnuplot_string_literal:
+/// single-quoted, one line, no command substitution). Data blocks hold numbers only.
 std::string gnuplot_quoted(const std::string& text);
-std::string gnuplot_single_quoted(const std::string& text);
 
 /// Runs gnuplot on `body` (the plot commands, without terminal or output: run_gnuplot sets both).
 /// gnuplot draws into a temporary file next to `path`, renamed over `path` only once the plot is
 /// complete (cli/output_file.hpp), so a failed or interrupted plot never leaves a partial file or
 /// passes an old one for new. budget::Error if gnuplot is not installed (with how to get it),
-/// fails, or writes nothing.
-void run_gnuplot(const std::string& script, const std::string& path, const std::string& option = "--plot");
+/// fails, writes nothing, or writes an incomplete plot (an SVG not closed by </svg>, a PNG without
+/// its IEND chunk: a full disk). With `outputs`, the plot is staged there instead (renamed with
+/// the command's other files by OutputFiles::commit(): all or none).
+void run_gnuplot(const std::string& script, const std::string& path, const std::string& option = "--plot",
+                 budget::OutputFiles* outputs = nullptr);
 
 /// One series of a clustered bar chart: a value per label (NaN: no bar).
 struct BarSeries {
@@ -49,6 +56,7 @@ struct ScatterSeries {
   std::vector<double> y;
 };
 void plot_parity(const std::string& path, const std::string& title, const std::string& xlabel, const std::string& ylabel,
-                 const std::vector<ScatterSeries>& series, const std::string& option = "--plot");
+                 const std::vector<ScatterSeries>& series, const std::string& option = "--plot",
+                 budget::OutputFiles* outputs = nullptr);
 
 }  // namespace budget::cli

@@ -13,32 +13,17 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
-#include "budget/progress.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/version.hpp"
 #include "command_registry.hpp"
 #include "output_file.hpp"
+#include "progress_output.hpp"
 
 namespace {
 
-/// A message made safe for one terminal line: control bytes (NUL, escape sequences, newlines from
-/// a file's contents) become \xNN and an overlong message is cut with its size stated.
-std::string printable_message(const std::string& text) {
-  constexpr std::size_t max_bytes = 2000;
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= max_bytes) {
-      out += fmt::format("... ({} bytes in all)", text.size());
-      break;
-    }
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
+/// A message made safe for one terminal line (budget::printable_text: control bytes, NUL, C1
+/// escapes and invalid UTF-8 shown as \xNN / \u00NN; an overlong message cut with its size).
+std::string printable_message(std::string_view text) { return budget::printable_text(text, 2000); }
 
 /// The subcommand `word` is probably a slip of (at most two edits, one for words under 5
 /// letters), or empty. Levenshtein distance, one row at a time.
@@ -82,21 +67,7 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   for (const auto& command : registered_commands()) command.add(app);
   install_interrupt_handler();
-  if (stderr_is_terminal()) {
-    // Long work (simulations of many documents, long files) shows how far it is; on a terminal only.
-    budget::set_progress_callback([](std::string_view what, std::uint64_t done, std::uint64_t total) {
-      if (total > 0) {
-        std::fprintf(stderr, "\r%.*s: %llu/%llu (%.0f%%)", static_cast<int>(what.size()), what.data(),
-                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                     100.0 * static_cast<double>(done) / static_cast<double>(total));
-        if (done >= total) std::fprintf(stderr, "\r\033[K");
-      } else {
-        std::fprintf(stderr, "\r%.*s: %llu", static_cast<int>(what.size()), what.data(),
-                     static_cast<unsigned long long>(done));
-      }
-      std::fflush(stderr);
-    });
-  }
+  add_progress_options(app);  // --quiet, --max-seconds; progress lines on stderr (progress_output.hpp)
 
   try {
     app.parse(argc, argv);
@@ -119,19 +90,19 @@ int main(int argc, char** argv) {
       const std::string word = closest_subcommand(app, argv[1]);
       if (!word.empty()) suggestion = fmt::format(" (did you mean the subcommand \"{}\"?)", word);
     }
-    std::cerr << "budget-match: error: " << e.what() << suggestion << "\n"
+    std::cerr << "budget-match: error: " << printable_message(e.what()) << suggestion << "\n"
               << "Run with --help for usage.\n";
     return exit_usage_error;
   } catch (const CommandExit& e) {
     try {
       check_stdout();
     } catch (const budget::Error& write_error) {
-      std::cerr << "budget-match: error: " << printable_message(write_error.what()) << "\n";
+      std::cerr << "budget-match: error: " << printable_message(write_error.text()) << "\n";
       return exit_input_error;
     }
     return e.code;
   } catch (const budget::Error& e) {
-    std::cerr << "budget-match: error: " << printable_message(e.what()) << "\n";
+    std::cerr << "budget-match: error: " << printable_message(e.text()) << "\n";
     return exit_input_error;
   } catch (const std::bad_alloc&) {
     std::cerr << "budget-match: error: out of memory; the request needs more memory than this machine gives "

@@ -19,7 +19,8 @@ void push_deviations(const MatchResult& result, std::vector<BarSeries>& series) 
 }  // namespace
 
 
-void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, const std::string& path) {
+void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, const std::string& path,
+                     budget::OutputFiles* outputs) {
   std::vector<ScatterSeries> series;
   for (const ArchLaw& law : laws) {
     ScatterSeries s{law.arch, {}, {}};
@@ -39,7 +40,7 @@ void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, con
     series.push_back(std::move(s));
   }
   plot_parity(path, "Fitted L = E + A(1-S)^b F^-a + K D^-c against the measured loss", "fitted loss",
-              "measured loss", series);
+              "measured loss", series, "--plot", outputs);
 }
 
 void plot_grid_deviations(const std::vector<GridRow>& rows, const std::string& path,

@@ -15,7 +15,9 @@ namespace budget::cli {
 
 /// `fit --plot`: observed loss against the fitted law's prediction at every point, one colour per
 /// architecture (domain rows predicted by their domain's intercepts), with the y = x line.
-void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, const std::string& path);
+/// With `outputs`, the plot is staged there (written with the coefficient files, all or none).
+void plot_fit_parity(const std::vector<ArchLaw>& laws, const LossData& data, const std::string& path,
+                     budget::OutputFiles* outputs = nullptr);
 
 /// `grid --plot`: the signed deviations (%) of FLOPs, parameters and KV cache of each cell's best
 /// matched config, one group of bars per cell; `extra` adds series (e.g. predicted step-time

@@ -98,7 +98,10 @@ budget::LoopSpec loop_spec(const py::handle& loop, double span_fraction, std::in
   budget::LoopSpec spec;
   spec.span_fraction = span_fraction;
   spec.repeats = repeats;
-  if (loop.is_none()) return spec;
+  if (loop.is_none()) {
+    if (const std::string message = spec.validation_error(); !message.empty()) throw budget::Error(message, "loop");
+    return spec;
+  }
   if (py::isinstance<py::str>(loop)) {
     static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
     const std::string text = loop.cast<std::string>();
@@ -106,15 +109,25 @@ budget::LoopSpec loop_spec(const py::handle& loop, double span_fraction, std::in
     if (!std::regex_match(text, m, pattern)) {
       throw budget::Error("value \"" + text + "\" is not a layer range; allowed: \"FIRST-LAST\" (1-based)", "loop");
     }
-    spec.first = std::stoll(m[1]);
-    spec.last = std::stoll(m[2]);
+    try {
+      spec.first = std::stoll(m[1]);
+      spec.last = std::stoll(m[2]);
+    } catch (const std::out_of_range&) {
+      throw budget::Error("value \"" + text + "\" has a layer number beyond 64 bits; allowed: \"FIRST-LAST\" (1-based)",
+                          "loop");
+    }
   } else if (py::isinstance<py::tuple>(loop) && py::len(loop) == 2) {
-    spec.first = loop.cast<py::tuple>()[0].cast<std::int64_t>();
-    spec.last = loop.cast<py::tuple>()[1].cast<std::int64_t>();
+    try {
+      spec.first = loop.cast<py::tuple>()[0].cast<std::int64_t>();
+      spec.last = loop.cast<py::tuple>()[1].cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      bad_argument("loop", loop, "a (first, last) tuple of 64-bit integers");
+    }
   } else {
     bad_argument("loop", loop, "None (centred span_fraction), \"FIRST-LAST\" or a (first, last) tuple");
   }
   if (spec.first < 1 || spec.last < spec.first) throw budget::Error("the layer range is empty or starts below 1", "loop");
+  if (const std::string message = spec.validation_error(); !message.empty()) throw budget::Error(message, "loop");
   return spec;
 }
 

@@ -11,10 +11,13 @@
 # exception, input slower than $FUZZ_TIMEOUT s (default 10) or memory above $FUZZ_RSS_MB MiB
 # (default 2048) fails the run: the reproducer is saved under <build>/fuzz-artifacts/<target>/ and
 # printed; replay it with `<build>/tests/fuzz/<target> FILE`. Exit status 0 iff every target is clean.
+# Inputs may grow to $FUZZ_MAX_LEN bytes (default 131072, libFuzzer's -max_len): enough for the
+# deep-nesting class (JSON nested 20,000 levels; the strict reader's limit is 64), which the
+# default, the largest seed, never reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 [ $# -ge 1 ] || { usage >&2; exit 64; }
 what="$1"
 seconds="${2:-60}"
@@ -49,6 +52,7 @@ cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}"
 
 timeout_s="${FUZZ_TIMEOUT:-10}"
 rss_mb="${FUZZ_RSS_MB:-2048}"
+max_len="${FUZZ_MAX_LEN:-131072}"
 jobs="${FUZZ_JOBS:-$(nproc)}"
 # Every UBSan report is fatal (the build also has -fno-sanitize-recover=all); leaks are findings.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}"
@@ -62,13 +66,13 @@ run_target() {
   local started=$SECONDS status=0
   # The work corpus comes first: libFuzzer writes new inputs there, never into the seeds.
   "$build_dir/tests/fuzz/$target" "$work" "tests/fuzz/corpus/$target" \
-    -dict=tests/fuzz/budget.dict -max_total_time="$seconds" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" \
+    -dict=tests/fuzz/budget.dict -max_total_time="$seconds" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" -max_len="$max_len" \
     -malloc_limit_mb="$rss_mb" -use_value_profile=1 -print_final_stats=1 -artifact_prefix="$artifacts/" \
     >"$log_dir/$target.log" 2>&1 || status=$?
   echo "$status $((SECONDS - started))" >"$log_dir/$target.status"
 }
 
-echo "fuzzing ${#targets[@]} target(s) for ${seconds} s each, ${jobs} at a time (timeout ${timeout_s} s/input, ${rss_mb} MiB)"
+echo "fuzzing ${#targets[@]} target(s) for ${seconds} s each, ${jobs} at a time (timeout ${timeout_s} s/input, ${rss_mb} MiB, inputs up to ${max_len} bytes)"
 running=0
 for target in "${targets[@]}"; do
   rm -f "$build_dir/fuzz-artifacts/$target"/* "$log_dir/$target.status" 2>/dev/null || true

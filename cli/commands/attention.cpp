@@ -19,6 +19,7 @@
 #include "budget/workload.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -414,7 +415,7 @@ void add_attention_command(CLI::App& app) {
       cmd->add_option("--order", o->order, "Packing order of --lengths: given (streamed) or shuffled (held in memory)")
           ->check(CLI::IsMember({"given", "shuffled"}));
   auto* seed = cmd->add_option("--seed", o->seed, "Seed for shuffling and sampling (default 0)")
-                   ->check(CLI::NonNegativeNumber);
+                   ->check(unsigned_decimal(UINT64_MAX));
   auto* samples =
       cmd->add_option("--samples", o->samples,
                       "Documents drawn to simulate a --dist or --histogram (default 1000000; 0: expectation only)")

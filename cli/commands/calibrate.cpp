@@ -15,6 +15,7 @@
 #include "budget_render.hpp"
 #include "command_registry.hpp"
 #include "output_file.hpp"
+#include "option_checks.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -110,7 +111,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--validate", o->validate,
                 "Fit the time model on a random half of the measured shapes and print its error on the other half");
   cmd->add_option("--seed", o->seed, "Seed of the random halves (default 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(unsigned_decimal(UINT64_MAX));
   cmd->add_option("--neighbours", o->neighbours,
                   "With --validate: nearest measured shapes whose residuals correct the fit (default 6; 0: the fit alone)")
       ->check(CLI::Range(0, 1000));

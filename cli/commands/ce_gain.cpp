@@ -5,7 +5,6 @@
 // tokens per parameter and γ; with --bootstrap, cell-level bootstrap intervals and per-domain
 // gains from the data (docs/scaling.md).
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +23,7 @@
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
 #include "scaling_args.hpp"
+#include "option_checks.hpp"
 #include "output_format.hpp"
 #include "table.hpp"
 
@@ -75,16 +75,6 @@ ArchLaw law_from_file(const CoefficientsFile& file) {
 // ---------------------------------------------------------------------------------------------
 // Bootstrap
 
-/// "\rbootstrap: 812/2000 resamples" on stderr when it is a terminal; nothing otherwise.
-std::function<void(std::size_t, std::size_t)> terminal_progress() {
-  if (isatty(fileno(stderr)) == 0) return {};
-  return [](std::size_t done, std::size_t total) {
-    std::fprintf(stderr, "\rbootstrap: %zu/%zu resamples", done, total);
-    if (done >= total) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  };
-}
-
 /// Warns when the coefficient files are not what the data's own fit gives: the values shown are
 /// the files', the intervals describe the data's fit.
 void warn_if_files_differ(const GainReport& from_files, const GainReport& from_data, const CeGainOptions& o) {
@@ -118,7 +108,7 @@ GainReport run_with_data(const CeGainOptions& o, const CoefficientsFile& target,
     options.resamples = o.resamples;
     options.seed = o.seed;
     options.threads = o.threads;
-    options.progress = terminal_progress();
+    // Progress: the process-wide progress line (budget/progress.hpp, cli/progress_output.hpp).
     const BootstrappedGainReport bootstrapped = bootstrap_gain_report(target_points, reference_points, query, options);
     copy_intervals(bootstrapped.report, report);
     warn_if_files_differ(report, bootstrapped.report, o);
@@ -314,7 +304,7 @@ void add_ce_gain_command(CLI::App& app) {
       ->needs(data);
   cmd->add_option("--seed", options->seed, "Bootstrap seed (results are identical for any --threads)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
+      ->check(unsigned_decimal(UINT64_MAX))
       ->needs(data);
   cmd->add_option("--threads", options->threads, "Bootstrap threads (0: all hardware threads)")
       ->capture_default_str()

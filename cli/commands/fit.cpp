@@ -15,6 +15,7 @@
 #include "budget/scaling_data.hpp"
 #include "budget/scaling_fit.hpp"
 #include "budget/scaling_plan.hpp"
+#include "budget/text_escape.hpp"
 #include "command_registry.hpp"
 #include "output_file.hpp"
 #include "output_format.hpp"
@@ -112,7 +113,7 @@ void print_tables(const FitCommandOptions& o, const LossData& data, const std::v
 }
 
 /// The path for `arch`'s coefficients: --out itself for one architecture; with several, --out must
-/// contain "{arch}", replaced by each name.
+/// contain "{arch}", replaced by each name, which must be one path component (no '/', no "..").
 std::string out_path_for(const std::string& pattern, const std::string& arch, std::size_t arch_count) {
   const auto placeholder = pattern.find("{arch}");
   if (placeholder == std::string::npos) {
@@ -125,11 +126,12 @@ std::string out_path_for(const std::string& pattern, const std::string& arch, st
     return pattern;
   }
   std::string path = pattern;
-  path.replace(placeholder, 6, arch);
+  path.replace(placeholder, 6, require_path_component(arch, "{arch}", "--out"));
   return path;
 }
 
-void write_coefficients(const FitCommandOptions& o, const std::vector<ArchLaw>& laws) {
+/// Stages every coefficient file in `outputs` (renamed with the plot by the caller: all or none).
+void write_coefficients(const FitCommandOptions& o, const std::vector<ArchLaw>& laws, budget::OutputFiles& outputs) {
   for (const auto& law : laws) {
     CoefficientsFile file;
     file.arch = law.arch;
@@ -137,7 +139,7 @@ void write_coefficients(const FitCommandOptions& o, const std::vector<ArchLaw>& 
     file.coefficients = law.overall.coefficients;
     file.fit_summary_json = to_json(law.overall.summary);
     const std::string path = out_path_for(o.out_path, law.arch, laws.size());
-    write_output_file(path, coefficients_to_json(file));
+    outputs.add(path, coefficients_to_json(file));
   }
 }
 
@@ -149,6 +151,9 @@ void run_fit(const FitCommandOptions& o) {
   if (const std::string message = fit_options.validation_error(); !message.empty()) throw Error(message, "--delta");
 
   const std::vector<std::string> names = o.arch.empty() ? architectures(data.points) : std::vector{o.arch};
+  if (!o.out_path.empty()) {
+    for (const auto& name : names) (void)out_path_for(o.out_path, name, names.size());  // refused before the work
+  }
   std::vector<ArchLaw> laws;
   for (const auto& name : names) {
     try {
@@ -157,8 +162,10 @@ void run_fit(const FitCommandOptions& o) {
       throw e.with_source(o.data_path);
     }
   }
-  if (!o.out_path.empty()) write_coefficients(o, laws);
-  if (!o.plot_path.empty()) plot_fit_parity(laws, data, o.plot_path);
+  budget::OutputFiles outputs;
+  if (!o.out_path.empty()) write_coefficients(o, laws, outputs);
+  if (!o.plot_path.empty()) plot_fit_parity(laws, data, o.plot_path, &outputs);
+  outputs.commit();
 
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json out{{"schema_version", fit_schema_version},

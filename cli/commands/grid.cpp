@@ -17,6 +17,7 @@
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "match_render.hpp"
 #include "output_format.hpp"
 #include "plots.hpp"
@@ -318,7 +319,7 @@ void add_grid_command(CLI::App& app) {
   cmd->add_option("--rank-by", o->rank_by, "budget (default) or time: pick the fastest equally matched candidate")
       ->check(CLI::IsMember({"budget", "time"}));
   cmd->add_option("--max-time-ratio", o->max_time_ratio, "Drop candidates predicted slower than R × the baseline")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_real(1e300));
   cmd->add_option("--attention-backend", o->attention_backend,
                   "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   add_format_option(*cmd, o->format, all_formats());

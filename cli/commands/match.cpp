@@ -21,6 +21,7 @@
 #include "budget/version.hpp"
 #include "budget_render.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "config_export.hpp"
 #include "match_render.hpp"
 #include "output_file.hpp"
@@ -261,7 +262,7 @@ void add_match_options(CLI::App& app) {
       ->check(CLI::IsMember({"budget", "time"}));
   app.add_option("--max-time-ratio", o->max_time_ratio,
                  "Drop candidates predicted slower than R × the baseline per token (needs --calibration)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_real(1e300));
   app.add_option("--attention-backend", o->attention_backend,
                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   app.callback([&app, o, baseline] {

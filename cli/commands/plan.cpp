@@ -109,7 +109,7 @@ void run_plan(const PlanOptions& o) {
       "{} runs × {} branches = {} endpoints; {} tokens per step, stable phase {} steps ({}), decay {} per branch\n"
       "total compute of the grid: {} ({} tokens); endpoint budgets from {} to {}\n",
       runs.size(), recipe.branch_steps.size(), plan.endpoints.size(), grouped(recipe.tokens_per_step()),
-      grouped(recipe.stable_steps), si(static_cast<double>(recipe.stable_steps * recipe.tokens_per_step()), "tok"),
+      grouped(recipe.stable_steps), si(static_cast<double>(recipe.stable_steps) * static_cast<double>(recipe.tokens_per_step()), "tok"),
       si(recipe.decay_tokens, "tok"), si(plan.total_compute, "FLOP"), si(plan.total_tokens), si(plan.min_endpoint_compute, "FLOP"),
       si(plan.max_endpoint_compute, "FLOP"));
   if (o.format == OutputFormat::markdown) {

@@ -193,6 +193,28 @@ def test_errors_carry_source_and_path():
     assert issubclass(budget.Error, Exception)
 
 
+def test_loop_arguments_are_checked():
+    """Audit 3 (issue 23): loop specs that used to raise IndexError/RuntimeError or silently
+    return an unlooped match are budget.Error naming the argument."""
+    bad = [
+        dict(loop="99999999999999999999-1"),
+        dict(loop=(2**70, 5)),
+        dict(loop=("a", "b")),
+        dict(repeats=-1),
+        dict(repeats=0),
+        dict(span_fraction=-1.0),
+        dict(span_fraction=float("nan")),
+        dict(span_fraction=1.5),
+    ]
+    for kwargs in bad:
+        try:
+            budget.match(BASELINE, **kwargs)
+        except budget.Error as e:
+            assert e.source == "loop", (kwargs, e.source, e.message)
+        else:
+            raise AssertionError(f"no budget.Error for {kwargs}")
+
+
 if __name__ == "__main__":
     tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
     for name, fn in tests:

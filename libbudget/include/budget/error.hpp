@@ -24,6 +24,9 @@ class Error : public std::runtime_error {
   const std::string& path() const noexcept { return path_; }
   /// The message without source and path.
   const std::string& message() const noexcept { return message_; }
+  /// The whole line what() gives, as a std::string: unlike what() (a C string) it keeps any NUL
+  /// byte of the input it quotes. Print it through budget::printable_text (text_escape.hpp).
+  const std::string& text() const noexcept { return text_; }
 
   /// The same error, attributed to `source` when it has none yet (used when a parser that only
   /// sees text is called on behalf of a file).
@@ -33,6 +36,7 @@ class Error : public std::runtime_error {
   std::string message_;
   std::string source_;
   std::string path_;
+  std::string text_;
 };
 
 }  // namespace budget

@@ -49,6 +49,10 @@ struct LoopSpec {
   /// explicit range does not fit in the stack.
   std::optional<LoopConfig> resolve(std::int64_t num_layers) const;
   std::string describe() const;
+  /// What is wrong with the spec, or empty: repeats in [1, 1024] (1: no loop), span_fraction
+  /// finite in [0, 1] (0: no loop), an explicit range with 1 <= first <= last (first = last = 0:
+  /// none). resolve() throws it as budget::Error.
+  std::string validation_error() const;
 };
 
 /// Weights of the proportion-preference rule (docs/matching.md): the distance of a candidate

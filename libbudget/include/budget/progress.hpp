@@ -1,8 +1,11 @@
 #pragma once
 /// \file
-/// Progress of long work (document-length simulations of up to 2^40 documents, long files): the
-/// library reports how far it is through one process-wide callback, which the CLI sets to a line
-/// on stderr when stderr is a terminal. No callback (the default): no cost beyond a check.
+/// Progress and time limit of long work (document-length simulations of up to 2^40 documents,
+/// long files, the matcher's search, bootstrap resamples): the library reports how far it is
+/// through one process-wide callback, which the CLI prints on stderr (a line that overwrites
+/// itself on a terminal, a line every few seconds otherwise; `--quiet` turns it off). The same
+/// calls enforce a process-wide time limit, so the work caps bound time, not only steps.
+/// No callback and no limit (the library's default): no cost beyond a check.
 
 #include <cstdint>
 #include <functional>
@@ -19,7 +22,17 @@ using ProgressCallback = std::function<void(std::string_view what, std::uint64_t
 void set_progress_callback(ProgressCallback callback);
 
 /// Reports progress to the callback, rate-limited to about ten calls a second (always when
-/// done == total > 0). Cheap when no callback is set.
+/// done == total > 0). Cheap when no callback is set. Safe to call from several threads (the
+/// callback is called by one at a time).
+///
+/// Also the time limit's check: once more than the limit (set_work_time_limit) has passed since
+/// the limit was set, it throws budget::Error naming `what`, how far it got and how to raise the
+/// limit. Work that calls it is therefore bounded in time as well as in steps.
 void report_progress(std::string_view what, std::uint64_t done, std::uint64_t total);
+
+/// Sets the time limit of long work in seconds, counted from now (0 or less: no limit, the
+/// default). `how_to_raise` ends the error message (e.g. "raise it with --max-seconds").
+/// Not thread-safe: set it before starting work.
+void set_work_time_limit(double seconds, std::string_view how_to_raise = {});
 
 }  // namespace budget

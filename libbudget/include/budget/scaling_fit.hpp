@@ -47,7 +47,9 @@ struct FitBounds {
 
 /// Options of a fit, validated up front (Ceres' Options::IsValid).
 struct FitOptions {
-  double huber_delta = 1e-3;  ///< δ of the Huber loss on log-loss residuals, > 0
+  double huber_delta = 1e-3;  ///< δ of the Huber loss on log-loss residuals, in [min_huber_delta, max_huber_delta]
+  static constexpr double min_huber_delta = 1e-6;
+  static constexpr double max_huber_delta = 10.0;
   MultistartGrid grid;
   bool use_grid = true;       ///< false: only `extra_starts` (at least one then)
   /// Starting points tried before the grid (a warm start, for example). Values outside the

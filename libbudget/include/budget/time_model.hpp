@@ -82,8 +82,9 @@ struct StepTime {
   double seconds_per_step = 0;
   double seconds_per_token = 0;
   double tokens_per_second = 0;
-  /// Model FLOPs utilisation: 3 × forward FLOPs (LM head included) × tokens / (time × the
-  /// profile's measured bf16 GEMM peak). Recompute (4 passes) does not raise it.
+  /// Model FLOPs utilisation: min(training_passes, 3) × forward FLOPs (LM head included) × tokens /
+  /// (time × the profile's measured bf16 GEMM peak). Recompute (4 passes) does not raise it; a
+  /// forward-only workload (1 pass) counts one forward.
   double mfu = 0;
   std::string attention_backend;  ///< the backend the attention time is for
   bool out_of_range = false;      ///< any op's shape outside the measured range

@@ -15,7 +15,8 @@ Error::Error(std::string message, std::string source, std::string path)
     : std::runtime_error(compose(message, source, path)),
       message_(std::move(message)),
       source_(std::move(source)),
-      path_(std::move(path)) {}
+      path_(std::move(path)),
+      text_(compose(message_, source_, path_)) {}
 
 Error Error::with_source(const std::string& source) const {
   if (!source_.empty()) return *this;

@@ -90,6 +90,7 @@ class StrictSax : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
   bool binary(binary_t& v) { return element_done(Base::binary(v)); }
 
   bool start_object(std::size_t n) {
+    check_depth();
     frames_.push_back({true, {}, {}, 0});
     return Base::start_object(n);
   }
@@ -107,6 +108,7 @@ class StrictSax : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
     return element_done(Base::end_object());
   }
   bool start_array(std::size_t n) {
+    check_depth();
     frames_.push_back({false, {}, {}, 0});
     return Base::start_array(n);
   }
@@ -135,6 +137,16 @@ class StrictSax : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
     std::size_t index = 0;  // the element being parsed (arrays)
   };
 
+  /// Refuses a container nested deeper than max_json_depth: no input of the project nests beyond
+  /// a few levels, and a deep one would cost the serializers time, memory and stack per level.
+  void check_depth() const {
+    if (frames_.size() >= max_json_depth) {
+      throw Error(fmt::format("objects and arrays are nested more than {} levels deep; no input of budget nests that "
+                              "far (a real file has fewer than 10)",
+                              max_json_depth),
+                  source_, pointer(std::min<std::size_t>(frames_.size(), 8)) + (frames_.size() > 8 ? "/..." : ""));
+    }
+  }
   bool element_done(bool ok) {
     if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
     return ok;

@@ -24,6 +24,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 /// Parses JSON text strictly: a syntax error, an empty text, a duplicate key in an object, a number
 /// outside the double range (1e400) or a text longer than max_input_file_bytes() becomes
 /// budget::Error naming `source`, the JSON pointer and the line/column where it can.
+/// Objects and arrays may nest at most this deep (a deeper document is budget::Error).
+inline constexpr std::size_t max_json_depth = 64;
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
 /// The same, keeping the objects' key order (for documents written back, e.g. hf export templates).
 nlohmann::ordered_json parse_ordered_json_text(std::string_view text, const std::string& source);

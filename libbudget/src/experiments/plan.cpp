@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "base/checked_math.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget {
@@ -17,6 +18,14 @@ void validate(const Recipe& r, const std::string& source) {
   if (r.sequences_per_step < 1) fail("/sequences_per_step", fmt::format("value {} must be at least 1", r.sequences_per_step));
   if (r.seq_len < 1) fail("/seq_len", fmt::format("value {} must be at least 1", r.seq_len));
   if (r.stable_steps < 1) fail("/stable_steps", fmt::format("value {} must be at least 1", r.stable_steps));
+  // Token counts are int64: sequences_per_step · seq_len and stable_steps · tokens_per_step must fit.
+  try {
+    (void)detail::checked_mul(r.stable_steps,
+                              detail::checked_mul(r.sequences_per_step, r.seq_len, "tokens_per_step (sequences_per_step x seq_len)"),
+                              "stable-phase tokens (stable_steps x tokens_per_step)");
+  } catch (const Error& e) {
+    fail("/stable_steps", e.message());
+  }
   if (!(r.decay_tokens >= 0)) fail("/decay_tokens", fmt::format("value {} must be >= 0", r.decay_tokens));
   if (r.branch_steps.empty()) fail("/branch_steps", "at least one branch step is needed");
   for (std::size_t i = 0; i < r.branch_steps.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/progress.hpp"
 
 namespace budget::match_detail {
 
@@ -73,7 +74,13 @@ bool enumeration_order(const Point& a, const Point& b) {
 }
 
 void SearchCounters::count_work(std::int64_t units, std::int64_t max_work) {
+  const std::int64_t before = work;
   work += units;
+  // Progress (and the process-wide time limit, budget/progress.hpp) every 2^16 units.
+  if ((before >> 16) != (work >> 16)) {
+    report_progress("matcher search (work units)", static_cast<std::uint64_t>(work),
+                    static_cast<std::uint64_t>(max_work));
+  }
   if (work > max_work) {
     throw Error(fmt::format("the search needed more than {} work units (a structure calibrated counts {}, a "
                             "closed-form solve 1) without finishing; narrow the ranges or loosen the caps, or "

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/progress.hpp"
 #include "budget/scaling_plan.hpp"
 
 namespace budget {
@@ -168,7 +169,19 @@ void parallel_for(std::size_t count, unsigned threads, const Task& task,
   {
     std::unique_lock lock(mutex);
     while (!finished.wait_for(lock, std::chrono::milliseconds(200), [&] { return done.load() >= count || error; })) {
-      if (progress) progress(done.load(), count);
+      try {
+        if (progress) progress(done.load(), count);
+        // The process-wide progress line and time limit (budget/progress.hpp): a limit reached
+        // stops the workers, then the error is rethrown.
+        lock.unlock();
+        report_progress("bootstrap resamples", done.load(), count);
+        lock.lock();
+      } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        if (!error) error = std::current_exception();
+        next.store(count);
+        break;
+      }
     }
   }
   for (auto& thread : pool) thread.join();

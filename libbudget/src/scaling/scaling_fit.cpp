@@ -36,8 +36,12 @@ std::string check_list(const char* name, const std::vector<double>& values, doub
 }  // namespace
 
 std::string FitOptions::validation_error() const {
-  if (!(huber_delta > 0.0) || !std::isfinite(huber_delta)) {
-    return fmt::format("huber_delta = {} is not allowed; allowed: a finite number > 0", huber_delta);
+  // Residuals are of log-loss (|r| ~ 1e-3 .. 1): below 1e-6 the Huber loss is linear in every
+  // residual and its scale falls under the optimiser's tolerances (the start values came back as
+  // "converged"); above 10 it is least squares.
+  if (!(huber_delta >= min_huber_delta && huber_delta <= max_huber_delta)) {
+    return fmt::format("huber_delta = {:g} is not allowed; allowed: a number in [{:g}, {:g}]", huber_delta,
+                       min_huber_delta, max_huber_delta);
   }
   const FitBounds& b = bounds;
   if (!(b.exponent_min < b.exponent_max) || !(b.log_E_min < b.log_E_max) || !(b.log_term_min < b.log_term_max)) {

@@ -14,7 +14,8 @@
 
 #include "budget/error.hpp"
 #include "time/calibration_rows.hpp"
-#include "base/file_write.hpp"
+#include "budget/file_write.hpp"
+#include "budget/text_escape.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget {
@@ -36,8 +37,7 @@ CalibrationDevice read_device(const ObjectReader& r) {
   r.reject_unknown_keys({"name", "compute_capability", "sm_count", "memory_gib", "driver", "cuda_runtime",
                          "cublas", "cudnn", "sm_clock_mhz", "memory_clock_mhz"});
   CalibrationDevice d;
-  d.name = r.string("name");
-  if (d.name.empty()) r.fail("name", "the device name is empty; allowed: a non-empty string");
+  d.name = detail::read_device_name(r, "name");
   d.compute_capability = r.string_or("compute_capability", "");
   d.driver = r.string_or("driver", "");
   d.cuda_runtime = r.string_or("cuda_runtime", "");
@@ -53,10 +53,9 @@ CalibrationDevice read_device(const ObjectReader& r) {
 CalibrationPeaks read_peaks(const ObjectReader& r) {
   r.reject_unknown_keys({"bf16_gemm_tflops", "copy_gbytes_per_s"});
   CalibrationPeaks p;
-  p.bf16_gemm_tflops = r.number("bf16_gemm_tflops", 0, 1e5);
-  p.copy_gbytes_per_s = r.number("copy_gbytes_per_s", 0, 1e6);
-  if (p.bf16_gemm_tflops <= 0) r.fail("bf16_gemm_tflops", "must be > 0 (TFLOP/s of an 8192³ bf16 GEMM)");
-  if (p.copy_gbytes_per_s <= 0) r.fail("copy_gbytes_per_s", "must be > 0 (GB/s, bytes read + written)");
+  // Bounds a real device can have (calibration_rows.hpp, docs/calibration.md).
+  p.bf16_gemm_tflops = r.number("bf16_gemm_tflops", detail::min_gemm_tflops, detail::max_gemm_tflops);
+  p.copy_gbytes_per_s = r.number("copy_gbytes_per_s", detail::min_copy_gbytes_per_s, detail::max_copy_gbytes_per_s);
   return p;
 }
 
@@ -159,6 +158,17 @@ CalibrationProfile read_profile(const nlohmann::json& root, const std::string& s
 
 namespace detail {
 
+std::string read_device_name(const ObjectReader& r, std::string_view key) {
+  const std::string name = r.string(key);
+  if (name.empty()) r.fail(key, "the device name is empty; allowed: a non-empty string");
+  if (printable_text(name) != name) {
+    r.fail(key, fmt::format("the device name \"{}\" holds control characters or bytes that are not UTF-8; "
+                            "allowed: printable text",
+                            printable_text(name, 200)));
+  }
+  return name;
+}
+
 CalibrationRow read_calibration_row(const ObjectReader& r) {
   CalibrationRow row;
   row.op = r.string("op");
@@ -243,11 +253,23 @@ CalibrationRow read_calibration_row(const ObjectReader& r) {
   if (row.refused) {
     if (r.has("ms")) r.fail("ms", "a refused row has no time; remove \"ms\" or \"refused\"");
   } else {
-    row.ms = r.number("ms", 0, 1e9);
-    if (row.ms <= 0) r.fail("ms", fmt::format("value {} is not allowed; allowed: milliseconds > 0", row.ms));
+    row.ms = r.number("ms", min_row_ms, max_row_ms);
   }
   row.flops = r.number_or("flops", 0, 0, 1e30);
   row.bytes = r.number_or("bytes", 0, 0, 1e30);
+  if (!row.refused) {
+    const double seconds = row.ms * 1e-3;
+    if (row.flops / seconds > max_row_flops_per_s) {
+      r.fail("ms", fmt::format("{:g} FLOPs in {:g} ms is {:.3g} FLOP/s, more than any device does (at most {:g}); "
+                               "check the time's unit (milliseconds)",
+                               row.flops, row.ms, row.flops / seconds, max_row_flops_per_s));
+    }
+    if (row.bytes / seconds > max_row_bytes_per_s) {
+      r.fail("ms", fmt::format("{:g} bytes in {:g} ms is {:.3g} B/s, more than any device moves (at most {:g}); "
+                               "check the time's unit (milliseconds)",
+                               row.bytes, row.ms, row.bytes / seconds, max_row_bytes_per_s));
+    }
+  }
   return row;
 }
 
@@ -334,7 +356,7 @@ std::string calibration_profile_to_json(const CalibrationProfile& profile) {
 }
 
 void write_calibration_profile(const CalibrationProfile& profile, const std::string& path) {
-  detail::write_file_atomically(path, calibration_profile_to_json(profile));
+  write_file_atomically(path, calibration_profile_to_json(profile));
 }
 
 }  // namespace budget

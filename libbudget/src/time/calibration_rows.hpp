@@ -3,6 +3,8 @@
 // reader, so both apply the same rules; docs/calibration.md).
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "budget/calibration.hpp"
 #include "base/json_reader.hpp"
@@ -12,6 +14,19 @@ namespace budget::detail {
 /// Largest shape field accepted (2⁴⁰: far above any real dimension, far below overflow of products
 /// formed in doubles).
 inline constexpr std::int64_t max_calibration_dim = std::int64_t{1} << 40;
+
+/// Physical plausibility of a profile (docs/calibration.md, "Plausible values"): what a real
+/// device can measure, with wide margins (an H200 does 0.76 PFLOP/s bf16 and 4.2 TB/s copy).
+/// The 8192³ bf16 GEMM peak in TFLOP/s and the copy bandwidth in GB/s:
+inline constexpr double min_gemm_tflops = 1e-3, max_gemm_tflops = 1e5;
+inline constexpr double min_copy_gbytes_per_s = 1e-3, max_copy_gbytes_per_s = 1e6;
+/// A measured row takes at least 1 ns (1e-6 ms) and at most 1e9 ms, and its FLOP and byte rates
+/// (flops / time, bytes / time) stay below 1e18 FLOP/s and 1e16 B/s.
+inline constexpr double min_row_ms = 1e-6, max_row_ms = 1e9;
+inline constexpr double max_row_flops_per_s = 1e18, max_row_bytes_per_s = 1e16;
+
+/// A device name from a profile: non-empty and without control characters (it is printed).
+std::string read_device_name(const ObjectReader& r, std::string_view key);
 
 /// Reads and checks one row object (keys, op, pass, shape fields, backend, refused, ms, flops,
 /// bytes). Errors name the reader's source and pointer.

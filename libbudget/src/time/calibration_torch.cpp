@@ -39,17 +39,15 @@ double attention_pass_factor(const std::string& pass) {
 void read_device_line(const ObjectReader& r, CalibrationProfile& profile) {
   r.reject_unknown_keys({"op", "name", "torch", "cuda", "cudnn", "gemm_8192_bf16_tflops", "copy_tb_per_s", "iters",
                          "warmup"});
-  profile.device.name = r.string("name");
-  if (profile.device.name.empty()) r.fail("name", "the device name is empty; allowed: a non-empty string");
+  profile.device.name = detail::read_device_name(r, "name");
   profile.device.cuda_runtime = r.string_or("cuda", "");
   if (r.has("cudnn")) {
     profile.device.cudnn = r.raw("cudnn").is_string() ? r.string("cudnn")
                                                       : cudnn_version_string(r.integer("cudnn", 1, 10000000));
   }
-  profile.peaks.bf16_gemm_tflops = r.number("gemm_8192_bf16_tflops", 0, 1e5);
-  if (profile.peaks.bf16_gemm_tflops <= 0) r.fail("gemm_8192_bf16_tflops", "must be > 0 (TFLOP/s)");
-  const double copy_tb_per_s = r.number("copy_tb_per_s", 0, 1e3);
-  if (copy_tb_per_s <= 0) r.fail("copy_tb_per_s", "must be > 0 (TB/s, bytes read + written)");
+  profile.peaks.bf16_gemm_tflops = r.number("gemm_8192_bf16_tflops", detail::min_gemm_tflops, detail::max_gemm_tflops);
+  const double copy_tb_per_s =
+      r.number("copy_tb_per_s", detail::min_copy_gbytes_per_s / 1000.0, detail::max_copy_gbytes_per_s / 1000.0);
   profile.peaks.copy_gbytes_per_s = copy_tb_per_s * 1000.0;
   const std::string torch = r.string_or("torch", "");
   profile.source.tool = torch.empty() ? "pytorch-eager" : fmt::format("pytorch-eager (torch {})", torch);

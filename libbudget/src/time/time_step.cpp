@@ -27,6 +27,7 @@
 
 #include "budget/accounting.hpp"
 #include "budget/time_model.hpp"
+#include "base/checked_math.hpp"
 
 namespace budget {
 
@@ -154,15 +155,18 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
       case OpKind::dense_ffn:
       case OpKind::shared_experts: {
         // One wide FFN: num_shared·width for shared experts (op.matrices = count·m).
-        const std::int64_t width = op.out_features * (op.kind == OpKind::shared_experts ? f.num_shared_experts : 1);
-        q.gemm(H, up_factor * width);
+        const std::int64_t width = detail::checked_mul(
+            op.out_features, op.kind == OpKind::shared_experts ? f.num_shared_experts : 1, "shared expert width");
+        q.gemm(H, detail::checked_mul(up_factor, width, "FFN up-projection width"));
         q.gemm(width, H);
         break;
       }
       case OpKind::routed_experts: {
         const std::int64_t E = f.num_experts;
         const std::int64_t per_expert =
-            std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(T * f.top_k) / static_cast<double>(E))));
+            std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(
+                                          static_cast<double>(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)")) /
+                                          static_cast<double>(E))));
         CalibrationRow up = query_row("expert_gemms", "",
                                       {{"E", E}, {"tokens_per_expert", per_expert}, {"H", H}, {"expert_dim", f.expert_dim},
                                        {"top_k", f.top_k}, {"tokens", T}},
@@ -197,9 +201,15 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         q.fused_passes(query_row("router_softmax_topk", "", {{"tokens", T}, {"E", f.num_experts}, {"top_k", f.top_k}}),
                        1.0);
         break;
-      case OpKind::expert_dispatch: q.gather_scatter(T * f.top_k, H, true); break;
-      case OpKind::expert_combine: q.gather_scatter(T * f.top_k, H, false); break;
-      case OpKind::expert_activation: q.activation(T * f.top_k, f.expert_dim, f.gated); break;
+      case OpKind::expert_dispatch:
+        q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H, true);
+        break;
+      case OpKind::expert_combine:
+        q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H, false);
+        break;
+      case OpKind::expert_activation:
+        q.activation(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), f.expert_dim, f.gated);
+        break;
       case OpKind::shared_activation:
       case OpKind::dense_activation: q.activation(T, op.in_features, f.gated); break;
       case OpKind::embedding: q.gather_scatter(T, H, true); break;
@@ -214,7 +224,11 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
   }
   st.seconds_per_token = st.seconds_per_step / static_cast<double>(T);
   st.tokens_per_second = static_cast<double>(T) / st.seconds_per_step;
-  st.mfu = 3.0 * forward_flops_per_token * static_cast<double>(T) /
+  // MFU (PaLM, Chowdhery et al. 2022, appendix B): the model's useful FLOPs over the peak, a
+  // training step counting 3 forwards (forward + backward, recompute not counted), a forward-only
+  // workload (training_passes = 1) one.
+  const double useful_passes = static_cast<double>(std::min<std::int64_t>(w.training_passes, 3));
+  st.mfu = useful_passes * forward_flops_per_token * static_cast<double>(T) /
            (st.seconds_per_step * model.profile().peaks.bf16_gemm_tflops * 1e12);
   return st;
 }

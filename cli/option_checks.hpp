@@ -1,0 +1,20 @@
+#pragma once
+// Validators for budget-match's numeric options, stricter than CLI11's own conversions (which
+// let "nan" pass a positivity check, saturate 2^64 to 2^64 - 1, accept "-1" for an unsigned seed
+// and read "010" as octal): a value is accepted only when it converts exactly and lies in range,
+// and the message states the range in short form (1.8e+308, not 309 digits).
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace budget::cli {
+
+/// A real number x, finite, with 0 < x <= max (denormals such as 5e-324 included).
+CLI::Validator positive_real(double max);
+
+/// A decimal integer in [0, max]: digits only (no sign, no "0x", no spaces), converted exactly.
+CLI::Validator unsigned_decimal(std::uint64_t max);
+
+}  // namespace budget::cli

@@ -1,0 +1,44 @@
+#pragma once
+// Private: integer arithmetic on sizes (tokens, widths, counts) that cannot overflow silently.
+// Each helper returns the exact result or throws budget::Error naming the quantity, its operands
+// and the int64 limit: a signed overflow is undefined behaviour in C++ and, in practice, a silently
+// wrong answer (a negative token count, an op that vanishes from a table).
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+
+namespace budget::detail {
+
+[[noreturn]] inline void throw_integer_overflow(std::string_view quantity, std::int64_t a, std::int64_t b,
+                                                char operation) {
+  throw Error(fmt::format("{} = {} {} {} is outside the 64-bit integer range (|x| <= {}); the input is too large",
+                          quantity, a, operation, b, std::numeric_limits<std::int64_t>::max()));
+}
+
+/// a · b, exactly, or budget::Error "<quantity> = a * b is outside the 64-bit integer range".
+inline std::int64_t checked_mul(std::int64_t a, std::int64_t b, std::string_view quantity) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) throw_integer_overflow(quantity, a, b, '*');
+  return out;
+}
+
+/// a + b, exactly, or budget::Error naming `quantity`.
+inline std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view quantity) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) throw_integer_overflow(quantity, a, b, '+');
+  return out;
+}
+
+/// a - b, exactly, or budget::Error naming `quantity`.
+inline std::int64_t checked_sub(std::int64_t a, std::int64_t b, std::string_view quantity) {
+  std::int64_t out = 0;
+  if (__builtin_sub_overflow(a, b, &out)) throw_integer_overflow(quantity, a, b, '-');
+  return out;
+}
+
+}  // namespace budget::detail
