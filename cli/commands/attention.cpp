@@ -17,10 +17,10 @@
 #include "budget/attention_cost.hpp"
 #include "budget/error.hpp"
 #include "budget/workload.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {

@@ -25,7 +25,7 @@
 #include "command_registry.hpp"
 #include "scaling_args.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {
