@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "budget/error.hpp"
 #include "output_file.hpp"
 

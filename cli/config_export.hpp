@@ -4,10 +4,13 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "budget/config.hpp"
 #include "budget/export.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace budget::cli {
 

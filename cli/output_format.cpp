@@ -1,6 +1,9 @@
 #include "output_format.hpp"
 
 #include <cctype>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
 
 namespace budget::cli {
 
@@ -27,5 +30,7 @@ CLI::Option* add_format_option(CLI::App& command, OutputFormat& target,
       "", "format name");
   return command.add_option("--format", target, "Output format: " + names)->transform(to_enum)->option_text("FORMAT");
 }
+
+void print(const Document& document, OutputFormat format) { std::cout << document.render(format); }
 
 }  // namespace budget::cli

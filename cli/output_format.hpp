@@ -1,14 +1,24 @@
 #pragma once
-// --format handling shared by subcommands.
+// --format handling shared by subcommands. The CLI prints through the render library
+// (render/include/budget_render/): its names (Table, Document, si(), budgets_json(), ...) are
+// used unqualified in budget::cli.
 
 #include <map>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "budget_render/document.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace budget::cli {
 
-enum class OutputFormat { table, json, markdown, csv };
+using namespace budget::render;
+
+/// The --format values: table, json, markdown, csv (budget::render::Format).
+using OutputFormat = budget::render::Format;
 
 /// Adds `--format` to `command` accepting `allowed` (names "table", "json", "markdown", "csv"),
 /// storing into `target`. Wrong values are rejected by CLI11 with the list of choices.
@@ -17,5 +27,8 @@ CLI::Option* add_format_option(CLI::App& command, OutputFormat& target,
 
 /// All four formats.
 std::map<std::string, OutputFormat> all_formats();
+
+/// Prints `document` in `format` on standard output.
+void print(const Document& document, OutputFormat format);
 
 }  // namespace budget::cli

@@ -1,7 +1,7 @@
 // The Python module `budget` (compiled part: budget._budget). Inputs are configs, workloads,
 // constraints and grids as file paths, dicts (the JSON documents, parsed by Python) or Config
 // objects; results are plain dicts with the same keys as budget-match's JSON outputs (docs/cli.md),
-// produced by the same renderers (cli/budget_render.cpp, cli/match_render.cpp). Every bad input
+// produced by the same printers as the CLI's (render/, budget::render). Every bad input
 // raises budget.Error with .source (file or argument), .path (JSON pointer) and .message.
 // Reference: docs/python.md.
 
@@ -24,9 +24,9 @@
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
-#include "budget_render.hpp"
-#include "match_render.hpp"
-#include "time_render.hpp"
+#include "budget_render/budgets.hpp"
+#include "budget_render/match.hpp"
+#include "budget_render/step_time.hpp"
 
 namespace py = pybind11;
 
@@ -146,7 +146,7 @@ void bind_torch_support(py::module_& m);  // torch_bindings.cpp
 PYBIND11_MODULE(_budget, m) {
   m.doc() = "Compute-matched planning for looped Mixture-of-Experts transformers (compiled part).";
   m.attr("__version__") = std::string(budget::version_string);
-  m.attr("schema_version") = budget::cli::output_schema_version;
+  m.attr("schema_version") = budget::render::output_schema_version;
   bind_torch_support(m);
 
   static py::exception<budget::Error> error_type(m, "Error");
@@ -169,7 +169,7 @@ PYBIND11_MODULE(_budget, m) {
       .def_property_readonly("name", [](const ConfigHandle& c) { return c.sourced.config.name; })
       .def_property_readonly("is_hugging_face", [](const ConfigHandle& c) { return !c.sourced.hf_text.empty(); },
                              "True when read from a Hugging Face config.json (an hf export keeps its other keys).")
-      .def("to_dict", [](const ConfigHandle& c) { return to_python(budget::cli::config_json(c.sourced.config)); },
+      .def("to_dict", [](const ConfigHandle& c) { return to_python(budget::render::config_json(c.sourced.config)); },
            "The config in native form (the dict budget-match --out writes).")
       .def("__repr__", [](const ConfigHandle& c) {
         return "budget.Config(" + budget::arch_config_to_json(c.sourced.config, -1) + ")";
@@ -181,7 +181,7 @@ PYBIND11_MODULE(_budget, m) {
 
   m.def("account",
         [](const py::handle& config, const py::handle& workload) {
-          return to_python(budget::cli::budgets_json(budget::account(arch_config(config, "config"), workload_of(workload))));
+          return to_python(budget::render::budgets_json(budget::account(arch_config(config, "config"), workload_of(workload))));
         },
         py::arg("config"), py::arg("workload") = py::none(),
         "Budgets of one config: the dict of `budget-match report --format json` (without schema keys).");
@@ -202,7 +202,7 @@ PYBIND11_MODULE(_budget, m) {
           const budget::TimeModel model(profile, options);
           const budget::StepTime time =
               budget::predict_step_time(model, arch_config(config, "config"), workload_of(workload));
-          return to_python(budget::cli::step_time_json(time, model));
+          return to_python(budget::render::step_time_json(time, model));
         },
         py::arg("config"), py::arg("calibration"), py::arg("workload") = py::none(),
         py::arg("attention_backend") = "auto",
@@ -217,7 +217,7 @@ PYBIND11_MODULE(_budget, m) {
           const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
           if (top < 1) throw budget::Error("top must be at least 1", "top");
           const budget::MatchResult r = budget::match(base, spec, w, constraints_of(constraints, base), top);
-          return to_python(budget::cli::match_json(r, spec, w));
+          return to_python(budget::render::match_json(r, spec, w));
         },
         py::arg("baseline"), py::arg("loop") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("top") = 5,
@@ -244,7 +244,7 @@ PYBIND11_MODULE(_budget, m) {
             rows.push_back({&cell, budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w,
                                                  constraints_of(constraints, cell.baseline), 1)});
           }
-          return to_python(budget::cli::grid_json(g, rows, spec, w));
+          return to_python(budget::render::grid_json(g, rows, spec, w));
         },
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(),

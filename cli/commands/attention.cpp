@@ -17,11 +17,11 @@
 #include "budget/attention_cost.hpp"
 #include "budget/error.hpp"
 #include "budget/workload.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {

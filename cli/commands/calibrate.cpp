@@ -7,17 +7,18 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
 #include "output_file.hpp"
 #include "option_checks.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {

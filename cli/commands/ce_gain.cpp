@@ -25,7 +25,7 @@
 #include "scaling_args.hpp"
 #include "option_checks.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
@@ -15,26 +16,27 @@
 #include "budget/error.hpp"
 #include "budget/match.hpp"
 #include "budget/version.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
-#include "match_render.hpp"
+#include "budget_render/match.hpp"
+#include "options.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
-#include "time_render.hpp"
+#include "budget_render/table.hpp"
+#include "budget_render/step_time.hpp"
 
 namespace budget::cli {
 namespace {
 
 struct CompareOptions {
   std::vector<std::string> config_paths;
-  std::string workload_path;
-  std::string calibration_path;
+  WorkloadOption workload;
+  CalibrationOptions calibration;
   OutputFormat format = OutputFormat::table;
 };
 
 void run_compare(const CompareOptions& o) {
   if (o.config_paths.size() < 2) throw Error("give at least two configs: the reference first", "compare");
-  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  const Workload workload = o.workload.load();
   const ArchConfig reference = load_arch_config(o.config_paths.front());
   const Budgets base = account(reference, workload);
   const MatchConstraints weights = default_constraints(reference);  // unit weights for the objective
@@ -47,8 +49,8 @@ void run_compare(const CompareOptions& o) {
   std::optional<StepTime> reference_time;
   std::vector<StepTime> times;
   std::vector<double> ratios;
-  if (!o.calibration_path.empty()) {
-    model.emplace(load_calibration_profile(o.calibration_path));
+  if (o.calibration.given()) {
+    model = o.calibration.load();
     reference_time = predict_step_time(*model, reference, workload);
     for (const auto& c : others) {
       times.push_back(predict_step_time(*model, c.config, workload));
@@ -104,9 +106,11 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("configs", o->config_paths, "Configs (native or Hugging Face JSON); the first is the reference")
       ->required()
       ->expected(2, -1);
-  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
-  cmd->add_option("--calibration", o->calibration_path,
-                  "Calibration profile (docs/calibration.md): add each config's predicted time ratio to the reference");
+  add_workload_option(*cmd, o->workload);
+  add_calibration_options(*cmd, o->calibration,
+                          "Calibration profile (docs/calibration.md): add each config's predicted time ratio to the "
+                          "reference",
+                          /*with_backend=*/false);
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_compare(*o); });
 }

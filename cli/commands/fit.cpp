@@ -20,7 +20,7 @@
 #include "output_file.hpp"
 #include "output_format.hpp"
 #include "plots.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {

@@ -24,7 +24,7 @@
 #include "output_file.hpp"
 #include "scaling_args.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {

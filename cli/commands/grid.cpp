@@ -9,20 +9,22 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
 #include "budget/calibration.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
-#include "match_render.hpp"
+#include "budget_render/match.hpp"
+#include "options.hpp"
 #include "output_format.hpp"
 #include "plots.hpp"
-#include "table.hpp"
-#include "time_render.hpp"
+#include "budget_render/table.hpp"
+#include "budget_render/step_time.hpp"
 
 namespace budget::cli {
 namespace {
@@ -32,15 +34,14 @@ struct GridOptions {
   std::string grid_path;  // empty: the built-in paper grid
   std::string ablation;
   std::string cell;
-  std::string workload_path;
+  WorkloadOption workload;
   std::string constraints_path;
   double span_fraction = 0.5;
   std::int64_t repeats = 2;
   OutputFormat format = OutputFormat::table;
-  std::string calibration_path;
+  CalibrationOptions calibration;
   std::string rank_by = "budget";
   double max_time_ratio = 0;
-  std::string attention_backend = "auto";
   std::string plot_path;
 };
 
@@ -136,8 +137,8 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   // With a profile: each point's matched config's predicted time per token / the baseline's.
   std::optional<TimeModel> model;
   std::vector<std::optional<double>> ratios(points.size());
-  if (!o.calibration_path.empty()) {
-    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+  if (o.calibration.given()) {
+    model = o.calibration.load();
     const double base = predict_step_time(*model, cell.baseline, workload).seconds_per_token;
     for (std::size_t i = 0; i < points.size(); ++i) {
       if (!points[i].result.candidates.empty()) {
@@ -201,7 +202,7 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
 }
 
 void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
-  const TimeModel model(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+  const TimeModel model = o.calibration.load();
   TimeRankOptions options;
   options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
   if (o.max_time_ratio > 0) options.max_time_ratio = o.max_time_ratio;
@@ -257,11 +258,33 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
   }
 }
 
+/// The grid's result in every form: its JSON (grid_json), the cells' table, and in aligned text a
+/// heading and the largest deviation over the grid.
+Document grid_document(const GridOptions& o, const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
+                       const Workload& workload) {
+  Document doc;
+  if (o.format == OutputFormat::json) {
+    doc.set_json(grid_json(grid, rows, loop, workload));
+    return doc;
+  }
+  doc.text(fmt::format("{}: {} cells, loop {} (a cell's own loop_layers_1based wins), workload: {}\n\n",
+                       o.grid_path.empty() ? "SMELT paper grid" : o.grid_path, rows.size(), loop.describe(),
+                       workload.description),
+           Forms::table);
+  doc.table(grid_table(rows));
+  double worst = 0;
+  for (const auto& r : rows) {
+    if (!r.result.candidates.empty()) worst = std::max(worst, r.result.candidates.front().deviation.max_abs());
+  }
+  doc.text(fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2)), Forms::table);
+  return doc;
+}
+
 void run_grid(const GridOptions& o) {
   if (!o.plot_path.empty()) check_plot_request(o.plot_path);
   const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
-  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
-  if (o.calibration_path.empty() && (o.rank_by != "budget" || o.max_time_ratio > 0)) {
+  const Workload workload = o.workload.load();
+  if (!o.calibration.given() && (o.rank_by != "budget" || o.max_time_ratio > 0)) {
     throw Error("--rank-by time and --max-time-ratio need --calibration P.json", o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
   }
   if (!o.ablation.empty()) {
@@ -276,27 +299,13 @@ void run_grid(const GridOptions& o) {
   LoopSpec loop;
   loop.span_fraction = o.span_fraction;
   loop.repeats = o.repeats;
-  if (!o.calibration_path.empty()) {
+  if (o.calibration.given()) {
     run_timed_grid(o, grid, workload, loop);
     return;
   }
   const std::vector<GridRow> rows = match_grid(grid, loop, workload, o.constraints_path);
   if (!o.plot_path.empty()) plot_grid_deviations(rows, o.plot_path);
-  switch (o.format) {
-    case OutputFormat::json: std::cout << grid_json(grid, rows, loop, workload).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; break;
-    case OutputFormat::markdown: std::cout << grid_table(rows).render_markdown(); break;
-    case OutputFormat::csv: std::cout << grid_table(rows).render_csv(); break;
-    case OutputFormat::table: {
-      std::cout << (o.grid_path.empty() ? "SMELT paper grid" : o.grid_path) << ": " << rows.size() << " cells, loop "
-                << loop.describe() << " (a cell's own loop_layers_1based wins), workload: " << workload.description
-                << "\n\n"
-                << grid_table(rows).render_text();
-      double worst = 0;
-      for (const auto& r : rows) if (!r.result.candidates.empty()) worst = std::max(worst, r.result.candidates.front().deviation.max_abs());
-      std::cout << fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2));
-      break;
-    }
-  }
+  print(grid_document(o, grid, rows, loop, workload), o.format);
 }
 
 void add_grid_command(CLI::App& app) {
@@ -309,19 +318,17 @@ void add_grid_command(CLI::App& app) {
                   "Draw each cell's signed FLOPs/params/KV deviations (and, with --calibration, its predicted time "
                   "ratio − 1) into this .svg or .png file (needs gnuplot); with --ablation, one group per point");
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
-  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  add_workload_option(*cmd, o->workload);
   cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell");
   cmd->add_option("--span-fraction", o->span_fraction, "Loop span for cells without their own (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--repeats", o->repeats, "Loop repeats (default 2)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--calibration", o->calibration_path,
-                  "Calibration profile (docs/calibration.md): add each matched config's predicted time ratio");
+  add_calibration_options(*cmd, o->calibration,
+                          "Calibration profile (docs/calibration.md): add each matched config's predicted time ratio");
   cmd->add_option("--rank-by", o->rank_by, "budget (default) or time: pick the fastest equally matched candidate")
       ->check(CLI::IsMember({"budget", "time"}));
   cmd->add_option("--max-time-ratio", o->max_time_ratio, "Drop candidates predicted slower than R × the baseline")
       ->check(positive_real(1e300));
-  cmd->add_option("--attention-backend", o->attention_backend,
-                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_grid(*o); });
 }

@@ -3,14 +3,13 @@
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
-#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <regex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
@@ -19,37 +18,53 @@
 #include "budget/calibration.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
 #include "config_export.hpp"
-#include "match_render.hpp"
+#include "budget_render/match.hpp"
 #include "output_file.hpp"
+#include "options.hpp"
 #include "output_format.hpp"
-#include "time_render.hpp"
+#include "budget_render/step_time.hpp"
 
 namespace budget::cli {
 namespace {
 
 struct MatchOptions {
   std::string baseline_path;
-  std::string loop_range;
-  double span_fraction = 0.5;
-  std::int64_t repeats = 2;
-  std::string workload_path;
+  LoopOptions loop;
+  WorkloadOption workload;
   std::string constraints_path;
   int top = 5;
   OutputFormat format = OutputFormat::table;
   std::string out_path;
   std::string out_format = "native";
   bool explain = false;
-  std::string calibration_path;
+  CalibrationOptions calibration;
   std::string rank_by = "budget";
   double max_time_ratio = 0;  // 0: no cap
-  std::string attention_backend = "auto";
   bool timings = false;
   std::int64_t max_structures = 0;  // 0: the constraints' (default MatchConstraints::default_max_structures)
   std::int64_t max_work = 0;
+};
+
+/// Everything the search reads, loaded and checked from the options.
+struct MatchInputs {
+  SourcedConfig baseline;
+  Workload workload;
+  MatchConstraints constraints;
+  LoopSpec loop;
+  std::optional<TimeModel> model;
+  TimeRankOptions time_options;
+};
+
+/// What the command found: the result, its timing (with --calibration) and the explanations.
+struct MatchOutcome {
+  MatchResult result;
+  std::optional<TimedMatch> timed;
+  std::vector<ConstraintSensitivity> sensitivity;  ///< with --explain
+  std::vector<AlignmentOption> alignment;          ///< with --explain --calibration
 };
 
 nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
@@ -88,65 +103,35 @@ Table alignment_table(const std::vector<AlignmentOption>& options) {
   return t;
 }
 
-LoopSpec loop_spec(const MatchOptions& o) {
-  LoopSpec spec;
-  spec.repeats = o.repeats;
-  spec.span_fraction = o.span_fraction;
-  if (!o.loop_range.empty()) {
-    static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
-    std::smatch m;
-    if (!std::regex_match(o.loop_range, m, pattern)) {
-      throw Error(fmt::format("value \"{}\" is not a layer range; allowed: FIRST-LAST, 1-based inclusive (e.g. 4-9)",
-                              o.loop_range),
-                  "--loop");
-    }
-    const auto layer = [&](const std::string& digits) {
-      std::int64_t value = 0;
-      const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-      if (ec != std::errc() || ptr != digits.data() + digits.size() || value > max_dimension) {
-        throw Error(fmt::format("layer {} in \"{}\" is out of range; allowed: layers 1 to {}", digits, o.loop_range,
-                                max_dimension),
-                    "--loop");
-      }
-      return value;
-    };
-    spec.first = layer(m[1]);
-    spec.last = layer(m[2]);
-    if (spec.first < 1 || spec.last < spec.first) {
-      throw Error(fmt::format("layer range {}–{} is empty or starts below 1", spec.first, spec.last), "--loop");
-    }
-  }
-  return spec;
-}
-
-void run_match(const MatchOptions& o) {
-  const SourcedConfig sourced_baseline = load_sourced_config(o.baseline_path);
-  const ArchConfig& baseline = sourced_baseline.config;
-  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
-  MatchConstraints constraints = default_constraints(baseline);
-  if (!o.constraints_path.empty()) constraints = load_constraints(o.constraints_path, constraints);
-  if (o.max_structures > 0) constraints.max_structures = o.max_structures;
-  if (o.max_work > 0) constraints.max_work = o.max_work;
-  const LoopSpec loop = loop_spec(o);
-  std::optional<TimeModel> model;
-  if (!o.calibration_path.empty()) {
-    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
+MatchInputs load_match_inputs(const MatchOptions& o) {
+  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}};
+  in.constraints = default_constraints(in.baseline.config);
+  if (!o.constraints_path.empty()) in.constraints = load_constraints(o.constraints_path, in.constraints);
+  if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
+  if (o.max_work > 0) in.constraints.max_work = o.max_work;
+  in.loop = o.loop.spec();
+  if (o.calibration.given()) {
+    in.model = o.calibration.load();
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw Error("--rank-by time and --max-time-ratio need --calibration P.json (a profile to predict time from)",
                 o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
   }
-  TimeRankOptions time_options;
-  time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
-  if (o.max_time_ratio > 0) time_options.max_time_ratio = o.max_time_ratio;
-  time_options.top_n = o.top;
-  MatchResult result;
-  std::optional<TimedMatch> timed;
+  in.time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
+  if (o.max_time_ratio > 0) in.time_options.max_time_ratio = o.max_time_ratio;
+  in.time_options.top_n = o.top;
+  return in;
+}
+
+/// The search (timed with a model), its library errors given the option or file they came from.
+MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
+  const ArchConfig& baseline = in.baseline.config;
+  MatchOutcome out;
   try {
-    if (model) {
-      timed = match_with_time(baseline, loop, workload, constraints, *model, time_options);
-      result = timed->result;
+    if (in.model) {
+      out.timed = match_with_time(baseline, in.loop, in.workload, in.constraints, *in.model, in.time_options);
+      out.result = out.timed->result;
     } else {
-      result = match(baseline, loop, workload, constraints, o.top);
+      out.result = match(baseline, in.loop, in.workload, in.constraints, o.top);
     }
   } catch (const Error& e) {
     if (e.source().empty() && e.path().rfind("/loop", 0) == 0) throw Error(e.message(), "--loop");
@@ -155,70 +140,88 @@ void run_match(const MatchOptions& o) {
     }
     throw;
   }
-  std::vector<ConstraintSensitivity> sensitivity;
-  if (o.explain) sensitivity = constraint_sensitivity(baseline, loop, workload, constraints);
-  std::vector<AlignmentOption> alignment;
-  if (o.explain && model) alignment = alignment_tradeoffs(baseline, loop, workload, constraints, *model, time_options);
-  const std::vector<double> ratios = timed ? timed->time_ratios : std::vector<double>{};
-  const std::string alignment_title =
-      "What aligning dims costs in budget deviation and saves in predicted time (each row: the candidate chosen under "
-      "that requirement; Pareto: no other row has both a smaller deviation and a smaller time ratio)";
-  switch (o.format) {
-    case OutputFormat::json: {
-      nlohmann::ordered_json out = match_json(result, loop, workload, o.timings);
-      if (timed) {
-        out["time"] = {{"profile", profile_label(*model)},
-                       {"rank_by", o.rank_by},
-                       {"max_time_ratio", timed && time_options.max_time_ratio ? nlohmann::ordered_json(o.max_time_ratio)
-                                                                               : nlohmann::ordered_json(nullptr)},
-                       {"considered", timed->considered},
-                       {"within_tolerance", timed->within_tolerance},
-                       {"dropped_by_cap", timed->dropped_by_cap},
-                       {"baseline", step_time_json(timed->baseline_time, *model)}};
-        for (std::size_t i = 0; i < result.candidates.size(); ++i) {
-          out["candidates"][i]["time_ratio"] = timed->time_ratios[i];
-          out["candidates"][i]["time"] = step_time_json(timed->candidate_times[i], *model);
-        }
-      }
-      if (o.explain) out["sensitivity"] = sensitivity_json(sensitivity);
-      if (o.explain && model) out["alignment"] = alignment_json(alignment);
-      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-      break;
+  if (o.explain) out.sensitivity = constraint_sensitivity(baseline, in.loop, in.workload, in.constraints);
+  if (o.explain && in.model) {
+    out.alignment = alignment_tradeoffs(baseline, in.loop, in.workload, in.constraints, *in.model, in.time_options);
+  }
+  return out;
+}
+
+nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
+  nlohmann::ordered_json out = match_json(m.result, in.loop, in.workload, o.timings);
+  if (m.timed) {
+    const TimedMatch& timed = *m.timed;
+    out["time"] = {{"profile", profile_label(*in.model)},
+                   {"rank_by", o.rank_by},
+                   {"max_time_ratio", in.time_options.max_time_ratio ? nlohmann::ordered_json(o.max_time_ratio)
+                                                                     : nlohmann::ordered_json(nullptr)},
+                   {"considered", timed.considered},
+                   {"within_tolerance", timed.within_tolerance},
+                   {"dropped_by_cap", timed.dropped_by_cap},
+                   {"baseline", step_time_json(timed.baseline_time, *in.model)}};
+    for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
+      out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
+      out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], *in.model);
     }
-    case OutputFormat::markdown:
-      std::cout << match_markdown(result, loop, ratios);
-      if (o.explain) std::cout << "\n" << sensitivity_table(result, sensitivity).render_markdown();
-      if (o.explain && model) std::cout << "\n" << alignment_title << "\n\n" << alignment_table(alignment).render_markdown();
-      break;
-    default:
-      std::cout << match_text(result, loop, workload, ratios);
-      if (timed) {
-        std::cout << fmt::format(
-            "time ×: predicted time per token / the baseline's ({}; {} tokens/step; baseline {} per token). Ranked by "
-            "{}{}; {} candidates timed, {} equally matched{}\n",
-            profile_label(*model), grouped(timed->baseline_time.tokens_per_step),
-            si(timed->baseline_time.seconds_per_token, "s"), o.rank_by == "time" ? "predicted time among the equally matched" : "budget",
-            time_options.max_time_ratio ? fmt::format(", capped at {:.3f}×", o.max_time_ratio) : "", timed->considered,
-            timed->within_tolerance,
-            timed->dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed->dropped_by_cap) : "");
-      }
-      if (o.explain) {
-        std::cout << "\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n"
-                  << sensitivity_table(result, sensitivity).render_text();
-      }
-      if (o.explain && model) std::cout << "\n" << alignment_title << "\n\n" << alignment_table(alignment).render_text();
-      break;
   }
-  if (!result.summary.feasible) throw CommandExit{exit_infeasible};
-  if (!o.out_path.empty()) {
-    ExportOptions export_options;  // an HF baseline's other keys are kept in an hf export
-    export_options.hf_template = sourced_baseline.hf_text;
-    export_options.hf_template_source = o.baseline_path;
-    export_options.seq_length = workload.seq_len;  // Megatron's --seq-length, torchtitan's RoPE context
-    write_exported_config(result.candidates.front().config, parse_export_target(o.out_format, "--out-format"),
-                          export_options, o.out_path);
-    if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << o.out_path << "\n";
+  if (o.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
+  if (o.explain && in.model) out["alignment"] = alignment_json(m.alignment);
+  return out;
+}
+
+/// The "time ×" legend under the candidates table (aligned text only).
+std::string time_legend(const MatchOptions& o, const MatchInputs& in, const TimedMatch& timed) {
+  return fmt::format(
+      "time ×: predicted time per token / the baseline's ({}; {} tokens/step; baseline {} per token). Ranked by "
+      "{}{}; {} candidates timed, {} equally matched{}\n",
+      profile_label(*in.model), grouped(timed.baseline_time.tokens_per_step),
+      si(timed.baseline_time.seconds_per_token, "s"),
+      o.rank_by == "time" ? "predicted time among the equally matched" : "budget",
+      in.time_options.max_time_ratio ? fmt::format(", capped at {:.3f}×", o.max_time_ratio) : "", timed.considered,
+      timed.within_tolerance, timed.dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed.dropped_by_cap) : "");
+}
+
+Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
+  Document doc;
+  if (o.format == OutputFormat::json) {
+    doc.set_json(match_document_json(o, in, m));
+    return doc;
   }
+  const std::vector<double> ratios = m.timed ? m.timed->time_ratios : std::vector<double>{};
+  doc.text(match_text(m.result, in.loop, in.workload, ratios), Forms::table);
+  doc.text(match_markdown(m.result, in.loop, ratios), Forms::markdown);
+  if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
+  if (o.explain) {
+    doc.text("\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n", Forms::table);
+    doc.text("\n", Forms::markdown);
+    doc.table(sensitivity_table(m.result, m.sensitivity), Forms::text);
+  }
+  if (o.explain && in.model) {
+    doc.text("\nWhat aligning dims costs in budget deviation and saves in predicted time (each row: the candidate "
+             "chosen under that requirement; Pareto: no other row has both a smaller deviation and a smaller time "
+             "ratio)\n\n");
+    doc.table(alignment_table(m.alignment), Forms::text);
+  }
+  return doc;
+}
+
+/// --out FILE: the best candidate as a config in --out-format (an HF baseline's other keys kept).
+void write_best_candidate(const MatchOptions& o, const MatchInputs& in, const MatchResult& result) {
+  ExportOptions export_options;
+  export_options.hf_template = in.baseline.hf_text;
+  export_options.hf_template_source = o.baseline_path;
+  export_options.seq_length = in.workload.seq_len;  // Megatron's --seq-length, torchtitan's RoPE context
+  write_exported_config(result.candidates.front().config, parse_export_target(o.out_format, "--out-format"),
+                        export_options, o.out_path);
+  if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << o.out_path << "\n";
+}
+
+void run_match(const MatchOptions& o) {
+  const MatchInputs inputs = load_match_inputs(o);
+  const MatchOutcome outcome = run_search(o, inputs);
+  print(match_document(o, inputs, outcome), o.format);
+  if (!outcome.result.summary.feasible) throw CommandExit{exit_infeasible};
+  if (!o.out_path.empty()) write_best_candidate(o, inputs, outcome.result);
 }
 
 void add_match_options(CLI::App& app) {
@@ -226,13 +229,8 @@ void add_match_options(CLI::App& app) {
   auto* baseline = app.add_option("--baseline", o->baseline_path,
                  "Match this baseline config (native JSON or a Hugging Face config.json): print the looped configs that lock its training "
                  "FLOPs, non-embedding parameters and KV cache");
-  auto* loop = app.add_option("--loop", o->loop_range, "Loop layers FIRST-LAST (1-based, inclusive)");
-  app.add_option("--span-fraction", o->span_fraction,
-                 "Loop the centred span of round(f·L) layers (default 0.5: the middle half)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->excludes(loop);
-  app.add_option("--repeats", o->repeats, "Times the loop runs (default 2)")->check(CLI::Range(1, 1024));
-  app.add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  add_loop_options(app, o->loop);
+  add_workload_option(app, o->workload);
   app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)");
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
   add_format_option(app, o->format,
@@ -255,16 +253,15 @@ void add_match_options(CLI::App& app) {
   app.add_flag("--explain", o->explain,
                "Also show which constraint binds: the best deviation with each constraint alone relaxed (with "
                "--calibration: and what aligning head_dim/hidden/expert width to 8, 16, 64 costs and saves)");
-  app.add_option("--calibration", o->calibration_path,
-                 "Calibration profile (docs/calibration.md): show each candidate's predicted time ratio to the baseline");
+  add_calibration_options(app, o->calibration,
+                          "Calibration profile (docs/calibration.md): show each candidate's predicted time ratio to "
+                          "the baseline");
   app.add_option("--rank-by", o->rank_by,
                  "budget (default) or time: rank the equally matched candidates by predicted time (needs --calibration)")
       ->check(CLI::IsMember({"budget", "time"}));
   app.add_option("--max-time-ratio", o->max_time_ratio,
                  "Drop candidates predicted slower than R × the baseline per token (needs --calibration)")
       ->check(positive_real(1e300));
-  app.add_option("--attention-backend", o->attention_backend,
-                 "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
   app.callback([&app, o, baseline] {
     if (!app.get_subcommands().empty()) return;
     if (baseline->count() == 0) return;  // main() prints the help

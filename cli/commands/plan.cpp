@@ -7,16 +7,18 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
 #include "budget/plan.hpp"
 #include "budget/version.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
 #include "output_file.hpp"
+#include "options.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 namespace budget::cli {
 namespace {
@@ -24,7 +26,7 @@ namespace {
 struct PlanOptions {
   std::string grid_path;  // empty: the built-in paper grid
   std::string recipe_path;
-  std::string workload_path;
+  WorkloadOption workload;
   std::string data_template_path;
   OutputFormat format = OutputFormat::table;
 };
@@ -49,7 +51,7 @@ std::string cell_label(const GridCell& cell) {
 void run_plan(const PlanOptions& o) {
   const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Recipe recipe = o.recipe_path.empty() ? paper_recipe() : load_recipe(o.recipe_path);
-  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  const Workload workload = o.workload.load();
   const std::vector<GridRow> rows = match_grid(grid, LoopSpec::smelt(), workload);
   std::vector<PlannedRun> runs;
   for (const GridRow& row : rows) {
@@ -124,7 +126,7 @@ void add_plan_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("plan", "Training-run plan of a grid: tokens and compute C = F·D at every decay-branch endpoint");
   cmd->add_option("--grid", o->grid_path, "Grid file (default: the built-in SMELT paper grid, as in examples/grids/paper_grid.json)");
   cmd->add_option("--recipe", o->recipe_path, "Recipe JSON (default: the paper's WSD recipe)");
-  cmd->add_option("--workload", o->workload_path, "Workload JSON (default: the paper's)");
+  add_workload_option(*cmd, o->workload);
   cmd->add_option("--data-template", o->data_template_path,
                   "Also write the endpoints as a scaling-law data CSV (arch,cell,F,S,D,loss) with empty losses");
   add_format_option(*cmd, o->format, all_formats());

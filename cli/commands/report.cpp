@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/accounting.hpp"
 #include "budget/calibration.hpp"
@@ -17,21 +18,21 @@
 #include "budget/config_io.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
+#include "options.hpp"
 #include "output_format.hpp"
-#include "table.hpp"
-#include "time_render.hpp"
+#include "budget_render/table.hpp"
+#include "budget_render/step_time.hpp"
 
 namespace budget::cli {
 namespace {
 
 struct ReportOptions {
   std::string config_path;
-  std::string workload_path;
-  std::string calibration_path;
+  WorkloadOption workload;
+  CalibrationOptions calibration;
   std::string cluster_path;
-  std::string attention_backend = "auto";
   OutputFormat format = OutputFormat::table;
 };
 
@@ -165,46 +166,48 @@ std::string cluster_fit_text(const ClusterFit& fit) {
                             fit.smallest.memory.peak_bytes / gib, fit.smallest.memory.peak_stage);
 }
 
+nlohmann::ordered_json report_json(const ArchConfig& config, const Workload& workload, const Budgets& b,
+                                   const std::optional<StepTime>& time, const std::optional<TimeModel>& model) {
+  nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                             {"budget_version", version_string},
+                             {"config", config.name}};
+  const nlohmann::ordered_json budgets = budgets_json(b);
+  for (const auto& [key, value] : budgets.items()) out[key] = value;
+  out["workload"] = workload_json(workload);
+  if (!config.notes.empty()) out["notes"] = config.notes;  // what reading the config took (config.hpp)
+  if (time) out["time"] = step_time_json(*time, *model);
+  return out;
+}
+
 void run_report(const ReportOptions& o) {
   const ArchConfig config = load_arch_config(o.config_path);
-  const Workload workload = o.workload_path.empty() ? paper_workload() : load_workload(o.workload_path);
+  const Workload workload = o.workload.load();
   const Budgets b = account(config, workload);
-  std::optional<TimeModel> model;
+  const std::optional<TimeModel> model = o.calibration.load_if_given();
   std::optional<StepTime> time;
-  if (!o.calibration_path.empty()) {
-    model.emplace(load_calibration_profile(o.calibration_path), TimeModelOptions{o.attention_backend});
-    time = predict_step_time(*model, config, workload);
-  }
+  if (model) time = predict_step_time(*model, config, workload);
+  Document doc;
   if (o.format == OutputFormat::json) {
-    nlohmann::ordered_json out{{"schema_version", output_schema_version},
-                               {"budget_version", version_string},
-                               {"config", config.name}};
-    const nlohmann::ordered_json budgets = budgets_json(b);
-    for (const auto& [key, value] : budgets.items()) out[key] = value;
-    out["workload"] = workload_json(workload);
-    if (!config.notes.empty()) out["notes"] = config.notes;  // what reading the config took (config.hpp)
-    if (time) out["time"] = step_time_json(*time, *model);
+    nlohmann::ordered_json out = report_json(config, workload, b, time, model);
     if (!o.cluster_path.empty()) out["cluster"] = cluster_fit_json(cluster_fit(config, o.cluster_path, workload.seq_len));
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return;
-  }
-  const Table t = report_table(config, workload, b);
-  if (o.format == OutputFormat::markdown) {
-    std::cout << "**" << (config.name.empty() ? o.config_path : config.name) << "**: H " << config.hidden_size
-              << ", " << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
-              << ffn_text(config.ffn) << "\n\n";
-    for (const auto& note : config.notes) std::cout << "note: " << note << "\n\n";
-    std::cout << t.render_markdown();
-    if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_markdown();
+    doc.set_json(std::move(out));
   } else {
-    std::cout << (config.name.empty() ? o.config_path : config.name) << ": H " << config.hidden_size << ", "
-              << config.num_layers << " layers, heads " << heads_text(config.attention) << ", experts "
-              << ffn_text(config.ffn) << "\nworkload: " << workload.description << "\n";
-    for (const auto& note : config.notes) std::cout << "note: " << note << "\n";
-    std::cout << "\n" << t.render_text();
-    if (time) std::cout << "\n" << time_summary(*time, *model) << "\n\n" << step_time_table(*time).render_text();
+    const std::string name = config.name.empty() ? o.config_path : config.name;
+    const std::string shape = fmt::format("H {}, {} layers, heads {}, experts {}", config.hidden_size,
+                                          config.num_layers, heads_text(config.attention), ffn_text(config.ffn));
+    doc.text(fmt::format("**{}**: {}\n\n", name, shape), Forms::markdown);
+    for (const auto& note : config.notes) doc.text("note: " + note + "\n\n", Forms::markdown);
+    doc.text(fmt::format("{}: {}\nworkload: {}\n", name, shape, workload.description), Forms::table);
+    for (const auto& note : config.notes) doc.text("note: " + note + "\n", Forms::table);
+    doc.text("\n", Forms::table);
+    doc.table(report_table(config, workload, b), Forms::text);
+    if (time) {
+      doc.text("\n" + time_summary(*time, *model) + "\n\n");
+      doc.table(step_time_table(*time), Forms::text);
+    }
+    if (!o.cluster_path.empty()) doc.text("\n" + cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len)));
   }
-  if (!o.cluster_path.empty()) std::cout << "\n" << cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len));
+  print(doc, o.format);
 }
 
 void add_report_command(CLI::App& app) {
@@ -214,12 +217,9 @@ void add_report_command(CLI::App& app) {
   // the library with the file name, like every other fault of the config or workload.
   cmd->add_option("config", options->config_path, "Config: native JSON or a Hugging Face config.json (docs/config.md)")
       ->required();
-  cmd->add_option("--workload", options->workload_path,
-                  "Workload JSON (docs/config.md; default: the paper's, 400 attended keys)");
-  cmd->add_option("--calibration", options->calibration_path,
-                  "Calibration profile (docs/calibration.md): also predict the training step time by op");
-  cmd->add_option("--attention-backend", options->attention_backend,
-                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
+  add_workload_option(*cmd, options->workload, "Workload JSON (docs/config.md; default: the paper's, 400 attended keys)");
+  add_calibration_options(*cmd, options->calibration,
+                          "Calibration profile (docs/calibration.md): also predict the training step time by op");
   cmd->add_option("--cluster", options->cluster_path,
                   "Cluster description (docs/cluster.md): does the config fit one GPU, and the smallest layout");
   add_format_option(*cmd, options->format,

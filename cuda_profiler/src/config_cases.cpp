@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
-#include <string_view>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/kernel_class.hpp"
 #include "budget/ops.hpp"
 
 namespace budget::profiler {
@@ -52,18 +51,13 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
                 config.name);
   for (const Op& op : layer_ops(config, workload)) {
     const std::int64_t layers = op.executed_layers;
-    switch (op.kind) {
-      case OpKind::qkv_projection:
-      case OpKind::output_projection:
-      case OpKind::router:
-      case OpKind::lm_head:
-      case OpKind::q_down_projection:
-      case OpKind::q_up_projection:
-      case OpKind::kv_down_projection:
-      case OpKind::kv_up_projection:
+    // What each op runs is the one op-kind → kernel-class map (budget/kernel_class.hpp), shared with
+    // the time model, which queries what this plan measures.
+    switch (kernel_class(op.kind)) {
+      case KernelClass::projection_gemm:
         add_gemms(plan, std::string(to_string(op.kind)), op.in_features, op.out_features, layers);
         break;
-      case OpKind::attention_scores: {
+      case KernelClass::attention: {
         std::int64_t doc_len = workload.seq_len;
         if (workload.attention_mask == AttentionMask::document)
           doc_len = std::clamp<std::int64_t>(std::llround(2.0 * workload.attended_keys - 1.0), 1, workload.seq_len);
@@ -77,7 +71,7 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
         }
         break;
       }
-      case OpKind::routed_experts: {
+      case KernelClass::expert_gemms: {
         const std::int64_t rows = T * f.top_k;
         const std::int64_t per_expert = std::max<std::int64_t>(1, rows / f.num_experts);
         for (const char* matrix : {f.gated ? "up_gate" : "up", "down"})
@@ -95,34 +89,32 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
         }
         break;
       }
-      case OpKind::shared_experts:
-        add_mlp(plan, "shared_experts", H, f.num_shared_experts * f.shared_expert_dim, f.gated, layers);
+      case KernelClass::mlp_gemms:
+        if (op.kind == OpKind::shared_experts) {
+          add_mlp(plan, "shared_experts", H, f.num_shared_experts * f.shared_expert_dim, f.gated, layers);
+        } else {
+          add_mlp(plan, "dense_ffn", H, f.dense_dim, f.gated, layers);
+        }
         break;
-      case OpKind::dense_ffn:
-        add_mlp(plan, "dense_ffn", H, f.dense_dim, f.gated, layers);
+      case KernelClass::rms_norm:
+        if (op.kind == OpKind::norms) {
+          // Two RMSNorms per layer (before attention and before the FFN).
+          for (const char* pass : passes) plan.ops.push_back(StepOp{"norms", rms_norm_case(T, H, pass), 2 * layers});
+        } else {
+          for (const char* pass : passes) plan.ops.push_back(StepOp{"final_norm", rms_norm_case(T, H, pass), 1});
+        }
         break;
-      case OpKind::norms:
-        // Two RMSNorms per layer (before attention and before the FFN).
-        for (const char* pass : passes) plan.ops.push_back(StepOp{"norms", rms_norm_case(T, H, pass), 2 * layers});
-        break;
-      case OpKind::final_norm:
-        for (const char* pass : passes) plan.ops.push_back(StepOp{"final_norm", rms_norm_case(T, H, pass), 1});
-        break;
-      case OpKind::embedding:
+      case KernelClass::embedding_lookup:
         break;  // a lookup: no FLOPs, negligible time against the rest of a step
-      case OpKind::mtp_module:
+      case KernelClass::not_timed:
         break;  // multi-token prediction: reported apart, like the embedding (the time model skips it too)
-      default: {
+      case KernelClass::router_topk:
+      case KernelClass::gather_scatter:
+      case KernelClass::activation:
         // Memory-bound kinds of the op list (router top-k, dispatch, combine, activations): this
         // plan already times them beside the matmul ops they belong to (above), so they are not
         // added twice.
-        static const std::set<std::string_view> memory_bound = {"router_topk",       "expert_dispatch",
-                                                                "expert_combine",    "expert_activation",
-                                                                "shared_activation", "dense_activation"};
-        if (memory_bound.count(to_string(op.kind)) > 0) break;
-        throw Error(fmt::format("budget-profile does not know how to measure op '{}' of config '{}'",
-                                to_string(op.kind), config.name));
-      }
+        break;
     }
   }
   return plan;

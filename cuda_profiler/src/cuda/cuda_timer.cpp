@@ -111,6 +111,8 @@ class CudaTimer final : public Timer {
     return p;
   }
 
+  /// Each kernel family against its float64 reference (reference.hpp); one function per family, run
+  /// through guarded() so that one family's failure does not hide the others'.
   std::vector<CheckResult> check_correctness() override;
 
   Timing time(const OpCase& c) override {
@@ -127,6 +129,23 @@ class CudaTimer final : public Timer {
   }
 
  private:
+  /// GEMMs: an aligned and a ragged shape, every pass, against float64.
+  void check_gemms(std::vector<CheckResult>& r);
+  /// Grouped expert GEMMs, balanced and skewed routing: each expert against the dense reference.
+  void check_expert_gemms(std::vector<CheckResult>& r);
+  /// RMSNorm forward and backward (H not a multiple of 8, then one that is).
+  void check_rms_norm(std::vector<CheckResult>& r);
+  /// SwiGLU forward and backward.
+  void check_swiglu(std::vector<CheckResult>& r);
+  /// Router softmax + top-k, forward (indices and weights) and backward.
+  void check_router(std::vector<CheckResult>& r);
+  /// Token dispatch (gather) and combine (weighted scatter-add), forward and backward.
+  void check_gather_combine(std::vector<CheckResult>& r);
+#if BUDGET_PROFILER_HAS_CUDNN
+  /// cuDNN SDPA forward and backward, grouped K/V then plain, against float64.
+  void check_attention(std::vector<CheckResult>& r);
+#endif
+
   std::uint64_t next_seed() { return ++seed_ * 0x9E3779B97F4A7C15ull; }
 
   /// True when the context has no sticky error (a failed call left the device usable).
@@ -453,173 +472,189 @@ CheckResult make_check(const std::string& name, const std::vector<float>& out, c
 
 }  // namespace
 
+void CudaTimer::check_gemms(std::vector<CheckResult>& r) {
+  // GEMMs: an aligned and a ragged shape, every pass, against float64.
+  for (const auto& [M, K, N] : {std::array<std::int64_t, 3>{96, 72, 40}, std::array<std::int64_t, 3>{50, 37, 29}}) {
+    for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
+      const GemmCall call = gemm_call(pass, M, K, N);
+      auto b = gemm_buffers(M, K, N, call);
+      const LtMatmul mm(lt_, call, workspace_bytes);
+      mm.run(operand(b, call.a), operand(b, call.b), b.out.get(), workspace_.get(), stream_);
+      const std::int64_t out = call.c == Operand::y ? M * N : call.c == Operand::dx ? M * K : N * K;
+      const auto ref =
+          reference::gemm(pass, M, K, N, host_bf16(b.x, M * K), host_bf16(b.w, N * K), host_bf16(b.dy, M * N));
+      r.push_back(
+          make_check(fmt::format("gemm {} M={} K={} N={} (cuBLASLt)", pass, M, K, N), host_bf16(b.out, out), ref));
+    }
+  }
+}
+
+void CudaTimer::check_expert_gemms(std::vector<CheckResult>& r) {
+  // Grouped expert GEMMs, balanced and skewed: each expert against the dense reference.
+  for (const char* routing : {"balanced", "skewed"}) {
+    const std::int64_t E = 4, K = 64, N = 48;
+    const auto rows = expert_rows(E, 24, routing);
+    const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
+    for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
+      auto x = random_bf16(total * K), w = random_bf16(E * N * K), dy = random_bf16(total * N);
+      const std::string p = pass;
+      const std::int64_t out_count = p == "forward" ? total * N : p == "input_grad" ? total * K : E * N * K;
+      auto out = bf16_out(out_count);
+      const GroupedGemm gg(blas_, pass, rows, K, N, x.get(), w.get(), dy.get(), out.get());
+      gg.run(stream_);
+      const auto hx = host_bf16(x, total * K), hw = host_bf16(w, E * N * K), hdy = host_bf16(dy, total * N);
+      reference::Vec ref;
+      std::int64_t row0 = 0;
+      for (std::int64_t e = 0; e < E; ++e) {
+        const std::int64_t m = rows[static_cast<std::size_t>(e)];
+        const auto slice = [](const std::vector<float>& v, std::int64_t first, std::int64_t count) {
+          return std::vector<float>(v.begin() + first, v.begin() + first + count);
+        };
+        const auto part = reference::gemm(pass, m, K, N, slice(hx, row0 * K, m * K), slice(hw, e * N * K, N * K),
+                                          slice(hdy, row0 * N, m * N));
+        ref.insert(ref.end(), part.begin(), part.end());
+        row0 += m;
+      }
+      r.push_back(make_check(
+          fmt::format("expert_gemms {} {} E={} K={} N={} (cublasGemmGroupedBatchedEx)", pass, routing, E, K, N),
+          host_bf16(out, out_count), ref));
+    }
+  }
+}
+
+void CudaTimer::check_rms_norm(std::vector<CheckResult>& r) {
+  // RMSNorm forward and backward (H not a multiple of 8, then one that is).
+  for (const std::int64_t H : {std::int64_t{200}, std::int64_t{256}}) {
+    const std::int64_t T = 37;
+    auto x = random_bf16(T * H), w = random_bf16(H), dy = random_bf16(T * H), y = bf16_out(T * H),
+         dx = bf16_out(T * H);
+    DeviceBuffer rstd(static_cast<std::size_t>(T) * 4), dw(static_cast<std::size_t>(H) * 4);
+    BUDGET_CUDA_CALL(cudaMemsetAsync(dw.get(), 0, dw.bytes(), stream_));
+    kernels::rms_norm_forward(x.get<bf16_bits>(), w.get<bf16_bits>(), y.get<bf16_bits>(), rstd.get<float>(), T, H,
+                              1e-6f, stream_);
+    kernels::rms_norm_backward(x.get<bf16_bits>(), dy.get<bf16_bits>(), w.get<bf16_bits>(), rstd.get<float>(),
+                               dx.get<bf16_bits>(), dw.get<float>(), T, H, stream_);
+    const auto hx = host_bf16(x, T * H), hw = host_bf16(w, H), hdy = host_bf16(dy, T * H);
+    reference::Vec ry, rrstd, rdx, rdw;
+    reference::rms_norm_forward(hx, hw, T, H, 1e-6, ry, rrstd);
+    reference::rms_norm_backward(hx, hdy, hw, T, H, 1e-6, rdx, rdw);
+    r.push_back(make_check(fmt::format("rms_norm forward y T={} H={}", T, H), host_bf16(y, T * H), ry));
+    r.push_back(make_check(fmt::format("rms_norm forward rstd T={} H={}", T, H), host_f32(rstd, T), rrstd, 1e-4));
+    r.push_back(make_check(fmt::format("rms_norm backward dx T={} H={}", T, H), host_bf16(dx, T * H), rdx));
+    r.push_back(make_check(fmt::format("rms_norm backward dw T={} H={}", T, H), host_f32(dw, H), rdw, 1e-4));
+  }
+}
+
+void CudaTimer::check_swiglu(std::vector<CheckResult>& r) {
+  {  // SwiGLU.
+    const std::int64_t R = 33, D = 72;
+    auto gu = random_bf16(R * 2 * D, 4.0f), dy = random_bf16(R * D), y = bf16_out(R * D), dgu = bf16_out(R * 2 * D);
+    kernels::swiglu_forward(gu.get<bf16_bits>(), y.get<bf16_bits>(), R, D, stream_);
+    kernels::swiglu_backward(gu.get<bf16_bits>(), dy.get<bf16_bits>(), dgu.get<bf16_bits>(), R, D, stream_);
+    const auto hgu = host_bf16(gu, R * 2 * D), hdy = host_bf16(dy, R * D);
+    r.push_back(make_check("swiglu forward rows=33 d=72", host_bf16(y, R * D), reference::swiglu_forward(hgu, R, D)));
+    r.push_back(make_check("swiglu backward rows=33 d=72", host_bf16(dgu, R * 2 * D),
+                           reference::swiglu_backward(hgu, hdy, R, D)));
+  }
+}
+
+void CudaTimer::check_router(std::vector<CheckResult>& r) {
+  for (const auto& [E, k] : {std::pair<std::int64_t, std::int64_t>{64, 8}, {200, 6}}) {  // router
+    const std::int64_t T = 50;
+    auto logits = random_f32(T * E, 4.0f), dweights = random_f32(T * k);
+    DeviceBuffer weights(static_cast<std::size_t>(T * k) * 4), indices(static_cast<std::size_t>(T * k) * 4),
+        dlogits(static_cast<std::size_t>(T * E) * 4);
+    kernels::router_forward(logits.get<float>(), weights.get<float>(), indices.get<std::int32_t>(), T, E, k, stream_);
+    const auto hl = host_f32(logits, T * E), hdw = host_f32(dweights, T * k);
+    const auto gpu_indices = host_i32(indices, T * k);
+    reference::Vec rw;
+    std::vector<std::int32_t> ri;
+    reference::router_forward(hl, T, E, k, rw, ri);
+    const std::int64_t mismatched =
+        std::inner_product(gpu_indices.begin(), gpu_indices.end(), ri.begin(), std::int64_t{0}, std::plus<>(),
+                           [](std::int32_t a, std::int32_t b) { return a != b; });
+    r.push_back(CheckResult{"router_softmax_topk", fmt::format("router_softmax_topk indices T={} E={} k={}", T, E, k),
+                            static_cast<double>(mismatched), 0.0, mismatched == 0, "value = mismatched indices"});
+    r.push_back(make_check(fmt::format("router_softmax_topk weights T={} E={} k={}", T, E, k),
+                           host_f32(weights, T * k), rw, 1e-4));
+    kernels::router_backward(logits.get<float>(), indices.get<std::int32_t>(), dweights.get<float>(),
+                             dlogits.get<float>(), T, E, k, stream_);
+    r.push_back(make_check(fmt::format("router_softmax_topk backward T={} E={} k={}", T, E, k),
+                           host_f32(dlogits, T * E), reference::router_backward(hl, ri, hdw, T, E, k), 1e-4));
+  }
+}
+
+void CudaTimer::check_gather_combine(std::vector<CheckResult>& r) {
+  for (const std::int64_t H : {std::int64_t{72}, std::int64_t{30}}) {  // gather / combine
+    const std::int64_t T = 20, k = combine_top_k, R = T * k;
+    std::vector<std::int32_t> hsrc, hperm;
+    auto src = random_indices(R, T, &hsrc);
+    auto perm = permutation(R, &hperm);
+    auto x = random_bf16(T * H), rows = random_bf16(R * H), weights = random_f32(R), dout = random_bf16(T * H);
+    auto gathered = bf16_out(R * H), combined = bf16_out(T * H), summed = bf16_out(T * H), drows = bf16_out(R * H);
+    kernels::gather_rows(x.get<bf16_bits>(), src.get<std::int32_t>(), gathered.get<bf16_bits>(), R, H, stream_);
+    kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
+                          combined.get<bf16_bits>(), T, k, H, stream_);
+    kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), nullptr, summed.get<bf16_bits>(), T, k, H,
+                          stream_);
+    kernels::combine_rows_backward(dout.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
+                                   drows.get<bf16_bits>(), T, k, H, stream_);
+    const auto hx = host_bf16(x, T * H), hrows = host_bf16(rows, R * H), hdout = host_bf16(dout, T * H);
+    const auto hw = host_f32(weights, R);
+    r.push_back(make_check(fmt::format("dispatch_gather forward rows={} H={}", R, H), host_bf16(gathered, R * H),
+                           reference::gather(hx, hsrc, H), 1e-6));
+    r.push_back(make_check(fmt::format("combine_scatter_add forward rows={} H={}", R, H), host_bf16(combined, T * H),
+                           reference::combine(hrows, hperm, hw, T, k, H)));
+    r.push_back(make_check(fmt::format("dispatch_gather backward rows={} H={}", R, H), host_bf16(summed, T * H),
+                           reference::combine(hrows, hperm, {}, T, k, H)));
+    r.push_back(make_check(fmt::format("combine_scatter_add backward rows={} H={}", R, H), host_bf16(drows, R * H),
+                           reference::combine_backward(hdout, hperm, hw, T, k, H, R)));
+  }
+}
+
+#if BUDGET_PROFILER_HAS_CUDNN
+void CudaTimer::check_attention(std::vector<CheckResult>& r) {
+  // cuDNN SDPA forward and backward, grouped K/V then plain, against float64.
+  for (const std::int64_t kv : {std::int64_t{2}, std::int64_t{4}}) {
+    const SdpaShape s{2, 64, 4, kv, 64};
+    const reference::AttentionShape rs{s.docs, s.len, s.heads, s.kv_heads, s.head_dim};
+    const std::string name = fmt::format("attention docs=2 len=64 heads=4 kv_heads={} d=64 (cuDNN)", kv);
+    try {
+      const CudnnSdpa& fwd = sdpa_plan(s, false);
+      const CudnnSdpa& bwd = sdpa_plan(s, true);
+      auto b = attention_buffers(s);
+      DeviceBuffer ws(static_cast<std::size_t>(std::max<std::int64_t>(fwd.workspace_bytes(), 1)));
+      fwd.run(b.view(), ws.get(), stream_);
+      const std::int64_t tq = s.docs * s.len * s.heads * s.head_dim, tk = s.docs * s.len * s.kv_heads * s.head_dim;
+      const auto hq = host_bf16(b.q, tq), hk = host_bf16(b.k, tk), hv = host_bf16(b.v, tk),
+                 hdo = host_bf16(b.dout, tq);
+      r.push_back(make_check(name + " forward O", host_bf16(b.o, tq), reference::attention_forward(rs, hq, hk, hv)));
+      DeviceBuffer bws(static_cast<std::size_t>(std::max<std::int64_t>(bwd.workspace_bytes(), 1)));
+      bwd.run(b.view(), bws.get(), stream_);
+      reference::Vec dq, dk, dv;
+      reference::attention_backward(rs, hq, hk, hv, hdo, dq, dk, dv);
+      r.push_back(make_check(name + " backward dQ", host_bf16(b.dq, tq), dq));
+      r.push_back(make_check(name + " backward dK", host_bf16(b.dk, tk), dk));
+      r.push_back(make_check(name + " backward dV", host_bf16(b.dv, tk), dv));
+    } catch (const CudnnRefused& e) {
+      // A refusal is reported, not failed: timing then records refused rows or the fallback.
+      r.push_back(
+          CheckResult{"attention", name, 0.0, 0.0, true, std::string("refused by cuDNN, not checked: ") + e.what()});
+    }
+  }
+}
+#endif
+
 std::vector<CheckResult> CudaTimer::check_correctness() {
   std::vector<CheckResult> r;
-  guarded(r, {"gemm"}, [&] {
-    // GEMMs: an aligned and a ragged shape, every pass, against float64.
-    for (const auto& [M, K, N] : {std::array<std::int64_t, 3>{96, 72, 40}, std::array<std::int64_t, 3>{50, 37, 29}}) {
-      for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
-        const GemmCall call = gemm_call(pass, M, K, N);
-        auto b = gemm_buffers(M, K, N, call);
-        const LtMatmul mm(lt_, call, workspace_bytes);
-        mm.run(operand(b, call.a), operand(b, call.b), b.out.get(), workspace_.get(), stream_);
-        const std::int64_t out = call.c == Operand::y ? M * N : call.c == Operand::dx ? M * K : N * K;
-        const auto ref =
-            reference::gemm(pass, M, K, N, host_bf16(b.x, M * K), host_bf16(b.w, N * K), host_bf16(b.dy, M * N));
-        r.push_back(
-            make_check(fmt::format("gemm {} M={} K={} N={} (cuBLASLt)", pass, M, K, N), host_bf16(b.out, out), ref));
-      }
-    }
-  });
-  guarded(r, {"expert_gemms"}, [&] {
-    // Grouped expert GEMMs, balanced and skewed: each expert against the dense reference.
-    for (const char* routing : {"balanced", "skewed"}) {
-      const std::int64_t E = 4, K = 64, N = 48;
-      const auto rows = expert_rows(E, 24, routing);
-      const std::int64_t total = std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
-      for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
-        auto x = random_bf16(total * K), w = random_bf16(E * N * K), dy = random_bf16(total * N);
-        const std::string p = pass;
-        const std::int64_t out_count = p == "forward" ? total * N : p == "input_grad" ? total * K : E * N * K;
-        auto out = bf16_out(out_count);
-        const GroupedGemm gg(blas_, pass, rows, K, N, x.get(), w.get(), dy.get(), out.get());
-        gg.run(stream_);
-        const auto hx = host_bf16(x, total * K), hw = host_bf16(w, E * N * K), hdy = host_bf16(dy, total * N);
-        reference::Vec ref;
-        std::int64_t row0 = 0;
-        for (std::int64_t e = 0; e < E; ++e) {
-          const std::int64_t m = rows[static_cast<std::size_t>(e)];
-          const auto slice = [](const std::vector<float>& v, std::int64_t first, std::int64_t count) {
-            return std::vector<float>(v.begin() + first, v.begin() + first + count);
-          };
-          const auto part = reference::gemm(pass, m, K, N, slice(hx, row0 * K, m * K), slice(hw, e * N * K, N * K),
-                                            slice(hdy, row0 * N, m * N));
-          ref.insert(ref.end(), part.begin(), part.end());
-          row0 += m;
-        }
-        r.push_back(make_check(
-            fmt::format("expert_gemms {} {} E={} K={} N={} (cublasGemmGroupedBatchedEx)", pass, routing, E, K, N),
-            host_bf16(out, out_count), ref));
-      }
-    }
-  });
-  guarded(r, {"rms_norm"}, [&] {
-    // RMSNorm forward and backward (H not a multiple of 8, then one that is).
-    for (const std::int64_t H : {std::int64_t{200}, std::int64_t{256}}) {
-      const std::int64_t T = 37;
-      auto x = random_bf16(T * H), w = random_bf16(H), dy = random_bf16(T * H), y = bf16_out(T * H),
-           dx = bf16_out(T * H);
-      DeviceBuffer rstd(static_cast<std::size_t>(T) * 4), dw(static_cast<std::size_t>(H) * 4);
-      BUDGET_CUDA_CALL(cudaMemsetAsync(dw.get(), 0, dw.bytes(), stream_));
-      kernels::rms_norm_forward(x.get<bf16_bits>(), w.get<bf16_bits>(), y.get<bf16_bits>(), rstd.get<float>(), T, H,
-                                1e-6f, stream_);
-      kernels::rms_norm_backward(x.get<bf16_bits>(), dy.get<bf16_bits>(), w.get<bf16_bits>(), rstd.get<float>(),
-                                 dx.get<bf16_bits>(), dw.get<float>(), T, H, stream_);
-      const auto hx = host_bf16(x, T * H), hw = host_bf16(w, H), hdy = host_bf16(dy, T * H);
-      reference::Vec ry, rrstd, rdx, rdw;
-      reference::rms_norm_forward(hx, hw, T, H, 1e-6, ry, rrstd);
-      reference::rms_norm_backward(hx, hdy, hw, T, H, 1e-6, rdx, rdw);
-      r.push_back(make_check(fmt::format("rms_norm forward y T={} H={}", T, H), host_bf16(y, T * H), ry));
-      r.push_back(make_check(fmt::format("rms_norm forward rstd T={} H={}", T, H), host_f32(rstd, T), rrstd, 1e-4));
-      r.push_back(make_check(fmt::format("rms_norm backward dx T={} H={}", T, H), host_bf16(dx, T * H), rdx));
-      r.push_back(make_check(fmt::format("rms_norm backward dw T={} H={}", T, H), host_f32(dw, H), rdw, 1e-4));
-    }
-  });
-  guarded(r, {"swiglu"}, [&] {
-    {  // SwiGLU.
-      const std::int64_t R = 33, D = 72;
-      auto gu = random_bf16(R * 2 * D, 4.0f), dy = random_bf16(R * D), y = bf16_out(R * D), dgu = bf16_out(R * 2 * D);
-      kernels::swiglu_forward(gu.get<bf16_bits>(), y.get<bf16_bits>(), R, D, stream_);
-      kernels::swiglu_backward(gu.get<bf16_bits>(), dy.get<bf16_bits>(), dgu.get<bf16_bits>(), R, D, stream_);
-      const auto hgu = host_bf16(gu, R * 2 * D), hdy = host_bf16(dy, R * D);
-      r.push_back(make_check("swiglu forward rows=33 d=72", host_bf16(y, R * D), reference::swiglu_forward(hgu, R, D)));
-      r.push_back(make_check("swiglu backward rows=33 d=72", host_bf16(dgu, R * 2 * D),
-                             reference::swiglu_backward(hgu, hdy, R, D)));
-    }
-  });
-  guarded(r, {"router_softmax_topk"}, [&] {
-    for (const auto& [E, k] : {std::pair<std::int64_t, std::int64_t>{64, 8}, {200, 6}}) {  // router
-      const std::int64_t T = 50;
-      auto logits = random_f32(T * E, 4.0f), dweights = random_f32(T * k);
-      DeviceBuffer weights(static_cast<std::size_t>(T * k) * 4), indices(static_cast<std::size_t>(T * k) * 4),
-          dlogits(static_cast<std::size_t>(T * E) * 4);
-      kernels::router_forward(logits.get<float>(), weights.get<float>(), indices.get<std::int32_t>(), T, E, k, stream_);
-      const auto hl = host_f32(logits, T * E), hdw = host_f32(dweights, T * k);
-      const auto gpu_indices = host_i32(indices, T * k);
-      reference::Vec rw;
-      std::vector<std::int32_t> ri;
-      reference::router_forward(hl, T, E, k, rw, ri);
-      const std::int64_t mismatched =
-          std::inner_product(gpu_indices.begin(), gpu_indices.end(), ri.begin(), std::int64_t{0}, std::plus<>(),
-                             [](std::int32_t a, std::int32_t b) { return a != b; });
-      r.push_back(CheckResult{"router_softmax_topk", fmt::format("router_softmax_topk indices T={} E={} k={}", T, E, k),
-                              static_cast<double>(mismatched), 0.0, mismatched == 0, "value = mismatched indices"});
-      r.push_back(make_check(fmt::format("router_softmax_topk weights T={} E={} k={}", T, E, k),
-                             host_f32(weights, T * k), rw, 1e-4));
-      kernels::router_backward(logits.get<float>(), indices.get<std::int32_t>(), dweights.get<float>(),
-                               dlogits.get<float>(), T, E, k, stream_);
-      r.push_back(make_check(fmt::format("router_softmax_topk backward T={} E={} k={}", T, E, k),
-                             host_f32(dlogits, T * E), reference::router_backward(hl, ri, hdw, T, E, k), 1e-4));
-    }
-  });
-  guarded(r, {"dispatch_gather", "combine_scatter_add"}, [&] {
-    for (const std::int64_t H : {std::int64_t{72}, std::int64_t{30}}) {  // gather / combine
-      const std::int64_t T = 20, k = combine_top_k, R = T * k;
-      std::vector<std::int32_t> hsrc, hperm;
-      auto src = random_indices(R, T, &hsrc);
-      auto perm = permutation(R, &hperm);
-      auto x = random_bf16(T * H), rows = random_bf16(R * H), weights = random_f32(R), dout = random_bf16(T * H);
-      auto gathered = bf16_out(R * H), combined = bf16_out(T * H), summed = bf16_out(T * H), drows = bf16_out(R * H);
-      kernels::gather_rows(x.get<bf16_bits>(), src.get<std::int32_t>(), gathered.get<bf16_bits>(), R, H, stream_);
-      kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
-                            combined.get<bf16_bits>(), T, k, H, stream_);
-      kernels::combine_rows(rows.get<bf16_bits>(), perm.get<std::int32_t>(), nullptr, summed.get<bf16_bits>(), T, k, H,
-                            stream_);
-      kernels::combine_rows_backward(dout.get<bf16_bits>(), perm.get<std::int32_t>(), weights.get<float>(),
-                                     drows.get<bf16_bits>(), T, k, H, stream_);
-      const auto hx = host_bf16(x, T * H), hrows = host_bf16(rows, R * H), hdout = host_bf16(dout, T * H);
-      const auto hw = host_f32(weights, R);
-      r.push_back(make_check(fmt::format("dispatch_gather forward rows={} H={}", R, H), host_bf16(gathered, R * H),
-                             reference::gather(hx, hsrc, H), 1e-6));
-      r.push_back(make_check(fmt::format("combine_scatter_add forward rows={} H={}", R, H), host_bf16(combined, T * H),
-                             reference::combine(hrows, hperm, hw, T, k, H)));
-      r.push_back(make_check(fmt::format("dispatch_gather backward rows={} H={}", R, H), host_bf16(summed, T * H),
-                             reference::combine(hrows, hperm, {}, T, k, H)));
-      r.push_back(make_check(fmt::format("combine_scatter_add backward rows={} H={}", R, H), host_bf16(drows, R * H),
-                             reference::combine_backward(hdout, hperm, hw, T, k, H, R)));
-    }
-  });
+  guarded(r, {"gemm"}, [&] { check_gemms(r); });
+  guarded(r, {"expert_gemms"}, [&] { check_expert_gemms(r); });
+  guarded(r, {"rms_norm"}, [&] { check_rms_norm(r); });
+  guarded(r, {"swiglu"}, [&] { check_swiglu(r); });
+  guarded(r, {"router_softmax_topk"}, [&] { check_router(r); });
+  guarded(r, {"dispatch_gather", "combine_scatter_add"}, [&] { check_gather_combine(r); });
 #if BUDGET_PROFILER_HAS_CUDNN
-  guarded(r, {"attention"}, [&] {
-    // cuDNN SDPA forward and backward, grouped K/V then plain, against float64.
-    for (const std::int64_t kv : {std::int64_t{2}, std::int64_t{4}}) {
-      const SdpaShape s{2, 64, 4, kv, 64};
-      const reference::AttentionShape rs{s.docs, s.len, s.heads, s.kv_heads, s.head_dim};
-      const std::string name = fmt::format("attention docs=2 len=64 heads=4 kv_heads={} d=64 (cuDNN)", kv);
-      try {
-        const CudnnSdpa& fwd = sdpa_plan(s, false);
-        const CudnnSdpa& bwd = sdpa_plan(s, true);
-        auto b = attention_buffers(s);
-        DeviceBuffer ws(static_cast<std::size_t>(std::max<std::int64_t>(fwd.workspace_bytes(), 1)));
-        fwd.run(b.view(), ws.get(), stream_);
-        const std::int64_t tq = s.docs * s.len * s.heads * s.head_dim, tk = s.docs * s.len * s.kv_heads * s.head_dim;
-        const auto hq = host_bf16(b.q, tq), hk = host_bf16(b.k, tk), hv = host_bf16(b.v, tk),
-                   hdo = host_bf16(b.dout, tq);
-        r.push_back(make_check(name + " forward O", host_bf16(b.o, tq), reference::attention_forward(rs, hq, hk, hv)));
-        DeviceBuffer bws(static_cast<std::size_t>(std::max<std::int64_t>(bwd.workspace_bytes(), 1)));
-        bwd.run(b.view(), bws.get(), stream_);
-        reference::Vec dq, dk, dv;
-        reference::attention_backward(rs, hq, hk, hv, hdo, dq, dk, dv);
-        r.push_back(make_check(name + " backward dQ", host_bf16(b.dq, tq), dq));
-        r.push_back(make_check(name + " backward dK", host_bf16(b.dk, tk), dk));
-        r.push_back(make_check(name + " backward dV", host_bf16(b.dv, tk), dv));
-      } catch (const CudnnRefused& e) {
-        // A refusal is reported, not failed: timing then records refused rows or the fallback.
-        r.push_back(
-            CheckResult{"attention", name, 0.0, 0.0, true, std::string("refused by cuDNN, not checked: ") + e.what()});
-      }
-    }
-  });
+  guarded(r, {"attention"}, [&] { check_attention(r); });
 #endif
   return r;
 }

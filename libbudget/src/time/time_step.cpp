@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include "budget/accounting.hpp"
+#include "budget/kernel_class.hpp"
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
 
@@ -142,18 +143,12 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
     OpStepTime t;
     t.kind = op.kind;
     StepQueries q{model, T, w.training_passes, &t};
-    switch (op.kind) {
-      case OpKind::qkv_projection:
-      case OpKind::output_projection:
-      case OpKind::router:
-      case OpKind::lm_head:
-      case OpKind::q_down_projection:
-      case OpKind::q_up_projection:
-      case OpKind::kv_down_projection:
-      case OpKind::kv_up_projection: q.gemm(op.in_features, op.out_features); break;
-      case OpKind::mtp_module: continue;  // reported apart from the budgets; not timed
-      case OpKind::dense_ffn:
-      case OpKind::shared_experts: {
+    // What each op runs is the one op-kind → kernel-class map (budget/kernel_class.hpp), shared
+    // with budget-profile; the shapes of each query are this model's.
+    switch (kernel_class(op.kind)) {
+      case KernelClass::projection_gemm: q.gemm(op.in_features, op.out_features); break;
+      case KernelClass::not_timed: continue;  // reported apart from the budgets; not timed
+      case KernelClass::mlp_gemms: {
         // One wide FFN: num_shared·width for shared experts (op.matrices = count·m).
         const std::int64_t width = detail::checked_mul(
             op.out_features, op.kind == OpKind::shared_experts ? f.num_shared_experts : 1, "shared expert width");
@@ -161,7 +156,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         q.gemm(width, H);
         break;
       }
-      case OpKind::routed_experts: {
+      case KernelClass::expert_gemms: {
         const std::int64_t E = f.num_experts;
         const std::int64_t per_expert =
             std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(
@@ -176,7 +171,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         q.gemm_passes(up);
         break;
       }
-      case OpKind::attention_scores: {
+      case KernelClass::attention: {
         const std::int64_t L = equivalent_doc_len(attended_keys_of(op), w);
         const std::int64_t docs = std::max<std::int64_t>(1, T / L);
         // MLA trains in the non-absorbed form: every head has its own key (qk_nope + qk_rope) and
@@ -193,26 +188,26 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         q.fused_passes(a, 1.0);
         break;
       }
-      case OpKind::norms:
-      case OpKind::final_norm:
+      case KernelClass::rms_norm:
         q.fused_passes(query_row("rms_norm", "", {{"tokens", T}, {"H", H}}), static_cast<double>(op.matrices));
         break;
-      case OpKind::router_topk:
+      case KernelClass::router_topk:
         q.fused_passes(query_row("router_softmax_topk", "", {{"tokens", T}, {"E", f.num_experts}, {"top_k", f.top_k}}),
                        1.0);
         break;
-      case OpKind::expert_dispatch:
-        q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H, true);
+      case KernelClass::gather_scatter:  // dispatch gathers, combine scatter-adds top_k rows of H
+        q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H,
+                         op.kind == OpKind::expert_dispatch);
         break;
-      case OpKind::expert_combine:
-        q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H, false);
+      case KernelClass::activation:
+        if (op.kind == OpKind::expert_activation) {
+          q.activation(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), f.expert_dim,
+                       f.gated);
+        } else {
+          q.activation(T, op.in_features, f.gated);
+        }
         break;
-      case OpKind::expert_activation:
-        q.activation(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), f.expert_dim, f.gated);
-        break;
-      case OpKind::shared_activation:
-      case OpKind::dense_activation: q.activation(T, op.in_features, f.gated); break;
-      case OpKind::embedding: q.gather_scatter(T, H, true); break;
+      case KernelClass::embedding_lookup: q.gather_scatter(T, H, true); break;
     }
     t.seconds_per_step *= static_cast<double>(op.executed_layers);
     t.flops_per_step = static_cast<double>(w.training_passes) * op.total_forward_flops() * static_cast<double>(T);

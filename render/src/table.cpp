@@ -1,4 +1,4 @@
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace budget::cli {
+namespace budget::render {
 
 void Table::add_column(std::string header, Align align) {
   headers_.push_back(std::move(header));
@@ -143,4 +143,4 @@ std::string grouped(long long value) {
   return value < 0 ? "-" + out : out;
 }
 
-}  // namespace budget::cli
+}  // namespace budget::render

@@ -4,12 +4,12 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "budget/time_model.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
-namespace budget::cli {
+namespace budget::render {
 
 /// The `time` object of the JSON outputs: profile, tokens_per_step, seconds_per_step,
 /// seconds_per_token, tokens_per_second, mfu, attention_backend, out_of_range, by_op.
@@ -24,4 +24,4 @@ std::string profile_label(const TimeModel& model);
 /// A time ratio as "1.234×".
 std::string time_ratio_text(double ratio);
 
-}  // namespace budget::cli
+}  // namespace budget::render

@@ -1,13 +1,14 @@
-#include "match_render.hpp"
+#include "budget_render/match.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/version.hpp"
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 
-namespace budget::cli {
+namespace budget::render {
 
 nlohmann::ordered_json candidate_json(const Candidate& c) {
   return nlohmann::ordered_json{
@@ -183,4 +184,4 @@ nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& r
               {"workload", workload_json(workload)}, {"cells", cells}};
 }
 
-}  // namespace budget::cli
+}  // namespace budget::render

@@ -1,20 +1,19 @@
 #pragma once
-// Rendering of Budgets and configs for budget-match outputs (JSON objects and text tables).
+// Budgets, configs and workloads as JSON objects and short texts (budget-match outputs and the
+// Python module's dicts).
 // The JSON layout is part of the versioned output schema (docs/cli.md): change it only with a
 // schema_version bump.
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "budget/accounting.hpp"
 #include "budget/config.hpp"
 #include "budget/workload.hpp"
+#include "budget_render/schema.hpp"
 
-namespace budget::cli {
-
-/// Version of every JSON document budget-match writes.
-inline constexpr int output_schema_version = 1;
+namespace budget::render {
 
 /// {"flops_per_token": {...}, "params": {...}, "kv_cache": {...}, "effective_layers", ...}
 nlohmann::ordered_json budgets_json(const Budgets& budgets);
@@ -33,4 +32,4 @@ std::string ffn_text(const FfnConfig& ffn);
 /// "4–9 ×2" or "none".
 std::string loop_text(const ArchConfig& config);
 
-}  // namespace budget::cli
+}  // namespace budget::render

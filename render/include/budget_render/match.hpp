@@ -3,13 +3,13 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "budget/grid.hpp"
 #include "budget/match.hpp"
-#include "table.hpp"
+#include "budget_render/table.hpp"
 
-namespace budget::cli {
+namespace budget::render {
 
 nlohmann::ordered_json candidate_json(const Candidate& candidate);
 /// `timings`: summary.seconds is the wall-clock time; else null, so that outputs are byte-identical.
@@ -35,4 +35,4 @@ Table sensitivity_table(const MatchResult& result, const std::vector<ConstraintS
 /// parallel to the candidates, is given).
 Table candidates_table(const MatchResult& result, const std::vector<double>& time_ratios = {});
 
-}  // namespace budget::cli
+}  // namespace budget::render

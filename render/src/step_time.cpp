@@ -1,8 +1,9 @@
-#include "time_render.hpp"
+#include "budget_render/step_time.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-namespace budget::cli {
+namespace budget::render {
 
 std::string profile_label(const TimeModel& model) {
   const auto& p = model.profile();
@@ -57,4 +58,4 @@ Table step_time_table(const StepTime& t) {
   return table;
 }
 
-}  // namespace budget::cli
+}  // namespace budget::render

@@ -1,11 +1,11 @@
 #pragma once
 // Plain tables for the terminal (aligned text), Markdown and CSV, and number formatting with SI
-// prefixes. Shared by every subcommand so outputs look alike.
+// prefixes. Shared by every subcommand (and the Python module) so outputs look alike.
 
 #include <string>
 #include <vector>
 
-namespace budget::cli {
+namespace budget::render {
 
 enum class Align { left, right };
 
@@ -44,4 +44,4 @@ std::string percent(double fraction, int decimals = 2);
 /// An integer with thousands separators: 3872226560 -> "3,872,226,560".
 std::string grouped(long long value);
 
-}  // namespace budget::cli
+}  // namespace budget::render

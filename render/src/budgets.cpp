@@ -1,10 +1,11 @@
-#include "budget_render.hpp"
+#include "budget_render/budgets.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/config_io.hpp"
 
-namespace budget::cli {
+namespace budget::render {
 
 nlohmann::ordered_json budgets_json(const Budgets& b) {
   using json = nlohmann::ordered_json;
@@ -90,4 +91,4 @@ std::string loop_text(const ArchConfig& c) {
   return fmt::format("{}–{} ×{}", c.loop->first, c.loop->last, c.loop->repeats);
 }
 
-}  // namespace budget::cli
+}  // namespace budget::render

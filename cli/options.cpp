@@ -1,0 +1,79 @@
+#include "options.hpp"
+
+#include <charconv>
+#include <regex>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "budget/calibration.hpp"
+#include "budget/error.hpp"
+
+namespace budget::cli {
+
+Workload WorkloadOption::load() const { return path.empty() ? paper_workload() : load_workload(path); }
+
+CLI::Option* add_workload_option(CLI::App& command, WorkloadOption& target, const std::string& help) {
+  return command.add_option("--workload", target.path, help);
+}
+
+TimeModel CalibrationOptions::load() const {
+  return TimeModel(load_calibration_profile(path), TimeModelOptions{attention_backend});
+}
+
+std::optional<TimeModel> CalibrationOptions::load_if_given() const {
+  if (!given()) return std::nullopt;
+  return load();
+}
+
+CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help,
+                                     bool with_backend) {
+  CLI::Option* calibration = command.add_option("--calibration", target.path, help);
+  if (with_backend) {
+    command.add_option("--attention-backend", target.attention_backend,
+                       "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
+  }
+  return calibration;
+}
+
+LoopSpec LoopOptions::spec() const {
+  LoopSpec spec;
+  spec.repeats = repeats;
+  spec.span_fraction = span_fraction;
+  if (range.empty()) return spec;
+  static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
+  std::smatch m;
+  if (!std::regex_match(range, m, pattern)) {
+    throw Error(
+        fmt::format("value \"{}\" is not a layer range; allowed: FIRST-LAST, 1-based inclusive (e.g. 4-9)", range),
+        "--loop");
+  }
+  const auto layer = [&](const std::string& digits) {
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc() || ptr != digits.data() + digits.size() || value > max_dimension) {
+      throw Error(
+          fmt::format("layer {} in \"{}\" is out of range; allowed: layers 1 to {}", digits, range, max_dimension),
+          "--loop");
+    }
+    return value;
+  };
+  spec.first = layer(m[1]);
+  spec.last = layer(m[2]);
+  if (spec.first < 1 || spec.last < spec.first) {
+    throw Error(fmt::format("layer range {}–{} is empty or starts below 1", spec.first, spec.last), "--loop");
+  }
+  return spec;
+}
+
+void add_loop_options(CLI::App& command, LoopOptions& target) {
+  CLI::Option* loop = command.add_option("--loop", target.range, "Loop layers FIRST-LAST (1-based, inclusive)");
+  command
+      .add_option("--span-fraction", target.span_fraction,
+                  "Loop the centred span of round(f·L) layers (default 0.5: the middle half)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->excludes(loop);
+  command.add_option("--repeats", target.repeats, "Times the loop runs (default 2)")->check(CLI::Range(1, 1024));
+}
+
+}  // namespace budget::cli

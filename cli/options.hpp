@@ -1,0 +1,56 @@
+#pragma once
+// Option bundles shared by several subcommands: declared once here (name, help, check) and read
+// once (what an empty value means), so `--workload`, `--calibration`/`--attention-backend` and the
+// loop options mean the same in every command. --format is in output_format.hpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "budget/match.hpp"
+#include "budget/time_model.hpp"
+#include "budget/workload.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace budget::cli {
+
+/// `--workload W.json`; none: the paper's workload (paper_workload()).
+struct WorkloadOption {
+  std::string path;
+  Workload load() const;
+};
+inline constexpr const char* default_workload_help = "Workload JSON (default: the paper's)";
+CLI::Option* add_workload_option(CLI::App& command, WorkloadOption& target, const std::string& help = default_workload_help);
+
+/// `--calibration P.json` and `--attention-backend NAME` (the attention rows of the profile to
+/// predict from: auto, cudnn, flash, default or fallback-<name>).
+struct CalibrationOptions {
+  std::string path;
+  std::string attention_backend = "auto";
+  bool given() const { return !path.empty(); }
+  /// The time model of the profile at `path` (budget::Error naming the file if it is bad).
+  TimeModel load() const;
+  /// load() when --calibration was given, else nothing.
+  std::optional<TimeModel> load_if_given() const;
+};
+/// Adds --calibration (with `help`) and, unless `with_backend` is false, --attention-backend.
+CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help,
+                                     bool with_backend = true);
+
+/// `--loop FIRST-LAST` (1-based, inclusive) or `--span-fraction f` (the centred span of
+/// round(f·L) layers), and `--repeats N`.
+struct LoopOptions {
+  std::string range;
+  double span_fraction = 0.5;
+  std::int64_t repeats = 2;
+  /// The LoopSpec; budget::Error naming --loop for a range that is not FIRST-LAST with
+  /// 1 ≤ FIRST ≤ LAST ≤ max_dimension.
+  LoopSpec spec() const;
+};
+void add_loop_options(CLI::App& command, LoopOptions& target);
+
+}  // namespace budget::cli

@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// Which kind of GPU kernel executes each op of the op list (budget/ops.hpp) in a training step:
+/// the one op-kind → kernel-class map, read by the time model (what it queries in a calibration
+/// profile, src/time/time_step.cpp) and by budget-profile (what it measures,
+/// cuda_profiler/src/config_cases.cpp), so the two never disagree on how an op runs.
+///
+/// Thread safety: kernel_class() and to_string() are reentrant.
+
+#include <string_view>
+
+#include "budget/ops.hpp"
+
+namespace budget {
+
+enum class KernelClass {
+  projection_gemm,   ///< one weight matmul, in_features → out_features, per token: the q/k/v and output
+                     ///< projections, the router, the LM head, MLA's down and up projections
+  mlp_gemms,         ///< a dense MLP: up[/gate] H → m·width then down width → H (the dense FFN; the
+                     ///< shared experts fused side by side into one)
+  expert_gemms,      ///< the routed experts' grouped matmuls (up[/gate] and down per expert)
+  attention,         ///< fused attention (QKᵀ, softmax and PV)
+  rms_norm,          ///< the per-layer norms and the final norm
+  router_topk,       ///< softmax over the router logits and top-k selection (memory-bound)
+  gather_scatter,    ///< token permutation into and out of the experts: dispatch, combine (memory-bound)
+  activation,        ///< the elementwise activation or SwiGLU of an FFN (memory-bound)
+  embedding_lookup,  ///< a gather of one V×H row per token
+  not_timed,         ///< multi-token-prediction modules: reported apart from the budgets, never timed
+};
+
+/// The kernel class of `kind`. Every OpKind has exactly one; the memory-bound kinds
+/// (is_memory_bound()) map to router_topk, gather_scatter or activation, and only they do.
+KernelClass kernel_class(OpKind kind);
+
+/// "projection_gemm", "mlp_gemms", ... (the enumerator's name).
+std::string_view to_string(KernelClass kernel);
+
+}  // namespace budget
