@@ -13,6 +13,7 @@
 
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/kernel_shapes.hpp"
 #include "budget/export.hpp"
 #include "budget/match.hpp"
 #include "budget/calibration.hpp"
@@ -47,6 +48,7 @@ struct MatchOptions {
   bool timings = false;
   std::int64_t max_structures = 0;  // 0: the constraints' (default MatchConstraints::default_max_structures)
   std::int64_t max_work = 0;
+  std::int64_t align = 0;  // 0: any shape; N: only multiples of N (kernel_shapes.hpp)
 };
 
 /// Everything the search reads, loaded and checked from the options.
@@ -65,6 +67,7 @@ struct MatchOutcome {
   std::optional<TimedMatch> timed;
   std::vector<ConstraintSensitivity> sensitivity;  ///< with --explain
   std::vector<AlignmentOption> alignment;          ///< with --explain --calibration
+  std::optional<AlignedAlternative> aligned;       ///< the best kernel-ready match (without --align)
 };
 
 nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
@@ -109,6 +112,13 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   if (!o.constraints_path.empty()) in.constraints = load_constraints(o.constraints_path, in.constraints);
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
   if (o.max_work > 0) in.constraints.max_work = o.max_work;
+  if (o.align > 0) {
+    try {
+      in.constraints = aligned_constraints(in.constraints, o.align);
+    } catch (const Error& e) {
+      throw Error(e.message(), "--align");
+    }
+  }
   in.loop = o.loop.spec();
   if (o.calibration.given()) {
     in.model = o.calibration.load();
@@ -140,6 +150,14 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
     }
     throw;
   }
+  if (o.align == 0 && out.result.summary.feasible && !out.result.candidates.empty()) {
+    // The best match whose shapes all run on the fused kernels' full-rate path, beside the best.
+    try {
+      out.aligned = aligned_alternative(baseline, in.loop, in.workload, in.constraints);
+    } catch (const Error& e) {
+      out.aligned = AlignedAlternative{std::nullopt, 8, std::string("not searched: ") + e.message()};
+    }
+  }
   if (o.explain) out.sensitivity = constraint_sensitivity(baseline, in.loop, in.workload, in.constraints);
   if (o.explain && in.model) {
     out.alignment = alignment_tradeoffs(baseline, in.loop, in.workload, in.constraints, *in.model, in.time_options);
@@ -149,8 +167,19 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
 
 nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
   nlohmann::ordered_json out = match_json(m.result, in.loop, in.workload, o.timings);
+  for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
+    out["candidates"][i]["off_kernel_path"] = off_kernel_path(m.result.candidates[i].config);
+  }
+  if (m.aligned) {
+    nlohmann::ordered_json alt = m.aligned->candidate ? candidate_json(*m.aligned->candidate) : nlohmann::ordered_json();
+    if (m.aligned->candidate) alt["off_kernel_path"] = nlohmann::ordered_json::array();
+    out["aligned_alternative"] = alt;
+    if (!m.aligned->reason.empty()) out["aligned_alternative_reason"] = m.aligned->reason;
+  }
   if (m.timed) {
     const TimedMatch& timed = *m.timed;
+    out["summary"]["equally_matched"] = timed.within_tolerance;
+    out["summary"]["timed"] = timed.considered;
     out["time"] = {{"profile", profile_label(*in.model)},
                    {"rank_by", o.rank_by},
                    {"max_time_ratio", in.time_options.max_time_ratio ? nlohmann::ordered_json(o.max_time_ratio)
@@ -167,6 +196,26 @@ nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInp
   if (o.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (o.explain && in.model) out["alignment"] = alignment_json(m.alignment);
   return out;
+}
+
+/// Which candidates fall off the fused kernels' full-rate path, and the best candidate that does
+/// not (kernel_shapes.hpp; docs/matching.md, "Kernel-ready shapes").
+std::string kernel_path_lines(const MatchOutcome& m) {
+  std::string out;
+  for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
+    const std::vector<std::string> off = off_kernel_path(m.result.candidates[i].config);
+    if (!off.empty()) out += fmt::format("#{} is off the fused kernels' full-rate path: {}\n", i + 1, fmt::join(off, "; "));
+  }
+  if (!m.aligned) return out;
+  if (!m.aligned->candidate) return out + "aligned alternative: none (" + m.aligned->reason + ")\n";
+  const Candidate& a = *m.aligned->candidate;
+  const auto& d = a.deviation;
+  return out + fmt::format("aligned alternative (every shape a multiple of {}, head dims <= {}; --align {} searches only "
+                           "these): max dev {}, FLOPs {:+.2f}%, params {:+.2f}%, KV {:+.2f}%, hidden {}, heads {}, "
+                           "experts {}\n",
+                           m.aligned->multiple, max_fused_head_dim, m.aligned->multiple, percent(d.max_abs(), 2),
+                           100 * d.flops, 100 * d.params, 100 * d.kv, a.config.hidden_size,
+                           heads_text(a.config.attention), ffn_text(a.config.ffn));
 }
 
 /// The "time ×" legend under the candidates table (aligned text only).
@@ -191,6 +240,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   doc.text(match_text(m.result, in.loop, in.workload, ratios), Forms::table);
   doc.text(match_markdown(m.result, in.loop, ratios), Forms::markdown);
   if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
+  doc.text(kernel_path_lines(m), Forms::text);
   if (o.explain) {
     doc.text("\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n", Forms::table);
     doc.text("\n", Forms::markdown);
@@ -237,7 +287,7 @@ void add_match_options(CLI::App& app) {
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)");
   add_export_target_option(app, "out-format", o->out_format,
-                           "Format of --out: native (default), hf, megatron, torchtitan (docs/export.md)")
+                           "Format of --out: native (default), hf, megatron, torchtitan, torch (docs/export.md)")
       ->needs(out);
   app.add_option("--max-structures", o->max_structures,
                  fmt::format("Refuse search spaces with more structures than this (default {}; docs/reliability.md)",
@@ -247,6 +297,10 @@ void add_match_options(CLI::App& app) {
                  fmt::format("Stop a search that needs more work units than this (default {}; docs/reliability.md)",
                              MatchConstraints::default_max_work))
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
+  app.add_option("--align", o->align,
+                 "Search only kernel-ready shapes: hidden size, head dim (<= 256), expert/dense and shared widths and "
+                 "kv_lora_rank multiples of N (8: the fused kernels' full-rate path; docs/matching.md)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
   app.add_flag("--timings", o->timings,
                "Add the search's wall-clock time to the JSON summary (\"seconds\"; off by default so that outputs "
                "are byte-identical across runs)");
