@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "accounting/ops_glue.hpp"
+
 namespace budget {
 
 std::string_view to_string(OpKind kind) {
@@ -28,6 +30,11 @@ std::string_view to_string(OpKind kind) {
     case OpKind::kv_down_projection: return "kv_down_projection";
     case OpKind::kv_up_projection: return "kv_up_projection";
     case OpKind::mtp_module: return "mtp_module";
+    case OpKind::residual_add: return "residual_add";
+    case OpKind::attention_layout: return "attention_layout";
+    case OpKind::routing_weights: return "routing_weights";
+    case OpKind::combine_zero: return "combine_zero";
+    case OpKind::router_softmax_fp32: return "router_softmax_fp32";
   }
   return "?";
 }
@@ -290,6 +297,7 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
     add_memory(ops, OpKind::dense_activation, f.dense_dim, 1, activation_bytes(f.dense_dim, 1, f.gated),
                dense_physical, dense_executed);
   }
+  append_glue_ops(c, ops);
   return ops;
 }
 

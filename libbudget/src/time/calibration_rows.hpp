@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "budget/calibration.hpp"
+#include <nlohmann/json.hpp>
+
 #include "base/json_reader.hpp"
 
 namespace budget::detail {
@@ -16,5 +18,16 @@ inline constexpr std::int64_t max_calibration_dim = std::int64_t{1} << 40;
 /// Reads and checks one row object (keys, op, pass, shape fields, backend, refused, ms, flops,
 /// bytes). Errors name the reader's source and pointer.
 CalibrationRow read_calibration_row(const ObjectReader& row);
+
+}  // namespace budget::detail
+
+namespace budget::detail {
+
+/// Reads and checks one whole-layer row object (CalibrationLayerRow; docs/calibration.md, "Layer
+/// rows"). Errors name the reader's source and pointer ("/layers/3/config/hidden_size").
+CalibrationLayerRow read_calibration_layer_row(const ObjectReader& row);
+
+/// The row as a JSON object in the form read_calibration_layer_row() reads (key order fixed).
+nlohmann::ordered_json calibration_layer_row_to_json(const CalibrationLayerRow& row);
 
 }  // namespace budget::detail
