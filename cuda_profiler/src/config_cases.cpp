@@ -120,6 +120,9 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
                                                                 "expert_combine",    "expert_activation",
                                                                 "shared_activation", "dense_activation"};
         if (memory_bound.count(to_string(op.kind)) > 0) break;
+        // The layer glue (residual adds, layout copies, routing weights, …; ops_glue.cpp) has no
+        // kernels here: the time model times it from its bytes (docs/calibration.md, "Layer glue").
+        if (is_layer_glue(op.kind)) break;
         throw Error(fmt::format("budget-profile does not know how to measure op '{}' of config '{}'",
                                 to_string(op.kind), config.name));
       }
