@@ -147,31 +147,17 @@ nlohmann::ordered_json calibration_layer_row_to_json(const CalibrationLayerRow& 
 
 std::vector<CalibrationLayerRow> parse_layer_measurements(std::string_view jsonl, const std::string& source) {
   std::vector<CalibrationLayerRow> rows;
-  std::size_t line_number = 0;
-  std::size_t start = 0;
-  while (start <= jsonl.size()) {
-    std::size_t end = jsonl.find('\n', start);
-    if (end == std::string_view::npos) end = jsonl.size();
-    const std::string_view line = jsonl.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    const std::string where = fmt::format("line {}", line_number);
-    nlohmann::json object;
-    try {
-      object = detail::parse_json_text(line, source);
-    } catch (const Error& e) {
-      throw Error(e.message(), source, where);
-    }
-    const detail::ObjectReader r(object, source, where);
-    if (!object.is_object()) r.fail_here(fmt::format("expected an object, found {}", detail::describe_value(object)));
+  detail::for_each_jsonl_line(jsonl, source, [&](const detail::ObjectReader& r) {
+    if (!r.json().is_object()) r.fail_here(fmt::format("expected an object, found {}", detail::describe_value(r.json())));
     if (r.has("op")) {
-      if (r.string("op") != "device") r.fail("op", fmt::format("value \"{}\" is not allowed in a layer file; allowed: \"device\"", r.string("op")));
+      if (r.string("op") != "device") {
+        r.fail("op", fmt::format("value \"{}\" is not allowed in a layer file; allowed: \"device\"", r.string("op")));
+      }
       r.reject_unknown_keys({"op", "device", "torch", "gemm_8192_tflops", "tokens", "doc_len"});
-      continue;
+      return;
     }
     rows.push_back(detail::read_calibration_layer_row(r));
-  }
+  });
   if (rows.empty()) throw Error("no layer lines; allowed: at least one measured layer", source);
   return rows;
 }
