@@ -1,10 +1,11 @@
-// budget-match calibrate --from-jsonl FILE [--out P.json] [--created T] [--notes N]
+// budget-match calibrate --from-jsonl FILE [--layers L.jsonl] [--out P.json] [--created T] [--notes N]
 //                        [--validate] [--seed S] [--format table|json|markdown]
 // Converts PyTorch-eager measurement lines into a calibration profile (docs/calibration.md), and
 // reports the time model's held-out accuracy on a profile's own rows (--validate).
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@ namespace {
 struct CalibrateOptions {
   std::string from_jsonl;
   std::string profile_path;
+  std::string layers_path;
   std::string out_path;
   std::string created;
   std::string notes;
@@ -51,6 +53,64 @@ Table validation_table(const std::vector<TimeValidation>& rows) {
   return t;
 }
 
+nlohmann::ordered_json layer_validation_json(const LayerValidation& v, const LayerCorrection& c) {
+  nlohmann::ordered_json correction{{"launch_ms", c.launch_ms}, {"layer_rows", c.layer_rows},
+                                    {"median_relative_error", c.median_relative_error},
+                                    {"max_relative_error", c.max_relative_error}};
+  for (std::size_t k = 0; k < time_class_count; ++k) {
+    correction["factor"][std::string(to_string(static_cast<TimeClass>(k)))] = c.factor[k];
+  }
+  for (const auto& [cls, backend] : c.backend_by_head_dim_class) correction["attention_backend"][cls] = backend;
+  nlohmann::ordered_json out{{"correction", correction},
+                             {"cells", v.cells},
+                             {"median_layer_error", v.median_layer_error},
+                             {"max_layer_error", v.max_layer_error},
+                             {"median_ratio_error", v.median_ratio_error},
+                             {"max_ratio_error", v.max_ratio_error},
+                             {"max_baseline_error", v.max_baseline_error},
+                             {"entries", nlohmann::ordered_json::array()}};
+  for (const auto& e : v.entries) {
+    out["entries"].push_back({{"cell", e.cell}, {"tag", e.tag}, {"name", e.name}, {"run", e.run},
+                              {"measured_ms", e.measured_ms}, {"predicted_ms", e.predicted_ms},
+                              {"measured_ratio", e.measured_ratio}, {"predicted_ratio", e.predicted_ratio},
+                              {"attention_backend", e.attention_backend}});
+  }
+  return out;
+}
+
+void print_layer_validation(const LayerValidation& v, const LayerCorrection& c, OutputFormat format) {
+  Table t;
+  for (const char* name : {"cell", "tag", "run", "backend"}) t.add_column(name, Align::left);
+  for (const char* name : {"measured ms", "predicted ms", "error", "measured ×", "predicted ×", "× error"}) t.add_column(name);
+  for (const auto& e : v.entries) {
+    const bool base = e.tag == "baseline";
+    t.add_row({e.cell, e.tag, std::to_string(e.run), e.attention_backend, fmt::format("{:.3f}", e.measured_ms),
+               fmt::format("{:.3f}", e.predicted_ms), fmt::format("{:+.1f}%", 100 * (e.predicted_ms / e.measured_ms - 1)),
+               e.measured_ratio > 0 ? fmt::format("{:.3f}", e.measured_ratio) : "-",
+               e.predicted_ratio > 0 ? fmt::format("{:.3f}", e.predicted_ratio) : "-",
+               e.measured_ratio > 0 && !base ? fmt::format("{:+.3f}", e.predicted_ratio - e.measured_ratio) : "-"});
+  }
+  std::string factors;
+  for (std::size_t k = 0; k < time_class_count; ++k) {
+    factors += fmt::format("{}{} {:.3f}", k == 0 ? "" : ", ", to_string(static_cast<TimeClass>(k)), c.factor[k]);
+  }
+  std::string backends;
+  for (const auto& [cls, backend] : c.backend_by_head_dim_class) {
+    backends += fmt::format("{}{}: {}", backends.empty() ? "" : "; ", cls, backend);
+  }
+  std::cout << fmt::format("\nWhole layers, leave one cell out: fit the layer correction on the other {} cells, predict "
+                           "the held-out cell's layers\n"
+                           "correction fitted on all {} layer rows: factors {}; launch {:.2f} µs; in-sample median "
+                           "{:.1f}%, max {:.1f}%\nattention backend by the layer rows: {}\n\n",
+                           v.cells - 1, c.layer_rows, factors, c.launch_ms * 1e3, 100 * c.median_relative_error,
+                           100 * c.max_relative_error, backends.empty() ? "none shown" : backends)
+            << (format == OutputFormat::markdown ? t.render_markdown() : t.render_text())
+            << fmt::format("layer time error: median {:.1f}%, worst {:.1f}%; time ratio error: median {:.3f}, worst "
+                           "{:.3f}; baselines: largest over-prediction {:+.1f}%\n",
+                           100 * v.median_layer_error, 100 * v.max_layer_error, v.median_ratio_error, v.max_ratio_error,
+                           100 * v.max_baseline_error);
+}
+
 void run_calibrate(const CalibrateOptions& o) {
   if (o.from_jsonl.empty() == o.profile_path.empty()) {
     throw Error("give exactly one of --from-jsonl FILE (PyTorch-eager measurement lines) and --profile P.json",
@@ -58,6 +118,10 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   CalibrationProfile profile =
       o.from_jsonl.empty() ? load_calibration_profile(o.profile_path) : load_torch_measurements(o.from_jsonl);
+  if (!o.layers_path.empty()) {
+    std::vector<CalibrationLayerRow> layers = load_layer_measurements(o.layers_path);
+    profile.layers.insert(profile.layers.end(), layers.begin(), layers.end());
+  }
   if (!o.created.empty()) profile.source.created = o.created;
   if (!o.notes.empty()) profile.source.notes = o.notes;
   if (!o.out_path.empty()) {
@@ -74,6 +138,8 @@ void run_calibrate(const CalibrateOptions& o) {
   TimeModelOptions model_options;
   model_options.neighbours = o.neighbours;
   const auto rows = validate_time_model(profile, o.seed, model_options);
+  const std::optional<LayerValidation> layers =
+      profile.layers.empty() ? std::nullopt : std::optional(validate_layers_leave_one_cell_out(profile, model_options));
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json out{{"schema_version", output_schema_version},
                                {"budget_version", version_string},
@@ -89,6 +155,7 @@ void run_calibrate(const CalibrateOptions& o) {
                                    {"p90_relative_error", v.p90_relative_error},
                                    {"max_relative_error", v.max_relative_error}});
     }
+    if (layers) out["layers"] = layer_validation_json(*layers, TimeModel(profile, model_options).layer_correction());
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
@@ -97,6 +164,7 @@ void run_calibrate(const CalibrateOptions& o) {
                            "predict the other half; {} neighbours\n{} ({})\n\n",
                            o.seed, o.neighbours, profile.device.name, profile.source.tool)
             << (o.format == OutputFormat::markdown ? t.render_markdown() : t.render_text());
+  if (layers) print_layer_validation(*layers, TimeModel(profile, model_options).layer_correction(), o.format);
 }
 
 void add_calibrate_command(CLI::App& app) {
@@ -106,6 +174,8 @@ void add_calibrate_command(CLI::App& app) {
   auto* from = cmd->add_option("--from-jsonl", o->from_jsonl,
                                "PyTorch-eager measurement lines, one JSON object a line (docs/calibration.md)");
   cmd->add_option("--profile", o->profile_path, "A calibration profile JSON (instead of --from-jsonl)")->excludes(from);
+  cmd->add_option("--layers", o->layers_path,
+                  "Whole-layer measurement lines (.jsonl, the form of h200_torch_layers.jsonl) added as layer rows");
   cmd->add_option("--out", o->out_path, "Write the profile here (without it and --validate: to standard output)");
   cmd->add_option("--created", o->created, "source.created of the written profile (ISO 8601 UTC)");
   cmd->add_option("--notes", o->notes, "source.notes of the written profile");

@@ -115,6 +115,10 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
         // plan already times them beside the matmul ops they belong to (above), so they are not
         // added twice.
         break;
+      case KernelClass::layer_glue:
+        // The layer glue (residual adds, layout copies, routing weights, ...; ops_glue.cpp) has no
+        // kernels here: the time model times it from its bytes (docs/calibration.md, "Layer glue").
+        break;
     }
   }
   return plan;

@@ -22,6 +22,8 @@
 #include <tuple>
 #include <vector>
 
+#include "budget/config.hpp"
+
 namespace budget {
 
 /// The GPU and software a profile was measured on. Empty strings and zeros mean "not recorded".
@@ -97,16 +99,42 @@ struct CalibrationRow {
   bool operator!=(const CalibrationRow& o) const { return !(*this == o); }
 };
 
+/// One measured whole layer (docs/calibration.md, "Layer rows"): the training step (forward +
+/// backward) of one layer of `config` over `tokens` tokens packed as causal documents of
+/// `doc_len` tokens, in the form of ../shared/data/h200_torch_layers.jsonl (one JSON object a line;
+/// the same object in a profile's "layers" array). The time model fits its layer correction on
+/// these rows and validates on them (time_model.hpp). Every layer of `config` must be alike (no
+/// first dense layers, no sliding-window layers): the row is one of them.
+struct CalibrationLayerRow {
+  std::string cell;      ///< the group the row belongs to (e.g. a grid cell, "100M-E64"); validation leaves one out
+  std::string tag;       ///< its role in the cell; "baseline" is the reference of the cell's time ratios
+  std::int64_t run = 0;  ///< which measurement run (ratios are taken within a run); 0 = not given
+  ArchConfig config;
+  std::int64_t tokens = 0;   ///< tokens of the step
+  std::int64_t doc_len = 0;  ///< causal document length: (doc_len + 1)/2 mean attended keys
+  double layer_ms = 0;       ///< measured median ms of one layer's forward + backward (> 0)
+  double attn_block_ms = 0;  ///< the attention block alone (0 = not given)
+  double moe_block_ms = 0;   ///< the FFN block alone (0 = not given)
+  double layer_spread_ms = 0;  ///< spread of the layer measurement (0 = not given)
+  double pad_fraction = 0;     ///< padding fraction the measurer reported (0 = not given)
+  /// The attention block with each backend forced: backend → ms, 0 = the backend refused the shape.
+  std::map<std::string, double> attention_backend_ms;
+
+  bool operator==(const CalibrationLayerRow& o) const;  ///< configs compared as their native JSON
+  bool operator!=(const CalibrationLayerRow& o) const { return !(*this == o); }
+};
+
 struct CalibrationProfile {
   int schema_version = 1;
   CalibrationDevice device;
   CalibrationPeaks peaks;
   CalibrationSource source;
   std::vector<CalibrationRow> rows;
+  std::vector<CalibrationLayerRow> layers;  ///< measured whole layers (optional; JSON key "layers")
 
   bool operator==(const CalibrationProfile& o) const {
-    return std::tie(schema_version, device, peaks, source, rows) ==
-           std::tie(o.schema_version, o.device, o.peaks, o.source, o.rows);
+    return std::tie(schema_version, device, peaks, source, rows, layers) ==
+           std::tie(o.schema_version, o.device, o.peaks, o.source, o.rows, o.layers);
   }
   bool operator!=(const CalibrationProfile& o) const { return !(*this == o); }
 };
@@ -140,6 +168,15 @@ CalibrationProfile load_torch_measurements(const std::string& path);
 /// Reads a profile file: a path ending in ".jsonl" is read as PyTorch-eager measurement lines,
 /// anything else as profile JSON. Throws budget::Error naming the path.
 CalibrationProfile load_calibration_profile(const std::string& path);
+
+/// Parses whole-layer measurement lines (the form of ../shared/data/h200_torch_layers.jsonl): one
+/// CalibrationLayerRow object a line; an optional `op: device` line (keys "device", "torch",
+/// "gemm_8192_tflops", "tokens", "doc_len") is checked for form and otherwise ignored. Errors name
+/// `source` and "line <n>/<field>". At least one layer line.
+std::vector<CalibrationLayerRow> parse_layer_measurements(std::string_view jsonl, const std::string& source);
+
+/// Reads whole-layer measurement lines from a file. Throws budget::Error naming it.
+std::vector<CalibrationLayerRow> load_layer_measurements(const std::string& path);
 
 /// Why `profile` is invalid (what the reader checks, for profiles built in code), as one line
 /// naming `source`, the JSON pointer the field would have, its value and what is allowed; empty

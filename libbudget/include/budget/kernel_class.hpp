@@ -25,11 +25,16 @@ enum class KernelClass {
   gather_scatter,    ///< token permutation into and out of the experts: dispatch, combine (memory-bound)
   activation,        ///< the elementwise activation or SwiGLU of an FFN (memory-bound)
   embedding_lookup,  ///< a gather of one V×H row per token
+  layer_glue,        ///< what a real layer runs around its kernels (residual adds, attention layout
+                     ///< copies, routing-weight products, combine-buffer zeroing, the fp32 router
+                     ///< softmax; ops.hpp is_layer_glue()): memory-bound, timed from its bytes at the
+                     ///< profile's copy bandwidth, not measured by budget-profile
   not_timed,         ///< multi-token-prediction modules: reported apart from the budgets, never timed
 };
 
 /// The kernel class of `kind`. Every OpKind has exactly one; the memory-bound kinds
-/// (is_memory_bound()) map to router_topk, gather_scatter or activation, and only they do.
+/// (is_memory_bound()) map to router_topk, gather_scatter, activation or layer_glue, and only
+/// they do.
 KernelClass kernel_class(OpKind kind);
 
 /// "projection_gemm", "mlp_gemms", ... (the enumerator's name).

@@ -55,12 +55,27 @@ enum class OpKind {
   expert_activation,  ///< SwiGLU (gated) or the activation of the routed experts: top_k rows of expert_dim
   shared_activation,  ///< the same for the shared experts: one row of num_shared·shared_expert_dim
   dense_activation,   ///< the same for a dense FFN: one row of dense_dim
+  // Memory-bound glue a real (eager) layer runs between the ops above (ops_glue.cpp; bytes and
+  // their conventions there). Time only: no FLOPs, no parameters.
+  residual_add,         ///< the two residual adds of a layer (after attention, after the FFN)
+  attention_layout,     ///< q/k/v copied out of the fused QKV into (docs, heads, len, head_dim); output back to tokens × q
+  routing_weights,      ///< each token's top_k routing weights gathered into dispatch order and multiplied into its expert rows
+  combine_zero,         ///< zeroing the combine buffer the expert rows are scatter-added into: one row of H
+  router_softmax_fp32,  ///< the router logits cast to fp32 and their fp32 softmax (top-k selection: router_topk)
 };
+
+/// True for the layer glue ops (residual_add … router_softmax_fp32): memory-bound ops with no
+/// per-op profile rows, timed from their bytes (docs/calibration.md, "Layer glue").
+constexpr bool is_layer_glue(OpKind kind) {
+  return kind == OpKind::residual_add || kind == OpKind::attention_layout || kind == OpKind::routing_weights ||
+         kind == OpKind::combine_zero || kind == OpKind::router_softmax_fp32;
+}
 
 /// True for the memory-bound ops listed after lm_head (no FLOPs, no parameters, bytes only).
 constexpr bool is_memory_bound(OpKind kind) {
   return kind == OpKind::router_topk || kind == OpKind::expert_dispatch || kind == OpKind::expert_combine ||
-         kind == OpKind::expert_activation || kind == OpKind::shared_activation || kind == OpKind::dense_activation;
+         kind == OpKind::expert_activation || kind == OpKind::shared_activation || kind == OpKind::dense_activation ||
+         is_layer_glue(kind);
 }
 
 std::string_view to_string(OpKind kind);

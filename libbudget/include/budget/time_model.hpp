@@ -16,8 +16,11 @@
 /// predict() and predict_step_time() may be called concurrently on one model; validate_time_model()
 /// is reentrant.
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,36 @@ struct TimePrediction {
   std::string note;           ///< what was assumed, when anything was
 };
 
+/// The op classes the layer correction scales (docs/calibration.md, "Layer correction"): the
+/// cuBLAS GEMMs and the fused attention kernel (projections, attention, router, dense and shared
+/// FFNs, LM head), the grouped expert GEMMs, the indexed memory ops with profile rows (dispatch
+/// gather, combine scatter-add, the embedding lookup), the elementwise ones with rows (norms,
+/// router top-k, activations) and the layer glue without rows (is_layer_glue(), timed from bytes).
+enum class TimeClass { gemm_attention, expert_gemms, indexed, elementwise, glue };
+inline constexpr std::size_t time_class_count = 5;
+std::string_view to_string(TimeClass cls);
+TimeClass time_class_of(OpKind kind);
+
+/// The correction fitted on a profile's layer rows (docs/calibration.md, "Layer correction"):
+///
+///   layer time = Σ_c factor_c · Σ_{op of class c} t_op  +  launch_ms · launches
+///
+/// t_op the per-op prediction (the per-op rows' fit), launches the kernel launches of the ops (one
+/// a profile query, two for a forward+backward query; the glue ops' own counts). A non-negative
+/// least-squares fit in relative error over the layer rows; without layer rows every factor is 1
+/// and launch_ms 0 (the per-op sum, as before).
+struct LayerCorrection {
+  bool fitted = false;
+  std::array<double, time_class_count> factor{{1, 1, 1, 1, 1}};
+  double launch_ms = 0;               ///< per kernel launch
+  std::size_t layer_rows = 0;         ///< rows fitted
+  double median_relative_error = 0;   ///< in-sample |fit/measured − 1| over the rows
+  double max_relative_error = 0;
+  /// head_dim class ("aligned, 65–128" …) → the attention backend the layer rows show the framework
+  /// ran for it (the forced backend whose attention block time is nearest the default one's).
+  std::map<std::string, std::string> backend_by_head_dim_class;
+};
+
 /// A fitted time model. Cheap to copy (shares its fit).
 class TimeModel {
  public:
@@ -60,6 +93,8 @@ class TimeModel {
 
   const CalibrationProfile& profile() const;
   const TimeModelOptions& options() const;
+  /// The layer correction (identity without layer rows).
+  const LayerCorrection& layer_correction() const;
 
  private:
   struct Impl;
@@ -71,6 +106,7 @@ struct OpStepTime {
   OpKind kind{};
   double seconds_per_step = 0;
   double flops_per_step = 0;  ///< training FLOPs as budgeted: passes × forward FLOPs × executed layers × tokens
+  double launches_per_step = 0;  ///< kernel launches (their cost is in seconds_per_step)
   bool out_of_range = false;
   bool no_rows = false;
   std::string note;
@@ -87,6 +123,9 @@ struct StepTime {
   /// forward-only workload (1 pass) counts one forward.
   double mfu = 0;
   std::string attention_backend;  ///< the backend the attention time is for
+  std::string attention_backend_reason;  ///< why that backend (e.g. "from the layer rows: head_dim …")
+  double launch_seconds_per_step = 0;    ///< the launch cost part of seconds_per_step
+  bool layer_corrected = false;          ///< the profile's layer correction was applied
   bool out_of_range = false;      ///< any op's shape outside the measured range
   std::vector<OpStepTime> by_op;  ///< in op-list order, only ops that take time
 };
@@ -95,6 +134,40 @@ struct StepTime {
 /// keys): every op's passes at its step shape, times its executed layers (loops included).
 /// Preconditions: config and workload valid.
 StepTime predict_step_time(const TimeModel& model, const ArchConfig& config, const Workload& workload);
+
+/// One layer's predicted training time (forward + backward) over `tokens` tokens in causal
+/// documents of `doc_len` tokens: the layer ops of the op list (not the embedding, LM head or final
+/// norm), corrected. Precondition: all layers of `config` alike (CalibrationLayerRow's rule).
+struct LayerTime {
+  double ms = 0;
+  double uncorrected_ms = 0;  ///< the per-op sum alone
+  std::array<double, time_class_count> class_ms{};  ///< uncorrected, per class
+  double launches = 0;
+  std::string attention_backend;
+};
+LayerTime predict_layer_time(const TimeModel& model, const ArchConfig& config, std::int64_t tokens,
+                             std::int64_t doc_len);
+
+/// Leave-one-cell-out validation on a profile's layer rows (docs/calibration.md): for each cell,
+/// the model is fitted on the profile with that cell's layer rows removed and predicts them.
+struct LayerValidationEntry {
+  std::string cell, tag, name;
+  std::int64_t run = 0;
+  std::int64_t executed_layers = 0;
+  double measured_ms = 0, predicted_ms = 0;
+  /// Time per token / the cell's baseline's (same run): (layer ms × executed layers) ratios;
+  /// 0 when the cell has no baseline in that run.
+  double measured_ratio = 0, predicted_ratio = 0;
+  std::string attention_backend;
+};
+struct LayerValidation {
+  std::vector<LayerValidationEntry> entries;  ///< in the profile's layer order
+  std::size_t cells = 0;
+  double median_layer_error = 0, max_layer_error = 0;  ///< |predicted/measured − 1|
+  double median_ratio_error = 0, max_ratio_error = 0;  ///< |predicted − measured ratio|, non-baselines
+  double max_baseline_error = 0;  ///< largest signed predicted/measured − 1 of the baselines (> 0: over-predicted)
+};
+LayerValidation validate_layers_leave_one_cell_out(const CalibrationProfile& profile, TimeModelOptions options = {});
 
 /// Held-out accuracy of the model on a profile's own rows.
 struct TimeValidation {

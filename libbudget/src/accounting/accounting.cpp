@@ -80,7 +80,12 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
       case OpKind::expert_combine:
       case OpKind::expert_activation:
       case OpKind::shared_activation:
-      case OpKind::dense_activation: break;  // memory-bound: no FLOPs, no parameters
+      case OpKind::dense_activation:
+      case OpKind::residual_add:
+      case OpKind::attention_layout:
+      case OpKind::routing_weights:
+      case OpKind::combine_zero:
+      case OpKind::router_softmax_fp32: break;  // memory-bound: no FLOPs, no parameters
     }
   }
   const double passes = static_cast<double>(w.training_passes);

@@ -25,6 +25,11 @@ KernelClass kernel_class(OpKind kind) {
     case OpKind::shared_activation:
     case OpKind::dense_activation: return KernelClass::activation;
     case OpKind::embedding: return KernelClass::embedding_lookup;
+    case OpKind::residual_add:
+    case OpKind::attention_layout:
+    case OpKind::routing_weights:
+    case OpKind::combine_zero:
+    case OpKind::router_softmax_fp32: return KernelClass::layer_glue;
     case OpKind::mtp_module: return KernelClass::not_timed;
   }
   return KernelClass::not_timed;
@@ -41,6 +46,7 @@ std::string_view to_string(KernelClass kernel) {
     case KernelClass::gather_scatter: return "gather_scatter";
     case KernelClass::activation: return "activation";
     case KernelClass::embedding_lookup: return "embedding_lookup";
+    case KernelClass::layer_glue: return "layer_glue";
     case KernelClass::not_timed: return "not_timed";
   }
   return "?";

@@ -6,6 +6,8 @@
 
 #include "accounting/op_builders.hpp"
 
+#include "accounting/ops_glue.hpp"
+
 namespace budget {
 
 std::string_view to_string(OpKind kind) {
@@ -32,6 +34,11 @@ std::string_view to_string(OpKind kind) {
     case OpKind::kv_down_projection: return "kv_down_projection";
     case OpKind::kv_up_projection: return "kv_up_projection";
     case OpKind::mtp_module: return "mtp_module";
+    case OpKind::residual_add: return "residual_add";
+    case OpKind::attention_layout: return "attention_layout";
+    case OpKind::routing_weights: return "routing_weights";
+    case OpKind::combine_zero: return "combine_zero";
+    case OpKind::router_softmax_fp32: return "router_softmax_fp32";
   }
   return "?";
 }
@@ -49,6 +56,7 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
   if (c.mtp_layers > 0) add_mtp_op(ops, x);
   if (c.vocab_size > 0) add_head_ops(ops, x);
   add_ffn_memory_ops(ops, x);
+  append_glue_ops(c, ops);  // residual adds, layout copies, routing weights, ... (ops_glue.cpp)
   return ops;
 }
 

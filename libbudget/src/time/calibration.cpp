@@ -98,6 +98,26 @@ Json row_to_json(const CalibrationRow& row) {
   return j;
 }
 
+/// The "layers" array (only when there are layer rows: per-op profiles are written as before).
+template <class Json>
+void add_layers_json(Json& j, const std::vector<CalibrationLayerRow>& layers) {
+  if (layers.empty()) return;
+  j["layers"] = Json::array();
+  for (const auto& layer : layers) j["layers"].push_back(Json::parse(detail::calibration_layer_row_to_json(layer).dump()));
+}
+
+/// The optional "layers" array of a profile.
+std::vector<CalibrationLayerRow> read_layers(const ObjectReader& r) {
+  std::vector<CalibrationLayerRow> layers;
+  if (!r.has("layers")) return layers;
+  const auto& array = r.raw("layers");
+  if (!array.is_array()) r.fail("layers", fmt::format("expected an array of layer rows, found {}", detail::describe_value(array)));
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    layers.push_back(detail::read_calibration_layer_row(ObjectReader(array[i], r.source(), fmt::format("/layers/{}", i))));
+  }
+  return layers;
+}
+
 template <class Json>
 Json profile_to_json_value(const CalibrationProfile& p) {
   Json j;
@@ -122,12 +142,13 @@ Json profile_to_json_value(const CalibrationProfile& p) {
                  {"notes", p.source.notes}};
   j["rows"] = Json::array();
   for (const auto& row : p.rows) j["rows"].push_back(row_to_json<Json>(row));
+  add_layers_json(j, p.layers);
   return j;
 }
 
 CalibrationProfile read_profile(const nlohmann::json& root, const std::string& source) {
   const ObjectReader r(root, source, "");
-  r.reject_unknown_keys({"schema", "schema_version", "device", "peaks", "source", "rows"});
+  r.reject_unknown_keys({"schema", "schema_version", "device", "peaks", "source", "rows", "layers"});
   const std::string schema = r.string("schema");
   if (schema != schema_name) {
     r.fail("schema", fmt::format("value \"{}\" is not a calibration profile; allowed: \"{}\"", schema, schema_name));
@@ -151,6 +172,7 @@ CalibrationProfile read_profile(const nlohmann::json& root, const std::string& s
   for (std::size_t i = 0; i < rows.size(); ++i) {
     p.rows.push_back(detail::read_calibration_row(ObjectReader(rows[i], source, fmt::format("/rows/{}", i))));
   }
+  p.layers = read_layers(r);
   return p;
 }
 
@@ -329,6 +351,19 @@ void validate(const CalibrationProfile& profile, const std::string& source) {
   if (std::optional<Error> e = profile_error(profile, source)) throw *e;
 }
 
+namespace {
+/// The "layers" array, one row a line, after "rows".
+void append_layer_lines(std::string& out, const ordered_json& j) {
+  if (!j.contains("layers")) return;
+  out += ",\n  \"layers\": [\n";
+  const auto& layers = j["layers"];
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    out += "    " + layers[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + (i + 1 < layers.size() ? ",\n" : "\n");
+  }
+  out += "  ]";
+}
+}  // namespace
+
 std::string calibration_profile_to_json(const CalibrationProfile& profile) {
   validate(profile);
   const ordered_json j = profile_to_json_value<ordered_json>(profile);
@@ -336,7 +371,7 @@ std::string calibration_profile_to_json(const CalibrationProfile& profile) {
   // and diffs line by line.
   std::string out = "{\n";
   for (const auto& [key, value] : j.items()) {
-    if (key == "rows") continue;
+    if (key == "rows" || key == "layers") continue;
     std::string rendered = value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     // Indent nested objects by two more spaces.
     std::string indented;
@@ -351,7 +386,9 @@ std::string calibration_profile_to_json(const CalibrationProfile& profile) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     out += "    " + rows[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + (i + 1 < rows.size() ? ",\n" : "\n");
   }
-  out += "  ]\n}\n";
+  out += "  ]";
+  append_layer_lines(out, j);
+  out += "\n}\n";
   return out;
 }
 

@@ -5,6 +5,7 @@
 // line gives the device, the peaks and the method.
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include <fmt/format.h>
@@ -100,9 +101,10 @@ void read_attention_line(const ObjectReader& r, CalibrationProfile& profile) {
 
 }  // namespace
 
-CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::string& source) {
-  CalibrationProfile profile;
-  bool have_device = false;
+namespace detail {
+
+void for_each_jsonl_line(std::string_view jsonl, const std::string& source,
+                         const std::function<void(const ObjectReader&)>& on_line) {
   std::size_t line_number = 0;
   std::size_t start = 0;
   while (start <= jsonl.size()) {
@@ -115,11 +117,20 @@ CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::s
     const std::string where = fmt::format("line {}", line_number);
     nlohmann::json object;
     try {
-      object = detail::parse_json_text(line, source);
+      object = parse_json_text(line, source);
     } catch (const Error& e) {
       throw Error(e.message(), source, where);
     }
-    const ObjectReader r(object, source, where);
+    on_line(ObjectReader(object, source, where));
+  }
+}
+
+}  // namespace detail
+
+CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::string& source) {
+  CalibrationProfile profile;
+  bool have_device = false;
+  detail::for_each_jsonl_line(jsonl, source, [&](const ObjectReader& r) {
     const std::string op = r.string("op");
     if (op == "device") {
       if (have_device) r.fail("op", "a second \"op\": \"device\" line; allowed: one");
@@ -130,7 +141,7 @@ CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::s
     } else {
       profile.rows.push_back(detail::read_calibration_row(r));
     }
-  }
+  });
   if (!have_device) {
     throw Error("no \"op\": \"device\" line; it gives the device name and the measured peaks "
                 "(gemm_8192_bf16_tflops, copy_tb_per_s)",

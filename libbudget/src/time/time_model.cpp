@@ -33,10 +33,13 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "time/step_terms.hpp"
 #include "time/time_fit.hpp"
 
 namespace budget {
@@ -80,6 +83,47 @@ double fallback_bytes_per_element(const std::string& op) {
   if (op == "swiglu") return 6.0;               // read gate and up, write the product (bf16)
   if (op == "router_softmax_topk") return 2.0;  // read the logits
   return 4.0;                                   // read and write one bf16 element
+}
+
+/// The attention class of a head_dim: (d mod 8 = 0, d ≤ 64 | 65–128 | > 128) as a key and in words.
+std::pair<std::string, std::string> attention_head_dim_class(std::int64_t hd) {
+  const int bucket = hd <= 64 ? 0 : hd <= 128 ? 1 : 2;
+  return {fmt::format("{}{}", hd % 8 == 0 ? 1 : 0, bucket),
+          fmt::format("head_dim {}, {}", hd % 8 == 0 ? "a multiple of 8" : "not a multiple of 8",
+                      bucket == 0 ? "≤ 64" : bucket == 1 ? "65–128" : "> 128")};
+}
+
+/// The attention backend the layer rows show the framework ran, per head_dim class: for each row
+/// with forced-backend times, the accepted backend (one the per-op rows know) whose attention block
+/// time is nearest (in log) the row's attn_block_ms (the framework's own choice); per class the
+/// backend most rows show (ties: the name first in order). Keyed by the class's words.
+std::map<std::string, std::string> layer_backends(const CalibrationProfile& profile) {
+  std::map<std::string, bool> known;
+  for (const auto& row : profile.rows) {
+    if (row.op == "attention" && row.backend != "default") known[row.backend] = true;
+  }
+  std::map<std::string, std::map<std::string, int>> votes;
+  for (const auto& layer : profile.layers) {
+    if (layer.attn_block_ms <= 0) continue;
+    std::string best;
+    double best_distance = 0;
+    for (const auto& [name, ms] : layer.attention_backend_ms) {
+      if (ms <= 0 || known.count(name) == 0) continue;
+      const double distance = std::abs(std::log(ms / layer.attn_block_ms));
+      if (best.empty() || distance < best_distance) {
+        best = name;
+        best_distance = distance;
+      }
+    }
+    if (!best.empty()) ++votes[attention_head_dim_class(layer.config.attention.head_dim).second][best];
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [cls, counts] : votes) {
+    const auto top = std::max_element(counts.begin(), counts.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    out[cls] = top->first;
+  }
+  return out;
 }
 
 /// What the model needs of a row or query.
@@ -132,10 +176,7 @@ Shaped describe(const CalibrationRow& row, const std::string& pass, const std::s
     const double L = dbl(field(row, "doc_len")), T = dbl(field(row, "tokens"));
     const double h = dbl(field(row, "num_heads")), kv = dbl(field(row, "num_kv_heads")), d = dbl(hd);
     const double d64 = std::ceil(d / 64.0) * 64.0;
-    const int bucket = hd <= 64 ? 0 : hd <= 128 ? 1 : 2;
-    s.cls = fmt::format("{}{}", hd % 8 == 0 ? 1 : 0, bucket);
-    s.cls_description = fmt::format("head_dim multiple of 8: {}, head_dim {}", yes(hd % 8 == 0),
-                                    bucket == 0 ? "≤ 64" : bucket == 1 ? "65–128" : "> 128");
+    std::tie(s.cls, s.cls_description) = attention_head_dim_class(hd);
     s.features = {1.0, 4 * h * d64 * tiled_causal_keys(L, 128) * T / 1e12, T * (2 * h + 2 * kv) * d / 1e9, T * h / 1e6};
     s.coords = {std::log(L), std::log(h), std::log(kv), std::log(d), std::log(T)};
     // Exact causal keys (L + 1)/2 per query; forward 4·h·d·Ā·T, passes weighted 1 : 2.5.
@@ -198,6 +239,7 @@ struct TimeModel::Impl {
   /// Attention acceptance per backend: [aligned accepted, aligned refused, unaligned accepted,
   /// unaligned refused] row counts ("aligned": head_dim a multiple of 8).
   std::map<std::string, std::array<int, 4>> acceptance;
+  LayerCorrection correction;
 
   TimePrediction predict_pass(const CalibrationRow& q, const std::string& pass, const std::string& backend) const;
   TimePrediction predict_fitted(const CalibrationRow& q, const std::string& pass, const std::string& backend) const;
@@ -238,8 +280,17 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
     finish_class(family.pooled, {});
     for (auto& [cls, fit] : family.classes) finish_class(fit, family.pooled.beta);
   }
-  impl_ = std::move(impl);
+  impl->correction.backend_by_head_dim_class = layer_backends(profile);
+  impl_ = impl;
+  if (!profile.layers.empty()) {
+    // The per-op fit (and the backends above) is complete: the correction is fitted on it.
+    LayerCorrection correction = detail::fit_layer_correction(*this, profile.layers);
+    correction.backend_by_head_dim_class = impl->correction.backend_by_head_dim_class;
+    impl->correction = std::move(correction);
+  }
 }
+
+const LayerCorrection& TimeModel::layer_correction() const { return impl_->correction; }
 
 const CalibrationProfile& TimeModel::profile() const { return impl_->profile; }
 const TimeModelOptions& TimeModel::options() const { return impl_->options; }
@@ -356,7 +407,18 @@ TimePrediction TimeModel::predict(const CalibrationRow& query) const {
     return found ? std::optional<TimePrediction>(best) : std::nullopt;
   };
   std::string chosen = wanted;
-  if (wanted == "auto") chosen = m.accepts("default", hd) == 1 ? "default" : "";
+  if (wanted == "auto") {
+    // The backend the layer rows show for the class, when they show one the per-op rows accept.
+    const std::string words = attention_head_dim_class(hd).second;
+    const auto by_layers = m.correction.backend_by_head_dim_class.find(words);
+    if (by_layers != m.correction.backend_by_head_dim_class.end() && m.accepts(by_layers->second, hd) == 1) {
+      TimePrediction p = m.predict_pass(query, query.pass, by_layers->second);
+      p.note = fmt::format("{}{}backend {} as the layer rows show for {}", p.note, p.note.empty() ? "" : "; ",
+                           by_layers->second, words);
+      return p;
+    }
+    chosen = m.accepts("default", hd) == 1 ? "default" : "";
+  }
   if (!chosen.empty() && m.accepts(chosen, hd) != 0) {
     TimePrediction p = m.predict_pass(query, query.pass, chosen);
     if (m.accepts(chosen, hd) == -1) {

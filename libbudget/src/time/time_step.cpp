@@ -17,6 +17,12 @@
 //     scatter-add of the same shape), combine (scatter-add; its backward a gather), the activation
 //     (SwiGLU over T·top_k × expert_dim; a plain activation is taken as 2/3 of SwiGLU's time, the
 //     ratio of their bytes), the embedding lookup (gather of T rows of H, backward scatter-add).
+//   layer glue (is_layer_glue(); no profile rows): forward bytes × T × (1 + backward ratio) at the
+//     profile's copy bandwidth, the ratio and the launches per op kind in glue_cost() below.
+//
+// Launches: one per profile query (two for a forward+backward query), the glue ops' own counts.
+// The layer correction (time_model.hpp, LayerCorrection) then scales each op's time by its class's
+// factor and adds launch_ms per launch: seconds = factor_c · t_op + launch_ms · launches.
 
 #include <algorithm>
 #include <cmath>
@@ -29,10 +35,83 @@
 #include "budget/kernel_class.hpp"
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
+#include "time/step_terms.hpp"
 
 namespace budget {
 
+std::string_view to_string(TimeClass cls) {
+  switch (cls) {
+    case TimeClass::gemm_attention: return "gemm_attention";
+    case TimeClass::expert_gemms: return "expert_gemms";
+    case TimeClass::indexed: return "indexed";
+    case TimeClass::elementwise: return "elementwise";
+    case TimeClass::glue: return "glue";
+  }
+  return "?";
+}
+
+/// The op-kind → time-class map of the layer correction.
+TimeClass time_class_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::qkv_projection:
+    case OpKind::output_projection:
+    case OpKind::router:
+    case OpKind::shared_experts:
+    case OpKind::dense_ffn:
+    case OpKind::lm_head:
+    case OpKind::q_down_projection:
+    case OpKind::q_up_projection:
+    case OpKind::kv_down_projection:
+    case OpKind::kv_up_projection:
+    case OpKind::mtp_module:
+    case OpKind::attention_scores: return TimeClass::gemm_attention;
+    case OpKind::routed_experts: return TimeClass::expert_gemms;
+    case OpKind::embedding:
+    case OpKind::expert_dispatch:
+    case OpKind::expert_combine: return TimeClass::indexed;
+    case OpKind::norms:
+    case OpKind::final_norm:
+    case OpKind::router_topk:
+    case OpKind::expert_activation:
+    case OpKind::shared_activation:
+    case OpKind::dense_activation: return TimeClass::elementwise;
+    case OpKind::residual_add:
+    case OpKind::attention_layout:
+    case OpKind::routing_weights:
+    case OpKind::combine_zero:
+    case OpKind::router_softmax_fp32: return TimeClass::glue;
+  }
+  return TimeClass::gemm_attention;
+}
+
 namespace {
+
+/// Backward bytes / forward bytes and the launches of one execution of a layer glue op (PyTorch
+/// eager, the layer of ../shared/data/h200_torch_layers.jsonl):
+///   residual_add: the gradient of the residual stream is accumulated by an add of the same shape
+///     (ratio 1); 2 adds forward, 2 backward.
+///   attention_layout: the gradients of q, k, v and of the output are copied back (ratio 1); 4
+///     copies (q, k, v, output) each way.
+///   routing_weights: the gradient of the rows (k rows × weight: 4kH) and of the weights (a dot
+///     product over H of two k-row tensors: 4kH) (ratio 2); gather and product forward, 3 backward.
+///   combine_zero: no backward; 1 launch.
+///   router_softmax_fp32: softmax backward reads the probabilities and their gradient and writes
+///     one (12E), the cast back 6E: 18E over the forward's 14E; 2 launches each way.
+struct GlueCost {
+  double backward_ratio;
+  double forward_launches;
+  double backward_launches;
+};
+GlueCost glue_cost(OpKind kind) {
+  switch (kind) {
+    case OpKind::residual_add: return {1.0, 2, 2};
+    case OpKind::attention_layout: return {1.0, 4, 4};
+    case OpKind::routing_weights: return {2.0, 2, 3};
+    case OpKind::combine_zero: return {0.0, 1, 0};
+    case OpKind::router_softmax_fp32: return {18.0 / 14.0, 2, 2};
+    default: return {0.0, 0, 0};
+  }
+}
 
 /// A time query: op, pass, shape and (expert GEMMs) matrix.
 CalibrationRow query_row(std::string op, std::string pass, std::map<std::string, std::int64_t> shape,
@@ -50,10 +129,12 @@ struct StepQueries {
   std::int64_t tokens;
   std::int64_t passes;
   OpStepTime* out;
+  double* launches;
 
   void add(const CalibrationRow& query, double multiplier) {
     const TimePrediction p = model.predict(query);
     out->seconds_per_step += multiplier * p.ms * 1e-3;
+    *launches += multiplier * (query.pass == "forward+backward" ? 2.0 : 1.0);
     out->out_of_range = out->out_of_range || p.out_of_range;
     out->no_rows = out->no_rows || p.no_rows;
     if (!p.note.empty() && out->note.find(p.note) == std::string::npos) {
@@ -129,20 +210,32 @@ double attended_keys_of(const Op& scores) {
 
 }  // namespace
 
-StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Workload& w) {
+namespace detail {
+
+Workload layer_workload(std::int64_t tokens, std::int64_t doc_len) {
+  Workload w;
+  w.seq_len = doc_len;
+  w.attention_mask = AttentionMask::causal;
+  w.attended_keys = (static_cast<double>(doc_len) + 1.0) / 2.0;
+  w.training_passes = 3;
+  w.tokens_per_step = tokens;
+  return w;
+}
+
+StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload& w) {
   const std::vector<Op> ops = layer_ops(c, w);
-  StepTime st;
-  st.tokens_per_step = w.tokens_per_step;
+  StepTerms st;
   const std::int64_t T = w.tokens_per_step;
   const std::int64_t H = c.hidden_size;
   const auto& f = c.ffn;
   const std::int64_t up_factor = f.gated ? 2 : 1;
-  double forward_flops_per_token = 0;
+  const double copy_bytes_per_s = model.profile().peaks.copy_gbytes_per_s * 1e9;
 
   for (const Op& op : ops) {
     OpStepTime t;
     t.kind = op.kind;
-    StepQueries q{model, T, w.training_passes, &t};
+    double launches = 0;
+    StepQueries q{model, T, w.training_passes, &t, &launches};
     // What each op runs is the one op-kind → kernel-class map (budget/kernel_class.hpp), shared
     // with budget-profile; the shapes of each query are this model's.
     switch (kernel_class(op.kind)) {
@@ -185,6 +278,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         // The backend is chosen per query; record it for the report.
         const TimePrediction probe = model.predict(query_row(a.op, "forward+backward", a.shape));
         st.attention_backend = probe.backend;
+        st.attention_backend_reason = probe.note;
         q.fused_passes(a, 1.0);
         break;
       }
@@ -208,15 +302,60 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
         }
         break;
       case KernelClass::embedding_lookup: q.gather_scatter(T, H, true); break;
+      case KernelClass::layer_glue: {
+        // No profile rows: bytes at the measured copy bandwidth (the layer correction scales it).
+        const GlueCost cost = glue_cost(op.kind);
+        const double extra_forwards = w.training_passes > 3 ? static_cast<double>(w.training_passes - 3) : 0.0;
+        const double backward = w.training_passes >= 2 ? cost.backward_ratio : 0.0;
+        t.seconds_per_step = op.forward_bytes * static_cast<double>(T) * (1.0 + backward + extra_forwards) / copy_bytes_per_s;
+        launches = cost.forward_launches * (1.0 + extra_forwards) + (w.training_passes >= 2 ? cost.backward_launches : 0.0);
+        t.note = "no rows: bytes at the measured copy bandwidth";
+        break;
+      }
     }
+    OpTerm term;
+    term.cls = time_class_of(op.kind);
+    term.seconds_per_execution = t.seconds_per_step;
+    term.launches_per_execution = launches;
+    term.layer_op = op.kind != OpKind::embedding && op.kind != OpKind::lm_head && op.kind != OpKind::final_norm;
     t.seconds_per_step *= static_cast<double>(op.executed_layers);
+    t.launches_per_step = launches * static_cast<double>(op.executed_layers);
     t.flops_per_step = static_cast<double>(w.training_passes) * op.total_forward_flops() * static_cast<double>(T);
-    forward_flops_per_token += op.total_forward_flops();
+    st.forward_flops_per_token += op.total_forward_flops();
+    term.time = std::move(t);
+    st.ops.push_back(std::move(term));
+  }
+  return st;
+}
+
+}  // namespace detail
+
+StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Workload& w) {
+  const detail::StepTerms terms = detail::step_terms(model, c, w);
+  const LayerCorrection& correction = model.layer_correction();
+  const std::int64_t T = w.tokens_per_step;
+  StepTime st;
+  st.tokens_per_step = T;
+  st.attention_backend = terms.attention_backend;
+  st.attention_backend_reason = terms.attention_backend_reason;
+  st.layer_corrected = correction.fitted;
+  for (const detail::OpTerm& term : terms.ops) {
+    OpStepTime t = term.time;
     if (t.seconds_per_step <= 0) continue;
+    const double launch_s = correction.launch_ms * 1e-3 * t.launches_per_step;
+    const double factor = correction.factor[static_cast<std::size_t>(term.cls)];
+    t.seconds_per_step = factor * t.seconds_per_step + launch_s;
+    if (correction.fitted && factor == 0) {
+      t.note += fmt::format("{}layer correction: factor 0 for its class ({}): the layer rows show no time for it "
+                            "beyond the other classes'",
+                            t.note.empty() ? "" : "; ", to_string(term.cls));
+    }
+    st.launch_seconds_per_step += launch_s;
     st.seconds_per_step += t.seconds_per_step;
     st.out_of_range = st.out_of_range || t.out_of_range;
-    st.by_op.push_back(t);
+    st.by_op.push_back(std::move(t));
   }
+  const double forward_flops_per_token = terms.forward_flops_per_token;
   st.seconds_per_token = st.seconds_per_step / static_cast<double>(T);
   st.tokens_per_second = static_cast<double>(T) / st.seconds_per_step;
   // MFU (PaLM, Chowdhery et al. 2022, appendix B): the model's useful FLOPs over the peak, a

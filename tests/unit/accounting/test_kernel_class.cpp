@@ -42,18 +42,24 @@ const std::map<OpKind, KernelClass>& expected_classes() {
       {OpKind::expert_activation, KernelClass::activation},
       {OpKind::shared_activation, KernelClass::activation},
       {OpKind::dense_activation, KernelClass::activation},
+      {OpKind::residual_add, KernelClass::layer_glue},
+      {OpKind::attention_layout, KernelClass::layer_glue},
+      {OpKind::routing_weights, KernelClass::layer_glue},
+      {OpKind::combine_zero, KernelClass::layer_glue},
+      {OpKind::router_softmax_fp32, KernelClass::layer_glue},
   };
   return table;
 }
 
 bool memory_bound_class(KernelClass k) {
-  return k == KernelClass::router_topk || k == KernelClass::gather_scatter || k == KernelClass::activation;
+  return k == KernelClass::router_topk || k == KernelClass::gather_scatter || k == KernelClass::activation ||
+         k == KernelClass::layer_glue;
 }
 }  // namespace
 
 TEST_CASE("kernel_class: every op kind has its documented class", "[accounting][kernel_class]") {
-  // 22 kinds: qkv_projection .. dense_activation (budget/ops.hpp).
-  REQUIRE(expected_classes().size() == 22);
+  // 27 kinds: qkv_projection .. dense_activation and the five layer-glue kinds (budget/ops.hpp).
+  REQUIRE(expected_classes().size() == 27);
   std::set<std::string> kind_names;
   for (const auto& [kind, expected] : expected_classes()) {
     INFO(to_string(kind));
@@ -62,17 +68,17 @@ TEST_CASE("kernel_class: every op kind has its documented class", "[accounting][
     CHECK(is_memory_bound(kind) == memory_bound_class(kernel_class(kind)));
   }
   CHECK(kind_names.count("?") == 0);
-  CHECK(kind_names.size() == 22);
+  CHECK(kind_names.size() == 27);
 }
 
 TEST_CASE("kernel_class: names are the enumerators' and distinct", "[accounting][kernel_class]") {
   const KernelClass all[] = {KernelClass::projection_gemm, KernelClass::mlp_gemms,      KernelClass::expert_gemms,
                              KernelClass::attention,       KernelClass::rms_norm,       KernelClass::router_topk,
                              KernelClass::gather_scatter,  KernelClass::activation,     KernelClass::embedding_lookup,
-                             KernelClass::not_timed};
+                             KernelClass::layer_glue,      KernelClass::not_timed};
   std::set<std::string_view> names;
   for (KernelClass k : all) names.insert(to_string(k));
-  CHECK(names.size() == 10);
+  CHECK(names.size() == 11);
   CHECK(names.count("?") == 0);
   CHECK(to_string(KernelClass::expert_gemms) == "expert_gemms");
 }

@@ -1,0 +1,70 @@
+// The layer glue ops (docs/calibration.md, "Layer glue"): what a real eager layer runs beyond the
+// matmuls, the attention kernel and the measured memory-bound ops. Each is a memory-bound op with
+// its fewest forward bytes per token and execution, bf16 activations (2 bytes an element) unless
+// said otherwise; the backward's bytes and the launches are the time model's (time_step.cpp).
+// Sources: the PyTorch-eager layer of ../shared/data/h200_torch_layers.jsonl (its README): fused
+// QKV split into q/k/v viewed as (docs, heads, len, head_dim), output reshaped to tokens × q,
+// residual adds, router softmax/top-k in fp32, routing weights gathered and multiplied,
+// scatter-add into a zeroed buffer.
+
+#include "accounting/ops_glue.hpp"
+
+namespace budget {
+
+namespace {
+
+Op& add_glue(std::vector<Op>& ops, OpKind kind, std::int64_t width, std::int64_t rows, double bytes,
+             std::int64_t physical, std::int64_t executed) {
+  Op& op = ops.emplace_back();  // value-initialised in place
+  op.kind = kind;
+  op.in_features = width;
+  op.matrices = rows;
+  op.forward_bytes = bytes;
+  op.physical_layers = physical;
+  op.executed_layers = executed;
+  return op;
+}
+
+}  // namespace
+
+void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
+  const double H = static_cast<double>(c.hidden_size);
+  const auto& a = c.attention;
+  const auto& f = c.ffn;
+  const std::int64_t L = c.num_layers;
+  const std::int64_t executed = c.executed_layers();
+  const std::int64_t moe_physical = L - c.dense_ffn_layers();
+  const std::int64_t moe_executed = executed - c.executed_dense_ffn_layers();
+
+  // Residual adds, two a layer: each reads two rows of H and writes one: 2 · 3 · 2H = 12·H.
+  add_glue(ops, OpKind::residual_add, c.hidden_size, 2, 12.0 * H, L, executed);
+
+  // Attention layout (fused QKV only; MLA's projections are separate GEMMs and not modelled here):
+  // q, k and v are strided views of the QKV output; the attention kernel takes each as a
+  // contiguous (docs, heads, len, head_dim) tensor, so each is copied (read + write: 4 bytes an
+  // element, heads + 2·kv_heads rows of head_dim), and the attention output is copied back to
+  // tokens × q (4·q): 4·head_dim·(heads + 2·kv_heads) + 4·q. `in_features` = head_dim (its
+  // alignment decides the copy kernels' speed), `matrices` = heads + 2·kv_heads.
+  if (!a.mla) {
+    const std::int64_t rows = a.num_heads + 2 * a.num_kv_heads;
+    const double bytes = 4.0 * static_cast<double>(a.head_dim * rows) + 4.0 * static_cast<double>(a.query_width());
+    add_glue(ops, OpKind::attention_layout, a.head_dim, rows, bytes, L, executed);
+  }
+
+  if (moe_physical > 0) {
+    const double k = static_cast<double>(f.top_k);
+    const double E = static_cast<double>(f.num_experts);
+    // Router in fp32: the E bf16 logits cast to fp32 (read 2E, write 4E) and the fp32 softmax
+    // (read 4E, write 4E): 14·E. The top-k selection is router_topk's (ops.cpp).
+    add_glue(ops, OpKind::router_softmax_fp32, f.num_experts, 1, 14.0 * E, moe_physical, moe_executed);
+    // Routing weights: the k weights gathered into dispatch order (read + write: 4k) and the
+    // product of the k expert output rows by them (read k·H and k weights, write k·H: 4kH + 2k):
+    // 4·k·H + 6·k.
+    add_glue(ops, OpKind::routing_weights, c.hidden_size, f.top_k, 4.0 * k * H + 6.0 * k, moe_physical,
+             moe_executed);
+    // The combine buffer zeroed before the scatter-add: one row of H written, 2·H.
+    add_glue(ops, OpKind::combine_zero, c.hidden_size, 1, 2.0 * H, moe_physical, moe_executed);
+  }
+}
+
+}  // namespace budget
