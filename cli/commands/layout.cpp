@@ -24,6 +24,7 @@
 #include "budget/cluster_time.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
@@ -49,6 +50,9 @@ struct LayoutOptions {
   std::int64_t max_nodes_per_token = 0;
   std::string overlap = "dp";
   double run_tokens = 0.0;
+  std::int64_t global_batch_tokens = 4 * 1024 * 1024;
+  int top = 5;
+  bool layout_given = true;
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -256,6 +260,80 @@ void run_layout(const LayoutOptions& o) {
   if (!result.memory.fits) throw CommandExit{exit_infeasible};
 }
 
+/// The layout search: every valid layout on --gpus, those that fit ranked by step time.
+void run_search(const LayoutOptions& o) {
+  const ArchConfig config = load_arch_config(o.config_path);
+  const ClusterSpec cluster =
+      load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
+  if (o.layout.gpus <= 0) throw Error("the layout search needs the GPU count (--gpus)", "layout");
+  std::string profile = o.profile_path;
+  if (profile.empty() && cluster.compute.source == ComputeSource::calibration) {
+    profile = cluster.compute.calibration_profile;
+  }
+  if (profile.empty()) {
+    throw Error("the layout search ranks by step time and needs a calibration profile (--profile, e.g. "
+                "cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
+                "layout");
+  }
+  const TimeModel model(load_calibration_profile(profile));
+  LayoutSearchOptions so;
+  so.gpus = o.layout.gpus;
+  so.seq_len = o.layout.seq_len;
+  so.global_batch_tokens = o.global_batch_tokens;
+  so.keep = static_cast<std::size_t>(o.top);
+  so.imbalance = o.layout.imbalance;
+  so.time.attended_keys = o.attended_keys;
+  so.time.communication.max_nodes_per_token = o.max_nodes_per_token;
+  so.time.communication.overlap = parse_overlap(o.overlap);
+  const LayoutSearchResult found = search_layouts(model, config, cluster, so);
+  const std::string name = config.name.empty() ? o.config_path : config.name;
+  if (o.format == OutputFormat::json) {
+    nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                               {"budget_version", version_string},
+                               {"config", name},
+                               {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
+                               {"gpus", so.gpus},
+                               {"global_batch_tokens", so.global_batch_tokens},
+                               {"enumerated", found.enumerated},
+                               {"valid", found.valid},
+                               {"fitting", found.fitting}};
+    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+    for (const RankedLayout& r : found.layouts) {
+      nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+      item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
+      layouts.push_back(item);
+    }
+    out["layouts"] = layouts;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
+                             cluster.total_gpus(), cluster.gpu_name, found.enumerated, found.valid, found.fitting);
+    Table t;
+    for (const char* h : {"rank", "layout"}) t.add_column(h, Align::left);
+    for (const char* h : {"s/step", "tokens/s/GPU", "MFU", "compute", "comm exposed", "bubble", "headroom GiB"}) {
+      t.add_column(h);
+    }
+    std::size_t rank = 1;
+    for (const RankedLayout& r : found.layouts) {
+      const ClusterStepTime& st = r.time;
+      const StageTime& slow = st.stages[static_cast<std::size_t>(st.slowest_stage)];
+      const ParallelLayout& l = r.memory.layout;
+      t.add_row({std::to_string(rank++),
+                 fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
+                             l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(),
+                             l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
+                             l.distributed_optimizer ? " dist-opt" : ""),
+                 fmt::format("{:.4f}", st.seconds_per_step), fmt::format("{:.0f}", st.tokens_per_second_per_gpu),
+                 fmt::format("{:.1f}%", 100.0 * st.mfu), fmt::format("{:.4f}", slow.compute_seconds),
+                 fmt::format("{:.4f}", slow.exposed_communication_seconds + slow.late_overlap_seconds),
+                 fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)});
+    }
+    std::cout << (o.format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n";
+    if (found.layouts.empty()) std::cout << "no layout fits\n";
+  }
+  if (found.layouts.empty()) throw CommandExit{exit_infeasible};
+}
+
 void add_layout_command(CLI::App& app) {
   auto o = std::make_shared<LayoutOptions>();
   CLI::App* cmd = app.add_subcommand(
@@ -272,8 +350,13 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--cp", l.cp, "Context parallel size (default 1)");
   auto* gpus = cmd->add_option("--gpus", l.gpus, "GPU count N (DP = N / (TP·CP·PP))");
   cmd->add_option("--dp", l.dp, "Data parallel size (N = TP·CP·DP·PP); default 1 without --gpus")->excludes(gpus);
-  cmd->add_option("--micro-batch-size", l.micro_batch_size, "Sequences per micro-batch")->required();
-  cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per step (m)")->required();
+  cmd->add_option("--micro-batch-size", l.micro_batch_size,
+                  "Sequences per micro-batch (with --micro-batches: one layout; without any layout option: search)");
+  cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per step (m)");
+  cmd->add_option("--global-batch-tokens", o->global_batch_tokens,
+                  "Search: tokens per step b·s·m·DP (default 4,194,304)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
+  cmd->add_option("--top", o->top, "Search: best layouts printed (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--seq-len", l.seq_len, "Tokens per sequence (default 4096)");
   cmd->add_option("--recompute", o->recompute, "none (default), selective (attention core), full or full:N layers per chunk");
   cmd->add_option("--precision", o->precision, "bf16 (default: bf16 weights, fp32 grads and Adam), fp16 or fp32");
@@ -300,7 +383,22 @@ void add_layout_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e30));
   add_format_option(*cmd, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
-  cmd->callback([o] { run_layout(*o); });
+  cmd->callback([o, cmd] {
+    o->layout_given = false;
+    for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
+                             "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer"}) {
+      if (cmd->count(name) > 0) o->layout_given = true;
+    }
+    if (o->layout_given && (cmd->count("--micro-batch-size") == 0 || cmd->count("--micro-batches") == 0)) {
+      throw Error("a layout needs --micro-batch-size and --micro-batches (give no layout option to search)",
+                  "layout");
+    }
+    if (o->layout_given) {
+      run_layout(*o);
+    } else {
+      run_search(*o);
+    }
+  });
 }
 
 const CommandRegistration registration{"layout", 15, &add_layout_command};

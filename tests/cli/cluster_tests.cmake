@@ -77,3 +77,20 @@ budget_cli_test(NAME cluster.layout_time_needs_profile ARGS layout ${base} --clu
 budget_cli_test(NAME cluster.layout_bad_overlap ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
     --micro-batches 1 --profile ${h200_profile} --overlap dp,xp
   EXPECT_EXIT 2 STDERR_MATCHES [=[--overlap: value "xp" is not allowed; allowed: none or a comma-separated list]=])
+budget_cli_test(NAME cluster.layout_search_table ARGS layout ${base} --cluster ${h200} --gpus 8
+    --global-batch-tokens 131072 --profile ${h200_profile} --top 3
+  STDOUT_MATCHES [=[layouts enumerated, [0-9]+ valid, [0-9]+ fit]=]
+    [=[rank +layout +s/step +tokens/s/GPU +MFU +compute +comm exposed +bubble +headroom GiB]=]
+    [=[
+1 +TP[0-9]+ CP[0-9]+ PP[0-9]+ ]=] [=[
+3 +TP]=])
+budget_cli_test(NAME cluster.layout_search_json ARGS layout ${smelt} --cluster ${h200} --gpus 8
+    --global-batch-tokens 131072 --profile ${h200_profile} --top 2 --format json
+  STDOUT_MATCHES [=["layouts": .
+    {
+      "layout": {]=] [=["memory": {]=] [=["time": {
+        "seconds_per_step": ]=])
+budget_cli_test(NAME cluster.layout_search_needs_profile ARGS layout ${base} --cluster ${h200} --gpus 8
+  EXPECT_EXIT 2 STDERR_MATCHES [=[the layout search ranks by step time and needs a calibration profile]=])
+budget_cli_test(NAME cluster.layout_needs_micro_batches ARGS layout ${base} --cluster ${h200} --tp 2 --gpus 8
+  EXPECT_EXIT 2 STDERR_MATCHES [=[a layout needs --micro-batch-size and --micro-batches]=])

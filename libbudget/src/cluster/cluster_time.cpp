@@ -123,8 +123,18 @@ Workload time_workload(const ParallelLayout& l, const ClusterTimeOptions& option
 }
 
 LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const ParallelLayout& l,
-                       const ClusterTimeOptions& options) {
+                       const ClusterTimeOptions& options, PartTimesCache* cache) {
   LayerTimes out;
+  // part_times through the cache: group 0 attention/dense/head and 1 router/shared (the TP shard),
+  // group 2 routed experts (E/EP experts of width expert_dim/ETP).
+  const auto timed = [&](int group, std::int64_t a, std::int64_t b, const ArchConfig& c, const Workload& wl,
+                         std::int64_t tokens, std::int64_t passes, std::initializer_list<Part> parts) {
+    if (!cache) return part_times(model, c, wl, tokens, passes, parts);
+    const auto key = std::make_tuple(group, a, b, tokens, passes);
+    auto it = cache->entries.find(key);
+    if (it == cache->entries.end()) it = cache->entries.emplace(key, part_times(model, c, wl, tokens, passes, parts)).first;
+    return it->second;
+  };
   const Workload w = time_workload(l, options);
   const std::int64_t T = l.micro_batch_size * (l.seq_len / l.cp);  // tokens of one micro-batch on a rank
   const std::int64_t r = l.sequence_parallel_active() ? l.tp : 1;
@@ -145,13 +155,13 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
     dense_layer.ffn.dense_dim = config.ffn.dense_dim / l.tp;
   }
   const auto base_parts = {Part::attention, Part::dense, Part::embedding, Part::head, Part::final_norm};
-  out.base3 = part_times(model, dense_layer, w, T, 3, base_parts);
-  out.base4 = full || selective ? part_times(model, dense_layer, w, T, 4, base_parts) : out.base3;
+  out.base3 = timed(0, l.tp, 0, dense_layer, w, T, 3, base_parts);
+  out.base4 = full || selective ? timed(0, l.tp, 0, dense_layer, w, T, 4, base_parts) : out.base3;
   if (config.ffn.is_moe()) {
     ArchConfig moe_layer = tp_shard(config, l, out.notes);
     moe_layer.ffn.first_dense_layers = 0;
-    out.moe3 = part_times(model, moe_layer, w, T, 3, {Part::moe_tp});
-    out.moe4 = full ? part_times(model, moe_layer, w, T, 4, {Part::moe_tp}) : out.moe3;
+    out.moe3 = timed(1, l.tp, 0, moe_layer, w, T, 3, {Part::moe_tp});
+    out.moe4 = full ? timed(1, l.tp, 0, moe_layer, w, T, 4, {Part::moe_tp}) : out.moe3;
     // Routed experts on one EP rank: E/EP local experts of width expert_dim/ETP, receiving
     // R = (T/r)·top_k·min(F, G)·ETP rows in all (the most loaded rank; ETP gathers its group's
     // rows). Timed as a config of E' = E/EP experts with top_k' = min(top_k, E') and
@@ -164,8 +174,8 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
     experts.ffn.top_k = std::min(config.ffn.top_k, experts.ffn.num_experts);
     experts.ffn.expert_dim = config.ffn.expert_dim / l.expert_tp();
     const auto tokens = static_cast<std::int64_t>(std::llround(rows / static_cast<double>(experts.ffn.top_k)));
-    out.routed3 = part_times(model, experts, w, tokens, 3, {Part::routed});
-    out.routed4 = full ? part_times(model, experts, w, tokens, 4, {Part::routed}) : out.routed3;
+    out.routed3 = timed(2, l.ep, l.expert_tp(), experts, w, tokens, 3, {Part::routed});
+    out.routed4 = full ? timed(2, l.ep, l.expert_tp(), experts, w, tokens, 4, {Part::routed}) : out.routed3;
   }
   out.out_of_range = out.base3.out_of_range || out.moe3.out_of_range || out.routed3.out_of_range;
   if (r > 1) out.notes.push_back("under sequence parallelism the norms are timed on all T tokens (an upper bound)");

@@ -1,6 +1,6 @@
 // Layout search (docs/cluster.md, "Layout search"): enumerate, drop what does not fit, rank by
-// step time. Compute part times are cached per shard (TP, CP, EP, ETP, b, recompute class): they
-// do not depend on PP, V, DP or the micro-batch count.
+// step time. Compute part times are cached per shard (PartTimesCache): they do not depend on PP,
+// V, DP or the micro-batch count.
 #include "budget/layout_search.hpp"
 
 #include <algorithm>
@@ -39,7 +39,7 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
   for (std::int64_t p = 1; p <= config.num_layers && p <= o.gpus; ++p) {
     if (config.num_layers % p == 0 && o.gpus % p == 0) pps.push_back(p);
   }
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>, LayerTimes> cache;
+  PartTimesCache cache;
   std::vector<RankedLayout> ranked;
   for (std::int64_t tp = 1; tp <= cluster.gpus_per_node && tp <= o.gpus; tp *= 2) {
     for (std::int64_t cp = 1; cp <= 8 && tp * cp <= o.gpus; cp *= 2) {
@@ -80,10 +80,8 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
                     TrainingMemory mem = training_memory(config, l, cluster);
                     if (!mem.fits) continue;
                     ++result.fitting;
-                    const auto key = std::make_tuple(tp, cp, ep, l.expert_tp(), b, rc);
-                    auto it = cache.find(key);
-                    if (it == cache.end()) it = cache.emplace(key, layer_times(model, config, l, o.time)).first;
-                    ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time, it->second);
+                    ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time,
+                                                              layer_times(model, config, l, o.time, &cache));
                     ranked.push_back({std::move(mem), std::move(time)});
                   }
                 }

@@ -2,7 +2,10 @@
 // The per-layer-part compute times of one GPU's shard under a layout (private to the cluster
 // domain): computed once per (TP, EP, ETP, CP, micro-batch size, recompute, imbalance) and reused
 // by the layout search.
+#include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "budget/cluster_time.hpp"
@@ -28,9 +31,15 @@ struct LayerTimes {
   std::vector<std::string> notes;
 };
 
+/// Memoised part times of one search (one config, one model, one workload, one imbalance): keyed by
+/// (part group, the shard's sizes, tokens, passes).
+struct PartTimesCache {
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, LayerPartTimes> entries;
+};
+
 /// The part times of `layout`'s shards (forward + backward, and at 4 passes where recompute needs it).
 LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const ParallelLayout& layout,
-                       const ClusterTimeOptions& options);
+                       const ClusterTimeOptions& options, PartTimesCache* cache = nullptr);
 
 /// The step time from precomputed part times.
 ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
