@@ -10,6 +10,7 @@
 /// Thread safety: reentrant; the TimeModel is shared read-only.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "budget/cluster.hpp"
@@ -49,5 +50,31 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
 
 /// True when `a` ranks before `b`: less time per step, then more headroom.
 bool ranks_before(const RankedLayout& a, const RankedLayout& b);
+
+/// One config at its best layout on the cluster, beside its single-GPU prediction.
+struct ClusterCandidateTime {
+  std::string name;
+  bool found = false;  ///< some layout fits
+  RankedLayout best;
+  double seconds_per_token = 0.0;             ///< cluster: seconds per step / tokens per step (whole cluster)
+  double gpu_seconds_per_token = 0.0;         ///< cluster: seconds_per_token × N
+  double single_gpu_seconds_per_token = 0.0;  ///< predict_step_time at 8 sequences of s on one GPU
+  double ratio_to_baseline = 0.0;             ///< cluster seconds per token / the baseline's
+  double single_gpu_ratio_to_baseline = 0.0;  ///< the same on one GPU
+  double moe_executions_per_token = 0.0;      ///< executed MoE layers (each one EP dispatch + combine a pass)
+  std::vector<std::string> differences;       ///< what moves the cluster ratio away from the single-GPU one
+};
+
+struct ClusterRanking {
+  ClusterCandidateTime baseline;
+  std::vector<ClusterCandidateTime> candidates;  ///< fitting ones by seconds per token, then those with no layout
+};
+
+/// Each config (and the baseline) at its own best layout (search_layouts with `options`), ranked
+/// by time per token on the cluster, with its ratio to the baseline beside the single-GPU ratio.
+/// budget::Error as search_layouts; a baseline with no fitting layout is an error.
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options);
 
 }  // namespace budget

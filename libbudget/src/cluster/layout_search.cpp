@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/workload.hpp"
 #include "cluster/step_compute.hpp"
 
 namespace budget {
@@ -98,6 +99,97 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
   ranked.resize(keep);
   result.layouts = std::move(ranked);
   return result;
+}
+
+namespace {
+
+double moe_executions(const ArchConfig& c) {
+  double n = 0.0;
+  for (const std::int64_t layer : executed_layer_sequence(c)) {
+    if (c.ffn.is_moe() && layer > c.ffn.first_dense_layers) n += 1.0;
+  }
+  return n;
+}
+
+/// Seconds per token of a time component of the best layout ("compute", communication, "bubble").
+double component_per_token(const ClusterCandidateTime& c, bool communication) {
+  double s = 0.0;
+  for (const TimeComponent& part : c.best.time.by_component) {
+    if (part.overlapped) continue;
+    const bool is_comm = part.name != "compute" && part.name != "bubble";
+    if (is_comm == communication) s += part.seconds;
+  }
+  return s / static_cast<double>(c.best.time.tokens_per_step);
+}
+
+ClusterCandidateTime time_one(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
+                              const LayoutSearchOptions& o) {
+  ClusterCandidateTime out;
+  out.name = config.name;
+  LayoutSearchOptions one = o;
+  one.keep = 1;
+  LayoutSearchResult found = search_layouts(model, config, cluster, one);
+  ParallelLayout window;
+  window.seq_len = o.seq_len;
+  Workload w = time_workload(window, o.time);
+  w.tokens_per_step = 8 * o.seq_len;  // the single-GPU reference: 8 sequences a step
+  out.single_gpu_seconds_per_token = predict_step_time(model, config, w).seconds_per_token;
+  out.moe_executions_per_token = moe_executions(config);
+  if (found.layouts.empty()) return out;
+  out.found = true;
+  out.best = std::move(found.layouts.front());
+  out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
+  out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
+  return out;
+}
+
+}  // namespace
+
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options) {
+  ClusterRanking out;
+  out.baseline = time_one(model, baseline, cluster, options);
+  if (!out.baseline.found) {
+    throw Error(fmt::format("no layout of the baseline {} fits {} GPUs of {}", baseline.name, options.gpus,
+                            cluster.gpu_name),
+                "--baseline");
+  }
+  out.baseline.ratio_to_baseline = 1.0;
+  out.baseline.single_gpu_ratio_to_baseline = 1.0;
+  const ClusterCandidateTime& b = out.baseline;
+  for (const ArchConfig& c : candidates) {
+    ClusterCandidateTime t = time_one(model, c, cluster, options);
+    t.single_gpu_ratio_to_baseline = t.single_gpu_seconds_per_token / b.single_gpu_seconds_per_token;
+    if (t.found) {
+      t.ratio_to_baseline = t.seconds_per_token / b.seconds_per_token;
+      const auto change = [](double x, double y) { return y > 0.0 ? 100.0 * (x / y - 1.0) : 0.0; };
+      if (b.moe_executions_per_token > 0.0 && t.moe_executions_per_token != b.moe_executions_per_token) {
+        t.differences.push_back(fmt::format("{:+.0f}% all-to-all calls per token ({} vs {} MoE layer executions)",
+                                            change(t.moe_executions_per_token, b.moe_executions_per_token),
+                                            t.moe_executions_per_token, b.moe_executions_per_token));
+      }
+      t.differences.push_back(fmt::format("{:+.0f}% compute per token, {:+.0f}% exposed communication per token",
+                                          change(component_per_token(t, false), component_per_token(b, false)),
+                                          change(component_per_token(t, true), component_per_token(b, true))));
+      const ParallelLayout& tl = t.best.memory.layout;
+      const ParallelLayout& bl = b.best.memory.layout;
+      if (tl.tp != bl.tp || tl.pp != bl.pp || tl.ep != bl.ep || tl.cp != bl.cp) {
+        t.differences.push_back(fmt::format("its best layout differs: TP {} PP {} EP {} CP {} (baseline TP {} PP {} EP {} "
+                                            "CP {})",
+                                            tl.tp, tl.pp, tl.ep, tl.cp, bl.tp, bl.pp, bl.ep, bl.cp));
+      }
+    } else {
+      t.differences.push_back("no layout fits");
+    }
+    out.candidates.push_back(std::move(t));
+  }
+  std::stable_sort(out.candidates.begin(), out.candidates.end(),
+                   [](const ClusterCandidateTime& x, const ClusterCandidateTime& y) {
+                     if (x.found != y.found) return x.found;
+                     return x.seconds_per_token < y.seconds_per_token;
+                   });
+  return out;
 }
 
 }  // namespace budget

@@ -139,3 +139,36 @@ TEST_CASE("layout search: refusals", "[cluster][search]") {
   CHECK(none.fitting == 0);
   CHECK(none.valid > 0);
 }
+
+TEST_CASE("cluster ranking: the paper's looped config against its baseline at each one's best layout",
+          "[cluster][search]") {
+  const ArchConfig base = test::paper_200m_baseline();
+  const ArchConfig smelt = test::paper_200m_smelt();
+  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {smelt}, cluster, o);
+  REQUIRE(r.baseline.found);
+  REQUIRE(r.candidates.size() == 1);
+  const ClusterCandidateTime& s = r.candidates[0];
+  REQUIRE(s.found);
+  // Each at its own best layout: the search's first.
+  LayoutSearchOptions one = o;
+  one.keep = 1;
+  const LayoutSearchResult sb = search_layouts(shipped_model(), smelt, cluster, one);
+  CHECK(s.best.time.seconds_per_step == Approx(sb.layouts[0].time.seconds_per_step));
+  CHECK(s.seconds_per_token == Approx(s.best.time.seconds_per_step / static_cast<double>(s.best.time.tokens_per_step)));
+  CHECK(s.ratio_to_baseline == Approx(s.seconds_per_token / r.baseline.seconds_per_token));
+  // Single GPU: predict_step_time at 8 sequences of 4096 tokens, causal.
+  Workload w = causal_workload(4096);
+  w.tokens_per_step = 8 * 4096;
+  CHECK(s.single_gpu_ratio_to_baseline == Approx(predict_step_time(shipped_model(), smelt, w).seconds_per_token /
+                                                 predict_step_time(shipped_model(), base, w).seconds_per_token));
+  CHECK(s.moe_executions_per_token == 18.0);
+  CHECK(r.baseline.moe_executions_per_token == 12.0);
+  REQUIRE_FALSE(s.differences.empty());
+  CHECK(s.differences[0].find("+50% all-to-all calls per token (18 vs 12 MoE layer executions)") == 0);
+  // A baseline that fits nowhere is refused.
+  CHECK_THROWS_AS(rank_by_cluster_time(shipped_model(), base, {smelt}, small_gpus(1 << 20), o), Error);
+}
