@@ -1,6 +1,8 @@
 // Cost of one layout's memory (issue 19: < 1 ms): training_memory() for the SMELT paper's 200M
 // looped config on one GPU, Mixtral-8x7B under TP 2 (SP) × PP 4 × EP 4 on 16 GPUs, and the same
 // with interleaving (V 2), plus one smallest-layout search (report --cluster) for Mixtral on H200.
+// Part 2 (issue 20): one layout's communication and step time for DeepSeek-V3 on 1,024 GPUs, and
+// the whole layout search for DeepSeek-V3 on 1,024 GPUs (goal: under a second).
 //
 //   bench_cluster [--benchmark_min_time=0.2]
 
@@ -8,7 +10,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
+#include "budget/cluster_time.hpp"
+#include "budget/communication.hpp"
+#include "budget/layout_search.hpp"
+#include "budget/time_model.hpp"
 #include "budget/config_io.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/training_memory.hpp"
@@ -54,6 +61,50 @@ void bm_smallest_layout_mixtral(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(budget::smallest_fitting_layout(c, cluster, 4096));
 }
 BENCHMARK(bm_smallest_layout_mixtral)->Unit(benchmark::kMillisecond);
+
+const budget::TimeModel& h200_model() {
+  static const budget::TimeModel model(
+      budget::load_calibration_profile(source_dir + "/cuda_profiler/profiles/h200-torch-eager.json"));
+  return model;
+}
+
+budget::ParallelLayout deepseek_layout() {
+  budget::ParallelLayout l;
+  l.tp = 4;
+  l.sequence_parallel = true;
+  l.ep = 64;
+  l.etp = 1;
+  l.gpus = 1024;
+  l.micro_batches = 16;
+  l.distributed_optimizer = true;
+  return l;
+}
+
+void bm_communication_deepseek_v3_1024(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  const budget::ClusterSpec cluster = h200(128);
+  const budget::TrainingMemory mem = budget::training_memory(c, deepseek_layout(), cluster);
+  for (auto _ : state) benchmark::DoNotOptimize(budget::step_communication(c, mem, cluster));
+}
+BENCHMARK(bm_communication_deepseek_v3_1024)->Unit(benchmark::kMicrosecond);
+
+void bm_step_time_deepseek_v3_1024(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  const budget::ClusterSpec cluster = h200(128);
+  const budget::TrainingMemory mem = budget::training_memory(c, deepseek_layout(), cluster);
+  for (auto _ : state) benchmark::DoNotOptimize(budget::cluster_step_time(h200_model(), c, mem, cluster));
+}
+BENCHMARK(bm_step_time_deepseek_v3_1024)->Unit(benchmark::kMicrosecond);
+
+void bm_layout_search_deepseek_v3_1024(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  const budget::ClusterSpec cluster = h200(128);
+  budget::LayoutSearchOptions o;
+  o.gpus = 1024;
+  o.global_batch_tokens = 4096 * 4096;
+  for (auto _ : state) benchmark::DoNotOptimize(budget::search_layouts(h200_model(), c, cluster, o));
+}
+BENCHMARK(bm_layout_search_deepseek_v3_1024)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

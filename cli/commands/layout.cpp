@@ -1,23 +1,32 @@
 // budget-match layout CFG --cluster C.json --tp T --pp P --ep E [--etp] [--cp C] [--gpus N | --dp D]
 //   --micro-batch-size b --micro-batches m [--seq-len s] [--recompute none|selective|full[:layers]]
 //   [--distributed-optimizer] [--sequence-parallel] [--cross-entropy-fusion] [--capacity-factor F]
-//   [--imbalance G] [--format table|json|markdown]
+//   [--imbalance G] [--profile P] [--attended-keys A] [--max-nodes-per-token M] [--overlap LIST]
+//   [--run-tokens N] [--format table|json|markdown]
 // Memory per GPU of one training step under a parallel layout, per pipeline stage and by
-// component, against the cluster GPU's capacity, with the verdict (docs/cluster.md). Exit 3 when
+// component, against the cluster GPU's capacity, with the verdict, and, where a calibration profile
+// is known (the cluster's, or --profile), the step time: compute, each collective, the bubble
+// (docs/cluster.md). Exit 3 when
 // the peak stage does not fit. The result is built once (LayoutResult) and printed by
 // print_layout(), kept apart so the printing can move to a shared renderer.
 
 #include <iostream>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
+#include "budget/cluster_time.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
@@ -36,6 +45,14 @@ struct LayoutOptions {
   std::string precision = "bf16";
   ParallelLayout layout;
   OutputFormat format = OutputFormat::table;
+  std::string profile_path;
+  double attended_keys = 0.0;
+  std::int64_t max_nodes_per_token = 0;
+  std::string overlap = "dp";
+  double run_tokens = 0.0;
+  std::int64_t global_batch_tokens = 4 * 1024 * 1024;
+  int top = 5;
+  bool layout_given = true;
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -43,7 +60,34 @@ struct LayoutResult {
   std::string config_name;
   ClusterSpec cluster;
   TrainingMemory memory;
+  std::optional<ClusterStepTime> time;  ///< when a calibration profile is known
+  std::string time_missing;             ///< why there is no time, else empty
+  std::optional<RunCost> run;
 };
+
+/// --overlap: a comma-separated list of tp, ep, cp, pp, dp, or none (default dp).
+CommOverlap parse_overlap(const std::string& text) {
+  CommOverlap o{false, false, false, false, false};
+  if (text == "none") return o;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    if (item == "tp") o.tp = true;
+    else if (item == "ep") o.ep = true;
+    else if (item == "cp") o.cp = true;
+    else if (item == "pp") o.pp = true;
+    else if (item == "dp") o.dp = true;
+    else {
+      throw Error(fmt::format("value \"{}\" is not allowed; allowed: none or a comma-separated list of tp, ep, cp, "
+                              "pp, dp",
+                              item),
+                  "--overlap");
+    }
+    start = end + 1;
+  }
+  return o;
+}
 
 /// --recompute none | selective | full | full:N (N layer executions per model chunk).
 RecomputeSpec parse_recompute(const std::string& text) {
@@ -141,6 +185,16 @@ void print_layout(const LayoutResult& r, OutputFormat format) {
                                {"cluster", r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name}};
     const nlohmann::ordered_json body = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
     for (const auto& [key, value] : body.items()) out[key] = value;
+    if (r.time) {
+      out["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(*r.time, -1));
+      if (r.run) {
+        out["time"]["run"] = {{"wall_clock_seconds", r.run->wall_clock_seconds}, {"gpu_hours", r.run->gpu_hours},
+                              {"steps", r.run->steps}};
+      }
+    } else {
+      out["time"] = nullptr;
+      out["time_missing"] = r.time_missing;
+    }
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -151,6 +205,29 @@ void print_layout(const LayoutResult& r, OutputFormat format) {
   std::cout << head << "\n" << (format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n"
             << verdict_text(r.memory, r.cluster) << "\n";
   for (const std::string& note : r.memory.notes) std::cout << "note: " << note << "\n";
+  if (!r.time) {
+    std::cout << "step time: " << r.time_missing << "\n";
+    return;
+  }
+  const ClusterStepTime& st = *r.time;
+  Table parts;
+  parts.add_column("component", Align::left);
+  parts.add_column("seconds per step");
+  parts.add_column("share");
+  for (const TimeComponent& c : st.by_component) {
+    parts.add_row({c.name + (c.overlapped ? " (overlapped)" : ""), fmt::format("{:.4f}", c.seconds),
+                   c.overlapped ? "-" : fmt::format("{:.1f}%", 100.0 * c.seconds / st.seconds_per_step)});
+  }
+  std::cout << "\nstep time (slowest stage " << st.slowest_stage << ")\n"
+            << (format == OutputFormat::markdown ? parts.render_markdown() : parts.render_text()) << "\n"
+            << fmt::format("{:.4f} s a step of {} tokens, {:.0f} tokens/s per GPU, MFU {:.1f}% ({})\n",
+                           st.seconds_per_step, st.tokens_per_step, st.tokens_per_second_per_gpu, 100.0 * st.mfu,
+                           st.mfu_denominator);
+  if (r.run) {
+    std::cout << fmt::format("run: {:.0f} steps, {:.1f} h wall clock, {:.0f} GPU-hours\n", r.run->steps,
+                             r.run->wall_clock_seconds / 3600.0, r.run->gpu_hours);
+  }
+  for (const std::string& note : st.notes) std::cout << "note: " << note << "\n";
 }
 
 void run_layout(const LayoutOptions& o) {
@@ -163,8 +240,98 @@ void run_layout(const LayoutOptions& o) {
   layout.precision = parse_precision(o.precision);
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
   result.memory = training_memory(config, layout, result.cluster, "layout");
+  std::string profile = o.profile_path;
+  if (profile.empty() && result.cluster.compute.source == ComputeSource::calibration) {
+    profile = result.cluster.compute.calibration_profile;
+  }
+  if (profile.empty()) {
+    result.time_missing = "not computed: the cluster gives datasheet peaks only; give a calibration profile "
+                          "(--profile, e.g. cuda_profiler/profiles/h200-torch-eager.json)";
+  } else {
+    const TimeModel model(load_calibration_profile(profile));
+    ClusterTimeOptions options;
+    options.attended_keys = o.attended_keys;
+    options.communication.max_nodes_per_token = o.max_nodes_per_token;
+    options.communication.overlap = parse_overlap(o.overlap);
+    result.time = cluster_step_time(model, config, result.memory, result.cluster, options);
+    if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
+  }
   print_layout(result, o.format);
   if (!result.memory.fits) throw CommandExit{exit_infeasible};
+}
+
+/// The layout search: every valid layout on --gpus, those that fit ranked by step time.
+void run_search(const LayoutOptions& o) {
+  const ArchConfig config = load_arch_config(o.config_path);
+  const ClusterSpec cluster =
+      load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
+  if (o.layout.gpus <= 0) throw Error("the layout search needs the GPU count (--gpus)", "layout");
+  std::string profile = o.profile_path;
+  if (profile.empty() && cluster.compute.source == ComputeSource::calibration) {
+    profile = cluster.compute.calibration_profile;
+  }
+  if (profile.empty()) {
+    throw Error("the layout search ranks by step time and needs a calibration profile (--profile, e.g. "
+                "cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
+                "layout");
+  }
+  const TimeModel model(load_calibration_profile(profile));
+  LayoutSearchOptions so;
+  so.gpus = o.layout.gpus;
+  so.seq_len = o.layout.seq_len;
+  so.global_batch_tokens = o.global_batch_tokens;
+  so.keep = static_cast<std::size_t>(o.top);
+  so.imbalance = o.layout.imbalance;
+  so.time.attended_keys = o.attended_keys;
+  so.time.communication.max_nodes_per_token = o.max_nodes_per_token;
+  so.time.communication.overlap = parse_overlap(o.overlap);
+  const LayoutSearchResult found = search_layouts(model, config, cluster, so);
+  const std::string name = config.name.empty() ? o.config_path : config.name;
+  if (o.format == OutputFormat::json) {
+    nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                               {"budget_version", version_string},
+                               {"config", name},
+                               {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
+                               {"gpus", so.gpus},
+                               {"global_batch_tokens", so.global_batch_tokens},
+                               {"enumerated", found.enumerated},
+                               {"valid", found.valid},
+                               {"fitting", found.fitting}};
+    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+    for (const RankedLayout& r : found.layouts) {
+      nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+      item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
+      layouts.push_back(item);
+    }
+    out["layouts"] = layouts;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
+                             cluster.total_gpus(), cluster.gpu_name, found.enumerated, found.valid, found.fitting);
+    Table t;
+    for (const char* h : {"rank", "layout"}) t.add_column(h, Align::left);
+    for (const char* h : {"s/step", "tokens/s/GPU", "MFU", "compute", "comm exposed", "bubble", "headroom GiB"}) {
+      t.add_column(h);
+    }
+    std::size_t rank = 1;
+    for (const RankedLayout& r : found.layouts) {
+      const ClusterStepTime& st = r.time;
+      const StageTime& slow = st.stages[static_cast<std::size_t>(st.slowest_stage)];
+      const ParallelLayout& l = r.memory.layout;
+      t.add_row({std::to_string(rank++),
+                 fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
+                             l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(),
+                             l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
+                             l.distributed_optimizer ? " dist-opt" : ""),
+                 fmt::format("{:.4f}", st.seconds_per_step), fmt::format("{:.0f}", st.tokens_per_second_per_gpu),
+                 fmt::format("{:.1f}%", 100.0 * st.mfu), fmt::format("{:.4f}", slow.compute_seconds),
+                 fmt::format("{:.4f}", slow.exposed_communication_seconds + slow.late_overlap_seconds),
+                 fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)});
+    }
+    std::cout << (o.format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n";
+    if (found.layouts.empty()) std::cout << "no layout fits\n";
+  }
+  if (found.layouts.empty()) throw CommandExit{exit_infeasible};
 }
 
 void add_layout_command(CLI::App& app) {
@@ -183,8 +350,13 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--cp", l.cp, "Context parallel size (default 1)");
   auto* gpus = cmd->add_option("--gpus", l.gpus, "GPU count N (DP = N / (TP·CP·PP))");
   cmd->add_option("--dp", l.dp, "Data parallel size (N = TP·CP·DP·PP); default 1 without --gpus")->excludes(gpus);
-  cmd->add_option("--micro-batch-size", l.micro_batch_size, "Sequences per micro-batch")->required();
-  cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per step (m)")->required();
+  cmd->add_option("--micro-batch-size", l.micro_batch_size,
+                  "Sequences per micro-batch (with --micro-batches: one layout; without any layout option: search)");
+  cmd->add_option("--micro-batches", l.micro_batches, "Micro-batches per step (m)");
+  cmd->add_option("--global-batch-tokens", o->global_batch_tokens,
+                  "Search: tokens per step b·s·m·DP (default 4,194,304)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
+  cmd->add_option("--top", o->top, "Search: best layouts printed (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--seq-len", l.seq_len, "Tokens per sequence (default 4096)");
   cmd->add_option("--recompute", o->recompute, "none (default), selective (attention core), full or full:N layers per chunk");
   cmd->add_option("--precision", o->precision, "bf16 (default: bf16 weights, fp32 grads and Adam), fp16 or fp32");
@@ -199,9 +371,34 @@ void add_layout_command(CLI::App& app) {
                 "Let a loop span pipeline stages, each stage storing the loop weights it runs");
   cmd->add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");
   cmd->add_flag("--dropout", l.dropout, "Count dropout masks (hidden and attention dropout > 0)");
+  cmd->add_option("--profile", o->profile_path,
+                  "Calibration profile for the step time (default: the cluster file's, if it names one)");
+  cmd->add_option("--attended-keys", o->attended_keys, "Mean attended keys per query (default: causal, (s + 1)/2)")
+      ->check(CLI::Range(0.0, 1e12));
+  cmd->add_option("--max-nodes-per-token", o->max_nodes_per_token,
+                  "Node-limited routing: each token to at most M nodes (DeepSeek-V3; default unlimited)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--overlap", o->overlap, "Collectives overlapped with compute: none or a list of tp,ep,cp,pp,dp (default dp)");
+  cmd->add_option("--run-tokens", o->run_tokens, "Training tokens of the run: wall clock and GPU-hours")
+      ->check(CLI::Range(0.0, 1e30));
   add_format_option(*cmd, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
-  cmd->callback([o] { run_layout(*o); });
+  cmd->callback([o, cmd] {
+    o->layout_given = false;
+    for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
+                             "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer"}) {
+      if (cmd->count(name) > 0) o->layout_given = true;
+    }
+    if (o->layout_given && (cmd->count("--micro-batch-size") == 0 || cmd->count("--micro-batches") == 0)) {
+      throw Error("a layout needs --micro-batch-size and --micro-batches (give no layout option to search)",
+                  "layout");
+    }
+    if (o->layout_given) {
+      run_layout(*o);
+    } else {
+      run_search(*o);
+    }
+  });
 }
 
 const CommandRegistration registration{"layout", 15, &add_layout_command};

@@ -55,3 +55,42 @@ budget_cli_test(NAME cluster.report_cluster_json ARGS report ${base} --cluster $
   STDOUT_MATCHES [=["cluster": {
     "gpu": "NVIDIA H200 SXM 141GB",
     "fits_one_gpu": true,]=] [=["smallest_layout": {]=])
+
+# Part 2: communication and step time (docs/cluster.md, "Step time").
+set(h200_profile cuda_profiler/profiles/h200-torch-eager.json)
+budget_cli_test(NAME cluster.layout_time_json ARGS layout ${smelt} --cluster ${h200} --gpus 8 --ep 8
+    --micro-batch-size 1 --micro-batches 8 --distributed-optimizer --profile ${h200_profile} --run-tokens 1e10
+    --format json
+  STDOUT_MATCHES [=["time": {
+    "seconds_per_step": [0-9.e+-]+,]=] [=["tokens_per_second_per_gpu": [0-9.e+-]+,
+    "mfu": [0-9.e+-]+,]=] [=["by_component": {
+      "compute": {]=] [=["ep_all_to_all": {]=] [=["dp_grad_reduce_scatter": {
+        "seconds": [0-9.e+-]+,
+        "overlapped": true]=] [=["bubble": {]=] [=["gpu_hours": [0-9.e+-]+]=])
+budget_cli_test(NAME cluster.layout_time_table ARGS layout ${base} --cluster ${h200} --gpus 8 --tp 2 --sequence-parallel
+    --ep 4 --micro-batch-size 1 --micro-batches 4 --profile ${h200_profile} --overlap none
+  STDOUT_MATCHES [=[tp_all_gather +[0-9.]+ +[0-9.]+%]=] [=[dp_grad_all_reduce +[0-9.]+ +[0-9.]+%]=]
+    [=[s a step of 65536 tokens, [0-9]+ tokens/s per GPU, MFU [0-9.]+% \(the calibration profile's measured bf16]=])
+budget_cli_test(NAME cluster.layout_time_needs_profile ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
+    --micro-batches 1
+  STDOUT_MATCHES [=[step time: not computed: the cluster gives datasheet peaks only; give a calibration profile]=])
+budget_cli_test(NAME cluster.layout_bad_overlap ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
+    --micro-batches 1 --profile ${h200_profile} --overlap dp,xp
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--overlap: value "xp" is not allowed; allowed: none or a comma-separated list]=])
+budget_cli_test(NAME cluster.layout_search_table ARGS layout ${base} --cluster ${h200} --gpus 8
+    --global-batch-tokens 131072 --profile ${h200_profile} --top 3
+  STDOUT_MATCHES [=[layouts enumerated, [0-9]+ valid, [0-9]+ fit]=]
+    [=[rank +layout +s/step +tokens/s/GPU +MFU +compute +comm exposed +bubble +headroom GiB]=]
+    [=[
+1 +TP[0-9]+ CP[0-9]+ PP[0-9]+ ]=] [=[
+3 +TP]=])
+budget_cli_test(NAME cluster.layout_search_json ARGS layout ${smelt} --cluster ${h200} --gpus 8
+    --global-batch-tokens 131072 --profile ${h200_profile} --top 2 --format json
+  STDOUT_MATCHES [=["layouts": .
+    {
+      "layout": {]=] [=["memory": {]=] [=["time": {
+        "seconds_per_step": ]=])
+budget_cli_test(NAME cluster.layout_search_needs_profile ARGS layout ${base} --cluster ${h200} --gpus 8
+  EXPECT_EXIT 2 STDERR_MATCHES [=[the layout search ranks by step time and needs a calibration profile]=])
+budget_cli_test(NAME cluster.layout_needs_micro_batches ARGS layout ${base} --cluster ${h200} --tp 2 --gpus 8
+  EXPECT_EXIT 2 STDERR_MATCHES [=[a layout needs --micro-batch-size and --micro-batches]=])

@@ -1,0 +1,90 @@
+#pragma once
+/// \file
+/// Step time of a training step on N GPUs under a parallel layout (docs/cluster.md, "Step time"):
+/// per pipeline stage, the compute of one micro-batch from the calibrated time model at the
+/// stage's shards (TP splits heads, projection and FFN widths and the vocabulary; EP gives each
+/// rank E/EP experts whose groups hold the rows it receives, ETP splits their width and gathers
+/// their rows; full recompute adds the recomputed layers' forward), times the micro-batches, plus
+/// the stage's exposed communication (communication.hpp), plus the 1F1B bubble: (PP − 1)/V
+/// micro-batch times of the slowest stage. The step's time is the slowest stage's.
+///
+///   seconds_per_step = max_s (m·t_s + exposed_s + late_dp_s) + (PP − 1)/V · max_s t_s
+///
+/// with t_s one micro-batch's forward and backward on stage s, exposed_s its exposed collectives,
+/// late_dp_s the part of its overlapped DP collectives longer than its backward compute
+/// (2/3 of m·t_s).
+///
+/// Thread safety: reentrant; the TimeModel is shared read-only.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "budget/cluster.hpp"
+#include "budget/communication.hpp"
+#include "budget/config.hpp"
+#include "budget/time_model.hpp"
+#include "budget/training_memory.hpp"
+#include "budget/workload.hpp"
+
+namespace budget {
+
+struct ClusterTimeOptions {
+  CommOptions communication;
+  /// Attention's mean attended keys per query: 0 = a causal window of the layout's seq_len
+  /// ((s + 1)/2); else this value (document masks, e.g. 400 for the SMELT paper's workload).
+  double attended_keys = 0.0;
+};
+
+/// One named part of the step's time, seconds per step on the slowest stage.
+struct TimeComponent {
+  std::string name;  ///< compute, bubble, dp_grad, ep, tp, ... (the communication term names)
+  double seconds = 0.0;
+  bool overlapped = false;  ///< a collective hidden behind compute (not in seconds_per_step)
+};
+
+struct StageTime {
+  std::int64_t pipeline_rank = 0;
+  double micro_batch_compute_seconds = 0.0;  ///< t_s
+  double compute_seconds = 0.0;              ///< m·t_s
+  double exposed_communication_seconds = 0.0;
+  double overlapped_communication_seconds = 0.0;
+  double late_overlap_seconds = 0.0;  ///< overlapped DP time beyond the backward compute
+  double seconds = 0.0;               ///< compute + exposed + late
+};
+
+struct ClusterStepTime {
+  double seconds_per_step = 0.0;
+  std::int64_t tokens_per_step = 0;  ///< b·s·m·DP (global batch in tokens)
+  double tokens_per_second_per_gpu = 0.0;
+  /// Model FLOPs utilisation: 3 × forward FLOPs per token (LM head included, loops unrolled,
+  /// recompute not counted) × tokens per step / (seconds per step × N × the denominator).
+  double mfu = 0.0;
+  double mfu_peak_flops_per_s = 0.0;
+  std::string mfu_denominator;  ///< what the peak is (the profile's measured 8192³ bf16 GEMM)
+  std::int64_t slowest_stage = 0;
+  double bubble_seconds = 0.0;
+  std::vector<TimeComponent> by_component;  ///< of the slowest stage: compute, each collective, bubble
+  std::vector<StageTime> stages;
+  std::vector<StageCommunication> communication;
+  bool out_of_range = false;  ///< a time-model shape outside the profile's measured range
+  std::vector<std::string> notes;
+};
+
+/// The step time of `memory`'s layout (from training_memory(), resolved and validated) for
+/// `config` on `cluster`, its compute from `model`. budget::Error for options out of range.
+ClusterStepTime cluster_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
+                                  const ClusterSpec& cluster, const ClusterTimeOptions& options = {});
+
+/// A run of `tokens` training tokens at this step time: wall-clock seconds and GPU-hours.
+struct RunCost {
+  double steps = 0.0;
+  double wall_clock_seconds = 0.0;
+  double gpu_hours = 0.0;
+};
+RunCost run_cost(const ClusterStepTime& time, std::int64_t gpus, double tokens);
+
+/// The `time` object of budget-match layout --format json (schema in docs/cluster.md).
+std::string cluster_step_time_json(const ClusterStepTime& time, int indent = 2);
+
+}  // namespace budget

@@ -1,0 +1,114 @@
+#pragma once
+/// \file
+/// Communication per training step under a parallel layout (docs/cluster.md, "Communication"):
+/// every collective one GPU of each pipeline stage takes part in, its message size, its group,
+/// which link it crosses (intra- or inter-node, from Megatron-Core's rank order tp-cp-ep-dp-pp),
+/// its time (bytes over the link's bandwidth with the collective's bus-bandwidth factor, plus the
+/// link latency per step of the algorithm) and whether it is overlapped with compute (an option per
+/// collective; default: DP overlapped with the backward pass, the rest exposed — Megatron-Core
+/// without --overlap-grad-reduce / --overlap-param-gather exposes DP too; with them it overlaps).
+/// Also the 1F1B pipeline bubble.
+///
+/// Conventions (nccl-tests doc/PERFORMANCE.md): a collective's `size` S is the per-rank buffer
+/// nccl-tests reports (all-reduce: the whole tensor; all-gather: the gathered output;
+/// reduce-scatter: the whole input; all-to-all: one rank's send buffer). Its time on a ring of n
+/// ranks at per-GPU bandwidth B is S·f(n)/B + steps(n)·latency, with the bus factor
+/// f = 2(n−1)/n (all-reduce), (n−1)/n (all-gather, reduce-scatter, all-to-all), 1 (send/recv).
+///
+/// Thread safety: every function here is reentrant.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "budget/cluster.hpp"
+#include "budget/config.hpp"
+#include "budget/parallel_layout.hpp"
+#include "budget/training_memory.hpp"
+
+namespace budget {
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+std::string_view to_string(CollectiveKind kind);
+
+/// nccl-tests' bus-bandwidth factor for `kind` on n ranks (n ≥ 1; 0 for n = 1 except send/recv).
+double bus_factor(CollectiveKind kind, std::int64_t ranks);
+/// Latency-bound steps of the algorithm on n ranks: ring all-reduce 2(n−1), ring all-gather and
+/// reduce-scatter n−1, all-to-all n−1 (pairwise exchange, an upper bound: NCCL posts the n−1
+/// sends at once), send/recv 1; 0 for n = 1.
+std::int64_t latency_steps(CollectiveKind kind, std::int64_t ranks);
+/// Seconds of one collective of `size_bytes` (the nccl-tests size) on n ranks over `link`:
+/// size·bus_factor/bandwidth + latency_steps·latency.
+double collective_seconds(CollectiveKind kind, double size_bytes, std::int64_t ranks, const LinkSpec& link);
+
+/// Where a process group of `size` ranks with rank stride `stride` lies on nodes of
+/// `gpus_per_node` GPUs (Megatron-Core's RankGenerator: the group of a dimension is the ranks
+/// base + k·stride, k < size, where stride is the product of the sizes of the dimensions before
+/// it in the order tp-cp-ep-dp-pp).
+struct GroupPlacement {
+  std::int64_t size = 1;
+  std::int64_t stride = 1;
+  std::int64_t members_per_node = 1;  ///< ranks of the group on one node
+  std::int64_t nodes = 1;             ///< nodes the group spans
+  bool inter_node() const { return nodes > 1; }
+};
+/// Groups that do not tile nodes evenly (stride or span not dividing the node size) are counted as
+/// spanning size / members_per_node nodes with members_per_node = max(1, gpus_per_node / stride)
+/// rounded down to a divisor of size, the conservative side.
+GroupPlacement group_placement(std::int64_t size, std::int64_t stride, std::int64_t gpus_per_node);
+
+/// Which collectives overlap compute (their time is then not added to the step). Defaults as the
+/// issue asks: DP's gradient reduce and parameter gather overlapped with the backward pass, every
+/// other collective exposed.
+struct CommOverlap {
+  bool tp = false;  ///< Megatron --tp-comm-overlap (Transformer Engine userbuffers)
+  bool ep = false;  ///< Megatron --overlap-moe-expert-parallel-comm (DeepSeek-V3's DualPipe-like overlap)
+  bool cp = false;  ///< Transformer Engine overlaps the ring's KV exchange with attention blocks when long enough
+  bool pp = false;  ///< the p2p of 1F1B's steady state (Megatron --overlap-p2p-comm, interleaved only)
+  bool dp = true;   ///< Megatron --overlap-grad-reduce and --overlap-param-gather
+};
+
+struct CommOptions {
+  CommOverlap overlap;
+  /// Node-limited routing (DeepSeek-V3 §2.1.2): each token is sent to at most this many nodes,
+  /// once per node over the inter-node link and forwarded inside the node; 0: unlimited.
+  std::int64_t max_nodes_per_token = 0;
+  /// Bytes of one activation element on the wire (bf16: 2).
+  double activation_bytes = 2.0;
+};
+
+/// One collective of one stage's GPU over a step.
+struct CommTerm {
+  std::string name;     ///< tp, etp, ep, cp, pp, dp_grad, dp_param, expert_dp_grad, expert_dp_param
+  CollectiveKind kind{};
+  GroupPlacement group;
+  double size_bytes = 0.0;      ///< one call's nccl-tests size
+  double calls_per_step = 0.0;  ///< calls of this size per step (forward, backward and recomputed forward)
+  /// Bytes one GPU sends per step (calls · size · bus factor); for all-to-all split by link below.
+  double bytes_per_step = 0.0;
+  double inter_node_bytes_per_step = 0.0;  ///< of bytes_per_step, over the inter-node link
+  double seconds_per_step = 0.0;
+  bool overlapped = false;
+};
+
+struct StageCommunication {
+  std::int64_t pipeline_rank = 0;
+  std::vector<CommTerm> terms;  ///< only collectives that exist under the layout (group size > 1)
+  double exposed_seconds = 0.0;
+  double overlapped_seconds = 0.0;
+};
+
+/// The communication of every pipeline stage of `memory`'s layout (which training_memory() resolved
+/// and validated for `config` on `cluster`): per stage its executed layers (TP/ETP/EP/CP per
+/// execution and micro-batch), its boundaries (PP), and its parameters (DP, expert DP), as listed
+/// in docs/cluster.md. budget::Error when the options are out of range.
+std::vector<StageCommunication> step_communication(const ArchConfig& config, const TrainingMemory& memory,
+                                                   const ClusterSpec& cluster, const CommOptions& options = {});
+
+/// The 1F1B pipeline bubble in micro-batch times: (PP − 1) / V micro-batches' time of one stage
+/// (Narayanan et al. 2021, §2.2: bubble fraction (p − 1)/m of the ideal m micro-batches, divided
+/// by the v model chunks per device when interleaved). 0 for PP = 1.
+double pipeline_bubble_micro_batches(std::int64_t pp, std::int64_t virtual_stages);
+
+}  // namespace budget

@@ -1,0 +1,319 @@
+// Step time on N GPUs (docs/cluster.md, "Step time"): the time model's per-op predictions at one
+// GPU's shards of one micro-batch, per layer execution by kind, summed over each stage's executed
+// layers, with its communication and the 1F1B bubble (formula in cluster_time.hpp).
+#include "budget/cluster_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/error.hpp"
+#include "budget/ops.hpp"
+#include "cluster/stage_executions.hpp"
+#include "cluster/step_compute.hpp"
+
+namespace budget {
+namespace {
+
+enum class Part { attention, dense, moe_tp, routed, embedding, head, final_norm, none };
+
+Part part_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::qkv_projection:
+    case OpKind::attention_scores:
+    case OpKind::output_projection:
+    case OpKind::q_down_projection:
+    case OpKind::q_up_projection:
+    case OpKind::kv_down_projection:
+    case OpKind::kv_up_projection:
+    case OpKind::norms: return Part::attention;
+    case OpKind::dense_ffn:
+    case OpKind::dense_activation: return Part::dense;
+    case OpKind::router:
+    case OpKind::router_topk:
+    case OpKind::shared_experts:
+    case OpKind::shared_activation: return Part::moe_tp;
+    case OpKind::routed_experts:
+    case OpKind::expert_dispatch:
+    case OpKind::expert_combine:
+    case OpKind::expert_activation: return Part::routed;
+    case OpKind::embedding: return Part::embedding;
+    case OpKind::final_norm: return Part::final_norm;
+    case OpKind::lm_head: return Part::head;
+    case OpKind::mtp_module: return Part::none;
+  }
+  return Part::none;
+}
+
+/// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes.
+LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
+                          std::int64_t passes, std::initializer_list<Part> wanted) {
+  w.tokens_per_step = std::max<std::int64_t>(1, tokens);
+  w.training_passes = passes;
+  const StepTime st = predict_step_time(model, c, w);
+  LayerPartTimes out;
+  out.out_of_range = st.out_of_range;
+  for (const OpStepTime& op : st.by_op) {
+    const Part part = part_of(op.kind);
+    if (std::find(wanted.begin(), wanted.end(), part) == wanted.end()) continue;
+    switch (part) {
+      case Part::attention:
+        out.attention += op.seconds_per_step;
+        if (op.kind == OpKind::attention_scores) out.attention_core += op.seconds_per_step;
+        break;
+      case Part::dense: out.dense_ffn += op.seconds_per_step; break;
+      case Part::moe_tp: out.moe_tp_part += op.seconds_per_step; break;
+      case Part::routed: out.routed += op.seconds_per_step; break;
+      case Part::embedding: out.embedding += op.seconds_per_step; break;
+      case Part::head: out.head += op.seconds_per_step; break;
+      case Part::final_norm: out.final_norm += op.seconds_per_step; break;
+      case Part::none: break;
+    }
+  }
+  return out;
+}
+
+/// One physical layer of `config` as one GPU of the layout computes it: heads, KV heads, the dense
+/// and shared-expert widths and the vocabulary divided by TP; no loop, no MTP.
+ArchConfig tp_shard(const ArchConfig& config, const ParallelLayout& l, std::vector<std::string>& notes) {
+  ArchConfig s = config;
+  s.num_layers = 1;
+  s.loop = std::nullopt;
+  s.mtp_layers = 0;
+  s.attention.layer_types.clear();
+  const std::int64_t tp = l.tp;
+  s.attention.num_heads = config.attention.num_heads / tp;
+  s.attention.num_kv_heads =
+      config.attention.num_kv_heads % tp == 0 ? config.attention.num_kv_heads / tp : s.attention.num_heads;
+  s.ffn.dense_dim = config.ffn.dense_dim / tp;
+  s.ffn.first_dense_layers = 0;
+  if (config.ffn.num_shared_experts > 0 && tp > 1) {
+    if (config.ffn.shared_expert_dim % tp == 0) {
+      s.ffn.shared_expert_dim = config.ffn.shared_expert_dim / tp;
+    } else {
+      // num_shared · width divides by TP (validated): one shared expert of the whole slice.
+      s.ffn.shared_expert_dim = config.ffn.num_shared_experts * config.ffn.shared_expert_dim / tp;
+      s.ffn.num_shared_experts = 1;
+      notes.push_back("shared experts timed as one expert of their TP slice's width");
+    }
+  }
+  if (config.vocab_size > 0) s.vocab_size = l.padded_vocab(config.vocab_size) / tp;
+  return s;
+}
+
+}  // namespace
+
+Workload time_workload(const ParallelLayout& l, const ClusterTimeOptions& options) {
+  if (!(options.attended_keys >= 0.0)) {
+    throw Error(fmt::format("attended keys = {} is negative (0: causal)", options.attended_keys), "time");
+  }
+  Workload w = causal_workload(l.seq_len);
+  if (options.attended_keys > 0.0) {
+    if (options.attended_keys > static_cast<double>(l.seq_len)) {
+      throw Error(fmt::format("attended keys {} exceed the sequence length {}", options.attended_keys, l.seq_len),
+                  "time");
+    }
+    w.attention_mask = AttentionMask::document;
+    w.attended_keys = options.attended_keys;
+  }
+  return w;
+}
+
+LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const ParallelLayout& l,
+                       const ClusterTimeOptions& options, PartTimesCache* cache) {
+  LayerTimes out;
+  // part_times through the cache: group 0 attention/dense/head and 1 router/shared (the TP shard),
+  // group 2 routed experts (E/EP experts of width expert_dim/ETP).
+  const auto timed = [&](int group, std::int64_t a, std::int64_t b, const ArchConfig& c, const Workload& wl,
+                         std::int64_t tokens, std::int64_t passes, std::initializer_list<Part> parts) {
+    if (!cache) return part_times(model, c, wl, tokens, passes, parts);
+    const auto key = std::make_tuple(group, a, b, tokens, passes);
+    auto it = cache->entries.find(key);
+    if (it == cache->entries.end()) it = cache->entries.emplace(key, part_times(model, c, wl, tokens, passes, parts)).first;
+    return it->second;
+  };
+  const Workload w = time_workload(l, options);
+  const std::int64_t T = l.micro_batch_size * (l.seq_len / l.cp);  // tokens of one micro-batch on a rank
+  const std::int64_t r = l.sequence_parallel_active() ? l.tp : 1;
+  const bool full = l.recompute.kind == RecomputeKind::full;
+  const bool selective = l.recompute.kind == RecomputeKind::selective;
+  // Attention, dense FFN, embedding, head: the TP shard at T tokens (inside the TP region every
+  // rank holds all T tokens; under SP the norms run on T/TP, counted at T here).
+  ArchConfig dense_layer = tp_shard(config, l, out.notes);
+  const bool has_dense = config.dense_ffn_layers() > 0;
+  if (has_dense) {
+    dense_layer.ffn = config.ffn;
+    dense_layer.ffn.num_experts = 0;
+    dense_layer.ffn.top_k = 0;
+    dense_layer.ffn.expert_dim = 0;
+    dense_layer.ffn.num_shared_experts = 0;
+    dense_layer.ffn.shared_expert_dim = 0;
+    dense_layer.ffn.first_dense_layers = 0;
+    dense_layer.ffn.dense_dim = config.ffn.dense_dim / l.tp;
+  }
+  const auto base_parts = {Part::attention, Part::dense, Part::embedding, Part::head, Part::final_norm};
+  out.base3 = timed(0, l.tp, 0, dense_layer, w, T, 3, base_parts);
+  out.base4 = full || selective ? timed(0, l.tp, 0, dense_layer, w, T, 4, base_parts) : out.base3;
+  if (config.ffn.is_moe()) {
+    ArchConfig moe_layer = tp_shard(config, l, out.notes);
+    moe_layer.ffn.first_dense_layers = 0;
+    out.moe3 = timed(1, l.tp, 0, moe_layer, w, T, 3, {Part::moe_tp});
+    out.moe4 = full ? timed(1, l.tp, 0, moe_layer, w, T, 4, {Part::moe_tp}) : out.moe3;
+    // Routed experts on one EP rank: E/EP local experts of width expert_dim/ETP, receiving
+    // R = (T/r)·top_k·min(F, G)·ETP rows in all (the most loaded rank; ETP gathers its group's
+    // rows). Timed as a config of E' = E/EP experts with top_k' = min(top_k, E') and
+    // T' = R / top_k' tokens, so that the groups hold R/E' rows each.
+    const double factor = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
+    const double rows = static_cast<double>(T / r) * static_cast<double>(config.ffn.top_k) * factor *
+                        static_cast<double>(l.expert_tp());
+    ArchConfig experts = moe_layer;
+    experts.ffn.num_experts = config.ffn.num_experts / l.ep;
+    experts.ffn.top_k = std::min(config.ffn.top_k, experts.ffn.num_experts);
+    experts.ffn.expert_dim = config.ffn.expert_dim / l.expert_tp();
+    const auto tokens = static_cast<std::int64_t>(std::llround(rows / static_cast<double>(experts.ffn.top_k)));
+    out.routed3 = timed(2, l.ep, l.expert_tp(), experts, w, tokens, 3, {Part::routed});
+    out.routed4 = full ? timed(2, l.ep, l.expert_tp(), experts, w, tokens, 4, {Part::routed}) : out.routed3;
+  }
+  out.out_of_range = out.base3.out_of_range || out.moe3.out_of_range || out.routed3.out_of_range;
+  if (r > 1) out.notes.push_back("under sequence parallelism the norms are timed on all T tokens (an upper bound)");
+  return out;
+}
+
+ClusterStepTime cluster_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
+                                  const ClusterSpec& cluster, const ClusterTimeOptions& options) {
+  return assemble_step_time(model, config, memory, cluster, options, layer_times(model, config, memory.layout, options));
+}
+
+ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
+                                   const ClusterSpec& cluster, const ClusterTimeOptions& options,
+                                   const LayerTimes& times) {
+  const ParallelLayout& l = memory.layout;
+  ClusterStepTime out;
+  out.communication = step_communication(config, memory, cluster, options.communication);
+  out.notes = times.notes;
+  out.out_of_range = times.out_of_range;
+  const Workload w = time_workload(l, options);
+  const bool selective = l.recompute.kind == RecomputeKind::selective;
+  const LayerPartTimes& base3 = times.base3;
+  const LayerPartTimes& base4 = times.base4;
+  const LayerPartTimes& moe3 = times.moe3;
+  const LayerPartTimes& moe4 = times.moe4;
+  const LayerPartTimes& routed3 = times.routed3;
+  const LayerPartTimes& routed4 = times.routed4;
+  const std::vector<ModelChunk> chunks = model_chunks(config, l);
+  const double m = static_cast<double>(l.micro_batches);
+  double slowest_micro_batch = 0.0;
+  double slowest_seconds = -1.0;
+  for (const StageMemory& stage : memory.stages) {
+    const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
+    StageTime st;
+    st.pipeline_rank = stage.pipeline_rank;
+    double t = e.layers * base3.attention + e.dense_layers() * base3.dense_ffn +
+               e.moe_layers * (moe3.moe_tp_part + routed3.routed);
+    // Full recompute: the recomputed layers' forward again (time at 4 passes − at 3).
+    t += e.recomputed_layers * (base4.attention - base3.attention) +
+         e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
+         e.recomputed_moe_layers * (moe4.moe_tp_part - moe3.moe_tp_part + routed4.routed - routed3.routed);
+    // Selective recompute: the attention core's forward again in every execution.
+    if (selective) t += e.layers * (base4.attention_core - base3.attention_core);
+    if (stage.has_embedding) t += base3.embedding;
+    if (stage.has_lm_head) t += base3.head;
+    if (stage.pipeline_rank == l.pp - 1) t += base3.final_norm;
+    st.micro_batch_compute_seconds = t;
+    st.compute_seconds = m * t;
+    const StageCommunication& comm = out.communication[static_cast<std::size_t>(stage.pipeline_rank)];
+    st.exposed_communication_seconds = comm.exposed_seconds;
+    st.overlapped_communication_seconds = comm.overlapped_seconds;
+    // An overlapped DP collective hides only behind the backward: 2/3 of the compute.
+    double overlapped_dp = 0.0;
+    for (const CommTerm& term : comm.terms) {
+      if (term.overlapped && (term.name.rfind("dp", 0) == 0 || term.name.rfind("expert_dp", 0) == 0)) {
+        overlapped_dp += term.seconds_per_step;
+      }
+    }
+    st.late_overlap_seconds = std::max(0.0, overlapped_dp - 2.0 / 3.0 * st.compute_seconds);
+    st.seconds = st.compute_seconds + st.exposed_communication_seconds + st.late_overlap_seconds;
+    slowest_micro_batch = std::max(slowest_micro_batch, t);
+    if (st.seconds > slowest_seconds) {
+      slowest_seconds = st.seconds;
+      out.slowest_stage = st.pipeline_rank;
+    }
+    out.stages.push_back(st);
+  }
+  out.bubble_seconds = pipeline_bubble_micro_batches(l.pp, l.virtual_stages) * slowest_micro_batch;
+  out.seconds_per_step = slowest_seconds + out.bubble_seconds;
+  out.tokens_per_step = l.micro_batch_size * l.seq_len * l.micro_batches * l.data_parallel();
+  const double gpus = static_cast<double>(l.gpu_count());
+  out.tokens_per_second_per_gpu = static_cast<double>(out.tokens_per_step) / out.seconds_per_step / gpus;
+  double forward_flops_per_token = 0.0;
+  for (const Op& op : layer_ops(config, w)) {
+    if (op.kind != OpKind::mtp_module) forward_flops_per_token += op.total_forward_flops();
+  }
+  out.mfu_peak_flops_per_s = model.profile().peaks.bf16_gemm_tflops * 1e12;
+  out.mfu_denominator = "the calibration profile's measured bf16 GEMM peak (8192^3) per GPU";
+  out.mfu = 3.0 * forward_flops_per_token * static_cast<double>(out.tokens_per_step) /
+            (out.seconds_per_step * gpus * out.mfu_peak_flops_per_s);
+
+  // Components of the slowest stage.
+  const StageTime& slow = out.stages[static_cast<std::size_t>(out.slowest_stage)];
+  out.by_component.push_back({"compute", slow.compute_seconds, false});
+  std::map<std::string, TimeComponent> comm_parts;
+  std::vector<std::string> order;
+  for (const CommTerm& term : out.communication[static_cast<std::size_t>(out.slowest_stage)].terms) {
+    const std::string key = fmt::format("{}_{}", term.name, to_string(term.kind));
+    if (!comm_parts.count(key)) order.push_back(key);
+    TimeComponent& c = comm_parts[key];
+    c.name = key;
+    c.seconds += term.seconds_per_step;
+    c.overlapped = term.overlapped;
+  }
+  for (const std::string& key : order) out.by_component.push_back(comm_parts[key]);
+  if (slow.late_overlap_seconds > 0.0) out.by_component.push_back({"dp_beyond_backward", slow.late_overlap_seconds, false});
+  out.by_component.push_back({"bubble", out.bubble_seconds, false});
+  if (config.mtp_layers > 0) out.notes.push_back("multi-token-prediction modules are not timed");
+  if (out.out_of_range) out.notes.push_back("some shapes lie outside the profile's measured range");
+  std::sort(out.notes.begin(), out.notes.end());
+  out.notes.erase(std::unique(out.notes.begin(), out.notes.end()), out.notes.end());
+  return out;
+}
+
+RunCost run_cost(const ClusterStepTime& time, std::int64_t gpus, double tokens) {
+  if (!(tokens > 0.0)) throw Error(fmt::format("run tokens = {} must be positive", tokens), "tokens");
+  RunCost c;
+  c.steps = tokens / static_cast<double>(time.tokens_per_step);
+  c.wall_clock_seconds = c.steps * time.seconds_per_step;
+  c.gpu_hours = c.wall_clock_seconds * static_cast<double>(gpus) / 3600.0;
+  return c;
+}
+
+std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
+  nlohmann::ordered_json components = nlohmann::ordered_json::object();
+  for (const TimeComponent& c : t.by_component) {
+    components[c.name] = {{"seconds", c.seconds}, {"overlapped", c.overlapped}};
+  }
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const StageTime& s : t.stages) {
+    stages.push_back({{"pipeline_rank", s.pipeline_rank},
+                      {"micro_batch_compute_seconds", s.micro_batch_compute_seconds},
+                      {"compute_seconds", s.compute_seconds},
+                      {"exposed_communication_seconds", s.exposed_communication_seconds},
+                      {"overlapped_communication_seconds", s.overlapped_communication_seconds},
+                      {"seconds", s.seconds}});
+  }
+  nlohmann::ordered_json out{{"seconds_per_step", t.seconds_per_step},
+                             {"tokens_per_step", t.tokens_per_step},
+                             {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
+                             {"mfu", t.mfu},
+                             {"mfu_denominator", t.mfu_denominator},
+                             {"slowest_stage", t.slowest_stage},
+                             {"by_component", components},
+                             {"stages", stages},
+                             {"out_of_range", t.out_of_range},
+                             {"notes", t.notes}};
+  return out.dump(indent);
+}
+
+}  // namespace budget

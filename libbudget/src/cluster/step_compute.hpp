@@ -1,0 +1,52 @@
+#pragma once
+// The per-layer-part compute times of one GPU's shard under a layout (private to the cluster
+// domain): computed once per (TP, EP, ETP, CP, micro-batch size, recompute, imbalance) and reused
+// by the layout search.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "budget/cluster_time.hpp"
+
+namespace budget {
+
+/// Seconds of one execution of each part of a layer, for one micro-batch on one GPU.
+struct LayerPartTimes {
+  double attention = 0.0;       ///< norms, projections, the attention core
+  double attention_core = 0.0;  ///< the core alone (what selective recompute reruns)
+  double dense_ffn = 0.0;
+  double moe_tp_part = 0.0;     ///< router, top-k, shared experts
+  double routed = 0.0;          ///< routed experts' grouped GEMMs, dispatch, combine, activation
+  double embedding = 0.0;
+  double head = 0.0;        ///< LM head (with a vocabulary)
+  double final_norm = 0.0;  ///< the norm before the head (last stage, always)
+  bool out_of_range = false;
+};
+
+struct LayerTimes {
+  LayerPartTimes base3, base4, moe3, moe4, routed3, routed4;
+  bool out_of_range = false;
+  std::vector<std::string> notes;
+};
+
+/// Memoised part times of one search (one config, one model, one workload, one imbalance): keyed by
+/// (part group, the shard's sizes, tokens, passes).
+struct PartTimesCache {
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, LayerPartTimes> entries;
+};
+
+/// The part times of `layout`'s shards (forward + backward, and at 4 passes where recompute needs it).
+LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const ParallelLayout& layout,
+                       const ClusterTimeOptions& options, PartTimesCache* cache = nullptr);
+
+/// The step time from precomputed part times.
+ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
+                                   const ClusterSpec& cluster, const ClusterTimeOptions& options,
+                                   const LayerTimes& times);
+
+/// The workload the layout's attention is timed with.
+Workload time_workload(const ParallelLayout& layout, const ClusterTimeOptions& options);
+
+}  // namespace budget

@@ -1,0 +1,158 @@
+// Step time on N GPUs (docs/cluster.md, "Step time") against independent references: on one GPU
+// it is the single-GPU step-time prediction (predict_step_time) of the same micro-batch, the loop's
+// executions included; the bubble is (PP − 1)/V of the slowest stage's micro-batch; the step is
+// the slowest stage's compute + exposed communication + bubble; imbalance and TP move the time the
+// way they must; a run's GPU-hours by hand.
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "budget/calibration.hpp"
+#include "budget/cluster.hpp"
+#include "budget/cluster_time.hpp"
+#include "budget/error.hpp"
+#include "budget/time_model.hpp"
+#include "budget/training_memory.hpp"
+#include "budget/workload.hpp"
+#include "support/accounting_fixtures.hpp"
+
+using namespace budget;
+
+namespace {
+
+const TimeModel& shipped_model() {
+  static const TimeModel model(
+      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json"));
+  return model;
+}
+
+ClusterSpec h200_nodes(std::int64_t nodes) {
+  ClusterSpec c;
+  c.name = "test";
+  c.gpu_name = "H200";
+  c.memory_bytes = std::int64_t{1} << 40;
+  c.gpus_per_node = 8;
+  c.nodes = nodes;
+  c.intra_node = {450e9, 3e-6, ""};
+  c.inter_node = {50e9, 5e-6, ""};
+  c.compute.peak_bf16_dense_flops_per_s = 989e12;
+  return c;
+}
+
+ParallelLayout one_gpu(std::int64_t seq_len, std::int64_t micro_batch_size) {
+  ParallelLayout l;
+  l.dp = 1;
+  l.micro_batch_size = micro_batch_size;
+  l.seq_len = seq_len;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("cluster time: one GPU equals the single-GPU step prediction (baseline and looped)", "[cluster][time]") {
+  const ClusterSpec cluster = h200_nodes(1);
+  for (const ArchConfig& c : {test::paper_200m_baseline(), test::paper_200m_smelt()}) {
+    const ParallelLayout l = one_gpu(4096, 2);
+    const TrainingMemory mem = training_memory(c, l, cluster);
+    const ClusterStepTime t = cluster_step_time(shipped_model(), c, mem, cluster);
+    Workload w = causal_workload(4096);
+    w.tokens_per_step = 2 * 4096;
+    const StepTime single = predict_step_time(shipped_model(), c, w);
+    INFO(c.name);
+    CHECK(t.seconds_per_step == Approx(single.seconds_per_step).epsilon(1e-9));
+    CHECK(t.bubble_seconds == 0.0);
+    CHECK(t.communication[0].terms.empty());
+    CHECK(t.tokens_per_step == 2 * 4096);
+    CHECK(t.tokens_per_second_per_gpu == Approx(single.tokens_per_second).epsilon(1e-9));
+    CHECK(t.mfu == Approx(single.mfu).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("cluster time: the step is the slowest stage plus the 1F1B bubble", "[cluster][time]") {
+  const ArchConfig c = test::paper_200m_baseline();
+  const ClusterSpec cluster = h200_nodes(4);
+  ParallelLayout l;
+  l.pp = 2;
+  l.ep = 8;
+  l.gpus = 32;
+  l.micro_batch_size = 1;
+  l.micro_batches = 8;
+  l.seq_len = 4096;
+  l.distributed_optimizer = true;
+  const TrainingMemory mem = training_memory(c, l, cluster);
+  const ClusterStepTime t = cluster_step_time(shipped_model(), c, mem, cluster);
+  REQUIRE(t.stages.size() == 2);
+  double slowest_mb = 0.0;
+  double slowest = 0.0;
+  for (const StageTime& s : t.stages) {
+    CHECK(s.compute_seconds == Approx(8.0 * s.micro_batch_compute_seconds));
+    CHECK(s.seconds == Approx(s.compute_seconds + s.exposed_communication_seconds + s.late_overlap_seconds));
+    slowest_mb = std::max(slowest_mb, s.micro_batch_compute_seconds);
+    slowest = std::max(slowest, s.seconds);
+  }
+  CHECK(t.bubble_seconds == Approx(1.0 * slowest_mb));  // (PP − 1)/V = 1
+  CHECK(t.seconds_per_step == Approx(slowest + slowest_mb));
+  CHECK(t.tokens_per_step == 4096 * 8 * 16);  // b·s·m·DP, DP = 32 / 2
+  double sum = 0.0;
+  for (const TimeComponent& part : t.by_component) {
+    if (!part.overlapped) sum += part.seconds;
+  }
+  CHECK(sum == Approx(t.seconds_per_step));
+  // Interleaving (V = 2, 3 layers a chunk) halves the bubble.
+  ParallelLayout v2 = l;
+  v2.virtual_stages = 2;
+  const ClusterStepTime ti = cluster_step_time(shipped_model(), c, training_memory(c, v2, cluster), cluster);
+  double slowest_mb_v2 = 0.0;
+  for (const StageTime& s : ti.stages) slowest_mb_v2 = std::max(slowest_mb_v2, s.micro_batch_compute_seconds);
+  CHECK(ti.bubble_seconds == Approx(0.5 * slowest_mb_v2));
+}
+
+TEST_CASE("cluster time: imbalance slows the MoE layers, TP shards the compute", "[cluster][time]") {
+  const ArchConfig c = test::paper_200m_baseline();
+  const ClusterSpec cluster = h200_nodes(1);
+  ParallelLayout l;
+  l.ep = 8;
+  l.gpus = 8;
+  l.micro_batch_size = 2;
+  l.seq_len = 4096;
+  const ClusterStepTime balanced = cluster_step_time(shipped_model(), c, training_memory(c, l, cluster), cluster);
+  l.imbalance = 2.0;
+  const ClusterStepTime skewed = cluster_step_time(shipped_model(), c, training_memory(c, l, cluster), cluster);
+  CHECK(skewed.stages[0].compute_seconds > balanced.stages[0].compute_seconds * 1.2);
+  // The most loaded rank's all-to-all buffers double with G = 2 (the latency does not).
+  const auto ep_bytes = [](const ClusterStepTime& t) {
+    for (const CommTerm& term : t.communication[0].terms) {
+      if (term.name == "ep") return term.bytes_per_step;
+    }
+    return 0.0;
+  };
+  CHECK(ep_bytes(balanced) > 0.0);
+  CHECK(ep_bytes(skewed) == Approx(2.0 * ep_bytes(balanced)));
+  // TP 2 with SP: less compute per GPU than TP 1 at the same micro-batch.
+  ParallelLayout tp = l;
+  tp.imbalance = 1.0;
+  tp.tp = 2;
+  tp.sequence_parallel = true;
+  tp.ep = 4;
+  const ClusterStepTime t2 = cluster_step_time(shipped_model(), c, training_memory(c, tp, cluster), cluster);
+  CHECK(t2.stages[0].compute_seconds < balanced.stages[0].compute_seconds);
+  CHECK(t2.stages[0].compute_seconds > 0.4 * balanced.stages[0].compute_seconds);
+}
+
+TEST_CASE("cluster time: a run's wall clock and GPU-hours by hand; bad options refused", "[cluster][time]") {
+  ClusterStepTime t;
+  t.seconds_per_step = 2.0;
+  t.tokens_per_step = 1000000;
+  const RunCost cost = run_cost(t, 64, 1e9);
+  CHECK(cost.steps == Approx(1000.0));
+  CHECK(cost.wall_clock_seconds == Approx(2000.0));
+  CHECK(cost.gpu_hours == Approx(2000.0 * 64 / 3600));
+  CHECK_THROWS_AS(run_cost(t, 64, 0.0), Error);
+  const ArchConfig c = test::paper_200m_baseline();
+  const ClusterSpec cluster = h200_nodes(1);
+  const TrainingMemory mem = training_memory(c, one_gpu(4096, 1), cluster);
+  ClusterTimeOptions bad;
+  bad.attended_keys = 5000.0;
+  CHECK_THROWS_AS(cluster_step_time(shipped_model(), c, mem, cluster, bad), Error);
+}

@@ -1,0 +1,174 @@
+// The layout search (docs/cluster.md, "Layout search") against brute force on a small space: every
+// combination of the documented space timed directly with cluster_step_time (no cache, no shared
+// enumeration), the fitting ones sorted; the search's best layouts are the same, in the same order.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "budget/calibration.hpp"
+#include "budget/cluster.hpp"
+#include "budget/cluster_time.hpp"
+#include "budget/error.hpp"
+#include "budget/layout_search.hpp"
+#include "budget/time_model.hpp"
+#include "budget/training_memory.hpp"
+#include "support/accounting_fixtures.hpp"
+
+using namespace budget;
+
+namespace {
+
+const TimeModel& shipped_model() {
+  static const TimeModel model(
+      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json"));
+  return model;
+}
+
+ClusterSpec small_gpus(std::int64_t memory_bytes) {
+  ClusterSpec c;
+  c.name = "test";
+  c.gpu_name = "test GPU";
+  c.memory_bytes = memory_bytes;
+  c.gpus_per_node = 4;
+  c.nodes = 2;
+  c.intra_node = {450e9, 3e-6, ""};
+  c.inter_node = {50e9, 5e-6, ""};
+  c.compute.peak_bf16_dense_flops_per_s = 989e12;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("layout search: the best layouts equal brute force over the space", "[cluster][search]") {
+  const ArchConfig c = test::paper_200m_baseline();  // 12 layers, 10 heads, 2 KV heads, 192 experts
+  // Tight memory so that some layouts do not fit.
+  const ClusterSpec cluster = small_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.seq_len = 4096;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  o.keep = 6;
+  const LayoutSearchResult found = search_layouts(shipped_model(), c, cluster, o);
+  REQUIRE_FALSE(found.layouts.empty());
+
+  std::vector<RankedLayout> brute;
+  std::int64_t valid = 0;
+  for (std::int64_t tp : {1, 2, 4}) {
+    for (std::int64_t cp : {1, 2, 4, 8}) {
+      for (std::int64_t pp = 1; pp <= 8; ++pp) {
+        for (std::int64_t v : {1, 2, 4}) {
+          for (std::int64_t ep : {1, 2, 4, 8, 16, 32, 64, 128}) {
+            for (std::int64_t etp : {std::int64_t{1}, tp}) {
+              for (std::int64_t b : {1, 2, 4}) {
+                for (int rc = 0; rc < 3; ++rc) {
+                  for (bool dist : {true, false}) {
+                    if (tp * cp * pp > 8 || 8 % (tp * cp * pp) != 0) continue;
+                    if (pp == 1 && v > 1) continue;
+                    const std::int64_t dp = 8 / (tp * cp * pp);
+                    if (o.global_batch_tokens % (b * o.seq_len * dp) != 0) continue;
+                    ParallelLayout l;
+                    l.tp = tp;
+                    l.sequence_parallel = tp > 1;
+                    l.cp = cp;
+                    l.pp = pp;
+                    l.virtual_stages = v;
+                    l.gpus = 8;
+                    l.ep = ep;
+                    l.etp = etp;
+                    l.micro_batch_size = b;
+                    l.micro_batches = o.global_batch_tokens / (b * o.seq_len * dp);
+                    l.seq_len = o.seq_len;
+                    l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective
+                                                                               : RecomputeKind::full;
+                    l.distributed_optimizer = dist;
+                    if (!l.validation_error(c).empty()) continue;
+                    ++valid;
+                    TrainingMemory mem = training_memory(c, l, cluster);
+                    if (!mem.fits) continue;
+                    ClusterStepTime t = cluster_step_time(shipped_model(), c, mem, cluster);
+                    brute.push_back({std::move(mem), std::move(t)});
+                  }
+                }
+              }
+              if (etp == tp) break;  // TP = 1: one ETP choice
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(found.valid == valid);
+  CHECK(found.fitting == static_cast<std::int64_t>(brute.size()));
+  CHECK(found.fitting < found.valid);  // memory drops some
+  std::stable_sort(brute.begin(), brute.end(), ranks_before);
+  REQUIRE(brute.size() >= found.layouts.size());
+  for (std::size_t i = 0; i < found.layouts.size(); ++i) {
+    INFO("rank " << i);
+    CHECK(found.layouts[i].time.seconds_per_step == Approx(brute[i].time.seconds_per_step).epsilon(1e-12));
+    CHECK(found.layouts[i].memory.fits);
+  }
+  const ParallelLayout& best = found.layouts[0].memory.layout;
+  const ParallelLayout& brute_best = brute[0].memory.layout;
+  CHECK(best.tp == brute_best.tp);
+  CHECK(best.pp == brute_best.pp);
+  CHECK(best.ep == brute_best.ep);
+  CHECK(best.cp == brute_best.cp);
+  CHECK(best.micro_batch_size == brute_best.micro_batch_size);
+  CHECK(best.recompute.kind == brute_best.recompute.kind);
+  for (std::size_t i = 1; i < found.layouts.size(); ++i) {
+    CHECK_FALSE(ranks_before(found.layouts[i], found.layouts[i - 1]));
+  }
+}
+
+TEST_CASE("layout search: refusals", "[cluster][search]") {
+  const ArchConfig c = test::paper_200m_baseline();
+  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 16;  // the cluster has 8
+  CHECK_THROWS_AS(search_layouts(shipped_model(), c, cluster, o), Error);
+  o.gpus = 8;
+  o.global_batch_tokens = 100;
+  CHECK_THROWS_AS(search_layouts(shipped_model(), c, cluster, o), Error);
+  // Nothing fits 1 MiB GPUs: an empty list, not an error.
+  o.global_batch_tokens = 4096 * 8;
+  const LayoutSearchResult none = search_layouts(shipped_model(), c, small_gpus(1 << 20), o);
+  CHECK(none.layouts.empty());
+  CHECK(none.fitting == 0);
+  CHECK(none.valid > 0);
+}
+
+TEST_CASE("cluster ranking: the paper's looped config against its baseline at each one's best layout",
+          "[cluster][search]") {
+  const ArchConfig base = test::paper_200m_baseline();
+  const ArchConfig smelt = test::paper_200m_smelt();
+  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {smelt}, cluster, o);
+  REQUIRE(r.baseline.found);
+  REQUIRE(r.candidates.size() == 1);
+  const ClusterCandidateTime& s = r.candidates[0];
+  REQUIRE(s.found);
+  // Each at its own best layout: the search's first.
+  LayoutSearchOptions one = o;
+  one.keep = 1;
+  const LayoutSearchResult sb = search_layouts(shipped_model(), smelt, cluster, one);
+  CHECK(s.best.time.seconds_per_step == Approx(sb.layouts[0].time.seconds_per_step));
+  CHECK(s.seconds_per_token == Approx(s.best.time.seconds_per_step / static_cast<double>(s.best.time.tokens_per_step)));
+  CHECK(s.ratio_to_baseline == Approx(s.seconds_per_token / r.baseline.seconds_per_token));
+  // Single GPU: predict_step_time at 8 sequences of 4096 tokens, causal.
+  Workload w = causal_workload(4096);
+  w.tokens_per_step = 8 * 4096;
+  CHECK(s.single_gpu_ratio_to_baseline == Approx(predict_step_time(shipped_model(), smelt, w).seconds_per_token /
+                                                 predict_step_time(shipped_model(), base, w).seconds_per_token));
+  CHECK(s.moe_executions_per_token == 18.0);
+  CHECK(r.baseline.moe_executions_per_token == 12.0);
+  REQUIRE_FALSE(s.differences.empty());
+  CHECK(s.differences[0].find("+50% all-to-all calls per token (18 vs 12 MoE layer executions)") == 0);
+  // A baseline that fits nowhere is refused.
+  CHECK_THROWS_AS(rank_by_cluster_time(shipped_model(), base, {smelt}, small_gpus(1 << 20), o), Error);
+}
