@@ -7,10 +7,7 @@
 #include "budget/config.hpp"
 #include "budget/export.hpp"
 
-namespace CLI {
-class App;
-class Option;
-}  // namespace CLI
+#include "cli11_fwd.hpp"
 
 namespace budget::cli {
 

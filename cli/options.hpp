@@ -11,10 +11,7 @@
 #include "budget/time_model.hpp"
 #include "budget/workload.hpp"
 
-namespace CLI {
-class App;
-class Option;
-}  // namespace CLI
+#include "cli11_fwd.hpp"
 
 namespace budget::cli {
 

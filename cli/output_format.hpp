@@ -8,10 +8,7 @@
 
 #include "budget_render/document.hpp"
 
-namespace CLI {
-class App;
-class Option;
-}  // namespace CLI
+#include "cli11_fwd.hpp"
 
 namespace budget::cli {
 

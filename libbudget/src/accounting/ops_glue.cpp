@@ -9,23 +9,11 @@
 
 #include "accounting/ops_glue.hpp"
 
+#include "accounting/op_builders.hpp"
+
 namespace budget {
 
-namespace {
-
-Op& add_glue(std::vector<Op>& ops, OpKind kind, std::int64_t width, std::int64_t rows, double bytes,
-             std::int64_t physical, std::int64_t executed) {
-  Op& op = ops.emplace_back();  // value-initialised in place
-  op.kind = kind;
-  op.in_features = width;
-  op.matrices = rows;
-  op.forward_bytes = bytes;
-  op.physical_layers = physical;
-  op.executed_layers = executed;
-  return op;
-}
-
-}  // namespace
+using accounting_detail::add_memory;
 
 void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
   const double H = static_cast<double>(c.hidden_size);
@@ -37,7 +25,7 @@ void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
   const std::int64_t moe_executed = executed - c.executed_dense_ffn_layers();
 
   // Residual adds, two a layer: each reads two rows of H and writes one: 2 · 3 · 2H = 12·H.
-  add_glue(ops, OpKind::residual_add, c.hidden_size, 2, 12.0 * H, L, executed);
+  add_memory(ops, OpKind::residual_add, c.hidden_size, 2, 12.0 * H, L, executed);
 
   // Attention layout (fused QKV only; MLA's projections are separate GEMMs and not modelled here):
   // q, k and v are strided views of the QKV output; the attention kernel takes each as a
@@ -48,7 +36,7 @@ void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
   if (!a.mla) {
     const std::int64_t rows = a.num_heads + 2 * a.num_kv_heads;
     const double bytes = 4.0 * static_cast<double>(a.head_dim * rows) + 4.0 * static_cast<double>(a.query_width());
-    add_glue(ops, OpKind::attention_layout, a.head_dim, rows, bytes, L, executed);
+    add_memory(ops, OpKind::attention_layout, a.head_dim, rows, bytes, L, executed);
   }
 
   if (moe_physical > 0) {
@@ -56,14 +44,14 @@ void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
     const double E = static_cast<double>(f.num_experts);
     // Router in fp32: the E bf16 logits cast to fp32 (read 2E, write 4E) and the fp32 softmax
     // (read 4E, write 4E): 14·E. The top-k selection is router_topk's (ops.cpp).
-    add_glue(ops, OpKind::router_softmax_fp32, f.num_experts, 1, 14.0 * E, moe_physical, moe_executed);
+    add_memory(ops, OpKind::router_softmax_fp32, f.num_experts, 1, 14.0 * E, moe_physical, moe_executed);
     // Routing weights: the k weights gathered into dispatch order (read + write: 4k) and the
     // product of the k expert output rows by them (read k·H and k weights, write k·H: 4kH + 2k):
     // 4·k·H + 6·k.
-    add_glue(ops, OpKind::routing_weights, c.hidden_size, f.top_k, 4.0 * k * H + 6.0 * k, moe_physical,
+    add_memory(ops, OpKind::routing_weights, c.hidden_size, f.top_k, 4.0 * k * H + 6.0 * k, moe_physical,
              moe_executed);
     // The combine buffer zeroed before the scatter-add: one row of H written, 2·H.
-    add_glue(ops, OpKind::combine_zero, c.hidden_size, 1, 2.0 * H, moe_physical, moe_executed);
+    add_memory(ops, OpKind::combine_zero, c.hidden_size, 1, 2.0 * H, moe_physical, moe_executed);
   }
 }
 
