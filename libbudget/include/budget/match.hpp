@@ -80,6 +80,13 @@ struct MatchConstraints {
   VariableRange kv_lora_rank = VariableRange::fixed(0);
   /// num_heads·head_dim = hidden_size (the baseline convention); false frees the query width.
   bool query_equals_hidden = true;
+  /// Shared experts keep the routed width: every candidate has shared_expert_dim = expert_dim
+  /// (the shared_expert_dim range is then not searched). The DeepSeek families' configs
+  /// (DeepSeek-MoE/V2/V3, Kimi-K2) can only express shared experts as a count of routed-width
+  /// experts (n_shared_experts), so a match with another shared width cannot be written as their
+  /// config.json. default_constraints() sets it when the baseline's shared experts have its
+  /// routed width and no shared-expert gate; constraints file key "tie_shared_expert_dim".
+  bool tie_shared_expert_dim = false;
 
   /// Optional caps on |relative deviation| of each budget.
   std::optional<double> max_flops_deviation;

@@ -29,7 +29,15 @@ Part part_of(OpKind kind) {
     case OpKind::q_up_projection:
     case OpKind::kv_down_projection:
     case OpKind::kv_up_projection:
-    case OpKind::norms: return Part::attention;
+    case OpKind::norms:
+    // Layer glue (ops_glue.cpp): the residual adds and the attention layout copies are timed with
+    // the attention part (per layer, H or q wide), the fp32 router softmax with the router, the
+    // routing-weight product and the combine buffer with the routed experts.
+    case OpKind::residual_add:
+    case OpKind::attention_layout: return Part::attention;
+    case OpKind::router_softmax_fp32: return Part::moe_tp;
+    case OpKind::routing_weights:
+    case OpKind::combine_zero: return Part::routed;
     case OpKind::dense_ffn:
     case OpKind::dense_activation: return Part::dense;
     case OpKind::router:

@@ -105,7 +105,10 @@ SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const
   dense_ = !baseline.ffn.is_moe();
   has_shared_ = baseline.ffn.num_shared_experts > 0;
   widths_ = Progression::of(c.expert_dim);
-  shareds_ = Progression::of(c.shared_expert_dim);
+  // Tied shared width (MatchConstraints::tie_shared_expert_dim): the shared widths walked are the
+  // routed widths, and each is paired with the equal routed width only (structure_walk.hpp).
+  tied_shared_ = has_shared_ && c.tie_shared_expert_dim;
+  shareds_ = tied_shared_ ? widths_ : Progression::of(c.shared_expert_dim);
   hiddens_ = Progression::of(c.hidden_size);
   heads_ = Progression::of(c.num_heads);
   check_work_limits();

@@ -107,6 +107,8 @@ class SearchSpace {
   double baseline_params() const { return N_b_; }
   bool dense() const { return dense_; }
   bool has_shared() const { return has_shared_; }
+  /// Shared experts keep the routed width (MatchConstraints::tie_shared_expert_dim).
+  bool tied_shared() const { return tied_shared_; }
   const VariableRange& experts() const { return c_.num_experts; }
   const Progression& widths() const { return widths_; }
   const Progression& shareds() const { return shareds_; }
@@ -132,7 +134,7 @@ class SearchSpace {
   const MatchConstraints& c_;
   Budgets base_;
   double F_b_ = 0, N_b_ = 0, KV_b_ = 0;
-  bool dense_ = false, has_shared_ = false;
+  bool dense_ = false, has_shared_ = false, tied_shared_ = false;
   Progression widths_, shareds_, hiddens_, heads_;
   std::vector<KvStructure> kv_structures_;
 };

@@ -138,7 +138,14 @@ class StructureWalk {
       }
       if (band.begin < band.end) narrow_by_params(space_, k, S, fbound, pass_.pruning_bound(), band);
     }
-    for (std::int64_t i = band.begin; i < band.end && !pass_.cannot_improve(kv); ++i) {
+    std::int64_t begin = band.begin, end = band.end;
+    if (space_.tied_shared()) {
+      // Tied: the one routed width equal to S (the walk's S values are the routed widths).
+      const std::int64_t i = space_.widths().index_not_below(static_cast<double>(S));
+      begin = std::max(begin, i);
+      end = std::min(end, i + 1);
+    }
+    for (std::int64_t i = begin; i < end && !pass_.cannot_improve(kv); ++i) {
       ++counters_.evaluated;
       counters_.count_work(1, c_.max_work);
       const std::int64_t W = space_.widths().at(i);

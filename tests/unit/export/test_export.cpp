@@ -380,8 +380,8 @@ TEST_CASE("export: hf fresh families: Qwen3-MoE, Qwen3, Qwen2, OLMoE and the set
 TEST_CASE("export: hf round trip of every released config's match (tests/data/hf, examples/hf)",
           "[export][hf][families]") {
   // import → match → export hf (the file as template) → import keeps every budget of the match;
-  // a family that cannot spell the match (DeepSeek's shared experts as routed-width experts) is
-  // refused by name, and the match with the widths tied exports.
+  // DeepSeek's shared experts, spelled as a count of routed-width experts, keep the routed width in
+  // the default match, so every match exports.
   std::size_t exported = 0;
   for (const char* dir : {"/tests/data/hf/", "/examples/hf/"}) {
     for (const auto& entry : std::filesystem::directory_iterator(source_dir + dir)) {
@@ -395,15 +395,12 @@ TEST_CASE("export: hf round trip of every released config's match (tests/data/hf
       REQUIRE(r.summary.feasible);
       ArchConfig matched = r.candidates.front().config;
       CHECK(matched.settings == in.config.settings);
-      try {
-        (void)export_config(matched, ExportTarget::hf, with_template(in.hf_text));
-      } catch (const Error& e) {
-        CHECK_THAT(e.what(), Catch::Contains("not a whole number of routed-width"));
-        constraints.expert_dim = VariableRange::fixed(in.config.ffn.expert_dim);
-        constraints.shared_expert_dim = VariableRange::fixed(in.config.ffn.shared_expert_dim);
-        r = match(in.config, LoopSpec{}, paper_workload(), constraints, 1);
-        REQUIRE(r.summary.feasible);
-        matched = r.candidates.front().config;
+      // The DeepSeek families' shared experts keep the routed width by default
+      // (MatchConstraints::tie_shared_expert_dim), so every default match is expressible.
+      if (in.config.ffn.num_shared_experts > 0 && in.config.ffn.shared_expert_dim == in.config.ffn.expert_dim &&
+          !in.config.ffn.shared_expert_gate) {
+        CHECK(constraints.tie_shared_expert_dim);
+        CHECK(matched.ffn.shared_expert_dim == matched.ffn.expert_dim);
       }
       const ExportedConfig e = export_config(matched, ExportTarget::hf, with_template(in.hf_text));
       const ArchConfig back = parse_hf_config(e.text, "matched");

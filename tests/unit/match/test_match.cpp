@@ -45,7 +45,9 @@ std::vector<Candidate> brute_force(const ArchConfig& baseline, const LoopSpec& l
               if (nh % kvh != 0) continue;
               for (auto E : c.num_experts.values())
                 for (auto W : c.expert_dim.values())
-                  for (auto S : c.shared_expert_dim.values()) {
+                  for (auto S : (c.tie_shared_expert_dim && baseline.ffn.num_shared_experts > 0)
+                                    ? std::vector<std::int64_t>{W}
+                                    : c.shared_expert_dim.values()) {
                     ArchConfig cfg = baseline;
                     cfg.num_layers = L;
                     cfg.loop = loop.resolve(L);
@@ -234,6 +236,29 @@ TEST_CASE("match equals brute force: shared experts and first dense layers", "[m
   c.num_experts = {64, 128, 8};
   c.shared_expert_dim = {128, 320, 64};
   check_against_brute_force(b, LoopSpec::smelt(), c);
+}
+
+TEST_CASE("match equals brute force: shared experts tied to the routed width", "[match]") {
+  // DeepSeek-style: shared experts of the routed width, so the tie is on by default; the brute
+  // force pairs every routed width W with the shared width S = W only.
+  ArchConfig b = paper_200m(64);
+  b.ffn.num_shared_experts = 2;
+  b.ffn.shared_expert_dim = b.ffn.expert_dim;
+  CHECK(default_constraints(b).tie_shared_expert_dim);
+  MatchConstraints c = reduced(b);
+  c.num_experts = {64, 128, 8};
+  c.tie_shared_expert_dim = true;
+  check_against_brute_force(b, LoopSpec::smelt(), c);
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 20);
+  REQUIRE(r.summary.feasible);
+  for (const Candidate& cand : r.candidates) CHECK(cand.config.ffn.shared_expert_dim == cand.config.ffn.expert_dim);
+  // A gated shared expert (Qwen-MoE style) or another width leaves the shared width free.
+  ArchConfig gated = b;
+  gated.ffn.shared_expert_gate = true;
+  CHECK_FALSE(default_constraints(gated).tie_shared_expert_dim);
+  ArchConfig wider = b;
+  wider.ffn.shared_expert_dim = 4 * b.ffn.expert_dim;
+  CHECK_FALSE(default_constraints(wider).tie_shared_expert_dim);
 }
 
 TEST_CASE("match equals brute force: fractional attended keys from document lengths", "[match]") {
