@@ -3,12 +3,14 @@
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "budget/config_io.hpp"
@@ -167,13 +169,9 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
 
 nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
   nlohmann::ordered_json out = match_json(m.result, in.loop, in.workload, o.timings);
-  for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
-    out["candidates"][i]["off_kernel_path"] = off_kernel_path(m.result.candidates[i].config);
-  }
   if (m.aligned) {
-    nlohmann::ordered_json alt = m.aligned->candidate ? candidate_json(*m.aligned->candidate) : nlohmann::ordered_json();
-    if (m.aligned->candidate) alt["off_kernel_path"] = nlohmann::ordered_json::array();
-    out["aligned_alternative"] = alt;
+    out["aligned_alternative"] =
+        m.aligned->candidate ? candidate_json(*m.aligned->candidate) : nlohmann::ordered_json();
     if (!m.aligned->reason.empty()) out["aligned_alternative_reason"] = m.aligned->reason;
   }
   if (m.timed) {
@@ -201,10 +199,20 @@ nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInp
 /// Which candidates fall off the fused kernels' full-rate path, and the best candidate that does
 /// not (kernel_shapes.hpp; docs/matching.md, "Kernel-ready shapes").
 std::string kernel_path_lines(const MatchOutcome& m) {
-  std::string out;
+  // Rows with the same shapes off the path share one line ("#1, #2 are off ...: head_dim 84 ...").
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // reasons, rows
   for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
     const std::vector<std::string> off = off_kernel_path(m.result.candidates[i].config);
-    if (!off.empty()) out += fmt::format("#{} is off the fused kernels' full-rate path: {}\n", i + 1, fmt::join(off, "; "));
+    if (off.empty()) continue;
+    const std::string reasons = fmt::format("{}", fmt::join(off, "; "));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == reasons; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {reasons, {}});
+    it->second.push_back(fmt::format("#{}", i + 1));
+  }
+  std::string out;
+  for (const auto& [reasons, rows] : groups) {
+    out += fmt::format("{} {} off the fused kernels' full-rate path: {}\n", fmt::join(rows, ", "),
+                       rows.size() == 1 ? "is" : "are", reasons);
   }
   if (!m.aligned) return out;
   if (!m.aligned->candidate) return out + "aligned alternative: none (" + m.aligned->reason + ")\n";

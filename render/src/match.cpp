@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "budget/kernel_shapes.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 
@@ -18,7 +19,9 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
                      {"max", c.deviation.max_abs()}}},
       {"objective", c.objective},
       {"second_objective", c.second_objective},
-      {"proportion_distance", c.proportion_distance}};
+      {"proportion_distance", c.proportion_distance},
+      // Shapes off the fused kernels' full-rate path (budget/kernel_shapes.hpp); empty: kernel-ready.
+      {"off_kernel_path", off_kernel_path(c.config)}};
 }
 
 nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, const Workload& workload,
