@@ -115,7 +115,11 @@ class KeyPass {
   /// Another spelling of a quantity the family counts, or a near-typo of one of its keys: an error
   /// naming the family's key, never a silently different model.
   void refuse_misspellings() const {
-    for (const auto& [key, value] : doc_.items()) {
+    for (const auto& item : doc_.items()) {
+      // Named, not a structured binding: the lambdas below capture it (clang 14 cannot capture
+      // structured bindings).
+      const std::string& key = item.key();
+      const nlohmann::json& value = item.value();
       if (value.is_null() || reads(key) || is_hf_non_counting_key(key) || contains(structural_keys, key)) continue;
       for (const auto& group : hf_spelling_groups()) {
         if (!contains(group, key)) continue;
