@@ -17,7 +17,8 @@ if [ "${1:-}" = --integer ]; then
   scripts/install-deps.sh --fuzz  # clang-14
   build_dir="${BUDGET_INTSAN_BUILD_DIR:-build-intsan}"
   checks="signed-integer-overflow,shift,integer-divide-by-zero,float-cast-overflow,implicit-signed-integer-truncation,implicit-integer-sign-change"
-  sanitize="-fsanitize=$checks -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  # Third-party headers are exempt (scripts/intsan-ignorelist.txt says which and why).
+  sanitize="-fsanitize=$checks -fno-sanitize-recover=all -fno-omit-frame-pointer -fsanitize-ignorelist=$PWD/scripts/intsan-ignorelist.txt"
   launcher=()
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

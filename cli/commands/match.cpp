@@ -118,7 +118,8 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
     try {
       in.constraints = aligned_constraints(in.constraints, o.align);
     } catch (const Error& e) {
-      throw Error(e.message(), "--align");
+      // e.path() names the search variable whose range holds no multiple (kernel_shapes.cpp).
+      throw Error(e.message() + "; choose a smaller --align", "--align", e.path());
     }
   }
   in.loop = o.loop.spec();

@@ -26,7 +26,7 @@ namespace {
 // Display width of UTF-8 text: counts code points (every character we print is single-width).
 std::size_t display_width(const std::string& s) {
   std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0u) != 0x80u;
   return n;
 }
 

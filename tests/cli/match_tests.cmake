@@ -24,6 +24,9 @@ budget_cli_test(NAME match.constraints_typo ARGS --baseline ${BASE} --constraint
   STDERR_MATCHES "typo.json: /hidden_size/multiple_off: unknown key \"multiple_off\" \\(did you mean \"multiple_of\"\\?\\)")
 budget_cli_test(NAME match.aligned ARGS --baseline ${BASE} --constraints tests/data/match/aligned.json --format json
   STDOUT_MATCHES "\"feasible\": true")
+# --align beyond a range names the search variable whose range holds no multiple.
+budget_cli_test(NAME match.align_beyond_range ARGS --baseline ${BASE} --align 4096 EXPECT_EXIT 2
+  STDERR_MATCHES "--align: hidden_size: no multiple of 4096 lies in \\[320, 2560\\]; choose a smaller --align")
 
 # --out writes a config that `report` accepts, with the same budgets.
 add_test(NAME cli.match.out_roundtrip

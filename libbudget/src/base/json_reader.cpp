@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "budget/text_escape.hpp"
+
 namespace budget::detail {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -97,8 +99,8 @@ class StrictSax : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
   bool key(string_t& k) {
     Frame& f = frames_.back();
     if (!f.keys.insert(k).second) {
-      throw Error(fmt::format("duplicate key \"{}\": each key may appear once in an object", printable(k, 60)), source_,
-                  pointer(frames_.size() - 1) + "/" + escape_pointer_token(printable(k, 60)));
+      throw Error(fmt::format("duplicate key \"{}\": each key may appear once in an object", printable_text(k, 60)), source_,
+                  pointer(frames_.size() - 1) + "/" + escape_pointer_token(printable_text(k, 60)));
     }
     f.key = k;
     return Base::key(k);
@@ -156,7 +158,7 @@ class StrictSax : public nlohmann::detail::json_sax_dom_parser<BasicJson> {
     std::string out;
     for (std::size_t i = 0; i < depth; ++i) {
       const Frame& f = frames_[i];
-      out += "/" + (f.is_object ? escape_pointer_token(printable(f.key, 60)) : std::to_string(f.index));
+      out += "/" + (f.is_object ? escape_pointer_token(printable_text(f.key, 60)) : std::to_string(f.index));
     }
     return out;
   }
@@ -185,35 +187,6 @@ std::string line_column(std::string_view text, std::size_t offset) {
 
 }  // namespace
 
-std::string printable(std::string_view text, std::size_t max_chars) {
-  std::string out;
-  std::size_t shown = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (shown >= max_chars) {
-      out += fmt::format("... ({} bytes in all)", text.size());
-      break;
-    }
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else if (c >= 0x80) {
-      // Keep well-formed UTF-8 sequences; escape stray bytes.
-      const std::size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-      bool ok = len > 0 && i + len <= text.size();
-      for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-      if (ok) {
-        out.append(text.substr(i, len));
-        i += len - 1;
-      } else {
-        out += fmt::format("\\x{:02x}", c);
-      }
-    } else {
-      out += static_cast<char>(c);
-    }
-    ++shown;
-  }
-  return out;
-}
 
 namespace {
 template <class BasicJson>
@@ -236,20 +209,20 @@ BasicJson parse_strict(std::string_view text, const std::string& source) {
     std::string what = e.what();
     const auto bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);
-    throw Error("not valid JSON: " + printable(what, 200), source);
+    throw Error("not valid JSON: " + printable_text(what, 200), source);
   } catch (const nlohmann::json::exception& e) {
     // out_of_range.406: a number beyond the double range (e.g. 1e400); others (excessive sizes)
     // are likewise faults of the input.
     const std::string where = line_column(text, sax.error_position());
     if (e.id == 406) {
       throw Error(fmt::format("number {} at {} is outside the range of a double (about ±1.8e308)",
-                              printable(sax.error_token(), 40), where),
+                              printable_text(sax.error_token(), 40), where),
                   source, sax.error_pointer().empty() ? "/" : sax.error_pointer());
     }
     std::string what = e.what();
     const auto bracket = what.find("] ");
     if (bracket != std::string::npos) what = what.substr(bracket + 2);
-    throw Error(fmt::format("JSON value rejected at {}: {}", where, printable(what, 200)), source,
+    throw Error(fmt::format("JSON value rejected at {}: {}", where, printable_text(what, 200)), source,
                 sax.error_pointer());
   }
   return result;
@@ -320,7 +293,7 @@ std::string describe_value(const nlohmann::json& value) {
   if (value.is_null()) return "null";
   std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return printable(text, 40);
+  return printable_text(text, 40);
 }
 
 namespace {
@@ -364,7 +337,7 @@ void ObjectReader::reject_unknown_keys(std::initializer_list<std::string_view> a
   std::vector<std::string> names(allowed.begin(), allowed.end());
   for (const auto& item : object_.items()) {
     if (std::find(names.begin(), names.end(), item.key()) != names.end()) continue;
-    std::string message = fmt::format("unknown key \"{}\"", printable(item.key(), 60));
+    std::string message = fmt::format("unknown key \"{}\"", printable_text(item.key(), 60));
     const std::string suggestion = closest_match(item.key(), names);
     if (!suggestion.empty()) {
       message += fmt::format(" (did you mean \"{}\"?)", suggestion);
@@ -373,7 +346,7 @@ void ObjectReader::reject_unknown_keys(std::initializer_list<std::string_view> a
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       message += "; allowed keys here: " + list;
     }
-    fail(escape_pointer_token(printable(item.key(), 60)), message);
+    fail(escape_pointer_token(printable_text(item.key(), 60)), message);
   }
 }
 
@@ -470,7 +443,7 @@ std::string ObjectReader::choice_or(std::string_view key, std::string fallback,
   if (std::find(names.begin(), names.end(), value) != names.end()) return value;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-  std::string message = fmt::format("value \"{}\" is not allowed; allowed: {}", printable(value, 60), list);
+  std::string message = fmt::format("value \"{}\" is not allowed; allowed: {}", printable_text(value, 60), list);
   const std::string suggestion = closest_match(value, names);
   if (!suggestion.empty()) message += fmt::format(" (did you mean \"{}\"?)", suggestion);
   fail(key, message);

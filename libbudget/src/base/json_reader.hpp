@@ -44,9 +44,6 @@ inline constexpr std::uint64_t default_max_input_file_mib = 16;
 /// The size limit of text inputs (JSON, CSV): BUDGET_MAX_INPUT_MB MiB (default 16), read once.
 std::uint64_t max_input_file_bytes();
 
-/// `text` made safe for a one-line message: control bytes and bytes that are not well-formed
-/// UTF-8 become \xNN, and text past `max_chars` characters is cut with its size stated.
-std::string printable(std::string_view text, std::size_t max_chars);
 
 /// A view of one JSON object at `pointer` inside the document read from `source`.
 class ObjectReader {

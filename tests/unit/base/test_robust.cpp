@@ -13,6 +13,7 @@
 #include "budget/match.hpp"
 #include "budget/scaling_data.hpp"
 #include "budget/scaling_fit.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/workload.hpp"
 #include "support/accounting_fixtures.hpp"
 #include "base/json_reader.hpp"
@@ -82,10 +83,10 @@ TEST_CASE("strict JSON: a number beyond the double range is an input error with 
 }
 
 TEST_CASE("strict JSON: messages show control and non-UTF-8 bytes escaped, long text cut", "[robust][json]") {
-  CHECK(detail::printable(std::string("a\0b", 3), 40) == "a\\x00b");
-  CHECK(detail::printable("\xff\xfe" "ok", 40) == "\\xff\\xfeok");
-  CHECK(detail::printable("é", 40) == "é");
-  CHECK(detail::printable(std::string(100000, 'k'), 10) == "kkkkkkkkkk... (100000 bytes in all)");
+  CHECK(printable_text(std::string("a\0b", 3), 40) == "a\\x00b");
+  CHECK(printable_text("\xff\xfe" "ok", 40) == "\\xff\\xfeok");
+  CHECK(printable_text("é", 40) == "é");
+  CHECK(printable_text(std::string(100000, 'k'), 10) == "kkkkkkkkkk... (100000 bytes in all)");
   // An unknown key of a megabyte is echoed once, cut.
   std::string text = base_json;
   text.insert(1, "\"" + std::string(1 << 20, 'z') + "\": 1, ");
