@@ -26,6 +26,10 @@ CLI::Validator positive_real(double max) {
       fmt::format("POSITIVE <= {:g}", max));
 }
 
+void throw_option_dependency_error(const std::string& option, const std::string& message) {
+  throw CLI::RequiresError(option + ": " + message, CLI::ExitCodes::RequiresError);
+}
+
 CLI::Validator unsigned_decimal(std::uint64_t max) {
   return CLI::Validator(
       [max](std::string& text) -> std::string {

@@ -2,7 +2,8 @@
 // Validators for budget-match's numeric options, stricter than CLI11's own conversions (which
 // let "nan" pass a positivity check, saturate 2^64 to 2^64 - 1, accept "-1" for an unsigned seed
 // and read "010" as octal): a value is accepted only when it converts exactly and lies in range,
-// and the message states the range in short form (1.8e+308, not 309 digits).
+// and the message states the range in short form (1.8e+308, not 309 digits). Also the one way a
+// command reports an option-dependency error.
 
 #include <cstdint>
 #include <string>
@@ -13,6 +14,12 @@ namespace budget::cli {
 
 /// A real number x, finite, with 0 < x <= max (denormals such as 5e-324 included).
 CLI::Validator positive_real(double max);
+
+/// An option-dependency error: an option given without one it needs or with one it excludes, or
+/// a choice among options not made ("give exactly one of ..."). Exit 64 like CLI11's own
+/// ->needs()/->excludes() errors (docs/cli.md, exit codes: a bad command line); the message is
+/// "<option>: <message>". A requirement that depends on a file's contents is an input error (2).
+[[noreturn]] void throw_option_dependency_error(const std::string& option, const std::string& message);
 
 /// A decimal integer in [0, max]: digits only (no sign, no "0x", no spaces), converted exactly.
 CLI::Validator unsigned_decimal(std::uint64_t max);

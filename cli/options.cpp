@@ -30,8 +30,10 @@ CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& targ
                                      bool with_backend) {
   CLI::Option* calibration = command.add_option("--calibration", target.path, help);
   if (with_backend) {
-    command.add_option("--attention-backend", target.attention_backend,
-                       "With --calibration: auto (default), cudnn, flash, default or fallback-<name>");
+    command
+        .add_option("--attention-backend", target.attention_backend,
+                    "With --calibration: auto (default), cudnn, flash, default or fallback-<name>")
+        ->needs(calibration);
   }
   return calibration;
 }

@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <optional>
 #include <regex>
 #include <string>
@@ -20,12 +21,15 @@
 #include "budget/error.hpp"
 #include "budget/export.hpp"
 #include "budget/grid.hpp"
+#include "budget/kernel_shapes.hpp"
 #include "budget/match.hpp"
+#include "budget/match_outcome.hpp"
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
 #include "budget_render/budgets.hpp"
 #include "budget_render/match.hpp"
+#include "budget_render/match_outcome.hpp"
 #include "budget_render/step_time.hpp"
 
 namespace py = pybind11;
@@ -94,14 +98,44 @@ budget::MatchConstraints constraints_of(const py::handle& value, const budget::A
   bad_argument("constraints", value, "None (the defaults), a dict or a file path");
 }
 
+/// One layer number of a loop given as a (first, last) tuple or list: a Python int (not a bool) in
+/// [1, budget::max_dimension], else budget::Error naming `loop` with the value.
+std::int64_t loop_layer(const py::handle& item, const py::handle& loop) {
+  const std::string shown = py::repr(loop).cast<std::string>();
+  if (!py::isinstance<py::int_>(item) || py::isinstance<py::bool_>(item)) {
+    throw budget::Error("value " + shown + " holds a " + py::type::of(item).attr("__name__").cast<std::string>() +
+                            "; allowed: (first, last) as two integers, 1-based inclusive",
+                        "loop");
+  }
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+  if (overflow != 0 || value < 1 || value > budget::max_dimension) {
+    throw budget::Error("value " + shown + " has layer " + py::repr(item).cast<std::string>() +
+                            " out of range; allowed: layers 1 to " + std::to_string(budget::max_dimension),
+                        "loop");
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+/// The LoopSpec of match()/grid()'s loop arguments. `loop`: None (the centred span of
+/// round(span_fraction·L) layers), "FIRST-LAST" or a (first, last) tuple or list, 1-based
+/// inclusive. repeats in [1, 1024] (1: no loop) and span_fraction in (0, 1]: a span of 0, which
+/// the library reads as "no loop", is refused here as it would silently give an unlooped match.
+/// Every error is budget.Error naming the argument (loop, repeats or span_fraction).
 budget::LoopSpec loop_spec(const py::handle& loop, double span_fraction, std::int64_t repeats) {
   budget::LoopSpec spec;
-  spec.span_fraction = span_fraction;
   spec.repeats = repeats;
-  if (loop.is_none()) {
-    if (const std::string message = spec.validation_error(); !message.empty()) throw budget::Error(message, "loop");
-    return spec;
+  if (const std::string message = spec.validation_error(); !message.empty()) throw budget::Error(message, "repeats");
+  spec.span_fraction = span_fraction;
+  if (const std::string message = spec.validation_error(); !message.empty()) {
+    throw budget::Error(message, "span_fraction");
   }
+  if (!(span_fraction > 0.0)) {
+    throw budget::Error("span_fraction = 0 loops no layer; allowed: a number in (0, 1] (budget.account() counts an "
+                        "unlooped config)",
+                        "span_fraction");
+  }
+  if (loop.is_none()) return spec;
   if (py::isinstance<py::str>(loop)) {
     static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
     const std::string text = loop.cast<std::string>();
@@ -109,26 +143,66 @@ budget::LoopSpec loop_spec(const py::handle& loop, double span_fraction, std::in
     if (!std::regex_match(text, m, pattern)) {
       throw budget::Error("value \"" + text + "\" is not a layer range; allowed: \"FIRST-LAST\" (1-based)", "loop");
     }
-    try {
-      spec.first = std::stoll(m[1]);
-      spec.last = std::stoll(m[2]);
-    } catch (const std::out_of_range&) {
-      throw budget::Error("value \"" + text + "\" has a layer number beyond 64 bits; allowed: \"FIRST-LAST\" (1-based)",
-                          "loop");
-    }
-  } else if (py::isinstance<py::tuple>(loop) && py::len(loop) == 2) {
-    try {
-      spec.first = loop.cast<py::tuple>()[0].cast<std::int64_t>();
-      spec.last = loop.cast<py::tuple>()[1].cast<std::int64_t>();
-    } catch (const py::cast_error&) {
-      bad_argument("loop", loop, "a (first, last) tuple of 64-bit integers");
-    }
+    const py::int_ first(py::str(m[1].str()));
+    const py::int_ last(py::str(m[2].str()));
+    spec.first = loop_layer(first, loop);
+    spec.last = loop_layer(last, loop);
+  } else if ((py::isinstance<py::tuple>(loop) || py::isinstance<py::list>(loop)) && py::len(loop) == 2) {
+    const py::sequence pair = py::reinterpret_borrow<py::sequence>(loop);
+    spec.first = loop_layer(pair[0], loop);
+    spec.last = loop_layer(pair[1], loop);
   } else {
-    bad_argument("loop", loop, "None (centred span_fraction), \"FIRST-LAST\" or a (first, last) tuple");
+    bad_argument("loop", loop, "None (centred span_fraction), \"FIRST-LAST\" or a (first, last) tuple or list");
   }
-  if (spec.first < 1 || spec.last < spec.first) throw budget::Error("the layer range is empty or starts below 1", "loop");
   if (const std::string message = spec.validation_error(); !message.empty()) throw budget::Error(message, "loop");
   return spec;
+}
+
+/// A library error about the loop (path /loop, no source: e.g. a range beyond the baseline's
+/// layers) attributed to the `loop` argument; other errors unchanged.
+template <class Function>
+auto with_loop_argument(Function&& function) {
+  try {
+    return function();
+  } catch (const budget::Error& e) {
+    if (e.source().empty() && e.path().rfind("/loop", 0) == 0) throw budget::Error(e.message(), "loop");
+    throw;
+  }
+}
+
+budget::CalibrationProfile calibration_profile(const py::handle& calibration) {
+  if (py::isinstance<py::dict>(calibration)) {
+    return budget::parse_calibration_profile(dict_text(calibration), "calibration");
+  }
+  if (is_path(calibration)) return budget::load_calibration_profile(path_string(calibration));
+  bad_argument("calibration", calibration, "a calibration profile as a dict or a file path");
+}
+
+/// match()'s optional time and explanation arguments as the CLI's --rank-by, --max-time-ratio,
+/// --align read them (cli/commands/match.cpp), errors naming the argument.
+budget::RankBy rank_by_of(const std::string& rank_by, bool calibrated) {
+  if (rank_by != "budget" && rank_by != "time") {
+    throw budget::Error("value \"" + rank_by + "\" is not allowed; allowed: \"budget\" or \"time\"", "rank_by");
+  }
+  if (rank_by == "time" && !calibrated) {
+    throw budget::Error("rank_by=\"time\" needs calibration (a profile to predict time from)", "rank_by");
+  }
+  return rank_by == "time" ? budget::RankBy::time : budget::RankBy::budget;
+}
+
+std::optional<double> max_time_ratio_of(const py::handle& value, bool calibrated) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::float_>(value) && !(py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value))) {
+    bad_argument("max_time_ratio", value, "None (no cap) or a number in (0, 1e300]");
+  }
+  const double ratio = value.cast<double>();
+  if (!std::isfinite(ratio) || !(ratio > 0) || ratio > 1e300) {
+    throw budget::Error("value " + py::repr(value).cast<std::string>() +
+                            " is not allowed; allowed: None (no cap) or a finite number in (0, 1e300]",
+                        "max_time_ratio");
+  }
+  if (!calibrated) throw budget::Error("max_time_ratio needs calibration (a profile to predict time from)", "max_time_ratio");
+  return ratio;
 }
 
 py::dict export_dict(const budget::ExportedConfig& e) {
@@ -149,7 +223,7 @@ PYBIND11_MODULE(_budget, m) {
   m.attr("schema_version") = budget::render::output_schema_version;
   bind_torch_support(m);
 
-  static py::exception<budget::Error> error_type(m, "Error");
+  static py::exception<budget::Error> error_type(m, "Error", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -189,14 +263,7 @@ PYBIND11_MODULE(_budget, m) {
   m.def("predict_time",
         [](const py::handle& config, const py::handle& calibration, const py::handle& workload,
            const std::string& attention_backend) {
-          budget::CalibrationProfile profile;
-          if (py::isinstance<py::dict>(calibration)) {
-            profile = budget::parse_calibration_profile(dict_text(calibration), "calibration");
-          } else if (is_path(calibration)) {
-            profile = budget::load_calibration_profile(path_string(calibration));
-          } else {
-            bad_argument("calibration", calibration, "a calibration profile as a dict or a file path");
-          }
+          const budget::CalibrationProfile profile = calibration_profile(calibration);
           budget::TimeModelOptions options;
           options.attention_backend = attention_backend;
           const budget::TimeModel model(profile, options);
@@ -211,17 +278,51 @@ PYBIND11_MODULE(_budget, m) {
 
   m.def("match",
         [](const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,
-           const py::handle& workload, const py::handle& constraints, int top) {
+           const py::handle& workload, const py::handle& constraints, int top, const py::handle& calibration,
+           const std::string& rank_by, const std::string& attention_backend, bool explain, std::int64_t align,
+           const py::handle& max_time_ratio) {
           const budget::ArchConfig base = arch_config(baseline, "baseline");
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
           if (top < 1) throw budget::Error("top must be at least 1", "top");
-          const budget::MatchResult r = budget::match(base, spec, w, constraints_of(constraints, base), top);
-          return to_python(budget::render::match_json(r, spec, w));
+          budget::MatchConstraints c = constraints_of(constraints, base);
+          if (align != 0) {
+            if (align < 1 || align > 4096) {
+              throw budget::Error("value " + std::to_string(align) + " is not allowed; allowed: 0 (any shape) or 1 to 4096",
+                                  "align");
+            }
+            try {
+              c = budget::aligned_constraints(c, align);
+            } catch (const budget::Error& e) {
+              throw budget::Error(e.message(), "align");
+            }
+          }
+          std::optional<budget::TimeModel> model;
+          if (!calibration.is_none()) {
+            model.emplace(calibration_profile(calibration), budget::TimeModelOptions{attention_backend});
+          } else if (attention_backend != "auto") {
+            throw budget::Error("attention_backend needs calibration (a profile whose attention rows it selects)",
+                                "attention_backend");
+          }
+          budget::MatchRequest request;
+          request.top = top;
+          request.model = model ? &*model : nullptr;
+          request.time_options.rank_by = rank_by_of(rank_by, model.has_value());
+          request.time_options.max_time_ratio = max_time_ratio_of(max_time_ratio, model.has_value());
+          request.time_options.top_n = top;
+          request.explain = explain;
+          request.with_aligned_alternative = align == 0;
+          const budget::MatchOutcome outcome =
+              with_loop_argument([&] { return budget::match_outcome(base, spec, w, c, request); });
+          return to_python(budget::render::match_outcome_json(outcome, spec, w, request));
         },
         py::arg("baseline"), py::arg("loop") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("top") = 5,
-        "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json`.");
+        py::arg("calibration") = py::none(), py::arg("rank_by") = "budget", py::arg("attention_backend") = "auto",
+        py::arg("explain") = false, py::arg("align") = 0, py::arg("max_time_ratio") = py::none(),
+        "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
+        "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
+        "--align, max_time_ratio: --max-time-ratio).");
 
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,
@@ -241,8 +342,10 @@ PYBIND11_MODULE(_budget, m) {
           // As match_grid(), with the constraints (a dict or a file) over each cell's defaults.
           std::vector<budget::GridRow> rows;
           for (const budget::GridCell& cell : g.cells) {
-            rows.push_back({&cell, budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w,
-                                                 constraints_of(constraints, cell.baseline), 1)});
+            rows.push_back({&cell, with_loop_argument([&] {
+                              return budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w,
+                                                   constraints_of(constraints, cell.baseline), 1);
+                            })});
           }
           return to_python(budget::render::grid_json(g, rows, spec, w));
         },

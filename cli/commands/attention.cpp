@@ -83,10 +83,10 @@ std::string option_for_field(const std::string& path) {
 DocLengthsSpec spec_from_options(const AttentionOptions& o, std::string& kind) {
   const int sources = int{!o.lengths_path.empty()} + int{!o.histogram_path.empty()} + int{!o.distribution_spec.empty()};
   if (sources != 1) {
-    throw Error(fmt::format("give exactly one of --lengths FILE, --histogram FILE, --dist SPEC or --workload FILE "
-                            "(found {})",
-                            sources + int{!o.workload_path.empty()}),
-                "budget-match attention");
+    throw_option_dependency_error("budget-match attention",
+                                  fmt::format("give exactly one of --lengths FILE, --histogram FILE, --dist SPEC or "
+                                              "--workload FILE (found {})",
+                                              sources + int{!o.workload_path.empty()}));
   }
   DocLengthsSpec spec;
   if (!o.lengths_path.empty()) {
@@ -105,8 +105,8 @@ DocLengthsSpec spec_from_options(const AttentionOptions& o, std::string& kind) {
     spec.distribution = parse_length_distribution(o.distribution_spec, "--dist");
   }
   if (o.order == "shuffled" && spec.kind != LengthSourceKind::lengths_file) {
-    throw Error("--order shuffled applies to --lengths files only (distributions and histograms are drawn i.i.d.)",
-                "--order");
+    throw_option_dependency_error(
+        "--order", "--order shuffled applies to --lengths files only (distributions and histograms are drawn i.i.d.)");
   }
   spec.order = o.order == "shuffled" ? PackingOrder::shuffled : PackingOrder::given;
   if (o.tokens_per_doc < 0 || o.tokens_per_doc > (std::int64_t{1} << 20)) {
@@ -125,7 +125,7 @@ std::pair<bool, bool> methods(const AttentionOptions& o, const DocLengthsSpec& s
   std::string m = o.method;
   if (m.empty()) m = file ? "simulation" : (o.samples == 0 ? "expectation" : "both");
   if (m != "expectation" && o.samples == 0 && !file) {
-    throw Error(fmt::format("--samples 0 leaves nothing to simulate with --method {}", m), "--samples");
+    throw_option_dependency_error("--samples", fmt::format("--samples 0 leaves nothing to simulate with --method {}", m));
   }
   return {m != "simulation", m != "expectation"};
 }

@@ -113,8 +113,8 @@ void print_layer_validation(const LayerValidation& v, const LayerCorrection& c, 
 
 void run_calibrate(const CalibrateOptions& o) {
   if (o.from_jsonl.empty() == o.profile_path.empty()) {
-    throw Error("give exactly one of --from-jsonl FILE (PyTorch-eager measurement lines) and --profile P.json",
-                "calibrate");
+    throw_option_dependency_error(
+        "calibrate", "give exactly one of --from-jsonl FILE (PyTorch-eager measurement lines) and --profile P.json");
   }
   CalibrationProfile profile =
       o.from_jsonl.empty() ? load_calibration_profile(o.profile_path) : load_torch_measurements(o.from_jsonl);

@@ -18,6 +18,7 @@
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "budget_render/match.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
@@ -35,7 +36,7 @@ struct CompareOptions {
 };
 
 void run_compare(const CompareOptions& o) {
-  if (o.config_paths.size() < 2) throw Error("give at least two configs: the reference first", "compare");
+  if (o.config_paths.size() < 2) throw_option_dependency_error("compare", "give at least two configs: the reference first");
   const Workload workload = o.workload.load();
   const ArchConfig reference = load_arch_config(o.config_paths.front());
   const Budgets base = account(reference, workload);

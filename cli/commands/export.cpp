@@ -9,6 +9,7 @@
 #include "budget/export.hpp"
 #include "budget/workload.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "config_export.hpp"
 
 namespace budget::cli {
@@ -27,6 +28,9 @@ void run_export(const ExportCommandOptions& o) {
   ExportOptions options;
   options.hf_template = input.hf_text;
   options.hf_template_source = o.config_path;
+  if (!o.template_path.empty() && o.target != "hf") {
+    throw_option_dependency_error("--template", "applies to --to hf only (the other targets keep no template keys)");
+  }
   if (!o.template_path.empty()) {
     options.hf_template = load_sourced_config(o.template_path).hf_text;
     options.hf_template_source = o.template_path;

@@ -285,13 +285,14 @@ void run_grid(const GridOptions& o) {
   const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Workload workload = o.workload.load();
   if (!o.calibration.given() && (o.rank_by != "budget" || o.max_time_ratio > 0)) {
-    throw Error("--rank-by time and --max-time-ratio need --calibration P.json", o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+    throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
+                                  "--rank-by time and --max-time-ratio need --calibration P.json");
   }
   if (!o.ablation.empty()) {
     if (o.rank_by != "budget" || o.max_time_ratio > 0) {
-      throw Error("--rank-by time and --max-time-ratio apply to the grid, not to --ablation (ablation points show "
-                  "their time ratio with --calibration)",
-                  o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+      throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
+                                    "--rank-by time and --max-time-ratio apply to the grid, not to --ablation "
+                                    "(ablation points show their time ratio with --calibration)");
     }
     run_ablation_command(o, grid, workload);
     return;

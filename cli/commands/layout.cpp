@@ -31,6 +31,7 @@
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "output_format.hpp"
 #include "budget_render/table.hpp"
 
@@ -265,7 +266,7 @@ void run_search(const LayoutOptions& o) {
   const ArchConfig config = load_arch_config(o.config_path);
   const ClusterSpec cluster =
       load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
-  if (o.layout.gpus <= 0) throw Error("the layout search needs the GPU count (--gpus)", "layout");
+  if (o.layout.gpus <= 0) throw_option_dependency_error("layout", "the layout search needs the GPU count (--gpus)");
   std::string profile = o.profile_path;
   if (profile.empty() && cluster.compute.source == ComputeSource::calibration) {
     profile = cluster.compute.calibration_profile;
@@ -390,8 +391,9 @@ void add_layout_command(CLI::App& app) {
       if (cmd->count(name) > 0) o->layout_given = true;
     }
     if (o->layout_given && (cmd->count("--micro-batch-size") == 0 || cmd->count("--micro-batches") == 0)) {
-      throw Error("a layout needs --micro-batch-size and --micro-batches (give no layout option to search)",
-                  "layout");
+      throw_option_dependency_error("layout",
+                                    "a layout needs --micro-batch-size and --micro-batches (give no layout option to "
+                                    "search)");
     }
     if (o->layout_given) {
       run_layout(*o);

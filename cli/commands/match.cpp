@@ -18,6 +18,7 @@
 #include "budget/kernel_shapes.hpp"
 #include "budget/export.hpp"
 #include "budget/match.hpp"
+#include "budget/match_outcome.hpp"
 #include "budget/calibration.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
@@ -26,6 +27,7 @@
 #include "option_checks.hpp"
 #include "config_export.hpp"
 #include "budget_render/match.hpp"
+#include "budget_render/match_outcome.hpp"
 #include "output_file.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
@@ -62,30 +64,6 @@ struct MatchInputs {
   std::optional<TimeModel> model;
   TimeRankOptions time_options;
 };
-
-/// What the command found: the result, its timing (with --calibration) and the explanations.
-struct MatchOutcome {
-  MatchResult result;
-  std::optional<TimedMatch> timed;
-  std::vector<ConstraintSensitivity> sensitivity;  ///< with --explain
-  std::vector<AlignmentOption> alignment;          ///< with --explain --calibration
-  std::optional<AlignedAlternative> aligned;       ///< the best kernel-ready match (without --align)
-};
-
-nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& a : options) {
-    nlohmann::ordered_json o{{"alignment", a.description}, {"feasible", a.feasible}};
-    if (a.feasible) {
-      o["max_deviation"] = a.max_deviation;
-      o["time_ratio"] = a.time_ratio;
-      o["pareto"] = a.pareto;
-      o["config"] = config_json(a.candidate->config);
-    }
-    out.push_back(o);
-  }
-  return out;
-}
 
 Table alignment_table(const std::vector<AlignmentOption>& options) {
   Table t;
@@ -126,8 +104,9 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   if (o.calibration.given()) {
     in.model = o.calibration.load();
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
-    throw Error("--rank-by time and --max-time-ratio need --calibration P.json (a profile to predict time from)",
-                o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio");
+    throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
+                                  "--rank-by time and --max-time-ratio need --calibration P.json (a profile to "
+                                  "predict time from)");
   }
   in.time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
   if (o.max_time_ratio > 0) in.time_options.max_time_ratio = o.max_time_ratio;
@@ -135,17 +114,21 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   return in;
 }
 
-/// The search (timed with a model), its library errors given the option or file they came from.
-MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
-  const ArchConfig& baseline = in.baseline.config;
-  MatchOutcome out;
+/// The match request of the options (the model, if any, is the one in `in`).
+MatchRequest match_request(const MatchOptions& o, const MatchInputs& in) {
+  MatchRequest request;
+  request.top = o.top;
+  request.model = in.model ? &*in.model : nullptr;
+  request.time_options = in.time_options;
+  request.explain = o.explain;
+  request.with_aligned_alternative = o.align == 0;
+  return request;
+}
+
+/// The search (match_outcome()), its library errors given the option or file they came from.
+MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in, const MatchRequest& request) {
   try {
-    if (in.model) {
-      out.timed = match_with_time(baseline, in.loop, in.workload, in.constraints, *in.model, in.time_options);
-      out.result = out.timed->result;
-    } else {
-      out.result = match(baseline, in.loop, in.workload, in.constraints, o.top);
-    }
+    return match_outcome(in.baseline.config, in.loop, in.workload, in.constraints, request);
   } catch (const Error& e) {
     if (e.source().empty() && e.path().rfind("/loop", 0) == 0) throw Error(e.message(), "--loop");
     if (e.source().empty()) {
@@ -153,48 +136,6 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
     }
     throw;
   }
-  if (o.align == 0 && out.result.summary.feasible && !out.result.candidates.empty()) {
-    // The best match whose shapes all run on the fused kernels' full-rate path, beside the best.
-    try {
-      out.aligned = aligned_alternative(baseline, in.loop, in.workload, in.constraints);
-    } catch (const Error& e) {
-      out.aligned = AlignedAlternative{std::nullopt, 8, std::string("not searched: ") + e.message()};
-    }
-  }
-  if (o.explain) out.sensitivity = constraint_sensitivity(baseline, in.loop, in.workload, in.constraints);
-  if (o.explain && in.model) {
-    out.alignment = alignment_tradeoffs(baseline, in.loop, in.workload, in.constraints, *in.model, in.time_options);
-  }
-  return out;
-}
-
-nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
-  nlohmann::ordered_json out = match_json(m.result, in.loop, in.workload, o.timings);
-  if (m.aligned) {
-    out["aligned_alternative"] =
-        m.aligned->candidate ? candidate_json(*m.aligned->candidate) : nlohmann::ordered_json();
-    if (!m.aligned->reason.empty()) out["aligned_alternative_reason"] = m.aligned->reason;
-  }
-  if (m.timed) {
-    const TimedMatch& timed = *m.timed;
-    out["summary"]["equally_matched"] = timed.within_tolerance;
-    out["summary"]["timed"] = timed.considered;
-    out["time"] = {{"profile", profile_label(*in.model)},
-                   {"rank_by", o.rank_by},
-                   {"max_time_ratio", in.time_options.max_time_ratio ? nlohmann::ordered_json(o.max_time_ratio)
-                                                                     : nlohmann::ordered_json(nullptr)},
-                   {"considered", timed.considered},
-                   {"within_tolerance", timed.within_tolerance},
-                   {"dropped_by_cap", timed.dropped_by_cap},
-                   {"baseline", step_time_json(timed.baseline_time, *in.model)}};
-    for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
-      out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
-      out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], *in.model);
-    }
-  }
-  if (o.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
-  if (o.explain && in.model) out["alignment"] = alignment_json(m.alignment);
-  return out;
 }
 
 /// Which candidates fall off the fused kernels' full-rate path, and the best candidate that does
@@ -239,10 +180,11 @@ std::string time_legend(const MatchOptions& o, const MatchInputs& in, const Time
       timed.within_tolerance, timed.dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed.dropped_by_cap) : "");
 }
 
-Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
+Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchRequest& request,
+                        const MatchOutcome& m) {
   Document doc;
   if (o.format == OutputFormat::json) {
-    doc.set_json(match_document_json(o, in, m));
+    doc.set_json(match_outcome_json(m, in.loop, in.workload, request, o.timings));
     return doc;
   }
   const std::vector<double> ratios = m.timed ? m.timed->time_ratios : std::vector<double>{};
@@ -277,8 +219,9 @@ void write_best_candidate(const MatchOptions& o, const MatchInputs& in, const Ma
 
 void run_match(const MatchOptions& o) {
   const MatchInputs inputs = load_match_inputs(o);
-  const MatchOutcome outcome = run_search(o, inputs);
-  print(match_document(o, inputs, outcome), o.format);
+  const MatchRequest request = match_request(o, inputs);
+  const MatchOutcome outcome = run_search(o, inputs, request);
+  print(match_document(o, inputs, request, outcome), o.format);
   if (!outcome.result.summary.feasible) throw CommandExit{exit_infeasible};
   if (!o.out_path.empty()) write_best_candidate(o, inputs, outcome.result);
 }

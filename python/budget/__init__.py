@@ -2,7 +2,7 @@
 
 Configs, workloads, constraints and grids are accepted as file paths, dicts (the JSON documents) or
 budget.Config objects; results are plain dicts with the keys of budget-match's JSON outputs
-(docs/cli.md). Bad input raises budget.Error: .source (also .file: the file or the argument name),
+(docs/cli.md). Bad input raises budget.Error (a ValueError): .source (also .file: the file or the argument name),
 .path (the JSON pointer), .message (the value and what is allowed) and .value (the offending value
 as found at .path in the input, or None when there is none, e.g. a missing key). See
 docs/python.md.
@@ -74,7 +74,8 @@ def _reports_values(function, *names):
 
 load_config = _reports_values(_budget.load_config, "config")
 account = _reports_values(_budget.account, "config", "workload")
-match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints")
+match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints", "top",
+                        "calibration")
 grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints")
 export = _reports_values(_budget.export, "config", "to", "hf_template")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")

@@ -98,15 +98,15 @@ budget_cli_test(NAME attention.bad_spec ARGS attention --dist exp:meen=600 EXPEC
                  [=[--dist: in "exp:meen=600": unknown parameter "meen" \(did you mean "mean"\?\)]=])
 budget_cli_test(NAME attention.bad_weights ARGS attention --dist mix:0.7*exp:mean=300+0.2*fixed:4096 EXPECT_EXIT 2
   STDERR_MATCHES "${one_error_line}" [=[the weights sum to 0\.9; they must sum to 1]=])
-budget_cli_test(NAME attention.no_source ARGS attention EXPECT_EXIT 2
-  STDERR_MATCHES "${one_error_line}" [=[give exactly one of --lengths FILE, --histogram FILE, --dist SPEC]=])
+budget_cli_test(NAME attention.no_source ARGS attention EXPECT_EXIT 64
+  STDERR_MATCHES "^budget-match: error: [^\n]+\nRun with --help for usage[.]\n$" [=[give exactly one of --lengths FILE, --histogram FILE, --dist SPEC]=])
 budget_cli_test(NAME attention.two_sources ARGS attention --dist fixed:5 --lengths tests/data/doc_lengths_small.txt
-  EXPECT_EXIT 2 STDERR_MATCHES [=[found 2]=])
+  EXPECT_EXIT 64 STDERR_MATCHES [=[found 2]=])
 budget_cli_test(NAME attention.bad_tile ARGS attention --dist fixed:5 --tile 128 EXPECT_EXIT 2
   STDERR_MATCHES "${one_error_line}" [=[--tile: tile "128" is not allowed; expected ROWSxCOLS]=])
 budget_cli_test(NAME attention.seq_len_too_long ARGS attention --dist fixed:5 --seq-len 2000000 EXPECT_EXIT 2
   STDERR_MATCHES "${one_error_line}" [=[--seq-len: value 2000000 is out of range; allowed: an integer in \[1, 2\^20\]]=])
-budget_cli_test(NAME attention.shuffle_distribution ARGS attention --dist fixed:5 --order shuffled EXPECT_EXIT 2
+budget_cli_test(NAME attention.shuffle_distribution ARGS attention --dist fixed:5 --order shuffled EXPECT_EXIT 64
   STDERR_MATCHES [=[--order: --order shuffled applies to --lengths files only]=])
 budget_cli_test(NAME attention.workload_excludes_dist ARGS attention --workload examples/workloads/exp-600-doc.json
   --dist fixed:5 EXPECT_EXIT 64 STDERR_MATCHES [=[excludes]=])

@@ -93,4 +93,4 @@ budget_cli_test(NAME cluster.layout_search_json ARGS layout ${smelt} --cluster $
 budget_cli_test(NAME cluster.layout_search_needs_profile ARGS layout ${base} --cluster ${h200} --gpus 8
   EXPECT_EXIT 2 STDERR_MATCHES [=[the layout search ranks by step time and needs a calibration profile]=])
 budget_cli_test(NAME cluster.layout_needs_micro_batches ARGS layout ${base} --cluster ${h200} --tp 2 --gpus 8
-  EXPECT_EXIT 2 STDERR_MATCHES [=[a layout needs --micro-batch-size and --micro-batches]=])
+  EXPECT_EXIT 64 STDERR_MATCHES [=[a layout needs --micro-batch-size and --micro-batches]=])

@@ -190,27 +190,161 @@ def test_errors_carry_source_and_path():
         assert e.source == "to"
     else:
         raise AssertionError("no budget.Error")
-    assert issubclass(budget.Error, Exception)
+    assert issubclass(budget.Error, ValueError)
 
 
 def test_loop_arguments_are_checked():
-    """Audit 3 (issue 23): loop specs that used to raise IndexError/RuntimeError or silently
-    return an unlooped match are budget.Error naming the argument."""
+    """Audit 3 (issue 23) and issue 17: loop specs that used to raise IndexError/RuntimeError or
+    silently return an unlooped match are budget.Error naming the argument."""
     bad = [
-        dict(loop="99999999999999999999-1"),
-        dict(loop=(2**70, 5)),
-        dict(loop=("a", "b")),
-        dict(repeats=-1),
-        dict(repeats=0),
-        dict(span_fraction=-1.0),
-        dict(span_fraction=float("nan")),
-        dict(span_fraction=1.5),
+        (dict(loop="99999999999999999999-1"), "loop"),
+        (dict(loop=(2**70, 5)), "loop"),
+        (dict(loop=[2**70, 5]), "loop"),
+        (dict(loop=(-(2**70), 5)), "loop"),
+        (dict(loop=("a", "b")), "loop"),
+        (dict(loop=["a", "b"]), "loop"),
+        (dict(loop=(4.0, 9)), "loop"),
+        (dict(loop=(True, 9)), "loop"),
+        (dict(loop=(4, 9, 2)), "loop"),
+        (dict(loop=[4]), "loop"),
+        (dict(loop=(0, 5)), "loop"),
+        (dict(loop=(5, 3)), "loop"),
+        (dict(loop=(1, 2**31)), "loop"),
+        (dict(loop=(4, 13)), "loop"),  # the baseline has 12 layers
+        (dict(loop="4-13"), "loop"),
+        (dict(loop={4, 9}), "loop"),
+        (dict(repeats=-1), "repeats"),
+        (dict(repeats=0), "repeats"),
+        (dict(repeats=1025), "repeats"),
+        (dict(span_fraction=-1.0), "span_fraction"),
+        (dict(span_fraction=0.0), "span_fraction"),
+        (dict(span_fraction=float("nan")), "span_fraction"),
+        (dict(span_fraction=1.5), "span_fraction"),
     ]
-    for kwargs in bad:
+    for kwargs, argument in bad:
         try:
             budget.match(BASELINE, **kwargs)
         except budget.Error as e:
-            assert e.source == "loop", (kwargs, e.source, e.message)
+            assert e.source == argument, (kwargs, e.source, e.message)
+            assert str(e).startswith(argument + ": "), (kwargs, str(e))
+        else:
+            raise AssertionError(f"no budget.Error for {kwargs}")
+    for kwargs, argument in [(dict(repeats=0), "repeats"), (dict(span_fraction=0.0), "span_fraction")]:
+        try:
+            budget.grid(**kwargs)
+        except budget.Error as e:
+            assert e.source == argument, (kwargs, e.source)
+        else:
+            raise AssertionError(f"grid: no budget.Error for {kwargs}")
+
+
+def test_loop_as_list_is_the_tuple():
+    as_tuple = budget.match(BASELINE, loop=(3, 10), top=2)
+    assert budget.match(BASELINE, loop=[3, 10], top=2) == as_tuple
+    assert budget.match(BASELINE, loop="3-10", top=2) == as_tuple
+    assert as_tuple["candidates"][0]["config"]["loop"] == {"first": 3, "last": 10, "repeats": 2}
+    # repeats 1 is no loop (allowed, as --repeats 1); the full stack is a valid range.
+    assert budget.match(BASELINE, loop=[1, 12], top=1)["candidates"][0]["config"]["loop"]["last"] == 12
+
+
+def test_error_is_a_value_error():
+    assert issubclass(budget.Error, ValueError)
+    try:
+        budget.match(BASELINE, loop=("a", "b"))
+    except ValueError as e:
+        assert isinstance(e, budget.Error) and e.source == "loop" and e.path == "" and e.value is None
+        assert "allowed" in e.message
+    else:
+        raise AssertionError("no ValueError")
+    try:
+        budget.account({"hidden_size": -1})
+    except ValueError as e:
+        assert e.source == "config" and e.path.startswith("/")
+    else:
+        raise AssertionError("no ValueError")
+
+
+PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
+
+
+def _cli_match(*args):
+    out = subprocess.run([CLI, "--baseline", BASELINE, "--format", "json", *args], check=True, capture_output=True,
+                         text=True)
+    return json.loads(out.stdout)
+
+
+def _same_as_cli(result, cli):
+    """Every key budget.match() returns is the CLI's, with the same value (the CLI adds only its
+    schema keys)."""
+    for key in result:
+        assert cli[key] == result[key], key
+    assert set(cli) - set(result) <= {"schema_version", "tool", "tool_version", "kind"}, set(cli) - set(result)
+
+
+def test_match_with_calibration_is_the_cli_json():
+    timed = budget.match(BASELINE, top=3, calibration=PROFILE)
+    assert timed["time"]["rank_by"] == "budget" and timed["time"]["max_time_ratio"] is None
+    assert all(c["time_ratio"] > 0 for c in timed["candidates"])
+    assert timed["summary"]["timed"] >= timed["summary"]["equally_matched"] >= 1
+    assert "aligned_alternative" in timed
+    with open(PROFILE) as f:
+        assert budget.match(BASELINE, top=3, calibration=json.load(f)) == timed
+    by_time = budget.match(BASELINE, top=3, calibration=PROFILE, rank_by="time")
+    assert by_time["time"]["rank_by"] == "time"
+    # Ranked by time: the first is the fastest of the equally matched ones shown.
+    ratios = [c["time_ratio"] for c in by_time["candidates"]]
+    assert ratios[0] == min(ratios), ratios
+    capped = budget.match(BASELINE, top=3, calibration=PROFILE, rank_by="time", max_time_ratio=1.5)
+    assert capped["time"]["max_time_ratio"] == 1.5
+    assert all(c["time_ratio"] <= 1.5 for c in capped["candidates"])
+    flash = budget.match(BASELINE, top=1, calibration=PROFILE, attention_backend="flash")
+    assert "flash" in json.dumps(flash["time"]["baseline"]["attention_backend"]), flash["time"]["baseline"]
+    if CLI:
+        _same_as_cli(timed, _cli_match("--top", "3", "--calibration", PROFILE))
+        _same_as_cli(by_time, _cli_match("--top", "3", "--calibration", PROFILE, "--rank-by", "time"))
+        _same_as_cli(capped, _cli_match("--top", "3", "--calibration", PROFILE, "--rank-by", "time",
+                                        "--max-time-ratio", "1.5"))
+        _same_as_cli(flash, _cli_match("--top", "1", "--calibration", PROFILE, "--attention-backend", "flash"))
+
+
+def test_match_explain_and_align_are_the_cli_json():
+    explained = budget.match(BASELINE, top=2, explain=True)
+    assert explained["sensitivity"] and "alignment" not in explained
+    explained_timed = budget.match(BASELINE, top=2, explain=True, calibration=PROFILE)
+    assert explained_timed["alignment"] and explained_timed["alignment"][0]["alignment"] == "as given"
+    aligned = budget.match(BASELINE, top=2, align=8)
+    assert "aligned_alternative" not in aligned
+    for c in aligned["candidates"]:
+        assert c["config"]["hidden_size"] % 8 == 0 and c["config"]["attention"]["head_dim"] % 8 == 0
+        assert c["off_kernel_path"] == [], c["off_kernel_path"]
+    assert "sensitivity" not in budget.match(BASELINE, top=1)
+    if CLI:
+        _same_as_cli(explained, _cli_match("--top", "2", "--explain"))
+        _same_as_cli(explained_timed, _cli_match("--top", "2", "--explain", "--calibration", PROFILE))
+        _same_as_cli(aligned, _cli_match("--top", "2", "--align", "8"))
+
+
+def test_match_options_are_checked():
+    bad = [
+        (dict(rank_by="time"), "rank_by"),  # needs calibration
+        (dict(rank_by="speed", calibration=PROFILE), "rank_by"),
+        (dict(max_time_ratio=1.2), "max_time_ratio"),  # needs calibration
+        (dict(max_time_ratio=0.0, calibration=PROFILE), "max_time_ratio"),
+        (dict(max_time_ratio=-1, calibration=PROFILE), "max_time_ratio"),
+        (dict(max_time_ratio=float("nan"), calibration=PROFILE), "max_time_ratio"),
+        (dict(max_time_ratio=float("inf"), calibration=PROFILE), "max_time_ratio"),
+        (dict(max_time_ratio="1.2", calibration=PROFILE), "max_time_ratio"),
+        (dict(attention_backend="flash"), "attention_backend"),  # needs calibration
+        (dict(align=-8), "align"),
+        (dict(align=5000), "align"),
+        (dict(calibration=3), "calibration"),
+        (dict(calibration=os.path.join(SOURCE, "no-such-profile.json")), os.path.join(SOURCE, "no-such-profile.json")),
+    ]
+    for kwargs, argument in bad:
+        try:
+            budget.match(BASELINE, top=1, **kwargs)
+        except budget.Error as e:
+            assert e.source == argument, (kwargs, e.source, e.message)
         else:
             raise AssertionError(f"no budget.Error for {kwargs}")
 

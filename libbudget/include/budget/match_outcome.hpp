@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// Everything `budget-match --baseline` reports, computed in one place for the CLI and Python's
+/// budget.match(): the match (timed and optionally ranked by predicted time when a time model is
+/// given, time_rank.hpp), the best kernel-ready alternative (kernel_shapes.hpp) and, on request,
+/// which constraint binds (constraint_sensitivity()) and, with a model, what aligning dims costs
+/// (alignment_tradeoffs()). Method and order: docs/matching.md.
+///
+/// Thread safety: match_outcome() is reentrant (it only reads its arguments and the model).
+
+#include <optional>
+#include <vector>
+
+#include "budget/config.hpp"
+#include "budget/kernel_shapes.hpp"
+#include "budget/match.hpp"
+#include "budget/time_model.hpp"
+#include "budget/time_rank.hpp"
+#include "budget/workload.hpp"
+
+namespace budget {
+
+struct MatchRequest {
+  int top = 5;  ///< candidates kept (also time_options.top_n when timed)
+  /// With a model (a calibration profile), every candidate is timed and time_options applies
+  /// (rank_by, max_time_ratio); without one, time_options must be the defaults. Not owned: it
+  /// must outlive the call and the outcome's use of it.
+  const TimeModel* model = nullptr;
+  TimeRankOptions time_options;
+  /// Also compute which constraint binds and, with a model, the alignment trade-offs.
+  bool explain = false;
+  /// Also search the best candidate whose shapes are all on the fused kernels' full-rate path
+  /// (off when the constraints are aligned already, e.g. under --align).
+  bool with_aligned_alternative = true;
+};
+
+struct MatchOutcome {
+  MatchResult result;
+  std::optional<TimedMatch> timed;                 ///< with a model
+  std::vector<ConstraintSensitivity> sensitivity;  ///< with explain
+  std::vector<AlignmentOption> alignment;          ///< with explain and a model
+  std::optional<AlignedAlternative> aligned;       ///< with_aligned_alternative and a feasible match
+};
+
+/// The match and its companions as described above. budget::Error for invalid inputs (as match()
+/// and match_with_time() throw them); an aligned search that fails (e.g. over the search limit)
+/// is no error: the outcome's aligned alternative says "not searched: <why>". Throws
+/// budget::Error (source "rank_by"/"max_time_ratio") when time options are set without a model.
+MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                           const MatchConstraints& constraints, const MatchRequest& request);
+
+}  // namespace budget

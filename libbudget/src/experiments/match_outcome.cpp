@@ -1,0 +1,44 @@
+#include "budget/match_outcome.hpp"
+
+#include <string>
+
+#include "budget/error.hpp"
+
+namespace budget {
+
+MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
+                           const MatchConstraints& constraints, const MatchRequest& request) {
+  if (request.model == nullptr && request.time_options.rank_by != RankBy::budget) {
+    throw Error("ranking by time needs a calibration profile (a time model to predict time from)", "rank_by");
+  }
+  if (request.model == nullptr && request.time_options.max_time_ratio) {
+    throw Error("a time-ratio cap needs a calibration profile (a time model to predict time from)", "max_time_ratio");
+  }
+  MatchOutcome out;
+  if (request.model != nullptr) {
+    TimeRankOptions options = request.time_options;
+    options.top_n = request.top;
+    out.timed = match_with_time(baseline, loop, workload, constraints, *request.model, options);
+    out.result = out.timed->result;
+  } else {
+    out.result = match(baseline, loop, workload, constraints, request.top);
+  }
+  if (request.with_aligned_alternative && out.result.summary.feasible && !out.result.candidates.empty()) {
+    try {
+      out.aligned = aligned_alternative(baseline, loop, workload, constraints);
+    } catch (const Error& e) {
+      out.aligned = AlignedAlternative{std::nullopt, 8, std::string("not searched: ") + e.message()};
+    }
+  }
+  if (request.explain) {
+    out.sensitivity = constraint_sensitivity(baseline, loop, workload, constraints);
+    if (request.model != nullptr) {
+      TimeRankOptions options = request.time_options;
+      options.top_n = request.top;
+      out.alignment = alignment_tradeoffs(baseline, loop, workload, constraints, *request.model, options);
+    }
+  }
+  return out;
+}
+
+}  // namespace budget

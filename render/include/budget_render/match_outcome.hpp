@@ -1,0 +1,17 @@
+#pragma once
+// The JSON document of `budget-match --baseline ... --format json` and of budget.match() in
+// Python: match_json() plus the aligned alternative, the time section (with a model), the
+// constraint sensitivity and the alignment trade-offs (with explain). Keys: docs/matching.md.
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "budget/match_outcome.hpp"
+
+namespace budget::render {
+
+/// `request` is the one match_outcome() ran with (its model, time options and explain flag);
+/// `timings`: summary.seconds is the wall-clock time, else null (byte-identical outputs).
+nlohmann::ordered_json match_outcome_json(const MatchOutcome& outcome, const LoopSpec& loop, const Workload& workload,
+                                          const MatchRequest& request, bool timings = false);
+
+}  // namespace budget::render

@@ -1,0 +1,60 @@
+#include "budget_render/match_outcome.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "budget_render/budgets.hpp"
+#include "budget_render/match.hpp"
+#include "budget_render/step_time.hpp"
+
+namespace budget::render {
+namespace {
+
+nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& a : options) {
+    nlohmann::ordered_json o{{"alignment", a.description}, {"feasible", a.feasible}};
+    if (a.feasible) {
+      o["max_deviation"] = a.max_deviation;
+      o["time_ratio"] = a.time_ratio;
+      o["pareto"] = a.pareto;
+      o["config"] = config_json(a.candidate->config);
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec& loop, const Workload& workload,
+                                          const MatchRequest& request, bool timings) {
+  nlohmann::ordered_json out = match_json(m.result, loop, workload, timings);
+  if (m.aligned) {
+    out["aligned_alternative"] =
+        m.aligned->candidate ? candidate_json(*m.aligned->candidate) : nlohmann::ordered_json();
+    if (!m.aligned->reason.empty()) out["aligned_alternative_reason"] = m.aligned->reason;
+  }
+  if (m.timed && request.model != nullptr) {
+    const TimedMatch& timed = *m.timed;
+    const TimeModel& model = *request.model;
+    const std::optional<double>& cap = request.time_options.max_time_ratio;
+    out["summary"]["equally_matched"] = timed.within_tolerance;
+    out["summary"]["timed"] = timed.considered;
+    out["time"] = {{"profile", profile_label(model)},
+                   {"rank_by", request.time_options.rank_by == RankBy::time ? "time" : "budget"},
+                   {"max_time_ratio", cap ? nlohmann::ordered_json(*cap) : nlohmann::ordered_json(nullptr)},
+                   {"considered", timed.considered},
+                   {"within_tolerance", timed.within_tolerance},
+                   {"dropped_by_cap", timed.dropped_by_cap},
+                   {"baseline", step_time_json(timed.baseline_time, model)}};
+    for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
+      out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
+      out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], model);
+    }
+  }
+  if (request.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
+  if (request.explain && request.model != nullptr) out["alignment"] = alignment_json(m.alignment);
+  return out;
+}
+
+}  // namespace budget::render
