@@ -26,15 +26,12 @@ std::optional<TimeModel> CalibrationOptions::load_if_given() const {
   return load();
 }
 
-CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help,
-                                     bool with_backend) {
+CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help) {
   CLI::Option* calibration = command.add_option("--calibration", target.path, help);
-  if (with_backend) {
-    command
-        .add_option("--attention-backend", target.attention_backend,
-                    "With --calibration: auto (default), cudnn, flash, default or fallback-<name>")
-        ->needs(calibration);
-  }
+  command
+      .add_option("--attention-backend", target.attention_backend,
+                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>")
+      ->needs(calibration);
   return calibration;
 }
 

@@ -34,9 +34,8 @@ struct CalibrationOptions {
   /// load() when --calibration was given, else nothing.
   std::optional<TimeModel> load_if_given() const;
 };
-/// Adds --calibration (with `help`) and, unless `with_backend` is false, --attention-backend.
-CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help,
-                                     bool with_backend = true);
+/// Adds --calibration (with `help`) and --attention-backend.
+CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help);
 
 /// `--loop FIRST-LAST` (1-based, inclusive) or `--span-fraction f` (the centred span of
 /// round(f·L) layers), and `--repeats N`.

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -364,31 +363,31 @@ std::string heading(const AttentionReport& r) {
   return out;
 }
 
-void print_text(const AttentionReport& r, bool markdown) {
-  const auto render = [&](const Table& t) { return markdown ? t.render_markdown() : t.render_text(); };
-  std::cout << heading(r) << "\n\n" << render(packing_table(r)) << "\n" << render(cost_table(r));
-  std::cout << "\nRatios are kernel-executed keys / exact keys: varlen = one causal launch per piece, dense = one "
-               "launch per window skipping fully masked tiles.\n";
+/// The report as one result: JSON; heading, packing and cost tables, the workload line and the
+/// piece-length histogram (aligned text or Markdown).
+Document attention_document(const AttentionReport& r) {
+  Document doc;
+  doc.set_json(report_json(r));
+  doc.text(heading(r) + "\n\n");
+  doc.table(packing_table(r), Forms::text);
+  doc.text("\n");
+  doc.table(cost_table(r), Forms::text);
+  doc.text("\nRatios are kernel-executed keys / exact keys: varlen = one causal launch per piece, dense = one "
+           "launch per window skipping fully masked tiles.\n");
   if (r.workload) {
     const Workload& w = *r.workload;
-    std::cout << fmt::format("\nworkload {}: attended_keys {:.4f} ({} mask), kernel_attended_keys {:.4f} ({})\n",
-                             r.workload_path, w.attended_keys, to_string(w.attention_mask), w.kernel_attended_keys,
-                             to_string(w.attention_kernel));
+    doc.text(fmt::format("\nworkload {}: attended_keys {:.4f} ({} mask), kernel_attended_keys {:.4f} ({})\n",
+                         r.workload_path, w.attended_keys, to_string(w.attention_mask), w.kernel_attended_keys,
+                         to_string(w.attention_kernel)));
   }
   if (r.simulation) {
-    std::cout << "\nPiece lengths (document masks, simulation): pieces per bin, share of tokens\n\n"
-              << render(histogram_table(*r.simulation));
+    doc.text("\nPiece lengths (document masks, simulation): pieces per bin, share of tokens\n\n");
+    doc.table(histogram_table(*r.simulation), Forms::text);
   }
+  return doc;
 }
 
-void run_attention(const AttentionOptions& o) {
-  const AttentionReport r = build_report(o);
-  if (o.format == OutputFormat::json) {
-    std::cout << report_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else {
-    print_text(r, o.format == OutputFormat::markdown);
-  }
-}
+void run_attention(const AttentionOptions& o) { print(attention_document(build_report(o)), o.format); }
 
 void add_attention_command(CLI::App& app) {
   auto o = std::make_shared<AttentionOptions>();

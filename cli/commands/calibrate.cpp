@@ -78,7 +78,8 @@ nlohmann::ordered_json layer_validation_json(const LayerValidation& v, const Lay
   return out;
 }
 
-void print_layer_validation(const LayerValidation& v, const LayerCorrection& c, OutputFormat format) {
+/// The whole-layer validation's text blocks (aligned text and Markdown), appended to `doc`.
+void add_layer_validation_text(const LayerValidation& v, const LayerCorrection& c, Document& doc) {
   Table t;
   for (const char* name : {"cell", "tag", "run", "backend"}) t.add_column(name, Align::left);
   for (const char* name : {"measured ms", "predicted ms", "error", "measured ×", "predicted ×", "× error"}) t.add_column(name);
@@ -98,17 +99,48 @@ void print_layer_validation(const LayerValidation& v, const LayerCorrection& c, 
   for (const auto& [cls, backend] : c.backend_by_head_dim_class) {
     backends += fmt::format("{}{}: {}", backends.empty() ? "" : "; ", cls, backend);
   }
-  std::cout << fmt::format("\nWhole layers, leave one cell out: fit the layer correction on the other {} cells, predict "
-                           "the held-out cell's layers\n"
-                           "correction fitted on all {} layer rows: factors {}; launch {:.2f} µs; in-sample median "
-                           "{:.1f}%, max {:.1f}%\nattention backend by the layer rows: {}\n\n",
-                           v.cells - 1, c.layer_rows, factors, c.launch_ms * 1e3, 100 * c.median_relative_error,
-                           100 * c.max_relative_error, backends.empty() ? "none shown" : backends)
-            << (format == OutputFormat::markdown ? t.render_markdown() : t.render_text())
-            << fmt::format("layer time error: median {:.1f}%, worst {:.1f}%; time ratio error: median {:.3f}, worst "
-                           "{:.3f}; baselines: largest over-prediction {:+.1f}%\n",
-                           100 * v.median_layer_error, 100 * v.max_layer_error, v.median_ratio_error, v.max_ratio_error,
-                           100 * v.max_baseline_error);
+  doc.text(fmt::format("\nWhole layers, leave one cell out: fit the layer correction on the other {} cells, predict "
+                       "the held-out cell's layers\n"
+                       "correction fitted on all {} layer rows: factors {}; launch {:.2f} µs; in-sample median "
+                       "{:.1f}%, max {:.1f}%\nattention backend by the layer rows: {}\n\n",
+                       v.cells - 1, c.layer_rows, factors, c.launch_ms * 1e3, 100 * c.median_relative_error,
+                       100 * c.max_relative_error, backends.empty() ? "none shown" : backends));
+  doc.table(std::move(t), Forms::text);
+  doc.text(fmt::format("layer time error: median {:.1f}%, worst {:.1f}%; time ratio error: median {:.3f}, worst "
+                       "{:.3f}; baselines: largest over-prediction {:+.1f}%\n",
+                       100 * v.median_layer_error, 100 * v.max_layer_error, v.median_ratio_error, v.max_ratio_error,
+                       100 * v.max_baseline_error));
+}
+
+/// --validate as one result: JSON, and the held-out table (and the whole-layer one) as text.
+Document validation_document(const CalibrateOptions& o, const CalibrationProfile& profile,
+                             const std::vector<TimeValidation>& rows, const std::optional<LayerValidation>& layers,
+                             const TimeModelOptions& model_options) {
+  Document doc;
+  nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                             {"budget_version", version_string},
+                             {"device", profile.device.name},
+                             {"source", profile.source.tool},
+                             {"seed", o.seed},
+                             {"validation", nlohmann::ordered_json::array()}};
+  for (const auto& v : rows) {
+    out["validation"].push_back({{"op", v.op},
+                                 {"fit_rows", v.fit_rows},
+                                 {"test_rows", v.test_rows},
+                                 {"median_relative_error", v.median_relative_error},
+                                 {"p90_relative_error", v.p90_relative_error},
+                                 {"max_relative_error", v.max_relative_error}});
+  }
+  std::optional<LayerCorrection> correction;
+  if (layers) correction = TimeModel(profile, model_options).layer_correction();
+  if (layers) out["layers"] = layer_validation_json(*layers, *correction);
+  doc.set_json(std::move(out));
+  doc.text(fmt::format("Time model, held-out accuracy: fit on a random half of the measured shapes (seed {}), "
+                       "predict the other half; {} neighbours\n{} ({})\n\n",
+                       o.seed, o.neighbours, profile.device.name, profile.source.tool));
+  doc.table(validation_table(rows), Forms::text);
+  if (layers) add_layer_validation_text(*layers, *correction, doc);
+  return doc;
 }
 
 void run_calibrate(const CalibrateOptions& o) {
@@ -140,31 +172,7 @@ void run_calibrate(const CalibrateOptions& o) {
   const auto rows = validate_time_model(profile, o.seed, model_options);
   const std::optional<LayerValidation> layers =
       profile.layers.empty() ? std::nullopt : std::optional(validate_layers_leave_one_cell_out(profile, model_options));
-  if (o.format == OutputFormat::json) {
-    nlohmann::ordered_json out{{"schema_version", output_schema_version},
-                               {"budget_version", version_string},
-                               {"device", profile.device.name},
-                               {"source", profile.source.tool},
-                               {"seed", o.seed},
-                               {"validation", nlohmann::ordered_json::array()}};
-    for (const auto& v : rows) {
-      out["validation"].push_back({{"op", v.op},
-                                   {"fit_rows", v.fit_rows},
-                                   {"test_rows", v.test_rows},
-                                   {"median_relative_error", v.median_relative_error},
-                                   {"p90_relative_error", v.p90_relative_error},
-                                   {"max_relative_error", v.max_relative_error}});
-    }
-    if (layers) out["layers"] = layer_validation_json(*layers, TimeModel(profile, model_options).layer_correction());
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return;
-  }
-  const Table t = validation_table(rows);
-  std::cout << fmt::format("Time model, held-out accuracy: fit on a random half of the measured shapes (seed {}), "
-                           "predict the other half; {} neighbours\n{} ({})\n\n",
-                           o.seed, o.neighbours, profile.device.name, profile.source.tool)
-            << (o.format == OutputFormat::markdown ? t.render_markdown() : t.render_text());
-  if (layers) print_layer_validation(*layers, TimeModel(profile, model_options).layer_correction(), o.format);
+  print(validation_document(o, profile, rows, layers, model_options), o.format);
 }
 
 void add_calibrate_command(CLI::App& app) {

@@ -3,7 +3,6 @@
 // The three matched budgets of several configs side by side, with signed deviations from the
 // first (the reference): a quick check of a hand-made or matched config.
 
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -35,7 +34,9 @@ struct CompareOptions {
   OutputFormat format = OutputFormat::table;
 };
 
-void run_compare(const CompareOptions& o) {
+/// The configs' budgets beside the reference's as one result (JSON, the candidates table in every
+/// form; the aligned text adds the reference line and the legend of the numbered configs).
+Document compare_document(const CompareOptions& o) {
   if (o.config_paths.size() < 2) throw_option_dependency_error("compare", "give at least two configs: the reference first");
   const Workload workload = o.workload.load();
   const ArchConfig reference = load_arch_config(o.config_paths.front());
@@ -58,47 +59,39 @@ void run_compare(const CompareOptions& o) {
       ratios.push_back(times.back().seconds_per_token / reference_time->seconds_per_token);
     }
   }
-  if (o.format == OutputFormat::json) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < others.size(); ++i) {
-      list.push_back(candidate_json(others[i]));
-      if (model) {
-        list.back()["time_ratio"] = ratios[i];
-        list.back()["time"] = step_time_json(times[i], *model);
-      }
+  Document doc;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    list.push_back(candidate_json(others[i]));
+    if (model) {
+      list.back()["time_ratio"] = ratios[i];
+      list.back()["time"] = step_time_json(times[i], *model);
     }
-    nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
-    if (model) ref["time"] = step_time_json(*reference_time, *model);
-    std::cout << nlohmann::ordered_json{{"schema_version", output_schema_version},
-                                        {"budget_version", version_string},
-                                        {"workload", workload_json(workload)},
-                                        {"reference", ref},
-                                        {"configs", list}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-    return;
   }
+  nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
+  if (model) ref["time"] = step_time_json(*reference_time, *model);
+  doc.set_json({{"schema_version", output_schema_version},
+                {"budget_version", version_string},
+                {"workload", workload_json(workload)},
+                {"reference", ref},
+                {"configs", list}});
   MatchResult table_input;
   table_input.baseline = reference;
   table_input.baseline_budgets = base;
   table_input.candidates = others;
-  const Table t = candidates_table(table_input, ratios);
-  switch (o.format) {
-    case OutputFormat::markdown: std::cout << t.render_markdown(); break;
-    case OutputFormat::csv: std::cout << t.render_csv(); break;
-    default:
-      std::cout << "reference: " << o.config_paths.front() << "; workload: " << workload.description << "\n\n"
-                << t.render_text();
-      for (std::size_t i = 1; i < o.config_paths.size(); ++i) {
-        std::cout << fmt::format("{:>4}: {}\n", i, o.config_paths[i]);
-      }
-      if (model) {
-        std::cout << fmt::format("time ×: predicted time per token / the reference's ({}; {} per token)\n",
-                                 profile_label(*model), si(reference_time->seconds_per_token, "s"));
-      }
-      break;
+  doc.text("reference: " + o.config_paths.front() + "; workload: " + workload.description + "\n\n", Forms::table);
+  doc.table(candidates_table(table_input, ratios));
+  std::string legend;
+  for (std::size_t i = 1; i < o.config_paths.size(); ++i) legend += fmt::format("{:>4}: {}\n", i, o.config_paths[i]);
+  if (model) {
+    legend += fmt::format("time ×: predicted time per token / the reference's ({}; {} per token)\n",
+                          profile_label(*model), si(reference_time->seconds_per_token, "s"));
   }
+  doc.text(legend, Forms::table);
+  return doc;
 }
+
+void run_compare(const CompareOptions& o) { print(compare_document(o), o.format); }
 
 void add_compare_command(CLI::App& app) {
   auto o = std::make_shared<CompareOptions>();
@@ -110,8 +103,7 @@ void add_compare_command(CLI::App& app) {
   add_workload_option(*cmd, o->workload);
   add_calibration_options(*cmd, o->calibration,
                           "Calibration profile (docs/calibration.md): add each config's predicted time ratio to the "
-                          "reference",
-                          /*with_backend=*/false);
+                          "reference");
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_compare(*o); });
 }

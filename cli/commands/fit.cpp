@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -90,26 +89,37 @@ Table domains_table(const std::vector<ArchLaw>& laws) {
   return t;
 }
 
-void print_tables(const FitCommandOptions& o, const LossData& data, const std::vector<ArchLaw>& laws) {
-  const bool markdown = o.format == OutputFormat::markdown;
-  const auto render = [&](const Table& t) { return markdown ? t.render_markdown() : t.render_text(); };
-  std::cout << fmt::format("Fit of {}: L = E + A·(1−S)^b·F^(−a) + K·D^(−c); sum of Huber(δ = {:g}) on log-loss\n\n",
-                           o.data_path, o.delta)
-            << render(coefficients_table(laws));
-  std::cout << "\n";
-  for (const auto& law : laws) std::cout << law.arch << ": " << law.overall.summary.brief() << "\n";
+/// The fits as one result: JSON; the coefficients table with each fit's brief line, Chinchilla's
+/// A_N when the data gave N, and the per-domain intercepts (aligned text or Markdown).
+Document fit_document(const FitCommandOptions& o, const LossData& data, const std::vector<ArchLaw>& laws) {
+  Document doc;
+  nlohmann::ordered_json out{{"schema_version", fit_schema_version},
+                             {"data", o.data_path},
+                             {"huber_delta", o.delta},
+                             {"parameters_column", data.parameters_column},
+                             {"fits", nlohmann::ordered_json::array()}};
+  for (const auto& law : laws) out["fits"].push_back(arch_json(law, data.parameters_column));
+  doc.set_json(std::move(out));
+  doc.text(fmt::format("Fit of {}: L = E + A·(1−S)^b·F^(−a) + K·D^(−c); sum of Huber(δ = {:g}) on log-loss\n\n",
+                       o.data_path, o.delta));
+  doc.table(coefficients_table(laws), Forms::text);
+  std::string briefs = "\n";
+  for (const auto& law : laws) briefs += law.arch + ": " + law.overall.summary.brief() + "\n";
   if (data.parameters_column) {
-    std::cout << "\nThe data gave N, so F = 6N; in Chinchilla's form L = E + A_N·N^(−a) + K·D^(−c):";
+    briefs += "\nThe data gave N, so F = 6N; in Chinchilla's form L = E + A_N·N^(−a) + K·D^(−c):";
     for (const auto& law : laws) {
       const ScalingCoefficients& k = law.overall.coefficients;
-      std::cout << fmt::format(" {} A_N = {};", law.arch, number(k.A * std::pow(6.0, -k.a)));
+      briefs += fmt::format(" {} A_N = {};", law.arch, number(k.A * std::pow(6.0, -k.a)));
     }
-    std::cout << "\n";
+    briefs += "\n";
   }
+  doc.text(briefs);
   const bool any_domains = std::any_of(laws.begin(), laws.end(), [](const ArchLaw& l) { return !l.domains.empty(); });
   if (any_domains) {
-    std::cout << "\nPer-domain intercepts (a, b, c shared from the overall fit):\n\n" << render(domains_table(laws));
+    doc.text("\nPer-domain intercepts (a, b, c shared from the overall fit):\n\n");
+    doc.table(domains_table(laws), Forms::text);
   }
+  return doc;
 }
 
 /// The path for `arch`'s coefficients: --out itself for one architecture; with several, --out must
@@ -167,17 +177,7 @@ void run_fit(const FitCommandOptions& o) {
   if (!o.plot_path.empty()) plot_fit_parity(laws, data, o.plot_path, &outputs);
   outputs.commit();
 
-  if (o.format == OutputFormat::json) {
-    nlohmann::ordered_json out{{"schema_version", fit_schema_version},
-                               {"data", o.data_path},
-                               {"huber_delta", o.delta},
-                               {"parameters_column", data.parameters_column},
-                               {"fits", nlohmann::ordered_json::array()}};
-    for (const auto& law : laws) out["fits"].push_back(arch_json(law, data.parameters_column));
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return;
-  }
-  print_tables(o, data, laws);
+  print(fit_document(o, data, laws), o.format);
 }
 
 void add_fit_command(CLI::App& app) {

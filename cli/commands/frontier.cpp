@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string_view>
@@ -110,6 +109,21 @@ nlohmann::ordered_json frontier_json(const std::vector<Law>& laws, const Frontie
   return out;
 }
 
+/// The frontier as one result: JSON; the exponents and frontier tables (aligned text after the
+/// formula line, Markdown); CSV: the frontier table alone, numbers unrounded.
+Document frontier_document(const std::vector<Law>& laws, const FrontierCommandOptions& o) {
+  Document doc;
+  doc.set_json(frontier_json(laws, o));
+  doc.text("Compute-optimal frontier: F* = (a·A'·C^c/(c·K))^(1/(a+c)), D* = C/F*, L* = E + P(S)·C^(−γ)\n\n",
+           Forms::table);
+  doc.table(exponents_table(laws, o.sparsities), Forms::text);
+  doc.text("\n", Forms::text);
+  doc.table(frontier_table(laws, o, false), Forms::text);
+  doc.table(frontier_table(laws, o, true), Forms::csv);
+  if (!o.plot_path.empty()) doc.text("\nplot written to " + o.plot_path + "\n", Forms::table);
+  return doc;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Plot through gnuplot
 
@@ -160,24 +174,7 @@ void run_frontier(const FrontierCommandOptions& o) {
   }
   if (!o.plot_path.empty()) plot_frontiers(laws, o);
 
-  switch (o.format) {
-    case OutputFormat::json:
-      std::cout << frontier_json(laws, o).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-      return;
-    case OutputFormat::csv:
-      std::cout << frontier_table(laws, o, true).render_csv();
-      return;
-    case OutputFormat::markdown:
-      std::cout << exponents_table(laws, o.sparsities).render_markdown() << "\n"
-                << frontier_table(laws, o, false).render_markdown();
-      return;
-    case OutputFormat::table:
-      std::cout << "Compute-optimal frontier: F* = (a·A'·C^c/(c·K))^(1/(a+c)), D* = C/F*, L* = E + P(S)·C^(−γ)\n\n"
-                << exponents_table(laws, o.sparsities).render_text() << "\n"
-                << frontier_table(laws, o, false).render_text();
-      if (!o.plot_path.empty()) std::cout << "\nplot written to " << o.plot_path << "\n";
-      return;
-  }
+  print(frontier_document(laws, o), o.format);
 }
 
 void add_frontier_command(CLI::App& app) {

@@ -3,7 +3,6 @@
 // and decay branch, the tokens seen and the training compute C = F × D of that endpoint.
 
 #include <sstream>
-#include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -48,6 +47,57 @@ std::string cell_label(const GridCell& cell) {
   return fmt::format("{}-E{}", cell.size, cell.baseline.ffn.num_experts);
 }
 
+/// The plan as one result: JSON, the aligned / Markdown table with its summary, and a CSV table
+/// of raw numbers (one row per endpoint, no separators).
+Document plan_document(const Plan& plan, const Recipe& recipe, std::size_t run_count) {
+  using json = nlohmann::ordered_json;
+  json endpoints = json::array();
+  for (const auto& e : plan.endpoints) {
+    endpoints.push_back({{"cell", e.cell}, {"arch", e.arch}, {"branch_step", e.branch_step}, {"tokens", e.tokens},
+                         {"flops_per_token", e.flops_per_token}, {"sparsity", e.sparsity}, {"compute", e.compute}});
+  }
+  json steps = recipe.branch_steps;
+  Document doc;
+  doc.set_json(json{{"schema_version", output_schema_version},
+                    {"budget_version", version_string},
+                    {"recipe", {{"sequences_per_step", recipe.sequences_per_step}, {"seq_len", recipe.seq_len},
+                                {"stable_steps", recipe.stable_steps}, {"branch_steps", steps},
+                                {"decay_tokens", recipe.decay_tokens}}},
+                    {"total_compute", plan.total_compute},
+                    {"total_tokens", plan.total_tokens},
+                    {"min_endpoint_compute", plan.min_endpoint_compute},
+                    {"max_endpoint_compute", plan.max_endpoint_compute},
+                    {"endpoints", endpoints}});
+  Table text;
+  Table csv;
+  for (Table* t : {&text, &csv}) {
+    t->add_column("arch", Align::left);
+    t->add_column("cell", Align::left);
+    for (const char* h : {"F", "S", "branch step", "D", "C"}) t->add_column(h);
+  }
+  std::string last_run;
+  for (const auto& e : plan.endpoints) {
+    csv.add_row({e.arch, e.cell, fmt::format("{:.6e}", e.flops_per_token), fmt::format("{:.6f}", e.sparsity),
+                 std::to_string(e.branch_step), fmt::format("{:.6e}", e.tokens), fmt::format("{:.6e}", e.compute)});
+    if (e.cell + e.arch != last_run && !last_run.empty()) text.add_separator();
+    last_run = e.cell + e.arch;
+    text.add_row({e.arch, e.cell, si(e.flops_per_token, "FLOP"), percent(e.sparsity, 1), grouped(e.branch_step),
+                  si(e.tokens, "tok"), si(e.compute, "FLOP")});
+  }
+  doc.table(std::move(text), Forms::text);
+  doc.table(std::move(csv), Forms::csv);
+  doc.text(fmt::format(
+               "\n{} runs × {} branches = {} endpoints; {} tokens per step, stable phase {} steps ({}), decay {} per "
+               "branch\ntotal compute of the grid: {} ({} tokens); endpoint budgets from {} to {}\n",
+               run_count, recipe.branch_steps.size(), plan.endpoints.size(), grouped(recipe.tokens_per_step()),
+               grouped(recipe.stable_steps),
+               si(static_cast<double>(recipe.stable_steps) * static_cast<double>(recipe.tokens_per_step()), "tok"),
+               si(recipe.decay_tokens, "tok"), si(plan.total_compute, "FLOP"), si(plan.total_tokens),
+               si(plan.min_endpoint_compute, "FLOP"), si(plan.max_endpoint_compute, "FLOP")),
+           Forms::text);
+  return doc;
+}
+
 void run_plan(const PlanOptions& o) {
   const Grid grid = o.grid_path.empty() ? paper_grid() : load_grid(o.grid_path);
   const Recipe recipe = o.recipe_path.empty() ? paper_recipe() : load_recipe(o.recipe_path);
@@ -65,60 +115,7 @@ void run_plan(const PlanOptions& o) {
   const Plan plan = plan_runs(runs, recipe);
   if (!o.data_template_path.empty()) write_data_template(plan, o.data_template_path);
 
-  if (o.format == OutputFormat::json) {
-    using json = nlohmann::ordered_json;
-    json endpoints = json::array();
-    for (const auto& e : plan.endpoints) {
-      endpoints.push_back({{"cell", e.cell}, {"arch", e.arch}, {"branch_step", e.branch_step}, {"tokens", e.tokens},
-                           {"flops_per_token", e.flops_per_token}, {"sparsity", e.sparsity}, {"compute", e.compute}});
-    }
-    json steps = recipe.branch_steps;
-    std::cout << json{{"schema_version", output_schema_version},
-                      {"budget_version", version_string},
-                      {"recipe", {{"sequences_per_step", recipe.sequences_per_step}, {"seq_len", recipe.seq_len},
-                                  {"stable_steps", recipe.stable_steps}, {"branch_steps", steps},
-                                  {"decay_tokens", recipe.decay_tokens}}},
-                      {"total_compute", plan.total_compute},
-                      {"total_tokens", plan.total_tokens},
-                      {"min_endpoint_compute", plan.min_endpoint_compute},
-                      {"max_endpoint_compute", plan.max_endpoint_compute},
-                      {"endpoints", endpoints}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-    return;
-  }
-  Table t;
-  t.add_column("arch", Align::left);
-  t.add_column("cell", Align::left);
-  for (const char* h : {"F", "S", "branch step", "D", "C"}) t.add_column(h);
-  std::string last_run;
-  for (const auto& e : plan.endpoints) {
-    if (o.format == OutputFormat::csv) {
-      t.add_row({e.arch, e.cell, fmt::format("{:.6e}", e.flops_per_token), fmt::format("{:.6f}", e.sparsity),
-                 std::to_string(e.branch_step), fmt::format("{:.6e}", e.tokens), fmt::format("{:.6e}", e.compute)});
-      continue;
-    }
-    if (e.cell + e.arch != last_run && !last_run.empty()) t.add_separator();
-    last_run = e.cell + e.arch;
-    t.add_row({e.arch, e.cell, si(e.flops_per_token, "FLOP"), percent(e.sparsity, 1), grouped(e.branch_step),
-               si(e.tokens, "tok"), si(e.compute, "FLOP")});
-  }
-  if (o.format == OutputFormat::csv) {
-    std::cout << t.render_csv();
-    return;
-  }
-  const std::string summary = fmt::format(
-      "{} runs × {} branches = {} endpoints; {} tokens per step, stable phase {} steps ({}), decay {} per branch\n"
-      "total compute of the grid: {} ({} tokens); endpoint budgets from {} to {}\n",
-      runs.size(), recipe.branch_steps.size(), plan.endpoints.size(), grouped(recipe.tokens_per_step()),
-      grouped(recipe.stable_steps), si(static_cast<double>(recipe.stable_steps) * static_cast<double>(recipe.tokens_per_step()), "tok"),
-      si(recipe.decay_tokens, "tok"), si(plan.total_compute, "FLOP"), si(plan.total_tokens), si(plan.min_endpoint_compute, "FLOP"),
-      si(plan.max_endpoint_compute, "FLOP"));
-  if (o.format == OutputFormat::markdown) {
-    std::cout << t.render_markdown() << "\n" << summary;
-  } else {
-    std::cout << t.render_text() << "\n" << summary;
-  }
+  print(plan_document(plan, recipe, runs.size()), o.format);
 }
 
 void add_plan_command(CLI::App& app) {

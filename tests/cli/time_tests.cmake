@@ -79,6 +79,14 @@ budget_cli_test(NAME time.grid_rank_by_time_csv ARGS grid --calibration ${profil
 # --- compare ---------------------------------------------------------------------------------------
 budget_cli_test(NAME time.compare ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json --calibration ${profile}
   STDOUT_MATCHES [=[KV +time ×]=] [=[1\.000×]=] [=[ 1 +[0-9.]+% .* 1\.[0-9]+× +12/18]=] [=[time ×: predicted time per token / the reference's]=])
+# --attention-backend picks the profile's attention rows for the reference and every config alike.
+budget_cli_test(NAME time.compare_backend ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json
+  --calibration ${profile} --attention-backend flash --format json
+  STDOUT_MATCHES [=["reference": {.*"attention_backend": "flash".*"configs": ..*"attention_backend": "flash"]=]
+  STDOUT_NOT_MATCHES [=["attention_backend": "(cudnn|default)"]=])
+budget_cli_test(NAME time.compare_bad_backend ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json
+  --calibration ${profile} --attention-backend xformers
+  EXPECT_EXIT 2 STDERR_MATCHES [=[attention backend "xformers"]=])
 budget_cli_test(NAME time.ablation ARGS grid --ablation span --calibration ${profile}
   STDOUT_MATCHES [=[paper loss +time ×]=] [=[span 0 .* 1\.000×]=] [=[span 6 .* 1\.[0-9]+×]=])
 budget_cli_test(NAME time.ablation_rank_by_time ARGS grid --ablation span --calibration ${profile} --rank-by time

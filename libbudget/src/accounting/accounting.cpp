@@ -7,6 +7,85 @@
 #include "budget/error.hpp"
 
 namespace budget {
+namespace {
+
+/// Adds one non-embedding op's forward FLOPs, parameters and active parameters to its component.
+void add_to_component(const Op& op, double flops, std::int64_t params, std::int64_t active, Budgets& b) {
+  auto& f = b.forward_by_component;
+  auto& p = b.params_by_component;
+  auto& a = b.active_params_by_component;
+  switch (op.kind) {
+    case OpKind::qkv_projection:
+    case OpKind::q_down_projection:
+    case OpKind::q_up_projection:
+    case OpKind::kv_down_projection:
+    case OpKind::kv_up_projection:
+    case OpKind::output_projection:
+      (op.kind == OpKind::output_projection ? f.output_projection : f.qkv_projection) += flops;
+      p.attention += params;
+      a.attention += active;
+      break;
+    case OpKind::attention_scores: f.attention_scores += flops; break;
+    case OpKind::router:
+      f.router += flops;
+      p.router += params;
+      a.router += active;
+      break;
+    case OpKind::routed_experts:
+      f.routed_experts += flops;
+      p.routed_experts += params;
+      a.routed_experts += active;
+      break;
+    case OpKind::shared_experts:
+      f.shared_experts += flops;
+      p.shared_experts += params;
+      a.shared_experts += active;
+      break;
+    case OpKind::dense_ffn:
+      f.dense_ffn += flops;
+      p.dense_ffn += params;
+      a.dense_ffn += active;
+      break;
+    case OpKind::norms:
+    case OpKind::final_norm:
+      p.norms += params;
+      a.norms += active;
+      break;
+    case OpKind::embedding:
+    case OpKind::lm_head:
+    case OpKind::mtp_module: break;  // counted outside N and F by account(), never passed here
+    case OpKind::router_topk:
+    case OpKind::expert_dispatch:
+    case OpKind::expert_combine:
+    case OpKind::expert_activation:
+    case OpKind::shared_activation:
+    case OpKind::dense_activation:
+    case OpKind::residual_add:
+    case OpKind::attention_layout:
+    case OpKind::routing_weights:
+    case OpKind::combine_zero:
+    case OpKind::router_softmax_fp32: break;  // memory-bound: no FLOPs, no parameters
+  }
+}
+
+/// Depth, KV cache and sparsity of `b` (its parameter sums already set).
+void add_depth_kv_and_sparsity(const ArchConfig& c, const Workload& w, Budgets& b) {
+  b.physical_layers = c.num_layers;
+  b.executed_layers = c.executed_layers();
+  // Per executed full-attention layer: K and V, one vector of kv_heads·head_dim each (GQA), or the
+  // latent and the rotary key (MLA). Sliding-window layers: a cache of min(window, seq_len) tokens.
+  b.kv_elements_per_token = c.kv_elements_per_token();
+  b.kv_window_elements_per_sequence = c.executed_sliding_attention_layers() *
+                                      c.attention.kv_elements_per_layer() *
+                                      std::min(c.attention.sliding_window, w.seq_len);
+  b.kv_bytes_per_token = b.kv_elements_per_token * w.kv_bytes;
+  b.kv_bytes_per_sequence = b.kv_bytes_per_token * w.seq_len + b.kv_window_elements_per_sequence * w.kv_bytes;
+  const double total = static_cast<double>(b.non_embedding_params_total);
+  b.sparsity = 1.0 - b.executed_active_params / total;
+  b.param_sparsity = 1.0 - static_cast<double>(b.non_embedding_params_active) / total;
+}
+
+}  // namespace
 
 Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload& w) {
   Budgets b;
@@ -32,79 +111,12 @@ Budgets account(const std::vector<Op>& ops, const ArchConfig& c, const Workload&
     b.non_embedding_params_active += active;
     b.executed_active_params +=
         static_cast<double>(op.active_params_per_layer) * static_cast<double>(op.executed_layers);
-    auto& f = b.forward_by_component;
-    auto& p = b.params_by_component;
-    auto& a = b.active_params_by_component;
-    switch (op.kind) {
-      case OpKind::qkv_projection:
-      case OpKind::q_down_projection:
-      case OpKind::q_up_projection:
-      case OpKind::kv_down_projection:
-      case OpKind::kv_up_projection:
-      case OpKind::output_projection:
-        (op.kind == OpKind::output_projection ? f.output_projection : f.qkv_projection) += flops;
-        p.attention += params;
-        a.attention += active;
-        break;
-      case OpKind::attention_scores: f.attention_scores += flops; break;
-      case OpKind::router:
-        f.router += flops;
-        p.router += params;
-        a.router += active;
-        break;
-      case OpKind::routed_experts:
-        f.routed_experts += flops;
-        p.routed_experts += params;
-        a.routed_experts += active;
-        break;
-      case OpKind::shared_experts:
-        f.shared_experts += flops;
-        p.shared_experts += params;
-        a.shared_experts += active;
-        break;
-      case OpKind::dense_ffn:
-        f.dense_ffn += flops;
-        p.dense_ffn += params;
-        a.dense_ffn += active;
-        break;
-      case OpKind::norms:
-      case OpKind::final_norm:
-        p.norms += params;
-        a.norms += active;
-        break;
-      case OpKind::embedding:
-      case OpKind::lm_head:
-      case OpKind::mtp_module: break;  // handled above
-      case OpKind::router_topk:
-      case OpKind::expert_dispatch:
-      case OpKind::expert_combine:
-      case OpKind::expert_activation:
-      case OpKind::shared_activation:
-      case OpKind::dense_activation:
-      case OpKind::residual_add:
-      case OpKind::attention_layout:
-      case OpKind::routing_weights:
-      case OpKind::combine_zero:
-      case OpKind::router_softmax_fp32: break;  // memory-bound: no FLOPs, no parameters
-    }
+    add_to_component(op, flops, params, active, b);
   }
   const double passes = static_cast<double>(w.training_passes);
   b.training_flops_per_token = passes * b.forward_flops_per_token;
 
-  b.physical_layers = c.num_layers;
-  b.executed_layers = c.executed_layers();
-  // Per executed full-attention layer: K and V, one vector of kv_heads·head_dim each (GQA), or the
-  // latent and the rotary key (MLA). Sliding-window layers: a cache of min(window, seq_len) tokens.
-  b.kv_elements_per_token = c.kv_elements_per_token();
-  b.kv_window_elements_per_sequence = c.executed_sliding_attention_layers() *
-                                      c.attention.kv_elements_per_layer() *
-                                      std::min(c.attention.sliding_window, w.seq_len);
-  b.kv_bytes_per_token = b.kv_elements_per_token * w.kv_bytes;
-  b.kv_bytes_per_sequence = b.kv_bytes_per_token * w.seq_len + b.kv_window_elements_per_sequence * w.kv_bytes;
-
-  const double total = static_cast<double>(b.non_embedding_params_total);
-  b.sparsity = 1.0 - b.executed_active_params / total;
-  b.param_sparsity = 1.0 - static_cast<double>(b.non_embedding_params_active) / total;
+  add_depth_kv_and_sparsity(c, w, b);
   return b;
 }
 

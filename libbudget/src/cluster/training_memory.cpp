@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
@@ -385,121 +384,6 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
   out.notes.push_back("peak allocated memory: the CUDA context, NCCL buffers and allocator fragmentation are not "
                       "counted (the cluster's reserved memory is subtracted from the capacity instead)");
   return out;
-}
-
-std::string training_memory_json(const TrainingMemory& mem, int indent) {
-  const ParallelLayout& l = mem.layout;
-  nlohmann::ordered_json layout{
-      {"gpus", l.gpus},
-      {"tp", l.tp},
-      {"sequence_parallel", l.sequence_parallel_active()},
-      {"pp", l.pp},
-      {"virtual_stages", l.virtual_stages},
-      {"ep", l.ep},
-      {"etp", l.expert_tp()},
-      {"cp", l.cp},
-      {"dp", l.data_parallel()},
-      {"expert_dp", l.expert_data_parallel()},
-      {"micro_batch_size", l.micro_batch_size},
-      {"micro_batches", l.micro_batches},
-      {"seq_len", l.seq_len},
-      {"recompute", std::string(to_string(l.recompute.kind))},
-      {"recompute_full_layers", l.recompute.full_layers},
-      {"distributed_optimizer", l.distributed_optimizer},
-      {"precision", std::string(to_string(l.precision))},
-      {"cross_entropy_fusion", l.cross_entropy_fusion},
-      {"capacity_factor", l.capacity_factor},
-      {"imbalance", l.imbalance},
-      {"padded_vocab", mem.padded_vocab},
-      {"replicate_loop_weights", l.replicate_loop_weights},
-      {"flash_attention", l.flash_attention},
-      {"dropout", l.dropout}};
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const StageMemory& s : mem.stages) {
-    const MemoryComponents& c = s.by_component;
-    stages.push_back({{"pipeline_rank", s.pipeline_rank},
-                      {"layers", s.stored_layers},
-                      {"executed_layers", s.executed_layers},
-                      {"in_flight_micro_batches", s.in_flight_micro_batches},
-                      {"params", s.dense_params + s.expert_params},
-                      {"expert_params", s.expert_params},
-                      {"peak_bytes", s.peak_bytes},
-                      {"by_component",
-                       {{"weights", c.weights},
-                        {"gradients", c.gradients},
-                        {"optimizer_states", c.optimizer_states},
-                        {"activations", c.activations},
-                        {"logits", c.logits},
-                        {"buffers", c.buffers}}}});
-  }
-  nlohmann::ordered_json out{{"layout", layout},
-                             {"memory",
-                              {{"peak_bytes", mem.peak_bytes},
-                               {"peak_stage", mem.peak_stage},
-                               {"capacity_bytes", mem.capacity_bytes},
-                               {"headroom_bytes", mem.headroom_bytes},
-                               {"fits", mem.fits},
-                               {"stages", stages}}},
-                             {"notes", mem.notes}};
-  return out.dump(indent);
-}
-
-SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSpec& cluster, std::int64_t seq_len,
-                                       std::int64_t max_gpus) {
-  struct Candidate {
-    ParallelLayout layout;
-    int recompute_rank;
-  };
-  std::vector<Candidate> candidates;
-  std::vector<std::int64_t> pps;
-  for (std::int64_t p = 1; p <= config.num_layers; ++p) {
-    if (config.num_layers % p == 0) pps.push_back(p);
-  }
-  const std::int64_t experts = config.ffn.is_moe() ? config.ffn.num_experts : 1;
-  for (std::int64_t tp = 1; tp <= cluster.gpus_per_node; tp *= 2) {
-    for (const std::int64_t pp : pps) {
-      for (std::int64_t dp = 1; tp * pp * dp <= max_gpus; dp *= 2) {
-        for (std::int64_t ep = 1; ep <= experts && ep <= tp * dp; ep *= 2) {
-          if ((tp * dp) % ep != 0) continue;
-          for (int rc = 0; rc < 3; ++rc) {
-            ParallelLayout l;
-            l.tp = tp;
-            l.sequence_parallel = tp > 1;
-            l.pp = pp;
-            l.dp = dp;
-            l.gpus = tp * pp * dp;
-            l.ep = ep;
-            l.etp = config.ffn.is_moe() ? 1 : 0;
-            l.seq_len = seq_len;
-            l.micro_batches = pp;
-            l.distributed_optimizer = true;
-            l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective : RecomputeKind::full;
-            if (!l.validation_error(config).empty()) continue;
-            candidates.push_back({l, rc});
-          }
-        }
-      }
-    }
-  }
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.layout.gpus != b.layout.gpus) return a.layout.gpus < b.layout.gpus;
-    if (a.recompute_rank != b.recompute_rank) return a.recompute_rank < b.recompute_rank;
-    if (a.layout.pp != b.layout.pp) return a.layout.pp < b.layout.pp;
-    return a.layout.tp < b.layout.tp;
-  });
-  ClusterSpec unlimited = cluster;
-  unlimited.nodes = (max_gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
-  SmallestLayout result;
-  for (const Candidate& c : candidates) {
-    ++result.candidates_tried;
-    TrainingMemory m = training_memory(config, c.layout, unlimited);
-    if (m.fits) {
-      result.found = true;
-      result.memory = std::move(m);
-      return result;
-    }
-  }
-  return result;
 }
 
 }  // namespace budget

@@ -1,0 +1,65 @@
+// The JSON form of a TrainingMemory (docs/cluster.md, `budget-match layout --format json`).
+#include <nlohmann/json.hpp>
+
+#include "budget/training_memory.hpp"
+
+namespace budget {
+
+std::string training_memory_json(const TrainingMemory& mem, int indent) {
+  const ParallelLayout& l = mem.layout;
+  nlohmann::ordered_json layout{
+      {"gpus", l.gpus},
+      {"tp", l.tp},
+      {"sequence_parallel", l.sequence_parallel_active()},
+      {"pp", l.pp},
+      {"virtual_stages", l.virtual_stages},
+      {"ep", l.ep},
+      {"etp", l.expert_tp()},
+      {"cp", l.cp},
+      {"dp", l.data_parallel()},
+      {"expert_dp", l.expert_data_parallel()},
+      {"micro_batch_size", l.micro_batch_size},
+      {"micro_batches", l.micro_batches},
+      {"seq_len", l.seq_len},
+      {"recompute", std::string(to_string(l.recompute.kind))},
+      {"recompute_full_layers", l.recompute.full_layers},
+      {"distributed_optimizer", l.distributed_optimizer},
+      {"precision", std::string(to_string(l.precision))},
+      {"cross_entropy_fusion", l.cross_entropy_fusion},
+      {"capacity_factor", l.capacity_factor},
+      {"imbalance", l.imbalance},
+      {"padded_vocab", mem.padded_vocab},
+      {"replicate_loop_weights", l.replicate_loop_weights},
+      {"flash_attention", l.flash_attention},
+      {"dropout", l.dropout}};
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const StageMemory& s : mem.stages) {
+    const MemoryComponents& c = s.by_component;
+    stages.push_back({{"pipeline_rank", s.pipeline_rank},
+                      {"layers", s.stored_layers},
+                      {"executed_layers", s.executed_layers},
+                      {"in_flight_micro_batches", s.in_flight_micro_batches},
+                      {"params", s.dense_params + s.expert_params},
+                      {"expert_params", s.expert_params},
+                      {"peak_bytes", s.peak_bytes},
+                      {"by_component",
+                       {{"weights", c.weights},
+                        {"gradients", c.gradients},
+                        {"optimizer_states", c.optimizer_states},
+                        {"activations", c.activations},
+                        {"logits", c.logits},
+                        {"buffers", c.buffers}}}});
+  }
+  nlohmann::ordered_json out{{"layout", layout},
+                             {"memory",
+                              {{"peak_bytes", mem.peak_bytes},
+                               {"peak_stage", mem.peak_stage},
+                               {"capacity_bytes", mem.capacity_bytes},
+                               {"headroom_bytes", mem.headroom_bytes},
+                               {"fits", mem.fits},
+                               {"stages", stages}}},
+                             {"notes", mem.notes}};
+  return out.dump(indent);
+}
+
+}  // namespace budget
