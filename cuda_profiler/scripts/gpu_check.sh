@@ -42,6 +42,15 @@ echo "== GEMM times against PyTorch eager at the same shapes"
 [ -f "$out/h200.json" ] && python3 cuda_profiler/scripts/compare_torch.py "$out/h200.json" tests/data/h200_torch_ops.jsonl \
   > "$out/compare_torch.txt" 2>&1 && head -n 6 "$out/compare_torch.txt"
 
+echo "== collectives (NCCL, needs >= 2 GPUs: a 1-GPU machine prints the refusal, exit 3)"
+# libnccl.so.2 is dlopen'ed: the toolkit's lib folder or PyTorch's nvidia-nccl wheel.
+nccl_lib="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)"
+LD_LIBRARY_PATH="${nccl_lib:+$nccl_lib:}/usr/local/cuda/lib:$LD_LIBRARY_PATH" timeout 150 "$bp" collectives \
+  --base-cluster examples/clusters/h200.json --out "$out/collectives.json" --cluster-out "$out/h200-measured.json" \
+  > "$out/collectives.txt" 2>&1
+echo "exit $?" >> "$out/collectives.txt"
+grep -E "GB/s, |need NCCL|exit" "$out/collectives.txt" | cut -c1-220
+
 echo "== summary"
 grep -c PASS "$out/check.txt" | xargs echo "checks passed:"
 grep -c FAIL "$out/check.txt" | xargs echo "checks failed:"

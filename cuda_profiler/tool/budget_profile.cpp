@@ -3,6 +3,8 @@
 //   budget-profile sweep --out P.json [--dry-run | --simulate] [--tokens N ...] [--gemms-from F] [--warmup W] [--repeats R]
 //   budget-profile configs A.json B.json ... [--workload W.json] [--calibration P.json] [--tokens N]
 //   budget-profile check
+//   budget-profile collectives --out M.json [--cluster-out C.json --base-cluster B.json] [--dry-run | --simulate]
+//                  [--collectives K ...] [--ranks N ...] [--min-bytes S] [--max-bytes S] [--size-factor F]
 //
 // Exit codes: 0 done; 1 a correctness check failed (that op's cases are not timed, the rest is
 // written); 2 bad input or usage;
@@ -23,6 +25,9 @@
 #include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/file_write.hpp"
+#include "budget/link_fit.hpp"
+#include "budget/profiler/collectives.hpp"
 #include "budget/profiler/config_cases.hpp"
 #include "budget/profiler/cuda_timer.hpp"
 #include "budget/profiler/run.hpp"
@@ -224,6 +229,112 @@ int run_configs(const CommonOptions& o, const std::vector<std::string>& paths, c
   return failures.empty() ? 0 : exit_device;
 }
 
+struct CollectivesArgs {
+  std::string out, cluster_out, base_cluster;
+  std::vector<std::string> kinds;
+  std::vector<std::int64_t> ranks;
+  std::int64_t min_bytes = CollectiveSweepOptions{}.min_bytes;
+  std::int64_t max_bytes = CollectiveSweepOptions{}.max_bytes;
+  std::int64_t size_factor = CollectiveSweepOptions{}.size_factor;
+  std::int64_t gpus = 0;  ///< --gpus: at most this many (0: all visible; --simulate/--dry-run: the base's gpus_per_node, else 8)
+};
+
+/// The link --simulate and --dry-run assume: the base cluster's intra-node link, else the shipped
+/// H200 example's (examples/clusters/h200.json: 450 GB/s, 3 us).
+budget::LinkSpec assumed_link(const std::optional<budget::ClusterSpec>& base) {
+  if (base) return base->intra_node;
+  return budget::LinkSpec{450e9, 3e-6, "examples/clusters/h200.json"};
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes >= (1 << 20)) return fmt::format("{:.0f} MiB", bytes / (1 << 20));
+  if (bytes >= (1 << 10)) return fmt::format("{:.0f} KiB", bytes / (1 << 10));
+  return fmt::format("{:.0f} B", bytes);
+}
+
+int run_collectives(const CommonOptions& o, const CollectivesArgs& a) {
+  // Every input is checked before a GPU is asked for, so bad input is exit 2 on any machine.
+  if (a.out.empty() && !o.dry_run) throw budget::Error("collectives needs --out M.json (or --dry-run)", "budget-profile collectives");
+  if (!a.cluster_out.empty() && a.base_cluster.empty()) {
+    throw budget::Error("--cluster-out needs --base-cluster B.json: one machine measures only the intra-node link; the GPU, "
+                        "its memory, compute and the inter-node link come from the base file",
+                        "budget-profile collectives");
+  }
+  std::optional<budget::ClusterSpec> base;
+  if (!a.base_cluster.empty()) base = budget::load_cluster_spec(a.base_cluster);
+  CollectiveSweepOptions options;
+  if (!a.kinds.empty()) {
+    options.kinds.clear();
+    for (const std::string& k : a.kinds) options.kinds.push_back(budget::collective_kind_from_string(k, "--collectives"));
+  }
+  options.ranks = a.ranks;
+  options.min_bytes = a.min_bytes;
+  options.max_bytes = a.max_bytes;
+  options.size_factor = a.size_factor;
+  const LaunchPlan plan{o.warmup, o.repeats};
+  const std::int64_t planned_gpus = a.gpus > 0 ? a.gpus : (base ? base->gpus_per_node : 8);
+  if (o.dry_run) {
+    const auto cases = collective_sweep_cases(options, planned_gpus);
+    std::map<std::string, std::int64_t> per_kind;
+    for (const CollectiveCase& c : cases) ++per_kind[std::string(budget::to_string(c.kind))];
+    for (const auto& [kind, n] : per_kind) std::cout << fmt::format("  {:<16} {:>5} cases\n", kind, n);
+    const budget::LinkSpec link = assumed_link(base);
+    std::cout << fmt::format("{} cases on {} GPUs; estimated {:.0f} s at {:.0f} GB/s and {:.1f} us per step ({} warm-ups + {} "
+                             "timed launches each, plus communicator setup)\n",
+                             cases.size(), planned_gpus, estimate_collective_seconds(cases, link, plan),
+                             link.bandwidth_bytes_per_s * 1e-9, link.latency_s * 1e6, plan.warmup, plan.repeats);
+    return 0;
+  }
+  std::unique_ptr<CollectiveTimer> timer;
+  if (o.simulate) {
+    timer = std::make_unique<FakeCollectiveTimer>(assumed_link(base), planned_gpus, 0.02);
+  } else {
+    // Bad options are refused before NCCL is opened (all but "ranks ≤ the GPUs", checked below).
+    options.validate(std::int64_t{1} << 20);
+    timer = make_nccl_collective_timer(plan, a.gpus);
+  }
+  const auto cases = collective_sweep_cases(options, timer->gpus());
+  budget::CollectiveMeasurements m;
+  m.tool = tool_name;
+  m.created = utc_now();
+  m.device = timer->device();
+  m.method = timer->method();
+  m.simulated = timer->simulated();
+  m.rows = measure_collectives(cases, *timer, [](std::size_t i, std::size_t n, const budget::CollectiveMeasurement&) {
+    if ((i + 1) % 25 == 0 || i + 1 == n) std::cerr << fmt::format("  {}/{} collectives timed\n", i + 1, n);
+  });
+  const std::vector<budget::LinkFit> fits = budget::fit_links(m.rows, "budget-profile collectives");
+  const budget::LinkFit& joint = fits.back();
+  budget::OutputFiles files;
+  files.add(a.out, budget::collective_measurements_json(m, fits));
+  if (!a.cluster_out.empty()) {
+    const budget::ClusterSpec measured = measured_cluster(*base, joint, m.device, m.simulated);
+    std::string notes = fmt::format(
+        "intra_node fitted by {} from {} collectives on {} GPUs ({}; rows in {}). inter_node, gpu and node figures are "
+        "{}'s, not measured.",
+        tool_name, m.rows.size(), timer->gpus(), m.simulated ? "SIMULATED, not a measurement" : "measured", a.out,
+        a.base_cluster);
+    if (timer->gpus() < base->gpus_per_node) {
+      notes += fmt::format(" Measured on {} of the node's {} GPUs.", timer->gpus(), base->gpus_per_node);
+    }
+    files.add(a.cluster_out, budget::cluster_spec_json(measured, notes));
+  }
+  files.commit();
+  std::vector<std::vector<std::string>> cells{{"collective", "ranks", "bytes", "time us", "fitted us", "busbw GB/s"}};
+  for (const budget::CollectiveMeasurement& r : m.rows) {
+    const double fitted = budget::collective_seconds(r.kind, r.size_bytes, r.ranks, joint.link);
+    cells.push_back({std::string(budget::to_string(r.kind)), std::to_string(r.ranks), format_bytes(r.size_bytes),
+                     fmt::format("{:.2f}", r.seconds * 1e6), fmt::format("{:.2f}", fitted * 1e6),
+                     fmt::format("{:.1f}", r.size_bytes * budget::bus_factor(r.kind, r.ranks) / r.seconds * 1e-9)});
+  }
+  std::cout << tool::render(cells) << "\nFits (t = S·busfactor/B + steps·latency, communication.hpp):\n";
+  for (const budget::LinkFit& f : fits) std::cout << "  " << f.brief() << "\n";
+  std::cout << fmt::format("{}: {} rows written to {}{}\n",
+                           m.simulated ? "SIMULATED times (no GPU)" : "measured on " + m.device, m.rows.size(), a.out,
+                           a.cluster_out.empty() ? "" : "; cluster file (intra-node link = the joint fit) written to " + a.cluster_out);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -260,8 +371,30 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Run the correctness checks only (GPU against CPU references)");
   add_common(check, check_o);
 
+  CommonOptions collectives_o;
+  CollectivesArgs collectives_a;
+  auto* collectives = app.add_subcommand(
+      "collectives", "Time NCCL collectives over message sizes on this machine's GPUs and fit the intra-node link");
+  collectives->add_option("--out", collectives_a.out, "Measurements JSON to write (schema budget.collectives)");
+  collectives->add_option("--cluster-out", collectives_a.cluster_out,
+                          "Cluster file to write: --base-cluster with its intra_node replaced by the fitted link");
+  collectives->add_option("--base-cluster", collectives_a.base_cluster,
+                          "Cluster file whose GPU, nodes and inter-node link the written one keeps")
+      ->check(CLI::ExistingFile);
+  collectives->add_option("--collectives", collectives_a.kinds,
+                          "Collectives to time (default all): all_reduce all_gather reduce_scatter all_to_all send_recv");
+  collectives->add_option("--ranks", collectives_a.ranks, "Rank counts (default 2, 4, 8, ... and all GPUs)");
+  collectives->add_option("--gpus", collectives_a.gpus,
+                          "Use at most this many GPUs (default all visible; --simulate/--dry-run: the base's gpus_per_node, else 8)")
+      ->check(CLI::Range(std::int64_t{2}, std::int64_t{1} << 20));
+  collectives->add_option("--min-bytes", collectives_a.min_bytes, "Smallest message (nccl-tests size; default 1 KiB)");
+  collectives->add_option("--max-bytes", collectives_a.max_bytes, "Largest message (default 1 GiB)");
+  collectives->add_option("--size-factor", collectives_a.size_factor, "Ratio of consecutive sizes (default 4)");
+  add_common(collectives, collectives_o);
+
   try {
     app.parse(argc, argv);
+    if (collectives->parsed()) return run_collectives(collectives_o, collectives_a);
     if (sweep->parsed()) {
       if (out.empty() && !sweep_o.dry_run) throw budget::Error("sweep needs --out P.json (or --dry-run)", "budget-profile sweep");
       return run_sweep(sweep_o, out, sweep_tokens, gemms_from);

@@ -23,5 +23,6 @@ std::string status_text(cudnnStatus_t status) {
   return fmt::format("{} ({})", cudnnGetErrorString(status), last);
 }
 #endif
+// status_text(ncclResult_t) is nccl_timer.cpp's: it asks the NCCL library loaded at run time.
 
 }  // namespace budget::profiler::detail

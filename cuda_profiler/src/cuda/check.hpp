@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The one checking macro for every CUDA runtime, cuBLAS/cuBLASLt and cuDNN call (private header).
+/// The one checking macro for every CUDA runtime, cuBLAS/cuBLASLt, cuDNN and NCCL call (private header).
 ///
 ///   BUDGET_CUDA_CALL(cudaMalloc(&p, n));        // any call returning cudaError_t,
 ///   BUDGET_CUDA_CALL(cublasLtMatmul(...));      // cublasStatus_t or cudnnStatus_t
@@ -19,6 +19,9 @@
 #include "budget/profiler/config.hpp"
 #if BUDGET_PROFILER_HAS_CUDNN
 #include <cudnn.h>
+#endif
+#if BUDGET_PROFILER_HAS_NCCL
+#include <nccl.h>
 #endif
 
 namespace budget::profiler {
@@ -40,6 +43,10 @@ inline bool ok(cudaError_t s) { return s == cudaSuccess; }
 inline bool ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
 #if BUDGET_PROFILER_HAS_CUDNN
 inline bool ok(cudnnStatus_t s) { return s == CUDNN_STATUS_SUCCESS; }
+#endif
+#if BUDGET_PROFILER_HAS_NCCL
+std::string status_text(ncclResult_t status);  // defined in nccl_timer.cpp (libnccl is loaded at run time)
+inline bool ok(ncclResult_t s) { return s == ncclSuccess; }
 #endif
 
 template <typename Status>

@@ -66,4 +66,9 @@ ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& so
 /// Reads and parses a cluster file; `nodes`, when given, replaces the file's node count.
 ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_t> nodes = std::nullopt);
 
+/// The cluster file text of `cluster` (the form parse_cluster_spec() reads; `notes` becomes its
+/// "notes"). A calibration profile's path is written absolute, so the file reads back from any
+/// folder. Validates first (budget::Error). Reading the text back gives `cluster` again.
+std::string cluster_spec_json(const ClusterSpec& cluster, const std::string& notes = {});
+
 }  // namespace budget

@@ -1,8 +1,10 @@
 #include "budget/cluster.hpp"
 
 #include <filesystem>
+#include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
@@ -140,6 +142,51 @@ ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_
     c.validate(path + " (with --nodes)");
   }
   return c;
+}
+
+namespace {
+/// The shortest decimal GiB figure that the reader turns back into exactly `bytes`
+/// (static_cast<int64_t>(GiB · 2^30), as read_cluster() does): 140.4, not 140.3999999994412.
+double gib_that_reads_back(std::int64_t bytes) {
+  const double exact = static_cast<double>(bytes) / bytes_per_gib;
+  for (int digits = 1; digits <= 17; ++digits) {
+    const double shown = std::stod(fmt::format("{:.{}g}", exact, digits));
+    if (static_cast<std::int64_t>(shown * bytes_per_gib) == bytes) return shown;
+  }
+  return exact;
+}
+}  // namespace
+
+std::string cluster_spec_json(const ClusterSpec& c, const std::string& notes) {
+  c.validate("cluster_spec_json");
+  const auto link_json = [](const LinkSpec& link) {
+    nlohmann::ordered_json j{{"bandwidth_GBps", link.bandwidth_bytes_per_s * 1e-9}, {"latency_us", link.latency_s * 1e6}};
+    if (!link.source.empty()) j["source"] = link.source;
+    return j;
+  };
+  nlohmann::ordered_json compute;
+  if (c.compute.source == ComputeSource::calibration) {
+    compute["calibration"] = std::filesystem::absolute(c.compute.calibration_profile).lexically_normal().string();
+  } else {
+    compute["datasheet"] = nlohmann::ordered_json{{"bf16_dense_TFLOPs", c.compute.peak_bf16_dense_flops_per_s * 1e-12},
+                                                  {"source", c.compute.datasheet_source}};
+  }
+  nlohmann::ordered_json gpu{{"name", c.gpu_name},
+                             {"memory_GiB", gib_that_reads_back(c.memory_bytes)},
+                             {"reserved_GiB", gib_that_reads_back(c.reserved_bytes)}};
+  if (!c.memory_source.empty()) gpu["memory_source"] = c.memory_source;
+  gpu["compute"] = std::move(compute);
+  nlohmann::ordered_json j;
+  j["schema"] = cluster_schema;
+  j["schema_version"] = cluster_schema_version;
+  j["name"] = c.name;
+  j["gpu"] = std::move(gpu);
+  j["gpus_per_node"] = c.gpus_per_node;
+  j["nodes"] = c.nodes;
+  j["intra_node"] = link_json(c.intra_node);
+  j["inter_node"] = link_json(c.inter_node);
+  if (!notes.empty()) j["notes"] = notes;
+  return j.dump(2) + "\n";
 }
 
 }  // namespace budget
