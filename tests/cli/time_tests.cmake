@@ -20,7 +20,7 @@ budget_cli_test(NAME time.calibrate_to_stdout ARGS calibrate --from-jsonl ${meas
     {"op":"attention","pass":"forward\+backward","docs":32,"doc_len":1024,"tokens":32768,"num_heads":8,"num_kv_heads":2,"head_dim":68,"backend":"cudnn","refused":true,]=])
 budget_cli_test(NAME time.calibrate_layers_validate ARGS calibrate --from-jsonl ${measurements}
     --layers tests/data/time/h200_torch_layers.jsonl --validate
-  STDOUT_MATCHES [=[Whole layers, leave one cell out]=] [=[correction fitted on all 48 layer rows: factors gemm_attention]=]
+  STDOUT_MATCHES [=[Whole layers, leave one cell out]=] [=[correction fitted on all 48 layer rows: factors gemm 1\.000, attention_aligned 0\.789, attention_unaligned 1\.180]=]
     [=[head_dim a multiple of 8, 65–128: cudnn; head_dim not a multiple of 8, 65–128: flash]=]
     [=[600M-E336 +aligned +2 +cudnn +20\.007 ]=] [=[time ratio error: median 0\.0[0-9]+, worst 0\.0[0-9]+]=])
 budget_cli_test(NAME time.calibrate_layers_json ARGS calibrate --profile ${profile} --validate --format json
@@ -42,7 +42,7 @@ budget_cli_test(NAME time.report_table ARGS report ${base} --calibration ${profi
   STDOUT_MATCHES [=[predicted training step \(NVIDIA H200, pytorch-eager]=] [=[32,768 tokens/step]=]
     [=[attention backend cudnn]=] [=[MFU [0-9.]+%]=] [=[backend cudnn as the layer rows show for head_dim a multiple of 8]=]
     [=[op +training FLOPs / step +time / step +share +TFLOP/s +note]=]
-    [=[routed_experts +31\.3 TFLOP +[0-9.]+ ms]=] [=[expert_combine +- +[0-9.]+ m?s]=] [=[residual_add +- +[0-9.]+ ms]=]
+    [=[routed_experts +31\.3 TFLOP +[0-9.]+ ms]=] [=[expert_combine +- +[0-9.]+ [mu]?s]=] [=[residual_add +- +[0-9.]+ ms]=]
     [=[router_topk .*no router_softmax_topk rows: bytes at the measured copy bandwidth]=])
 budget_cli_test(NAME time.report_json ARGS report ${base} --calibration ${profile} --format json
   STDOUT_MATCHES [=["time": {

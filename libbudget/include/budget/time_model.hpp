@@ -46,31 +46,53 @@ struct TimePrediction {
   double ms = 0;              ///< predicted median milliseconds of one launch of the pass
   bool out_of_range = false;  ///< the shape lies outside the measured shapes of its class
   bool no_rows = false;       ///< nothing measured for this op/pass: derived from other passes or peaks
+  bool from_peaks = false;    ///< nothing measured for the op in any pass: its FLOPs or bytes at the peaks
   std::string backend;        ///< attention: the backend whose time this is
   std::string note;           ///< what was assumed, when anything was
 };
 
-/// The op classes the layer correction scales (docs/calibration.md, "Layer correction"): the
-/// cuBLAS GEMMs and the fused attention kernel (projections, attention, router, dense and shared
-/// FFNs, LM head), the grouped expert GEMMs, the indexed memory ops with profile rows (dispatch
-/// gather, combine scatter-add, the embedding lookup), the elementwise ones with rows (norms,
-/// router top-k, activations) and the layer glue without rows (is_layer_glue(), timed from bytes).
-enum class TimeClass { gemm_attention, expert_gemms, indexed, elementwise, glue };
-inline constexpr std::size_t time_class_count = 5;
+/// The op classes of the layer correction (docs/calibration.md, "Layer correction"): the cuBLAS
+/// GEMMs (projections, router, dense and shared FFNs, LM head), the fused attention kernel with a
+/// head_dim that is a multiple of 8 and with one that is not (the backends the layer rows show
+/// differ: cuDNN, flash), the grouped expert GEMMs, the indexed memory ops with profile rows
+/// (dispatch gather, combine scatter-add, the embedding lookup), the elementwise ones with rows
+/// (norms, activations) and the glue: the memory-bound ops timed from bytes at the copy bandwidth
+/// (the layer glue of is_layer_glue(), and any memory-bound op the profile has no rows for, e.g.
+/// the router top-k on the H200 file).
+enum class TimeClass {
+  gemm,
+  attention_aligned,
+  attention_unaligned,
+  expert_gemms,
+  indexed,
+  elementwise,
+  glue,
+};
+inline constexpr std::size_t time_class_count = 7;
 std::string_view to_string(TimeClass cls);
+/// The class of an op kind as the op list names it (attention_scores: attention_aligned; the step
+/// puts an attention of head_dim not a multiple of 8, and a memory-bound op timed without rows, in
+/// their classes).
 TimeClass time_class_of(OpKind kind);
+/// Whether the layer correction fits the class's factor. The GEMMs, the expert GEMMs and the
+/// elementwise ops keep factor 1: the per-op rows time the same kernels on contiguous inputs of the
+/// layer's shapes. Fitted: attention (the per-op rows' kernels on their own q/k/v, the layer's on
+/// views of the fused QKV, the backend the layer chose), the indexed ops (the per-op rows' random
+/// indices against the layer's balanced dispatch) and the glue (no rows at all).
+bool layer_fitted(TimeClass cls);
 
 /// The correction fitted on a profile's layer rows (docs/calibration.md, "Layer correction"):
 ///
 ///   layer time = Σ_c factor_c · Σ_{op of class c} t_op  +  launch_ms · launches
 ///
+/// factor_c = 1 for the classes layer_fitted() does not fit.
 /// t_op the per-op prediction (the per-op rows' fit), launches the kernel launches of the ops (one
 /// a profile query, two for a forward+backward query; the glue ops' own counts). A non-negative
 /// least-squares fit in relative error over the layer rows; without layer rows every factor is 1
 /// and launch_ms 0 (the per-op sum, as before).
 struct LayerCorrection {
   bool fitted = false;
-  std::array<double, time_class_count> factor{{1, 1, 1, 1, 1}};
+  std::array<double, time_class_count> factor{{1, 1, 1, 1, 1, 1, 1}};
   double launch_ms = 0;               ///< per kernel launch
   std::size_t layer_rows = 0;         ///< rows fitted
   double median_relative_error = 0;   ///< in-sample |fit/measured − 1| over the rows

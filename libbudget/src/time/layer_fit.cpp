@@ -4,11 +4,14 @@
 //   layer time = Σ_c factor_c · T_c  +  launch_ms · N
 //
 // T_c the per-op predictions of the layer's ops of class c (TimeClass; the per-op rows' fit, the
-// glue at the copy bandwidth), N the layer's kernel launches (step_terms()). factor_c ≥ 0 and
-// launch_ms ≥ 0 minimise Σᵢ ((fitᵢ − tᵢ)/tᵢ)² over the layer rows (time_fit.hpp: non-negative least
-// squares in relative error, exact by active sets). A class with no time in any row is not
-// identified and keeps factor 1. Six numbers in all, the same for every config: no per-config
-// term.
+// glue at the copy bandwidth), N the layer's kernel launches (step_terms()). The classes whose
+// kernels the per-op rows time as the layer runs them (layer_fitted() false: GEMMs, expert GEMMs,
+// elementwise) keep factor 1; the others' factor_c ≥ 0 and launch_ms ≥ 0 minimise
+// Σᵢ ((fitᵢ − tᵢ)/tᵢ)² over the layer rows (time_fit.hpp: non-negative least squares in relative
+// error, exact by active sets; the fixed classes' time is taken off the target, the error stays
+// relative to tᵢ). A fitted class with no time in any row is not identified and keeps factor 1.
+// Five numbers in all (attention aligned and not, indexed, glue, launch), the same for every
+// config: no per-config term.
 
 #include <algorithm>
 #include <cmath>
@@ -62,18 +65,26 @@ LayerCorrection fit_layer_correction(const TimeModel& model, const std::vector<C
   LayerCorrection c;
   std::vector<LayerTerms> terms;
   for (const auto& row : layers) terms.push_back(layer_terms(model, row.config, row.tokens, row.doc_len));
-  // The identified columns: classes with time in some row, then the launches.
+  // The identified columns: fitted classes with time in some row, then the launches.
   std::vector<std::size_t> columns;
   for (std::size_t k = 0; k < time_class_count; ++k) {
+    if (!layer_fitted(static_cast<TimeClass>(k))) continue;
     if (std::any_of(terms.begin(), terms.end(), [&](const LayerTerms& t) { return t.class_ms[k] > 0; })) columns.push_back(k);
   }
   const bool launches = std::any_of(terms.begin(), terms.end(), [](const LayerTerms& t) { return t.launches > 0; });
   std::vector<TimeSample> samples;
+  std::vector<double> fixed_ms;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     TimeSample s;
+    double fixed = 0;
+    for (std::size_t k = 0; k < time_class_count; ++k) {
+      if (!layer_fitted(static_cast<TimeClass>(k))) fixed += terms[i].class_ms[k];
+    }
     for (std::size_t k : columns) s.features.push_back(terms[i].class_ms[k]);
     if (launches) s.features.push_back(terms[i].launches * launch_scale);
-    s.ms = layers[i].layer_ms;
+    s.ms = layers[i].layer_ms - fixed;
+    s.relative_to_ms = layers[i].layer_ms;
+    fixed_ms.push_back(fixed);
     samples.push_back(std::move(s));
   }
   const std::vector<double> beta = fit_nonnegative_relative(samples);
@@ -83,7 +94,9 @@ LayerCorrection fit_layer_correction(const TimeModel& model, const std::vector<C
   c.fitted = true;
   c.layer_rows = layers.size();
   std::vector<double> errors;
-  for (const auto& s : samples) errors.push_back(std::abs(evaluate_fit(beta, s.features) / s.ms - 1.0));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    errors.push_back(std::abs((fixed_ms[i] + evaluate_fit(beta, samples[i].features)) / layers[i].layer_ms - 1.0));
+  }
   c.median_relative_error = median_of(errors);
   c.max_relative_error = *std::max_element(errors.begin(), errors.end());
   return c;

@@ -12,7 +12,7 @@ namespace budget::detail {
 /// One op of the op list over a step, before the layer correction.
 struct OpTerm {
   OpStepTime time;                     ///< seconds_per_step: the per-op predictions × executed layers
-  TimeClass cls = TimeClass::gemm_attention;
+  TimeClass cls = TimeClass::gemm;
   double seconds_per_execution = 0;    ///< one execution (one layer) of the op
   double launches_per_execution = 0;
   bool layer_op = true;                ///< false for the model-level ops (embedding, LM head, final norm)

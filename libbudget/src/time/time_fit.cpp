@@ -57,11 +57,12 @@ std::vector<double> fit_nonnegative_relative(const std::vector<TimeSample>& samp
     }
     const std::size_t n = active.size();
     if (n > samples.size()) continue;
-    // Normal equations of the weighted problem: (Xᵀ W X) β = Xᵀ W y, W = diag(1/y²).
+    // Normal equations of the weighted problem: (Xᵀ W X) β = Xᵀ W y, W = diag(1/r²).
     std::vector<std::vector<double>> a(n, std::vector<double>(n, 0));
     std::vector<double> b(n, 0);
     for (const auto& s : samples) {
-      const double w = 1.0 / (s.ms * s.ms);
+      const double r = s.relative_to_ms > 0 ? s.relative_to_ms : s.ms;
+      const double w = 1.0 / (r * r);
       for (std::size_t i = 0; i < n; ++i) {
         const double xi = s.features[active[i]];
         b[i] += w * xi * s.ms;
@@ -75,7 +76,7 @@ std::vector<double> fit_nonnegative_relative(const std::vector<TimeSample>& samp
     for (std::size_t i = 0; i < n; ++i) beta[active[i]] = x[i];
     double objective = 0;
     for (const auto& s : samples) {
-      const double r = (evaluate_fit(beta, s.features) - s.ms) / s.ms;
+      const double r = (evaluate_fit(beta, s.features) - s.ms) / (s.relative_to_ms > 0 ? s.relative_to_ms : s.ms);
       objective += r * r;
     }
     if (objective < best_objective) {

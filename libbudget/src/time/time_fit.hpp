@@ -12,10 +12,14 @@ struct TimeSample {
   std::vector<double> features;
   std::vector<double> coords;
   double ms = 0;
+  /// The time the relative error is taken against (0: `ms` itself). The layer correction fits
+  /// `ms` = measured − its fixed part against the measured time (layer_fit.cpp).
+  double relative_to_ms = 0;
   double log_residual = 0;  ///< ln(ms / fit(x)), set by fit_time_class()
 };
 
-/// argmin_{β ≥ 0} Σᵢ wᵢ (xᵢ·β − yᵢ)² with wᵢ = 1/yᵢ² (relative error), by enumerating the
+/// argmin_{β ≥ 0} Σᵢ wᵢ (xᵢ·β − yᵢ)² with wᵢ = 1/rᵢ², rᵢ = `relative_to_ms` or else yᵢ (relative
+/// error), by enumerating the
 /// active sets (the models have ≤ 4 regressors: 15 subsets), solving each subset's normal
 /// equations and keeping the feasible solution of least objective. Returns β (zeros where a
 /// regressor is inactive); empty when no subset is solvable (no samples).

@@ -373,6 +373,7 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
   p = TimePrediction{};
   p.backend = backend;
   p.no_rows = true;
+  p.from_peaks = true;
   if (s.peak_flops > 0) {
     p.ms = s.peak_flops / (profile.peaks.bf16_gemm_tflops * 1e12) * 1e3;
     p.note = fmt::format("no {} rows: FLOPs at the measured bf16 GEMM peak", q.op);

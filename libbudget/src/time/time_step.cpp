@@ -41,7 +41,9 @@ namespace budget {
 
 std::string_view to_string(TimeClass cls) {
   switch (cls) {
-    case TimeClass::gemm_attention: return "gemm_attention";
+    case TimeClass::gemm: return "gemm";
+    case TimeClass::attention_aligned: return "attention_aligned";
+    case TimeClass::attention_unaligned: return "attention_unaligned";
     case TimeClass::expert_gemms: return "expert_gemms";
     case TimeClass::indexed: return "indexed";
     case TimeClass::elementwise: return "elementwise";
@@ -63,8 +65,8 @@ TimeClass time_class_of(OpKind kind) {
     case OpKind::q_up_projection:
     case OpKind::kv_down_projection:
     case OpKind::kv_up_projection:
-    case OpKind::mtp_module:
-    case OpKind::attention_scores: return TimeClass::gemm_attention;
+    case OpKind::mtp_module: return TimeClass::gemm;
+    case OpKind::attention_scores: return TimeClass::attention_aligned;
     case OpKind::routed_experts: return TimeClass::expert_gemms;
     case OpKind::embedding:
     case OpKind::expert_dispatch:
@@ -81,7 +83,20 @@ TimeClass time_class_of(OpKind kind) {
     case OpKind::combine_zero:
     case OpKind::router_softmax_fp32: return TimeClass::glue;
   }
-  return TimeClass::gemm_attention;
+  return TimeClass::gemm;
+}
+
+bool layer_fitted(TimeClass cls) {
+  switch (cls) {
+    case TimeClass::gemm:
+    case TimeClass::expert_gemms:
+    case TimeClass::elementwise: return false;
+    case TimeClass::attention_aligned:
+    case TimeClass::attention_unaligned:
+    case TimeClass::indexed:
+    case TimeClass::glue: return true;
+  }
+  return true;
 }
 
 namespace {
@@ -130,6 +145,7 @@ struct StepQueries {
   std::int64_t passes;
   OpStepTime* out;
   double* launches;
+  bool* from_peaks;  ///< set when a query has no rows in any pass (timed at the profile's peaks)
 
   void add(const CalibrationRow& query, double multiplier) {
     const TimePrediction p = model.predict(query);
@@ -137,6 +153,7 @@ struct StepQueries {
     *launches += multiplier * (query.pass == "forward+backward" ? 2.0 : 1.0);
     out->out_of_range = out->out_of_range || p.out_of_range;
     out->no_rows = out->no_rows || p.no_rows;
+    *from_peaks = *from_peaks || p.from_peaks;
     if (!p.note.empty() && out->note.find(p.note) == std::string::npos) {
       out->note += (out->note.empty() ? "" : "; ") + p.note;
     }
@@ -235,7 +252,8 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
     OpStepTime t;
     t.kind = op.kind;
     double launches = 0;
-    StepQueries q{model, T, w.training_passes, &t, &launches};
+    bool from_peaks = false;
+    StepQueries q{model, T, w.training_passes, &t, &launches, &from_peaks};
     // What each op runs is the one op-kind → kernel-class map (budget/kernel_class.hpp), shared
     // with budget-profile; the shapes of each query are this model's.
     switch (kernel_class(op.kind)) {
@@ -315,6 +333,11 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
     }
     OpTerm term;
     term.cls = time_class_of(op.kind);
+    // An attention of head_dim not a multiple of 8 has its own class (another backend, layout
+    // copies of unaligned views); a memory-bound op the profile has no rows for is timed from its
+    // bytes at the copy bandwidth like the glue, and scaled as the glue.
+    if (term.cls == TimeClass::attention_aligned && c.attention.head_dim % 8 != 0) term.cls = TimeClass::attention_unaligned;
+    if (from_peaks && is_memory_bound(op.kind)) term.cls = TimeClass::glue;
     term.seconds_per_execution = t.seconds_per_step;
     term.launches_per_execution = launches;
     term.layer_op = op.kind != OpKind::embedding && op.kind != OpKind::lm_head && op.kind != OpKind::final_norm;
