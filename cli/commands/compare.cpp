@@ -49,8 +49,10 @@ void run_compare(const CompareOptions& o) {
   std::optional<StepTime> reference_time;
   std::vector<StepTime> times;
   std::vector<double> ratios;
+  std::optional<TimeAccuracy> accuracy;
   if (o.calibration.given()) {
     model = o.calibration.load();
+    accuracy = time_accuracy(model->profile(), model->options());
     reference_time = predict_step_time(*model, reference, workload);
     for (const auto& c : others) {
       times.push_back(predict_step_time(*model, c.config, workload));
@@ -63,11 +65,13 @@ void run_compare(const CompareOptions& o) {
       list.push_back(candidate_json(others[i]));
       if (model) {
         list.back()["time_ratio"] = ratios[i];
+        list.back()["time_ratio_interval"] = time_ratio_interval_json(ratios[i], *accuracy);
         list.back()["time"] = step_time_json(times[i], *model);
       }
     }
     nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
     if (model) ref["time"] = step_time_json(*reference_time, *model);
+    if (model) ref["time_accuracy"] = time_accuracy_json(*accuracy);
     std::cout << nlohmann::ordered_json{{"schema_version", output_schema_version},
                                         {"budget_version", version_string},
                                         {"workload", workload_json(workload)},
@@ -81,7 +85,7 @@ void run_compare(const CompareOptions& o) {
   table_input.baseline = reference;
   table_input.baseline_budgets = base;
   table_input.candidates = others;
-  const Table t = candidates_table(table_input, ratios);
+  const Table t = candidates_table(table_input, ratios, accuracy ? &*accuracy : nullptr);
   switch (o.format) {
     case OutputFormat::markdown: std::cout << t.render_markdown(); break;
     case OutputFormat::csv: std::cout << t.render_csv(); break;
@@ -94,6 +98,7 @@ void run_compare(const CompareOptions& o) {
       if (model) {
         std::cout << fmt::format("time ×: predicted time per token / the reference's ({}; {} per token)\n",
                                  profile_label(*model), si(reference_time->seconds_per_token, "s"));
+        std::cout << "time ± from the " << accuracy->source << "\n";
       }
       break;
   }

@@ -87,7 +87,7 @@ nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& option
   return out;
 }
 
-Table alignment_table(const std::vector<AlignmentOption>& options) {
+Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAccuracy* accuracy) {
   Table t;
   t.add_column("alignment required", Align::left);
   t.add_column("max dev");
@@ -102,7 +102,8 @@ Table alignment_table(const std::vector<AlignmentOption>& options) {
       continue;
     }
     const auto& c = a.candidate->config;
-    t.add_row({a.description, percent(a.max_deviation, 2), time_ratio_text(a.time_ratio), std::to_string(c.hidden_size),
+    t.add_row({a.description, percent(a.max_deviation, 2), time_ratio_text(a.time_ratio, accuracy != nullptr ? accuracy->ratio_half_width(a.time_ratio) : 0.0),
+               std::to_string(c.hidden_size),
                heads_text(c.attention), ffn_text(c.ffn), a.pareto ? "yes" : ""});
   }
   return t;
@@ -131,6 +132,8 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   in.time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
   if (o.max_time_ratio > 0) in.time_options.max_time_ratio = o.max_time_ratio;
   in.time_options.top_n = o.top;
+  // The intervals printed beside time ratios and the ranking's equal band (time_rank.hpp).
+  if (in.model) in.time_options.accuracy = time_accuracy(in.model->profile(), in.model->options());
   return in;
 }
 
@@ -186,8 +189,17 @@ nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInp
                    {"within_tolerance", timed.within_tolerance},
                    {"dropped_by_cap", timed.dropped_by_cap},
                    {"baseline", step_time_json(timed.baseline_time, *in.model)}};
+    if (in.time_options.accuracy) {
+      out["time"]["accuracy"] = time_accuracy_json(*in.time_options.accuracy);
+      out["time"]["fastest_ratio_half_width"] = timed.fastest_ratio_half_width;
+      out["time"]["equal_within_interval"] = timed.equal_within_interval;
+      out["time"]["above_cap_within_interval"] = timed.above_cap_within_interval;
+    }
     for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
       out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
+      if (in.time_options.accuracy) {
+        out["candidates"][i]["time_ratio_interval"] = time_ratio_interval_json(timed.time_ratios[i], *in.time_options.accuracy);
+      }
       out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], *in.model);
     }
   }
@@ -228,6 +240,23 @@ std::string kernel_path_lines(const MatchOutcome& m) {
 
 /// The "time ×" legend under the candidates table (aligned text only).
 std::string time_legend(const MatchOptions& o, const MatchInputs& in, const TimedMatch& timed) {
+  std::string accuracy;
+  if (const auto& a = in.time_options.accuracy) {
+    const int d = time_ratio_decimals(timed.fastest_ratio_half_width);
+    accuracy = fmt::format("time ± from the {}\n", a->source);
+    if (o.rank_by == "time" && timed.equal_within_interval > 0) {
+      accuracy += fmt::format(
+          "candidates within ±{:.{}f} of the fastest are equal within the model's accuracy: {} of them, ordered by "
+          "match quality\n",
+          timed.fastest_ratio_half_width, d, timed.equal_within_interval);
+    }
+    if (in.time_options.max_time_ratio) {
+      accuracy += fmt::format(
+          "--max-time-ratio {:.3f}: a candidate is dropped only when its ratio minus its ± exceeds the cap ({} kept "
+          "above the cap but within their ±)\n",
+          o.max_time_ratio, timed.above_cap_within_interval);
+    }
+  }
   return fmt::format(
       "time ×: predicted time per token / the baseline's ({}; {} tokens/step; baseline {} per token). Ranked by "
       "{}{}; {} candidates timed, {} equally matched{}\n",
@@ -235,7 +264,8 @@ std::string time_legend(const MatchOptions& o, const MatchInputs& in, const Time
       si(timed.baseline_time.seconds_per_token, "s"),
       o.rank_by == "time" ? "predicted time among the equally matched" : "budget",
       in.time_options.max_time_ratio ? fmt::format(", capped at {:.3f}×", o.max_time_ratio) : "", timed.considered,
-      timed.within_tolerance, timed.dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed.dropped_by_cap) : "");
+      timed.within_tolerance, timed.dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed.dropped_by_cap) : "") +
+         accuracy;
 }
 
 Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchOutcome& m) {
@@ -245,8 +275,9 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     return doc;
   }
   const std::vector<double> ratios = m.timed ? m.timed->time_ratios : std::vector<double>{};
-  doc.text(match_text(m.result, in.loop, in.workload, ratios), Forms::table);
-  doc.text(match_markdown(m.result, in.loop, ratios), Forms::markdown);
+  const TimeAccuracy* accuracy = in.time_options.accuracy ? &*in.time_options.accuracy : nullptr;
+  doc.text(match_text(m.result, in.loop, in.workload, ratios, accuracy), Forms::table);
+  doc.text(match_markdown(m.result, in.loop, ratios, accuracy), Forms::markdown);
   if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
   doc.text(kernel_path_lines(m), Forms::text);
   if (o.explain) {
@@ -258,7 +289,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     doc.text("\nWhat aligning dims costs in budget deviation and saves in predicted time (each row: the candidate "
              "chosen under that requirement; Pareto: no other row has both a smaller deviation and a smaller time "
              "ratio)\n\n");
-    doc.table(alignment_table(m.alignment), Forms::text);
+    doc.table(alignment_table(m.alignment, accuracy), Forms::text);
   }
   return doc;
 }
