@@ -55,7 +55,7 @@ struct CalibrationPeaks {
   /// Optional: the vendor's dense bf16 tensor-core peak, 10¹² FLOP/s (0: not given; else ≥ the
   /// measured GEMM peak), and where that figure is from. A second MFU denominator, never the model's.
   double datasheet_peak_tflops = 0;
-  std::string datasheet_peak_source;
+  std::string datasheet_peak_source = {};
 
   bool operator==(const CalibrationPeaks& o) const {
     return bf16_gemm_tflops == o.bf16_gemm_tflops && copy_gbytes_per_s == o.copy_gbytes_per_s &&
