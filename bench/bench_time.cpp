@@ -63,6 +63,27 @@ void BM_PredictOneConfig(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictOneConfig)->Unit(benchmark::kMicrosecond);
 
+// The same step time through the indexed path (TimeModel::predict_ms(); bit-identical, tested in
+// tests/unit/time/test_time_index.cpp): what time ranking pays per candidate. Ratio against
+// BM_PredictOneConfig (the row path) in the same run.
+void BM_PredictStepSecondsIndexed(benchmark::State& state) {
+  (void)model();
+  for (auto _ : state) {
+    double s = predict_step_seconds(model(), cell_baseline(), paper_workload());
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(BM_PredictStepSecondsIndexed)->Unit(benchmark::kMicrosecond);
+
+// The time accuracy the CLI computes once per run (leave-one-cell-out: a refit per cell).
+void BM_TimeAccuracy(benchmark::State& state) {
+  for (auto _ : state) {
+    TimeAccuracy a = time_accuracy(profile());
+    benchmark::DoNotOptimize(a);
+  }
+}
+BENCHMARK(BM_TimeAccuracy)->Unit(benchmark::kMillisecond);
+
 // Reference for time-ranked matching: the budget-only match of the cell.
 void BM_MatchOneCellBudgetOnly(benchmark::State& state) {
   const MatchConstraints c = default_constraints(cell_baseline());

@@ -310,6 +310,8 @@ PYBIND11_MODULE(_budget, m) {
           request.time_options.rank_by = rank_by_of(rank_by, model.has_value());
           request.time_options.max_time_ratio = max_time_ratio_of(max_time_ratio, model.has_value());
           request.time_options.top_n = top;
+          // The intervals beside time ratios and the ranking's equal band, as the CLI computes them.
+          if (model) request.time_options.accuracy = budget::time_accuracy(model->profile(), model->options());
           request.explain = explain;
           request.with_aligned_alternative = align == 0;
           const budget::MatchOutcome outcome =

@@ -51,8 +51,10 @@ Document compare_document(const CompareOptions& o) {
   std::optional<StepTime> reference_time;
   std::vector<StepTime> times;
   std::vector<double> ratios;
+  std::optional<TimeAccuracy> accuracy;  // the ± beside each ratio (time_accuracy())
   if (o.calibration.given()) {
     model = o.calibration.load();
+    accuracy = time_accuracy(model->profile(), model->options());
     reference_time = predict_step_time(*model, reference, workload);
     for (const auto& c : others) {
       times.push_back(predict_step_time(*model, c.config, workload));
@@ -65,11 +67,13 @@ Document compare_document(const CompareOptions& o) {
     list.push_back(candidate_json(others[i]));
     if (model) {
       list.back()["time_ratio"] = ratios[i];
+      list.back()["time_ratio_interval"] = time_ratio_interval_json(ratios[i], *accuracy);
       list.back()["time"] = step_time_json(times[i], *model);
     }
   }
   nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
   if (model) ref["time"] = step_time_json(*reference_time, *model);
+  if (model) ref["time_accuracy"] = time_accuracy_json(*accuracy);
   doc.set_json({{"schema_version", output_schema_version},
                 {"budget_version", version_string},
                 {"workload", workload_json(workload)},
@@ -80,12 +84,13 @@ Document compare_document(const CompareOptions& o) {
   table_input.baseline_budgets = base;
   table_input.candidates = others;
   doc.text("reference: " + o.config_paths.front() + "; workload: " + workload.description + "\n\n", Forms::table);
-  doc.table(candidates_table(table_input, ratios));
+  doc.table(candidates_table(table_input, ratios, accuracy ? &*accuracy : nullptr));
   std::string legend;
   for (std::size_t i = 1; i < o.config_paths.size(); ++i) legend += fmt::format("{:>4}: {}\n", i, o.config_paths[i]);
   if (model) {
     legend += fmt::format("time ×: predicted time per token / the reference's ({}; {} per token)\n",
                           profile_label(*model), si(reference_time->seconds_per_token, "s"));
+    legend += "time ± from the " + accuracy->source + "\n";
   }
   doc.text(legend, Forms::table);
   return doc;

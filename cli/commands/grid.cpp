@@ -61,7 +61,7 @@ void add_arch_row(Table& t, const std::string& size, const std::string& arch, co
 }
 
 /// The grid with each looped config's predicted time ratio to its baseline (grid --calibration).
-Table timed_grid_table(const std::vector<TimedGridRow>& rows) {
+Table timed_grid_table(const std::vector<TimedGridRow>& rows, const TimeAccuracy& accuracy) {
   Table t;
   for (const char* h : {"size", "arch"}) t.add_column(h, Align::left);
   for (const char* h : {"hidden", "layers"}) t.add_column(h);
@@ -83,7 +83,7 @@ Table timed_grid_table(const std::vector<TimedGridRow>& rows) {
     const auto paper = cell.published_max_deviation();
     add_arch_row(t, cell.size, "looped", c.config, c.budgets, ratio(1.0 + c.deviation.flops), ratio(1.0 + c.deviation.kv),
                  percent(c.deviation.max_abs(), 2), paper ? percent(*paper, 1) : "",
-                 time_ratio_text(row.match.time_ratios.front()));
+                 time_ratio_text(row.match.time_ratios.front(), accuracy.ratio_half_width(row.match.time_ratios.front())));
   }
   return t;
 }
@@ -207,6 +207,8 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
   options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
   if (o.max_time_ratio > 0) options.max_time_ratio = o.max_time_ratio;
   options.top_n = 1;
+  options.accuracy = time_accuracy(model.profile(), model.options());
+  const TimeAccuracy& accuracy = *options.accuracy;
   const std::vector<TimedGridRow> rows = match_grid_with_time(grid, loop, workload, o.constraints_path, model, options);
   if (!o.plot_path.empty()) plot_timed_grid(rows, o.plot_path);
   if (o.format == OutputFormat::json) {
@@ -219,6 +221,9 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
                               {"time", step_time_json(row.match.baseline_time, model)}}},
                 {"matched", r.candidates.empty() ? json(nullptr) : candidate_json(r.candidates.front())},
                 {"time_ratio", r.candidates.empty() ? json(nullptr) : json(row.match.time_ratios.front())},
+                {"time_ratio_interval", r.candidates.empty() ? json(nullptr)
+                                                             : time_ratio_interval_json(row.match.time_ratios.front(), accuracy)},
+                {"equal_within_interval", row.match.equal_within_interval},
                 {"summary", r.summary.feasible ? r.summary.brief() : r.summary.message}};
       if (!r.candidates.empty()) cell["matched"]["time"] = step_time_json(row.match.candidate_times.front(), model);
       const auto paper = row.cell->published_max_deviation();
@@ -228,12 +233,12 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
     std::cout << json{{"schema_version", output_schema_version}, {"budget_version", version_string},
                       {"description", grid.description}, {"loop", loop.describe()},
                       {"workload", workload_json(workload)}, {"profile", profile_label(model)},
-                      {"rank_by", o.rank_by}, {"cells", cells}}
+                      {"rank_by", o.rank_by}, {"time_accuracy", time_accuracy_json(accuracy)}, {"cells", cells}}
                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
     return;
   }
-  const Table t = timed_grid_table(rows);
+  const Table t = timed_grid_table(rows, accuracy);
   switch (o.format) {
     case OutputFormat::markdown: std::cout << t.render_markdown(); break;
     case OutputFormat::csv: std::cout << t.render_csv(); break;
@@ -252,7 +257,15 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
         hi = any ? std::max(hi, x) : x;
         any = true;
       }
-      if (any) std::cout << fmt::format("\npredicted time ratios of the matched configs: {:.3f}× to {:.3f}×\n", lo, hi);
+      if (any) {
+        const int d = time_ratio_decimals(accuracy.ratio_half_width(hi));
+        std::cout << fmt::format("\npredicted time ratios of the matched configs: {:.{}f}× to {:.{}f}×\n", lo, d, hi, d);
+      }
+      std::cout << "time ± from the " << accuracy.source << "\n";
+      if (o.rank_by == "time") {
+        std::cout << "each cell's pick: the best match among the equally matched candidates within the ± of the fastest "
+                     "(equal within the model's accuracy)\n";
+      }
       break;
     }
   }

@@ -65,7 +65,7 @@ struct MatchInputs {
   TimeRankOptions time_options;
 };
 
-Table alignment_table(const std::vector<AlignmentOption>& options) {
+Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAccuracy* accuracy) {
   Table t;
   t.add_column("alignment required", Align::left);
   t.add_column("max dev");
@@ -80,7 +80,9 @@ Table alignment_table(const std::vector<AlignmentOption>& options) {
       continue;
     }
     const auto& c = a.candidate->config;
-    t.add_row({a.description, percent(a.max_deviation, 2), time_ratio_text(a.time_ratio), std::to_string(c.hidden_size),
+    const double half_width = accuracy != nullptr ? accuracy->ratio_half_width(a.time_ratio) : 0.0;
+    t.add_row({a.description, percent(a.max_deviation, 2), time_ratio_text(a.time_ratio, half_width),
+               std::to_string(c.hidden_size),
                heads_text(c.attention), ffn_text(c.ffn), a.pareto ? "yes" : ""});
   }
   return t;
@@ -111,6 +113,8 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   in.time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
   if (o.max_time_ratio > 0) in.time_options.max_time_ratio = o.max_time_ratio;
   in.time_options.top_n = o.top;
+  // The intervals printed beside time ratios and the ranking's equal band (time_rank.hpp).
+  if (in.model) in.time_options.accuracy = time_accuracy(in.model->profile(), in.model->options());
   return in;
 }
 
@@ -170,6 +174,23 @@ std::string kernel_path_lines(const MatchOutcome& m) {
 
 /// The "time ×" legend under the candidates table (aligned text only).
 std::string time_legend(const MatchOptions& o, const MatchInputs& in, const TimedMatch& timed) {
+  std::string accuracy;
+  if (const auto& a = in.time_options.accuracy) {
+    const int d = time_ratio_decimals(timed.fastest_ratio_half_width);
+    accuracy = fmt::format("time ± from the {}\n", a->source);
+    if (o.rank_by == "time" && timed.equal_within_interval > 0) {
+      accuracy += fmt::format(
+          "candidates within ±{:.{}f} of the fastest are equal within the model's accuracy: {} of them, ordered by "
+          "match quality\n",
+          timed.fastest_ratio_half_width, d, timed.equal_within_interval);
+    }
+    if (in.time_options.max_time_ratio) {
+      accuracy += fmt::format(
+          "--max-time-ratio {:.3f}: a candidate is dropped only when its ratio minus its ± exceeds the cap ({} kept "
+          "above the cap but within their ±)\n",
+          o.max_time_ratio, timed.above_cap_within_interval);
+    }
+  }
   return fmt::format(
       "time ×: predicted time per token / the baseline's ({}; {} tokens/step; baseline {} per token). Ranked by "
       "{}{}; {} candidates timed, {} equally matched{}\n",
@@ -177,7 +198,8 @@ std::string time_legend(const MatchOptions& o, const MatchInputs& in, const Time
       si(timed.baseline_time.seconds_per_token, "s"),
       o.rank_by == "time" ? "predicted time among the equally matched" : "budget",
       in.time_options.max_time_ratio ? fmt::format(", capped at {:.3f}×", o.max_time_ratio) : "", timed.considered,
-      timed.within_tolerance, timed.dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed.dropped_by_cap) : "");
+      timed.within_tolerance, timed.dropped_by_cap > 0 ? fmt::format(", {} over the cap", timed.dropped_by_cap) : "") +
+         accuracy;
 }
 
 Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchRequest& request,
@@ -188,8 +210,9 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     return doc;
   }
   const std::vector<double> ratios = m.timed ? m.timed->time_ratios : std::vector<double>{};
-  doc.text(match_text(m.result, in.loop, in.workload, ratios), Forms::table);
-  doc.text(match_markdown(m.result, in.loop, ratios), Forms::markdown);
+  const TimeAccuracy* accuracy = in.time_options.accuracy ? &*in.time_options.accuracy : nullptr;
+  doc.text(match_text(m.result, in.loop, in.workload, ratios, accuracy), Forms::table);
+  doc.text(match_markdown(m.result, in.loop, ratios, accuracy), Forms::markdown);
   if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
   doc.text(kernel_path_lines(m), Forms::text);
   if (o.explain) {
@@ -201,7 +224,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     doc.text("\nWhat aligning dims costs in budget deviation and saves in predicted time (each row: the candidate "
              "chosen under that requirement; Pareto: no other row has both a smaller deviation and a smaller time "
              "ratio)\n\n");
-    doc.table(alignment_table(m.alignment), Forms::text);
+    doc.table(alignment_table(m.alignment, accuracy), Forms::text);
   }
   return doc;
 }

@@ -110,12 +110,13 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   return t;
 }
 
-std::string time_summary(const StepTime& t, const TimeModel& model) {
+std::string time_summary(const StepTime& t, const TimeModel& model, const TimeAccuracy& accuracy) {
   return fmt::format(
-      "predicted training step ({}; {} tokens/step, attention backend {}): {} per step, {} per token, {} tokens/s, "
-      "MFU {}{}",
+      "predicted training step ({}; {} tokens/step, attention backend {}): {} ±{:.0f}% per step, {} per token, {} "
+      "tokens/s, MFU {}\ntime ± from the {}{}",
       profile_label(model), grouped(t.tokens_per_step), t.attention_backend, si(t.seconds_per_step, "s"),
-      si(t.seconds_per_token, "s"), si(t.tokens_per_second), percent(t.mfu, 1),
+      100 * accuracy.step_relative_error,
+      si(t.seconds_per_token, "s"), si(t.tokens_per_second), mfu_text(t, model), accuracy.source,
       t.out_of_range ? "\nnote: some shapes lie outside the profile's measured range (see the notes)" : "");
 }
 
@@ -175,7 +176,12 @@ nlohmann::ordered_json report_json(const ArchConfig& config, const Workload& wor
   for (const auto& [key, value] : budgets.items()) out[key] = value;
   out["workload"] = workload_json(workload);
   if (!config.notes.empty()) out["notes"] = config.notes;  // what reading the config took (config.hpp)
-  if (time) out["time"] = step_time_json(*time, *model);
+  if (time) {
+    out["time"] = step_time_json(*time, *model);
+    const TimeAccuracy accuracy = time_accuracy(model->profile(), model->options());
+    out["time"]["seconds_per_step_relative_error"] = accuracy.step_relative_error;
+    out["time"]["accuracy"] = time_accuracy_json(accuracy);
+  }
   return out;
 }
 
@@ -202,7 +208,7 @@ void run_report(const ReportOptions& o) {
     doc.text("\n", Forms::table);
     doc.table(report_table(config, workload, b), Forms::text);
     if (time) {
-      doc.text("\n" + time_summary(*time, *model) + "\n\n");
+      doc.text("\n" + time_summary(*time, *model, time_accuracy(model->profile(), model->options())) + "\n\n");
       doc.table(step_time_table(*time), Forms::text);
     }
     if (!o.cluster_path.empty()) doc.text("\n" + cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len)));

@@ -8,6 +8,7 @@
 #include "budget/kernel_shapes.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/step_time.hpp"
 
 namespace budget::render {
 
@@ -56,7 +57,7 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
               {"candidates", candidates}};
 }
 
-Table candidates_table(const MatchResult& r, const std::vector<double>& time_ratios) {
+Table candidates_table(const MatchResult& r, const std::vector<double>& time_ratios, const TimeAccuracy* accuracy) {
   const bool timed = !time_ratios.empty();
   Table t;
   t.add_column("#", Align::right);
@@ -87,13 +88,18 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   };
   row("base", r.baseline, r.baseline_budgets, "", si(r.baseline_budgets.training_flops_per_token, "F"),
       si(static_cast<double>(r.baseline_budgets.non_embedding_params_total)),
-      grouped(r.baseline_budgets.kv_elements_per_token), "1.000×");
+      grouped(r.baseline_budgets.kv_elements_per_token),
+      fmt::format("{:.{}f}×", 1.0, accuracy != nullptr && !time_ratios.empty()
+                                       ? time_ratio_decimals(accuracy->ratio_half_width(time_ratios.front()))
+                                       : 3));
   t.add_separator();
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const auto& c = r.candidates[i];
     row(std::to_string(i + 1), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
         signed_percent(c.deviation.flops, 2), signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2),
-        i < time_ratios.size() ? fmt::format("{:.3f}×", time_ratios[i]) : "");
+        i < time_ratios.size()
+            ? time_ratio_text(time_ratios[i], accuracy != nullptr ? accuracy->ratio_half_width(time_ratios[i]) : 0.0)
+            : "");
   }
   return t;
 }
@@ -148,11 +154,11 @@ std::string infeasible_text(const MatchResult& r) {
 }  // namespace
 
 std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workload& workload,
-                       const std::vector<double>& time_ratios) {
+                       const std::vector<double>& time_ratios, const TimeAccuracy* accuracy) {
   std::string out = fmt::format("baseline: {} ({} layers, H {})\nloop: {}\nworkload: {}\n\n",
                                 r.baseline.name.empty() ? "(unnamed)" : r.baseline.name, r.baseline.num_layers,
                                 r.baseline.hidden_size, loop.describe(), workload.description);
-  out += candidates_table(r, time_ratios).render_text();
+  out += candidates_table(r, time_ratios, accuracy).render_text();
   out += "\n" + r.summary.brief() + "\n";
   for (const auto& note : r.summary.notes) out += "note: " + note + "\n";
   for (const auto& note : r.baseline.notes) out += "note: baseline config: " + note + "\n";
@@ -160,10 +166,11 @@ std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workloa
   return out;
 }
 
-std::string match_markdown(const MatchResult& r, const LoopSpec& loop, const std::vector<double>& time_ratios) {
+std::string match_markdown(const MatchResult& r, const LoopSpec& loop, const std::vector<double>& time_ratios,
+                           const TimeAccuracy* accuracy) {
   std::string out = fmt::format("**{}**, loop: {}\n\n", r.baseline.name.empty() ? "baseline" : r.baseline.name,
                                 loop.describe());
-  out += candidates_table(r, time_ratios).render_markdown();
+  out += candidates_table(r, time_ratios, accuracy).render_markdown();
   out += "\n" + r.summary.brief() + "\n";
   if (!r.summary.feasible) out += "\n" + infeasible_text(r);
   return out;

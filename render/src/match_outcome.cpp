@@ -47,8 +47,16 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
                    {"within_tolerance", timed.within_tolerance},
                    {"dropped_by_cap", timed.dropped_by_cap},
                    {"baseline", step_time_json(timed.baseline_time, model)}};
+    const std::optional<TimeAccuracy>& accuracy = request.time_options.accuracy;
+    if (accuracy) {
+      out["time"]["accuracy"] = time_accuracy_json(*accuracy);
+      out["time"]["fastest_ratio_half_width"] = timed.fastest_ratio_half_width;
+      out["time"]["equal_within_interval"] = timed.equal_within_interval;
+      out["time"]["above_cap_within_interval"] = timed.above_cap_within_interval;
+    }
     for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
       out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
+      if (accuracy) out["candidates"][i]["time_ratio_interval"] = time_ratio_interval_json(timed.time_ratios[i], *accuracy);
       out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], model);
     }
   }

@@ -1,5 +1,8 @@
 #include "budget_render/step_time.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,7 +13,45 @@ std::string profile_label(const TimeModel& model) {
   return fmt::format("{}, {}", p.device.name, p.source.tool);
 }
 
-std::string time_ratio_text(double ratio) { return fmt::format("{:.3f}×", ratio); }
+int time_ratio_decimals(double half_width) {
+  if (!(half_width > 0) || !std::isfinite(half_width)) return 3;
+  int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(half_width))));
+  // 0.096 rounds to 0.1 at one significant digit: one decimal fewer.
+  if (decimals > 0 && std::round(half_width * std::pow(10.0, decimals)) >= 10) --decimals;
+  return std::min(decimals, 4);
+}
+
+std::string time_ratio_text(double ratio, double half_width) {
+  if (!(half_width > 0)) return fmt::format("{:.3f}×", ratio);
+  const int d = time_ratio_decimals(half_width);
+  return fmt::format("{:.{}f}× ±{:.{}f}", ratio, d, half_width, d);
+}
+
+nlohmann::ordered_json time_ratio_interval_json(double ratio, const TimeAccuracy& accuracy) {
+  const double hw = accuracy.ratio_half_width(ratio);
+  return {{"low", ratio - hw}, {"high", ratio + hw}, {"half_width", hw}};
+}
+
+nlohmann::ordered_json time_accuracy_json(const TimeAccuracy& accuracy) {
+  nlohmann::ordered_json j{{"source", accuracy.source}, {"from_layers", accuracy.from_layers}};
+  if (accuracy.from_layers) j["ratio_error"] = accuracy.ratio_error;
+  j["step_relative_error"] = accuracy.step_relative_error;
+  j["validated"] = accuracy.validated;
+  return j;
+}
+
+std::string mfu_text(const StepTime& t, const TimeModel& model) {
+  const auto& peaks = model.profile().peaks;
+  std::string out = fmt::format("{:.1f}% of the profile's measured GEMM peak {:.0f} TFLOP/s", 100 * t.mfu, t.mfu_peak_tflops);
+  if (t.mfu_datasheet > 0) {
+    out += fmt::format(" ({:.1f}% of the datasheet's {:.0f} TFLOP/s)", 100 * t.mfu_datasheet, peaks.datasheet_peak_tflops);
+  }
+  return out;
+}
+
+std::string mfu_denominator_text(const StepTime& t) {
+  return fmt::format("the profile's measured bf16 GEMM peak, {:.0f} TFLOP/s", t.mfu_peak_tflops);
+}
 
 nlohmann::ordered_json step_time_json(const StepTime& t, const TimeModel& model) {
   using json = nlohmann::ordered_json;
@@ -27,11 +68,16 @@ nlohmann::ordered_json step_time_json(const StepTime& t, const TimeModel& model)
   const auto& p = model.profile();
   return json{{"profile", {{"device", p.device.name}, {"tool", p.source.tool}, {"created", p.source.created},
                            {"bf16_gemm_tflops", p.peaks.bf16_gemm_tflops}}},
+              {"mfu_denominator", mfu_denominator_text(t)},
               {"tokens_per_step", t.tokens_per_step},
               {"seconds_per_step", t.seconds_per_step},
               {"seconds_per_token", t.seconds_per_token},
               {"tokens_per_second", t.tokens_per_second},
               {"mfu", t.mfu},
+              {"mfu_peak_tflops", t.mfu_peak_tflops},
+              {"mfu_datasheet", t.mfu_datasheet > 0 ? nlohmann::ordered_json(t.mfu_datasheet) : nlohmann::ordered_json(nullptr)},
+              {"datasheet_peak_tflops", p.peaks.datasheet_peak_tflops > 0 ? nlohmann::ordered_json(p.peaks.datasheet_peak_tflops)
+                                                                           : nlohmann::ordered_json(nullptr)},
               {"attention_backend", t.attention_backend},
               {"out_of_range", t.out_of_range},
               {"by_op", by_op}};

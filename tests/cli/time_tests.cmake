@@ -40,7 +40,7 @@ budget_cli_test(NAME time.profile_missing ARGS report ${base} --calibration no-s
 # --- report --calibration ---------------------------------------------------------------------------
 budget_cli_test(NAME time.report_table ARGS report ${base} --calibration ${profile}
   STDOUT_MATCHES [=[predicted training step \(NVIDIA H200, pytorch-eager]=] [=[32,768 tokens/step]=]
-    [=[attention backend cudnn]=] [=[MFU [0-9.]+%]=] [=[backend cudnn as the layer rows show for head_dim a multiple of 8]=]
+    [=[attention backend cudnn]=] [=[MFU [0-9.]+% of the profile's measured GEMM peak 760 TFLOP/s \([0-9.]+% of the datasheet's 989 TFLOP/s\)]=] [=[backend cudnn as the layer rows show for head_dim a multiple of 8]=]
     [=[op +training FLOPs / step +time / step +share +TFLOP/s +note]=]
     [=[routed_experts +31\.3 TFLOP +[0-9.]+ ms]=] [=[expert_combine +- +[0-9.]+ [mu]?s]=] [=[residual_add +- +[0-9.]+ ms]=]
     [=[router_topk .*no router_softmax_topk rows: bytes at the measured copy bandwidth]=])
@@ -55,8 +55,17 @@ budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration $
 
 # --- match ---------------------------------------------------------------------------------------
 budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --calibration ${profile}
-  STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=] [=[base +1\.33 GF +3\.87 G +6,144 +1\.000×]=]
-    [=[ 1 +1\.56% +\+0\.45% +\+0\.15% +-1\.56% +1\.[0-9]+× +12/18]=] [=[Ranked by budget]=])
+  STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=] [=[base +1\.33 GF +3\.87 G +6,144 +1\.00×]=]
+    [=[ 1 +1\.56% +\+0\.45% +\+0\.15% +-1\.56% +1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[Ranked by budget]=]
+    [=[time ± from the leave-one-cell-out layer validation of the profile \([0-9]+ cells\)]=])
+# Time ranking with the model's accuracy: the equal band and its footer; JSON intervals.
+budget_cli_test(NAME time.match_rank_by_time_band ARGS --baseline ${base} --calibration ${profile} --rank-by time
+  STDOUT_MATCHES [=[candidates within ±0\.05 of the fastest are equal within the model's accuracy: [0-9]+ of them, ordered by match quality]=])
+budget_cli_test(NAME time.match_interval_json ARGS --baseline ${base} --calibration ${profile} --rank-by time --format json
+  STDOUT_MATCHES [=["time_ratio_interval": \{]=] [=["low": 1\.[0-9]+]=] [=["half_width": 0\.0[0-9]+]=]
+    [=["accuracy": \{]=] [=["source": "leave-one-cell-out layer validation]=] [=["equal_within_interval": [0-9]+]=])
+budget_cli_test(NAME time.match_cap_honest ARGS --baseline ${base} --calibration ${profile} --max-time-ratio 1.3
+  STDOUT_MATCHES [=[--max-time-ratio 1\.300: a candidate is dropped only when its ratio minus its ± exceeds the cap \([0-9]+ kept above the cap but within their ±\)]=])
 budget_cli_test(NAME time.match_rank_by_time ARGS --baseline ${base} --calibration ${profile} --rank-by time --format json
   STDOUT_MATCHES [=["rank_by": "time"]=] [=["time_ratio": 1\.[0-9]+]=] [=["within_tolerance": [0-9]+]=])
 budget_cli_test(NAME time.match_cap_infeasible ARGS --baseline ${base} --calibration ${profile} --max-time-ratio 0.5
@@ -78,7 +87,7 @@ budget_cli_test(NAME time.grid_rank_by_time_csv ARGS grid --calibration ${profil
 
 # --- compare ---------------------------------------------------------------------------------------
 budget_cli_test(NAME time.compare ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json --calibration ${profile}
-  STDOUT_MATCHES [=[KV +time ×]=] [=[1\.000×]=] [=[ 1 +[0-9.]+% .* 1\.[0-9]+× +12/18]=] [=[time ×: predicted time per token / the reference's]=])
+  STDOUT_MATCHES [=[KV +time ×]=] [=[1\.00×]=] [=[ 1 +[0-9.]+% .* 1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[time ×: predicted time per token / the reference's]=])
 # --attention-backend picks the profile's attention rows for the reference and every config alike.
 budget_cli_test(NAME time.compare_backend ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json
   --calibration ${profile} --attention-backend flash --format json

@@ -52,9 +52,14 @@ struct CalibrationDevice {
 struct CalibrationPeaks {
   double bf16_gemm_tflops = 0;   ///< an 8192³ bf16 GEMM, 2·8192³ FLOPs / time, in 10¹² FLOP/s
   double copy_gbytes_per_s = 0;  ///< device-to-device copy, bytes read + bytes written / time, 10⁹ B/s
+  /// Optional: the vendor's dense bf16 tensor-core peak, 10¹² FLOP/s (0: not given; else ≥ the
+  /// measured GEMM peak), and where that figure is from. A second MFU denominator, never the model's.
+  double datasheet_peak_tflops = 0;
+  std::string datasheet_peak_source = {};
 
   bool operator==(const CalibrationPeaks& o) const {
-    return bf16_gemm_tflops == o.bf16_gemm_tflops && copy_gbytes_per_s == o.copy_gbytes_per_s;
+    return bf16_gemm_tflops == o.bf16_gemm_tflops && copy_gbytes_per_s == o.copy_gbytes_per_s &&
+           datasheet_peak_tflops == o.datasheet_peak_tflops && datasheet_peak_source == o.datasheet_peak_source;
   }
   bool operator!=(const CalibrationPeaks& o) const { return !(*this == o); }
 };

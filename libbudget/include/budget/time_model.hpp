@@ -51,6 +51,30 @@ struct TimePrediction {
   std::string note;           ///< what was assumed, when anything was
 };
 
+/// A time query with typed fields: the same op, pass, shape and matrix a CalibrationRow query
+/// carries, without strings or maps, for the indexed fast path (TimeModel::predict_ms()).
+/// `dims` holds the op's required shape fields in calibration_shape_fields() order (gemm: M, K, N;
+/// expert_gemms: E, tokens_per_expert, H, expert_dim, top_k, tokens; attention: docs, doc_len,
+/// tokens, num_heads, num_kv_heads, head_dim; rms_norm: tokens, H; swiglu: rows, expert_dim;
+/// router_softmax_topk: tokens, E, top_k; dispatch_gather and combine_scatter_add: rows, H), the
+/// rest 0. Routing is balanced; attention uses the options' backend.
+struct TimeQuery {
+  enum class Op : std::uint8_t { gemm, expert_gemms, attention, rms_norm, swiglu, router_softmax_topk, dispatch_gather,
+                                 combine_scatter_add };
+  enum class Pass : std::uint8_t { forward, input_grad, weight_grad, backward, forward_backward };
+  enum class Matrix : std::uint8_t { none, up, up_gate, down };
+  static constexpr std::size_t op_count = 8, pass_count = 5, max_dims = 6;
+  Op op = Op::gemm;
+  Pass pass = Pass::forward;
+  Matrix matrix = Matrix::none;
+  std::array<std::int64_t, max_dims> dims{};
+  std::int64_t v_head_dim = 0;  ///< attention's optional field (0: absent); the model does not use it
+};
+std::string_view to_string(TimeQuery::Op op);    ///< the calibration_ops() name
+std::string_view to_string(TimeQuery::Pass pass);  ///< "forward" … "forward+backward"
+/// The CalibrationRow query of a typed query (predict(to_row(q)).ms == predict_ms(q)).
+CalibrationRow to_row(const TimeQuery& query);
+
 /// The op classes of the layer correction (docs/calibration.md, "Layer correction"): the cuBLAS
 /// GEMMs (projections, router, dense and shared FFNs, LM head), the fused attention kernel with a
 /// head_dim that is a multiple of 8 and with one that is not (the backends the layer rows show
@@ -112,6 +136,14 @@ class TimeModel {
   /// (expert_gemms) and, for attention, the backend ("" = the options' choice). ms/flops/bytes of
   /// the query are ignored. budget::Error for a query that is not a valid row shape.
   TimePrediction predict(const CalibrationRow& query) const;
+  /// predict(to_row(query)).ms, bit for bit, through the index built when the model was fitted:
+  /// families and alignment classes by integer keys, the attention backend decided per head_dim
+  /// class once, the nearest measured shapes found in a sorted array (no string lookup, no scan of
+  /// all the class's shapes). No notes or flags: for ranking many configs.
+  double predict_ms(const TimeQuery& query) const;
+  /// True when the profile has a (not refused) row of `op` in some pass; false when predict()
+  /// times every query of it at the profile's peaks (TimePrediction::from_peaks).
+  bool measured(TimeQuery::Op op) const;
 
   const CalibrationProfile& profile() const;
   const TimeModelOptions& options() const;
@@ -144,6 +176,10 @@ struct StepTime {
   /// (time × the profile's measured bf16 GEMM peak). Recompute (4 passes) does not raise it; a
   /// forward-only workload (1 pass) counts one forward.
   double mfu = 0;
+  double mfu_peak_tflops = 0;     ///< MFU's denominator: the profile's measured bf16 GEMM peak
+  /// The same FLOPs against the profile's datasheet peak (peaks.datasheet_peak_tflops); 0 when the
+  /// profile carries none.
+  double mfu_datasheet = 0;
   std::string attention_backend;  ///< the backend the attention time is for
   std::string attention_backend_reason;  ///< why that backend (e.g. "from the layer rows: head_dim …")
   double launch_seconds_per_step = 0;    ///< the launch cost part of seconds_per_step
@@ -156,6 +192,11 @@ struct StepTime {
 /// keys): every op's passes at its step shape, times its executed layers (loops included).
 /// Preconditions: config and workload valid.
 StepTime predict_step_time(const TimeModel& model, const ArchConfig& config, const Workload& workload);
+
+/// predict_step_time(model, config, workload).seconds_per_step, bit for bit, through
+/// TimeModel::predict_ms() and without the per-op breakdown and notes: the per-candidate time of
+/// time ranking.
+double predict_step_seconds(const TimeModel& model, const ArchConfig& config, const Workload& workload);
 
 /// One layer's predicted training time (forward + backward) over `tokens` tokens in causal
 /// documents of `doc_len` tokens: the layer ops of the op list (not the embedding, LM head or final
@@ -206,5 +247,30 @@ struct TimeValidation {
 /// op present, in calibration_ops() order, then "all". Deterministic for a seed on every platform.
 std::vector<TimeValidation> validate_time_model(const CalibrationProfile& profile, std::uint64_t seed = 1,
                                                 TimeModelOptions options = {});
+
+/// What a predicted time is worth, from the model's own validation on the profile
+/// (docs/time-model.md, "Intervals"):
+///  - with layer rows that have baselines: the whole-layer leave-one-cell-out validation
+///    (validate_layers_leave_one_cell_out()): a time ratio is ± its worst time-ratio error (an
+///    absolute interval on the ratio), a step time ± its worst layer-time error (relative);
+///  - else the per-op held-out validation (validate_time_model(), seed 1): a step time is ± e, the
+///    90th-percentile relative error of all ops (a sum of ops errs no more than its worst-erring
+///    op in relative terms, when their errors share a sign), and a ratio r = a/b of two step times
+///    each within ± e lies in [r(1 − e)/(1 + e), r(1 + e)/(1 − e)]: ± r·2e/(1 − e), the wider side.
+struct TimeAccuracy {
+  bool from_layers = false;        ///< the leave-one-cell-out layer validation, else the per-op one
+  double ratio_error = 0;          ///< from_layers: the worst |predicted − measured| time ratio
+  double step_relative_error = 0;  ///< ± on a step time, relative
+  std::size_t validated = 0;       ///< cells (layers) or held-out rows (per op) behind the figure
+  std::string source;              ///< in words, e.g. "leave-one-cell-out layer validation, 8 cells: worst time-ratio error"
+
+  /// The ± of a time ratio `ratio` (absolute).
+  double ratio_half_width(double ratio) const {
+    if (from_layers) return ratio_error;
+    return step_relative_error < 1 ? ratio * 2 * step_relative_error / (1 - step_relative_error) : ratio;
+  }
+};
+/// The accuracy of `profile`'s model (the validations refit the model: about a fit per cell).
+TimeAccuracy time_accuracy(const CalibrationProfile& profile, TimeModelOptions options = {});
 
 }  // namespace budget

@@ -37,6 +37,13 @@ struct TimeRankOptions {
   /// The first width asked of match() before re-ranking; match_with_time() widens it until the
   /// whole equally matched set is in the list (every_equally_matched()), however many.
   int search_top_n = 200;
+  /// What the predicted times are worth (time_accuracy()); absent: times are taken as exact.
+  /// With it, RankBy::time treats the equally matched candidates whose ratio is within the
+  /// interval of the fastest one's (ratio ≤ fastest + its ± ) as equal in time and orders them by
+  /// match quality (objective, then matcher order), and max_time_ratio drops a candidate only
+  /// when its ratio exceeds the cap by more than its ± (ratio − ± > cap): the model cannot tell
+  /// the others from the cap.
+  std::optional<TimeAccuracy> accuracy;
 };
 
 /// A match with predicted times.
@@ -48,6 +55,13 @@ struct TimedMatch {
   std::size_t considered = 0;             ///< candidates timed (match_with_time(): every equally matched one)
   std::size_t within_tolerance = 0;       ///< of them, equally matched (objective ≤ best + tolerance)
   std::size_t dropped_by_cap = 0;         ///< removed by max_time_ratio
+  /// With options.accuracy: the ± of the fastest equally matched ratio, and how many equally
+  /// matched candidates are within it of the fastest (equal in time within the model's accuracy,
+  /// the fastest included; ordered by match quality).
+  double fastest_ratio_half_width = 0;
+  std::size_t equal_within_interval = 0;
+  /// With options.accuracy and a cap: kept candidates whose ratio is above the cap but within their ±.
+  std::size_t above_cap_within_interval = 0;
 };
 
 /// Times and re-ranks an existing match result (`wide`: candidates best first, as match()

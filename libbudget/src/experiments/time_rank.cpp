@@ -30,37 +30,58 @@ TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload
   struct Entry {
     std::size_t order;  // matcher rank
     bool equal;         // within tolerance of the best
-    StepTime time;
+    double seconds_per_token;
     double ratio;
+    bool time_equal = false;  // within the interval of the fastest equally matched ratio
   };
   std::vector<Entry> entries;
   const double best = candidates.empty() ? 0.0 : candidates.front().objective;
+  const auto tokens = static_cast<double>(workload.tokens_per_step);
   double smallest_ratio = std::numeric_limits<double>::infinity();
+  const auto half_width = [&](double ratio) { return options.accuracy ? options.accuracy->ratio_half_width(ratio) : 0.0; };
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    StepTime t = predict_step_time(model, candidates[i].config, workload);
-    const double ratio = t.seconds_per_token / out.baseline_time.seconds_per_token;
+    // The indexed path (predict_step_seconds(): predict_step_time()'s seconds, bit for bit); the
+    // full StepTime, with its breakdown and notes, only for the candidates kept.
+    const double seconds_per_token = predict_step_seconds(model, candidates[i].config, workload) / tokens;
+    const double ratio = seconds_per_token / out.baseline_time.seconds_per_token;
     const bool equal = candidates[i].objective <= best + constraints.tolerance + 1e-12;
     if (equal) ++out.within_tolerance;
     smallest_ratio = std::min(smallest_ratio, ratio);
-    if (options.max_time_ratio && ratio > *options.max_time_ratio) {
+    if (options.max_time_ratio && ratio - half_width(ratio) > *options.max_time_ratio) {
       ++out.dropped_by_cap;
       continue;
     }
-    entries.push_back({i, equal, std::move(t), ratio});
+    entries.push_back({i, equal, seconds_per_token, ratio});
   }
   if (options.rank_by == RankBy::time) {
     // Equally matched first, fastest first; then the rest in matcher order. Stable on ties.
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
       if (a.equal != b.equal) return a.equal;
-      if (a.equal) return a.time.seconds_per_token < b.time.seconds_per_token;
+      if (a.equal) return a.seconds_per_token < b.seconds_per_token;
       return a.order < b.order;
     });
+    if (options.accuracy && !entries.empty() && entries.front().equal) {
+      // Equal in time within the model's accuracy: ratio ≤ fastest + ±(fastest); those first, by
+      // match quality (objective, then matcher order).
+      const double fastest = entries.front().ratio;
+      out.fastest_ratio_half_width = half_width(fastest);
+      for (auto& e : entries) e.time_equal = e.equal && e.ratio <= fastest + out.fastest_ratio_half_width;
+      const auto band_end = std::stable_partition(entries.begin(), entries.end(), [](const Entry& e) { return e.time_equal; });
+      out.equal_within_interval = static_cast<std::size_t>(band_end - entries.begin());
+      std::stable_sort(entries.begin(), band_end, [&](const Entry& a, const Entry& b) {
+        if (candidates[a.order].objective != candidates[b.order].objective) {
+          return candidates[a.order].objective < candidates[b.order].objective;
+        }
+        return a.order < b.order;
+      });
+    }
   }
   const std::size_t keep = std::min<std::size_t>(entries.size(), static_cast<std::size_t>(options.top_n));
   for (std::size_t i = 0; i < keep; ++i) {
     out.result.candidates.push_back(candidates[entries[i].order]);
-    out.candidate_times.push_back(std::move(entries[i].time));
+    out.candidate_times.push_back(predict_step_time(model, out.result.candidates.back().config, workload));
     out.time_ratios.push_back(entries[i].ratio);
+    if (options.max_time_ratio && entries[i].ratio > *options.max_time_ratio) ++out.above_cap_within_interval;
   }
   if (out.result.candidates.empty() && out.result.summary.feasible) {
     out.result.summary.feasible = false;

@@ -51,11 +51,14 @@ CalibrationDevice read_device(const ObjectReader& r) {
 }
 
 CalibrationPeaks read_peaks(const ObjectReader& r) {
-  r.reject_unknown_keys({"bf16_gemm_tflops", "copy_gbytes_per_s"});
+  r.reject_unknown_keys({"bf16_gemm_tflops", "copy_gbytes_per_s", "datasheet_peak_tflops", "datasheet_peak_source"});
   CalibrationPeaks p;
   // Bounds a real device can have (calibration_rows.hpp, docs/calibration.md).
   p.bf16_gemm_tflops = r.number("bf16_gemm_tflops", detail::min_gemm_tflops, detail::max_gemm_tflops);
   p.copy_gbytes_per_s = r.number("copy_gbytes_per_s", detail::min_copy_gbytes_per_s, detail::max_copy_gbytes_per_s);
+  // A datasheet peak is at least what was measured (a measured GEMM cannot beat the hardware).
+  p.datasheet_peak_tflops = r.number_or("datasheet_peak_tflops", 0, p.bf16_gemm_tflops, detail::max_gemm_tflops);
+  p.datasheet_peak_source = r.string_or("datasheet_peak_source", "");
   return p;
 }
 
@@ -136,6 +139,10 @@ Json profile_to_json_value(const CalibrationProfile& p) {
                  {"memory_clock_mhz", d.memory_clock_mhz}};
   j["peaks"] = {{"bf16_gemm_tflops", p.peaks.bf16_gemm_tflops},
                 {"copy_gbytes_per_s", p.peaks.copy_gbytes_per_s}};
+  if (p.peaks.datasheet_peak_tflops > 0) {
+    j["peaks"]["datasheet_peak_tflops"] = p.peaks.datasheet_peak_tflops;
+    j["peaks"]["datasheet_peak_source"] = p.peaks.datasheet_peak_source;
+  }
   j["source"] = {{"tool", p.source.tool},
                  {"method", p.source.method},
                  {"created", p.source.created},

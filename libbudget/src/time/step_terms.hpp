@@ -26,7 +26,12 @@ struct StepTerms {
 };
 
 /// The op list of `config` under `workload` timed by `model`'s per-op fit alone.
-StepTerms step_terms(const TimeModel& model, const ArchConfig& config, const Workload& workload);
+/// How the per-op times are predicted: `rows` through TimeModel::predict() with its notes and flags
+/// (the attention backend recorded), `indexed` through TimeModel::predict_ms() (the same times, no
+/// notes, flags or backend).
+enum class StepTermsPath { rows, indexed };
+StepTerms step_terms(const TimeModel& model, const ArchConfig& config, const Workload& workload,
+                     StepTermsPath path = StepTermsPath::rows);
 
 /// The workload of a layer row: `tokens` tokens in causal documents of `doc_len` tokens
 /// ((doc_len + 1)/2 mean attended keys), forward + backward (3 passes).

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -128,15 +129,17 @@ GlueCost glue_cost(OpKind kind) {
   }
 }
 
-/// A time query: op, pass, shape and (expert GEMMs) matrix.
-CalibrationRow query_row(std::string op, std::string pass, std::map<std::string, std::int64_t> shape,
-                         std::string matrix = {}) {
-  CalibrationRow row;
-  row.op = std::move(op);
-  row.pass = std::move(pass);
-  row.shape = std::move(shape);
-  row.matrix = std::move(matrix);
-  return row;
+using QOp = TimeQuery::Op;
+using QPass = TimeQuery::Pass;
+
+/// A time query: op, shape (TimeQuery dims order) and (expert GEMMs) matrix; the pass is set per add().
+TimeQuery query_of(QOp op, std::initializer_list<std::int64_t> dims, TimeQuery::Matrix matrix = TimeQuery::Matrix::none) {
+  TimeQuery q;
+  q.op = op;
+  q.matrix = matrix;
+  std::size_t i = 0;
+  for (const std::int64_t d : dims) q.dims[i++] = d;
+  return q;
 }
 
 struct StepQueries {
@@ -146,11 +149,17 @@ struct StepQueries {
   OpStepTime* out;
   double* launches;
   bool* from_peaks;  ///< set when a query has no rows in any pass (timed at the profile's peaks)
+  detail::StepTermsPath path;
 
-  void add(const CalibrationRow& query, double multiplier) {
-    const TimePrediction p = model.predict(query);
+  void add(const TimeQuery& query, double multiplier) {
+    *launches += multiplier * (query.pass == QPass::forward_backward ? 2.0 : 1.0);
+    if (path == detail::StepTermsPath::indexed) {
+      out->seconds_per_step += multiplier * model.predict_ms(query) * 1e-3;
+      *from_peaks = *from_peaks || !model.measured(query.op);
+      return;
+    }
+    const TimePrediction p = model.predict(to_row(query));
     out->seconds_per_step += multiplier * p.ms * 1e-3;
-    *launches += multiplier * (query.pass == "forward+backward" ? 2.0 : 1.0);
     out->out_of_range = out->out_of_range || p.out_of_range;
     out->no_rows = out->no_rows || p.no_rows;
     *from_peaks = *from_peaks || p.from_peaks;
@@ -162,49 +171,48 @@ struct StepQueries {
   double forwards() const { return passes <= 2 ? 1.0 : static_cast<double>(passes - 2); }
 
   /// The training passes of one GEMM-like query.
-  void gemm_passes(CalibrationRow query) {
-    query.pass = "forward";
+  void gemm_passes(TimeQuery query) {
+    query.pass = QPass::forward;
     add(query, forwards());
     if (passes >= 2) {
-      query.pass = "input_grad";
+      query.pass = QPass::input_grad;
       add(query, 1.0);
     }
     if (passes >= 3) {
-      query.pass = "weight_grad";
+      query.pass = QPass::weight_grad;
       add(query, 1.0);
     }
   }
 
-  void gemm(std::int64_t k, std::int64_t n) {
-    gemm_passes(query_row("gemm", "", {{"M", tokens}, {"K", k}, {"N", n}}));
-  }
+  void gemm(std::int64_t k, std::int64_t n) { gemm_passes(query_of(QOp::gemm, {tokens, k, n})); }
 
   /// forward+backward of a row with such passes, plus (P − 3) extra forwards; P = 1: forward only.
-  void fused_passes(CalibrationRow query, double multiplier) {
+  void fused_passes(TimeQuery query, double multiplier) {
     if (passes == 1) {
-      query.pass = "forward";
+      query.pass = QPass::forward;
       add(query, multiplier);
       return;
     }
-    query.pass = "forward+backward";
+    query.pass = QPass::forward_backward;
     add(query, multiplier);
     if (passes > 3) {
-      query.pass = "forward";
+      query.pass = QPass::forward;
       add(query, multiplier * static_cast<double>(passes - 3));
     }
   }
 
   /// A gather of `rows` rows of `width` and its backward (a scatter-add), or the reverse.
   void gather_scatter(std::int64_t rows, std::int64_t width, bool gather_first) {
-    const CalibrationRow gather = query_row("dispatch_gather", "forward", {{"rows", rows}, {"H", width}});
-    const CalibrationRow scatter = query_row("combine_scatter_add", "forward", {{"rows", rows}, {"H", width}});
+    TimeQuery gather = query_of(QOp::dispatch_gather, {rows, width});
+    TimeQuery scatter = query_of(QOp::combine_scatter_add, {rows, width});
+    gather.pass = scatter.pass = QPass::forward;
     add(gather_first ? gather : scatter, 1.0);
     if (passes >= 2) add(gather_first ? scatter : gather, 1.0);
   }
 
   void activation(std::int64_t rows, std::int64_t width, bool gated) {
-    fused_passes(query_row("swiglu", "", {{"rows", rows}, {"expert_dim", width}}), gated ? 1.0 : 2.0 / 3.0);
-    if (!gated && out->note.find("plain activation") == std::string::npos) {
+    fused_passes(query_of(QOp::swiglu, {rows, width}), gated ? 1.0 : 2.0 / 3.0);
+    if (!gated && path == detail::StepTermsPath::rows && out->note.find("plain activation") == std::string::npos) {
       out->note += std::string(out->note.empty() ? "" : "; ") + "plain activation: 2/3 of SwiGLU's time (bytes ratio)";
     }
   }
@@ -239,7 +247,7 @@ Workload layer_workload(std::int64_t tokens, std::int64_t doc_len) {
   return w;
 }
 
-StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload& w) {
+StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload& w, StepTermsPath path) {
   const std::vector<Op> ops = layer_ops(c, w);
   StepTerms st;
   const std::int64_t T = w.tokens_per_step;
@@ -253,7 +261,7 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
     t.kind = op.kind;
     double launches = 0;
     bool from_peaks = false;
-    StepQueries q{model, T, w.training_passes, &t, &launches, &from_peaks};
+    StepQueries q{model, T, w.training_passes, &t, &launches, &from_peaks, path};
     // What each op runs is the one op-kind → kernel-class map (budget/kernel_class.hpp), shared
     // with budget-profile; the shapes of each query are this model's.
     switch (kernel_class(op.kind)) {
@@ -273,12 +281,10 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
             std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(
                                           static_cast<double>(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)")) /
                                           static_cast<double>(E))));
-        CalibrationRow up = query_row("expert_gemms", "",
-                                      {{"E", E}, {"tokens_per_expert", per_expert}, {"H", H}, {"expert_dim", f.expert_dim},
-                                       {"top_k", f.top_k}, {"tokens", T}},
-                                      f.gated ? "up_gate" : "up");
+        TimeQuery up = query_of(QOp::expert_gemms, {E, per_expert, H, f.expert_dim, f.top_k, T},
+                                f.gated ? TimeQuery::Matrix::up_gate : TimeQuery::Matrix::up);
         q.gemm_passes(up);
-        up.matrix = "down";
+        up.matrix = TimeQuery::Matrix::down;
         q.gemm_passes(up);
         break;
       }
@@ -288,24 +294,24 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
         // MLA trains in the non-absorbed form: every head has its own key (qk_nope + qk_rope) and
         // value (v_head_dim) after the kv up-projection, so the kernel runs num_heads KV heads.
         const std::int64_t kv_heads = c.attention.mla ? c.attention.num_heads : c.attention.num_kv_heads;
-        std::map<std::string, std::int64_t> shape{{"docs", docs},           {"doc_len", L},
-                                                  {"tokens", T},            {"num_heads", c.attention.num_heads},
-                                                  {"num_kv_heads", kv_heads}, {"head_dim", c.attention.head_dim}};
-        if (op.value_features > 0 && op.value_features != c.attention.head_dim) shape["v_head_dim"] = op.value_features;
-        const CalibrationRow a = query_row("attention", "", shape);
-        // The backend is chosen per query; record it for the report.
-        const TimePrediction probe = model.predict(query_row(a.op, "forward+backward", a.shape));
-        st.attention_backend = probe.backend;
-        st.attention_backend_reason = probe.note;
+        TimeQuery a = query_of(QOp::attention, {docs, L, T, c.attention.num_heads, kv_heads, c.attention.head_dim});
+        if (op.value_features > 0 && op.value_features != c.attention.head_dim) a.v_head_dim = op.value_features;
+        if (path == StepTermsPath::rows) {
+          // The backend is chosen per query; record it for the report.
+          TimeQuery probe_query = a;
+          probe_query.pass = QPass::forward_backward;
+          const TimePrediction probe = model.predict(to_row(probe_query));
+          st.attention_backend = probe.backend;
+          st.attention_backend_reason = probe.note;
+        }
         q.fused_passes(a, 1.0);
         break;
       }
       case KernelClass::rms_norm:
-        q.fused_passes(query_row("rms_norm", "", {{"tokens", T}, {"H", H}}), static_cast<double>(op.matrices));
+        q.fused_passes(query_of(QOp::rms_norm, {T, H}), static_cast<double>(op.matrices));
         break;
       case KernelClass::router_topk:
-        q.fused_passes(query_row("router_softmax_topk", "", {{"tokens", T}, {"E", f.num_experts}, {"top_k", f.top_k}}),
-                       1.0);
+        q.fused_passes(query_of(QOp::router_softmax_topk, {T, f.num_experts, f.top_k}), 1.0);
         break;
       case KernelClass::gather_scatter:  // dispatch gathers, combine scatter-adds top_k rows of H
         q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H,
@@ -327,7 +333,7 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
         const double backward = w.training_passes >= 2 ? cost.backward_ratio : 0.0;
         t.seconds_per_step = op.forward_bytes * static_cast<double>(T) * (1.0 + backward + extra_forwards) / copy_bytes_per_s;
         launches = cost.forward_launches * (1.0 + extra_forwards) + (w.training_passes >= 2 ? cost.backward_launches : 0.0);
-        t.note = "no rows: bytes at the measured copy bandwidth";
+        if (path == StepTermsPath::rows) t.note = "no rows: bytes at the measured copy bandwidth";
         break;
       }
     }
@@ -352,6 +358,21 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
 }
 
 }  // namespace detail
+
+double predict_step_seconds(const TimeModel& model, const ArchConfig& c, const Workload& w) {
+  const detail::StepTerms terms = detail::step_terms(model, c, w, detail::StepTermsPath::indexed);
+  const LayerCorrection& correction = model.layer_correction();
+  // predict_step_time()'s sum, term for term in the same order.
+  double seconds = 0;
+  for (const detail::OpTerm& term : terms.ops) {
+    const double op_seconds = term.time.seconds_per_step;
+    if (op_seconds <= 0) continue;
+    const double launch_s = correction.launch_ms * 1e-3 * term.time.launches_per_step;
+    const double factor = correction.factor[static_cast<std::size_t>(term.cls)];
+    seconds += factor * op_seconds + launch_s;
+  }
+  return seconds;
+}
 
 StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Workload& w) {
   const detail::StepTerms terms = detail::step_terms(model, c, w);
@@ -385,8 +406,13 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
   // training step counting 3 forwards (forward + backward, recompute not counted), a forward-only
   // workload (training_passes = 1) one.
   const double useful_passes = static_cast<double>(std::min<std::int64_t>(w.training_passes, 3));
-  st.mfu = useful_passes * forward_flops_per_token * static_cast<double>(T) /
-           (st.seconds_per_step * model.profile().peaks.bf16_gemm_tflops * 1e12);
+  const CalibrationPeaks& peaks = model.profile().peaks;
+  st.mfu_peak_tflops = peaks.bf16_gemm_tflops;
+  st.mfu = useful_passes * forward_flops_per_token * static_cast<double>(T) / (st.seconds_per_step * peaks.bf16_gemm_tflops * 1e12);
+  if (peaks.datasheet_peak_tflops > 0) {
+    st.mfu_datasheet = useful_passes * forward_flops_per_token * static_cast<double>(T) /
+                       (st.seconds_per_step * peaks.datasheet_peak_tflops * 1e12);
+  }
   return st;
 }
 

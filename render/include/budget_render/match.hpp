@@ -7,6 +7,7 @@
 
 #include "budget/grid.hpp"
 #include "budget/match.hpp"
+#include "budget/time_model.hpp"
 #include "budget_render/table.hpp"
 
 namespace budget::render {
@@ -16,10 +17,12 @@ nlohmann::ordered_json candidate_json(const Candidate& candidate);
 nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loop, const Workload& workload,
                                   bool timings = false);
 /// `time_ratios` (optional, parallel to the candidates): predicted time per token / the
-/// baseline's, shown as a "time ×" column.
+/// baseline's, shown as a "time ×" column; with `accuracy`, each with its ± rounded to it
+/// (time_ratio_text()).
 std::string match_text(const MatchResult& result, const LoopSpec& loop, const Workload& workload,
-                       const std::vector<double>& time_ratios = {});
-std::string match_markdown(const MatchResult& result, const LoopSpec& loop, const std::vector<double>& time_ratios = {});
+                       const std::vector<double>& time_ratios = {}, const TimeAccuracy* accuracy = nullptr);
+std::string match_markdown(const MatchResult& result, const LoopSpec& loop, const std::vector<double>& time_ratios = {},
+                           const TimeAccuracy* accuracy = nullptr);
 
 /// The document of `budget-match grid --format json` (and of budget.grid() in Python): one cell per
 /// row with its baseline's config and budgets, the best matched candidate (null if infeasible),
@@ -33,6 +36,7 @@ Table sensitivity_table(const MatchResult& result, const std::vector<ConstraintS
 
 /// Baseline row followed by one row per candidate (with a "time ×" column when `time_ratios`,
 /// parallel to the candidates, is given).
-Table candidates_table(const MatchResult& result, const std::vector<double>& time_ratios = {});
+Table candidates_table(const MatchResult& result, const std::vector<double>& time_ratios = {},
+                       const TimeAccuracy* accuracy = nullptr);
 
 }  // namespace budget::render
