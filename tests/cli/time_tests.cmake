@@ -55,8 +55,9 @@ budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration $
 
 # --- match ---------------------------------------------------------------------------------------
 budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --calibration ${profile}
-  STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=] [=[base +1\.33 GF +3\.87 G +6,144 +1\.000×]=]
-    [=[ 1 +1\.56% +\+0\.45% +\+0\.15% +-1\.56% +1\.[0-9]+× +12/18]=] [=[Ranked by budget]=])
+  STDOUT_MATCHES [=[max dev +FLOPs +FLOPs w/ head +params +KV +time ×]=]
+    [=[base +1\.33 GF +1\.33 GF +3\.87 G +6,144 +1\.000×]=]
+    [=[ 1 +1\.56% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +-1\.56% +1\.[0-9]+× +12/18]=] [=[Ranked by budget]=])
 budget_cli_test(NAME time.match_rank_by_time ARGS --baseline ${base} --calibration ${profile} --rank-by time --format json
   STDOUT_MATCHES [=["rank_by": "time"]=] [=["time_ratio": 1\.[0-9]+]=] [=["within_tolerance": [0-9]+]=])
 budget_cli_test(NAME time.match_cap_infeasible ARGS --baseline ${base} --calibration ${profile} --max-time-ratio 0.5
