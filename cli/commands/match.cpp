@@ -53,6 +53,7 @@ struct MatchOptions {
   std::int64_t max_structures = 0;  // 0: the constraints' (default MatchConstraints::default_max_structures)
   std::int64_t max_work = 0;
   std::int64_t align = 0;  // 0: any shape; N: only multiples of N (kernel_shapes.hpp)
+  bool count_lm_head = false;  // MatchConstraints::count_lm_head
 };
 
 /// Everything the search reads, loaded and checked from the options.
@@ -94,6 +95,7 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   if (!o.constraints_path.empty()) in.constraints = load_constraints(o.constraints_path, in.constraints);
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
   if (o.max_work > 0) in.constraints.max_work = o.max_work;
+  if (o.count_lm_head) in.constraints.count_lm_head = true;
   if (o.align > 0) {
     try {
       in.constraints = aligned_constraints(in.constraints, o.align);
@@ -276,6 +278,9 @@ void add_match_options(CLI::App& app) {
                  "Search only kernel-ready shapes: hidden size, head dim (<= 256), expert/dense and shared widths and "
                  "kv_lora_rank multiples of N (8: the fused kernels' full-rate path; docs/matching.md)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
+  app.add_flag("--count-lm-head", o->count_lm_head,
+               "Match F with the LM head's training FLOPs in it (both figures are shown; constraints file key "
+               "\"count_lm_head\"; docs/matching.md)");
   app.add_flag("--timings", o->timings,
                "Add the search's wall-clock time to the JSON summary (\"seconds\"; off by default so that outputs "
                "are byte-identical across runs)");

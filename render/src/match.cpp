@@ -17,7 +17,10 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
       {"config", config_json(c.config)},
       {"budgets", budgets_json(c.budgets)},
       {"deviation", {{"flops", c.deviation.flops}, {"params", c.deviation.params}, {"kv", c.deviation.kv},
-                     {"max", c.deviation.max_abs()}}},
+                     {"max", c.deviation.max_abs()},
+                     // F without and with the LM head's training FLOPs ("flops" is the one matched).
+                     {"flops_without_lm_head", c.flops_deviation_without_lm_head},
+                     {"flops_with_lm_head", c.flops_deviation_with_lm_head}}},
       {"objective", c.objective},
       {"second_objective", c.second_objective},
       {"proportion_distance", c.proportion_distance},
@@ -34,8 +37,15 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
   for (const auto& i : r.summary.infeasible) {
     infeasible.push_back({{"budget", i.budget}, {"best_attainable", i.best_attainable}, {"binding", i.binding}});
   }
+  const auto if_feasible = [&](double x) { return r.summary.feasible ? json(x) : json(nullptr); };
   json summary{{"feasible", r.summary.feasible},
-               {"best_objective", r.summary.feasible ? json(r.summary.best_objective) : json(nullptr)},
+               // The first row's largest |deviation|, and the minimised weighted objective g*
+               // ("best_objective": the same g*, its schema-1 name).
+               {"best_max_deviation", if_feasible(r.summary.best_max_deviation)},
+               {"weighted_objective", if_feasible(r.summary.best_objective)},
+               {"best_objective", if_feasible(r.summary.best_objective)},
+               {"order", std::string(to_string(r.summary.order))},
+               {"lm_head_in_flops", r.summary.lm_head_in_flops},
                {"space_size", r.summary.space_size},
                {"structures", r.summary.structures},
                {"closed_form_solves", r.summary.evaluated},
@@ -46,7 +56,11 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                {"infeasible", infeasible},
                {"brief", r.summary.brief()}};
   if (r.summary.uncapped_best) summary["uncapped_best"] = candidate_json(*r.summary.uncapped_best);
-  json baseline{{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}};
+  json baseline{{"config", config_json(r.baseline)},
+                {"budgets", budgets_json(r.baseline_budgets)},
+                {"lm_head_training_flops_per_token", r.baseline_lm_head_training_flops_per_token},
+                {"training_flops_per_token_with_lm_head",
+                 r.baseline_budgets.training_flops_per_token + r.baseline_lm_head_training_flops_per_token}};
   if (!r.baseline.notes.empty()) baseline["notes"] = r.baseline.notes;  // what reading the file took
   return json{{"schema_version", output_schema_version},
               {"budget_version", version_string},
@@ -63,6 +77,9 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   t.add_column("#", Align::right);
   t.add_column("max dev");
   t.add_column("FLOPs");
+  // The F not matched beside the one matched (MatchConstraints::count_lm_head).
+  const bool head_in = r.summary.lm_head_in_flops;
+  t.add_column(head_in ? "FLOPs w/o head" : "FLOPs w/ head");
   t.add_column("params");
   t.add_column("KV");
   if (timed) t.add_column("time ×");
@@ -75,8 +92,9 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   t.add_column("total");
   t.add_column("sparsity");
   const auto row = [&](const std::string& rank, const ArchConfig& c, const Budgets& b, const std::string& dmax,
-                       const std::string& df, const std::string& dn, const std::string& dkv, const std::string& time) {
-    std::vector<std::string> cells{rank, dmax, df, dn, dkv};
+                       const std::string& df, const std::string& df_other, const std::string& dn,
+                       const std::string& dkv, const std::string& time) {
+    std::vector<std::string> cells{rank, dmax, df, df_other, dn, dkv};
     if (timed) cells.push_back(time);
     for (auto&& cell : {fmt::format("{}/{}", b.physical_layers, b.executed_layers), loop_text(c),
                         std::to_string(c.hidden_size), heads_text(c.attention), ffn_text(c.ffn),
@@ -86,8 +104,10 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
     }
     t.add_row(std::move(cells));
   };
-  row("base", r.baseline, r.baseline_budgets, "", si(r.baseline_budgets.training_flops_per_token, "F"),
-      si(static_cast<double>(r.baseline_budgets.non_embedding_params_total)),
+  const double base_f = r.baseline_budgets.training_flops_per_token;
+  const double base_f_head = base_f + r.baseline_lm_head_training_flops_per_token;
+  row("base", r.baseline, r.baseline_budgets, "", si(head_in ? base_f_head : base_f, "F"),
+      si(head_in ? base_f : base_f_head, "F"), si(static_cast<double>(r.baseline_budgets.non_embedding_params_total)),
       grouped(r.baseline_budgets.kv_elements_per_token),
       fmt::format("{:.{}f}×", 1.0, accuracy != nullptr && !time_ratios.empty()
                                        ? time_ratio_decimals(accuracy->ratio_half_width(time_ratios.front()))
@@ -96,7 +116,9 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const auto& c = r.candidates[i];
     row(std::to_string(i + 1), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
-        signed_percent(c.deviation.flops, 2), signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2),
+        signed_percent(c.deviation.flops, 2),
+        signed_percent(head_in ? c.flops_deviation_without_lm_head : c.flops_deviation_with_lm_head, 2),
+        signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2),
         i < time_ratios.size()
             ? time_ratio_text(time_ratios[i], accuracy != nullptr ? accuracy->ratio_half_width(time_ratios[i]) : 0.0)
             : "");
@@ -140,6 +162,24 @@ Table sensitivity_table(const MatchResult& r, const std::vector<ConstraintSensit
 }
 
 namespace {
+/// The legend under the candidates table: how the rows are ordered, and which F is matched.
+std::string table_legend(const MatchResult& r) {
+  if (!r.summary.feasible) return "";
+  const double f = r.baseline_budgets.training_flops_per_token;
+  const double head = r.baseline_lm_head_training_flops_per_token;
+  std::string out = describe(r.summary.order) + "\n";
+  if (r.summary.lm_head_in_flops) {
+    out += fmt::format("FLOPs: training FLOPs per token with the LM head (--count-lm-head): baseline {} ({} without "
+                       "it; the LM head {} of F)\n",
+                       si(f + head, "F"), si(f, "F"), percent(head / (f + head), 1));
+  } else {
+    out += fmt::format("FLOPs: training FLOPs per token without the LM head: baseline {} ({} with it, the LM head {} "
+                       "of that; --count-lm-head matches that F)\n",
+                       si(f, "F"), si(f + head, "F"), percent(head / (f + head), 1));
+  }
+  return out;
+}
+
 std::string infeasible_text(const MatchResult& r) {
   std::string out = "No candidate meets the constraints: " + r.summary.message + "\n";
   if (r.summary.uncapped_best) {
@@ -159,7 +199,7 @@ std::string match_text(const MatchResult& r, const LoopSpec& loop, const Workloa
                                 r.baseline.name.empty() ? "(unnamed)" : r.baseline.name, r.baseline.num_layers,
                                 r.baseline.hidden_size, loop.describe(), workload.description);
   out += candidates_table(r, time_ratios, accuracy).render_text();
-  out += "\n" + r.summary.brief() + "\n";
+  out += "\n" + r.summary.brief() + "\n" + table_legend(r);
   for (const auto& note : r.summary.notes) out += "note: " + note + "\n";
   for (const auto& note : r.baseline.notes) out += "note: baseline config: " + note + "\n";
   if (!r.summary.feasible) out += infeasible_text(r);
@@ -171,7 +211,7 @@ std::string match_markdown(const MatchResult& r, const LoopSpec& loop, const std
   std::string out = fmt::format("**{}**, loop: {}\n\n", r.baseline.name.empty() ? "baseline" : r.baseline.name,
                                 loop.describe());
   out += candidates_table(r, time_ratios, accuracy).render_markdown();
-  out += "\n" + r.summary.brief() + "\n";
+  out += "\n" + r.summary.brief() + "\n\n" + table_legend(r);
   if (!r.summary.feasible) out += "\n" + infeasible_text(r);
   return out;
 }

@@ -56,7 +56,7 @@ budget_cli_test(NAME match.explain_json ARGS --baseline ${BASE} --top 1 --explai
 # F 1,368,576,000 / 1,330,053,120 = 1.0290, N 3,888,809,760 / 3,872,226,560 = 1.0043, KV 6336/6144 = 1.03125.
 budget_cli_test(NAME compare.paper_smelt
   ARGS compare examples/configs/paper-200M-S95-baseline.json examples/configs/paper-200M-S95-smelt.json
-  STDOUT_MATCHES "3\\.12% +\\+2\\.90% +\\+0\\.43% +\\+3\\.12%")
+  STDOUT_MATCHES "3\\.12% +\\+2\\.90% +\\+2\\.90% +\\+0\\.43% +\\+3\\.12%")
 budget_cli_test(NAME compare.json
   ARGS compare examples/configs/paper-200M-S95-baseline.json examples/configs/paper-200M-S95-smelt.json --format json
   STDOUT_MATCHES "\"schema_version\": 1" "\"kv\": 0\\.03125")
@@ -67,3 +67,27 @@ add_test(NAME cli.plan.data_template
   COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DOUT=${CMAKE_CURRENT_BINARY_DIR}/plan_template.csv
           -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_template.cmake
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+
+# Rows best-first by the deviation shown (Mixtral-8x7B: before, #2 at 1.98% stood above #3 at 1.79%).
+add_test(NAME cli.match.rows_best_first
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/rows_best_first.py $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
+          --baseline examples/hf/mixtral-8x7b.json)
+budget_cli_test(NAME match.order_footer ARGS --baseline examples/hf/mixtral-8x7b.json --format json
+  STDOUT_MATCHES "\"order\": \"shown_deviation\"" "\"best_max_deviation\": " "\"weighted_objective\": ")
+budget_cli_test(NAME match.weighted_order ARGS --baseline ${BASE} --constraints tests/data/match/weighted.json
+  STDOUT_MATCHES "weighted objective [0-9.]+%" "best first by the weighted objective")
+# --explain: a relaxation the search limits refused is "not searched", never "infeasible".
+budget_cli_test(NAME match.explain_not_searched ARGS --baseline ${BASE} --top 1 --explain --max-structures 3000
+  STDOUT_MATCHES "num_layers fixed at 12 +not searched +over the search limit \\(raise --max-structures\\)"
+  STDOUT_NOT_MATCHES "num_layers fixed at 12 +infeasible")
+# --count-lm-head: F with the LM head matched, both figures shown (Qwen3-30B-A3B: vocabulary 151,936).
+budget_cli_test(NAME match.count_lm_head ARGS --baseline tests/data/hf/qwen3-30b-a3b.json --count-lm-head
+  STDOUT_MATCHES "FLOPs w/o head" "training FLOPs per token with the LM head \\(--count-lm-head\\)"
+                 "\\(F with the LM head\\)")
+budget_cli_test(NAME match.lm_head_shown ARGS --baseline tests/data/hf/qwen3-30b-a3b.json
+  STDOUT_MATCHES "FLOPs w/ head" "training FLOPs per token without the LM head")
+budget_cli_test(NAME match.count_lm_head_json ARGS --baseline tests/data/hf/qwen3-30b-a3b.json --count-lm-head --format json
+  STDOUT_MATCHES "\"lm_head_in_flops\": true" "\"flops_with_lm_head\": " "\"flops_without_lm_head\": "
+                 "\"training_flops_per_token_with_lm_head\": ")
+budget_cli_test(NAME match.count_lm_head_no_vocab ARGS --baseline ${BASE} --count-lm-head EXPECT_EXIT 2
+  STDERR_MATCHES "/count_lm_head: .*vocab_size 0")

@@ -55,12 +55,14 @@ budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration $
 
 # --- match ---------------------------------------------------------------------------------------
 budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --calibration ${profile}
-  STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=] [=[base +1\.33 GF +3\.87 G +6,144 +1\.00×]=]
-    [=[ 1 +1\.56% +\+0\.45% +\+0\.15% +-1\.56% +1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[Ranked by budget]=]
+  STDOUT_MATCHES [=[max dev +FLOPs +FLOPs w/ head +params +KV +time ×]=]
+    [=[base +1\.33 GF +1\.33 GF +3\.87 G +6,144 +1\.00×]=]
+    [=[ 1 +1\.56% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +-1\.56% +1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[Ranked by budget]=]
     [=[time ± from the leave-one-cell-out layer validation of the profile \([0-9]+ cells\)]=])
 # Time ranking with the model's accuracy: the equal band and its footer; JSON intervals.
 budget_cli_test(NAME time.match_rank_by_time_band ARGS --baseline ${base} --calibration ${profile} --rank-by time
-  STDOUT_MATCHES [=[candidates within ±0\.05 of the fastest are equal within the model's accuracy: [0-9]+ of them, ordered by match quality]=])
+  STDOUT_MATCHES [=[candidates within ±0\.05 of the fastest are equal within the model's accuracy: [0-9]+ of them, ordered by match quality]=]
+    [=[rows: the equally matched within the model's ± of the fastest first, by match quality]=])
 budget_cli_test(NAME time.match_interval_json ARGS --baseline ${base} --calibration ${profile} --rank-by time --format json
   STDOUT_MATCHES [=["time_ratio_interval": \{]=] [=["low": 1\.[0-9]+]=] [=["half_width": 0\.0[0-9]+]=]
     [=["accuracy": \{]=] [=["source": "leave-one-cell-out layer validation]=] [=["equal_within_interval": [0-9]+]=])

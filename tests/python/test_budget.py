@@ -67,6 +67,21 @@ def test_match_is_the_cli_json():
     assert budget.match(BASELINE, loop=(3, 10), top=1)["candidates"][0]["config"]["loop"]["last"] == 10
 
 
+def test_match_count_lm_head_through_the_constraints_dict():
+    # Mixtral-8x7B (V 32,000, H 4096): the LM head's training FLOPs are 3 passes of 2·H·V per token.
+    plain = budget.match(MIXTRAL, top=1)
+    with_head = budget.match(MIXTRAL, top=1, constraints={"count_lm_head": True})
+    assert not plain["summary"]["lm_head_in_flops"] and with_head["summary"]["lm_head_in_flops"]
+    assert with_head["baseline"]["lm_head_training_flops_per_token"] == 3 * 2 * 4096 * 32000
+    for result, key in ((plain, "flops_without_lm_head"), (with_head, "flops_with_lm_head")):
+        d = result["candidates"][0]["deviation"]
+        assert d["flops"] == d[key]
+    if CLI:
+        out = subprocess.run([CLI, "--baseline", MIXTRAL, "--top", "1", "--count-lm-head", "--format", "json"],
+                             check=True, capture_output=True, text=True)
+        assert json.loads(out.stdout)["candidates"] == with_head["candidates"]
+
+
 def test_grid_paper():
     g = budget.grid()
     assert len(g["cells"]) == 16

@@ -87,6 +87,10 @@ struct MatchConstraints {
   /// config.json. default_constraints() sets it when the baseline's shared experts have its
   /// routed width and no shared-expert gate; constraints file key "tie_shared_expert_dim".
   bool tie_shared_expert_dim = false;
+  /// Puts the LM head's training FLOPs into the matched F, for the baseline and every candidate
+  /// (matched_flops_per_token()). Off by default (F is non-embedding, as in the scaling-law
+  /// literature); constraints file key "count_lm_head", CLI --count-lm-head.
+  bool count_lm_head = false;
 
   /// Optional caps on |relative deviation| of each budget.
   std::optional<double> max_flops_deviation;
@@ -138,7 +142,17 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
                                    MatchConstraints defaults);
 MatchConstraints load_constraints(const std::string& path, MatchConstraints defaults);
 
-/// Signed relative deviations (candidate − baseline)/baseline of the three budgets.
+/// The LM head's training FLOPs per token: training_passes · lm_head_forward_flops_per_token, the
+/// accounting's convention for every matmul (docs/accounting.md): with 3 passes (forward, input
+/// gradient, weight gradient) 3 · 2·H·V = 6·H·V, + 3·V with an LM-head bias. Not part of
+/// Budgets::training_flops_per_token.
+double lm_head_training_flops_per_token(const Budgets& budgets, const Workload& workload);
+/// The F that matching locks: Budgets::training_flops_per_token, plus
+/// lm_head_training_flops_per_token() when `count_lm_head` (MatchConstraints::count_lm_head).
+double matched_flops_per_token(const Budgets& budgets, const Workload& workload, bool count_lm_head);
+
+/// Signed relative deviations (candidate − baseline)/baseline of the three budgets (flops: of
+/// matched_flops_per_token()).
 struct Deviation {
   double flops = 0;
   double params = 0;
@@ -152,8 +166,35 @@ struct Candidate {
   Deviation deviation;
   double objective = 0;            ///< max of the weighted |deviations|
   double second_objective = 0;     ///< second largest weighted |deviation|
+  double third_objective = 0;      ///< smallest weighted |deviation|
   double proportion_distance = 0;  ///< distance from the baseline's proportions
+  /// Relative deviation of the training FLOPs per token without and with the LM head's
+  /// (deviation.flops is one of them: the one matched, MatchConstraints::count_lm_head).
+  double flops_deviation_without_lm_head = 0;
+  double flops_deviation_with_lm_head = 0;
 };
+
+/// How the rows of a match are ordered (MatchSummary::order; docs/matching.md, "Ranking").
+enum class RowOrder {
+  /// Best first by the largest |deviation| as shown (rounded to 0.01%), ties by the second and the
+  /// third largest (as shown), then by the proportion distance: the order when every weight is 1.
+  shown_deviation,
+  /// By the weighted objective, then the second and third largest weighted |deviation|, then the
+  /// proportion distance: the order when the weights are not all 1.
+  weighted_objective,
+  /// The equally matched by predicted time, fastest first, then the others (--rank-by time).
+  predicted_time,
+  /// As predicted_time, but the equally matched within the time model's ± of the fastest come
+  /// first, ordered by match quality: equal in time as far as the model can tell (time_rank.hpp).
+  predicted_time_within_accuracy,
+};
+/// "shown_deviation", "weighted_objective", "predicted_time", "predicted_time_within_accuracy"
+/// (the JSON values of summary.order).
+std::string_view to_string(RowOrder order);
+/// The order match() gives rows under `constraints`' weights.
+RowOrder row_order(const MatchConstraints& constraints);
+/// One line for a table footer: how the rows are ordered and why.
+std::string describe(RowOrder order);
 
 /// Why a budget cannot be met under the constraints.
 struct InfeasibleBudget {
@@ -168,7 +209,16 @@ struct MatchSummary {
   std::int64_t space_size = 0;     ///< points of the full discrete space (all variables)
   std::int64_t evaluated = 0;      ///< (structure, width) points solved in closed form over experts
   std::int64_t structures = 0;     ///< (depth, heads, hidden, top_k) points calibrated from the op list
+  /// The weighted objective max(w_F·|dF|, w_N·|dN|, w_KV·|dKV|) minimised over the space (g*);
+  /// with every weight 1 it is the smallest largest |deviation| of any point.
   double best_objective = 0;
+  /// The first row's largest |deviation| (unweighted): what the row shows.
+  double best_max_deviation = 0;
+  /// Whether every weight is 1 (the weighted objective is then the largest |deviation|).
+  bool unit_weights = true;
+  /// Whether F includes the LM head's training FLOPs (MatchConstraints::count_lm_head).
+  bool lm_head_in_flops = false;
+  RowOrder order = RowOrder::shown_deviation;
   double seconds = 0;              ///< wall-clock time (not in brief(): outputs stay deterministic)
   std::string message;             ///< empty when feasible; else why not
   /// Remarks on the request worth reading even when feasible (e.g. a dense baseline).
@@ -177,7 +227,8 @@ struct MatchSummary {
   /// Best objective attainable without the caps (when infeasible), and its candidate.
   std::optional<Candidate> uncapped_best;
 
-  /// One line: outcome, best objective, space searched (no time: deterministic).
+  /// One line: outcome, the first row's max deviation (and the weighted objective unless every
+  /// weight is 1), space searched (no time: deterministic).
   std::string brief() const;
   /// Several lines: the brief, the search counts, infeasibility reasons and notes.
   std::string full_report() const;
@@ -186,6 +237,8 @@ struct MatchSummary {
 struct MatchResult {
   ArchConfig baseline;
   Budgets baseline_budgets;
+  /// The baseline's LM-head training FLOPs per token (lm_head_training_flops_per_token()).
+  double baseline_lm_head_training_flops_per_token = 0;
   std::vector<Candidate> candidates;  ///< best first (ranking in docs/matching.md)
   MatchSummary summary;
 };

@@ -90,7 +90,14 @@ TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload
                     "has predicted time ratio {:.3f}",
                     *options.max_time_ratio, out.considered, smallest_ratio);
   }
-  if (!out.result.candidates.empty()) out.result.summary.best_objective = out.result.candidates.front().objective;
+  if (!out.result.candidates.empty()) {
+    out.result.summary.best_objective = out.result.candidates.front().objective;
+    out.result.summary.best_max_deviation = out.result.candidates.front().deviation.max_abs();
+  }
+  if (options.rank_by == RankBy::time) {
+    out.result.summary.order =
+        out.equal_within_interval > 0 ? RowOrder::predicted_time_within_accuracy : RowOrder::predicted_time;
+  }
   return out;
 }
 

@@ -25,7 +25,7 @@ CandidateSearch search_candidates(const SearchSpace& space, int top_n) {
     best_exact = std::min(best_exact, candidates.back().objective);
   }
   out.best_objective = best_exact;
-  out.candidates = rank(std::move(candidates), top_n);
+  out.candidates = rank(std::move(candidates), top_n, row_order(c));
   return out;
 }
 

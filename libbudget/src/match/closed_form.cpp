@@ -28,7 +28,7 @@ std::pair<double, double> budgets_at(const SearchSpace& space, ArchConfig cfg, s
   }
   if (space.has_shared()) cfg.ffn.shared_expert_dim = S;
   const Budgets b = account(layer_ops(cfg, space.workload()), cfg, space.workload());
-  return {b.training_flops_per_token, static_cast<double>(b.non_embedding_params_total)};
+  return {matched_flops_per_token(b, space.workload(), space.constraints().count_lm_head), static_cast<double>(b.non_embedding_params_total)};
 }
 
 /// Interval of E where lo <= a + b·E <= hi (b >= 0), intersected into [e_lo, e_hi]. False if empty.

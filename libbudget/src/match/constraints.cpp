@@ -158,11 +158,12 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
   // The range keys are the names of search_variables() (a unit test checks that each is read).
   root.reject_unknown_keys({"hidden_size", "num_experts", "expert_dim", "head_dim", "num_heads", "num_kv_heads",
                             "shared_expert_dim", "num_layers", "top_k", "kv_lora_rank", "query_equals_hidden",
-                            "tie_shared_expert_dim", "expert_parallel",
+                            "tie_shared_expert_dim", "count_lm_head", "expert_parallel",
                             "max_deviation", "weights", "tolerance", "proportion_weights", "max_structures", "max_work"});
   for (const SearchVariable& v : search_variables()) read_range(root, v.name, c.*v.range);
   c.query_equals_hidden = root.boolean_or("query_equals_hidden", c.query_equals_hidden);
   c.tie_shared_expert_dim = root.boolean_or("tie_shared_expert_dim", c.tie_shared_expert_dim);
+  c.count_lm_head = root.boolean_or("count_lm_head", c.count_lm_head);
   if (root.has("expert_parallel")) {
     // Experts are sharded evenly over an expert-parallel group: E must be a multiple of its size.
     const std::int64_t ep = root.integer("expert_parallel", 1, 1 << 20);

@@ -33,6 +33,11 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   validate(workload);
   validate(constraints);
   if (top_n < 1) throw Error(fmt::format("top {} must be at least 1", top_n), "", "--top");
+  if (constraints.count_lm_head && baseline.vocab_size == 0) {
+    throw Error("count_lm_head is set but the baseline has no vocabulary (vocab_size 0), so it has no LM head to "
+                "count; allowed: a baseline with vocab_size > 0, or count_lm_head false",
+                "", "/count_lm_head");
+  }
   MatchResult result;
   result.baseline = baseline;
   const match_detail::SearchSpace space(baseline, loop, workload, constraints);  // checks the work limits first
@@ -41,13 +46,18 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
     for (std::int64_t i = 0; i < layers.count(); ++i) (void)loop.resolve(layers.at(i));  // loop fits every depth
   }
   result.baseline_budgets = space.baseline_budgets();
+  result.baseline_lm_head_training_flops_per_token = lm_head_training_flops_per_token(result.baseline_budgets, workload);
   result.summary.space_size = space.space_size();
+  result.summary.order = row_order(constraints);
+  result.summary.unit_weights = result.summary.order == RowOrder::shown_deviation;
+  result.summary.lm_head_in_flops = constraints.count_lm_head;
 
   match_detail::CandidateSearch search = match_detail::search_candidates(space, top_n);
   if (search.best_objective) {
     result.summary.best_objective = *search.best_objective;
     result.candidates = std::move(search.candidates);
     result.summary.feasible = !result.candidates.empty();
+    if (result.summary.feasible) result.summary.best_max_deviation = result.candidates.front().deviation.max_abs();
   }
   if (!result.summary.feasible) {
     match_detail::explain_infeasibility(baseline, loop, workload, constraints, result.summary);
@@ -66,9 +76,14 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
 std::string MatchSummary::brief() const {
   if (!feasible) return "infeasible: " + message;
   // No wall-clock time here: outputs are byte-identical across runs (docs/reliability.md).
-  return fmt::format("matched: best max deviation {:.3f}% over a space of {} points ({} structures, {} closed-form "
-                     "solves)",
-                     100.0 * best_objective, space_size, structures, evaluated);
+  // "best max deviation" is the first row's largest |deviation|; the weighted objective (the
+  // minimised max(w·|d|)) is named apart, and only when it differs from it by definition.
+  const std::string weighted =
+      unit_weights ? std::string() : fmt::format(", weighted objective {:.3f}%", 100.0 * best_objective);
+  return fmt::format("matched: best max deviation {:.3f}%{}{} over a space of {} points ({} structures, {} "
+                     "closed-form solves)",
+                     100.0 * best_max_deviation, weighted, lm_head_in_flops ? " (F with the LM head)" : "",
+                     space_size, structures, evaluated);
 }
 
 std::string MatchSummary::full_report() const {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "budget/accounting.hpp"
 
@@ -37,7 +38,30 @@ double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std
                                            static_cast<double>(b.hidden_size));
 }
 
-std::vector<Candidate> rank(std::vector<Candidate> all, int top_n) {
+namespace {
+/// |deviation| of the three budgets in units of the 0.01% the tables show (round(10^4·|d|)),
+/// largest first.
+std::array<long long, 3> shown_deviations(const Deviation& d) {
+  std::array<long long, 3> v{std::llround(1e4 * std::fabs(d.flops)), std::llround(1e4 * std::fabs(d.params)),
+                             std::llround(1e4 * std::fabs(d.kv))};
+  std::sort(v.begin(), v.end(), std::greater<>());
+  return v;
+}
+}  // namespace
+
+bool shows_before(const Candidate& a, const Candidate& b, RowOrder order) {
+  if (order == RowOrder::weighted_objective) {
+    const std::array<double, 3> wa{a.objective, a.second_objective, a.third_objective};
+    const std::array<double, 3> wb{b.objective, b.second_objective, b.third_objective};
+    if (wa != wb) return wa < wb;
+  } else {
+    const auto sa = shown_deviations(a.deviation), sb = shown_deviations(b.deviation);
+    if (sa != sb) return sa < sb;
+  }
+  return a.proportion_distance < b.proportion_distance;
+}
+
+std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder order) {
   const auto key = [](const Candidate& c) {
     const auto& a = c.config;
     return std::array<std::int64_t, 6>{a.num_layers, a.ffn.top_k, a.attention.num_kv_heads, a.attention.head_dim,
@@ -72,10 +96,54 @@ std::vector<Candidate> rank(std::vector<Candidate> all, int top_n) {
     representatives.push_back(std::move(c));
   }
   if (representatives.size() > n) representatives.resize(n);
+  std::stable_sort(representatives.begin(), representatives.end(),
+                   [order](const Candidate& a, const Candidate& b) { return shows_before(a, b, order); });
   return representatives;
 }
 
 }  // namespace match_detail
+
+double lm_head_training_flops_per_token(const Budgets& b, const Workload& workload) {
+  return static_cast<double>(workload.training_passes) * b.lm_head_forward_flops_per_token;
+}
+
+double matched_flops_per_token(const Budgets& b, const Workload& workload, bool count_lm_head) {
+  return b.training_flops_per_token + (count_lm_head ? lm_head_training_flops_per_token(b, workload) : 0.0);
+}
+
+std::string_view to_string(RowOrder order) {
+  switch (order) {
+    case RowOrder::shown_deviation: return "shown_deviation";
+    case RowOrder::weighted_objective: return "weighted_objective";
+    case RowOrder::predicted_time: return "predicted_time";
+    case RowOrder::predicted_time_within_accuracy: return "predicted_time_within_accuracy";
+  }
+  return "shown_deviation";
+}
+
+RowOrder row_order(const MatchConstraints& c) {
+  const bool unit = c.weight_flops == 1.0 && c.weight_params == 1.0 && c.weight_kv == 1.0;
+  return unit ? RowOrder::shown_deviation : RowOrder::weighted_objective;
+}
+
+std::string describe(RowOrder order) {
+  switch (order) {
+    case RowOrder::shown_deviation:
+      return "rows: one per shape among the equally matched, best first by the largest |deviation| shown, ties by "
+             "the second and third largest, then by distance from the baseline's proportions";
+    case RowOrder::weighted_objective:
+      return "rows: one per shape among the equally matched, best first by the weighted objective (weights are not "
+             "all 1), ties by the second and third largest weighted |deviation|, then by distance from the "
+             "baseline's proportions";
+    case RowOrder::predicted_time:
+      return "rows: the equally matched fastest first by predicted time, then the others in budget order";
+    case RowOrder::predicted_time_within_accuracy:
+      return "rows: the equally matched within the model's ± of the fastest first, by match quality (equal in "
+             "time within its accuracy), then the other equally matched fastest first, then the rest in budget "
+             "order";
+  }
+  return "";
+}
 
 double Deviation::max_abs() const { return std::max({std::fabs(flops), std::fabs(params), std::fabs(kv)}); }
 
@@ -84,7 +152,11 @@ Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& base
   Candidate c;
   c.config = candidate;
   c.budgets = account(candidate, workload);
-  c.deviation.flops = relative_deviation(c.budgets.training_flops_per_token, base.training_flops_per_token);
+  c.flops_deviation_without_lm_head =
+      relative_deviation(c.budgets.training_flops_per_token, base.training_flops_per_token);
+  c.flops_deviation_with_lm_head = relative_deviation(matched_flops_per_token(c.budgets, workload, true),
+                                                      matched_flops_per_token(base, workload, true));
+  c.deviation.flops = constraints.count_lm_head ? c.flops_deviation_with_lm_head : c.flops_deviation_without_lm_head;
   c.deviation.params = relative_deviation(static_cast<double>(c.budgets.non_embedding_params_total),
                                           static_cast<double>(base.non_embedding_params_total));
   c.deviation.kv = relative_deviation(static_cast<double>(c.budgets.kv_elements_per_token),
@@ -96,6 +168,7 @@ Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& base
   std::sort(w.begin(), w.end(), std::greater<>());
   c.objective = w[0];
   c.second_objective = w[1];
+  c.third_objective = w[2];
   c.proportion_distance = match_detail::proportion_distance(candidate, baseline, constraints.proportions);
   return c;
 }

@@ -18,14 +18,19 @@ double proportion_distance(const ArchConfig& candidate, const ArchConfig& baseli
 double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std::int64_t hidden,
                                   const ArchConfig& baseline, const ProportionWeights& w);
 
-/// Ranks exactly re-accounted candidates and keeps the best `top_n`:
+/// Ranks exactly re-accounted candidates and keeps the best `top_n`. Which are kept:
 ///  1. eligible = objective <= g* + tolerance (the collecting pass collected exactly those);
 ///  2. per structure (depth, top_k, KV heads, head dim, heads, hidden) keep the member with the
 ///     smallest (objective, second-largest deviation, sum of deviations): widths and expert
 ///     counts fine-tune the budgets of one shape, so the best-matched one represents it;
 ///  3. representatives by distance from the baseline's proportions, then objective;
 ///  4. the other eligible points after them, by (objective, second-largest deviation).
-/// Stable: exact ties keep the input order (the enumeration order).
-std::vector<Candidate> rank(std::vector<Candidate> all, int top_n);
+/// The kept rows are then shown in `order` (shows_before()). Stable: exact ties keep the input
+/// order (the enumeration order).
+std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder order);
+
+/// Whether row `a` is shown before row `b` under `order` (RowOrder::predicted_time is not
+/// decided here: it compares as shown_deviation).
+bool shows_before(const Candidate& a, const Candidate& b, RowOrder order);
 
 }  // namespace budget::match_detail

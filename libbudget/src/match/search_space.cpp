@@ -99,7 +99,7 @@ SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const
                 "KV budget cannot be matched; allowed: a baseline with at least one full-attention layer",
                 "", "/attention/layer_types");
   }
-  F_b_ = base_.training_flops_per_token;
+  F_b_ = matched_flops_per_token(base_, workload, c.count_lm_head);
   N_b_ = static_cast<double>(base_.non_embedding_params_total);
   KV_b_ = static_cast<double>(base_.kv_elements_per_token);
   dense_ = !baseline.ffn.is_moe();

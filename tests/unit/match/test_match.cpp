@@ -5,8 +5,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "budget/accounting.hpp"
 #include "budget/config_io.hpp"
@@ -80,12 +82,15 @@ double min_objective(const std::vector<Candidate>& all) {
   return best;
 }
 
-/// The documented ranking, written independently: eligible = objective <= g* + tolerance; per
-/// structure the member with the smallest (objective, second, sum of |deviations|); structures
-/// by proportion distance, then the same match order.
-Candidate brute_force_winner(std::vector<Candidate> all, double tolerance) {
+/// The documented ranking, written independently. Which rows: eligible = objective <= g* +
+/// tolerance; per structure the member with the smallest (objective, second, sum of
+/// |deviations|); structures by proportion distance, then the same match order; the other
+/// eligible points after them by match order; the first `top_n`. Row #1 among those: with unit
+/// weights the smallest largest |deviation| in percent to two decimals (then second, third
+/// largest), else the smallest (objective, second, third weighted); then proportion distance.
+Candidate brute_force_winner(std::vector<Candidate> all, double tolerance, std::size_t top_n, bool unit_weights) {
   const double g = min_objective(all);
-  std::map<std::array<std::int64_t, 6>, Candidate> best_of_structure;
+  std::map<std::array<std::int64_t, 6>, std::size_t> best_of_structure;  // index into all
   const auto sum = [](const Candidate& c) {
     return std::fabs(c.deviation.flops) + std::fabs(c.deviation.params) + std::fabs(c.deviation.kv);
   };
@@ -94,23 +99,50 @@ Candidate brute_force_winner(std::vector<Candidate> all, double tolerance) {
     if (a.second_objective != b.second_objective) return a.second_objective < b.second_objective;
     return sum(a) < sum(b);
   };
-  for (auto& c : all) {
+  std::vector<std::size_t> eligible;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Candidate& c = all[i];
     if (c.objective > g + tolerance + 1e-12) continue;
+    eligible.push_back(i);
     const auto& a = c.config;
     const std::array<std::int64_t, 6> key{a.num_layers, a.ffn.top_k, a.attention.num_kv_heads, a.attention.head_dim,
                                           a.attention.num_heads, a.hidden_size};
     auto it = best_of_structure.find(key);
-    if (it == best_of_structure.end() || better(c, it->second)) best_of_structure[key] = c;
+    if (it == best_of_structure.end() || better(c, all[it->second])) best_of_structure[key] = i;
   }
-  const Candidate* winner = nullptr;
-  for (const auto& [key, c] : best_of_structure) {
-    if (!winner || c.proportion_distance < winner->proportion_distance ||
-        (c.proportion_distance == winner->proportion_distance && better(c, *winner))) {
-      winner = &c;
+  std::vector<std::size_t> reps, others;
+  for (const auto& [key, i] : best_of_structure) reps.push_back(i);
+  for (std::size_t i : eligible) {
+    if (std::find(reps.begin(), reps.end(), i) == reps.end()) others.push_back(i);
+  }
+  std::stable_sort(reps.begin(), reps.end(), [&](std::size_t a, std::size_t b) {
+    if (all[a].proportion_distance != all[b].proportion_distance) {
+      return all[a].proportion_distance < all[b].proportion_distance;
     }
+    return better(all[a], all[b]);
+  });
+  std::stable_sort(others.begin(), others.end(), [&](std::size_t a, std::size_t b) { return better(all[a], all[b]); });
+  std::vector<std::size_t> rows = reps;
+  rows.insert(rows.end(), others.begin(), others.end());
+  if (rows.size() > top_n) rows.resize(top_n);
+  REQUIRE_FALSE(rows.empty());
+  // Largest first, in hundredths of a percent (what the table prints).
+  const auto shown = [](const Candidate& c) {
+    std::vector<double> v{std::round(1e4 * std::fabs(c.deviation.flops)), std::round(1e4 * std::fabs(c.deviation.params)),
+                          std::round(1e4 * std::fabs(c.deviation.kv))};
+    std::sort(v.rbegin(), v.rend());
+    return v;
+  };
+  const auto weighted = [](const Candidate& c) {
+    return std::vector<double>{c.objective, c.second_objective, c.third_objective};
+  };
+  std::size_t winner = rows.front();
+  for (std::size_t i : rows) {
+    const auto ki = unit_weights ? shown(all[i]) : weighted(all[i]);
+    const auto kw = unit_weights ? shown(all[winner]) : weighted(all[winner]);
+    if (ki < kw || (ki == kw && all[i].proportion_distance < all[winner].proportion_distance)) winner = i;
   }
-  REQUIRE(winner != nullptr);
-  return *winner;
+  return all[winner];
 }
 
 bool same_shape(const ArchConfig& a, const ArchConfig& b) {
@@ -136,7 +168,8 @@ void check_against_brute_force(const ArchConfig& baseline, const LoopSpec& loop,
   // The optimum is exact: the same value as the exhaustive search (up to float rounding).
   CHECK(r.summary.best_objective == Approx(g).margin(1e-12));
   // The winner is the brute force's winner under the documented ranking.
-  const Candidate expected = brute_force_winner(all, c.tolerance);
+  const bool unit_weights = c.weight_flops == 1 && c.weight_params == 1 && c.weight_kv == 1;
+  const Candidate expected = brute_force_winner(all, c.tolerance, 3, unit_weights);
   INFO("match picked H=" << r.candidates.front().config.hidden_size << " E=" << r.candidates.front().config.ffn.num_experts
                          << " W=" << r.candidates.front().config.ffn.expert_dim << " hd=" << r.candidates.front().config.attention.head_dim
                          << "; brute force H=" << expected.config.hidden_size << " E=" << expected.config.ffn.num_experts
@@ -145,8 +178,16 @@ void check_against_brute_force(const ArchConfig& baseline, const LoopSpec& loop,
   // Every reported deviation equals a fresh accounting of the reported config.
   for (const Candidate& cand : r.candidates) {
     const Budgets fresh = account(cand.config, w);
-    CHECK(cand.deviation.flops ==
-          Approx(fresh.training_flops_per_token / r.baseline_budgets.training_flops_per_token - 1).margin(1e-15));
+    // F, with the LM head's training FLOPs on request: passes · 2·H·V (no LM-head bias here).
+    const auto head = [&](const ArchConfig& a) {
+      return c.count_lm_head ? static_cast<double>(w.training_passes) * 2.0 * static_cast<double>(a.hidden_size) *
+                                   static_cast<double>(a.vocab_size)
+                             : 0.0;
+    };
+    CHECK(cand.deviation.flops == Approx((fresh.training_flops_per_token + head(cand.config)) /
+                                             (r.baseline_budgets.training_flops_per_token + head(baseline)) -
+                                         1)
+                                      .margin(1e-15));
     CHECK(cand.deviation.params == Approx(static_cast<double>(fresh.non_embedding_params_total) /
                                               static_cast<double>(r.baseline_budgets.non_embedding_params_total) - 1)
                                        .margin(1e-15));
@@ -428,4 +469,116 @@ TEST_CASE("constraint sensitivity names the constraints that bind", "[match]") {
   // Constraints that do not bind leave the optimum (1.5625%, set by KV) unchanged.
   CHECK(find("num_experts multiple of 8") == Approx(0.015625).margin(1e-12));
   CHECK(find("top_k fixed at 8") == Approx(0.015625).margin(1e-12));
+}
+
+TEST_CASE("the LM head's training FLOPs are passes · 2·H·V and enter F only on request", "[match]") {
+  ArchConfig b = test::toy_moe();
+  b.vocab_size = 1000;
+  const Workload w = test::toy_workload();
+  const Budgets base = account(b, w);
+  // By hand: 3 passes · 2 · H 64 · V 1000 = 384,000 FLOPs per token.
+  CHECK(lm_head_training_flops_per_token(base, w) == 384000.0);
+  CHECK(matched_flops_per_token(base, w, false) == base.training_flops_per_token);
+  CHECK(matched_flops_per_token(base, w, true) == base.training_flops_per_token + 384000.0);
+  // A candidate of H 96 (6 heads of 16): its head is 3 · 2 · 96 · 1000 = 576,000.
+  ArchConfig cand = b;
+  cand.hidden_size = 96;
+  cand.attention = {6, 16, 2};
+  const Budgets cb = account(cand, w);
+  MatchConstraints on = default_constraints(b);
+  on.count_lm_head = true;
+  const Candidate with = evaluate_candidate(cand, b, base, w, on);
+  const double expected_with = (cb.training_flops_per_token + 576000.0) / (base.training_flops_per_token + 384000.0) - 1;
+  const double expected_without = cb.training_flops_per_token / base.training_flops_per_token - 1;
+  CHECK(with.deviation.flops == Approx(expected_with).margin(1e-15));
+  CHECK(with.flops_deviation_with_lm_head == Approx(expected_with).margin(1e-15));
+  CHECK(with.flops_deviation_without_lm_head == Approx(expected_without).margin(1e-15));
+  const Candidate without = evaluate_candidate(cand, b, base, w, default_constraints(b));
+  CHECK(without.deviation.flops == Approx(expected_without).margin(1e-15));
+  CHECK(without.flops_deviation_with_lm_head == Approx(expected_with).margin(1e-15));
+  CHECK(expected_with != Approx(expected_without).margin(1e-6));
+}
+
+TEST_CASE("match equals brute force with the LM head in F", "[match]") {
+  ArchConfig b = paper_200m();
+  b.vocab_size = 50304;
+  MatchConstraints c = reduced(b);
+  c.count_lm_head = true;
+  check_against_brute_force(b, LoopSpec::smelt(), c);
+  const MatchResult with = match(b, LoopSpec::smelt(), paper_workload(), c, 3);
+  c.count_lm_head = false;
+  const MatchResult without = match(b, LoopSpec::smelt(), paper_workload(), c, 3);
+  CHECK(with.summary.lm_head_in_flops);
+  CHECK_FALSE(without.summary.lm_head_in_flops);
+  // H 1280, V 50304, 3 passes: 6·1280·50304 = 386,334,720 FLOPs per token.
+  CHECK(b.hidden_size == 1280);
+  CHECK(with.baseline_lm_head_training_flops_per_token == 386334720.0);
+  REQUIRE(with.summary.feasible);
+  REQUIRE(without.summary.feasible);
+  // Each reports the F it did not match too.
+  for (const Candidate& x : with.candidates) CHECK(x.deviation.flops == x.flops_deviation_with_lm_head);
+  for (const Candidate& x : without.candidates) CHECK(x.deviation.flops == x.flops_deviation_without_lm_head);
+}
+
+TEST_CASE("count_lm_head is read from a constraints file and refused without a vocabulary", "[match]") {
+  const ArchConfig b = paper_200m();  // vocab_size 0
+  const MatchConstraints d = default_constraints(b);
+  CHECK_FALSE(d.count_lm_head);
+  CHECK(parse_constraints(R"({"count_lm_head": true})", "c.json", d).count_lm_head);
+  try {
+    (void)parse_constraints(R"({"count_lm_head": 1})", "c.json", d);
+    FAIL("a number was accepted as count_lm_head");
+  } catch (const Error& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("/count_lm_head"));
+  }
+  MatchConstraints on = d;
+  on.count_lm_head = true;
+  try {
+    (void)match(b, LoopSpec::smelt(), paper_workload(), on, 1);
+    FAIL("count_lm_head was accepted for a baseline without a vocabulary");
+  } catch (const Error& e) {
+    CHECK(e.path() == "/count_lm_head");
+    CHECK_THAT(std::string(e.what()), Catch::Contains("vocab_size 0"));
+  }
+}
+
+TEST_CASE("rows are shown best-first by the deviation shown; the summary names #1's and the objective", "[match]") {
+  const std::string hf = std::string(BUDGET_SOURCE_DIR) + "/examples/hf/mixtral-8x7b.json";
+  const ArchConfig b = load_arch_config(hf);
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), default_constraints(b), 5);
+  REQUIRE(r.candidates.size() == 5);
+  CHECK(r.summary.order == RowOrder::shown_deviation);
+  const auto shown = [](double x) { return std::llround(1e4 * std::fabs(x)); };
+  for (std::size_t i = 1; i < r.candidates.size(); ++i) {
+    INFO("row " << i + 1);
+    CHECK(shown(r.candidates[i - 1].deviation.max_abs()) <= shown(r.candidates[i].deviation.max_abs()));
+  }
+  CHECK(r.summary.best_max_deviation == r.candidates.front().deviation.max_abs());
+  CHECK_THAT(r.summary.brief(), Catch::StartsWith(fmt::format("matched: best max deviation {:.3f}% over",
+                                                              100.0 * r.candidates.front().deviation.max_abs())));
+  // With weights the objective gets its own name and the order is by it.
+  MatchConstraints weighted = default_constraints(b);
+  weighted.weight_kv = 0.5;
+  const MatchResult w = match(b, LoopSpec::smelt(), paper_workload(), weighted, 5);
+  CHECK(w.summary.order == RowOrder::weighted_objective);
+  CHECK_THAT(w.summary.brief(), Catch::Contains(fmt::format("weighted objective {:.3f}%", 100.0 * w.summary.best_objective)));
+  for (std::size_t i = 1; i < w.candidates.size(); ++i) CHECK(w.candidates[i - 1].objective <= w.candidates[i].objective);
+}
+
+TEST_CASE("with one budget out of reach the other two decide: DeepSeek-V2-Lite at kv_lora_rank 512", "[match]") {
+  const ArchConfig b = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf/deepseek-v2-lite.json");
+  MatchConstraints c = default_constraints(b);
+  c.kv_lora_rank = VariableRange::fixed(512);
+  // --top 5 (the default): the rows kept are the five nearest shapes, #1 the best-matched of them.
+  // Not yet with --top 1: the nearest shape alone is kept (FLOPs +1.44%, params −2.19%), as the
+  // eligibility window is on the objective only (docs/matching.md, "Objective and ranking").
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
+  REQUIRE(r.summary.feasible);
+  const Candidate& best = r.candidates.front();
+  INFO("#1: FLOPs " << best.deviation.flops << ", params " << best.deviation.params << ", KV " << best.deviation.kv);
+  // The loop executes more layers, so the KV cache cannot be matched: every row has the same KV
+  // deviation, and #1 must be the one whose FLOPs and parameters match best.
+  CHECK(std::fabs(best.deviation.kv) > 0.2);
+  CHECK(std::fabs(best.deviation.flops) < 0.01);
+  CHECK(std::fabs(best.deviation.params) < 0.01);
 }

@@ -11,6 +11,7 @@
 #include "budget/match.hpp"
 #include "match/bound_pass.hpp"
 #include "match/collecting_pass.hpp"
+#include "match/ranking.hpp"
 #include "match/search_space.hpp"
 #include "support/accounting_fixtures.hpp"
 
@@ -176,4 +177,81 @@ TEST_CASE("infeasibility reasons name the relaxations the limits refused", "[mat
   CHECK_THAT(r.summary.message, Catch::Contains("binding constraint(s): head_dim multiple of 4"));
   CHECK_THAT(r.summary.message, Catch::Contains("not searched (over the search limit"));
   CHECK_THAT(r.summary.message, Catch::Contains("num_layers fixed at 12"));
+}
+
+namespace {
+/// A candidate of its own structure (hidden size `hidden`) with the given deviations; objectives
+/// from unit weights (the largest, second and third |deviation|).
+Candidate ranked_candidate(std::int64_t hidden, double flops, double params, double kv, double distance) {
+  Candidate c;
+  c.config = test::paper_200m_baseline();
+  c.config.hidden_size = hidden;
+  c.deviation = {flops, params, kv};
+  std::vector<double> w{std::fabs(flops), std::fabs(params), std::fabs(kv)};
+  std::sort(w.rbegin(), w.rend());
+  c.objective = w[0];
+  c.second_objective = w[1];
+  c.third_objective = w[2];
+  c.proportion_distance = distance;
+  return c;
+}
+
+std::vector<std::int64_t> hiddens(const std::vector<Candidate>& rows) {
+  std::vector<std::int64_t> out;
+  for (const auto& c : rows) out.push_back(c.config.hidden_size);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("rank() keeps the nearest shapes and shows them best-first by the deviation shown", "[match]") {
+  // By hand, |deviations| in hundredths of a percent, largest first:
+  //   A 198, 10, 0 (distance 0.1)   B 179, 100, 0 (0.2)   C 179, 50, 0 (0.3)
+  //   D 179, 50, 10 (0.05)          E 179, 50, 0 (0.01; 1.791% and 0.501% round as C's)
+  // Shown order: E (ties C, nearer), C, D (third 0.10%), B (second 1.00%), A (largest 1.98%).
+  const std::vector<Candidate> all{
+      ranked_candidate(1001, 0.0198, -0.001, 0.0, 0.1), ranked_candidate(1002, 0.0179, 0.010, 0.0, 0.2),
+      ranked_candidate(1003, -0.0179, 0.005, 0.0, 0.3), ranked_candidate(1004, 0.0179, -0.005, 0.001, 0.05),
+      ranked_candidate(1005, 0.01791, 0.00501, 0.0, 0.01)};
+  CHECK(hiddens(match_detail::rank(all, 5, RowOrder::shown_deviation)) ==
+        std::vector<std::int64_t>{1005, 1003, 1004, 1002, 1001});
+  // Which rows are kept does not change: top 3 = the three nearest shapes (E, D, A), then shown order.
+  CHECK(hiddens(match_detail::rank(all, 3, RowOrder::shown_deviation)) == std::vector<std::int64_t>{1005, 1004, 1001});
+  // One representative per structure: a second member of E's structure that is better matched
+  // replaces it; a worse one does not show while other shapes fill the rows.
+  std::vector<Candidate> with_members = all;
+  with_members.push_back(ranked_candidate(1005, 0.0150, 0.001, 0.0, 0.02));
+  with_members.push_back(ranked_candidate(1001, 0.0300, 0.001, 0.0, 0.0));
+  const auto rows = match_detail::rank(with_members, 5, RowOrder::shown_deviation);
+  CHECK(hiddens(rows) == std::vector<std::int64_t>{1005, 1003, 1004, 1002, 1001});
+  CHECK(rows.front().deviation.flops == 0.0150);
+  CHECK(rows.back().deviation.flops == 0.0198);
+}
+
+TEST_CASE("rank() orders by the weighted objective when the weights are not all 1", "[match]") {
+  // Weighted objectives set apart from the deviations (as weights would): X shows the smaller
+  // deviation but has the larger weighted objective.
+  Candidate x = ranked_candidate(1001, 0.010, 0.0, 0.0, 0.1);
+  Candidate y = ranked_candidate(1002, 0.020, 0.0, 0.0, 0.2);
+  x.objective = 0.010;
+  y.objective = 0.005;
+  CHECK(hiddens(match_detail::rank({x, y}, 2, RowOrder::weighted_objective)) == std::vector<std::int64_t>{1002, 1001});
+  CHECK(hiddens(match_detail::rank({x, y}, 2, RowOrder::shown_deviation)) == std::vector<std::int64_t>{1001, 1002});
+  // Ties on the objective fall to the second, then the third weighted term, then the distance.
+  Candidate z = y;
+  z.config.hidden_size = 1003;
+  z.second_objective = 0.001;
+  Candidate u = y;
+  u.config.hidden_size = 1004;
+  u.third_objective = 0.0001;
+  u.proportion_distance = 0.0;
+  CHECK(hiddens(match_detail::rank({z, u, y}, 3, RowOrder::weighted_objective)) ==
+        std::vector<std::int64_t>{1002, 1004, 1003});
+  MatchConstraints c;
+  CHECK(row_order(c) == RowOrder::shown_deviation);
+  c.weight_kv = 0.5;
+  CHECK(row_order(c) == RowOrder::weighted_objective);
+  CHECK(to_string(RowOrder::shown_deviation) == "shown_deviation");
+  CHECK(to_string(RowOrder::weighted_objective) == "weighted_objective");
+  CHECK(to_string(RowOrder::predicted_time) == "predicted_time");
+  CHECK(to_string(RowOrder::predicted_time_within_accuracy) == "predicted_time_within_accuracy");
 }
