@@ -45,6 +45,7 @@ def make_stub():
                 if key not in kwargs:
                     raise TypeError(f"{name}.Config missing required keyword argument '{key}'")
             self.kw = {**optional, **kwargs}
+            self.__dict__.update(self.kw)  # fields as attributes, as the real dataclasses have
 
         cfg = type("Config", (), {"__init__": init, "params": lambda self: count(self.kw)})
         return type(name, (), {"Config": cfg})
