@@ -43,8 +43,11 @@ budget_cli_test(NAME export.hf_template_not_hf
   STDERR_MATCHES "--template: the file is a native config, not a Hugging Face config.json")
 budget_cli_test(NAME export.bad_target ARGS export ${BASE} --to onnx EXPECT_EXIT 64
   STDERR_MATCHES "allowed: native, hf, megatron, torchtitan")
-budget_cli_test(NAME export.unexpressible ARGS export tests/data/hf/deepseek-v3.json --to torchtitan EXPECT_EXIT 2
-  STDERR_MATCHES "/attention/mla: multi-head latent attention [(]torchtitan has it in its deepseek_v3 model")
+budget_cli_test(NAME export.unexpressible ARGS export tests/data/hf/olmoe-1b-7b-0924.json --to torchtitan EXPECT_EXIT 2
+  STDERR_MATCHES "/attention/qk_norm: q/k norms over the whole query/KV width [(]full[)] cannot be expressed")
+budget_cli_test(NAME export.torchtitan_deepseek_v3 ARGS export tests/data/hf/deepseek-v3.json --to torchtitan
+  STDOUT_MATCHES "# Target: pytorch/torchtitan b5bcd76c [(]torchtitan/models/deepseek_v3" "\nQ_LORA_RANK = 1536\n"
+                 "scaling=\"yarn\", rope_factor=40[.]0")
 budget_cli_test(NAME export.to_file ARGS export ${BASE} --to native --out "${export_out}/native.json")
 
 # --baseline ... --out FILE --out-format hf: the written HF config reads back with the matched budgets.

@@ -14,8 +14,14 @@ parameters each accepts (an unknown one is a TypeError, as in Python), and the w
     MoE load_balance_coeff           expert_bias_E: a buffer of E (moe.py:362, 391-398), counted here
                                      as budget counts a router bias (E per MoE layer)
     Decoder                          tok_embeddings, layers, norm, lm_head unless enable_weight_tying
+    make_mla_attention_config        wq (q_lora_rank 0) or wq_a, q_norm, wq_b; wkv_a, kv_norm, wkv_b, wo
+                                     deepseek_v3/__init__.py:83-165 (a dataclass, as Attention.Config,
+                                     so that dataclasses.replace works on it)
+    MTPTransformerBlock              its block plus enorm, hnorm, eh_proj, mtp_norm   deepseek_v3/mtp.py:106-121
+    DeepSeekV3Model (MTPDecoder)     Decoder plus mtp_layers, compared with budget's MTP count apart
 Usage: torchtitan_params.py BUDGET_MATCH SOURCE_DIR WORK_DIR
 """
+import dataclasses
 import importlib.util
 import json
 import os
@@ -39,6 +45,7 @@ def make_stub():
                 if key not in kwargs:
                     raise TypeError(f"{name}.Config missing required keyword argument '{key}'")
             self.kw = {**optional, **kwargs}
+            self.__dict__.update(self.kw)  # fields as attributes, as the real dataclasses have
 
         cfg = type("Config", (), {"__init__": init, "params": lambda self: count(self.kw)})
         return type(name, (), {"Config": cfg})
@@ -60,6 +67,7 @@ def make_stub():
                                            "original_max_position_embeddings", "rope_factor", "beta_fast", "beta_slow",
                                            "original_seq_len", "truncate"]}
     rope = config_class("CosSinRoPE", ["dim", "max_context_length"], rope_optional, lambda k: 0)
+    complex_rope = config_class("ComplexRoPE", ["dim", "max_context_length"], rope_optional, lambda k: 0)
     gated_ffn = config_class("SigmoidGatedFeedForward", ["w1", "w2", "w3", "gate"], {},
                              lambda k: sum(params_of(k[w]) for w in ["w1", "w2", "w3", "gate"]))
     block = config_class("Qwen3TransformerBlock", ["attention", "attention_norm", "ffn_norm"],
@@ -74,6 +82,43 @@ def make_stub():
 
     model = config_class("Qwen3Model", ["dim", "vocab_size", "lm_head", "tok_embeddings", "norm", "layers"],
                          {"enable_weight_tying": False}, model_count)
+    ds_block = config_class("DeepSeekV3TransformerBlock", ["attention", "attention_norm", "ffn_norm"],
+                            {"feed_forward": None, "moe": None},
+                            lambda k: sum(params_of(k[w]) for w in ["attention", "attention_norm", "ffn_norm",
+                                                                      "feed_forward", "moe"]))
+    mtp_block = config_class("MTPTransformerBlock",
+                             ["attention", "attention_norm", "ffn_norm", "enorm", "hnorm", "eh_proj", "mtp_norm"],
+                             {"feed_forward": None, "moe": None},
+                             lambda k: sum(params_of(k[w]) for w in ["attention", "attention_norm", "ffn_norm",
+                                                                       "feed_forward", "moe", "enorm", "hnorm",
+                                                                       "eh_proj", "mtp_norm"]))
+    # The main model's count; its mtp_layers are counted apart (mtp_params_of).
+    ds_model = config_class("DeepSeekV3Model", ["dim", "vocab_size", "lm_head", "tok_embeddings", "norm", "layers"],
+                            {"enable_weight_tying": False, "mtp_layers": []}, model_count)
+
+    @dataclasses.dataclass
+    class MlaAttention:
+        linear_params: int
+        q_lora_rank: int
+        q_norm: object
+        kv_norm: object
+
+        def params(self):
+            # q_norm is a placeholder, never built, without query compression (__init__.py:117-119).
+            return self.linear_params + (params_of(self.q_norm) if self.q_lora_rank > 0 else 0) + params_of(self.kv_norm)
+
+    def make_mla_attention_config(*, layer_id, dim, n_heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+                                  qk_rope_head_dim, v_head_dim, mscale=1.0, attn_backend, linear_init, norm_init,
+                                  depth_init, rope):
+        get_attention_config(attn_backend)
+        depth_init(layer_id)
+        qk_head = qk_nope_head_dim + qk_rope_head_dim
+        wq = dim * n_heads * qk_head if q_lora_rank == 0 else dim * q_lora_rank + q_lora_rank * n_heads * qk_head
+        linear = (wq + dim * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank * n_heads * (qk_nope_head_dim + v_head_dim)
+                  + n_heads * v_head_dim * dim)
+        q_norm = rmsnorm.Config(normalized_shape=q_lora_rank if q_lora_rank > 0 else 1, param_init=norm_init)
+        return MlaAttention(linear, q_lora_rank, q_norm, rmsnorm.Config(normalized_shape=kv_lora_rank,
+                                                                         param_init=norm_init))
 
     class Counted:
         def __init__(self, n):
@@ -117,11 +162,11 @@ def make_stub():
         return m
 
     noop = lambda *a, **k: None
-    init = module("torch.nn.init", normal_=noop, zeros_=noop, ones_=noop)
+    init = module("torch.nn.init", normal_=noop, zeros_=noop, ones_=noop, trunc_normal_=noop)
     module("torch", nn=module("torch.nn", init=init))
     module("torchtitan")
     module("torchtitan.models")
-    module("torchtitan.models.common", CosSinRoPE=rope, Embedding=embedding, Linear=linear,
+    module("torchtitan.models.common", ComplexRoPE=complex_rope, CosSinRoPE=rope, Embedding=embedding, Linear=linear,
            SigmoidGatedFeedForward=gated_ffn)
     module("torchtitan.models.common.config_utils", get_attention_config=get_attention_config,
            make_ffn_config=make_ffn_config, make_gqa_config=make_gqa_config, make_moe_config=make_moe_config,
@@ -129,6 +174,9 @@ def make_stub():
     module("torchtitan.models.common.nn_modules", RMSNorm=rmsnorm)
     module("torchtitan.models.qwen3")
     module("torchtitan.models.qwen3.model", Qwen3Model=model, Qwen3TransformerBlock=block)
+    module("torchtitan.models.deepseek_v3", make_mla_attention_config=make_mla_attention_config)
+    module("torchtitan.models.deepseek_v3.model", DeepSeekV3Model=ds_model, DeepSeekV3TransformerBlock=ds_block)
+    module("torchtitan.models.deepseek_v3.mtp", MTPTransformerBlock=mtp_block)
     return params_of
 
 
@@ -136,9 +184,11 @@ params_of = make_stub()
 configs = ["tests/data/hf/llama-3.1-8b.json", "tests/data/hf/qwen3-8b.json", "tests/data/hf/qwen3-30b-a3b.json",
            "tests/data/hf/granite-3.0-8b.json", "tests/data/hf/granite-3.0-3b-a800m.json",
            "tests/data/hf/mistral-small-3.1-24b.json", "examples/hf/deepseek-moe-16b.json",
-           "examples/hf/mixtral-8x7b.json"]
+           "examples/hf/mixtral-8x7b.json", "tests/data/hf/deepseek-v3.json", "tests/data/hf/kimi-k2.json",
+           "tests/data/hf/deepseek-v2-lite.json"]
 failures = 0
-for i, cfg in enumerate(configs + ["matched:tests/data/hf/qwen3-30b-a3b.json"]):
+matched = ["matched:tests/data/hf/qwen3-30b-a3b.json", "matched:tests/data/hf/deepseek-v3.json"]
+for i, cfg in enumerate(configs + matched):
     if cfg.startswith("matched:"):
         # A matched, looped config: the stored layers' parameters are what torchtitan builds.
         base = cfg.split(":", 1)[1]
@@ -156,10 +206,18 @@ for i, cfg in enumerate(configs + ["matched:tests/data/hf/qwen3-30b-a3b.json"]):
     spec = importlib.util.spec_from_file_location(f"export_{i}", out)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    got = params_of(mod.budget_config(attn_backend="flex", moe_comm_backend="standard"))
+    built = mod.budget_config(attn_backend="flex", moe_comm_backend="standard")
+    got = params_of(built)
     status = "ok" if got == want else "MISMATCH"
     failures += got != want
     print(f"{status}: {cfg}: torchtitan config {got} parameters, budget {want}")
+    if "mtp_layers" in built.kw:
+        # deepseek_v3: the MTP modules, built with the config's count, against budget's MTP count.
+        mtp_want = report.get("mtp", {}).get("params", 0)
+        mtp_got = params_of(mod.budget_config(num_mtp_layers=mod.MTP_LAYERS).kw["mtp_layers"])
+        status = "ok" if mtp_got == mtp_want else "MISMATCH"
+        failures += mtp_got != mtp_want
+        print(f"{status}: {cfg}: torchtitan MTP modules {mtp_got} parameters, budget {mtp_want}")
 if failures:
     sys.exit(f"FAIL: {failures} torchtitan exports describe another parameter count than budget's")
-print(f"OK: {len(configs) + 1} torchtitan exports have budget's parameter counts")
+print(f"OK: {len(configs) + len(matched)} torchtitan exports have budget's parameter counts")

@@ -123,6 +123,43 @@ std::string_view to_string(NormKind kind);
 enum class RouterScore { softmax, sigmoid };
 std::string_view to_string(RouterScore score);
 
+/// The RoPE frequency rescaling of a long-context model, as transformers' `rope_scaling` names it
+/// (transformers/modeling_rope_utils.py, ROPE_INIT_FUNCTIONS): `linear` (positions divided by
+/// `factor`), `dynamic` (NTK-aware, base grown with the sequence), `yarn` (Peng et al. 2023,
+/// arXiv:2309.00071: frequencies between the beta_fast and beta_slow rotations interpolated by
+/// `factor`; DeepSeek-V3 and Kimi-K2 add mscale / mscale_all_dim to the attention scale), `llama3`
+/// (Llama-3.1: wavelengths above original/low_freq_factor divided by `factor`, below
+/// original/high_freq_factor kept, smoothed between), `longrope` (Phi-3: one factor per frequency,
+/// short_factor up to original_max_position_embeddings, long_factor beyond).
+enum class RopeScalingType { linear, dynamic, yarn, llama3, longrope };
+std::string_view to_string(RopeScalingType type);
+
+/// `rope_scaling`: its type and the parameters the file gives (absent ones stay unset: each
+/// framework has its own default, which an export states).
+struct RopeScaling {
+  RopeScalingType type = RopeScalingType::linear;
+  std::optional<double> factor = std::nullopt;                               ///< every type but longrope
+  std::optional<std::int64_t> original_max_position_embeddings = std::nullopt;  ///< yarn, llama3, longrope, dynamic
+  std::optional<double> beta_fast = std::nullopt;         ///< yarn
+  std::optional<double> beta_slow = std::nullopt;         ///< yarn
+  std::optional<double> mscale = std::nullopt;            ///< yarn (DeepSeek)
+  std::optional<double> mscale_all_dim = std::nullopt;    ///< yarn (DeepSeek)
+  std::optional<double> attention_factor = std::nullopt;  ///< yarn, longrope
+  std::optional<double> low_freq_factor = std::nullopt;   ///< llama3
+  std::optional<double> high_freq_factor = std::nullopt;  ///< llama3
+  std::vector<double> short_factor = {};                  ///< longrope: one per rotary frequency
+  std::vector<double> long_factor = {};                   ///< longrope
+
+  bool operator==(const RopeScaling& o) const {
+    return type == o.type && factor == o.factor &&
+           original_max_position_embeddings == o.original_max_position_embeddings && beta_fast == o.beta_fast &&
+           beta_slow == o.beta_slow && mscale == o.mscale && mscale_all_dim == o.mscale_all_dim &&
+           attention_factor == o.attention_factor && low_freq_factor == o.low_freq_factor &&
+           high_freq_factor == o.high_freq_factor && short_factor == o.short_factor && long_factor == o.long_factor;
+  }
+  bool operator!=(const RopeScaling& o) const { return !(*this == o); }
+};
+
 /// Settings a trainer needs to build the same model that size no weight and change no budget
 /// (docs/config.md, "settings"). Each is optional: absent means the input did not say, and an
 /// export then states the trainer's default it leaves in place. The accounting never reads them.
@@ -133,11 +170,12 @@ struct ModelSettings {
   std::optional<RouterScore> router_score = std::nullopt;
   /// Top-k weights renormalised to sum to 1 (HF norm_topk_prob; a softmax over the top-k logits).
   std::optional<bool> router_normalize_top_k = std::nullopt;
+  std::optional<RopeScaling> rope_scaling = std::nullopt;  ///< absent: unscaled RoPE (or not said)
 
   bool operator==(const ModelSettings& o) const {
     return rope_theta == o.rope_theta && norm_epsilon == o.norm_epsilon &&
            max_position_embeddings == o.max_position_embeddings && router_score == o.router_score &&
-           router_normalize_top_k == o.router_normalize_top_k;
+           router_normalize_top_k == o.router_normalize_top_k && rope_scaling == o.rope_scaling;
   }
 };
 

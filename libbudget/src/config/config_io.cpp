@@ -7,6 +7,7 @@
 #include "budget/error.hpp"
 #include "config/config_hf_json.hpp"
 #include "config/config_json.hpp"
+#include "config/rope_scaling_json.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget {
@@ -16,7 +17,8 @@ namespace {
 
 ModelSettings read_model_settings(const ObjectReader& settings) {
   settings.reject_unknown_keys(
-      {"rope_theta", "norm_epsilon", "max_position_embeddings", "router_score", "router_normalize_top_k"});
+      {"rope_theta", "norm_epsilon", "max_position_embeddings", "router_score", "router_normalize_top_k",
+                               "rope_scaling"});
   ModelSettings s;
   if (settings.has("rope_theta")) s.rope_theta = settings.number("rope_theta", 1e-6, 1e15);
   if (settings.has("norm_epsilon")) s.norm_epsilon = settings.number("norm_epsilon", 1e-30, 0.5);
@@ -32,6 +34,7 @@ ModelSettings read_model_settings(const ObjectReader& settings) {
     }
     s.router_normalize_top_k = settings.raw("router_normalize_top_k").get<bool>();
   }
+  if (settings.has("rope_scaling")) s.rope_scaling = read_rope_scaling(settings.object("rope_scaling"), nullptr);
   return s;
 }
 
@@ -42,6 +45,7 @@ nlohmann::ordered_json model_settings_json(const ModelSettings& s) {
   if (s.max_position_embeddings > 0) j["max_position_embeddings"] = s.max_position_embeddings;
   if (s.router_score) j["router_score"] = std::string(to_string(*s.router_score));
   if (s.router_normalize_top_k) j["router_normalize_top_k"] = *s.router_normalize_top_k;
+  if (s.rope_scaling) j["rope_scaling"] = rope_scaling_json(*s.rope_scaling, "type");
   return j;
 }
 

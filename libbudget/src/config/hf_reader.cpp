@@ -20,6 +20,7 @@
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
 #include "config/config_hf_json.hpp"
+#include "config/rope_scaling_json.hpp"
 #include "config/hf_families.hpp"
 #include "config/hf_key_pass.hpp"
 
@@ -75,6 +76,7 @@ class LayerPass {
     }
     s.norm_epsilon = number_at(root_, family == "gpt_neox" ? "layer_norm_eps" : "rms_norm_eps", 1e-30, 0.5);
     s.max_position_embeddings = root_.integer_or("max_position_embeddings", 0, 0, std::int64_t{1} << 40);
+    read_rope_scaling_setting(c);
     if (!c.ffn.is_moe() || family == "phimoe") return;
     const std::string score = root_.string_or("scoring_func", family == "deepseek_v3" ? "sigmoid" : "softmax");
     if (score == "softmax" || score == "sigmoid") {
@@ -85,6 +87,21 @@ class LayerPass {
     } else if (root_.has("norm_topk_prob") && root_.raw("norm_topk_prob").is_boolean()) {
       s.router_normalize_top_k = root_.raw("norm_topk_prob").get<bool>();
     }
+  }
+
+  /// settings.rope_scaling: `rope_scaling` (null: unscaled), else the scaling inside newer files'
+  /// `rope_parameters` (rope_type other than "default"). An unknown type or parameter is a note
+  /// (config_hf_json: settings change no budget), never a silent drop.
+  void read_rope_scaling_setting(ArchConfig& c) const {
+    const char* key = nullptr;
+    if (root_.has("rope_scaling") && !root_.raw("rope_scaling").is_null()) {
+      key = "rope_scaling";
+    } else if (root_.has("rope_parameters") && root_.raw("rope_parameters").is_object()) {
+      key = "rope_parameters";
+    }
+    if (key == nullptr) return;
+    if (!root_.raw(key).is_object()) root_.fail(key, "expected an object or null");
+    c.settings.rope_scaling = read_rope_scaling(root_.object(key), &c.notes);
   }
 
  private:
@@ -333,6 +350,7 @@ ArchConfig read_model_object(const ObjectReader& where, const std::string& wrapp
   complete(object);
   object = run_hf_key_pass(object, where, family, notes);
   ArchConfig c = LayerPass(object, where.source(), where.pointer(), family).read();
+  notes.insert(notes.end(), c.notes.begin(), c.notes.end());  // the layer pass's notes (rope scaling)
   c.notes = std::move(notes);
   return c;
 }

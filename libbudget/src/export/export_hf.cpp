@@ -14,6 +14,7 @@
 #include "budget/export.hpp"
 #include "config/config_hf_json.hpp"
 #include "config/config_json.hpp"
+#include "config/rope_scaling_json.hpp"
 #include "export/export_targets.hpp"
 #include "base/json_reader.hpp"
 
@@ -263,6 +264,28 @@ void write_mla(const MlaConfig& m, std::int64_t num_heads, bool fresh, Json& doc
   if (doc.contains("head_dim")) doc["head_dim"] = m.qk_rope_head_dim;
 }
 
+/// settings.rope_scaling as transformers reads it (modeling_rope_utils.py): a template's own
+/// object is kept as written when it reads back as the same scaling; otherwise `rope_scaling` is
+/// written with the file's type key ("type" in the DeepSeek and Kimi releases, else "rope_type"),
+/// or, in a file that keeps its rope settings in `rope_parameters` (and no `rope_scaling`), that
+/// object is rewritten with its rope_theta kept.
+void write_rope_scaling(const RopeScaling& scaling, Json& doc) {
+  const bool in_parameters = !doc.contains("rope_scaling") && doc.contains("rope_parameters") &&
+                             doc.at("rope_parameters").is_object();
+  const char* key = in_parameters ? "rope_parameters" : "rope_scaling";
+  if (doc.contains(key) && doc.at(key).is_object()) {
+    std::vector<std::string> ignored_notes;
+    const nlohmann::json existing = doc.at(key);
+    const auto read = read_rope_scaling(ObjectReader(existing, "<template>", std::string("/") + key), &ignored_notes);
+    if (read && *read == scaling) return;
+  }
+  const bool old_spelling = doc.contains(key) && doc.at(key).is_object() && doc.at(key).contains("type") &&
+                            !doc.at(key).contains("rope_type");
+  Json object = rope_scaling_json(scaling, old_spelling ? "type" : "rope_type");
+  if (in_parameters && doc.at(key).contains("rope_theta")) object["rope_theta"] = doc.at(key).at("rope_theta");
+  doc[key] = object;
+}
+
 /// ArchConfig::settings in the family's keys, where the config gives them (a template keeps its own
 /// otherwise): rope_theta (inside rope_parameters when the file keeps it there), rms_norm_eps
 /// (layer_norm_eps in a file that spells it so), max_position_embeddings, scoring_func and
@@ -286,6 +309,7 @@ void write_settings(const ModelSettings& m, const HfStyle& s, bool moe, Json& do
                *m.norm_epsilon);
   }
   if (m.max_position_embeddings > 0) doc["max_position_embeddings"] = m.max_position_embeddings;
+  if (m.rope_scaling) write_rope_scaling(*m.rope_scaling, doc);
   if (!moe) return;
   if (m.router_score && s.scoring_func) doc["scoring_func"] = std::string(to_string(*m.router_score));
   if (m.router_normalize_top_k && s.norm_topk_prob) doc["norm_topk_prob"] = *m.router_normalize_top_k;
@@ -342,6 +366,7 @@ void check_reads_back(const ArchConfig& c, const std::string& text) {
   if (w.max_position_embeddings == 0) b.max_position_embeddings = 0;
   if (!w.router_score) b.router_score.reset();
   if (!w.router_normalize_top_k) b.router_normalize_top_k.reset();
+  if (!w.rope_scaling) b.rope_scaling.reset();
   const nlohmann::json want = canonical(c);
   const nlohmann::json got = canonical(back);
   if (want != got) {

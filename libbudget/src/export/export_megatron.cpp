@@ -26,6 +26,8 @@
 // (gpt_layer_specs.py:104-113: without it they are IdentityOp).
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -74,6 +76,122 @@ void refuse_unexpressed(const ArchConfig& c) {
 /// "1e-06" and "1000000": Python's float() and int() read them as the intended value.
 std::string number_text(double value) { return fmt::format("{}", value); }
 
+/// settings.rope_scaling as Megatron-LM's arguments at d98e8a64 (A = arguments.py):
+/// - MLA, yarn: --rope-type yarn (A:2906), --rotary-scaling-factor (A:3558), --mscale (A:3560),
+///   --mscale-all-dim (A:3562). MLATransformerConfig's original_max_position_embeddings (4096),
+///   beta_fast (32) and beta_slow (1) (TC:3318-3324) have no argument: another value is refused.
+/// - GQA, yarn: --position-embedding-type yarn (A:2397), --rotary-scaling-factor,
+///   --yarn-original-max-position-embeddings, --yarn-beta-fast, --yarn-beta-slow (A:2400-2404),
+///   --mscale, --mscale-all-dim (mapped to config.yarn_* by argument_utils.py:384-413).
+/// - GQA, llama3: --use-rope-scaling --rope-scaling-factor (A:2424-2426); RotaryEmbedding's
+///   _apply_scaling fixes low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings
+///   8192 (rotary_pos_embedding.py:93-98): another value is refused.
+/// - GQA, linear with an integer factor: --rotary-seq-len-interpolation-factor (A:2422, type=int).
+/// - dynamic and longrope: no argument, refused; so is a yarn attention_factor.
+/// Absent parameters leave Megatron's default, stated in `defaults`. Megatron's concentration
+/// factor with its defaults mscale 1, mscale_all_dim 0 is 0.1·ln(factor) + 1
+/// (yarn_rotary_pos_embedding.py:275-294), transformers' default for yarn without mscale.
+void write_rope_scaling(const ArchConfig& c, std::vector<std::string>& args, std::vector<std::string>& defaults) {
+  const std::optional<RopeScaling>& scaling = c.settings.rope_scaling;
+  const bool mla = c.attention.mla.has_value();
+  const char* field = "/settings/rope_scaling";
+  const auto refuse_scaling = [&](const std::string& what) { refuse(c, field, what); };
+  const auto arg = [&](const std::string& flag, const std::string& value) { args.push_back(flag + " " + value); };
+  if (!scaling) {
+    arg("--position-embedding-type", "rope");
+    if (mla) arg("--rope-type", "rope");  // MLA's default rope type is yarn (TC:3306)
+    return;
+  }
+  const RopeScaling& r = *scaling;
+  if (r.type != RopeScalingType::yarn && r.type != RopeScalingType::llama3 && r.type != RopeScalingType::linear) {
+    refuse_scaling(fmt::format("{} rope scaling", to_string(r.type)));
+  }
+  if (mla && r.type != RopeScalingType::yarn) {
+    refuse_scaling(fmt::format("{} rope scaling with multi-head latent attention (its rope types are rope and yarn)",
+                               to_string(r.type)));
+  }
+  if (r.type == RopeScalingType::linear) {
+    if (*r.factor != std::floor(*r.factor) || *r.factor < 1.0 || *r.factor > 1e9) {
+      refuse_scaling(fmt::format("linear rope scaling by the non-integer factor {} (--rotary-seq-len-interpolation-"
+                                 "factor takes an int)",
+                                 number_text(*r.factor)));
+    }
+    arg("--position-embedding-type", "rope");
+    arg("--rotary-seq-len-interpolation-factor", std::to_string(static_cast<std::int64_t>(*r.factor)));
+    return;
+  }
+  if (r.type == RopeScalingType::llama3) {
+    const auto fixed = [&](const char* name, std::optional<double> value, double megatron) {
+      if (!value) {
+        defaults.push_back(fmt::format("llama3 rope scaling {} {} (RotaryEmbedding._apply_scaling; the config gives "
+                                       "none)",
+                                       name, number_text(megatron)));
+      } else if (*value != megatron) {
+        refuse_scaling(fmt::format("llama3 rope scaling with {} {} (Megatron's RotaryEmbedding fixes it at {}, "
+                                   "rotary_pos_embedding.py:93-98)",
+                                   name, number_text(*value), number_text(megatron)));
+      }
+    };
+    fixed("low_freq_factor", r.low_freq_factor, 1.0);
+    fixed("high_freq_factor", r.high_freq_factor, 4.0);
+    std::optional<double> original;
+    if (r.original_max_position_embeddings) original = static_cast<double>(*r.original_max_position_embeddings);
+    fixed("original_max_position_embeddings", original, 8192.0);
+    arg("--position-embedding-type", "rope");
+    args.emplace_back("--use-rope-scaling");
+    arg("--rope-scaling-factor", number_text(*r.factor));
+    return;
+  }
+  if (r.attention_factor) {
+    refuse_scaling(fmt::format("a yarn attention_factor ({}; Megatron derives it from mscale and mscale_all_dim)",
+                               number_text(*r.attention_factor)));
+  }
+  if (mla) {
+    // MLATransformerConfig fields without an argument (TC:3318-3324).
+    const auto fixed = [&](const char* name, std::optional<double> value, double megatron) {
+      if (!value) {
+        defaults.push_back(fmt::format("MLATransformerConfig.{} {} (yarn; the config gives none)", name,
+                                       number_text(megatron)));
+      } else if (*value != megatron) {
+        refuse_scaling(fmt::format("yarn rope scaling with {} {} (Megatron's MLA takes it from "
+                                   "MLATransformerConfig.{} = {}, which has no argument, transformer_config.py:"
+                                   "3318-3324)",
+                                   name, number_text(*value), name, number_text(megatron)));
+      }
+    };
+    std::optional<double> original;
+    if (r.original_max_position_embeddings) original = static_cast<double>(*r.original_max_position_embeddings);
+    fixed("original_max_position_embeddings", original, 4096.0);
+    fixed("beta_fast", r.beta_fast, 32.0);
+    fixed("beta_slow", r.beta_slow, 1.0);
+    arg("--position-embedding-type", "rope");
+    arg("--rope-type", "yarn");
+  } else {
+    if (c.mtp_layers > 0) {
+      // validate_args: MTP only with rope or no position embedding (A:882-886).
+      refuse_scaling("yarn rope scaling with multi-token prediction without MLA (Megatron's MTP takes "
+                     "--position-embedding-type rope or none, arguments.py:882-886)");
+    }
+    arg("--position-embedding-type", "yarn");
+    if (r.original_max_position_embeddings) {
+      arg("--yarn-original-max-position-embeddings", std::to_string(*r.original_max_position_embeddings));
+    } else {
+      defaults.push_back("--yarn-original-max-position-embeddings 4096 (the config gives none)");
+    }
+    if (r.beta_fast) arg("--yarn-beta-fast", number_text(*r.beta_fast));
+    if (r.beta_slow) arg("--yarn-beta-slow", number_text(*r.beta_slow));
+    if (!r.beta_fast) defaults.push_back("--yarn-beta-fast 32 (the config gives none)");
+    if (!r.beta_slow) defaults.push_back("--yarn-beta-slow 1 (the config gives none)");
+  }
+  arg("--rotary-scaling-factor", number_text(*r.factor));
+  if (r.mscale) arg("--mscale", number_text(*r.mscale));
+  if (r.mscale_all_dim) arg("--mscale-all-dim", number_text(*r.mscale_all_dim));
+  if (!r.mscale || !r.mscale_all_dim) {
+    defaults.push_back("--mscale 1.0 --mscale-all-dim 0.0 where the config gives none (attention scale "
+                       "0.1 ln(factor) + 1, as transformers' yarn default)");
+  }
+}
+
 }  // namespace
 
 std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
@@ -102,8 +220,6 @@ std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
     arg("--qk-pos-emb-head-dim", a.mla->qk_rope_head_dim);
     arg("--v-head-dim", a.mla->v_head_dim);
     args.emplace_back("--qk-layernorm");  // the latents' norms (see the file comment)
-    // MLA's default rope type is yarn (TC:3306); budget carries no rope scaling.
-    arg("--rope-type", "rope");
     // MLA reads no kv_channels; validate_args derives it as hidden/heads and asserts divisibility.
     if (c.hidden_size % a.num_heads != 0) arg("--kv-channels", a.mla->v_head_dim);
   } else {
@@ -126,7 +242,7 @@ std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
   } else {
     defaults.push_back("--norm-epsilon 1e-05 (the config gives no norm epsilon)");
   }
-  arg("--position-embedding-type", "rope");
+  write_rope_scaling(c, args, defaults);
   if (s.rope_theta) {
     // --rotary-base is type=int (arguments.py:2418).
     if (*s.rope_theta != std::floor(*s.rope_theta) || *s.rope_theta > 9.0e15) {

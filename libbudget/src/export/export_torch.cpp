@@ -3,7 +3,8 @@
 // planner's own definition of the model, so the export is exact: every field of the native config
 // is carried by the embedded native JSON (arch_config_to_json), the loop included, and nothing is
 // left in not_expressed. budget.torch refuses a native key it does not build, so a field added to
-// ArchConfig must be added there too (its key lists in model.py).
+// ArchConfig must be added there too (its key lists in model.py). One exception is stated in
+// not_expressed: rope scaling, which budget.torch does not model.
 //
 // The written file: CONFIG (the native dict), build(device=None, dtype=None) → nn.Module, and a
 // __main__ that builds it (default on the meta device: no memory) and prints one JSON line of its
@@ -14,17 +15,28 @@
 #include <nlohmann/json.hpp>
 
 #include "budget/config_io.hpp"
+#include "config/rope_scaling_json.hpp"
 #include "export/export_targets.hpp"
 
 namespace budget::detail {
 
-std::string export_torch(const ArchConfig& c, std::vector<std::string>& /*not_expressed: nothing*/) {
+std::string export_torch(const ArchConfig& c, std::vector<std::string>& not_expressed) {
+  // budget.torch's rotary embedding is plain RoPE of base rope_theta (model.py, _rotary): it models
+  // no rope scaling. The scaling stays in CONFIG's settings, counts do not depend on it, and the
+  // module's attention is the unscaled one; said once here.
+  std::string header_notes;
+  if (c.settings.rope_scaling) {
+    not_expressed.push_back(fmt::format("rope scaling ({}): budget.torch applies unscaled RoPE (base rope_theta); "
+                                        "every count is unaffected",
+                                        describe_rope_scaling(*c.settings.rope_scaling)));
+    header_notes = "# NOT EXPRESSED: " + not_expressed.back() + "\n";
+  }
   // The JSON goes in a raw triple-quoted string: JSON escapes every quote inside strings (\"), so
   // the text never holds three quotes in a row, and the raw string keeps its backslashes.
   return fmt::format(R"py(# budget-match export --to torch: the reference PyTorch module of {name} (docs/torch.md).
 # budget.torch.build_model builds exactly what the planner counts (parameters per component, forward
 # FLOPs per op) and runs the loop as planned: {loop}.
-# Needs the Python package budget (with budget.torch) and PyTorch.
+{notes}# Needs the Python package budget (with budget.torch) and PyTorch.
 #   python3 THIS_FILE.py [--device meta|cpu|cuda]   builds it (default: meta, no memory) and prints its counts
 #   from THIS_FILE import build; model = build(device="cuda", dtype=torch.bfloat16)
 import argparse
@@ -53,7 +65,8 @@ if __name__ == "__main__":
 )py",
                      // The name quoted and escaped as JSON: one comment line, whatever it holds.
                      fmt::arg("name", nlohmann::json(c.name).dump()), fmt::arg("json", arch_config_to_json(c)),
-                     fmt::arg("loop", c.loop ? describe_loop(c) : std::string("no loop")));
+                     fmt::arg("loop", c.loop ? describe_loop(c) : std::string("no loop")),
+                     fmt::arg("notes", header_notes));
 }
 
 }  // namespace budget::detail

@@ -15,8 +15,11 @@
 //
 // Written explicitly: the router (score_func, route_norm, and the expert bias as torchtitan's
 // aux-loss-free load_balance_coeff, moe.py:362), q/k norms (per head, qk_norm=RMSNorm over head_dim),
-// shared experts (one MLP of num_shared_experts·shared_expert_dim), rope theta and context,
-// norm epsilon, dense-first layers and weight tying.
+// shared experts (one MLP of num_shared_experts·shared_expert_dim), rope theta, context and
+// scaling (rope_text), norm epsilon, dense-first layers and weight tying.
+//
+// A config with multi-head latent attention is written for torchtitan's deepseek_v3 model instead
+// (export_torchtitan_deepseek_v3: DeepSeekV3Model.Config, deepseekv3_configs).
 
 #include <fmt/format.h>
 
@@ -27,8 +30,8 @@ namespace budget::detail {
 namespace {
 
 [[noreturn]] void refuse(const ArchConfig& c, const char* field, const std::string& what) {
-  throw Error(fmt::format("{} cannot be expressed in torchtitan's qwen3 model configs ({}); export to native or hf "
-                          "instead",
+  throw Error(fmt::format("{} cannot be expressed in torchtitan's qwen3 or deepseek_v3 model configs ({}); export "
+                          "to native or hf instead",
                           what, torchtitan_target_commit),
               c.name.empty() ? "<config>" : c.name, field);
 }
@@ -36,19 +39,22 @@ namespace {
 void refuse_unexpressed(const ArchConfig& c) {
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
-  if (a.mla) {
-    refuse(c, "/attention/mla", "multi-head latent attention (torchtitan has it in its deepseek_v3 model, which this "
-                                "version does not write)");
-  }
   // make_gqa_config and make_ffn_config build Linear.Config without bias (config_utils.py:187-308).
   if (a.qkv_bias) refuse(c, "/attention/qkv_bias", "query/key/value biases");
   if (a.output_bias) refuse(c, "/attention/output_bias", "an output-projection bias");
   if (f.bias) refuse(c, "/ffn/bias", "MLP biases");
   if (a.qk_norm == QkNorm::full) refuse(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
+  if (a.mla && a.qk_norm != QkNorm::none) {
+    refuse(c, "/attention/qk_norm", "per-head q/k norms with multi-head latent attention (deepseek_v3's Attention "
+                                    "has only the latents' q_norm and kv_norm, model.py:47-48)");
+  }
   if (c.sliding_attention_layers() > 0) refuse(c, "/attention/layer_types", "sliding-window attention layers");
   if (c.norm != NormKind::rmsnorm) refuse(c, "/norm", "LayerNorm (TransformerBlock's norms are RMSNorm.Config)");
   if (c.lm_head_bias) refuse(c, "/lm_head_bias", "an LM-head bias");
-  if (c.mtp_layers > 0) refuse(c, "/mtp_layers", "multi-token-prediction modules");
+  if (c.mtp_layers > 0 && !a.mla) {
+    refuse(c, "/mtp_layers", "multi-token-prediction modules without multi-head latent attention (torchtitan has "
+                             "MTP in its deepseek_v3 model only, deepseek_v3/mtp.py)");
+  }
   if (!f.gated) refuse(c, "/ffn/gated", "a 2-matrix MLP (torchtitan's FeedForward is always SwiGLU)");
 }
 
@@ -79,11 +85,357 @@ std::string flavor_of(const ArchConfig& c) {
 
 const char* py_bool(bool value) { return value ? "True" : "False"; }
 
+/// The RoPE config of the export (common/rope.py:92-108 at b5bcd76c): `format` is "CosSinRoPE"
+/// (qwen3's, rotate-half pairs) or "ComplexRoPE" (deepseek_v3's and llama3's, adjacent pairs).
+/// settings.rope_scaling maps onto RoPE.Config's scaling:
+/// - yarn → scaling="yarn", rope_factor, beta_fast, beta_slow, original_seq_len (transformers'
+///   original_max_position_embeddings), truncate=True (transformers' default). torchtitan's yarn is
+///   a pure rotation (rope.py:57-60): an attention scale must come from elsewhere. deepseek_v3's
+///   Attention scales the softmax by (0.1·mscale·ln(factor) + 1)² (model.py:86-88), which is
+///   transformers' DeepSeek yarn exactly when mscale = mscale_all_dim (the rotary factor is then 1):
+///   `attention_mscale` receives mscale_all_dim. qwen3's attention has no such scale, so yarn is
+///   refused there unless its attention factor is 1 (mscale = mscale_all_dim given, or
+///   attention_factor 1).
+/// - llama3 → scaling="llama", scaling_factor, low_freq_factor, high_freq_factor,
+///   original_max_position_embeddings; CosSinRoPE refuses llama scaling (rope.py:283-284), so
+///   `format` becomes ComplexRoPE (the same rotation of adjacent instead of half-split pairs: a
+///   fixed permutation of each head's q/k dims, the same model for training from scratch, stated).
+/// - linear, dynamic, longrope: RoPE.Config has no such scaling; refused.
+/// Absent parameters take RoPE.Config's defaults, each stated.
+struct RopeText {
+  std::string format;
+  std::string keywords;  ///< ", scaling=..., ..." after dim, max_context_length, theta
+  double attention_mscale = 1.0;
+};
+
+RopeText rope_text(const ArchConfig& c, bool deepseek, std::vector<std::string>& not_expressed) {
+  RopeText out{deepseek ? "ComplexRoPE" : "CosSinRoPE", "", 1.0};
+  const std::optional<RopeScaling>& scaling = c.settings.rope_scaling;
+  if (!scaling) return out;
+  const RopeScaling& r = *scaling;
+  const char* field = "/settings/rope_scaling";
+  const auto stated_default = [&](const char* name, bool given, const char* value) {
+    if (!given) not_expressed.push_back(fmt::format("rope scaling {}: the config gives none, RoPE.Config's {} is "
+                                                    "written", name, value));
+  };
+  if (r.type == RopeScalingType::llama3) {
+    if (deepseek) refuse(c, field, "llama3 rope scaling with multi-head latent attention");
+    out.format = "ComplexRoPE";
+    not_expressed.push_back("llama3 rope scaling: written with ComplexRoPE (CosSinRoPE refuses llama scaling, "
+                            "rope.py:283-284), which rotates adjacent pairs instead of half-split ones; the same "
+                            "model trained from scratch, but qwen3's state-dict adapter expects CosSinRoPE's layout");
+    stated_default("low_freq_factor", r.low_freq_factor.has_value(), "1.0");
+    stated_default("high_freq_factor", r.high_freq_factor.has_value(), "4.0");
+    stated_default("original_max_position_embeddings", r.original_max_position_embeddings.has_value(), "8192");
+    out.keywords = fmt::format(", scaling=\"llama\", scaling_factor={}, low_freq_factor={}, high_freq_factor={}, "
+                               "original_max_position_embeddings={}",
+                               py_float(*r.factor), py_float(r.low_freq_factor.value_or(1.0)),
+                               py_float(r.high_freq_factor.value_or(4.0)),
+                               r.original_max_position_embeddings.value_or(8192));
+    return out;
+  }
+  if (r.type != RopeScalingType::yarn) {
+    refuse(c, field, fmt::format("{} rope scaling (RoPE.Config's scaling is none, llama or yarn, rope.py:97)",
+                                 to_string(r.type)));
+  }
+  // transformers' yarn attention factor (modeling_rope_utils.py, _compute_yarn_parameters):
+  // attention_factor if given, else mscale(factor, mscale)/mscale(factor, mscale_all_dim) when both
+  // are given, else 0.1·ln(factor) + 1.
+  const bool unit_rotary_factor = r.attention_factor ? *r.attention_factor == 1.0
+                                                     : (r.mscale && r.mscale_all_dim && *r.mscale == *r.mscale_all_dim);
+  if (!unit_rotary_factor) {
+    refuse(c, field, deepseek ? "yarn rope scaling whose attention factor is not 1 (mscale differs from "
+                                "mscale_all_dim, or attention_factor is given): torchtitan's yarn RoPE is a pure "
+                                "rotation (rope.py:57-60)"
+                              : "yarn rope scaling with an attention factor other than 1 in a GQA model: torchtitan's "
+                                "yarn RoPE is a pure rotation (rope.py:57-60) and qwen3's attention has no mscale");
+  }
+  if (deepseek) out.attention_mscale = r.mscale_all_dim.value_or(0.0);
+  if (deepseek && out.attention_mscale == 0.0) {
+    refuse(c, field, "yarn rope scaling without mscale_all_dim in multi-head latent attention (deepseek_v3's "
+                     "Attention always scales the softmax by (0.1 mscale ln(factor) + 1)^2, model.py:86-88)");
+  }
+  stated_default("beta_fast", r.beta_fast.has_value(), "32.0");
+  stated_default("beta_slow", r.beta_slow.has_value(), "1.0");
+  stated_default("original_max_position_embeddings (original_seq_len)", r.original_max_position_embeddings.has_value(),
+                 "4096");
+  out.keywords = fmt::format(", scaling=\"yarn\", rope_factor={}, beta_fast={}, beta_slow={}, original_seq_len={}",
+                             py_float(*r.factor), py_float(r.beta_fast.value_or(32.0)),
+                             py_float(r.beta_slow.value_or(1.0)), r.original_max_position_embeddings.value_or(4096));
+  return out;
+}
+
+/// The deepseek_v3 model (torchtitan/models/deepseek_v3 at b5bcd76c) for a config with
+/// multi-head latent attention: a function with the signature of deepseekv3_configs' flavors
+/// (__init__.py:319-323, called by model_registry with attn_backend, moe_comm_backend,
+/// non_blocking_capacity_factor and num_mtp_layers, :616-629), built the way build_mla_moe_layers
+/// builds them (__init__.py:168-277): make_mla_attention_config per layer (q_norm and kv_norm are
+/// the latents' norms budget counts; with q_lora_rank 0 the query is one wq), a dense feed_forward
+/// for the first_dense_layers, an moe after, DeepSeekV3TransformerBlock.Config, ComplexRoPE over
+/// qk_rope_head_dim, and MTPTransformerBlock.Config modules copied from the last layer as
+/// _build_mtp_layers does (:291-316). Unlike build_mla_moe_layers, the shared experts' width is
+/// the config's (not n·moe_hidden_dim), none when the config has none, gated when it says so.
+std::string export_torchtitan_deepseek_v3(const ArchConfig& c, const ExportOptions& options,
+                                          std::vector<std::string>& not_expressed) {
+  const AttentionConfig& a = c.attention;
+  const MlaConfig& m = *a.mla;
+  const FfnConfig& f = c.ffn;
+  const ModelSettings& s = c.settings;
+  const std::int64_t seq_length = options.seq_length > 0 ? options.seq_length : default_export_seq_length;
+  const std::int64_t context = s.max_position_embeddings > 0 ? s.max_position_embeddings : seq_length;
+  if (c.vocab_size == 0) {
+    not_expressed.push_back("vocab_size is 0 (embeddings not modelled): set VOCAB_SIZE to your tokenizer's");
+  }
+  if (!s.rope_theta) not_expressed.push_back("the config gives no rope_theta: RoPE.Config's default 10000.0 is written");
+  if (!s.norm_epsilon) not_expressed.push_back("the config gives no norm epsilon: RMSNorm.Config's default 1e-05 is written");
+  const RopeText rope = rope_text(c, true, not_expressed);
+  const RouterScore score = router_score_of(c);
+  // build_mla_moe_layers' default route_norm is False (__init__.py:189); DeepSeek-V3 sets True.
+  const bool route_norm = s.router_normalize_top_k.value_or(score == RouterScore::sigmoid);
+  if (f.is_moe() && !s.router_score) {
+    not_expressed.push_back(fmt::format("the config gives no router score function: {} is written", to_string(score)));
+  }
+  if (f.is_moe() && !s.router_normalize_top_k) {
+    not_expressed.push_back(fmt::format("the config does not say whether the top-k weights are renormalised: "
+                                        "route_norm={} is written",
+                                        py_bool(route_norm)));
+  }
+  if (f.is_moe()) {
+    not_expressed.push_back("DeepSeek's routed_scaling_factor and expert groups (n_group, topk_group) are not carried "
+                            "by budget: route_scale=1.0 and ungrouped routing are written; set route_scale, "
+                            "num_expert_groups and num_limited_groups of make_router_config by hand");
+  }
+  if (f.router_bias) {
+    not_expressed.push_back("the router's expert bias is torchtitan's aux-loss-free expert_bias_E (load_balance_coeff"
+                            "=1e-3), a buffer updated outside the optimizer, not a parameter");
+  }
+  if (c.mtp_layers > 0) {
+    not_expressed.push_back(fmt::format("model_registry passes its own num_mtp_layers (default 0, deepseek_v3/"
+                                        "__init__.py:622) to this function: call it with num_mtp_layers={} to build "
+                                        "the config's multi-token-prediction modules",
+                                        c.mtp_layers));
+  }
+  if (c.loop) {
+    not_expressed.push_back(fmt::format(
+        "the loop ({}): torchtitan's models have no weight-shared layer loop; this config builds the {} stored "
+        "layers unlooped", describe_loop(c), c.num_layers));
+  }
+  const std::string flavor = flavor_of(c);
+  std::string o;
+  o += fmt::format("# torchtitan model config for {} (budget-match export; docs/export.md)\n",
+                   comment_safe(c.name.empty() ? "the config" : c.name));
+  o += fmt::format("# Target: {} (torchtitan/models/deepseek_v3: DeepSeekV3Model.Config from per-layer configs)\n",
+                   torchtitan_target_commit);
+  o += "# Use: save as torchtitan/models/deepseek_v3/budget_config.py and add at the end of\n";
+  o += "# torchtitan/models/deepseek_v3/__init__.py (after make_mla_attention_config is defined):\n";
+  o += "#     from .budget_config import budget_config\n";
+  o += fmt::format("#     deepseekv3_configs[\"{}\"] = budget_config\n", flavor);
+  o += fmt::format("# then train with the deepseek_v3 model, flavor \"{}\".\n", flavor);
+  for (const auto& note : not_expressed) o += "# NOT EXPRESSED: " + comment_safe(note) + "\n";
+  o += R"(
+import copy
+import dataclasses
+from functools import partial
+
+import torch.nn as nn
+
+from torchtitan.models.common import ComplexRoPE, Embedding, Linear, SigmoidGatedFeedForward
+from torchtitan.models.common.config_utils import (
+    make_ffn_config,
+    make_moe_config,
+    make_routed_experts_config,
+    make_router_config,
+)
+from torchtitan.models.common.nn_modules import RMSNorm
+from torchtitan.models.deepseek_v3 import make_mla_attention_config
+from torchtitan.models.deepseek_v3.model import DeepSeekV3Model, DeepSeekV3TransformerBlock
+from torchtitan.models.deepseek_v3.mtp import MTPTransformerBlock
+
+)";
+  o += "NOT_EXPRESSED = [\n";
+  for (const auto& note : not_expressed) {
+    std::string quoted;
+    for (const char ch : comment_safe(note)) {
+      if (ch == '\\' || ch == '"') quoted += '\\';
+      quoted += ch;
+    }
+    o += "    \"" + quoted + "\",\n";
+  }
+  o += "]\n\n";
+  o += fmt::format("DIM = {}\nN_LAYERS = {}\nN_HEADS = {}\nVOCAB_SIZE = {}\n", c.hidden_size, c.num_layers,
+                   a.num_heads, c.vocab_size);
+  o += fmt::format("Q_LORA_RANK = {}\nKV_LORA_RANK = {}\nQK_NOPE_HEAD_DIM = {}\nQK_ROPE_HEAD_DIM = {}\nV_HEAD_DIM = {}\n",
+                   m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim);
+  o += fmt::format("NORM_EPS = {}\nROPE_THETA = {}\nMAX_CONTEXT_LENGTH = {}\nMSCALE = {}\nMTP_LAYERS = {}\n",
+                   py_float(s.norm_epsilon.value_or(1e-5)), py_float(s.rope_theta.value_or(10000.0)), context,
+                   py_float(rope.attention_mscale), c.mtp_layers);
+  if (f.is_moe()) {
+    o += fmt::format("FIRST_DENSE_LAYERS = {}\nDENSE_HIDDEN_DIM = {}\n", f.first_dense_layers, f.dense_dim);
+    o += fmt::format("NUM_EXPERTS = {}\nTOP_K = {}\nMOE_HIDDEN_DIM = {}\nSHARED_HIDDEN_DIM = {}\n", f.num_experts,
+                     f.top_k, f.expert_dim, f.num_shared_experts * f.shared_expert_dim);
+  } else {
+    o += fmt::format("FIRST_DENSE_LAYERS = N_LAYERS\nDENSE_HIDDEN_DIM = {}\n", f.dense_dim);
+  }
+  o += R"(
+_LINEAR_INIT = {"weight": partial(nn.init.trunc_normal_, std=0.02), "bias": nn.init.zeros_}
+_NORM_INIT = {"weight": nn.init.ones_}
+_EMBEDDING_INIT = {"weight": partial(nn.init.normal_, std=1.0)}
+_EXPERTS_INIT = {
+    "w1_EFD": _LINEAR_INIT["weight"],
+    "w2_EDF": _LINEAR_INIT["weight"],
+    "w3_EFD": _LINEAR_INIT["weight"],
+}
+
+
+def _norm(dim: int) -> RMSNorm.Config:
+    return RMSNorm.Config(normalized_shape=dim, eps=NORM_EPS, param_init=_NORM_INIT)
+
+
+def _depth_init(layer_id: int) -> dict:
+    return _LINEAR_INIT
+
+
+def budget_config(
+    attn_backend: str = "flex",
+    moe_comm_backend: str = "standard",
+    non_blocking_capacity_factor: float | None = None,
+    num_mtp_layers: int = MTP_LAYERS,
+) -> DeepSeekV3Model.Config:
+    if VOCAB_SIZE <= 0:
+        raise ValueError("VOCAB_SIZE is 0 in this export (embeddings not modelled): set your tokenizer's")
+    rope = ComplexRoPE.Config(dim=QK_ROPE_HEAD_DIM, max_context_length=MAX_CONTEXT_LENGTH, theta=ROPE_THETA)" +
+       rope.keywords + R"()
+    layers = []
+    for layer in range(N_LAYERS):
+        attention = make_mla_attention_config(
+            layer_id=layer,
+            dim=DIM,
+            n_heads=N_HEADS,
+            q_lora_rank=Q_LORA_RANK,
+            kv_lora_rank=KV_LORA_RANK,
+            qk_nope_head_dim=QK_NOPE_HEAD_DIM,
+            qk_rope_head_dim=QK_ROPE_HEAD_DIM,
+            v_head_dim=V_HEAD_DIM,
+            mscale=MSCALE,
+            attn_backend=attn_backend,
+            linear_init=_LINEAR_INIT,
+            norm_init=_NORM_INIT,
+            depth_init=_depth_init,
+            rope=rope,
+        )
+        # The latents' norms with the config's epsilon (make_mla_attention_config leaves RMSNorm's).
+        attention = dataclasses.replace(
+            attention,
+            kv_norm=_norm(KV_LORA_RANK),
+            q_norm=_norm(Q_LORA_RANK) if Q_LORA_RANK > 0 else attention.q_norm,
+        )
+        if layer < FIRST_DENSE_LAYERS:
+            layers.append(
+                DeepSeekV3TransformerBlock.Config(
+                    attention=attention,
+                    attention_norm=_norm(DIM),
+                    ffn_norm=_norm(DIM),
+                    feed_forward=make_ffn_config(
+                        dim=DIM,
+                        hidden_dim=DENSE_HIDDEN_DIM,
+                        w1_param_init=_LINEAR_INIT,
+                        w2w3_param_init=_LINEAR_INIT,
+                    ),
+                )
+            )
+            continue
+)";
+  if (f.is_moe()) {
+    std::string shared = "None";
+    if (f.num_shared_experts > 0 && f.shared_expert_gate) {
+      shared = R"(SigmoidGatedFeedForward.Config(
+            w1=Linear.Config(in_features=DIM, out_features=SHARED_HIDDEN_DIM, param_init=_LINEAR_INIT),
+            w2=Linear.Config(in_features=SHARED_HIDDEN_DIM, out_features=DIM, param_init=_LINEAR_INIT),
+            w3=Linear.Config(in_features=DIM, out_features=SHARED_HIDDEN_DIM, param_init=_LINEAR_INIT),
+            gate=Linear.Config(in_features=DIM, out_features=1, param_init=_LINEAR_INIT),
+        ))";
+    } else if (f.num_shared_experts > 0) {
+      shared = R"(make_ffn_config(
+            dim=DIM,
+            hidden_dim=SHARED_HIDDEN_DIM,
+            w1_param_init=_LINEAR_INIT,
+            w2w3_param_init=_LINEAR_INIT,
+        ))";
+    }
+    o += fmt::format(R"(        shared_experts = {}
+        moe = make_moe_config(
+            num_experts=NUM_EXPERTS,
+            router=make_router_config(
+                dim=DIM,
+                num_experts=NUM_EXPERTS,
+                gate_param_init=_LINEAR_INIT,
+                top_k=TOP_K,
+                score_func="{}",
+                route_norm={},
+                route_scale=1.0,
+                num_expert_groups=None,
+                num_limited_groups=None,
+                bias=False,
+            ),
+            routed_experts=make_routed_experts_config(
+                dim=DIM,
+                hidden_dim=MOE_HIDDEN_DIM,
+                num_experts=NUM_EXPERTS,
+                top_k=TOP_K,
+                param_init=_EXPERTS_INIT,
+                comm_backend=moe_comm_backend,
+                non_blocking_capacity_factor=non_blocking_capacity_factor,
+            ),
+            shared_experts=shared_experts,
+            load_balance_coeff={},
+        )
+        layers.append(
+            DeepSeekV3TransformerBlock.Config(
+                attention=attention,
+                attention_norm=_norm(DIM),
+                ffn_norm=_norm(DIM),
+                moe=moe,
+            )
+        )
+)",
+                     shared, to_string(score), py_bool(route_norm), f.router_bias ? "1e-3" : "None");
+  }
+  o += fmt::format(R"(    last = layers[-1]
+    mtp_layers = [
+        MTPTransformerBlock.Config(
+            attention=copy.deepcopy(last.attention),
+            feed_forward=copy.deepcopy(last.feed_forward),
+            moe=copy.deepcopy(last.moe),
+            attention_norm=copy.deepcopy(last.attention_norm),
+            ffn_norm=copy.deepcopy(last.ffn_norm),
+            enorm=_norm(DIM),
+            hnorm=_norm(DIM),
+            eh_proj=Linear.Config(in_features=DIM * 2, out_features=DIM, bias=False, param_init=_LINEAR_INIT),
+            mtp_norm=_norm(DIM),
+        )
+        for _ in range(num_mtp_layers)
+    ]
+    return DeepSeekV3Model.Config(
+        vocab_size=VOCAB_SIZE,
+        dim=DIM,
+        norm=_norm(DIM),
+        enable_weight_tying={},
+        tok_embeddings=Embedding.Config(num_embeddings=VOCAB_SIZE, embedding_dim=DIM, param_init=_EMBEDDING_INIT),
+        lm_head=Linear.Config(in_features=DIM, out_features=VOCAB_SIZE, param_init=_LINEAR_INIT),
+        layers=layers,
+        mtp_layers=mtp_layers,
+    )
+)",
+                   py_bool(c.tie_embeddings));
+  return o;
+}
+
 }  // namespace
 
 std::string export_torchtitan(const ArchConfig& c, const ExportOptions& options,
                               std::vector<std::string>& not_expressed) {
   refuse_unexpressed(c);
+  if (c.attention.mla) return export_torchtitan_deepseek_v3(c, options, not_expressed);
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
   const ModelSettings& s = c.settings;
@@ -116,6 +468,7 @@ std::string export_torchtitan(const ArchConfig& c, const ExportOptions& options,
         "the loop ({}): torchtitan's models have no weight-shared layer loop; this config builds the {} stored "
         "layers unlooped", describe_loop(c), c.num_layers));
   }
+  const RopeText rope = rope_text(c, false, not_expressed);
   const std::string flavor = flavor_of(c);
   std::string o;
   o += fmt::format("# torchtitan model config for {} (budget-match export; docs/export.md)\n",
@@ -133,7 +486,7 @@ from functools import partial
 
 import torch.nn as nn
 
-from torchtitan.models.common import CosSinRoPE, Embedding, Linear, SigmoidGatedFeedForward
+from torchtitan.models.common import ComplexRoPE, CosSinRoPE, Embedding, Linear, SigmoidGatedFeedForward
 from torchtitan.models.common.config_utils import (
     get_attention_config,
     make_ffn_config,
@@ -186,7 +539,8 @@ def budget_config(attn_backend: str = "flex", moe_comm_backend: str = "standard"
     if VOCAB_SIZE <= 0:
         raise ValueError("VOCAB_SIZE is 0 in this export (embeddings not modelled): set your tokenizer's")
     inner_attention = get_attention_config(attn_backend)
-    rope = CosSinRoPE.Config(dim=HEAD_DIM, max_context_length=MAX_CONTEXT_LENGTH, theta=ROPE_THETA)
+    rope = )" + rope.format + R"(.Config(dim=HEAD_DIM, max_context_length=MAX_CONTEXT_LENGTH, theta=ROPE_THETA)" +
+       rope.keywords + R"()
     layers = []
     for layer in range(N_LAYERS):
         attention = make_gqa_config(

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -50,6 +51,12 @@ std::vector<Family> hf_families() {
     out.push_back({file, std::string(std::istreambuf_iterator<char>(in), {})});
   }
   return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 /// Every budget the accounting reports that depends on the config.
@@ -446,4 +453,85 @@ TEST_CASE("export: settings travel native → native and hf, change no budget, a
   doc["settings"].erase("router_score");
   doc["settings"]["rope_base"] = 1;
   CHECK_THROWS_WITH(parse_arch_config(doc.dump(), "bad"), Catch::Contains("rope_base"));
+}
+
+TEST_CASE("export: rope scaling is read into settings, travels native and hf, and changes no budget",
+          "[export][settings][rope_scaling]") {
+  // DeepSeek-V3: "type": "yarn", factor 40, original 4096, beta_fast 32, beta_slow 1, mscale 1, 1.
+  const ArchConfig v3 = load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  REQUIRE(v3.settings.rope_scaling.has_value());
+  const RopeScaling& y = *v3.settings.rope_scaling;
+  CHECK(y.type == RopeScalingType::yarn);
+  CHECK(y.factor == 40.0);
+  CHECK(y.original_max_position_embeddings == 4096);
+  CHECK(y.beta_fast == 32.0);
+  CHECK(y.beta_slow == 1.0);
+  CHECK(y.mscale == 1.0);
+  CHECK(y.mscale_all_dim == 1.0);
+  CHECK_FALSE(y.attention_factor.has_value());
+  // Kimi-K2: yarn, factor 32, beta_fast 1.
+  const ArchConfig kimi = load_arch_config(source_dir + "/tests/data/hf/kimi-k2.json");
+  REQUIRE(kimi.settings.rope_scaling.has_value());
+  CHECK(kimi.settings.rope_scaling->factor == 32.0);
+  CHECK(kimi.settings.rope_scaling->beta_fast == 1.0);
+  // Llama-3.1-8B: "rope_type": "llama3", factor 8, low 1, high 4, original 8192.
+  const ArchConfig llama = load_arch_config(source_dir + "/tests/data/hf/llama-3.1-8b.json");
+  REQUIRE(llama.settings.rope_scaling.has_value());
+  const RopeScaling& l = *llama.settings.rope_scaling;
+  CHECK(l.type == RopeScalingType::llama3);
+  CHECK(l.factor == 8.0);
+  CHECK(l.low_freq_factor == 1.0);
+  CHECK(l.high_freq_factor == 4.0);
+  CHECK(l.original_max_position_embeddings == 8192);
+  // Phi-3-mini-4k: "rope_scaling": null, unscaled.
+  CHECK_FALSE(load_arch_config(source_dir + "/tests/data/hf/phi-3-mini-4k.json").settings.rope_scaling.has_value());
+
+  for (const ArchConfig* c : {&v3, &kimi, &llama}) {
+    INFO(c->name);
+    // No budget depends on it.
+    ArchConfig unscaled = *c;
+    unscaled.settings.rope_scaling.reset();
+    check_same_budgets(unscaled, *c);
+    // Native → native keeps it.
+    const std::string native = export_config(*c, ExportTarget::native).text;
+    CHECK(parse_arch_config(native, "native").settings.rope_scaling == c->settings.rope_scaling);
+    // HF with the original file as template: kept as written; fresh (from native): rope_scaling
+    // with "rope_type", read back the same.
+    const std::string fresh = export_config(parse_arch_config(native, "native"), ExportTarget::hf).text;
+    const auto fresh_doc = nlohmann::json::parse(fresh);
+    REQUIRE(fresh_doc.contains("rope_scaling"));
+    CHECK(fresh_doc.at("rope_scaling").at("rope_type") == std::string(to_string(c->settings.rope_scaling->type)));
+    CHECK(parse_hf_config(fresh, "fresh").settings.rope_scaling == c->settings.rope_scaling);
+  }
+  // A template keeps its own spelling ("type" in DeepSeek's file) and its object when unchanged;
+  // a changed factor is rewritten in that spelling.
+  ExportOptions with_template;
+  with_template.hf_template = read_text(source_dir + "/tests/data/hf/deepseek-v3.json");
+  with_template.hf_template_source = "deepseek-v3.json";
+  ArchConfig stretched = v3;
+  stretched.settings.rope_scaling->factor = 16.0;
+  const auto doc = nlohmann::json::parse(export_config(stretched, ExportTarget::hf, with_template).text);
+  CHECK(doc.at("rope_scaling").at("type") == "yarn");
+  CHECK(doc.at("rope_scaling").at("factor") == 16.0);
+  CHECK(doc.at("rope_scaling").at("beta_fast") == 32.0);
+
+  // Native configs read rope_scaling strictly; Hugging Face files note what is not read.
+  auto native_doc = nlohmann::json::parse(export_config(v3, ExportTarget::native).text);
+  native_doc["settings"]["rope_scaling"]["type"] = "mrope";
+  CHECK_THROWS_WITH(parse_arch_config(native_doc.dump(), "bad"),
+                    Catch::Contains("/settings/rope_scaling/type") && Catch::Contains("mrope"));
+  native_doc["settings"]["rope_scaling"]["type"] = "yarn";
+  native_doc["settings"]["rope_scaling"]["low_freq_factor"] = 1.0;
+  CHECK_THROWS_WITH(parse_arch_config(native_doc.dump(), "bad"),
+                    Catch::Contains("low_freq_factor") && Catch::Contains("not a parameter of yarn"));
+  native_doc["settings"]["rope_scaling"].erase("low_freq_factor");
+  native_doc["settings"]["rope_scaling"].erase("factor");
+  CHECK_THROWS_WITH(parse_arch_config(native_doc.dump(), "bad"), Catch::Contains("needs a factor"));
+  auto hf_doc = nlohmann::json::parse(read_text(source_dir + "/tests/data/hf/llama-3.1-8b.json"));
+  hf_doc["rope_scaling"] = {{"rope_type", "mrope"}, {"mrope_section", {16, 24, 24}}};
+  const ArchConfig noted = parse_hf_config(hf_doc.dump(), "noted");
+  CHECK_FALSE(noted.settings.rope_scaling.has_value());
+  CHECK(std::any_of(noted.notes.begin(), noted.notes.end(), [](const std::string& n) {
+    return n.find("/rope_scaling/rope_type") != std::string::npos && n.find("mrope") != std::string::npos;
+  }));
 }

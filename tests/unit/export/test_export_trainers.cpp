@@ -186,7 +186,8 @@ std::map<std::string, std::string> check_megatron(const ArchConfig& c, const std
   CHECK(args.at("--num-attention-heads") == std::to_string(c.attention.num_heads));
   CHECK(args.count("--swiglu") == (c.ffn.gated ? 1u : 0u));
   CHECK(args.count("--untie-embeddings-and-output-weights") == (c.tie_embeddings ? 0u : 1u));
-  CHECK(args.at("--position-embedding-type") == "rope");
+  const bool gqa_yarn = !c.attention.mla && c.settings.rope_scaling && c.settings.rope_scaling->type == RopeScalingType::yarn;
+  CHECK(args.at("--position-embedding-type") == (gqa_yarn ? "yarn" : "rope"));
   CHECK(args.at("--normalization") == (c.norm == NormKind::layernorm ? "LayerNorm" : "RMSNorm"));
   if (c.attention.mla) {
     CHECK(args.count("--multi-latent-attention") == 1);
@@ -236,7 +237,8 @@ std::map<std::string, std::string> check_megatron(const ArchConfig& c, const std
 const std::set<std::string> megatron_refusals{"/attention/output_bias", "/ffn/bias",          "/attention/qkv_bias",
                                               "/attention/qk_norm",     "/attention/layer_types", "/lm_head_bias",
                                               "/ffn/router_bias",       "/settings/router_normalize_top_k",
-                                              "/settings/rope_theta",   "/settings/max_position_embeddings"};
+                                              "/settings/rope_theta",   "/settings/max_position_embeddings",
+                                              "/settings/rope_scaling"};
 
 // --- torchtitan --------------------------------------------------------------------------------
 
@@ -262,13 +264,18 @@ std::vector<std::string> call_keywords(const std::string& text, std::size_t open
 }
 
 void check_torchtitan(const std::string& text) {
-  // Imports: the table's, plus functools.partial and torch.nn ("import torch.nn as nn").
+  using torchtitan_table::Model;
+  const bool deepseek = text.find("(torchtitan/models/deepseek_v3:") != std::string::npos;
+  const Model model = deepseek ? Model::deepseek_v3 : Model::qwen3;
+  // Imports: the table's, plus functools.partial and torch.nn ("import torch.nn as nn"); the
+  // deepseek_v3 module also the standard library's copy and dataclasses.
   std::size_t imported = 0;
   std::stringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind("import ", 0) == 0) {
-      CHECK(line == "import torch.nn as nn");
+      INFO(line);
+      CHECK((line == "import torch.nn as nn" || (deepseek && (line == "import copy" || line == "import dataclasses"))));
       continue;
     }
     if (line.rfind("from ", 0) != 0) continue;
@@ -292,11 +299,16 @@ void check_torchtitan(const std::string& text) {
         continue;
       }
       const auto& table = torchtitan_table::imports();
-      CHECK(std::any_of(table.begin(), table.end(), [&](const auto& e) { return e.module == module && e.name == name; }));
+      CHECK(std::any_of(table.begin(), table.end(), [&](const auto& e) {
+        return e.module == module && e.name == name && (e.model == model || e.model == Model::both);
+      }));
       ++imported;
     }
   }
-  CHECK(imported == torchtitan_table::imports().size());
+  const auto& imports = torchtitan_table::imports();
+  CHECK(imported == static_cast<std::size_t>(std::count_if(imports.begin(), imports.end(), [&](const auto& e) {
+          return e.model == model || e.model == Model::both;
+        })));
   // Calls: every torchtitan constructor written is in the table, with keywords it accepts.
   const std::regex call("([A-Za-z_][A-Za-z0-9_]*(?:\\.Config)?)\\(");
   std::size_t checked = 0;
@@ -322,6 +334,26 @@ void check_torchtitan(const std::string& text) {
     const auto& choices = torchtitan_table::score_func_choices;
     CHECK(std::find(choices.begin(), choices.end(), m[1].str()) != choices.end());
   }
+  if (deepseek) {
+    // dataclasses.replace(attention, ...) sets only fields of deepseek_v3's Attention.Config.
+    const std::size_t replace_at = text.find("dataclasses.replace(");
+    REQUIRE(replace_at != std::string::npos);
+    for (const auto& kw : call_keywords(text, replace_at + std::string("dataclasses.replace").size())) {
+      INFO(kw);
+      const auto& fields = torchtitan_table::mla_attention_replaced;
+      CHECK(std::find(fields.begin(), fields.end(), kw) != fields.end());
+    }
+    // The registry's call signature (model_registry passes these four as keywords).
+    const std::size_t def_at = text.find("def budget_config(");
+    REQUIRE(def_at != std::string::npos);
+    const std::string signature = text.substr(def_at, text.find(") ->", def_at) - def_at);
+    for (const auto& name : torchtitan_table::deepseek_v3_signature) {
+      INFO(name);
+      CHECK(signature.find(std::string(name) + ":") != std::string::npos);
+    }
+    CHECK(text.find(std::string(torchtitan_table::deepseek_v3_registry) + "[") != std::string::npos);
+    return;
+  }
   // The registry's call signature: attn_backend and moe_comm_backend as keywords.
   CHECK(text.find("def budget_config(attn_backend: str = \"flex\", moe_comm_backend: str = \"standard\")") !=
         std::string::npos);
@@ -329,10 +361,10 @@ void check_torchtitan(const std::string& text) {
 }
 
 /// Fields the torchtitan export refuses.
-const std::set<std::string> torchtitan_refusals{"/attention/mla",   "/attention/qkv_bias", "/attention/output_bias",
-                                                "/ffn/bias",        "/attention/qk_norm",  "/attention/layer_types",
-                                                "/norm",            "/lm_head_bias",       "/mtp_layers",
-                                                "/ffn/gated"};
+const std::set<std::string> torchtitan_refusals{"/attention/qkv_bias", "/attention/output_bias", "/ffn/bias",
+                                                "/attention/qk_norm",  "/attention/layer_types",  "/norm",
+                                                "/lm_head_bias",       "/mtp_layers",             "/ffn/gated",
+                                                "/settings/rope_scaling"};
 
 /// A module-level constant of a torchtitan export: `NAME = value`.
 std::string py_constant(const std::string& text, const std::string& name) {
@@ -423,7 +455,7 @@ TEST_CASE("export megatron: MLA, MTP, expert bias, shared gate, biases and setti
   CHECK(a.at("--qk-head-dim") == "128");
   CHECK(a.at("--qk-pos-emb-head-dim") == "64");
   CHECK(a.at("--v-head-dim") == "128");
-  CHECK(a.at("--rope-type") == "rope");
+  CHECK(a.at("--rope-type") == "yarn");  // its rope_scaling (the rope scaling test below)
   CHECK(a.at("--mtp-num-layers") == "1");
   CHECK(a.at("--moe-router-score-function") == "sigmoid");
   CHECK(a.count("--moe-router-enable-expert-bias") == 1);
@@ -504,9 +536,18 @@ TEST_CASE("export torchtitan: every released config and its match, against the s
       check_torchtitan(e.text);
       CHECK(py_constant(e.text, "DIM") == std::to_string(c.hidden_size));
       CHECK(py_constant(e.text, "N_LAYERS") == std::to_string(c.num_layers));
-      CHECK(py_constant(e.text, "HEAD_DIM") == std::to_string(c.attention.head_dim));
-      CHECK_THAT(e.text, Catch::Contains(c.attention.qk_norm == QkNorm::per_head ? "qk_norm=_norm(HEAD_DIM)"
-                                                                                   : "qk_norm=None"));
+      if (c.attention.mla) {
+        CHECK(py_constant(e.text, "KV_LORA_RANK") == std::to_string(c.attention.mla->kv_lora_rank));
+        CHECK(py_constant(e.text, "Q_LORA_RANK") == std::to_string(c.attention.mla->q_lora_rank));
+        CHECK(py_constant(e.text, "QK_NOPE_HEAD_DIM") == std::to_string(c.attention.mla->qk_nope_head_dim));
+        CHECK(py_constant(e.text, "QK_ROPE_HEAD_DIM") == std::to_string(c.attention.mla->qk_rope_head_dim));
+        CHECK(py_constant(e.text, "V_HEAD_DIM") == std::to_string(c.attention.mla->v_head_dim));
+        CHECK(py_constant(e.text, "MTP_LAYERS") == std::to_string(c.mtp_layers));
+      } else {
+        CHECK(py_constant(e.text, "HEAD_DIM") == std::to_string(c.attention.head_dim));
+        CHECK_THAT(e.text, Catch::Contains(c.attention.qk_norm == QkNorm::per_head ? "qk_norm=_norm(HEAD_DIM)"
+                                                                                     : "qk_norm=None"));
+      }
       if (c.ffn.is_moe()) {
         CHECK(py_constant(e.text, "FIRST_DENSE_LAYERS") == std::to_string(c.ffn.first_dense_layers));
         CHECK(py_constant(e.text, "SHARED_HIDDEN_DIM") ==
@@ -522,9 +563,9 @@ TEST_CASE("export torchtitan: every released config and its match, against the s
       CHECK(torchtitan_refusals.count(e.path()) == 1);
     }
   }
-  // The rest are refused by field: MLA (DeepSeek-V2/V3, Kimi-K2), biases (Qwen2.5, Qwen1.5-MoE,
-  // Pythia, Phi-3.5-MoE), full q/k norms (OLMoE), sliding windows (Mistral, Phi-3).
-  CHECK(exported >= 10);
+  // The rest are refused by field: biases (Qwen2.5, Qwen1.5-MoE, Pythia, Phi-3.5-MoE), full q/k
+  // norms (OLMoE), sliding windows (Mistral, Phi-3). MLA (DeepSeek-V2/V3, Kimi-K2) is deepseek_v3.
+  CHECK(exported >= 13);
   // Qwen1.5-MoE (q/k/v biases) is refused by name; without them its gated shared expert is a
   // SigmoidGatedFeedForward of 5632, its router softmax without renormalisation.
   ArchConfig qwen = load_arch_config(source_dir + "/examples/hf/qwen1.5-moe-a2.7b.json");
@@ -541,7 +582,128 @@ TEST_CASE("export torchtitan: every released config and its match, against the s
   check_torchtitan(ds);
   CHECK(py_constant(ds, "FIRST_DENSE_LAYERS") == "1");
   CHECK(py_constant(ds, "DENSE_HIDDEN_DIM") == "10944");
+}
+
+TEST_CASE("export torchtitan: DeepSeek-V3 and Kimi-K2 (MLA) as deepseek_v3 config modules", "[export][torchtitan]") {
+  // DeepSeek-V3 (tests/data/hf/deepseek-v3.json): MLA q 1536, kv 512, 128 + 64 qk, v 128; 3 dense
+  // layers of 18432; 256 experts of 2048, top 8, one shared expert of 2048; a sigmoid router with
+  // renormalised top-k and an expert bias; one MTP module; yarn: factor 40, 4096, beta 32 / 1,
+  // mscale = mscale_all_dim = 1.
   const ArchConfig v3 = load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
-  CHECK_THROWS_WITH(export_config(v3, ExportTarget::torchtitan),
-                    Catch::Contains("multi-head latent attention") && Catch::Contains("b5bcd76c"));
+  const ExportedConfig e = export_config(v3, ExportTarget::torchtitan);
+  check_torchtitan(e.text);
+  CHECK_THAT(e.text, Catch::Contains("# Target: pytorch/torchtitan b5bcd76c (torchtitan/models/deepseek_v3:"));
+  CHECK(py_constant(e.text, "DIM") == "7168");
+  CHECK(py_constant(e.text, "N_HEADS") == "128");
+  CHECK(py_constant(e.text, "Q_LORA_RANK") == "1536");
+  CHECK(py_constant(e.text, "FIRST_DENSE_LAYERS") == "3");
+  CHECK(py_constant(e.text, "DENSE_HIDDEN_DIM") == "18432");
+  CHECK(py_constant(e.text, "NUM_EXPERTS") == "256");
+  CHECK(py_constant(e.text, "TOP_K") == "8");
+  CHECK(py_constant(e.text, "MOE_HIDDEN_DIM") == "2048");
+  CHECK(py_constant(e.text, "SHARED_HIDDEN_DIM") == "2048");
+  CHECK(py_constant(e.text, "MTP_LAYERS") == "1");
+  CHECK(py_constant(e.text, "MSCALE") == "1.0");
+  CHECK(py_constant(e.text, "NORM_EPS") == "1e-06");
+  CHECK(py_constant(e.text, "MAX_CONTEXT_LENGTH") == "163840");
+  CHECK_THAT(e.text, Catch::Contains("score_func=\"sigmoid\"") && Catch::Contains("route_norm=True") &&
+                         Catch::Contains("load_balance_coeff=1e-3") &&
+                         Catch::Contains("scaling=\"yarn\", rope_factor=40.0, beta_fast=32.0, beta_slow=1.0, "
+                                         "original_seq_len=4096") &&
+                         Catch::Contains("deepseekv3_configs[\"budget-"));
+  // Not carried by budget, said: the routed scaling factor and expert groups.
+  CHECK(std::any_of(e.not_expressed.begin(), e.not_expressed.end(),
+                    [](const std::string& n) { return n.find("routed_scaling_factor") != std::string::npos; }));
+  // Kimi-K2: 64 heads, one dense layer, 384 experts, yarn factor 32 with beta_fast 1.
+  const ArchConfig kimi = load_arch_config(source_dir + "/tests/data/hf/kimi-k2.json");
+  const std::string k = export_config(kimi, ExportTarget::torchtitan).text;
+  check_torchtitan(k);
+  CHECK(py_constant(k, "N_HEADS") == "64");
+  CHECK(py_constant(k, "FIRST_DENSE_LAYERS") == "1");
+  CHECK(py_constant(k, "NUM_EXPERTS") == "384");
+  CHECK_THAT(k, Catch::Contains("scaling=\"yarn\", rope_factor=32.0, beta_fast=1.0, beta_slow=1.0, "
+                                "original_seq_len=4096"));
+  // Without query compression the query is one wq (make_mla_attention_config, q_lora_rank 0).
+  const ArchConfig lite = load_arch_config(source_dir + "/tests/data/hf/deepseek-v2-lite.json");
+  const std::string l = export_config(lite, ExportTarget::torchtitan).text;
+  check_torchtitan(l);
+  CHECK(py_constant(l, "Q_LORA_RANK") == "0");
+  // The DeepSeek-V3 match (the loop stated) exports too.
+  const MatchResult r = match(v3, LoopSpec{}, paper_workload(), default_constraints(v3), 1);
+  REQUIRE(r.summary.feasible);
+  const ExportedConfig matched = export_config(r.candidates.front().config, ExportTarget::torchtitan);
+  check_torchtitan(matched.text);
+  CHECK_THAT(matched.text, Catch::Contains("# NOT EXPRESSED: the loop ("));
+}
+
+TEST_CASE("export megatron and torchtitan: rope scaling of the released configs", "[export][megatron][torchtitan]") {
+  // DeepSeek-V3, MLA yarn: --rope-type yarn, factor 40, mscale = mscale_all_dim = 1; its
+  // original 4096 and betas 32 / 1 are MLATransformerConfig's defaults (no argument exists).
+  const ArchConfig v3 = load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  const auto a = check_megatron(v3, export_config(v3, ExportTarget::megatron).text);
+  CHECK(a.at("--rope-type") == "yarn");
+  CHECK(a.at("--position-embedding-type") == "rope");
+  CHECK(a.at("--rotary-scaling-factor") == "40");
+  CHECK(a.at("--mscale") == "1");
+  CHECK(a.at("--mscale-all-dim") == "1");
+  CHECK(a.count("--yarn-beta-fast") == 0);  // GQA-only arguments (argument_utils.py:397-399)
+  // Kimi-K2's beta_fast 1 has no MLA argument: refused by name.
+  const ArchConfig kimi = load_arch_config(source_dir + "/tests/data/hf/kimi-k2.json");
+  try {
+    export_config(kimi, ExportTarget::megatron);
+    FAIL("Kimi-K2's beta_fast 1 was exported to Megatron");
+  } catch (const Error& e) {
+    CHECK(e.path() == "/settings/rope_scaling");
+    CHECK_THAT(e.message(), Catch::Contains("beta_fast 1") && Catch::Contains("MLATransformerConfig.beta_fast = 32") &&
+                                Catch::Contains("d98e8a64"));
+  }
+  // Llama-3.1-8B, llama3: --use-rope-scaling --rope-scaling-factor 8 (low 1, high 4, 8192 are
+  // Megatron's fixed values).
+  const ArchConfig llama = load_arch_config(source_dir + "/tests/data/hf/llama-3.1-8b.json");
+  const auto l = check_megatron(llama, export_config(llama, ExportTarget::megatron).text);
+  CHECK(l.count("--use-rope-scaling") == 1);
+  CHECK(l.at("--rope-scaling-factor") == "8");
+  CHECK(l.at("--position-embedding-type") == "rope");
+  ArchConfig other_window = llama;
+  other_window.settings.rope_scaling->original_max_position_embeddings = 4096;
+  CHECK_THROWS_WITH(export_config(other_window, ExportTarget::megatron),
+                    Catch::Contains("original_max_position_embeddings 4096") && Catch::Contains("fixes it at 8192"));
+  // Phi-3-mini-4k: rope_scaling null, no scaling argument (its sliding window is refused first).
+  ArchConfig phi = load_arch_config(source_dir + "/tests/data/hf/phi-3-mini-4k.json");
+  CHECK_FALSE(phi.settings.rope_scaling.has_value());
+  // A GQA yarn (as Qwen's long-context recipe): --position-embedding-type yarn and the yarn_ arguments.
+  ArchConfig yarn_gqa = load_arch_config(source_dir + "/tests/data/hf/qwen3-8b.json");
+  RopeScaling yarn;
+  yarn.type = RopeScalingType::yarn;
+  yarn.factor = 4.0;
+  yarn.original_max_position_embeddings = 32768;
+  yarn_gqa.settings.rope_scaling = yarn;
+  yarn_gqa.settings.max_position_embeddings = 131072;
+  const auto q = check_megatron(yarn_gqa, export_config(yarn_gqa, ExportTarget::megatron).text);
+  CHECK(q.at("--position-embedding-type") == "yarn");
+  CHECK(q.at("--rotary-scaling-factor") == "4");
+  CHECK(q.at("--yarn-original-max-position-embeddings") == "32768");
+  CHECK(q.count("--rope-type") == 0);
+  // longrope and dynamic have no Megatron argument.
+  ArchConfig longrope = yarn_gqa;
+  longrope.settings.rope_scaling->type = RopeScalingType::longrope;
+  CHECK_THROWS_WITH(export_config(longrope, ExportTarget::megatron), Catch::Contains("longrope rope scaling"));
+  CHECK_THROWS_WITH(export_config(longrope, ExportTarget::torchtitan), Catch::Contains("longrope rope scaling"));
+
+  // torchtitan: Llama-3.1 as ComplexRoPE with llama scaling (CosSinRoPE refuses it), stated.
+  const ExportedConfig t = export_config(llama, ExportTarget::torchtitan);
+  check_torchtitan(t.text);
+  CHECK_THAT(t.text, Catch::Contains("rope = ComplexRoPE.Config(") &&
+                         Catch::Contains("scaling=\"llama\", scaling_factor=8.0, low_freq_factor=1.0, "
+                                         "high_freq_factor=4.0, original_max_position_embeddings=8192"));
+  CHECK(std::any_of(t.not_expressed.begin(), t.not_expressed.end(),
+                    [](const std::string& n) { return n.find("ComplexRoPE") != std::string::npos; }));
+  // A GQA yarn with transformers' default attention factor 0.1 ln 4 + 1 has no qwen3 form.
+  CHECK_THROWS_WITH(export_config(yarn_gqa, ExportTarget::torchtitan),
+                    Catch::Contains("pure rotation") && Catch::Contains("b5bcd76c"));
+  // Unscaled: CosSinRoPE with no scaling keyword.
+  const ArchConfig qwen = load_arch_config(source_dir + "/tests/data/hf/qwen3-8b.json");
+  const std::string plain = export_config(qwen, ExportTarget::torchtitan).text;
+  CHECK_THAT(plain, Catch::Contains("rope = CosSinRoPE.Config("));
+  CHECK(plain.find("scaling=") == std::string::npos);
 }
