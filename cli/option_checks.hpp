@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,12 @@ namespace budget::cli {
 
 /// A real number x, finite, with 0 < x <= max (denormals such as 5e-324 included).
 CLI::Validator positive_real(double max);
+
+/// After parsing: when `option` was given on `command`, every option of `needed` must be too;
+/// otherwise budget::Error at `option`: "--cluster needs --gpus (why)". Names must be options
+/// `command` declares.
+void check_option_needs(const CLI::App& command, const std::string& option, const std::vector<std::string>& needed,
+                        const std::string& why);
 
 /// A decimal integer in [0, max]: digits only (no sign, no "0x", no spaces), converted exactly.
 CLI::Validator unsigned_decimal(std::uint64_t max);

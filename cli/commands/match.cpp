@@ -1,11 +1,13 @@
 // budget-match --baseline CFG.json [--loop first-last | --span-fraction 0.5] [--repeats 2]
 //              [--workload W.json] [--constraints C.json] [--top N] [--format ...] [--out FILE]
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
+//              [--cluster C.json --gpus N --rank-by time [--nodes K] [--global-batch-tokens T]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -19,9 +21,13 @@
 #include "budget/export.hpp"
 #include "budget/match.hpp"
 #include "budget/calibration.hpp"
+#include "budget/cluster_match.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/cluster_rank.hpp"
+#include "cluster_options.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
 #include "config_export.hpp"
@@ -51,6 +57,7 @@ struct MatchOptions {
   std::int64_t max_structures = 0;  // 0: the constraints' (default MatchConstraints::default_max_structures)
   std::int64_t max_work = 0;
   std::int64_t align = 0;  // 0: any shape; N: only multiples of N (kernel_shapes.hpp)
+  ClusterRankOptions cluster;
 };
 
 /// Everything the search reads, loaded and checked from the options.
@@ -61,6 +68,8 @@ struct MatchInputs {
   LoopSpec loop;
   std::optional<TimeModel> model;
   TimeRankOptions time_options;
+  std::optional<ClusterSpec> cluster;  ///< with --cluster
+  LayoutSearchOptions search_options;  ///< with --cluster
 };
 
 /// What the command found: the result, its timing (with --calibration) and the explanations.
@@ -70,6 +79,9 @@ struct MatchOutcome {
   std::vector<ConstraintSensitivity> sensitivity;  ///< with --explain
   std::vector<AlignmentOption> alignment;          ///< with --explain --calibration
   std::optional<AlignedAlternative> aligned;       ///< the best kernel-ready match (without --align)
+  /// With --cluster: the equally matched candidates at their best layouts, in cluster-time order,
+  /// the first --top of them parallel to result.candidates (which is reordered to match).
+  std::optional<ClusterRanking> cluster;
 };
 
 nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& options) {
@@ -109,7 +121,7 @@ Table alignment_table(const std::vector<AlignmentOption>& options) {
 }
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
-  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}};
+  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}};
   in.constraints = default_constraints(in.baseline.config);
   if (!o.constraints_path.empty()) in.constraints = load_constraints(o.constraints_path, in.constraints);
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
@@ -131,6 +143,20 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   in.time_options.rank_by = o.rank_by == "time" ? RankBy::time : RankBy::budget;
   if (o.max_time_ratio > 0) in.time_options.max_time_ratio = o.max_time_ratio;
   in.time_options.top_n = o.top;
+  if (o.cluster.given()) {
+    if (o.rank_by != "time") {
+      throw Error("--cluster ranks the equally matched candidates by time on the cluster; give --rank-by time",
+                  "--cluster");
+    }
+    if (o.max_time_ratio > 0) {
+      throw Error("--max-time-ratio caps the single-GPU time ratio; it is not combined with --cluster's ranking",
+                  "--max-time-ratio");
+    }
+    in.cluster = o.cluster.load();
+    in.search_options = o.cluster.search_options(in.workload);
+    // Every equally matched candidate is timed on the cluster, not only the first --top.
+    in.time_options.top_n = std::numeric_limits<int>::max() / 8;
+  }
   return in;
 }
 
@@ -141,6 +167,15 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
   try {
     if (in.model) {
       out.timed = match_with_time(baseline, in.loop, in.workload, in.constraints, *in.model, in.time_options);
+      if (in.cluster && out.timed->result.summary.feasible) {
+        try {
+          out.cluster = rank_matched_on_cluster(*out.timed, *in.model, *in.cluster, in.search_options,
+                                                static_cast<std::size_t>(o.top));
+        } catch (const Error& e) {
+          if (e.path().empty()) throw Error(e.message(), "--cluster");
+          throw;
+        }
+      }
       out.result = out.timed->result;
     } else {
       out.result = match(baseline, in.loop, in.workload, in.constraints, o.top);
@@ -189,7 +224,9 @@ nlohmann::ordered_json match_document_json(const MatchOptions& o, const MatchInp
     for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
       out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
       out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], *in.model);
+      if (m.cluster) out["candidates"][i]["cluster"] = cluster_candidate_json(m.cluster->candidates[i]);
     }
+    if (m.cluster) out["cluster"] = cluster_ranking_json(*m.cluster, *in.cluster, in.search_options);
   }
   if (o.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (o.explain && in.model) out["alignment"] = alignment_json(m.alignment);
@@ -249,6 +286,13 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   doc.text(match_markdown(m.result, in.loop, ratios), Forms::markdown);
   if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
   doc.text(kernel_path_lines(m), Forms::text);
+  if (m.cluster) {
+    std::vector<ArchConfig> configs;
+    for (const Candidate& c : m.result.candidates) configs.push_back(c.config);
+    doc.text(cluster_ranking_heading(*m.cluster, *in.cluster, in.search_options), Forms::text);
+    doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
+    doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
+  }
   if (o.explain) {
     doc.text("\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n", Forms::table);
     doc.text("\n", Forms::markdown);
@@ -291,8 +335,7 @@ void add_match_options(CLI::App& app) {
   add_workload_option(app, o->workload);
   app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)");
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
-  add_format_option(app, o->format,
-                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(app, o->format, all_formats());
   auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)");
   add_export_target_option(app, "out-format", o->out_format,
                            "Format of --out: native (default), hf, megatron, torchtitan, torch (docs/export.md)")
@@ -324,9 +367,15 @@ void add_match_options(CLI::App& app) {
   app.add_option("--max-time-ratio", o->max_time_ratio,
                  "Drop candidates predicted slower than R × the baseline per token (needs --calibration)")
       ->check(positive_real(1e300));
+  add_cluster_rank_options(app, o->cluster);
   app.callback([&app, o, baseline] {
     if (!app.get_subcommands().empty()) return;
     if (baseline->count() == 0) return;  // main() prints the help
+    check_cluster_rank_options(app);
+    if (o->format == OutputFormat::csv && !o->cluster.given()) {
+      throw Error("--format csv prints the cluster ranking table; it needs --cluster (use table, markdown or json)",
+                  "--format");
+    }
     if (o->baseline_path.empty()) throw Error("the file name is empty; give the path of a baseline config", "--baseline");
     run_match(*o);
   });
