@@ -317,8 +317,8 @@ GpuHoursReport gpu_hours_report(const CeGainOptions& o, const GainReport& report
   try {
     out.timing = rank_by_cluster_time(model, reference, {target}, out.cluster, out.search);
   } catch (const Error& e) {
-    if (e.path() == "--baseline") throw Error(e.message(), "--reference-config");
-    if (e.path().empty()) throw Error(e.message(), "--cluster");
+    if (e.source() == "--baseline") throw Error(e.message(), "--reference-config");
+    if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
     throw;
   }
   const ClusterCandidateTime& t = out.timing.candidates.at(0);

@@ -273,7 +273,7 @@ void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& wo
   try {
     rows = match_grid_on_cluster(grid, loop, workload, o.constraints_path, model, cluster, search);
   } catch (const Error& e) {
-    if (e.path().empty()) throw Error(e.message(), "--cluster");
+    if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
     throw;
   }
   using json = nlohmann::ordered_json;

@@ -172,7 +172,7 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in) {
           out.cluster = rank_matched_on_cluster(*out.timed, *in.model, *in.cluster, in.search_options,
                                                 static_cast<std::size_t>(o.top));
         } catch (const Error& e) {
-          if (e.path().empty()) throw Error(e.message(), "--cluster");
+          if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
           throw;
         }
       }

@@ -149,7 +149,7 @@ budget_cli_test(NAME cluster.match_csv_needs_cluster ARGS --baseline ${base} --f
   EXPECT_EXIT 2 STDERR_MATCHES [=[--format: --format csv prints the cluster ranking table; it needs --cluster]=])
 budget_cli_test(NAME cluster.match_cluster_too_many_gpus
   ARGS --baseline ${base} --calibration ${h200_profile} --rank-by time --cluster ${h200} --gpus 64
-  EXPECT_EXIT 2 STDERR_MATCHES [=[64 GPUs: the cluster has 8 \(1 nodes of 8\); set more nodes]=])
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--gpus: 64 GPUs: the cluster has 8 \(1 nodes of 8\); set more nodes]=])
 budget_cli_test(NAME cluster.match_cluster_nodes ARGS --baseline ${base} --calibration ${h200_profile} --rank-by time
     --cluster ${h200} --nodes 8 --gpus 64 --global-batch-tokens 1048576 --top 1 --format json
   STDOUT_MATCHES [=["gpus": 64,]=] [=["dp": ]=])
