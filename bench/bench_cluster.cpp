@@ -2,7 +2,9 @@
 // looped config on one GPU, Mixtral-8x7B under TP 2 (SP) × PP 4 × EP 4 on 16 GPUs, and the same
 // with interleaving (V 2), plus one smallest-layout search (report --cluster) for Mixtral on H200.
 // Part 2 (issue 20): one layout's communication and step time for DeepSeek-V3 on 1,024 GPUs, and
-// the whole layout search for DeepSeek-V3 on 1,024 GPUs (goal: under a second).
+// the whole layout search for DeepSeek-V3 on 1,024 GPUs (goal: under a second); the matched
+// ranking of item 4 (every equally matched DeepSeek-V3 candidate at its best layout on 1,024 GPUs,
+// the match itself done once outside the loop).
 //
 //   bench_cluster [--benchmark_min_time=0.2]
 
@@ -12,10 +14,12 @@
 
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
+#include "budget/cluster_match.hpp"
 #include "budget/cluster_time.hpp"
 #include "budget/communication.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/time_model.hpp"
+#include "budget/time_rank.hpp"
 #include "budget/config_io.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/training_memory.hpp"
@@ -105,6 +109,28 @@ void bm_layout_search_deepseek_v3_1024(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(budget::search_layouts(h200_model(), c, cluster, o));
 }
 BENCHMARK(bm_layout_search_deepseek_v3_1024)->Unit(benchmark::kMillisecond);
+
+void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
+  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  const budget::ClusterSpec cluster = h200(128);
+  budget::TimeRankOptions t;
+  t.rank_by = budget::RankBy::time;
+  t.top_n = 1 << 20;
+  const budget::Workload w = budget::paper_workload();
+  const budget::TimedMatch timed = budget::match_with_time(c, budget::LoopSpec{}, w, budget::default_constraints(c),
+                                                           h200_model(), t);
+  budget::LayoutSearchOptions o;
+  o.gpus = 1024;
+  o.global_batch_tokens = 4096 * 4096;
+  o.keep = 1;
+  o.time.attended_keys = w.attended_keys;
+  state.counters["equally_matched"] = static_cast<double>(timed.within_tolerance);
+  for (auto _ : state) {
+    budget::TimedMatch copy = timed;
+    benchmark::DoNotOptimize(budget::rank_matched_on_cluster(copy, h200_model(), cluster, o, 5));
+  }
+}
+BENCHMARK(bm_rank_matched_deepseek_v3_1024)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

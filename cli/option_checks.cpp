@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "budget/error.hpp"
 #include "budget/text_escape.hpp"
 
 namespace budget::cli {
@@ -47,6 +48,19 @@ CLI::Validator unsigned_decimal(std::uint64_t max) {
         return {};
       },
       fmt::format("UINT <= {}", max));
+}
+
+void check_option_needs(const CLI::App& command, const std::string& option, const std::vector<std::string>& needed,
+                        const std::string& why) {
+  if (command.count(option) == 0) return;
+  std::vector<std::string> missing;
+  for (const std::string& name : needed) {
+    if (command.count(name) == 0) missing.push_back(name);
+  }
+  if (missing.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < missing.size(); ++i) list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  throw_option_dependency_error(option, fmt::format("{} needs {}{}", option, list, why.empty() ? "" : " (" + why + ")"));
 }
 
 }  // namespace budget::cli

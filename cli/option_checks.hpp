@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,11 @@ CLI::Validator positive_real(double max);
 /// ->needs()/->excludes() errors (docs/cli.md, exit codes: a bad command line); the message is
 /// "<option>: <message>". A requirement that depends on a file's contents is an input error (2).
 [[noreturn]] void throw_option_dependency_error(const std::string& option, const std::string& message);
+/// After parsing: when `option` was given on `command`, every option of `needed` must be too;
+/// otherwise an option-dependency error (exit 64) at `option`: "--cluster needs --gpus (why)". Names must be options
+/// `command` declares.
+void check_option_needs(const CLI::App& command, const std::string& option, const std::vector<std::string>& needed,
+                        const std::string& why);
 
 /// A decimal integer in [0, max]: digits only (no sign, no "0x", no spaces), converted exactly.
 CLI::Validator unsigned_decimal(std::uint64_t max);

@@ -269,7 +269,12 @@ PYBIND11_MODULE(_budget, m) {
           const budget::TimeModel model(profile, options);
           const budget::StepTime time =
               budget::predict_step_time(model, arch_config(config, "config"), workload_of(workload));
-          return to_python(budget::render::step_time_json(time, model));
+          nlohmann::ordered_json out = budget::render::step_time_json(time, model);
+          // The ± the model's validation supports, as `report` adds it (cli/commands/report.cpp).
+          const budget::TimeAccuracy accuracy = budget::time_accuracy(profile, options);
+          out["seconds_per_step_relative_error"] = accuracy.step_relative_error;
+          out["accuracy"] = budget::render::time_accuracy_json(accuracy);
+          return to_python(out);
         },
         py::arg("config"), py::arg("calibration"), py::arg("workload") = py::none(),
         py::arg("attention_backend") = "auto",

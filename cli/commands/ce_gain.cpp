@@ -1,9 +1,12 @@
 // budget-match ce-gain --target T.json --reference R.json --C 1e20,1e21 --S 0.85,0.95
 //                     [--bootstrap DATA.csv [--target-arch X] [--reference-arch Y] [--resamples 2000]
 //                      [--seed 1] [--threads N]] [--format table|json|markdown|csv]
+//                     [--cluster C.json --gpus N --calibration P.json --target-config X.json
+//                      --reference-config Y.json [--workload W.json] [--global-batch-tokens T] [--nodes K]]
 // The compute-efficiency gain G = 1 − C_tgt/C_ref of a target law over a reference law, with
 // tokens per parameter and γ; with --bootstrap, cell-level bootstrap intervals and per-domain
-// gains from the data (docs/scaling.md).
+// gains from the data (docs/scaling.md); with --cluster, the gain in GPU-hours at equal loss, each
+// architecture at its best layout on the cluster (budget/scaling_gpu_hours.hpp).
 
 
 #include <algorithm>
@@ -16,12 +19,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/scaling_bootstrap.hpp"
 #include "budget/scaling_data.hpp"
 #include "budget/scaling_law.hpp"
+#include "budget/scaling_gpu_hours.hpp"
 #include "budget/scaling_plan.hpp"
+#include "budget_render/cluster_rank.hpp"
+#include "cluster_options.hpp"
 #include "command_registry.hpp"
+#include "options.hpp"
 #include "scaling_args.hpp"
 #include "option_checks.hpp"
 #include "output_format.hpp"
@@ -46,6 +55,20 @@ struct CeGainOptions {
   std::uint64_t seed = 1;
   unsigned threads = 0;
   OutputFormat format = OutputFormat::table;
+  ClusterRankOptions cluster;
+  CalibrationOptions calibration;
+  WorkloadOption workload;
+  std::string target_config_path;
+  std::string reference_config_path;
+};
+
+/// --cluster: both architectures at their best layouts and the gain in GPU-hours per entry.
+struct GpuHoursReport {
+  bool ran = false;
+  ClusterSpec cluster;
+  LayoutSearchOptions search;
+  ClusterRanking timing;  ///< baseline: the reference config, candidates[0]: the target config
+  std::vector<GpuHoursAtEqualLoss> entries;  ///< parallel to GainReport::entries
 };
 
 /// What the bootstrap did, for the output.
@@ -181,20 +204,41 @@ Table domain_table(const GainReport& report) {
   return t;
 }
 
-/// One long table with raw numbers (CSV): overall rows, then per-domain rows.
-Table csv_table(const GainReport& report) {
+/// One long table with raw numbers (CSV): overall rows, then per-domain rows; with `hours`
+/// (--cluster) the GPU-hour columns on the overall rows.
+Table csv_table(const GainReport& report, const GpuHoursReport* hours = nullptr) {
   Table t;
   for (const char* header : {"scope", "S", "C", "gain", "gain_lower", "gain_upper", "C_reference", "loss",
                              "tpp_target", "tpp_reference"}) {
     t.add_column(header);
   }
+  if (hours) {
+    for (const char* header : {"time_per_flop_ratio", "gpu_hours_gain", "gpu_hours_gain_lower", "gpu_hours_gain_upper",
+                               "target_gpu_hours", "reference_gpu_hours", "saving_eaten"}) {
+      t.add_column(header);
+    }
+  }
   const auto raw = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.10g}", v); };
-  for (const auto& e : report.entries) {
-    t.add_row({"overall", raw(e.S), raw(e.C), raw(e.gain.value), raw(e.gain.lower), raw(e.gain.upper),
-               raw(e.C_reference.value), raw(e.loss.value), raw(e.tpp_target.value), raw(e.tpp_reference.value)});
+  for (std::size_t i = 0; i < report.entries.size(); ++i) {
+    const auto& e = report.entries[i];
+    std::vector<std::string> row{"overall", raw(e.S), raw(e.C), raw(e.gain.value), raw(e.gain.lower), raw(e.gain.upper),
+                                 raw(e.C_reference.value), raw(e.loss.value), raw(e.tpp_target.value),
+                                 raw(e.tpp_reference.value)};
+    if (hours) {
+      const GpuHoursAtEqualLoss& g = hours->entries.at(i);
+      for (const double v : {g.time_per_flop_ratio, g.gpu_hours_gain.value, g.gpu_hours_gain.lower,
+                             g.gpu_hours_gain.upper, g.target_gpu_hours, g.reference_gpu_hours.value}) {
+        row.push_back(raw(v));
+      }
+      row.push_back(g.saving_eaten ? "true" : "false");
+    }
+    t.add_row(row);
   }
   for (const auto& d : report.domain_entries) {
-    t.add_row({d.domain, raw(d.S), raw(d.C), raw(d.gain.value), raw(d.gain.lower), raw(d.gain.upper), "", "", "", ""});
+    std::vector<std::string> row{d.domain, raw(d.S), raw(d.C), raw(d.gain.value), raw(d.gain.lower), raw(d.gain.upper),
+                                 "", "", "", ""};
+    if (hours) row.resize(row.size() + 7);
+    t.add_row(row);
   }
   return t;
 }
@@ -258,6 +302,126 @@ void print_text(const GainReport& r, const CeGainOptions& o, const GainQuery& qu
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// GPU-hours at equal loss (--cluster)
+
+GpuHoursReport gpu_hours_report(const CeGainOptions& o, const GainReport& report) {
+  GpuHoursReport out;
+  out.ran = true;
+  out.cluster = o.cluster.load();
+  const Workload workload = o.workload.load();
+  out.search = o.cluster.search_options(workload);
+  const TimeModel model = o.calibration.load();
+  const ArchConfig target = load_arch_config(o.target_config_path);
+  const ArchConfig reference = load_arch_config(o.reference_config_path);
+  try {
+    out.timing = rank_by_cluster_time(model, reference, {target}, out.cluster, out.search);
+  } catch (const Error& e) {
+    if (e.source() == "--baseline") throw Error(e.message(), "--reference-config");
+    if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
+    throw;
+  }
+  const ClusterCandidateTime& t = out.timing.candidates.at(0);
+  if (!t.found) {
+    throw Error(fmt::format("no layout of the target config {} fits {} GPUs of {}", target.name, out.search.gpus,
+                            out.cluster.gpu_name),
+                "--target-config");
+  }
+  for (const auto& e : report.entries) {
+    out.entries.push_back(gpu_hours_at_equal_loss(e, t.gpu_seconds_per_flop, out.timing.baseline.gpu_seconds_per_flop));
+  }
+  return out;
+}
+
+std::string verdict(const GpuHoursAtEqualLoss& g) {
+  if (!(g.flops_gain.value > 0.0)) return "no FLOPs saving";
+  if (g.saving_eaten) return "FLOPs saving eaten by the time per FLOP";
+  return "saves GPU-hours";
+}
+
+Table gpu_hours_table(const GpuHoursReport& h) {
+  Table t;
+  for (const char* header : {"S", "C", "FLOPs gain", "GPU-hours gain", "GPU-h target", "GPU-h reference"}) {
+    t.add_column(header);
+  }
+  t.add_column("verdict", Align::left);
+  for (const auto& g : h.entries) {
+    const std::string interval = g.gpu_hours_gain.has_interval()
+                                     ? fmt::format(" [{}, {}]", signed_percent(g.gpu_hours_gain.lower, 1),
+                                                   signed_percent(g.gpu_hours_gain.upper, 1))
+                                     : "";
+    t.add_row({fmt::format("{:g}", g.S), fmt::format("{:.3g}", g.C), signed_percent(g.flops_gain.value, 2),
+               signed_percent(g.gpu_hours_gain.value, 2) + interval, fmt::format("{:.4g}", g.target_gpu_hours),
+               fmt::format("{:.4g}", g.reference_gpu_hours.value), verdict(g)});
+  }
+  return t;
+}
+
+std::string architecture_line(const char* role, const std::string& path, const ClusterCandidateTime& c) {
+  return fmt::format("  {} {} ({}): {}, {:.4g} GPU-s per token, F = {:.4g} FLOP/token, τ = {:.4g} GPU-s/FLOP\n", role,
+                     c.name, path, layout_brief(c.best.memory.layout), c.gpu_seconds_per_token,
+                     c.training_flops_per_token, c.gpu_seconds_per_flop);
+}
+
+void print_gpu_hours(const GpuHoursReport& h, const CeGainOptions& o) {
+  const bool markdown = o.format == OutputFormat::markdown;
+  const ClusterCandidateTime& t = h.timing.candidates.at(0);
+  const double rho = t.gpu_seconds_per_flop / h.timing.baseline.gpu_seconds_per_flop;
+  std::cout << fmt::format("\nGPU-hours at equal loss on {} GPUs of {} ({}), each at its own best layout, {} tokens "
+                           "a step: GPU-hours = FLOPs · τ / 3600, G_h = 1 − (1 − G)·ρ, ρ = τ_target/τ_reference\n",
+                           h.search.gpus, h.cluster.name.empty() ? h.cluster.gpu_name : h.cluster.name,
+                           h.cluster.gpu_name, grouped(h.search.global_batch_tokens))
+            << architecture_line("target", o.target_config_path, t)
+            << architecture_line("reference", o.reference_config_path, h.timing.baseline)
+            << fmt::format("  ρ = {:.4f}: the target's time per FLOP is {} the reference's; intervals are G's "
+                           "bootstrap mapped through ρ (a point prediction); τ is the given configs' at every C\n\n",
+                           rho, signed_percent(rho - 1.0, 1))
+            << (markdown ? gpu_hours_table(h).render_markdown() : gpu_hours_table(h).render_text());
+  for (const auto& g : h.entries) {
+    if (g.saving_eaten) {
+      std::cout << fmt::format("S {:g}, C {:.3g}: the FLOPs saving of {} is eaten by the time per FLOP (ρ {:.4f} ≥ "
+                               "break-even {:.4f}): the target costs more GPU-hours at equal loss\n",
+                               g.S, g.C, signed_percent(g.flops_gain.value, 2), g.time_per_flop_ratio,
+                               g.break_even_ratio);
+    }
+  }
+}
+
+nlohmann::ordered_json gpu_hours_json(const GpuHoursReport& h, const CeGainOptions& o) {
+  const auto architecture = [](const ClusterCandidateTime& c, const std::string& path) {
+    nlohmann::ordered_json a = cluster_candidate_json(c);
+    a.erase("ratio_to_baseline");
+    a.erase("single_gpu_ratio_to_baseline");
+    a.erase("ratio_components");
+    a.erase("differences");
+    nlohmann::ordered_json out{{"config", c.name}, {"file", path}};
+    for (const auto& [key, value] : a.items()) out[key] = value;
+    return out;
+  };
+  const ClusterCandidateTime& t = h.timing.candidates.at(0);
+  nlohmann::ordered_json out = cluster_ranking_json(h.timing, h.cluster, h.search);
+  out.erase("baseline");
+  out.erase("ranked");
+  out.erase("candidates_without_layout");
+  out["formula"] = "GPU-hours = FLOPs * gpu_seconds_per_flop / 3600; gpu_hours_gain = 1 - (1 - gain) * "
+                   "time_per_flop_ratio";
+  out["target"] = architecture(t, o.target_config_path);
+  out["reference"] = architecture(h.timing.baseline, o.reference_config_path);
+  out["time_per_flop_ratio"] = t.gpu_seconds_per_flop / h.timing.baseline.gpu_seconds_per_flop;
+  out["entries"] = nlohmann::ordered_json::array();
+  for (const auto& g : h.entries) {
+    out["entries"].push_back({{"C", g.C},
+                              {"S", g.S},
+                              {"flops_gain", estimate_json(g.flops_gain)},
+                              {"gpu_hours_gain", estimate_json(g.gpu_hours_gain)},
+                              {"break_even_time_per_flop_ratio", g.break_even_ratio},
+                              {"target_gpu_hours", g.target_gpu_hours},
+                              {"reference_gpu_hours", estimate_json(g.reference_gpu_hours)},
+                              {"saving_eaten", g.saving_eaten}});
+  }
+  return out;
+}
+
 void run_ce_gain(const CeGainOptions& o) {
   check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   const CoefficientsFile target = read_law(o.target_path);
@@ -269,11 +433,21 @@ void run_ce_gain(const CeGainOptions& o) {
   // The files alone first, so that a gain that does not exist is reported as the files' problem.
   GainReport report = gain_report(law_from_file(target), law_from_file(reference), query);
   if (!o.data_path.empty()) report = run_with_data(o, target, reference, query, note);
+  GpuHoursReport hours;
+  if (o.cluster.given()) hours = gpu_hours_report(o, report);
   switch (o.format) {
-    case OutputFormat::json: std::cout << report_json(report, o, note).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; return;
-    case OutputFormat::csv: std::cout << csv_table(report).render_csv(); return;
+    case OutputFormat::json: {
+      nlohmann::ordered_json out = report_json(report, o, note);
+      if (hours.ran) out["gpu_hours"] = gpu_hours_json(hours, o);
+      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      return;
+    }
+    case OutputFormat::csv: std::cout << csv_table(report, hours.ran ? &hours : nullptr).render_csv(); return;
     case OutputFormat::table:
-    case OutputFormat::markdown: print_text(report, o, query, note); return;
+    case OutputFormat::markdown:
+      print_text(report, o, query, note);
+      if (hours.ran) print_gpu_hours(hours, o);
+      return;
   }
 }
 
@@ -311,7 +485,22 @@ void add_ce_gain_command(CLI::App& app) {
       ->check(CLI::Range(0u, 1024u))
       ->needs(data);
   add_format_option(*cmd, options->format, all_formats());
-  cmd->callback([options] {
+  add_cluster_rank_options(*cmd, options->cluster);
+  add_calibration_options(*cmd, options->calibration,
+                          "Calibration profile (docs/calibration.md) to time both configs on the cluster (with --cluster)");
+  add_workload_option(*cmd, options->workload,
+                      "Workload JSON of the cluster timing and of F (with --cluster; default: the paper's)");
+  cmd->add_option("--target-config", options->target_config_path,
+                  "Config of the target architecture to time on the cluster (with --cluster)");
+  cmd->add_option("--reference-config", options->reference_config_path,
+                  "Config of the reference architecture to time on the cluster (with --cluster)");
+  cmd->callback([options, cmd] {
+    check_cluster_rank_options(*cmd);
+    check_option_needs(*cmd, "--cluster", {"--target-config", "--reference-config"},
+                       "the GPU-hours need each architecture's time per FLOP at its best layout");
+    for (const char* option : {"--calibration", "--workload", "--target-config", "--reference-config"}) {
+      check_option_needs(*cmd, option, {"--cluster"}, "it is used only for the GPU-hours on a cluster");
+    }
     options->budgets = parse_number_list(options->budgets_text, "--C");
     options->sparsities = parse_number_list(options->sparsities_text, "--S");
     run_ce_gain(*options);

@@ -1,5 +1,6 @@
 // budget-match grid [--grid FILE] [--ablation span|repeats|depth] [--cell NAME] [--format ...]
 //                   [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
+//                   [--cluster C.json --gpus N --calibration P.json --rank-by time [--global-batch-tokens T]]
 // The paper's grid (or any family of baselines) with each cell's matched looped config, in the
 // columns of the paper's tables; or one of the paper's three ablations at one cell.
 
@@ -14,9 +15,12 @@
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
 #include "budget/calibration.hpp"
+#include "budget/cluster_match.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/cluster_rank.hpp"
+#include "cluster_options.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
 #include "budget_render/match.hpp"
@@ -43,6 +47,7 @@ struct GridOptions {
   std::string rank_by = "budget";
   double max_time_ratio = 0;
   std::string plot_path;
+  ClusterRankOptions cluster;
 };
 
 std::string ratio(double value) { return fmt::format("{:.3f}", value); }
@@ -271,6 +276,83 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
   }
 }
 
+/// grid --cluster: per cell the equally matched candidates at their best layouts on the cluster,
+/// the fastest kept, beside the baseline at its best layout.
+void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
+  const TimeModel model = o.calibration.load();
+  const ClusterSpec cluster = o.cluster.load();
+  const LayoutSearchOptions search = o.cluster.search_options(workload);
+  std::vector<ClusterGridRow> rows;
+  try {
+    rows = match_grid_on_cluster(grid, loop, workload, o.constraints_path, model, cluster, search);
+  } catch (const Error& e) {
+    if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
+    throw;
+  }
+  using json = nlohmann::ordered_json;
+  if (o.format == OutputFormat::json) {
+    json cells = json::array();
+    for (const ClusterGridRow& row : rows) {
+      const MatchResult& r = row.match.result;
+      json cell{{"size", row.cell->size},
+                {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}}},
+                {"matched", r.candidates.empty() ? json(nullptr) : candidate_json(r.candidates.front())},
+                {"time_ratio", r.candidates.empty() ? json(nullptr) : json(row.match.time_ratios.front())},
+                {"summary", r.summary.feasible ? r.summary.brief() : r.summary.message}};
+      cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, search) : json(nullptr);
+      if (row.ranking && !r.candidates.empty()) cell["matched"]["cluster"] = cluster_candidate_json(row.ranking->candidates.front());
+      cells.push_back(cell);
+    }
+    std::cout << json{{"schema_version", output_schema_version}, {"budget_version", version_string},
+                      {"description", grid.description}, {"loop", loop.describe()},
+                      {"workload", workload_json(workload)}, {"profile", profile_label(model)},
+                      {"rank_by", "time"}, {"cells", cells}}
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+    return;
+  }
+  Table t;
+  for (const char* h : {"size", "baseline layout", "looped", "looped layout"}) t.add_column(h, Align::left);
+  for (const char* h : {"µs/token base", "µs/token looped", "cluster ×", "1-GPU ×"}) t.add_column(h);
+  std::string differences;
+  for (const ClusterGridRow& row : rows) {
+    const MatchResult& r = row.match.result;
+    if (!row.ranking || r.candidates.empty()) {
+      t.add_row({row.cell->size, "-", "infeasible", "-", "-", "-", "-", "-"});
+      continue;
+    }
+    const ClusterCandidateTime& b = row.ranking->baseline;
+    const ClusterCandidateTime& c = row.ranking->candidates.front();
+    const ArchConfig& cfg = r.candidates.front().config;
+    const std::string shape = fmt::format("H{} {} {}", cfg.hidden_size, heads_text(cfg.attention), ffn_text(cfg.ffn));
+    if (!c.found) {
+      t.add_row({row.cell->size, layout_brief(b.best.memory.layout), shape, "no layout fits memory",
+                 fmt::format("{:.3f}", 1e6 * b.seconds_per_token), "-", "-", time_ratio_text(c.single_gpu_ratio_to_baseline)});
+      continue;
+    }
+    t.add_row({row.cell->size, layout_brief(b.best.memory.layout), shape, layout_brief(c.best.memory.layout),
+               fmt::format("{:.3f}", 1e6 * b.seconds_per_token), fmt::format("{:.3f}", 1e6 * c.seconds_per_token),
+               time_ratio_text(c.ratio_to_baseline), time_ratio_text(c.single_gpu_ratio_to_baseline)});
+    differences += fmt::format("{} ({}): cluster {:.3f}× vs 1-GPU {:.3f}×\n", row.cell->size, r.baseline.name,
+                               c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
+    for (const std::string& d : c.differences) differences += "  " + d + "\n";
+  }
+  switch (o.format) {
+    case OutputFormat::markdown: std::cout << t.render_markdown(); break;
+    case OutputFormat::csv: std::cout << t.render_csv(); break;
+    default:
+      std::cout << (o.grid_path.empty() ? "SMELT paper grid" : o.grid_path) << ": " << rows.size() << " cells, loop "
+                << loop.describe() << ", on " << search.gpus << " GPUs of " << cluster.gpu_name << ", "
+                << grouped(search.global_batch_tokens)
+                << " tokens a step; per cell the fastest equally matched config at its best layout, the baseline at "
+                   "its own (cluster ×: time per token over the baseline's; 1-GPU ×: the same on one GPU, "
+                << profile_label(model) << ")\n\n"
+                << t.render_text() << "\nWhat makes the difference:\n"
+                << differences;
+      break;
+  }
+}
+
 /// The grid's result in every form: its JSON (grid_json), the cells' table, and in aligned text a
 /// heading and the largest deviation over the grid.
 Document grid_document(const GridOptions& o, const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
@@ -302,6 +384,7 @@ void run_grid(const GridOptions& o) {
                                   "--rank-by time and --max-time-ratio need --calibration P.json");
   }
   if (!o.ablation.empty()) {
+    if (o.cluster.given()) throw_option_dependency_error("--cluster", "--cluster applies to the grid, not to --ablation");
     if (o.rank_by != "budget" || o.max_time_ratio > 0) {
       throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
                                     "--rank-by time and --max-time-ratio apply to the grid, not to --ablation "
@@ -313,6 +396,22 @@ void run_grid(const GridOptions& o) {
   LoopSpec loop;
   loop.span_fraction = o.span_fraction;
   loop.repeats = o.repeats;
+  if (o.cluster.given()) {
+    if (o.rank_by != "time") {
+      throw_option_dependency_error(
+          "--cluster", "--cluster ranks each cell's equally matched candidates by time on the cluster; give --rank-by time");
+    }
+    if (o.max_time_ratio > 0) {
+      throw_option_dependency_error("--max-time-ratio",
+                                    "--max-time-ratio caps the single-GPU time ratio; it is not combined with "
+                                    "--cluster's ranking");
+    }
+    if (!o.plot_path.empty()) {
+      throw_option_dependency_error("--plot", "--plot does not draw the cluster ranking; leave it out with --cluster");
+    }
+    run_cluster_grid(o, grid, workload, loop);
+    return;
+  }
   if (o.calibration.given()) {
     run_timed_grid(o, grid, workload, loop);
     return;
@@ -344,7 +443,11 @@ void add_grid_command(CLI::App& app) {
   cmd->add_option("--max-time-ratio", o->max_time_ratio, "Drop candidates predicted slower than R × the baseline")
       ->check(positive_real(1e300));
   add_format_option(*cmd, o->format, all_formats());
-  cmd->callback([o] { run_grid(*o); });
+  add_cluster_rank_options(*cmd, o->cluster);
+  cmd->callback([o, cmd] {
+    check_cluster_rank_options(*cmd);
+    run_grid(*o);
+  });
 }
 
 const CommandRegistration registration{"grid", 20, &add_grid_command};

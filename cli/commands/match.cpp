@@ -1,11 +1,13 @@
 // budget-match --baseline CFG.json [--loop first-last | --span-fraction 0.5] [--repeats 2]
 //              [--workload W.json] [--constraints C.json] [--top N] [--format ...] [--out FILE]
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
+//              [--cluster C.json --gpus N --rank-by time [--nodes K] [--global-batch-tokens T]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -20,9 +22,13 @@
 #include "budget/match.hpp"
 #include "budget/match_outcome.hpp"
 #include "budget/calibration.hpp"
+#include "budget/cluster_match.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/cluster_rank.hpp"
+#include "cluster_options.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
 #include "config_export.hpp"
@@ -54,6 +60,7 @@ struct MatchOptions {
   std::int64_t max_work = 0;
   std::int64_t align = 0;  // 0: any shape; N: only multiples of N (kernel_shapes.hpp)
   bool count_lm_head = false;  // MatchConstraints::count_lm_head
+  ClusterRankOptions cluster;
 };
 
 /// Everything the search reads, loaded and checked from the options.
@@ -64,6 +71,8 @@ struct MatchInputs {
   LoopSpec loop;
   std::optional<TimeModel> model;
   TimeRankOptions time_options;
+  std::optional<ClusterSpec> cluster;  ///< with --cluster
+  LayoutSearchOptions search_options;  ///< with --cluster
 };
 
 Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAccuracy* accuracy) {
@@ -90,7 +99,7 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 }
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
-  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}};
+  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}};
   in.constraints = default_constraints(in.baseline.config);
   if (!o.constraints_path.empty()) in.constraints = load_constraints(o.constraints_path, in.constraints);
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
@@ -117,6 +126,20 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   in.time_options.top_n = o.top;
   // The intervals printed beside time ratios and the ranking's equal band (time_rank.hpp).
   if (in.model) in.time_options.accuracy = time_accuracy(in.model->profile(), in.model->options());
+  if (o.cluster.given()) {
+    if (o.rank_by != "time") {
+      throw_option_dependency_error("--cluster",
+                                    "--cluster ranks the equally matched candidates by time on the cluster; give "
+                                    "--rank-by time");
+    }
+    if (o.max_time_ratio > 0) {
+      throw_option_dependency_error("--max-time-ratio",
+                                    "--max-time-ratio caps the single-GPU time ratio; it is not combined with "
+                                    "--cluster's ranking");
+    }
+    in.cluster = o.cluster.load();
+    in.search_options = o.cluster.search_options(in.workload);
+  }
   return in;
 }
 
@@ -128,6 +151,8 @@ MatchRequest match_request(const MatchOptions& o, const MatchInputs& in) {
   request.time_options = in.time_options;
   request.explain = o.explain;
   request.with_aligned_alternative = o.align == 0;
+  request.cluster = in.cluster ? &*in.cluster : nullptr;
+  request.cluster_search = in.search_options;
   return request;
 }
 
@@ -137,6 +162,7 @@ MatchOutcome run_search(const MatchOptions& o, const MatchInputs& in, const Matc
     return match_outcome(in.baseline.config, in.loop, in.workload, in.constraints, request);
   } catch (const Error& e) {
     if (e.source().empty() && e.path().rfind("/loop", 0) == 0) throw Error(e.message(), "--loop");
+    if (e.source() == "cluster") throw Error(e.message(), "--cluster", e.path());
     if (e.source().empty()) {
       throw e.with_source(o.constraints_path.empty() ? "default constraints of " + o.baseline_path : o.constraints_path);
     }
@@ -217,6 +243,13 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   doc.text(match_markdown(m.result, in.loop, ratios, accuracy), Forms::markdown);
   if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
   doc.text(kernel_path_lines(m), Forms::text);
+  if (m.cluster) {
+    std::vector<ArchConfig> configs;
+    for (const Candidate& c : m.result.candidates) configs.push_back(c.config);
+    doc.text(cluster_ranking_heading(*m.cluster, *in.cluster, in.search_options), Forms::text);
+    doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
+    doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
+  }
   if (o.explain) {
     doc.text("\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n", Forms::table);
     doc.text("\n", Forms::markdown);
@@ -260,8 +293,7 @@ void add_match_options(CLI::App& app) {
   add_workload_option(app, o->workload);
   app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)");
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
-  add_format_option(app, o->format,
-                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(app, o->format, all_formats());
   auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)");
   add_export_target_option(app, "out-format", o->out_format,
                            "Format of --out: native (default), hf, megatron, torchtitan, torch (docs/export.md)")
@@ -296,9 +328,15 @@ void add_match_options(CLI::App& app) {
   app.add_option("--max-time-ratio", o->max_time_ratio,
                  "Drop candidates predicted slower than R × the baseline per token (needs --calibration)")
       ->check(positive_real(1e300));
+  add_cluster_rank_options(app, o->cluster);
   app.callback([&app, o, baseline] {
     if (!app.get_subcommands().empty()) return;
     if (baseline->count() == 0) return;  // main() prints the help
+    check_cluster_rank_options(app);
+    if (o->format == OutputFormat::csv && !o->cluster.given()) {
+      throw_option_dependency_error(
+          "--format", "--format csv prints the cluster ranking table; it needs --cluster (use table, markdown or json)");
+    }
     if (o->baseline_path.empty()) throw Error("the file name is empty; give the path of a baseline config", "--baseline");
     run_match(*o);
   });

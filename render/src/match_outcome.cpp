@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "budget_render/budgets.hpp"
+#include "budget_render/cluster_rank.hpp"
 #include "budget_render/match.hpp"
 #include "budget_render/step_time.hpp"
 
@@ -58,7 +59,11 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
       out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
       if (accuracy) out["candidates"][i]["time_ratio_interval"] = time_ratio_interval_json(timed.time_ratios[i], *accuracy);
       out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], model);
+      if (m.cluster) out["candidates"][i]["cluster"] = cluster_candidate_json(m.cluster->candidates[i]);
     }
+  }
+  if (m.cluster && request.cluster != nullptr) {
+    out["cluster"] = cluster_ranking_json(*m.cluster, *request.cluster, request.cluster_search);
   }
   if (request.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (request.explain && request.model != nullptr) out["alignment"] = alignment_json(m.alignment);

@@ -94,3 +94,104 @@ budget_cli_test(NAME cluster.layout_search_needs_profile ARGS layout ${base} --c
   EXPECT_EXIT 2 STDERR_MATCHES [=[the layout search ranks by step time and needs a calibration profile]=])
 budget_cli_test(NAME cluster.layout_needs_micro_batches ARGS layout ${base} --cluster ${h200} --tp 2 --gpus 8
   EXPECT_EXIT 64 STDERR_MATCHES [=[a layout needs --micro-batch-size and --micro-batches]=])
+
+# Issue 20, items 4 and 5: matched candidates ranked by cluster time (match and grid --cluster) and
+# the compute-efficiency gain in GPU-hours (ce-gain --cluster); docs/cluster.md.
+set(rank_args --baseline ${base} --calibration ${h200_profile} --rank-by time --cluster ${h200} --gpus 8
+    --global-batch-tokens 131072 --top 2)
+budget_cli_test(NAME cluster.match_rank_table ARGS ${rank_args}
+  STDOUT_MATCHES [=[On 8 of 8 GPUs \(NVIDIA H200 SXM 141GB; 1 nodes of 8\), each at its own best layout, 131,072 tokens]=]
+    [=[rank +hidden +heads×dim \(KV\) +experts×width +best layout +µs/token +tokens/s/GPU +MFU +cluster × +1-GPU × +headroom GiB]=]
+    [=[baseline +1280 +10×128 \(KV 2\) +192×432 \(top 8\) +TP[0-9]+ CP[0-9]+ PP[0-9]+ ]=]
+    [=[
+1 +[0-9]+ ]=] [=[
+2 +[0-9]+ ]=]
+    [=[#1: cluster [0-9.]+× vs 1-GPU [0-9.]+×]=] [=[\+50% MoE layer executions per token \(18 vs 12\); no all-to-all at either best layout \(EP 1\)]=]
+    [=[compute: [+-][0-9]+% per token; [+-][0-9.]+ of the ratio]=])
+budget_cli_test(NAME cluster.match_rank_json ARGS ${rank_args} --format json
+  STDOUT_MATCHES [=["cluster": {
+        "found": true,
+        "layout": {]=] [=["memory": {]=] [=["time": {]=] [=["ratio_to_baseline": [0-9.e+-]+,
+        "single_gpu_ratio_to_baseline": [0-9.e+-]+,]=] [=["ratio_components": .
+          {
+            "component": "compute",]=] [=["contribution": ]=]
+    [=[
+  "cluster": {
+    "cluster": "[^"]+",
+    "gpu": "NVIDIA H200 SXM 141GB",
+    "gpus": 8,
+    "global_batch_tokens": 131072,]=] [=["candidates_without_layout": 0,
+    "baseline": {
+      "found": true,]=])
+budget_cli_test(NAME cluster.match_rank_csv ARGS ${rank_args} --format csv
+  STDOUT_MATCHES [=[^rank,hidden,heads×dim \(KV\),experts×width,best layout,µs/token,tokens/s/GPU,MFU,cluster ×,1-GPU ×,headroom GiB
+baseline,1280,]=] [=[
+1,[0-9]+,]=]
+  STDOUT_NOT_MATCHES [=[What makes]=])
+budget_cli_test(NAME cluster.match_rank_markdown ARGS ${rank_args} --format markdown
+  STDOUT_MATCHES [=[\| rank \| hidden \|]=] [=[\| baseline \| 1280 \|]=])
+budget_cli_test(NAME cluster.match_rank_needs_gpus_and_calibration
+  ARGS --baseline ${base} --rank-by time --cluster ${h200}
+  EXPECT_EXIT 64 STDERR_MATCHES [=[^budget-match: error: --cluster: --cluster needs --gpus and --calibration \(the layout search]=])
+budget_cli_test(NAME cluster.match_rank_needs_calibration
+  ARGS --baseline ${base} --rank-by time --cluster ${h200} --gpus 8
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster needs --calibration \(]=])
+budget_cli_test(NAME cluster.match_gpus_needs_cluster ARGS --baseline ${base} --gpus 8
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--gpus: --gpus needs --cluster \(it sets up the cluster layout search\)]=])
+budget_cli_test(NAME cluster.match_batch_needs_cluster ARGS --baseline ${base} --global-batch-tokens 131072
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--global-batch-tokens needs --cluster]=])
+budget_cli_test(NAME cluster.match_cluster_needs_rank_by_time
+  ARGS --baseline ${base} --calibration ${h200_profile} --cluster ${h200} --gpus 8
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster: --cluster ranks the equally matched candidates by time on the cluster; give --rank-by time]=])
+budget_cli_test(NAME cluster.match_cluster_refuses_cap ARGS ${rank_args} --max-time-ratio 1.5
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--max-time-ratio: --max-time-ratio caps the single-GPU time ratio; it is not combined]=])
+budget_cli_test(NAME cluster.match_csv_needs_cluster ARGS --baseline ${base} --format csv
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--format: --format csv prints the cluster ranking table; it needs --cluster]=])
+budget_cli_test(NAME cluster.match_cluster_too_many_gpus
+  ARGS --baseline ${base} --calibration ${h200_profile} --rank-by time --cluster ${h200} --gpus 64
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--gpus: 64 GPUs: the cluster has 8 \(1 nodes of 8\); set more nodes]=])
+budget_cli_test(NAME cluster.match_cluster_nodes ARGS --baseline ${base} --calibration ${h200_profile} --rank-by time
+    --cluster ${h200} --nodes 8 --gpus 64 --global-batch-tokens 1048576 --top 1 --format json
+  STDOUT_MATCHES [=["gpus": 64,]=] [=["dp": ]=])
+
+budget_cli_test(NAME cluster.grid_cluster ARGS grid --grid tests/data/grid-two-cells.json --calibration ${h200_profile}
+    --rank-by time --cluster ${h200} --gpus 8 --global-batch-tokens 131072
+  STDOUT_MATCHES [=[2 cells, loop .*on 8 GPUs of NVIDIA H200 SXM 141GB, 131,072 tokens a step]=]
+    [=[size +baseline layout +looped +looped layout +µs/token base +µs/token looped +cluster × +1-GPU ×]=]
+    [=[
+200M +TP[0-9]+ ]=] [=[200M \(paper-200M-E192-baseline\): cluster [0-9.]+× vs 1-GPU [0-9.]+×]=])
+budget_cli_test(NAME cluster.grid_cluster_json ARGS grid --grid tests/data/grid-two-cells.json --calibration ${h200_profile}
+    --rank-by time --cluster ${h200} --gpus 8 --global-batch-tokens 131072 --format json
+  STDOUT_MATCHES [=["cluster": {
+          "found": true,]=] [=["cluster": {
+        "cluster": ]=])
+budget_cli_test(NAME cluster.grid_cluster_needs_gpus ARGS grid --cluster ${h200} --calibration ${h200_profile} --rank-by time
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster needs --gpus \(]=])
+budget_cli_test(NAME cluster.grid_cluster_needs_rank_by_time ARGS grid --cluster ${h200} --gpus 8 --calibration ${h200_profile}
+  EXPECT_EXIT 64 STDERR_MATCHES [=[give --rank-by time]=])
+
+set(ce_args ce-gain --target examples/scaling/looped.json --reference examples/scaling/baseline.json --C 1e20,1e21
+    --S 0.95)
+set(ce_cluster --cluster ${h200} --gpus 8 --calibration ${h200_profile} --target-config ${smelt}
+    --reference-config ${base} --global-batch-tokens 131072)
+budget_cli_test(NAME cluster.ce_gain_gpu_hours ARGS ${ce_args} ${ce_cluster}
+  STDOUT_MATCHES [=[GPU-hours at equal loss on 8 GPUs of .*G_h = 1 − \(1 − G\)·ρ, ρ = τ_target/τ_reference]=]
+    [=[target paper-200M-S95-smelt \(examples/configs/paper-200M-S95-smelt.json\): TP[0-9]+ ]=]
+    [=[ρ = [0-9.]+: the target's time per FLOP is [+-][0-9.]+% the reference's]=]
+    [=[S +C +FLOPs gain +GPU-hours gain +GPU-h target +GPU-h reference +verdict]=]
+    [=[
+ *0\.95 +1e\+21 +\+[0-9.]+% +[+-][0-9.]+% +[0-9.e+]+ +[0-9.e+]+ +(saves GPU-hours|FLOPs saving eaten by the time per FLOP)]=])
+budget_cli_test(NAME cluster.ce_gain_gpu_hours_json ARGS ${ce_args} ${ce_cluster} --format json
+  STDOUT_MATCHES [=["gpu_hours": {]=] [=["formula": "GPU-hours = FLOPs \* gpu_seconds_per_flop / 3600]=]
+    [=["time_per_flop_ratio": [0-9.e+-]+,]=] [=["gpu_hours_gain": {
+          "value": [0-9.e+-]+
+        },]=] [=["saving_eaten": (true|false)]=])
+budget_cli_test(NAME cluster.ce_gain_gpu_hours_csv ARGS ${ce_args} ${ce_cluster} --format csv
+  STDOUT_MATCHES [=[^scope,S,C,gain,gain_lower,gain_upper,C_reference,loss,tpp_target,tpp_reference,time_per_flop_ratio,gpu_hours_gain,gpu_hours_gain_lower,gpu_hours_gain_upper,target_gpu_hours,reference_gpu_hours,saving_eaten
+overall,0\.95,1e\+20,]=])
+budget_cli_test(NAME cluster.ce_gain_cluster_needs_configs ARGS ${ce_args} --cluster ${h200} --gpus 8 --calibration ${h200_profile}
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster needs --target-config and --reference-config \(the GPU-hours need]=])
+budget_cli_test(NAME cluster.ce_gain_config_needs_cluster ARGS ${ce_args} --target-config ${smelt}
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--target-config: --target-config needs --cluster]=])
+budget_cli_test(NAME cluster.ce_gain_calibration_needs_cluster ARGS ${ce_args} --calibration ${h200_profile}
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--calibration needs --cluster]=])

@@ -9,6 +9,7 @@
 ///
 /// Thread safety: reentrant; the TimeModel is shared read-only.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,9 +52,31 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
 /// True when `a` ranks before `b`: less time per step, then more headroom.
 bool ranks_before(const RankedLayout& a, const RankedLayout& b);
 
+/// One named time component of a candidate and the baseline, each at its own best layout, per token,
+/// and its share of the ratio's departure from 1:
+///
+///   contribution_c = (x_c / X_tok − b_c / B_tok) / (B / B_tok),  Σ_c contribution_c = ratio − 1,
+///
+/// x_c, b_c the component's exposed seconds per step (by_component of the slowest stage; overlapped
+/// collectives count 0), X_tok, B_tok tokens per step, B the baseline's seconds per step: the
+/// components of a step sum to its seconds per step, so the contributions sum to the cluster ratio
+/// minus one exactly.
+struct RatioComponent {
+  std::string name;                     ///< compute, bubble, ep_all_to_all, tp_all_gather, ...
+  double seconds_per_token = 0.0;       ///< the candidate's exposed seconds per token (whole cluster)
+  double baseline_seconds_per_token = 0.0;
+  double contribution = 0.0;            ///< to ratio − 1
+  /// Per token: calls of this component's collective (0 for compute and bubble), and its bytes per call.
+  double calls_per_token = 0.0;
+  double baseline_calls_per_token = 0.0;
+  double bytes_per_call = 0.0;
+  double baseline_bytes_per_call = 0.0;
+};
+
 /// One config at its best layout on the cluster, beside its single-GPU prediction.
 struct ClusterCandidateTime {
   std::string name;
+  std::size_t input_index = 0;  ///< position in the candidates given to rank_by_cluster_time (baseline: 0)
   bool found = false;  ///< some layout fits
   RankedLayout best;
   double seconds_per_token = 0.0;             ///< cluster: seconds per step / tokens per step (whole cluster)
@@ -62,13 +85,22 @@ struct ClusterCandidateTime {
   double ratio_to_baseline = 0.0;             ///< cluster seconds per token / the baseline's
   double single_gpu_ratio_to_baseline = 0.0;  ///< the same on one GPU
   double moe_executions_per_token = 0.0;      ///< executed MoE layers (each one EP dispatch + combine a pass)
+  double training_flops_per_token = 0.0;      ///< F, non-embedding (accounting's Budgets), at options' workload
+  /// GPU-seconds per training FLOP: gpu_seconds_per_token / training_flops_per_token (0 when not found).
+  double gpu_seconds_per_flop = 0.0;
   std::vector<std::string> differences;       ///< what moves the cluster ratio away from the single-GPU one
+  std::vector<RatioComponent> ratio_components;  ///< for candidates that fit: the ratio split by component
 };
 
 struct ClusterRanking {
   ClusterCandidateTime baseline;
   std::vector<ClusterCandidateTime> candidates;  ///< fitting ones by seconds per token, then those with no layout
 };
+
+/// The ratio decomposition of `candidate` against `baseline` (both found): one entry per component
+/// name of either's best layout, in the baseline's order, then the candidate's own.
+std::vector<RatioComponent> ratio_components(const ClusterCandidateTime& candidate,
+                                             const ClusterCandidateTime& baseline);
 
 /// Each config (and the baseline) at its own best layout (search_layouts with `options`), ranked
 /// by time per token on the cluster, with its ratio to the baseline beside the single-GPU ratio.

@@ -11,6 +11,8 @@
 #include <optional>
 #include <vector>
 
+#include "budget/cluster.hpp"
+#include "budget/cluster_match.hpp"
 #include "budget/config.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/match.hpp"
@@ -32,6 +34,12 @@ struct MatchRequest {
   /// Also search the best candidate whose shapes are all on the fused kernels' full-rate path
   /// (off when the constraints are aligned already, e.g. under --align).
   bool with_aligned_alternative = true;
+  /// With a cluster (and a model, RankBy::time, no time-ratio cap): every equally matched
+  /// candidate at its own best layout on it, ranked by cluster time per token
+  /// (rank_matched_on_cluster(); cluster_match.hpp): the outcome's rows are then in that order.
+  /// Not owned, like `model`.
+  const ClusterSpec* cluster = nullptr;
+  LayoutSearchOptions cluster_search;  ///< the layout search per candidate, with `cluster`
 };
 
 struct MatchOutcome {
@@ -40,12 +48,17 @@ struct MatchOutcome {
   std::vector<ConstraintSensitivity> sensitivity;  ///< with explain
   std::vector<AlignmentOption> alignment;          ///< with explain and a model
   std::optional<AlignedAlternative> aligned;       ///< with_aligned_alternative and a feasible match
+  /// With a cluster and a feasible match: the first `top` by cluster time, parallel to
+  /// result.candidates (and timed's lists).
+  std::optional<ClusterRanking> cluster;
 };
 
 /// The match and its companions as described above. budget::Error for invalid inputs (as match()
 /// and match_with_time() throw them); an aligned search that fails (e.g. over the search limit)
 /// is no error: the outcome's aligned alternative says "not searched: <why>". Throws
-/// budget::Error (source "rank_by"/"max_time_ratio") when time options are set without a model.
+/// budget::Error (source "rank_by"/"max_time_ratio") when time options are set without a model,
+/// and (source "cluster") when a cluster is given without a model, without RankBy::time or with a
+/// time-ratio cap.
 MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                            const MatchConstraints& constraints, const MatchRequest& request);
 

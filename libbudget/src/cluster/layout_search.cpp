@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "budget/accounting.hpp"
 #include "budget/error.hpp"
+#include "budget/progress.hpp"
 #include "budget/workload.hpp"
 #include "cluster/step_compute.hpp"
 
@@ -135,15 +138,97 @@ ClusterCandidateTime time_one(const TimeModel& model, const ArchConfig& config, 
   w.tokens_per_step = 8 * o.seq_len;  // the single-GPU reference: 8 sequences a step
   out.single_gpu_seconds_per_token = predict_step_time(model, config, w).seconds_per_token;
   out.moe_executions_per_token = moe_executions(config);
+  out.training_flops_per_token = account(config, w).training_flops_per_token;
   if (found.layouts.empty()) return out;
   out.found = true;
   out.best = std::move(found.layouts.front());
   out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
   out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
+  if (out.training_flops_per_token > 0.0) out.gpu_seconds_per_flop = out.gpu_seconds_per_token / out.training_flops_per_token;
   return out;
 }
 
+/// A component's exposed seconds per token, and its collective's calls per token and mean bytes a
+/// call on one GPU of the slowest stage (the by_component key is "<term>_<collective>").
+struct ComponentFigures {
+  double seconds_per_token = 0.0;
+  double calls_per_token = 0.0;
+  double bytes_per_call = 0.0;
+};
+
+std::map<std::string, ComponentFigures> component_figures(const ClusterCandidateTime& c) {
+  std::map<std::string, ComponentFigures> out;
+  const double tokens = static_cast<double>(c.best.time.tokens_per_step);
+  for (const TimeComponent& part : c.best.time.by_component) {
+    out[part.name].seconds_per_token += part.overlapped ? 0.0 : part.seconds / tokens;
+  }
+  const auto slowest = static_cast<std::size_t>(c.best.time.slowest_stage);
+  if (slowest < c.best.time.communication.size()) {
+    std::map<std::string, double> bytes;  // Σ size · calls
+    for (const CommTerm& term : c.best.time.communication[slowest].terms) {
+      const std::string key = fmt::format("{}_{}", term.name, to_string(term.kind));
+      out[key].calls_per_token += term.calls_per_step / tokens;
+      bytes[key] += term.size_bytes * term.calls_per_step;
+    }
+    for (const auto& [key, total] : bytes) {
+      ComponentFigures& f = out[key];
+      f.bytes_per_call = f.calls_per_token > 0.0 ? total / (f.calls_per_token * tokens) : 0.0;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> component_order(const ClusterCandidateTime& candidate, const ClusterCandidateTime& baseline) {
+  std::vector<std::string> names;
+  for (const ClusterCandidateTime* c : {&baseline, &candidate}) {
+    for (const TimeComponent& part : c->best.time.by_component) {
+      if (std::find(names.begin(), names.end(), part.name) == names.end()) names.push_back(part.name);
+    }
+  }
+  return names;
+}
+
+/// "ep_all_to_all: +24% per token (+50% calls, -17% bytes a call); +0.031 of the ratio".
+std::string component_text(const RatioComponent& c) {
+  const auto change = [](double x, double y) { return y > 0.0 ? fmt::format("{:+.0f}%", 100.0 * (x / y - 1.0)) : std::string("new"); };
+  std::string out = fmt::format("{}: {} per token", c.name,
+                                c.seconds_per_token == 0.0 && c.baseline_seconds_per_token > 0.0
+                                    ? std::string("none")
+                                    : change(c.seconds_per_token, c.baseline_seconds_per_token));
+  if (c.calls_per_token > 0.0 && c.baseline_calls_per_token > 0.0) {
+    out += fmt::format(" ({} calls, {} bytes a call)", change(c.calls_per_token, c.baseline_calls_per_token),
+                       change(c.bytes_per_call, c.baseline_bytes_per_call));
+  }
+  return out + fmt::format("; {:+.3f} of the ratio", c.contribution);
+}
+
 }  // namespace
+
+std::vector<RatioComponent> ratio_components(const ClusterCandidateTime& candidate,
+                                             const ClusterCandidateTime& baseline) {
+  if (!candidate.found || !baseline.found) throw Error("a ratio decomposition needs both at a fitting layout", "ratio");
+  const std::map<std::string, ComponentFigures> x = component_figures(candidate);
+  const std::map<std::string, ComponentFigures> b = component_figures(baseline);
+  const double baseline_per_token = baseline.seconds_per_token;
+  std::vector<RatioComponent> out;
+  for (const std::string& name : component_order(candidate, baseline)) {
+    const auto xi = x.find(name);
+    const auto bi = b.find(name);
+    const ComponentFigures xf = xi == x.end() ? ComponentFigures{} : xi->second;
+    const ComponentFigures bf = bi == b.end() ? ComponentFigures{} : bi->second;
+    RatioComponent c;
+    c.name = name;
+    c.seconds_per_token = xf.seconds_per_token;
+    c.baseline_seconds_per_token = bf.seconds_per_token;
+    c.contribution = (xf.seconds_per_token - bf.seconds_per_token) / baseline_per_token;
+    c.calls_per_token = xf.calls_per_token;
+    c.baseline_calls_per_token = bf.calls_per_token;
+    c.bytes_per_call = xf.bytes_per_call;
+    c.baseline_bytes_per_call = bf.bytes_per_call;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
@@ -158,32 +243,54 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
   out.baseline.ratio_to_baseline = 1.0;
   out.baseline.single_gpu_ratio_to_baseline = 1.0;
   const ClusterCandidateTime& b = out.baseline;
-  for (const ArchConfig& c : candidates) {
+  // A layout search per candidate (about 0.1 s each for DeepSeek-V3 on 1,024 GPUs): progress on
+  // stderr and the --max-seconds limit (progress.hpp) bound the time of a long list.
+  constexpr std::string_view progress_name = "cluster ranking (a layout search per matched candidate)";
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    report_progress(progress_name, i, candidates.size());
+    const ArchConfig& c = candidates[i];
     ClusterCandidateTime t = time_one(model, c, cluster, options);
+    t.input_index = i;
     t.single_gpu_ratio_to_baseline = t.single_gpu_seconds_per_token / b.single_gpu_seconds_per_token;
     if (t.found) {
       t.ratio_to_baseline = t.seconds_per_token / b.seconds_per_token;
       const auto change = [](double x, double y) { return y > 0.0 ? 100.0 * (x / y - 1.0) : 0.0; };
+      const ParallelLayout& tl = t.best.memory.layout;
+      const ParallelLayout& bl = b.best.memory.layout;
       if (b.moe_executions_per_token > 0.0 && t.moe_executions_per_token != b.moe_executions_per_token) {
-        t.differences.push_back(fmt::format("{:+.0f}% all-to-all calls per token ({} vs {} MoE layer executions)",
+        // An executed MoE layer pays an all-to-all pair only under expert parallelism (EP > 1).
+        std::string all_to_all;
+        if (tl.ep > 1 && bl.ep > 1) {
+          all_to_all = fmt::format("as many more all-to-all calls (EP {} and {})", tl.ep, bl.ep);
+        } else if (tl.ep == 1 && bl.ep == 1) {
+          all_to_all = "no all-to-all at either best layout (EP 1)";
+        } else {
+          all_to_all = fmt::format("all-to-all calls per token: {} at EP {} against {} at the baseline's EP {}",
+                                   tl.ep > 1 ? t.moe_executions_per_token : 0.0, tl.ep,
+                                   bl.ep > 1 ? b.moe_executions_per_token : 0.0, bl.ep);
+        }
+        t.differences.push_back(fmt::format("{:+.0f}% MoE layer executions per token ({} vs {}); {}",
                                             change(t.moe_executions_per_token, b.moe_executions_per_token),
-                                            t.moe_executions_per_token, b.moe_executions_per_token));
+                                            t.moe_executions_per_token, b.moe_executions_per_token, all_to_all));
       }
       t.differences.push_back(fmt::format("{:+.0f}% compute per token, {:+.0f}% exposed communication per token",
                                           change(component_per_token(t, false), component_per_token(b, false)),
                                           change(component_per_token(t, true), component_per_token(b, true))));
-      const ParallelLayout& tl = t.best.memory.layout;
-      const ParallelLayout& bl = b.best.memory.layout;
       if (tl.tp != bl.tp || tl.pp != bl.pp || tl.ep != bl.ep || tl.cp != bl.cp) {
         t.differences.push_back(fmt::format("its best layout differs: TP {} PP {} EP {} CP {} (baseline TP {} PP {} EP {} "
                                             "CP {})",
                                             tl.tp, tl.pp, tl.ep, tl.cp, bl.tp, bl.pp, bl.ep, bl.cp));
+      }
+      t.ratio_components = ratio_components(t, b);
+      for (const RatioComponent& part : t.ratio_components) {
+        if (part.seconds_per_token > 0.0 || part.baseline_seconds_per_token > 0.0) t.differences.push_back(component_text(part));
       }
     } else {
       t.differences.push_back("no layout fits");
     }
     out.candidates.push_back(std::move(t));
   }
+  report_progress(progress_name, candidates.size(), candidates.size());
   std::stable_sort(out.candidates.begin(), out.candidates.end(),
                    [](const ClusterCandidateTime& x, const ClusterCandidateTime& y) {
                      if (x.found != y.found) return x.found;

@@ -151,7 +151,9 @@ nlohmann::ordered_json rope_scaling_json(const RopeScaling& s, const std::string
 
 std::string describe_rope_scaling(const RopeScaling& s) {
   std::vector<std::string> parts;
-  for (const auto& [key, value] : rope_scaling_json(s, "type").items()) {
+  // Named: a range-for over items() of a temporary would iterate a destroyed object.
+  const auto object = rope_scaling_json(s, "type");
+  for (const auto& [key, value] : object.items()) {
     if (key == "type") continue;
     parts.push_back(value.is_array() ? fmt::format("{} [{} values]", key, value.size())
                                      : fmt::format("{} {}", key, value.dump()));

@@ -1,5 +1,6 @@
 #include "budget/match_outcome.hpp"
 
+#include <limits>
 #include <string>
 
 #include "budget/error.hpp"
@@ -14,11 +15,27 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
   if (request.model == nullptr && request.time_options.max_time_ratio) {
     throw Error("a time-ratio cap needs a calibration profile (a time model to predict time from)", "max_time_ratio");
   }
+  if (request.cluster != nullptr &&
+      (request.model == nullptr || request.time_options.rank_by != RankBy::time || request.time_options.max_time_ratio)) {
+    throw Error("ranking on a cluster needs a calibration profile and ranking by time, without a time-ratio cap "
+                "(the cap is on the single-GPU ratio)",
+                "cluster");
+  }
   MatchOutcome out;
   if (request.model != nullptr) {
     TimeRankOptions options = request.time_options;
-    options.top_n = request.top;
+    // On a cluster every equally matched candidate is timed there, not only the first `top`.
+    options.top_n = request.cluster != nullptr ? std::numeric_limits<int>::max() / 8 : request.top;
     out.timed = match_with_time(baseline, loop, workload, constraints, *request.model, options);
+    if (request.cluster != nullptr && out.timed->result.summary.feasible) {
+      try {
+        out.cluster = rank_matched_on_cluster(*out.timed, *request.model, *request.cluster, request.cluster_search,
+                                              static_cast<std::size_t>(request.top));
+      } catch (const Error& e) {
+        if (e.source().empty()) throw e.with_source("cluster");
+        throw;
+      }
+    }
     out.result = out.timed->result;
   } else {
     out.result = match(baseline, loop, workload, constraints, request.top);

@@ -168,7 +168,151 @@ TEST_CASE("cluster ranking: the paper's looped config against its baseline at ea
   CHECK(s.moe_executions_per_token == 18.0);
   CHECK(r.baseline.moe_executions_per_token == 12.0);
   REQUIRE_FALSE(s.differences.empty());
-  CHECK(s.differences[0].find("+50% all-to-all calls per token (18 vs 12 MoE layer executions)") == 0);
+  CHECK(s.differences[0].find("+50% MoE layer executions per token (18 vs 12); ") == 0);
+  // All-to-alls are named only where a best layout has expert parallelism.
+  const bool both_ep1 = s.best.memory.layout.ep == 1 && r.baseline.best.memory.layout.ep == 1;
+  CHECK((s.differences[0].find("no all-to-all at either best layout (EP 1)") != std::string::npos) == both_ep1);
   // A baseline that fits nowhere is refused.
   CHECK_THROWS_AS(rank_by_cluster_time(shipped_model(), base, {smelt}, small_gpus(1 << 20), o), Error);
+}
+
+namespace {
+
+ClusterCandidateTime synthetic(std::vector<TimeComponent> parts, std::vector<CommTerm> terms, double seconds_per_step) {
+  ClusterCandidateTime c;
+  c.found = true;
+  c.best.time.tokens_per_step = 1000;
+  c.best.time.seconds_per_step = seconds_per_step;
+  c.best.time.by_component = std::move(parts);
+  c.best.time.slowest_stage = 0;
+  c.best.time.communication.push_back({0, std::move(terms), 0.0, 0.0});
+  c.seconds_per_token = seconds_per_step / 1000.0;
+  return c;
+}
+
+CommTerm term(const char* name, CollectiveKind kind, double size, double calls) {
+  CommTerm t;
+  t.name = name;
+  t.kind = kind;
+  t.size_bytes = size;
+  t.calls_per_step = calls;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("cluster ranking: the ratio decomposition by component, by hand", "[cluster][search]") {
+  // Baseline: 1.0 s a step of 1000 tokens = compute 0.8 + all-to-all 0.1 + bubble 0.1 (the DP
+  // reduce-scatter 0.3 s overlapped); 24 all-to-all calls of 1000 bytes.
+  const ClusterCandidateTime b = synthetic({{"compute", 0.8, false}, {"ep_all_to_all", 0.1, false},
+                                            {"dp_grad_reduce_scatter", 0.3, true}, {"bubble", 0.1, false}},
+                                           {term("ep", CollectiveKind::all_to_all, 1000, 24),
+                                            term("dp_grad", CollectiveKind::reduce_scatter, 5000, 1)},
+                                           1.0);
+  // Candidate: 1.12 s = compute 0.9 + all-to-all 0.15 + TP all-gather 0.02 + bubble 0.05; 36 calls
+  // of 800 bytes (+50% calls, −20% bytes a call), no DP term.
+  const ClusterCandidateTime c = synthetic({{"compute", 0.9, false}, {"ep_all_to_all", 0.15, false},
+                                            {"tp_all_gather", 0.02, false}, {"bubble", 0.05, false}},
+                                           {term("ep", CollectiveKind::all_to_all, 800, 36),
+                                            term("tp", CollectiveKind::all_gather, 50, 6),
+                                            term("tp", CollectiveKind::all_gather, 150, 2)},
+                                           1.12);
+  const std::vector<RatioComponent> parts = ratio_components(c, b);
+  // The baseline's order, then the candidate's own: compute, ep, dp_grad, bubble, tp.
+  REQUIRE(parts.size() == 5);
+  CHECK(parts[0].name == "compute");
+  CHECK(parts[0].contribution == Approx(0.1));  // (0.9 − 0.8) / 1.0, both per 1000 tokens
+  CHECK(parts[1].name == "ep_all_to_all");
+  CHECK(parts[1].contribution == Approx(0.05));
+  CHECK(parts[1].calls_per_token == Approx(0.036));
+  CHECK(parts[1].baseline_calls_per_token == Approx(0.024));
+  CHECK(parts[1].bytes_per_call == Approx(800));
+  CHECK(parts[1].baseline_bytes_per_call == Approx(1000));
+  CHECK(parts[2].name == "dp_grad_reduce_scatter");
+  CHECK(parts[2].contribution == 0.0);  // overlapped: no exposed time on either side
+  CHECK(parts[2].seconds_per_token == 0.0);
+  CHECK(parts[3].name == "bubble");
+  CHECK(parts[3].contribution == Approx(-0.05));
+  CHECK(parts[4].name == "tp_all_gather");
+  CHECK(parts[4].contribution == Approx(0.02));
+  CHECK(parts[4].bytes_per_call == Approx((6 * 50 + 2 * 150) / 8.0));  // mean over the merged terms
+  double sum = 0.0;
+  for (const RatioComponent& p : parts) sum += p.contribution;
+  CHECK(sum == Approx(1.12 - 1.0));
+  ClusterCandidateTime none = c;
+  none.found = false;
+  CHECK_THROWS_AS(ratio_components(none, b), Error);
+}
+
+TEST_CASE("cluster ranking: the paper's 200M pair, ratio decomposition", "[cluster][search]") {
+  const ArchConfig base = test::paper_200m_baseline();
+  const ArchConfig smelt = test::paper_200m_smelt();
+  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {smelt}, cluster, o);
+  REQUIRE(r.candidates.size() == 1);
+  const ClusterCandidateTime& s = r.candidates[0];
+  REQUIRE(s.found);
+  const ClusterCandidateTime& b = r.baseline;
+  // By hand from each best layout's components: exposed seconds per token over the baseline's.
+  double sum = 0.0;
+  for (const RatioComponent& p : s.ratio_components) {
+    INFO(p.name);
+    double x = 0.0;
+    double y = 0.0;
+    for (const TimeComponent& t : s.best.time.by_component) {
+      if (t.name == p.name && !t.overlapped) x += t.seconds;
+    }
+    for (const TimeComponent& t : b.best.time.by_component) {
+      if (t.name == p.name && !t.overlapped) y += t.seconds;
+    }
+    const double xs = x / static_cast<double>(s.best.time.tokens_per_step);
+    const double ys = y / static_cast<double>(b.best.time.tokens_per_step);
+    CHECK(p.contribution == Approx((xs - ys) / b.seconds_per_token).margin(1e-15));
+    sum += p.contribution;
+  }
+  CHECK(sum == Approx(s.ratio_to_baseline - 1.0).margin(1e-12));
+  // Per executed MoE layer one dispatch and one combine a pass: at the same micro-batches, passes
+  // and EP the looped config makes 18/12 = +50% all-to-all calls, each (T/r)·k·H·2 bytes, so
+  // 1056/1280 of the baseline's bytes a call at the same T and r.
+  const ParallelLayout& sl = s.best.memory.layout;
+  const ParallelLayout& bl = b.best.memory.layout;
+  const auto ep = std::find_if(s.ratio_components.begin(), s.ratio_components.end(),
+                               [](const RatioComponent& p) { return p.name == "ep_all_to_all"; });
+  // On this cluster both are best at the same EP > 1 layout (the search is deterministic).
+  REQUIRE(sl.ep > 1);
+  REQUIRE(sl.ep == bl.ep);
+  REQUIRE(sl.micro_batches == bl.micro_batches);
+  REQUIRE(sl.micro_batch_size == bl.micro_batch_size);
+  REQUIRE(sl.recompute.kind == bl.recompute.kind);
+  REQUIRE((sl.pp == bl.pp && sl.tp == bl.tp && sl.cp == bl.cp));
+  REQUIRE(ep != s.ratio_components.end());
+  CHECK(ep->calls_per_token / ep->baseline_calls_per_token == Approx(1.5));
+  CHECK(ep->bytes_per_call / ep->baseline_bytes_per_call == Approx(1056.0 / 1280.0));
+  // F per token from the accounting; τ = GPU-seconds per token / F.
+  CHECK(s.gpu_seconds_per_flop == Approx(s.gpu_seconds_per_token / s.training_flops_per_token));
+  CHECK(s.training_flops_per_token > 0.0);
+}
+
+TEST_CASE("cluster ranking: a candidate with no fitting layout is kept, last, and said so", "[cluster][search]") {
+  const ArchConfig base = test::paper_200m_baseline();
+  ArchConfig huge = base;
+  huge.name = "huge";
+  huge.ffn.expert_dim = 432 * 64;  // 64× the routed weights: no layout of 8 GPUs holds it in 16 GiB
+  const ClusterSpec cluster = small_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {huge, base}, cluster, o);
+  REQUIRE(r.candidates.size() == 2);
+  CHECK(r.candidates[0].found);
+  CHECK(r.candidates[0].input_index == 1);
+  CHECK(r.candidates[0].ratio_to_baseline == Approx(1.0));  // the baseline itself
+  CHECK_FALSE(r.candidates[1].found);
+  CHECK(r.candidates[1].input_index == 0);
+  CHECK(r.candidates[1].ratio_components.empty());
+  REQUIRE(r.candidates[1].differences.size() == 1);
+  CHECK(r.candidates[1].differences[0] == "no layout fits");
 }

@@ -129,7 +129,8 @@ TEST_CASE("layer rows: the shared layer file loads; malformed lines name the lin
   CHECK_THAT(error_of(replaced(good_line, "\"flash\": 1.8", "\"flash\": -1")),
              Catch::Contains("line 1/attention_backend_ms/flash: value -1 is not allowed"));
   CHECK_THAT(error_of(replaced(good_line, "\"tokens\"", "\"tokenz\"")), Catch::Contains("unknown key \"tokenz\""));
-  CHECK_THAT(error_of(replaced(good_line, "\"num_layers\": 10,", "\"num_layers\": 10, \"first_dense_layers\": 1,")),
+  // first_dense_layers is a key of the config's ffn object (docs/config.md).
+  CHECK_THAT(error_of(replaced(good_line, "\"gated\": true}", "\"gated\": true, \"first_dense_layers\": 1, \"dense_dim\": 1024}")),
              Catch::Contains("all layers alike"));
   CHECK_THAT(error_of(R"({"op": "device", "device": "NVIDIA H200"})"), Catch::Contains("no layer lines"));
 }

@@ -1,0 +1,53 @@
+#include "cluster_options.hpp"
+
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "option_checks.hpp"
+
+namespace budget::cli {
+
+ClusterSpec ClusterRankOptions::load() const {
+  return load_cluster_spec(cluster_path, nodes > 0 ? std::optional<std::int64_t>(nodes) : std::nullopt);
+}
+
+LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload) const {
+  LayoutSearchOptions o;
+  o.gpus = gpus;
+  o.seq_len = workload.seq_len;
+  o.global_batch_tokens = global_batch_tokens;
+  o.keep = 1;
+  o.time.communication.max_nodes_per_token = max_nodes_per_token;
+  // A causal window is the search's own default (0); a document mask's mean attended keys is passed on.
+  if (workload.attention_mask == AttentionMask::document) o.time.attended_keys = workload.attended_keys;
+  return o;
+}
+
+void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
+  command.add_option("--cluster", target.cluster_path,
+                     "Cluster file (docs/cluster.md; examples/clusters/): time each at its own best layout on --gpus "
+                     "of it (needs --gpus and --calibration)");
+  command.add_option("--gpus", target.gpus, "GPUs of the cluster to lay out on (with --cluster)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  command.add_option("--nodes", target.nodes, "Nodes of the cluster (with --cluster; default: the file's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  command
+      .add_option("--global-batch-tokens", target.global_batch_tokens,
+                  "Tokens per step b·s·m·DP of the layout search (with --cluster; default 4,194,304)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
+  command
+      .add_option("--max-nodes-per-token", target.max_nodes_per_token,
+                  "Node-limited routing: each token to at most M nodes (with --cluster; DeepSeek-V3; default unlimited)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
+}
+
+void check_cluster_rank_options(const CLI::App& command) {
+  check_option_needs(command, "--cluster", {"--gpus", "--calibration"},
+                     "the layout search lays out on --gpus GPUs and times each layout from a calibration profile");
+  for (const char* option : {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token"}) {
+    check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
+  }
+}
+
+}  // namespace budget::cli

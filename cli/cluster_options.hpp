@@ -1,0 +1,41 @@
+#pragma once
+// `--cluster C.json --gpus N [--nodes K] [--global-batch-tokens T] [--max-nodes-per-token M]`: the
+// options that put a matched candidate (match, grid) or an architecture (ce-gain) at its best layout
+// on N GPUs of a cluster (budget/layout_search.hpp, docs/cluster.md). Declared once here so that
+// they mean the same in every command; their dependencies are checked with check_option_needs()
+// (option_checks.hpp): --cluster needs --gpus and --calibration, and the others need --cluster.
+
+#include <cstdint>
+#include <string>
+
+#include "budget/cluster.hpp"
+#include "budget/layout_search.hpp"
+#include "budget/workload.hpp"
+
+#include "cli11_fwd.hpp"
+
+namespace budget::cli {
+
+struct ClusterRankOptions {
+  std::string cluster_path;
+  std::int64_t gpus = 0;
+  std::int64_t nodes = 0;  ///< 0: the file's
+  std::int64_t global_batch_tokens = 4 * 1024 * 1024;
+  std::int64_t max_nodes_per_token = 0;  ///< 0: unlimited routing
+  bool given() const { return !cluster_path.empty(); }
+  /// The cluster file (budget::Error naming it when bad), with --nodes applied.
+  ClusterSpec load() const;
+  /// The layout search's options: --gpus, --global-batch-tokens, node-limited routing, and the
+  /// workload's sequence length and mean attended keys (a causal window: 0, the search's default).
+  LayoutSearchOptions search_options(const Workload& workload) const;
+};
+
+/// Adds the options above to `command`.
+void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target);
+
+/// Checks the options' dependencies after parsing (budget::Error naming the options):
+/// --cluster needs --gpus and --calibration; --gpus, --nodes, --global-batch-tokens and
+/// --max-nodes-per-token need --cluster.
+void check_cluster_rank_options(const CLI::App& command);
+
+}  // namespace budget::cli

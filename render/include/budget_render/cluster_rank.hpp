@@ -1,0 +1,44 @@
+#pragma once
+// Matched candidates at their best layouts on a cluster (budget/layout_search.hpp,
+// rank_by_cluster_time): the `cluster` object of each candidate in the JSON outputs, the ranking
+// table (aligned text, Markdown, CSV) and the lines that say what moves the cluster ratio away
+// from the single-GPU one. Shared by `budget-match --cluster` and `grid --cluster`.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "budget/cluster.hpp"
+#include "budget/config.hpp"
+#include "budget/layout_search.hpp"
+#include "budget_render/table.hpp"
+
+namespace budget::render {
+
+/// {found, layout, memory, time, seconds_per_token, gpu_seconds_per_token, training_flops_per_token,
+/// gpu_seconds_per_flop, single_gpu_seconds_per_token, ratio_to_baseline, single_gpu_ratio_to_baseline,
+/// ratio_components, differences}; without a fitting layout `found` is false, `layout`, `memory` and
+/// `time` null and `reason` says so.
+nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& candidate);
+
+/// The run's settings and the baseline: {cluster, gpu, gpus, global_batch_tokens, seq_len,
+/// attended_keys, baseline (cluster_candidate_json), candidates_without_layout}.
+nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
+                                            const LayoutSearchOptions& options);
+
+/// "TP2 CP1 PP1 DP4 EP8 ETP1 b1 m128 selective dist-opt".
+std::string layout_brief(const ParallelLayout& layout);
+
+/// Baseline row, then one row per candidate of `ranking` (already in rank order, `configs` parallel
+/// to ranking.candidates): shape, best layout, time per token, tokens/s/GPU, MFU, the cluster and
+/// single-GPU ratios, headroom; "no layout fits memory" where none does.
+Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<ArchConfig>& configs,
+                            const ArchConfig& baseline);
+
+/// The heading line (cluster, GPUs, batch) and, per candidate, what makes the difference.
+std::string cluster_ranking_heading(const ClusterRanking& ranking, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options);
+std::string cluster_ranking_differences(const ClusterRanking& ranking);
+
+}  // namespace budget::render

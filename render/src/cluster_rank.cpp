@@ -1,0 +1,131 @@
+#include "budget_render/cluster_rank.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/training_memory.hpp"
+#include "budget_render/budgets.hpp"
+
+namespace budget::render {
+
+namespace {
+
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+}  // namespace
+
+std::string layout_brief(const ParallelLayout& l) {
+  return fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
+                     l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(), l.ep,
+                     l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
+                     l.distributed_optimizer ? " dist-opt" : "");
+}
+
+nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
+  using json = nlohmann::ordered_json;
+  json out{{"found", c.found}};
+  if (c.found) {
+    const json body = json::parse(training_memory_json(c.best.memory, -1));
+    out["layout"] = body.at("layout");
+    out["memory"] = body.at("memory");
+    out["time"] = json::parse(cluster_step_time_json(c.best.time, -1));
+  } else {
+    out["layout"] = nullptr;
+    out["memory"] = nullptr;
+    out["time"] = nullptr;
+    out["reason"] = "no layout of the search space fits the GPU's memory";
+  }
+  out["seconds_per_token"] = c.found ? json(c.seconds_per_token) : json(nullptr);
+  out["gpu_seconds_per_token"] = c.found ? json(c.gpu_seconds_per_token) : json(nullptr);
+  out["training_flops_per_token"] = c.training_flops_per_token;
+  out["gpu_seconds_per_flop"] = c.found ? json(c.gpu_seconds_per_flop) : json(nullptr);
+  out["single_gpu_seconds_per_token"] = c.single_gpu_seconds_per_token;
+  out["ratio_to_baseline"] = c.found ? json(c.ratio_to_baseline) : json(nullptr);
+  out["single_gpu_ratio_to_baseline"] = c.single_gpu_ratio_to_baseline;
+  out["moe_executions_per_token"] = c.moe_executions_per_token;
+  json parts = json::array();
+  for (const RatioComponent& r : c.ratio_components) {
+    parts.push_back({{"component", r.name},
+                     {"seconds_per_token", r.seconds_per_token},
+                     {"baseline_seconds_per_token", r.baseline_seconds_per_token},
+                     {"contribution", r.contribution},
+                     {"calls_per_token", r.calls_per_token},
+                     {"baseline_calls_per_token", r.baseline_calls_per_token},
+                     {"bytes_per_call", r.bytes_per_call},
+                     {"baseline_bytes_per_call", r.baseline_bytes_per_call}});
+  }
+  out["ratio_components"] = parts;
+  out["differences"] = c.differences;
+  return out;
+}
+
+nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
+                                            const LayoutSearchOptions& o) {
+  std::size_t without = 0;
+  for (const ClusterCandidateTime& c : ranking.candidates) without += c.found ? 0 : 1;
+  return {{"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
+          {"gpu", cluster.gpu_name},
+          {"gpus", o.gpus},
+          {"global_batch_tokens", o.global_batch_tokens},
+          {"seq_len", o.seq_len},
+          {"attended_keys", o.time.attended_keys > 0.0 ? nlohmann::ordered_json(o.time.attended_keys)
+                                                       : nlohmann::ordered_json("causal")},
+          {"max_nodes_per_token", o.time.communication.max_nodes_per_token},
+          {"ranked", ranking.candidates.size()},
+          {"candidates_without_layout", without},
+          {"baseline", cluster_candidate_json(ranking.baseline)}};
+}
+
+Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<ArchConfig>& configs,
+                            const ArchConfig& baseline) {
+  Table t;
+  for (const char* h : {"rank", "hidden", "heads×dim (KV)", "experts×width", "best layout"}) {
+    t.add_column(h, std::string(h) == "hidden" ? Align::right : Align::left);
+  }
+  for (const char* h : {"µs/token", "tokens/s/GPU", "MFU", "cluster ×", "1-GPU ×", "headroom GiB"}) t.add_column(h);
+  const auto row = [&](const std::string& rank, const ArchConfig& config, const ClusterCandidateTime& c) {
+    if (!c.found) {
+      t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
+                 "no layout fits memory", "-", "-", "-", "-", fmt::format("{:.3f}×", c.single_gpu_ratio_to_baseline),
+                 "-"});
+      return;
+    }
+    t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
+               layout_brief(c.best.memory.layout), fmt::format("{:.3f}", 1e6 * c.seconds_per_token),
+               fmt::format("{:.0f}", c.best.time.tokens_per_second_per_gpu), fmt::format("{:.1f}%", 100.0 * c.best.time.mfu),
+               fmt::format("{:.3f}×", c.ratio_to_baseline), fmt::format("{:.3f}×", c.single_gpu_ratio_to_baseline),
+               gib(c.best.memory.headroom_bytes)});
+  };
+  row("baseline", baseline, ranking.baseline);
+  t.add_separator();
+  for (std::size_t i = 0; i < ranking.candidates.size(); ++i) row(std::to_string(i + 1), configs.at(i), ranking.candidates[i]);
+  return t;
+}
+
+std::string cluster_ranking_heading(const ClusterRanking& ranking, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& o) {
+  return fmt::format(
+      "\nOn {} of {} GPUs ({}; {} nodes of {}), each at its own best layout, {} tokens a step of {}-token sequences "
+      "({}): time per token of the whole cluster; cluster × and 1-GPU × are each one's time per token over the "
+      "baseline's (1-GPU: one GPU, 8 sequences a step); baseline at {}\n\n",
+      o.gpus, cluster.total_gpus(), cluster.gpu_name, cluster.nodes, cluster.gpus_per_node, grouped(o.global_batch_tokens),
+      o.seq_len, o.time.attended_keys > 0.0 ? fmt::format("{:g} attended keys a query", o.time.attended_keys) : "causal",
+      ranking.baseline.found ? layout_brief(ranking.baseline.best.memory.layout) : "no layout");
+}
+
+std::string cluster_ranking_differences(const ClusterRanking& ranking) {
+  std::string out = "\nWhat makes the cluster ratio differ from 1 (each component's exposed time per token against "
+                    "the baseline's; contributions sum to cluster × − 1):\n";
+  for (std::size_t i = 0; i < ranking.candidates.size(); ++i) {
+    const ClusterCandidateTime& c = ranking.candidates[i];
+    if (!c.found) {
+      out += fmt::format("#{}: no layout of the search space fits the GPU's memory\n", i + 1);
+      continue;
+    }
+    out += fmt::format("#{}: cluster {:.3f}× vs 1-GPU {:.3f}×\n", i + 1, c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
+    for (const std::string& d : c.differences) out += "  " + d + "\n";
+  }
+  return out;
+}
+
+}  // namespace budget::render
