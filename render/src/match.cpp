@@ -77,9 +77,11 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   t.add_column("#", Align::right);
   t.add_column("max dev");
   t.add_column("FLOPs");
-  // The F not matched beside the one matched (MatchConstraints::count_lm_head).
+  // The F not matched beside the one matched (MatchConstraints::count_lm_head); without a
+  // vocabulary (vocab_size 0, the paper's configs) there is no LM head and the two are one.
   const bool head_in = r.summary.lm_head_in_flops;
-  t.add_column(head_in ? "FLOPs w/o head" : "FLOPs w/ head");
+  const bool show_head = head_in || r.baseline_lm_head_training_flops_per_token > 0;
+  if (show_head) t.add_column(head_in ? "FLOPs w/o head" : "FLOPs w/ head");
   t.add_column("params");
   t.add_column("KV");
   if (timed) t.add_column("time ×");
@@ -94,7 +96,10 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   const auto row = [&](const std::string& rank, const ArchConfig& c, const Budgets& b, const std::string& dmax,
                        const std::string& df, const std::string& df_other, const std::string& dn,
                        const std::string& dkv, const std::string& time) {
-    std::vector<std::string> cells{rank, dmax, df, df_other, dn, dkv};
+    std::vector<std::string> cells{rank, dmax, df};
+    if (show_head) cells.push_back(df_other);
+    cells.push_back(dn);
+    cells.push_back(dkv);
     if (timed) cells.push_back(time);
     for (auto&& cell : {fmt::format("{}/{}", b.physical_layers, b.executed_layers), loop_text(c),
                         std::to_string(c.hidden_size), heads_text(c.attention), ffn_text(c.ffn),
@@ -168,6 +173,7 @@ std::string table_legend(const MatchResult& r) {
   const double f = r.baseline_budgets.training_flops_per_token;
   const double head = r.baseline_lm_head_training_flops_per_token;
   std::string out = describe(r.summary.order) + "\n";
+  if (head == 0 && !r.summary.lm_head_in_flops) return out;  // no vocabulary: no LM head to count
   if (r.summary.lm_head_in_flops) {
     out += fmt::format("FLOPs: training FLOPs per token with the LM head (--count-lm-head): baseline {} ({} without "
                        "it; the LM head {} of F)\n",

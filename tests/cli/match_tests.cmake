@@ -86,6 +86,10 @@ budget_cli_test(NAME match.count_lm_head ARGS --baseline tests/data/hf/qwen3-30b
                  "\\(F with the LM head\\)")
 budget_cli_test(NAME match.lm_head_shown ARGS --baseline tests/data/hf/qwen3-30b-a3b.json
   STDOUT_MATCHES "FLOPs w/ head" "training FLOPs per token without the LM head")
+# Without a vocabulary (the paper's configs) there is no LM head: no second FLOPs column, no line.
+budget_cli_test(NAME match.no_lm_head_no_column ARGS --baseline ${BASE}
+  STDOUT_MATCHES "max dev +FLOPs +params +KV +layers"
+  STDOUT_NOT_MATCHES "w/ head" "LM head")
 budget_cli_test(NAME match.count_lm_head_json ARGS --baseline tests/data/hf/qwen3-30b-a3b.json --count-lm-head --format json
   STDOUT_MATCHES "\"lm_head_in_flops\": true" "\"flops_with_lm_head\": " "\"flops_without_lm_head\": "
                  "\"training_flops_per_token_with_lm_head\": ")

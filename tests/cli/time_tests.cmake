@@ -55,9 +55,9 @@ budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration $
 
 # --- match ---------------------------------------------------------------------------------------
 budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --calibration ${profile}
-  STDOUT_MATCHES [=[max dev +FLOPs +FLOPs w/ head +params +KV +time ×]=]
-    [=[base +1\.33 GF +1\.33 GF +3\.87 G +6,144 +1\.00×]=]
-    [=[ 1 +1\.56% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +-1\.56% +1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[Ranked by budget]=]
+  STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=]
+    [=[base +1\.33 GF +3\.87 G +6,144 +1\.00×]=]
+    [=[ 1 +1\.56% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +-1\.56% +1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[Ranked by budget]=]
     [=[time ± from the leave-one-cell-out layer validation of the profile \([0-9]+ cells\)]=])
 # Time ranking with the model's accuracy: the equal band and its footer; JSON intervals.
 budget_cli_test(NAME time.match_rank_by_time_band ARGS --baseline ${base} --calibration ${profile} --rank-by time
