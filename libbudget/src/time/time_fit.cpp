@@ -101,13 +101,7 @@ double neighbour_log_residual(const std::vector<TimeSample>& samples, const std:
   }
   const auto count = std::min<std::size_t>(static_cast<std::size_t>(k), by_distance.size());
   std::partial_sort(by_distance.begin(), by_distance.begin() + static_cast<std::ptrdiff_t>(count), by_distance.end());
-  double weighted = 0, total = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double w = 1.0 / (by_distance[i].first + 1e-6);
-    weighted += w * by_distance[i].second;
-    total += w;
-  }
-  return weighted / total;
+  return inverse_distance_mean(by_distance.data(), count);
 }
 
 }  // namespace budget::detail

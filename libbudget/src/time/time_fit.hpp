@@ -3,6 +3,7 @@
 // non-negative weighted least squares and nearest-neighbour residual correction in log space.
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace budget::detail {
@@ -32,5 +33,18 @@ double evaluate_fit(const std::vector<double>& beta, const std::vector<double>& 
 /// (Euclidean distance d in log-shape space, weight 1/(d + 10⁻⁶)): ρ = Σ wᵢ ρᵢ / Σ wᵢ. A measured
 /// shape (d = 0) dominates with weight 10⁶: it is reproduced. Returns 0 for k = 0 or no samples.
 double neighbour_log_residual(const std::vector<TimeSample>& samples, const std::vector<double>& coords, int k);
+
+/// The neighbours' mean of the first `count` (distance, log residual) pairs, weighted by inverse
+/// distance: Σ wᵢ·rᵢ / Σ wᵢ with wᵢ = 1/(dᵢ + 1e-6) (the 1e-6 keeps an exact match finite).
+/// Shared by neighbour_log_residual() and the model's indexed search, so both sum alike, bit for bit.
+inline double inverse_distance_mean(const std::pair<double, double>* nearest, std::size_t count) {
+  double weighted = 0, total = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double w = 1.0 / (nearest[i].first + 1e-6);
+    weighted += w * nearest[i].second;
+    total += w;
+  }
+  return weighted / total;
+}
 
 }  // namespace budget::detail

@@ -390,13 +390,7 @@ struct NeighbourIndex {
         }
       }
     }
-    double weighted = 0, total = 0;
-    for (std::size_t i = 0; i < found; ++i) {
-      const double w = 1.0 / (best[i].first + 1e-6);
-      weighted += w * best[i].second;
-      total += w;
-    }
-    return weighted / total;
+    return detail::inverse_distance_mean(best, found);
   }
 };
 
