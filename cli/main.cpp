@@ -88,7 +88,12 @@ int main(int argc, char** argv) {
     std::string suggestion;
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && argc > 1 && argv[1][0] != '-') {
       const std::string word = closest_subcommand(app, argv[1]);
-      if (!word.empty()) suggestion = fmt::format(" (did you mean the subcommand \"{}\"?)", word);
+      // The word may be the subcommand itself (its extra arguments are the error): point to its help.
+      if (word == argv[1]) {
+        suggestion = fmt::format(" (`budget-match {} --help` lists what it takes)", word);
+      } else if (!word.empty()) {
+        suggestion = fmt::format(" (did you mean the subcommand \"{}\"?)", word);
+      }
     }
     std::cerr << "budget-match: error: " << printable_message(e.what()) << suggestion << "\n"
               << "Run with --help for usage.\n";

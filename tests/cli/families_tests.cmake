@@ -50,3 +50,10 @@ budget_cli_test(NAME report.hf_alias_noted ARGS report tests/data/hf/mutated/mix
 budget_cli_test(NAME help.report_names_hf_configs ARGS report --help STDOUT_MATCHES "Hugging Face config\\.json")
 budget_cli_test(NAME main.mistyped_subcommand ARGS reprot tests/data/hf/llama-3.1-8b.json
   EXPECT_EXIT 64 STDERR_MATCHES [=[not expected: .*reprot.*did you mean the subcommand "report"\?]=])
+# A correct subcommand given an argument it does not take points to its help, not to itself.
+budget_cli_test(NAME main.extra_argument_points_to_help ARGS grid examples/grids/paper_grid.json
+  EXPECT_EXIT 64 STDERR_MATCHES [=[not expected: examples/grids/paper_grid.json [(]`budget-match grid --help` lists what it takes[)]]=])
+# architectures that contradict model_type, a classifier head, decoder_sparse_step 0: refused by name.
+budget_cli_test(NAME report.hf_sequence_classifier_refused
+  ARGS report tests/data/hf/mutated/mixtral-8x7b-sequence-classifier.json
+  EXPECT_EXIT 2 STDERR_MATCHES [=[/architectures: architecture "MixtralForSequenceClassification" is not a causal language model]=])

@@ -139,6 +139,14 @@ Check check_mla(const ArchConfig& c) {
   if (auto p = range(m.kv_lora_rank, 1, max_dimension, "/attention/mla/kv_lora_rank")) return p;
   if (auto p = range(m.qk_nope_head_dim, 0, max_dimension, "/attention/mla/qk_nope_head_dim")) return p;
   if (auto p = range(m.qk_rope_head_dim, 0, max_dimension, "/attention/mla/qk_rope_head_dim")) return p;
+  // RoPE rotates pairs of dims (transformers' rotate_half splits the rotary width in halves, its
+  // inverse frequencies number width/2): an odd rotary width does not run.
+  if (auto p = unless(m.qk_rope_head_dim % 2 == 0, "/attention/mla/qk_rope_head_dim", [&] {
+        return fmt::format("qk_rope_head_dim {} is odd; allowed: an even width (rotary embeddings rotate pairs of "
+                           "dims)",
+                           m.qk_rope_head_dim);
+      }))
+    return p;
   if (auto p = range(m.v_head_dim, 1, max_dimension, "/attention/mla/v_head_dim")) return p;
   if (auto p = unless(a.head_dim == m.qk_head_dim(), "/attention/head_dim", [&] {
         return fmt::format("head_dim {} differs from qk_nope_head_dim + qk_rope_head_dim = {}; with multi-head "

@@ -182,7 +182,8 @@ class LayerPass {
       f.dense_dim = root_.integer("intermediate_size", 1, max_dimension);
     }
     for (const char* key : {"decoder_sparse_step", "moe_layer_freq"}) {
-      if (reads(key) && hf_key_present(doc_, key) && root_.integer(key, 0, 1 << 20) > 1) {
+      // transformers divides by it ((layer_idx + 1) % decoder_sparse_step, layer_idx % moe_layer_freq): 0 fails.
+      if (reads(key) && hf_key_present(doc_, key) && root_.integer(key, 1, 1 << 20) > 1) {
         refuse(key, "MoE on only every k-th layer is not modelled; allowed: 1 (every layer)");
       }
     }
@@ -321,10 +322,42 @@ class LayerPass {
   const HfTraits& traits_;
 };
 
+/// `architectures[0]` names the class transformers builds; `model_type` decides how the config is
+/// read. A class of another family, or one that is not a causal language model (a sequence
+/// classifier or reward model has a score head, not the LM head counted here), is refused rather
+/// than counted as the model_type's causal LM. Any other `...ForCausalLM` name (remote code under
+/// its own class name) is read through model_type.
+void check_architecture_agrees(const nlohmann::json& object, const ObjectReader& root, const HfFamily& family) {
+  if (!object.contains("architectures") || !object.at("architectures").is_array() ||
+      object.at("architectures").empty() || !object.at("architectures").at(0).is_string()) {
+    return;
+  }
+  const std::string architecture = object.at("architectures").at(0).get<std::string>();
+  if (architecture == family.architecture) return;
+  if (const HfFamily* other = find_hf_family_by_architecture(architecture);
+      other != nullptr && other->architecture != family.architecture) {
+    root.fail("architectures", fmt::format("architecture \"{}\" is family \"{}\"'s class, but model_type is \"{}\" "
+                                             "(whose class is {}); the file contradicts itself: correct one of them",
+                                             architecture, other->model_type, family.model_type,
+                                             family.architecture));
+  }
+  constexpr std::string_view causal_lm = "ForCausalLM";
+  if (architecture.size() < causal_lm.size() ||
+      architecture.compare(architecture.size() - causal_lm.size(), causal_lm.size(), causal_lm) != 0) {
+    root.fail("architectures",
+              fmt::format("architecture \"{}\" is not a causal language model (its head is not the LM head "
+                          "counted here); allowed: {} or another ...ForCausalLM class of family \"{}\"",
+                          architecture, family.architecture, family.model_type));
+  }
+}
+
 const HfFamily& resolve_family(const nlohmann::json& object, const ObjectReader& root, const std::string& wrapper) {
   if (root.has("model_type") && !root.raw("model_type").is_null()) {
     const std::string model_type = root.string("model_type");
-    if (const HfFamily* f = find_hf_family_by_model_type(model_type)) return *f;
+    if (const HfFamily* f = find_hf_family_by_model_type(model_type)) {
+      check_architecture_agrees(object, root, *f);
+      return *f;
+    }
     root.fail("model_type", fmt::format("{}family \"{}\" is not supported; supported families: {} "
                                         "(docs/config.md, \"Hugging Face configs\")",
                                         wrapper, model_type, supported_hf_families()));

@@ -470,6 +470,9 @@ TEST_CASE("families: every key that would change a count unmodelled is refused b
   // MoE placement.
   CHECK_THAT(with("qwen3_moe", moe + R"(, "decoder_sparse_step": 2)"),
              Catch::Contains("/decoder_sparse_step: MoE on only every k-th layer"));
+  // 0 divides by zero in transformers ((layer_idx + 1) % decoder_sparse_step): not "every layer".
+  CHECK_THAT(with("qwen3_moe", moe + R"(, "decoder_sparse_step": 0)"),
+             Catch::Contains("/decoder_sparse_step: value 0 is out of range; allowed: an integer in [1, "));
   CHECK_THAT(with("qwen3_moe", moe + R"(, "mlp_only_layers": [1, 3])"),
              Catch::Contains("/mlp_only_layers: dense layers other than the leading ones"));
   // DeepSeek-MoE has no transformers class: every key that decides a count is given.
@@ -685,4 +688,34 @@ TEST_CASE("families: a hybrid baseline is matched on its full-attention KV cache
     CHECK(cand.budgets.kv_elements_per_token == 6 * 2 * cand.config.attention.kv_width());
     CHECK(cand.deviation.kv == Approx(static_cast<double>(cand.budgets.kv_elements_per_token) / 1024.0 - 1.0));
   }
+}
+
+TEST_CASE("families: architectures must agree with model_type and be a causal LM", "[config][hf][refuse]") {
+  const std::string body = R"("hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
+      "num_key_value_heads": 4, "intermediate_size": 512, "vocab_size": 1000, "tie_word_embeddings": false,
+      "attention_bias": false, "mlp_bias": false)";
+  const auto with = [&](const char* model_type, const char* architecture) {
+    return std::string(R"({"model_type": ")") + model_type + R"(", "architectures": [")" + architecture + "\"], " +
+           body + "}";
+  };
+  // The family's own class, and another causal-LM class name (remote code), read through model_type.
+  CHECK(parse_arch_config(with("llama", "LlamaForCausalLM"), "t.json").num_layers == 4);
+  CHECK(parse_arch_config(with("llama", "MyTunedLlamaForCausalLM"), "t.json").num_layers == 4);
+  // Another family's class: the file contradicts itself.
+  CHECK_THAT(error_of(with("llama", "Qwen3MoeForCausalLM")),
+             Catch::Contains("/architectures: architecture \"Qwen3MoeForCausalLM\" is family \"qwen3_moe\"'s class, "
+                             "but model_type is \"llama\""));
+  // A score head instead of the LM head: refused, never counted as a causal LM.
+  CHECK_THAT(error_of(with("llama", "LlamaForSequenceClassification")),
+             Catch::Contains("/architectures: architecture \"LlamaForSequenceClassification\" is not a causal "
+                             "language model"));
+}
+
+TEST_CASE("families: an odd MLA rotary width is refused", "[config][hf][mla][refuse]") {
+  const std::string text = R"({"model_type": "deepseek_v3", "hidden_size": 256, "num_hidden_layers": 4,
+      "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 512, "moe_intermediate_size": 64,
+      "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 1,
+      "q_lora_rank": 96, "kv_lora_rank": 64, "qk_nope_head_dim": 32, "qk_rope_head_dim": 15, "v_head_dim": 32,
+      "vocab_size": 1000, "num_nextn_predict_layers": 0})";
+  CHECK_THAT(error_of(text), Catch::Contains("/attention/mla/qk_rope_head_dim: qk_rope_head_dim 15 is odd"));
 }
