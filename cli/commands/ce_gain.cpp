@@ -279,26 +279,29 @@ nlohmann::ordered_json report_json(const GainReport& r, const CeGainOptions& o, 
   return out;
 }
 
-void print_text(const GainReport& r, const CeGainOptions& o, const GainQuery& query, const BootstrapNote& note) {
-  const bool markdown = o.format == OutputFormat::markdown;
-  const auto render = [&](const Table& t) { return markdown ? t.render_markdown() : t.render_text(); };
-  std::cout << fmt::format("Compute-efficiency gain of {} ({}) over {} ({}): G = 1 − C_tgt/C_ref\n", r.target_arch,
-                           o.target_path, r.reference_arch, o.reference_path)
-            << fmt::format("gamma: {} {}, {} {}\n", r.target_arch, gamma_text(r.gamma_target), r.reference_arch,
-                           gamma_text(r.gamma_reference));
+/// The text and Markdown forms of the gain: heading, bootstrap line, gain matrix, details and the
+/// per-domain gains.
+void add_gain_text(Document& doc, const GainReport& r, const CeGainOptions& o, const GainQuery& query,
+                   const BootstrapNote& note) {
+  std::string head = fmt::format("Compute-efficiency gain of {} ({}) over {} ({}): G = 1 − C_tgt/C_ref\n",
+                                 r.target_arch, o.target_path, r.reference_arch, o.reference_path) +
+                     fmt::format("gamma: {} {}, {} {}\n", r.target_arch, gamma_text(r.gamma_target),
+                                 r.reference_arch, gamma_text(r.gamma_reference));
   if (note.ran) {
-    std::cout << fmt::format("bootstrap: {} resamples of the {} cells of {} ({}), seed {}; 2.5–97.5 percentiles\n",
-                             note.resamples, note.cells, o.data_path, note.paired ? "paired" : "unpaired", o.seed);
+    head += fmt::format("bootstrap: {} resamples of the {} cells of {} ({}), seed {}; 2.5–97.5 percentiles\n",
+                        note.resamples, note.cells, o.data_path, note.paired ? "paired" : "unpaired", o.seed);
     if (note.failed > 0) {
-      std::cout << fmt::format("  {} resamples failed and were left out; first: {}\n", note.failed, note.first_failure);
+      head += fmt::format("  {} resamples failed and were left out; first: {}\n", note.failed, note.first_failure);
     }
   }
-  std::cout << "\nGain by sparsity (rows) and budget (columns):\n\n" << render(gain_matrix(r, query))
-            << "\nDetails (C_ref: budget the reference needs for the target's L*; TPP = 6·D*/F* of each law at the same C):\n\n"
-            << render(detail_table(r, note.ran));
+  doc.text(head + "\nGain by sparsity (rows) and budget (columns):\n\n");
+  doc.table(gain_matrix(r, query), Forms::text);
+  doc.text("\nDetails (C_ref: budget the reference needs for the target's L*; TPP = 6·D*/F* of each law at the same "
+           "C):\n\n");
+  doc.table(detail_table(r, note.ran), Forms::text);
   if (!r.domain_entries.empty()) {
-    std::cout << "\nPer-domain gains (exponents shared from the overall fit, intercepts per domain):\n\n"
-              << render(domain_table(r));
+    doc.text("\nPer-domain gains (exponents shared from the overall fit, intercepts per domain):\n\n");
+    doc.table(domain_table(r), Forms::text);
   }
 }
 
@@ -363,28 +366,31 @@ std::string architecture_line(const char* role, const std::string& path, const C
                      c.training_flops_per_token, c.gpu_seconds_per_flop);
 }
 
-void print_gpu_hours(const GpuHoursReport& h, const CeGainOptions& o) {
-  const bool markdown = o.format == OutputFormat::markdown;
+/// The text and Markdown forms of the GPU-hours: the cluster, both architectures, ρ, the table and
+/// a line per entry whose FLOPs saving the time per FLOP eats.
+void add_gpu_hours_text(Document& doc, const GpuHoursReport& h, const CeGainOptions& o) {
   const ClusterCandidateTime& t = h.timing.candidates.at(0);
   const double rho = t.gpu_seconds_per_flop / h.timing.baseline.gpu_seconds_per_flop;
-  std::cout << fmt::format("\nGPU-hours at equal loss on {} GPUs of {} ({}), each at its own best layout, {} tokens "
-                           "a step: GPU-hours = FLOPs · τ / 3600, G_h = 1 − (1 − G)·ρ, ρ = τ_target/τ_reference\n",
-                           h.search.gpus, h.cluster.name.empty() ? h.cluster.gpu_name : h.cluster.name,
-                           h.cluster.gpu_name, grouped(h.search.global_batch_tokens))
-            << architecture_line("target", o.target_config_path, t)
-            << architecture_line("reference", o.reference_config_path, h.timing.baseline)
-            << fmt::format("  ρ = {:.4f}: the target's time per FLOP is {} the reference's; intervals are G's "
-                           "bootstrap mapped through ρ (a point prediction); τ is the given configs' at every C\n\n",
-                           rho, signed_percent(rho - 1.0, 1))
-            << (markdown ? gpu_hours_table(h).render_markdown() : gpu_hours_table(h).render_text());
+  doc.text(fmt::format("\nGPU-hours at equal loss on {} GPUs of {} ({}), each at its own best layout, {} tokens "
+                       "a step: GPU-hours = FLOPs · τ / 3600, G_h = 1 − (1 − G)·ρ, ρ = τ_target/τ_reference\n",
+                       h.search.gpus, h.cluster.name.empty() ? h.cluster.gpu_name : h.cluster.name,
+                       h.cluster.gpu_name, grouped(h.search.global_batch_tokens)) +
+           architecture_line("target", o.target_config_path, t) +
+           architecture_line("reference", o.reference_config_path, h.timing.baseline) +
+           fmt::format("  ρ = {:.4f}: the target's time per FLOP is {} the reference's; intervals are G's "
+                       "bootstrap mapped through ρ (a point prediction); τ is the given configs' at every C\n\n",
+                       rho, signed_percent(rho - 1.0, 1)));
+  doc.table(gpu_hours_table(h), Forms::text);
+  std::string eaten;
   for (const auto& g : h.entries) {
     if (g.saving_eaten) {
-      std::cout << fmt::format("S {:g}, C {:.3g}: the FLOPs saving of {} is eaten by the time per FLOP (ρ {:.4f} ≥ "
-                               "break-even {:.4f}): the target costs more GPU-hours at equal loss\n",
-                               g.S, g.C, signed_percent(g.flops_gain.value, 2), g.time_per_flop_ratio,
-                               g.break_even_ratio);
+      eaten += fmt::format("S {:g}, C {:.3g}: the FLOPs saving of {} is eaten by the time per FLOP (ρ {:.4f} ≥ "
+                           "break-even {:.4f}): the target costs more GPU-hours at equal loss\n",
+                           g.S, g.C, signed_percent(g.flops_gain.value, 2), g.time_per_flop_ratio,
+                           g.break_even_ratio);
     }
   }
+  if (!eaten.empty()) doc.text(eaten);
 }
 
 nlohmann::ordered_json gpu_hours_json(const GpuHoursReport& h, const CeGainOptions& o) {
@@ -422,6 +428,20 @@ nlohmann::ordered_json gpu_hours_json(const GpuHoursReport& h, const CeGainOptio
   return out;
 }
 
+/// The gain's result in every form: its JSON (with "gpu_hours" under --cluster), the text and
+/// Markdown blocks, and in CSV one long table of raw numbers.
+Document ce_gain_document(const CeGainOptions& o, const GainQuery& query, const GainReport& report,
+                          const BootstrapNote& note, const GpuHoursReport& hours) {
+  Document doc;
+  nlohmann::ordered_json json = report_json(report, o, note);
+  if (hours.ran) json["gpu_hours"] = gpu_hours_json(hours, o);
+  doc.set_json(std::move(json));
+  add_gain_text(doc, report, o, query, note);
+  if (hours.ran) add_gpu_hours_text(doc, hours, o);
+  doc.table(csv_table(report, hours.ran ? &hours : nullptr), Forms::csv);
+  return doc;
+}
+
 void run_ce_gain(const CeGainOptions& o) {
   check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   const CoefficientsFile target = read_law(o.target_path);
@@ -435,20 +455,7 @@ void run_ce_gain(const CeGainOptions& o) {
   if (!o.data_path.empty()) report = run_with_data(o, target, reference, query, note);
   GpuHoursReport hours;
   if (o.cluster.given()) hours = gpu_hours_report(o, report);
-  switch (o.format) {
-    case OutputFormat::json: {
-      nlohmann::ordered_json out = report_json(report, o, note);
-      if (hours.ran) out["gpu_hours"] = gpu_hours_json(hours, o);
-      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-      return;
-    }
-    case OutputFormat::csv: std::cout << csv_table(report, hours.ran ? &hours : nullptr).render_csv(); return;
-    case OutputFormat::table:
-    case OutputFormat::markdown:
-      print_text(report, o, query, note);
-      if (hours.ran) print_gpu_hours(hours, o);
-      return;
-  }
+  print(ce_gain_document(o, query, report, note, hours), o.format);
 }
 
 /// Most bootstrap resamples (docs/reliability.md): each refits both laws (a few ms), so 20,000 is

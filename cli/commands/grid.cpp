@@ -5,7 +5,6 @@
 // columns of the paper's tables; or one of the paper's three ablations at one cell.
 
 #include <cmath>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -135,6 +134,54 @@ std::optional<int> paper_sparsity(const GridCell& cell) {
   return std::nullopt;
 }
 
+/// The ablation's result in every form: its JSON (each point's matched config, and its time
+/// ratio with a profile: `ratios` not null), the points' table, and in text and Markdown a title.
+Document ablation_document(const GridOptions& o, const GridCell& cell, const std::vector<AblationPoint>& points,
+                           const std::vector<std::optional<double>>* ratios) {
+  using json = nlohmann::ordered_json;
+  Document doc;
+  json out_points = json::array();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    out_points.push_back({{"label", p.label},
+                          {"num_layers", p.num_layers},
+                          {"loop", p.loop.describe()},
+                          {"matched", p.result.candidates.empty() ? json(nullptr) : candidate_json(p.result.candidates.front())},
+                          {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)}});
+    if (ratios) out_points.back()["time_ratio"] = (*ratios)[i] ? json(*(*ratios)[i]) : json(nullptr);
+  }
+  doc.set_json(json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
+                    {"baseline", config_json(cell.baseline)}, {"points", out_points}});
+  Table t;
+  t.add_column("point", Align::left);
+  for (const char* h : {"layers", "loop", "hidden"}) t.add_column(h);
+  t.add_column("heads×dim (KV)", Align::left);
+  t.add_column("experts×width", Align::left);
+  for (const char* h : {"FLOPs", "params", "KV", "max dev", "active", "sparsity", "paper loss"}) t.add_column(h);
+  if (ratios) t.add_column("time ×");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    std::vector<std::string> cells;
+    if (p.result.candidates.empty()) {
+      cells = {p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""};
+    } else {
+      const Candidate& c = p.result.candidates.front();
+      cells = {p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
+               std::to_string(c.config.hidden_size), heads_text(c.config.attention), ffn_text(c.config.ffn),
+               signed_percent(c.deviation.flops), signed_percent(c.deviation.params), signed_percent(c.deviation.kv),
+               percent(c.deviation.max_abs()), si(static_cast<double>(c.budgets.non_embedding_params_active)),
+               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""};
+    }
+    if (ratios) cells.push_back((*ratios)[i] ? time_ratio_text(*(*ratios)[i]) : "-");
+    t.add_row(std::move(cells));
+  }
+  doc.text(fmt::format("{} ablation around {} (every point budget-matched to it){}\n\n", o.ablation,
+                       cell.baseline.name,
+                       paper_sparsity(cell) ? fmt::format("; paper losses at S≈{}%", *paper_sparsity(cell)) : ""));
+  doc.table(std::move(t));
+  return doc;
+}
+
 void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload& workload) {
   const GridCell& cell = pick_cell(grid, o.cell);
   const Ablation kind = o.ablation == "span" ? Ablation::span : o.ablation == "repeats" ? Ablation::repeats : Ablation::depth;
@@ -156,54 +203,86 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
                   fmt::format("{} ablation around {}", o.ablation, cell.baseline.name),
                   o.plot_path);
   }
-  if (o.format == OutputFormat::json) {
-    using json = nlohmann::ordered_json;
-    json out_points = json::array();
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const auto& p = points[i];
-      out_points.push_back({{"label", p.label},
-                            {"num_layers", p.num_layers},
-                            {"loop", p.loop.describe()},
-                            {"matched", p.result.candidates.empty() ? json(nullptr) : candidate_json(p.result.candidates.front())},
-                            {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)}});
-      if (model) out_points.back()["time_ratio"] = ratios[i] ? json(*ratios[i]) : json(nullptr);
-    }
-    std::cout << json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
-                      {"baseline", config_json(cell.baseline)}, {"points", out_points}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-    return;
+  print(ablation_document(o, cell, points, model ? &ratios : nullptr), o.format);
+}
+
+/// The keys both timed grids' JSON (--calibration, --cluster) start with, in this order.
+nlohmann::ordered_json timed_grid_json(const Grid& grid, const LoopSpec& loop, const Workload& workload,
+                                       const TimeModel& model, const std::string& rank_by) {
+  return {{"schema_version", output_schema_version}, {"budget_version", version_string},
+          {"description", grid.description},         {"loop", loop.describe()},
+          {"workload", workload_json(workload)},     {"profile", profile_label(model)},
+          {"rank_by", rank_by}};
+}
+
+/// The cells of both timed grids, each starting with the same keys: size, the baseline's config
+/// and budgets, the matched config and its time ratio (null when the cell is infeasible);
+/// `add_keys(row, cell)` adds each grid's own keys.
+template <class Row, class AddKeys>
+nlohmann::ordered_json timed_cells_json(const std::vector<Row>& rows, AddKeys add_keys) {
+  using json = nlohmann::ordered_json;
+  json cells = json::array();
+  for (const Row& row : rows) {
+    const MatchResult& r = row.match.result;
+    json cell{{"size", row.cell->size},
+              {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}}},
+              {"matched", r.candidates.empty() ? json(nullptr) : candidate_json(r.candidates.front())},
+              {"time_ratio", r.candidates.empty() ? json(nullptr) : json(row.match.time_ratios.front())}};
+    add_keys(row, cell);
+    cells.push_back(std::move(cell));
   }
-  Table t;
-  t.add_column("point", Align::left);
-  for (const char* h : {"layers", "loop", "hidden"}) t.add_column(h);
-  t.add_column("heads×dim (KV)", Align::left);
-  t.add_column("experts×width", Align::left);
-  for (const char* h : {"FLOPs", "params", "KV", "max dev", "active", "sparsity", "paper loss"}) t.add_column(h);
-  if (model) t.add_column("time ×");
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto& p = points[i];
-    std::vector<std::string> cells;
-    if (p.result.candidates.empty()) {
-      cells = {p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""};
-    } else {
-      const Candidate& c = p.result.candidates.front();
-      cells = {p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
-               std::to_string(c.config.hidden_size), heads_text(c.config.attention), ffn_text(c.config.ffn),
-               signed_percent(c.deviation.flops), signed_percent(c.deviation.params), signed_percent(c.deviation.kv),
-               percent(c.deviation.max_abs()), si(static_cast<double>(c.budgets.non_embedding_params_active)),
-               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""};
-    }
-    if (model) cells.push_back(ratios[i] ? time_ratio_text(*ratios[i]) : "-");
-    t.add_row(std::move(cells));
+  return cells;
+}
+
+/// grid --calibration's result in every form: its JSON (each cell's match with both step times),
+/// the cells' table, and in aligned text a heading, the range of the time ratios and their source.
+Document timed_grid_document(const GridOptions& o, const Grid& grid, const std::vector<TimedGridRow>& rows,
+                             const LoopSpec& loop, const Workload& workload, const TimeModel& model,
+                             const TimeAccuracy& accuracy) {
+  using json = nlohmann::ordered_json;
+  Document doc;
+  json cells = timed_cells_json(rows, [&](const TimedGridRow& row, json& cell) {
+    const MatchResult& r = row.match.result;
+    cell["baseline"]["time"] = step_time_json(row.match.baseline_time, model);
+    cell["time_ratio_interval"] =
+        r.candidates.empty() ? json(nullptr) : time_ratio_interval_json(row.match.time_ratios.front(), accuracy);
+    cell["equal_within_interval"] = row.match.equal_within_interval;
+    cell["summary"] = r.summary.feasible ? r.summary.brief() : r.summary.message;
+    if (!r.candidates.empty()) cell["matched"]["time"] = step_time_json(row.match.candidate_times.front(), model);
+    const auto paper = row.cell->published_max_deviation();
+    cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
+  });
+  json out = timed_grid_json(grid, loop, workload, model, o.rank_by);
+  out["time_accuracy"] = time_accuracy_json(accuracy);
+  out["cells"] = std::move(cells);
+  doc.set_json(std::move(out));
+  doc.text(fmt::format("{}: {} cells, loop {}, workload: {}\ntime ×: predicted time per token / the baseline's ({}, {} "
+                       "tokens/step), ranked by {}\n\n",
+                       o.grid_path.empty() ? "SMELT paper grid" : o.grid_path, rows.size(), loop.describe(),
+                       workload.description, profile_label(model), grouped(workload.tokens_per_step), o.rank_by),
+           Forms::table);
+  doc.table(timed_grid_table(rows, accuracy));
+  std::string tail;
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const auto& r : rows) {
+    if (r.match.time_ratios.empty()) continue;
+    const double x = r.match.time_ratios.front();
+    lo = any ? std::min(lo, x) : x;
+    hi = any ? std::max(hi, x) : x;
+    any = true;
   }
-  const std::string title = fmt::format("{} ablation around {} (every point budget-matched to it){}", o.ablation,
-                                        cell.baseline.name, paper_sparsity(cell) ? fmt::format("; paper losses at S≈{}%", *paper_sparsity(cell)) : "");
-  switch (o.format) {
-    case OutputFormat::markdown: std::cout << title << "\n\n" << t.render_markdown(); break;
-    case OutputFormat::csv: std::cout << t.render_csv(); break;
-    default: std::cout << title << "\n\n" << t.render_text(); break;
+  if (any) {
+    const int d = time_ratio_decimals(accuracy.ratio_half_width(hi));
+    tail += fmt::format("\npredicted time ratios of the matched configs: {:.{}f}× to {:.{}f}×\n", lo, d, hi, d);
   }
+  tail += "time ± from the " + accuracy.source + "\n";
+  if (o.rank_by == "time") {
+    tail += "each cell's pick: the best match among the equally matched candidates within the ± of the fastest "
+            "(equal within the model's accuracy)\n";
+  }
+  doc.text(tail, Forms::table);
+  return doc;
 }
 
 void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
@@ -216,101 +295,25 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
   const TimeAccuracy& accuracy = *options.accuracy;
   const std::vector<TimedGridRow> rows = match_grid_with_time(grid, loop, workload, o.constraints_path, model, options);
   if (!o.plot_path.empty()) plot_timed_grid(rows, o.plot_path);
-  if (o.format == OutputFormat::json) {
-    using json = nlohmann::ordered_json;
-    json cells = json::array();
-    for (const auto& row : rows) {
-      const MatchResult& r = row.match.result;
-      json cell{{"size", row.cell->size},
-                {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)},
-                              {"time", step_time_json(row.match.baseline_time, model)}}},
-                {"matched", r.candidates.empty() ? json(nullptr) : candidate_json(r.candidates.front())},
-                {"time_ratio", r.candidates.empty() ? json(nullptr) : json(row.match.time_ratios.front())},
-                {"time_ratio_interval", r.candidates.empty() ? json(nullptr)
-                                                             : time_ratio_interval_json(row.match.time_ratios.front(), accuracy)},
-                {"equal_within_interval", row.match.equal_within_interval},
-                {"summary", r.summary.feasible ? r.summary.brief() : r.summary.message}};
-      if (!r.candidates.empty()) cell["matched"]["time"] = step_time_json(row.match.candidate_times.front(), model);
-      const auto paper = row.cell->published_max_deviation();
-      cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
-      cells.push_back(cell);
-    }
-    std::cout << json{{"schema_version", output_schema_version}, {"budget_version", version_string},
-                      {"description", grid.description}, {"loop", loop.describe()},
-                      {"workload", workload_json(workload)}, {"profile", profile_label(model)},
-                      {"rank_by", o.rank_by}, {"time_accuracy", time_accuracy_json(accuracy)}, {"cells", cells}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-    return;
-  }
-  const Table t = timed_grid_table(rows, accuracy);
-  switch (o.format) {
-    case OutputFormat::markdown: std::cout << t.render_markdown(); break;
-    case OutputFormat::csv: std::cout << t.render_csv(); break;
-    default: {
-      std::cout << (o.grid_path.empty() ? "SMELT paper grid" : o.grid_path) << ": " << rows.size() << " cells, loop "
-                << loop.describe() << ", workload: " << workload.description << "\ntime ×: predicted time per token / "
-                << "the baseline's (" << profile_label(model) << ", " << grouped(workload.tokens_per_step)
-                << " tokens/step), ranked by " << o.rank_by << "\n\n"
-                << t.render_text();
-      double lo = 0, hi = 0;
-      bool any = false;
-      for (const auto& r : rows) {
-        if (r.match.time_ratios.empty()) continue;
-        const double x = r.match.time_ratios.front();
-        lo = any ? std::min(lo, x) : x;
-        hi = any ? std::max(hi, x) : x;
-        any = true;
-      }
-      if (any) {
-        const int d = time_ratio_decimals(accuracy.ratio_half_width(hi));
-        std::cout << fmt::format("\npredicted time ratios of the matched configs: {:.{}f}× to {:.{}f}×\n", lo, d, hi, d);
-      }
-      std::cout << "time ± from the " << accuracy.source << "\n";
-      if (o.rank_by == "time") {
-        std::cout << "each cell's pick: the best match among the equally matched candidates within the ± of the fastest "
-                     "(equal within the model's accuracy)\n";
-      }
-      break;
-    }
-  }
+  print(timed_grid_document(o, grid, rows, loop, workload, model, accuracy), o.format);
 }
 
-/// grid --cluster: per cell the equally matched candidates at their best layouts on the cluster,
-/// the fastest kept, beside the baseline at its best layout.
-void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
-  const TimeModel model = o.calibration.load();
-  const ClusterSpec cluster = o.cluster.load();
-  const LayoutSearchOptions search = o.cluster.search_options(workload);
-  std::vector<ClusterGridRow> rows;
-  try {
-    rows = match_grid_on_cluster(grid, loop, workload, o.constraints_path, model, cluster, search);
-  } catch (const Error& e) {
-    if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
-    throw;
-  }
+/// grid --cluster's result in every form: its JSON (each cell's ranking on the cluster), the
+/// cells' table, and in aligned text a heading and what makes each cell's difference.
+Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std::vector<ClusterGridRow>& rows,
+                               const LoopSpec& loop, const Workload& workload, const TimeModel& model,
+                               const ClusterSpec& cluster, const LayoutSearchOptions& search) {
   using json = nlohmann::ordered_json;
-  if (o.format == OutputFormat::json) {
-    json cells = json::array();
-    for (const ClusterGridRow& row : rows) {
-      const MatchResult& r = row.match.result;
-      json cell{{"size", row.cell->size},
-                {"baseline", {{"config", config_json(r.baseline)}, {"budgets", budgets_json(r.baseline_budgets)}}},
-                {"matched", r.candidates.empty() ? json(nullptr) : candidate_json(r.candidates.front())},
-                {"time_ratio", r.candidates.empty() ? json(nullptr) : json(row.match.time_ratios.front())},
-                {"summary", r.summary.feasible ? r.summary.brief() : r.summary.message}};
-      cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, search) : json(nullptr);
-      if (row.ranking && !r.candidates.empty()) cell["matched"]["cluster"] = cluster_candidate_json(row.ranking->candidates.front());
-      cells.push_back(cell);
-    }
-    std::cout << json{{"schema_version", output_schema_version}, {"budget_version", version_string},
-                      {"description", grid.description}, {"loop", loop.describe()},
-                      {"workload", workload_json(workload)}, {"profile", profile_label(model)},
-                      {"rank_by", "time"}, {"cells", cells}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
-    return;
-  }
+  Document doc;
+  json cells = timed_cells_json(rows, [&](const ClusterGridRow& row, json& cell) {
+    const MatchResult& r = row.match.result;
+    cell["summary"] = r.summary.feasible ? r.summary.brief() : r.summary.message;
+    cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, search) : json(nullptr);
+    if (row.ranking && !r.candidates.empty()) cell["matched"]["cluster"] = cluster_candidate_json(row.ranking->candidates.front());
+  });
+  json out = timed_grid_json(grid, loop, workload, model, "time");
+  out["cells"] = std::move(cells);
+  doc.set_json(std::move(out));
   Table t;
   for (const char* h : {"size", "baseline layout", "looped", "looped layout"}) t.add_column(h, Align::left);
   for (const char* h : {"µs/token base", "µs/token looped", "cluster ×", "1-GPU ×"}) t.add_column(h);
@@ -337,20 +340,31 @@ void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& wo
                                c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
     for (const std::string& d : c.differences) differences += "  " + d + "\n";
   }
-  switch (o.format) {
-    case OutputFormat::markdown: std::cout << t.render_markdown(); break;
-    case OutputFormat::csv: std::cout << t.render_csv(); break;
-    default:
-      std::cout << (o.grid_path.empty() ? "SMELT paper grid" : o.grid_path) << ": " << rows.size() << " cells, loop "
-                << loop.describe() << ", on " << search.gpus << " GPUs of " << cluster.gpu_name << ", "
-                << grouped(search.global_batch_tokens)
-                << " tokens a step; per cell the fastest equally matched config at its best layout, the baseline at "
-                   "its own (cluster ×: time per token over the baseline's; 1-GPU ×: the same on one GPU, "
-                << profile_label(model) << ")\n\n"
-                << t.render_text() << "\nWhat makes the difference:\n"
-                << differences;
-      break;
+  doc.text(fmt::format("{}: {} cells, loop {}, on {} GPUs of {}, {} tokens a step; per cell the fastest equally "
+                       "matched config at its best layout, the baseline at its own (cluster ×: time per token over "
+                       "the baseline's; 1-GPU ×: the same on one GPU, {})\n\n",
+                       o.grid_path.empty() ? "SMELT paper grid" : o.grid_path, rows.size(), loop.describe(),
+                       search.gpus, cluster.gpu_name, grouped(search.global_batch_tokens), profile_label(model)),
+           Forms::table);
+  doc.table(std::move(t));
+  doc.text("\nWhat makes the difference:\n" + differences, Forms::table);
+  return doc;
+}
+
+/// grid --cluster: per cell the equally matched candidates at their best layouts on the cluster,
+/// the fastest kept, beside the baseline at its best layout.
+void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
+  const TimeModel model = o.calibration.load();
+  const ClusterSpec cluster = o.cluster.load();
+  const LayoutSearchOptions search = o.cluster.search_options(workload);
+  std::vector<ClusterGridRow> rows;
+  try {
+    rows = match_grid_on_cluster(grid, loop, workload, o.constraints_path, model, cluster, search);
+  } catch (const Error& e) {
+    if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
+    throw;
   }
+  print(cluster_grid_document(o, grid, rows, loop, workload, model, cluster, search), o.format);
 }
 
 /// The grid's result in every form: its JSON (grid_json), the cells' table, and in aligned text a

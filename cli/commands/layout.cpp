@@ -7,10 +7,9 @@
 // component, against the cluster GPU's capacity, with the verdict, and, where a calibration profile
 // is known (the cluster's, or --profile), the step time: compute, each collective, the bubble
 // (docs/cluster.md). Exit 3 when
-// the peak stage does not fit. The result is built once (LayoutResult) and printed by
-// print_layout(), kept apart so the printing can move to a shared renderer.
+// the peak stage does not fit. The result is built once (LayoutResult) and becomes one Document
+// (layout_document(); the layout search: search_document()) that prints every --format.
 
-#include <iostream>
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -178,39 +177,40 @@ std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster) {
                      m.peak_stage, gib(-m.headroom_bytes), capacity);
 }
 
-void print_layout(const LayoutResult& r, OutputFormat format) {
-  if (format == OutputFormat::json) {
-    nlohmann::ordered_json out{{"schema_version", output_schema_version},
-                               {"budget_version", version_string},
-                               {"config", r.config_name},
-                               {"cluster", r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name}};
-    const nlohmann::ordered_json body = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
-    for (const auto& [key, value] : body.items()) out[key] = value;
-    if (r.time) {
-      out["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(*r.time, -1));
-      if (r.run) {
-        out["time"]["run"] = {{"wall_clock_seconds", r.run->wall_clock_seconds}, {"gpu_hours", r.run->gpu_hours},
-                              {"steps", r.run->steps}};
-      }
-    } else {
-      out["time"] = nullptr;
-      out["time_missing"] = r.time_missing;
+/// The layout's result in every form: its JSON (the memory, and the step time or why there is
+/// none) and the text and Markdown blocks (stages, verdict, notes, the step time by component).
+Document layout_document(const LayoutResult& r) {
+  Document doc;
+  nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                             {"budget_version", version_string},
+                             {"config", r.config_name},
+                             {"cluster", r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name}};
+  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+  for (const auto& [key, value] : body.items()) out[key] = value;
+  if (r.time) {
+    out["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(*r.time, -1));
+    if (r.run) {
+      out["time"]["run"] = {{"wall_clock_seconds", r.run->wall_clock_seconds}, {"gpu_hours", r.run->gpu_hours},
+                            {"steps", r.run->steps}};
     }
-    std::cout << out.dump(2) << "\n";
-    return;
+  } else {
+    out["time"] = nullptr;
+    out["time_missing"] = r.time_missing;
   }
-  const Table t = stage_table(r.memory);
-  const std::string head = fmt::format("{} on {} node{} of {} x {}\n{}\n", r.config_name, r.cluster.nodes,
-                                       r.cluster.nodes == 1 ? "" : "s", r.cluster.gpus_per_node, r.cluster.gpu_name,
-                                       layout_text(r.memory.layout));
-  std::cout << head << "\n" << (format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n"
-            << verdict_text(r.memory, r.cluster) << "\n";
-  for (const std::string& note : r.memory.notes) std::cout << "note: " << note << "\n";
+  doc.set_json(std::move(out));
+
+  doc.text(fmt::format("{} on {} node{} of {} x {}\n{}\n\n", r.config_name, r.cluster.nodes,
+                       r.cluster.nodes == 1 ? "" : "s", r.cluster.gpus_per_node, r.cluster.gpu_name,
+                       layout_text(r.memory.layout)));
+  doc.table(stage_table(r.memory), Forms::text);
+  std::string verdict = "\n" + verdict_text(r.memory, r.cluster) + "\n";
+  for (const std::string& note : r.memory.notes) verdict += "note: " + note + "\n";
   if (!r.time) {
-    std::cout << "step time: " << r.time_missing << "\n";
-    return;
+    doc.text(verdict + "step time: " + r.time_missing + "\n");
+    return doc;
   }
   const ClusterStepTime& st = *r.time;
+  doc.text(verdict + fmt::format("\nstep time (slowest stage {})\n", st.slowest_stage));
   Table parts;
   parts.add_column("component", Align::left);
   parts.add_column("seconds per step");
@@ -219,16 +219,67 @@ void print_layout(const LayoutResult& r, OutputFormat format) {
     parts.add_row({c.name + (c.overlapped ? " (overlapped)" : ""), fmt::format("{:.4f}", c.seconds),
                    c.overlapped ? "-" : fmt::format("{:.1f}%", 100.0 * c.seconds / st.seconds_per_step)});
   }
-  std::cout << "\nstep time (slowest stage " << st.slowest_stage << ")\n"
-            << (format == OutputFormat::markdown ? parts.render_markdown() : parts.render_text()) << "\n"
-            << fmt::format("{:.4f} s a step of {} tokens, {:.0f} tokens/s per GPU, MFU {:.1f}% ({})\n",
-                           st.seconds_per_step, st.tokens_per_step, st.tokens_per_second_per_gpu, 100.0 * st.mfu,
-                           st.mfu_denominator);
+  doc.table(parts, Forms::text);
+  std::string tail = fmt::format("\n{:.4f} s a step of {} tokens, {:.0f} tokens/s per GPU, MFU {:.1f}% ({})\n",
+                                 st.seconds_per_step, st.tokens_per_step, st.tokens_per_second_per_gpu,
+                                 100.0 * st.mfu, st.mfu_denominator);
   if (r.run) {
-    std::cout << fmt::format("run: {:.0f} steps, {:.1f} h wall clock, {:.0f} GPU-hours\n", r.run->steps,
-                             r.run->wall_clock_seconds / 3600.0, r.run->gpu_hours);
+    tail += fmt::format("run: {:.0f} steps, {:.1f} h wall clock, {:.0f} GPU-hours\n", r.run->steps,
+                        r.run->wall_clock_seconds / 3600.0, r.run->gpu_hours);
   }
-  for (const std::string& note : st.notes) std::cout << "note: " << note << "\n";
+  for (const std::string& note : st.notes) tail += "note: " + note + "\n";
+  doc.text(tail);
+  return doc;
+}
+
+/// The layout search's result in every form: its JSON (the layouts kept, each with memory and
+/// time) and the ranked table with its heading.
+Document search_document(const std::string& name, const ClusterSpec& cluster, const LayoutSearchOptions& so,
+                         const LayoutSearchResult& found) {
+  Document doc;
+  nlohmann::ordered_json out{{"schema_version", output_schema_version},
+                             {"budget_version", version_string},
+                             {"config", name},
+                             {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
+                             {"gpus", so.gpus},
+                             {"global_batch_tokens", so.global_batch_tokens},
+                             {"enumerated", found.enumerated},
+                             {"valid", found.valid},
+                             {"fitting", found.fitting}};
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+  for (const RankedLayout& r : found.layouts) {
+    nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+    item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
+    layouts.push_back(item);
+  }
+  out["layouts"] = layouts;
+  doc.set_json(std::move(out));
+
+  doc.text(fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
+                       cluster.total_gpus(), cluster.gpu_name, found.enumerated, found.valid, found.fitting));
+  Table t;
+  for (const char* h : {"rank", "layout"}) t.add_column(h, Align::left);
+  for (const char* h : {"s/step", "tokens/s/GPU", "MFU", "compute", "comm exposed", "bubble", "headroom GiB"}) {
+    t.add_column(h);
+  }
+  std::size_t rank = 1;
+  for (const RankedLayout& r : found.layouts) {
+    const ClusterStepTime& st = r.time;
+    const StageTime& slow = st.stages[static_cast<std::size_t>(st.slowest_stage)];
+    const ParallelLayout& l = r.memory.layout;
+    t.add_row({std::to_string(rank++),
+               fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
+                           l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(),
+                           l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
+                           l.distributed_optimizer ? " dist-opt" : ""),
+               fmt::format("{:.4f}", st.seconds_per_step), fmt::format("{:.0f}", st.tokens_per_second_per_gpu),
+               fmt::format("{:.1f}%", 100.0 * st.mfu), fmt::format("{:.4f}", slow.compute_seconds),
+               fmt::format("{:.4f}", slow.exposed_communication_seconds + slow.late_overlap_seconds),
+               fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)});
+  }
+  doc.table(t, Forms::text);
+  doc.text(found.layouts.empty() ? "\nno layout fits\n" : "\n");
+  return doc;
 }
 
 void run_layout(const LayoutOptions& o) {
@@ -257,7 +308,7 @@ void run_layout(const LayoutOptions& o) {
     result.time = cluster_step_time(model, config, result.memory, result.cluster, options);
     if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
   }
-  print_layout(result, o.format);
+  print(layout_document(result), o.format);
   if (!result.memory.fits) throw CommandExit{exit_infeasible};
 }
 
@@ -288,50 +339,7 @@ void run_search(const LayoutOptions& o) {
   so.time.communication.overlap = parse_overlap(o.overlap);
   const LayoutSearchResult found = search_layouts(model, config, cluster, so);
   const std::string name = config.name.empty() ? o.config_path : config.name;
-  if (o.format == OutputFormat::json) {
-    nlohmann::ordered_json out{{"schema_version", output_schema_version},
-                               {"budget_version", version_string},
-                               {"config", name},
-                               {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
-                               {"gpus", so.gpus},
-                               {"global_batch_tokens", so.global_batch_tokens},
-                               {"enumerated", found.enumerated},
-                               {"valid", found.valid},
-                               {"fitting", found.fitting}};
-    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-    for (const RankedLayout& r : found.layouts) {
-      nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
-      item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
-      layouts.push_back(item);
-    }
-    out["layouts"] = layouts;
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
-                             cluster.total_gpus(), cluster.gpu_name, found.enumerated, found.valid, found.fitting);
-    Table t;
-    for (const char* h : {"rank", "layout"}) t.add_column(h, Align::left);
-    for (const char* h : {"s/step", "tokens/s/GPU", "MFU", "compute", "comm exposed", "bubble", "headroom GiB"}) {
-      t.add_column(h);
-    }
-    std::size_t rank = 1;
-    for (const RankedLayout& r : found.layouts) {
-      const ClusterStepTime& st = r.time;
-      const StageTime& slow = st.stages[static_cast<std::size_t>(st.slowest_stage)];
-      const ParallelLayout& l = r.memory.layout;
-      t.add_row({std::to_string(rank++),
-                 fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
-                             l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(),
-                             l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
-                             l.distributed_optimizer ? " dist-opt" : ""),
-                 fmt::format("{:.4f}", st.seconds_per_step), fmt::format("{:.0f}", st.tokens_per_second_per_gpu),
-                 fmt::format("{:.1f}%", 100.0 * st.mfu), fmt::format("{:.4f}", slow.compute_seconds),
-                 fmt::format("{:.4f}", slow.exposed_communication_seconds + slow.late_overlap_seconds),
-                 fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)});
-    }
-    std::cout << (o.format == OutputFormat::markdown ? t.render_markdown() : t.render_text()) << "\n";
-    if (found.layouts.empty()) std::cout << "no layout fits\n";
-  }
+  print(search_document(name, cluster, so, found), o.format);
   if (found.layouts.empty()) throw CommandExit{exit_infeasible};
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -16,19 +18,40 @@ namespace budget::match_detail {
 const std::array<SearchVariable, 10>& search_variables() {
   using M = MatchConstraints;
   using S = VariableScope;
+  using C = ArchConfig;
   static const std::array<SearchVariable, 10> table{{
-      {"head_dim", &M::head_dim, 1, S::gqa_only, true},
-      {"num_kv_heads", &M::num_kv_heads, 1, S::gqa_only, true},
-      {"hidden_size", &M::hidden_size, 1, S::always, true},
-      {"num_experts", &M::num_experts, 0, S::always, true},
-      {"expert_dim", &M::expert_dim, 1, S::always, true},
-      {"num_heads", &M::num_heads, 1, S::free_query_only, true},
-      {"num_layers", &M::num_layers, 1, S::always, true},
-      {"top_k", &M::top_k, 0, S::always, true},
-      {"kv_lora_rank", &M::kv_lora_rank, 0, S::mla_only, true},
-      {"shared_expert_dim", &M::shared_expert_dim, 0, S::always, false},
+      {"head_dim", &M::head_dim, 1, S::gqa_only, true, [](C& c) { return &c.attention.head_dim; }},
+      {"num_kv_heads", &M::num_kv_heads, 1, S::gqa_only, true, [](C& c) { return &c.attention.num_kv_heads; }},
+      {"hidden_size", &M::hidden_size, 1, S::always, true, [](C& c) { return &c.hidden_size; }},
+      {"num_experts", &M::num_experts, 0, S::always, true, [](C& c) { return &c.ffn.num_experts; }},
+      {"expert_dim", &M::expert_dim, 1, S::always, true,
+       [](C& c) { return c.ffn.is_moe() ? &c.ffn.expert_dim : &c.ffn.dense_dim; }},
+      {"num_heads", &M::num_heads, 1, S::free_query_only, true, [](C& c) { return &c.attention.num_heads; }},
+      {"num_layers", &M::num_layers, 1, S::always, true, [](C& c) { return &c.num_layers; }},
+      {"top_k", &M::top_k, 0, S::always, true, [](C& c) { return &c.ffn.top_k; }},
+      {"kv_lora_rank", &M::kv_lora_rank, 0, S::mla_only, true,
+       [](C& c) { return c.attention.mla ? &c.attention.mla->kv_lora_rank : nullptr; }},
+      {"shared_expert_dim", &M::shared_expert_dim, 0, S::always, false,
+       [](C& c) { return &c.ffn.shared_expert_dim; }},
   }};
   return table;
+}
+
+const SearchVariable& search_variable(std::string_view name) {
+  for (const SearchVariable& v : search_variables()) {
+    if (name == v.name) return v;
+  }
+  throw std::logic_error("no search variable named " + std::string(name));
+}
+
+std::int64_t config_value(const SearchVariable& variable, const ArchConfig& config) {
+  // field() only locates the member; nothing is written through it here.
+  const std::int64_t* value = variable.field(const_cast<ArchConfig&>(config));
+  return value ? *value : 0;
+}
+
+void assign(const SearchVariable& variable, ArchConfig& config, std::int64_t value) {
+  if (std::int64_t* target = variable.field(config)) *target = value;
 }
 
 bool in_space(const SearchVariable& variable, const MatchConstraints& c, bool mla) {
@@ -39,6 +62,16 @@ bool in_space(const SearchVariable& variable, const MatchConstraints& c, bool ml
     case VariableScope::gqa_only: return true;  // held (fixed) for MLA: a factor 1 by default
   }
   return true;
+}
+
+bool held_by_attention(const SearchVariable& variable, bool mla) {
+  switch (variable.scope) {
+    case VariableScope::gqa_only: return mla;
+    case VariableScope::mla_only: return !mla;
+    case VariableScope::always:
+    case VariableScope::free_query_only: return false;
+  }
+  return false;
 }
 
 bool offered_as_relaxation(const SearchVariable& variable, const MatchConstraints& c) {
@@ -132,7 +165,7 @@ ArchConfig SearchSpace::structure_config(const KvStructure& kv, std::int64_t hid
   cfg.attention.num_heads = heads;
   cfg.attention.head_dim = kv.head_dim;
   cfg.attention.num_kv_heads = kv.num_kv_heads;
-  if (cfg.attention.mla) cfg.attention.mla->kv_lora_rank = kv.kv_lora;
+  assign(latent_, cfg, kv.kv_lora);
   cfg.ffn.top_k = dense_ ? 0 : kv.top_k;
   cfg.ffn.first_dense_layers = std::min(cfg.ffn.first_dense_layers, cfg.num_layers);
   return cfg;
@@ -147,7 +180,7 @@ ArchConfig SearchSpace::make_config(const Point& p) const {
   cfg.attention.head_dim = p.head_dim;
   cfg.attention.num_heads = p.num_heads;
   cfg.attention.num_kv_heads = p.num_kv_heads;
-  if (cfg.attention.mla) cfg.attention.mla->kv_lora_rank = p.kv_lora;
+  assign(latent_, cfg, p.kv_lora);
   cfg.ffn.top_k = dense_ ? 0 : p.top_k;
   if (dense_) {
     cfg.ffn.dense_dim = p.width;
@@ -160,13 +193,31 @@ ArchConfig SearchSpace::make_config(const Point& p) const {
   return cfg;
 }
 
+Progression SearchSpace::lattice(const SearchVariable& variable) const {
+  if (in_space(variable, c_, baseline_.attention.mla.has_value())) return Progression::of(c_.*variable.range);
+  const std::int64_t held = config_value(variable, baseline_);
+  return {held, held, 1};
+}
+
+std::vector<std::int64_t> SearchSpace::structure_values(const SearchVariable& variable) const {
+  const Progression values = lattice(variable);
+  const bool held = held_by_attention(variable, baseline_.attention.mla.has_value());
+  const std::int64_t baseline_value = config_value(variable, baseline_);
+  std::vector<std::int64_t> out;
+  for (std::int64_t i = 0; i < values.count(); ++i) {
+    const std::int64_t value = values.at(i);
+    if (held ? value == baseline_value : value >= 1) out.push_back(value);
+  }
+  return out;
+}
+
 /// Refuses, before any work, a space over the limits (docs/reliability.md): the (depth, top_k,
 /// KV heads, head dim, latent) combinations held in memory, and the structures the search may visit.
 void SearchSpace::check_work_limits() const {
   const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k),
-                    kv_heads = Progression::of(c_.num_kv_heads), head_dims = Progression::of(c_.head_dim);
+                    kv_heads = lattice(kv_heads_), head_dims = lattice(head_dim_);
   const std::int64_t kv_limit = std::max<std::int64_t>(1, c_.max_structures / 10);
-  const std::int64_t latents = baseline_.attention.mla ? Progression::of(c_.kv_lora_rank).count() : 1;
+  const std::int64_t latents = lattice(latent_).count();
   const std::int64_t kv_count =
       saturating_product({layers.count(), top_k.count(), kv_heads.count(), head_dims.count(), latents});
   if (kv_count > kv_limit) {
@@ -209,11 +260,9 @@ void SearchSpace::check_work_limits() const {
 }
 
 void SearchSpace::build_kv_structures() {
-  const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k),
-                    kv_heads = Progression::of(c_.num_kv_heads), head_dims = Progression::of(c_.head_dim);
-  const bool mla = baseline_.attention.mla.has_value();
-  // MLA holds head_dim (qk_nope + qk_rope) and its single latent KV head and searches the latent.
-  const Progression latents = mla ? Progression::of(c_.kv_lora_rank) : Progression{0, 0, 1};
+  const Progression layers = Progression::of(c_.num_layers), top_k = Progression::of(c_.top_k);
+  const std::vector<std::int64_t> kv_heads = structure_values(kv_heads_), head_dims = structure_values(head_dim_),
+                                  latents = structure_values(latent_);
   for (std::int64_t a = 0; a < layers.count(); ++a) {
     const std::int64_t L = layers.at(a);
     const std::optional<LoopConfig> loop = loop_.resolve(L);  // throws if the loop does not fit L
@@ -222,23 +271,17 @@ void SearchSpace::build_kv_structures() {
     for (std::int64_t b = 0; b < top_k.count(); ++b) {
       const std::int64_t k = top_k.at(b);
       if (!dense_ && (k < 1)) continue;
-      for (std::int64_t c = 0; c < kv_heads.count(); ++c) {
-        const std::int64_t kvh = kv_heads.at(c);
-        if (kvh < 1 || (mla && kvh != 1)) continue;
-        for (std::int64_t d = 0; d < head_dims.count(); ++d) {
-          const std::int64_t hd = head_dims.at(d);
-          if (hd < 1 || (mla && hd != baseline_.attention.head_dim)) continue;
-          for (std::int64_t e = 0; e < latents.count(); ++e) {
-            const std::int64_t latent = latents.at(e);
-            if (mla && latent < 1) continue;
+      for (const std::int64_t kvh : kv_heads) {
+        for (const std::int64_t hd : head_dims) {
+          for (const std::int64_t latent : latents) {
             // KV elements per token from the config (ArchConfig::kv_elements_per_token()).
             // Cross-checked against account() for every candidate reported.
             ArchConfig shape = baseline_;
             shape.num_layers = L;
             shape.loop = loop;
-            shape.attention.num_kv_heads = kvh;
-            shape.attention.head_dim = hd;
-            if (mla) shape.attention.mla->kv_lora_rank = latent;
+            assign(kv_heads_, shape, kvh);
+            assign(head_dim_, shape, hd);
+            assign(latent_, shape, latent);
             const double kv = static_cast<double>(shape.kv_elements_per_token());
             const double term = c_.weight_kv * std::fabs(kv / KV_b_ - 1.0);
             if (c_.max_kv_deviation && std::fabs(kv / KV_b_ - 1.0) > *c_.max_kv_deviation + slack) continue;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "budget/accounting.hpp"
@@ -33,12 +34,26 @@ struct SearchVariable {
   std::int64_t min_allowed;                ///< smallest admissible value (0: may be absent)
   VariableScope scope;
   bool relaxable;                          ///< offered as a relaxation by constraint_sensitivity()
+  /// The variable's field in a config; nullptr where the config has none (the KV latent of a GQA
+  /// config). The expert width of a dense config is its dense_dim.
+  std::int64_t* (*field)(ArchConfig& config);
 };
 
 const std::array<SearchVariable, 10>& search_variables();
+/// The row named `name` (a name of the table; std::logic_error for any other).
+const SearchVariable& search_variable(std::string_view name);
+
+/// `config`'s value of `variable`: 0 where the config has no such field.
+std::int64_t config_value(const SearchVariable& variable, const ArchConfig& config);
+/// Writes `value` into `config`'s field of `variable`; nothing where the config has none.
+void assign(const SearchVariable& variable, ArchConfig& config, std::int64_t value);
 
 /// Whether `variable` counts in the space size of a request (`mla`: the baseline is MLA).
 bool in_space(const SearchVariable& variable, const MatchConstraints& c, bool mla);
+/// Whether the baseline's attention kind holds `variable` at the baseline's value: an MLA
+/// baseline holds head_dim (qk_nope + qk_rope) and its single latent KV head (gqa_only), a GQA
+/// baseline has no KV latent (mla_only, held at 0).
+bool held_by_attention(const SearchVariable& variable, bool mla);
 /// Whether `variable` is offered as a relaxation of `c` (an MLA request has kv_lora_rank.max > 0).
 bool offered_as_relaxation(const SearchVariable& variable, const MatchConstraints& c);
 
@@ -124,6 +139,14 @@ class SearchSpace {
   /// The config of a point (named after the baseline, "-matched").
   ArchConfig make_config(const Point& p) const;
 
+  /// The lattice the KV structures are enumerated over for `variable`: its range where the
+  /// variable is in the space (in_space()), else the baseline's value alone (the latent of a GQA
+  /// baseline: 0).
+  Progression lattice(const SearchVariable& variable) const;
+  /// The values of lattice() a KV structure takes, in order: where the baseline's attention kind
+  /// holds the variable (held_by_attention()) only the baseline's value, else those >= 1.
+  std::vector<std::int64_t> structure_values(const SearchVariable& variable) const;
+
  private:
   void check_work_limits() const;
   void build_kv_structures();
@@ -132,6 +155,9 @@ class SearchSpace {
   LoopSpec loop_;
   const Workload& workload_;
   const MatchConstraints& c_;
+  const SearchVariable& kv_heads_ = search_variable("num_kv_heads");
+  const SearchVariable& head_dim_ = search_variable("head_dim");
+  const SearchVariable& latent_ = search_variable("kv_lora_rank");
   Budgets base_;
   double F_b_ = 0, N_b_ = 0, KV_b_ = 0;
   bool dense_ = false, has_shared_ = false, tied_shared_ = false;
