@@ -12,6 +12,7 @@
 
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
+#include "budget/time_baselines.hpp"
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
@@ -75,6 +76,18 @@ nlohmann::ordered_json layer_validation_json(const LayerValidation& v, const Lay
                               {"measured_ratio", e.measured_ratio}, {"predicted_ratio", e.predicted_ratio},
                               {"attention_backend", e.attention_backend}});
   }
+  const BaselineChecks checks = check_baselines(v);
+  nlohmann::ordered_json baselines{{"over_predicted", checks.over_predicted},
+                                   {"max_error_vs_mean", checks.max_error_vs_mean},
+                                   {"max_error_vs_slowest", checks.max_error_vs_slowest},
+                                   {"entries", nlohmann::ordered_json::array()}};
+  for (const auto& b : checks.baselines) {
+    baselines["entries"].push_back({{"cell", b.cell}, {"name", b.name}, {"runs", b.runs}, {"measured_ms", b.measured_ms},
+                                    {"predicted_ms", b.predicted_ms}, {"mean_ms", b.mean_ms},
+                                    {"error_vs_mean", b.error_vs_mean}, {"error_vs_slowest", b.error_vs_slowest},
+                                    {"over_predicted", b.over_predicted}});
+  }
+  out["baselines"] = baselines;
   return out;
 }
 
@@ -110,6 +123,25 @@ void add_layer_validation_text(const LayerValidation& v, const LayerCorrection& 
                        "{:.3f}; baselines: largest over-prediction {:+.1f}%\n",
                        100 * v.median_layer_error, 100 * v.max_layer_error, v.median_ratio_error, v.max_ratio_error,
                        100 * v.max_baseline_error));
+  // Each baseline against its runs (budget/time_baselines.hpp): over-predicted = above the slowest run.
+  const BaselineChecks checks = check_baselines(v);
+  Table b;
+  for (const char* name : {"cell", "baseline"}) b.add_column(name, Align::left);
+  for (const char* name : {"runs ms", "mean ms", "predicted ms", "vs mean", "vs slowest run", "over-predicted"}) b.add_column(name);
+  for (const auto& base : checks.baselines) {
+    std::string runs;
+    for (std::size_t i = 0; i < base.runs.size(); ++i) {
+      runs += fmt::format("{}{:.3f} (run {})", i == 0 ? "" : ", ", base.measured_ms[i], base.runs[i]);
+    }
+    b.add_row({base.cell, base.name, runs, fmt::format("{:.3f}", base.mean_ms), fmt::format("{:.3f}", base.predicted_ms),
+               fmt::format("{:+.1f}%", 100 * base.error_vs_mean), fmt::format("{:+.1f}%", 100 * base.error_vs_slowest),
+               base.over_predicted ? "yes" : "no"});
+  }
+  doc.text("\nBaselines against their runs (over-predicted: the prediction above the slowest run)\n\n");
+  doc.table(std::move(b), Forms::text);
+  doc.text(fmt::format("baselines over-predicted: {} of {}; worst vs the runs' mean {:+.1f}%, vs the slowest run {:+.1f}%\n",
+                       checks.over_predicted, checks.baselines.size(), 100 * checks.max_error_vs_mean,
+                       100 * checks.max_error_vs_slowest));
 }
 
 /// --validate as one result: JSON, and the held-out table (and the whole-layer one) as text.

@@ -142,6 +142,25 @@ TimeQuery query_of(QOp op, std::initializer_list<std::int64_t> dims, TimeQuery::
   return q;
 }
 
+/// Bytes per stored weight of the gradient pass (add_gradient_pass()): one bf16 read or write.
+constexpr double gradient_pass_bytes_per_weight = 2.0;
+
+/// The gradient pass: a training step's weight gradients go once more through memory after the
+/// GEMMs that make them (accumulated into the stored gradient, or copied out of the kernel's
+/// layout), which the per-op rows do not time (they run each GEMM into a fresh output). Counted as
+/// one bf16 pass, 2 bytes per stored weight of the op per execution, at the measured copy
+/// bandwidth, added to the op's time (so in its own class, no fitted factor), for a timed op with
+/// weights in a step with a weight-gradient pass (training_passes ≥ 3); docs/calibration.md
+/// ("Gradient pass"). `with_note`: say so in the op's note.
+void add_gradient_pass(const Op& op, const Workload& w, double copy_bytes_per_s, bool with_note, OpStepTime& t) {
+  if (w.training_passes < 3 || op.params_per_layer <= 0 || !(t.seconds_per_step > 0)) return;
+  t.seconds_per_step += gradient_pass_bytes_per_weight * static_cast<double>(op.params_per_layer) / copy_bytes_per_s;
+  if (with_note) {
+    t.note += fmt::format("{}with its weights' gradient pass ({} bytes a weight at the copy bandwidth)",
+                          t.note.empty() ? "" : "; ", gradient_pass_bytes_per_weight);
+  }
+}
+
 struct StepQueries {
   const TimeModel& model;
   std::int64_t tokens;
@@ -337,6 +356,7 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
         break;
       }
     }
+    add_gradient_pass(op, w, copy_bytes_per_s, path == StepTermsPath::rows, t);
     OpTerm term;
     term.cls = time_class_of(op.kind);
     // An attention of head_dim not a multiple of 8 has its own class (another backend, layout
