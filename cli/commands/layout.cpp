@@ -357,7 +357,8 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--ep", l.ep, "Expert parallel size (default 1)");
   cmd->add_option("--etp", l.etp, "Expert tensor parallel size (default: TP)");
   cmd->add_option("--cp", l.cp, "Context parallel size (default 1)");
-  auto* gpus = cmd->add_option("--gpus", l.gpus, "GPU count N (DP = N / (TP·CP·PP))");
+  auto* gpus = cmd->add_option("--gpus", l.gpus, "GPU count N (DP = N / (TP·CP·PP))")
+                   ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--dp", l.dp, "Data parallel size (N = TP·CP·DP·PP); default 1 without --gpus")->excludes(gpus);
   cmd->add_option("--micro-batch-size", l.micro_batch_size,
                   "Sequences per micro-batch (with --micro-batches: one layout; without any layout option: search)");
@@ -372,15 +373,19 @@ void add_layout_command(CLI::App& app) {
   cmd->add_flag("--distributed-optimizer", l.distributed_optimizer, "Shard optimizer states over DP (experts: expert DP)");
   cmd->add_flag("--sequence-parallel", l.sequence_parallel, "Sequence parallelism with TP");
   cmd->add_flag("--cross-entropy-fusion", l.cross_entropy_fusion, "Fused cross-entropy: no fp32 copy of the logits");
-  cmd->add_option("--capacity-factor", l.capacity_factor, "Expert capacity factor (token dropping; default dropless)");
-  cmd->add_option("--imbalance", l.imbalance, "Most loaded expert rank's rows over the balanced count (default 1)");
+  // Checked here as well as by the layout's validation_error(): the search would otherwise drop
+  // every layout as invalid and report "0 valid" without the reason.
+  cmd->add_option("--capacity-factor", l.capacity_factor, "Expert capacity factor (token dropping; default dropless)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--imbalance", l.imbalance, "Most loaded expert rank's rows over the balanced count (default 1)")
+      ->check(CLI::Range(1.0, 1e6));
   cmd->add_option("--vocab-divisible-by", l.vocab_divisible_by,
                   "Pad the vocabulary to a multiple of this × TP (Megatron --make-vocab-size-divisible-by)");
   cmd->add_flag("--replicate-loop-weights", l.replicate_loop_weights,
                 "Let a loop span pipeline stages, each stage storing the loop weights it runs");
   cmd->add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");
   cmd->add_flag("--dropout", l.dropout, "Count dropout masks (hidden and attention dropout > 0)");
-  cmd->add_option("--profile", o->profile_path,
+  cmd->add_option("--profile,--calibration", o->profile_path,
                   "Calibration profile for the step time (default: the cluster file's, if it names one)");
   cmd->add_option("--attended-keys", o->attended_keys, "Mean attended keys per query (default: causal, (s + 1)/2)")
       ->check(CLI::Range(0.0, 1e12));
