@@ -197,7 +197,7 @@ budget_cli_test(NAME cluster.ce_gain_calibration_needs_cluster ARGS ${ce_args} -
   EXPECT_EXIT 64 STDERR_MATCHES [=[--calibration needs --cluster]=])
 # Values no layout can take are refused up front with the option's name, not left to the search to
 # drop every layout as "0 valid" without a reason; --calibration names the profile as elsewhere.
-budget_cli_test(NAME cluster.layout_search_gpus_zero ARGS layout ${mixtral} --cluster ${h200} --calibration ${profile} --gpus 0
+budget_cli_test(NAME cluster.layout_search_gpus_zero ARGS layout ${mixtral} --cluster ${h200} --calibration cuda_profiler/profiles/h200-torch-eager.json --gpus 0
   EXPECT_EXIT 64 STDERR_MATCHES "--gpus: Value 0 not in range 1 to")
-budget_cli_test(NAME cluster.layout_search_imbalance_below_one ARGS layout ${mixtral} --cluster ${h200} --calibration ${profile}
+budget_cli_test(NAME cluster.layout_search_imbalance_below_one ARGS layout ${mixtral} --cluster ${h200} --calibration cuda_profiler/profiles/h200-torch-eager.json
   --gpus 8 --imbalance 0.5 EXPECT_EXIT 64 STDERR_MATCHES "--imbalance: Value 0.5 not in range 1")
