@@ -13,7 +13,8 @@ Runs marked "comparable": false are listed with their reason and never scored.
 
 With --max-abs-error X the script fails (exit 1) when a compared run's |error| exceeds X; with
 --expect-compared N when the number of compared runs is not N; with --require-order when a model
-with two or more distinct compared layouts has them in another order than measured. Exit 2 for a
+with two or more distinct compared layouts has them in another order than measured; with
+--require-fit when the planner says a compared run (which did run) does not fit memory. Exit 2 for a
 data file it does not understand.
 """
 import argparse
@@ -150,6 +151,7 @@ def main():
     ap.add_argument("--max-abs-error", type=float)
     ap.add_argument("--expect-compared", type=int)
     ap.add_argument("--require-order", action="store_true")
+    ap.add_argument("--require-fit", action="store_true")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     exe = os.path.abspath(a.exe)
@@ -208,7 +210,8 @@ def main():
                   f"{r['predicted_tokens_per_second_per_gpu']:14.0f} {r['measured_tokens_per_second_per_gpu']:14.0f} "
                   f"{r['error']:+7.1%}")
             parts = ", ".join(f"{k} {v:.3f}" for k, v in r["components_seconds"].items() if v > 0)
-            print(f"  {'':36} exposed parts (s): {parts}; measured: {r['measured_how']}")
+            fits = "fits memory" if r["fits_memory"] else "DOES NOT FIT memory"
+            print(f"  {'':36} exposed parts (s): {parts}; {fits}; measured: {r['measured_how']}")
         print(f"worst |error| {worst:.1%} over {len(compared)} compared runs")
         for o in orders:
             verdict = {True: "order kept", False: "order NOT kept", None: o["note"]}[o["order_kept"]]
@@ -223,6 +226,9 @@ def main():
     if a.require_order and any(o["order_kept"] is False for o in orders):
         failed.append("the order across layouts is not kept for " +
                       ", ".join(o["model"] for o in orders if o["order_kept"] is False))
+    if a.require_fit and not all(r["fits_memory"] for r in compared):
+        failed.append("the planner says a measured run does not fit memory: " +
+                      ", ".join(r["id"] for r in compared if not r["fits_memory"]))
     for f in failed:
         print(f"validate_cluster: FAILED: {f}", file=sys.stderr)
     return 1 if failed else 0

@@ -3,11 +3,12 @@
 # tests/data/megatron_measured.json with `budget-match layout` at the run's layout on the H100
 # cluster file and fails when the errors grow past what the model achieves today: worst |error|
 # 4.0% over the 2 compared runs (Mixtral 8x7B, Megatron-Core v0.8 and v0.9), the bound 5%; the
-# order across layouts is required where a model has two or more compared layouts (none today).
+# order across layouts is required where a model has two or more compared layouts (none today), and
+# every compared run (each did run) must fit memory by the planner's memory model.
 add_test(NAME cli.megatron.validate_cluster
   COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/validate_cluster.py --exe $<TARGET_FILE:budget-match>
           --root ${PROJECT_SOURCE_DIR} --data tests/data/megatron_measured.json
-          --expect-compared 2 --max-abs-error 0.05 --require-order)
+          --expect-compared 2 --max-abs-error 0.05 --require-order --require-fit)
 set_tests_properties(cli.megatron.validate_cluster PROPERTIES TIMEOUT 120)
 # A run marked comparable at a precision the time model does not have is refused (exit 2, the reason
 # named), never scored.
