@@ -32,7 +32,7 @@ class DataError(Exception):
 
 def megatron_core_09_flops_per_token(hf, seq_len, padded_vocab):
     """Model FLOPs per token as Megatron-LM counts them (num_floating_point_operations,
-    megatron/training/training.py at core_r0.9.0, for a GQA model with SwiGLU experts and no MLA):
+    megatron/training/training.py at core_r0.9.0, the same at core_r0.8.0, for a GQA model with SwiGLU experts and no MLA):
 
       12 · L · H² · [ (1 + g/a + s/H) · (d·a/H) + (F/H) · k · 3/2 + V/(2·L·H) ]
 

@@ -15,3 +15,10 @@ set_tests_properties(cli.megatron.validate_cluster PROPERTIES TIMEOUT 120)
 add_test(NAME cli.megatron.validate_cluster_refuses_fp8
   COMMAND bash -c "out=$(python3 \"$0\" --exe \"$1\" --root \"$2\" --data tests/data/bad/megatron_measured_fp8_comparable.json 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -q 'run qwen3-fp8: precision fp8 is marked comparable; only bf16 is'"
           ${PROJECT_SOURCE_DIR}/scripts/validate_cluster.py $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR})
+# Megatron-LM's FLOPs count (the script's megatron_core_09_flops_per_token, identical at core_r0.8.0
+# and core_r0.9.0) for Mixtral 8x7B at s = 4096 against the hand calculation:
+# 12·32·4096²·[(1 + 8/32 + 4096/4096)·(128·32/4096) + (14336/4096)·2·3/2 + 32000/(2·32·4096)]
+# = 6,442,450,944 · 12.872070... = 8.2928·10¹⁰ FLOPs a token.
+add_test(NAME cli.megatron.flops_formula_by_hand
+  COMMAND python3 -c "import json, sys; sys.path.insert(0, 'scripts'); import validate_cluster as v; hf = json.load(open('examples/hf/mixtral-8x7b.json')); f = v.megatron_core_09_flops_per_token(hf, 4096, 32000); hand = 12 * 32 * 4096**2 * (2.25 + 10.5 + 32000 / (2 * 32 * 4096)); assert abs(f - hand) <= 1e-12 * hand, (f, hand); assert abs(hand - 8.2928e10) < 1e7, hand; print(f)"
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
