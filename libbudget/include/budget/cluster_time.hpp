@@ -68,6 +68,17 @@ struct ClusterStepTime {
   std::vector<StageTime> stages;
   std::vector<StageCommunication> communication;
   bool out_of_range = false;  ///< a time-model shape outside the profile's measured range
+  /// Which GPU the compute is timed on (docs/cluster.md, "Which GPU the compute is timed on"): the
+  /// calibration profile's op times are used as measured on the profile's GPU, never rescaled to
+  /// the cluster's. When the two differ (the cluster's GPU name does not begin with the profile's
+  /// device name) a note says so, with the memory-bound share below: the part that would follow
+  /// the ratio of the two GPUs' memory bandwidths rather than their tensor-core rates.
+  std::string profile_gpu;   ///< the profile's device name
+  bool profile_gpu_is_cluster_gpu = true;
+  /// Of the slowest stage's forward and backward compute (recompute excluded), the share of the
+  /// memory-bound ops (time classes indexed, elementwise, glue: norms, activations, dispatch and
+  /// combine, the embedding lookup, residual adds and layout copies).
+  double memory_bound_share = 0.0;
   std::vector<std::string> notes;
 };
 

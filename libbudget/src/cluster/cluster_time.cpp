@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -56,6 +57,34 @@ Part part_of(OpKind kind) {
   return Part::none;
 }
 
+/// The time classes that move bytes rather than multiply matrices (time_model.hpp, TimeClass): their
+/// time follows the GPU's memory bandwidth, the others' its tensor-core rate.
+bool is_memory_bound_class(TimeClass cls) {
+  return cls == TimeClass::indexed || cls == TimeClass::elementwise || cls == TimeClass::glue;
+}
+
+/// Of one micro-batch's forward and backward on a stage (recompute excluded), the memory-bound
+/// ops' seconds and all seconds, from the part times and the stage's executions.
+std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const LayerTimes& times, bool embedding,
+                                                 bool head, bool last) {
+  const auto sum = [&](const PartSeconds& p) {
+    return e.layers * p.attention + e.dense_layers() * p.dense_ffn + e.moe_layers * (p.moe_tp_part + p.routed) +
+           (embedding ? p.embedding : 0.0) + (head ? p.head : 0.0) + (last ? p.final_norm : 0.0);
+  };
+  PartSeconds all;
+  all.attention = times.base3.attention;
+  all.dense_ffn = times.base3.dense_ffn;
+  all.moe_tp_part = times.moe3.moe_tp_part;
+  all.routed = times.routed3.routed;
+  all.embedding = times.base3.embedding;
+  all.head = times.base3.head;
+  all.final_norm = times.base3.final_norm;
+  PartSeconds mb = times.base3.memory_bound;
+  mb.moe_tp_part = times.moe3.memory_bound.moe_tp_part;
+  mb.routed = times.routed3.memory_bound.routed;
+  return {sum(mb), sum(all)};
+}
+
 /// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes.
 LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
                           std::int64_t passes, std::initializer_list<Part> wanted) {
@@ -79,6 +108,19 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
       case Part::head: out.head += op.seconds_per_step; break;
       case Part::final_norm: out.final_norm += op.seconds_per_step; break;
       case Part::none: break;
+    }
+    if (is_memory_bound_class(time_class_of(op.kind))) {
+      PartSeconds& mb = out.memory_bound;
+      switch (part) {
+        case Part::attention: mb.attention += op.seconds_per_step; break;
+        case Part::dense: mb.dense_ffn += op.seconds_per_step; break;
+        case Part::moe_tp: mb.moe_tp_part += op.seconds_per_step; break;
+        case Part::routed: mb.routed += op.seconds_per_step; break;
+        case Part::embedding: mb.embedding += op.seconds_per_step; break;
+        case Part::head: mb.head += op.seconds_per_step; break;
+        case Part::final_norm: mb.final_norm += op.seconds_per_step; break;
+        case Part::none: break;
+      }
     }
   }
   return out;
@@ -231,6 +273,8 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
     if (stage.has_lm_head) t += base3.head;
     if (stage.pipeline_rank == l.pp - 1) t += base3.final_norm;
     st.micro_batch_compute_seconds = t;
+    const auto [memory_bound_s, base_s] = memory_bound_and_total(e, times, stage.has_embedding, stage.has_lm_head,
+                                                                 stage.pipeline_rank == l.pp - 1);
     st.compute_seconds = m * t;
     const StageCommunication& comm = out.communication[static_cast<std::size_t>(stage.pipeline_rank)];
     st.exposed_communication_seconds = comm.exposed_seconds;
@@ -248,6 +292,7 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
     if (st.seconds > slowest_seconds) {
       slowest_seconds = st.seconds;
       out.slowest_stage = st.pipeline_rank;
+      out.memory_bound_share = base_s > 0.0 ? memory_bound_s / base_s : 0.0;
     }
     out.stages.push_back(st);
   }
@@ -281,6 +326,15 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   for (const std::string& key : order) out.by_component.push_back(comm_parts[key]);
   if (slow.late_overlap_seconds > 0.0) out.by_component.push_back({"dp_beyond_backward", slow.late_overlap_seconds, false});
   out.by_component.push_back({"bubble", out.bubble_seconds, false});
+  out.profile_gpu = model.profile().device.name;
+  out.profile_gpu_is_cluster_gpu = !out.profile_gpu.empty() && cluster.gpu_name.rfind(out.profile_gpu, 0) == 0;
+  if (!out.profile_gpu_is_cluster_gpu) {
+    out.notes.push_back(fmt::format(
+        "compute timed as measured on the calibration profile's GPU ({}), not rescaled to the cluster's ({}); "
+        "{:.1f}% of the slowest stage's compute is memory-bound ops, which would follow the two GPUs' memory "
+        "bandwidth ratio, the rest their tensor-core rates",
+        out.profile_gpu.empty() ? "unnamed" : out.profile_gpu, cluster.gpu_name, 100.0 * out.memory_bound_share));
+  }
   if (config.mtp_layers > 0) out.notes.push_back("multi-token-prediction modules are not timed");
   if (out.out_of_range) out.notes.push_back("some shapes lie outside the profile's measured range");
   std::sort(out.notes.begin(), out.notes.end());
@@ -320,6 +374,11 @@ std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
                              {"by_component", components},
                              {"stages", stages},
                              {"out_of_range", t.out_of_range},
+                             {"compute_timed_on",
+                              {{"profile_gpu", t.profile_gpu},
+                               {"same_gpu_as_cluster", t.profile_gpu_is_cluster_gpu},
+                               {"rescaled", false},
+                               {"memory_bound_share", t.memory_bound_share}}},
                              {"notes", t.notes}};
   return out.dump(indent);
 }

@@ -12,6 +12,17 @@
 
 namespace budget {
 
+/// Seconds of the parts of a layer (one execution, one micro-batch on one GPU) that compute or move.
+struct PartSeconds {
+  double attention = 0.0;
+  double dense_ffn = 0.0;
+  double moe_tp_part = 0.0;
+  double routed = 0.0;
+  double embedding = 0.0;
+  double head = 0.0;
+  double final_norm = 0.0;
+};
+
 /// Seconds of one execution of each part of a layer, for one micro-batch on one GPU.
 struct LayerPartTimes {
   double attention = 0.0;       ///< norms, projections, the attention core
@@ -22,6 +33,10 @@ struct LayerPartTimes {
   double embedding = 0.0;
   double head = 0.0;        ///< LM head (with a vocabulary)
   double final_norm = 0.0;  ///< the norm before the head (last stage, always)
+  /// Of each part above, the memory-bound ops' seconds (time classes indexed, elementwise and glue:
+  /// norms, activations, dispatch and combine, the embedding lookup, the layer glue), which scale
+  /// with the GPU's memory bandwidth rather than its tensor-core rate.
+  PartSeconds memory_bound;
   bool out_of_range = false;
 };
 

@@ -156,3 +156,46 @@ TEST_CASE("cluster time: a run's wall clock and GPU-hours by hand; bad options r
   bad.attended_keys = 5000.0;
   CHECK_THROWS_AS(cluster_step_time(shipped_model(), c, mem, cluster, bad), Error);
 }
+
+TEST_CASE("cluster time: compute is timed on the profile's GPU, said when the cluster's differs", "[cluster][time]") {
+  const ArchConfig c = test::paper_200m_baseline();
+  ClusterSpec h200 = h200_nodes(1);
+  h200.gpu_name = "NVIDIA H200 SXM 141GB";
+  ClusterSpec h100 = h200;
+  h100.gpu_name = "NVIDIA H100 SXM5 80GB";
+  const ParallelLayout l = one_gpu(4096, 2);
+  const ClusterStepTime same = cluster_step_time(shipped_model(), c, training_memory(c, l, h200), h200);
+  const ClusterStepTime other = cluster_step_time(shipped_model(), c, training_memory(c, l, h100), h100);
+  CHECK(same.profile_gpu == "NVIDIA H200");
+  CHECK(same.profile_gpu_is_cluster_gpu);
+  CHECK_FALSE(other.profile_gpu_is_cluster_gpu);
+  // Not rescaled: the same op times whatever the cluster's GPU, and the note says so.
+  CHECK(other.seconds_per_step == same.seconds_per_step);
+  const auto has_note = [](const ClusterStepTime& t) {
+    for (const std::string& n : t.notes) {
+      if (n.find("not rescaled to the cluster's (NVIDIA H100 SXM5 80GB)") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(has_note(other));
+  CHECK_FALSE(has_note(same));
+  CHECK(cluster_step_time_json(other).find("\"same_gpu_as_cluster\": false") != std::string::npos);
+  // The memory-bound share on one GPU, independently: the single-GPU prediction's ops of the
+  // memory-bound time classes over all its ops.
+  Workload w = causal_workload(4096);
+  w.tokens_per_step = 2 * 4096;
+  const StepTime single = predict_step_time(shipped_model(), c, w);
+  double memory_bound = 0.0;
+  double total = 0.0;
+  for (const OpStepTime& op : single.by_op) {
+    const TimeClass cls = time_class_of(op.kind);
+    if (cls == TimeClass::indexed || cls == TimeClass::elementwise || cls == TimeClass::glue) {
+      memory_bound += op.seconds_per_step;
+    }
+    total += op.seconds_per_step;
+  }
+  REQUIRE(total > 0.0);
+  CHECK(memory_bound > 0.0);
+  CHECK(same.memory_bound_share == Approx(memory_bound / total).epsilon(1e-9));
+  CHECK(other.memory_bound_share == same.memory_bound_share);
+}
