@@ -2,7 +2,7 @@
 # measured Megatron-Core runs"): scripts/validate_cluster.py predicts every comparable run of
 # tests/data/megatron_measured.json with `budget-match layout` at the run's layout on the H100
 # cluster file and fails when the errors grow past what the model achieves today: worst |error|
-# 4.0% over the 2 compared runs (Mixtral 8x7B, Megatron-Core v0.8 and v0.9), the bound 5%; the
+# 3.4% over the 2 compared runs (Mixtral 8x7B, Megatron-Core v0.8 and v0.9), the bound 5%; the
 # order across layouts is required where a model has two or more compared layouts (none today), and
 # every compared run (each did run) must fit memory by the planner's memory model.
 add_test(NAME cli.megatron.validate_cluster
