@@ -289,22 +289,9 @@ void run_search(const LayoutOptions& o) {
   const LayoutSearchResult found = search_layouts(model, config, cluster, so);
   const std::string name = config.name.empty() ? o.config_path : config.name;
   if (o.format == OutputFormat::json) {
-    nlohmann::ordered_json out{{"schema_version", output_schema_version},
-                               {"budget_version", version_string},
-                               {"config", name},
-                               {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
-                               {"gpus", so.gpus},
-                               {"global_batch_tokens", so.global_batch_tokens},
-                               {"enumerated", found.enumerated},
-                               {"valid", found.valid},
-                               {"fitting", found.fitting}};
-    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-    for (const RankedLayout& r : found.layouts) {
-      nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
-      item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
-      layouts.push_back(item);
-    }
-    out["layouts"] = layouts;
+    nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string}};
+    const nlohmann::ordered_json body = nlohmann::ordered_json::parse(layout_search_json(found, name, cluster, so, -1));
+    for (const auto& [key, value] : body.items()) out[key] = value;
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
