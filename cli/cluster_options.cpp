@@ -13,15 +13,7 @@ ClusterSpec ClusterRankOptions::load() const {
 }
 
 LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload) const {
-  LayoutSearchOptions o;
-  o.gpus = gpus;
-  o.seq_len = workload.seq_len;
-  o.global_batch_tokens = global_batch_tokens;
-  o.keep = 1;
-  o.time.communication.max_nodes_per_token = max_nodes_per_token;
-  // A causal window is the search's own default (0); a document mask's mean attended keys is passed on.
-  if (workload.attention_mask == AttentionMask::document) o.time.attended_keys = workload.attended_keys;
-  return o;
+  return cluster_rank_search_options(workload, gpus, global_batch_tokens, max_nodes_per_token);
 }
 
 void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {

@@ -22,6 +22,7 @@
 #include "budget/export.hpp"
 #include "budget/grid.hpp"
 #include "budget/kernel_shapes.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/match.hpp"
 #include "budget/match_outcome.hpp"
 #include "budget/time_model.hpp"
@@ -35,6 +36,7 @@
 namespace py = pybind11;
 
 void bind_cluster(py::module_& m);  // python/cluster_bindings.cpp
+budget::ClusterSpec cluster_argument(const py::handle& cluster, std::optional<std::int64_t> nodes);
 
 namespace budget_python {
 
@@ -178,6 +180,13 @@ budget::CalibrationProfile calibration_profile(const py::handle& calibration) {
   bad_argument("calibration", calibration, "a calibration profile as a dict or a file path");
 }
 
+}  // namespace
+
+/// calibration_profile() for the cluster bindings (python/cluster_bindings.cpp).
+budget::CalibrationProfile calibration_argument(const py::handle& calibration) { return calibration_profile(calibration); }
+
+namespace {
+
 /// match()'s optional time and explanation arguments as the CLI's --rank-by, --max-time-ratio,
 /// --align read them (cli/commands/match.cpp), errors naming the argument.
 budget::RankBy rank_by_of(const std::string& rank_by, bool calibrated) {
@@ -285,7 +294,8 @@ PYBIND11_MODULE(_budget, m) {
         [](const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,
            const py::handle& workload, const py::handle& constraints, int top, const py::handle& calibration,
            const std::string& rank_by, const std::string& attention_backend, bool explain, std::int64_t align,
-           const py::handle& max_time_ratio) {
+           const py::handle& max_time_ratio, const py::handle& cluster, std::optional<std::int64_t> gpus,
+           std::optional<std::int64_t> nodes, std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token) {
           const budget::ArchConfig base = arch_config(baseline, "baseline");
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
@@ -319,6 +329,28 @@ PYBIND11_MODULE(_budget, m) {
           if (model) request.time_options.accuracy = budget::time_accuracy(model->profile(), model->options());
           request.explain = explain;
           request.with_aligned_alternative = align == 0;
+          // --cluster C --gpus N [--nodes K] [--global-batch-tokens T] [--max-nodes-per-token M]: each
+          // equally matched candidate at its own best layout (cli/cluster_options.cpp's dependencies).
+          std::optional<budget::ClusterSpec> cluster_spec;
+          // (match_outcome() refuses a cluster without calibration, rank_by="time" or with max_time_ratio.)
+          if (!cluster.is_none()) {
+            if (!gpus) throw budget::Error("cluster needs gpus (the GPUs to lay out on)", "gpus");
+            if (*gpus < 1) throw budget::Error("gpus = " + std::to_string(*gpus) + "; allowed: 1 or more", "gpus");
+            if (global_batch_tokens < 1) {
+              throw budget::Error("global_batch_tokens = " + std::to_string(global_batch_tokens) + "; allowed: 1 or more",
+                                  "global_batch_tokens");
+            }
+            if (max_nodes_per_token < 0) {
+              throw budget::Error("max_nodes_per_token = " + std::to_string(max_nodes_per_token) +
+                                      "; allowed: 0 (unlimited) or more",
+                                  "max_nodes_per_token");
+            }
+            cluster_spec = cluster_argument(cluster, nodes);
+            request.cluster = &*cluster_spec;
+            request.cluster_search = budget::cluster_rank_search_options(w, *gpus, global_batch_tokens, max_nodes_per_token);
+          } else if (gpus || nodes) {
+            throw budget::Error("gpus and nodes set up the cluster layout search; give cluster too", gpus ? "gpus" : "nodes");
+          }
           const budget::MatchOutcome outcome =
               with_loop_argument([&] { return budget::match_outcome(base, spec, w, c, request); });
           return to_python(budget::render::match_outcome_json(outcome, spec, w, request));
@@ -327,9 +359,13 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("top") = 5,
         py::arg("calibration") = py::none(), py::arg("rank_by") = "budget", py::arg("attention_backend") = "auto",
         py::arg("explain") = false, py::arg("align") = 0, py::arg("max_time_ratio") = py::none(),
+        py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
+        py::arg("global_batch_tokens") = 4 * 1024 * 1024, py::arg("max_nodes_per_token") = 0,
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
-        "--align, max_time_ratio: --max-time-ratio).");
+        "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
+        "max_nodes_per_token: --cluster ... --gpus N, each equally matched candidate at its own best layout, "
+        "docs/cluster.md).");
 
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,

@@ -1,6 +1,9 @@
 // budget.layout(): memory per GPU of a training step under a parallel layout (docs/cluster.md),
 // the dict of `budget-match layout ... --format json` without its schema keys, from the library's
-// one JSON writer (training_memory_json). Bound by bind_cluster(), called from budget_module.cpp.
+// one JSON writer (training_memory_json); budget.layout_search(): the best layouts on N GPUs, the
+// dict of `budget-match layout CFG --cluster C --gpus N --format json` (layout_search_json). Bound
+// by bind_cluster(), called from budget_module.cpp, which also reads match()'s cluster argument
+// with cluster_argument().
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -8,11 +11,14 @@
 #include <optional>
 #include <string>
 
+#include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/export.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 
 namespace py = pybind11;
@@ -81,7 +87,59 @@ budget::TrainingPrecision precision_of(const std::string& text) {
 
 }  // namespace
 
+budget::CalibrationProfile calibration_argument(const py::handle& calibration);  // budget_module.cpp
+
+budget::ClusterSpec cluster_argument(const py::handle& cluster, std::optional<std::int64_t> nodes) {
+  return cluster_of(cluster, nodes);
+}
+
 void bind_cluster(py::module_& m) {
+  m.def(
+      "layout_search",
+      [](const py::handle& config, const py::handle& cluster, std::int64_t gpus, const py::handle& calibration,
+         std::optional<std::int64_t> nodes, std::int64_t seq_len, std::int64_t global_batch_tokens, int top,
+         double imbalance, double attended_keys, std::int64_t max_nodes_per_token) {
+        const budget::ArchConfig c = config_of(config);
+        const budget::ClusterSpec spec = cluster_of(cluster, nodes);
+        if (top < 1 || top > 1000) throw budget::Error("top = " + std::to_string(top) + "; allowed: 1 to 1000", "top");
+        if (max_nodes_per_token < 0) {
+          throw budget::Error("max_nodes_per_token = " + std::to_string(max_nodes_per_token) + "; allowed: 0 (unlimited) or more",
+                              "max_nodes_per_token");
+        }
+        // As `layout`: the profile given, else the one the cluster file names.
+        budget::CalibrationProfile profile;
+        if (!calibration.is_none()) {
+          profile = calibration_argument(calibration);
+        } else if (spec.compute.source == budget::ComputeSource::calibration) {
+          profile = budget::load_calibration_profile(spec.compute.calibration_profile);
+        } else {
+          throw budget::Error("the layout search ranks by step time and needs a calibration profile (calibration=..., "
+                              "e.g. cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
+                              "calibration");
+        }
+        const budget::TimeModel model(profile);
+        budget::LayoutSearchOptions o;
+        o.gpus = gpus;
+        o.seq_len = seq_len;
+        o.global_batch_tokens = global_batch_tokens;
+        o.keep = static_cast<std::size_t>(top);
+        o.imbalance = imbalance;
+        o.time.attended_keys = attended_keys;
+        o.time.communication.max_nodes_per_token = max_nodes_per_token;
+        const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
+        // The CLI names a config without a name by its path.
+        const std::string name = !c.name.empty() ? c.name : is_path(config) ? path_string(config) : std::string("config");
+        return py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
+      },
+      py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("gpus"), py::arg("calibration") = py::none(),
+      py::arg("nodes") = py::none(), py::arg("seq_len") = 4096, py::arg("global_batch_tokens") = 4 * 1024 * 1024,
+      py::arg("top") = 5, py::arg("imbalance") = 1.0, py::arg("attended_keys") = 0.0,
+      py::arg("max_nodes_per_token") = 0,
+      "The best layouts of a config on `gpus` GPUs of a cluster (docs/cluster.md, \"Layout search\"): the dict of "
+      "`budget-match layout CFG --cluster C --gpus N --format json` without its schema keys: enumerated, valid, "
+      "fitting and layouts (best first, each with layout, memory and time). calibration: --profile (default: the "
+      "cluster file's profile); the default overlap (DP overlapped, the rest exposed).");
+
   m.def(
       "layout",
       [](const py::handle& config, const py::handle& cluster, std::int64_t tp, std::int64_t pp, std::int64_t ep,

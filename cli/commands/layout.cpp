@@ -237,22 +237,11 @@ Document layout_document(const LayoutResult& r) {
 Document search_document(const std::string& name, const ClusterSpec& cluster, const LayoutSearchOptions& so,
                          const LayoutSearchResult& found) {
   Document doc;
-  nlohmann::ordered_json out{{"schema_version", output_schema_version},
-                             {"budget_version", version_string},
-                             {"config", name},
-                             {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
-                             {"gpus", so.gpus},
-                             {"global_batch_tokens", so.global_batch_tokens},
-                             {"enumerated", found.enumerated},
-                             {"valid", found.valid},
-                             {"fitting", found.fitting}};
-  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-  for (const RankedLayout& r : found.layouts) {
-    nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
-    item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
-    layouts.push_back(item);
+  // The JSON body is the library's (layout_search_json: the same object Python's layout_search returns).
+  nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string}};
+  for (const auto& [key, value] : nlohmann::ordered_json::parse(layout_search_json(found, name, cluster, so, -1)).items()) {
+    out[key] = value;
   }
-  out["layouts"] = layouts;
   doc.set_json(std::move(out));
 
   doc.text(fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,

@@ -17,8 +17,8 @@ import os
 from . import _budget
 from ._budget import Config, Error, __version__, schema_version  # noqa: F401
 
-__all__ = ["Config", "Error", "account", "export", "grid", "layout", "load_config", "match", "predict_time", "schema_version",
-           "__version__"]
+__all__ = ["Config", "Error", "account", "export", "grid", "layout", "layout_search", "load_config", "match", "predict_time",
+           "schema_version", "__version__"]
 
 
 def _value_at(document, pointer):
@@ -75,8 +75,9 @@ def _reports_values(function, *names):
 load_config = _reports_values(_budget.load_config, "config")
 account = _reports_values(_budget.account, "config", "workload")
 match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints", "top",
-                        "calibration")
+                        "calibration", "cluster")
 grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints")
 export = _reports_values(_budget.export, "config", "to", "hf_template")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")
 layout = _reports_values(_budget.layout, "config", "cluster")
+layout_search = _reports_values(_budget.layout_search, "config", "cluster")

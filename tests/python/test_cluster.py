@@ -1,4 +1,5 @@
-"""Tests of budget.layout (docs/cluster.md): the dict equals budget-match layout's JSON, the keys the
+"""Tests of budget.layout, budget.layout_search and budget.match(cluster=...) (docs/cluster.md): the
+dicts equal budget-match's JSON (layout, layout --gpus N, --cluster ... --rank-by time), the keys the
 issue lists, loops (weights once, activations per execution), and errors as budget.Error.
 Run by ctest (pytest when installed, else this file's own runner)."""
 
@@ -15,6 +16,7 @@ BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.
 SMELT = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-smelt.json")
 MIXTRAL = os.path.join(SOURCE, "examples", "hf", "mixtral-8x7b.json")
 H200 = os.path.join(SOURCE, "examples", "clusters", "h200.json")
+PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
 
 
 def test_layout_keys():
@@ -71,6 +73,72 @@ def test_layout_errors():
         budget.layout(BASELINE, {"schema": "budget.cluster", "schema_version": 1, "gpus": 8})
     except budget.Error as e:
         assert e.source == "cluster" and e.path == "/gpus"
+    else:
+        raise AssertionError("no budget.Error")
+
+
+def _cli_json(*args):
+    out = subprocess.run([CLI, *args, "--format", "json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def _same_as_cli(result, cli):
+    """Every key the binding returns is the CLI's, with the same value; the CLI adds only its schema keys."""
+    for key in result:
+        assert cli[key] == result[key], key
+    assert set(cli) - set(result) <= {"schema_version", "budget_version"}, set(cli) - set(result)
+
+
+def test_layout_search():
+    r = budget.layout_search(SMELT, H200, gpus=8, calibration=PROFILE, global_batch_tokens=8 * 4096 * 4, top=3)
+    assert r["gpus"] == 8 and r["global_batch_tokens"] == 8 * 4096 * 4
+    assert r["enumerated"] >= r["valid"] >= r["fitting"] >= len(r["layouts"]) == 3
+    seconds = [item["time"]["seconds_per_step"] for item in r["layouts"]]
+    assert seconds == sorted(seconds)
+    for item in r["layouts"]:
+        assert item["layout"]["gpus"] == 8 and item["memory"]["fits"]
+        assert set(item["time"]) >= {"seconds_per_step", "tokens_per_second_per_gpu", "mfu", "by_component"}
+    if CLI:
+        _same_as_cli(r, _cli_json("layout", SMELT, "--cluster", H200, "--gpus", "8", "--profile", PROFILE,
+                                  "--global-batch-tokens", str(8 * 4096 * 4), "--top", "3"))
+        mixtral = budget.layout_search(MIXTRAL, H200, gpus=16, nodes=2, calibration=PROFILE, top=2,
+                                       global_batch_tokens=1 << 20)
+        _same_as_cli(mixtral, _cli_json("layout", MIXTRAL, "--cluster", H200, "--nodes", "2", "--gpus", "16",
+                                        "--profile", PROFILE, "--top", "2", "--global-batch-tokens", str(1 << 20)))
+
+
+def test_match_on_a_cluster():
+    r = budget.match(BASELINE, top=3, calibration=PROFILE, rank_by="time", cluster=H200, gpus=8,
+                     global_batch_tokens=8 * 4096 * 4)
+    assert r["cluster"]["gpus"] == 8
+    ranked = [c["cluster"]["seconds_per_token"] for c in r["candidates"] if c["cluster"]["found"]]
+    assert ranked == sorted(ranked) and len(ranked) == 3
+    if CLI:
+        _same_as_cli(r, _cli_json("--baseline", BASELINE, "--top", "3", "--calibration", PROFILE, "--rank-by", "time",
+                                  "--cluster", H200, "--gpus", "8", "--global-batch-tokens", str(8 * 4096 * 4)))
+
+
+def test_cluster_errors():
+    for kwargs, source in [({"gpus": 8}, "gpus"),                                      # gpus without cluster
+                           ({"cluster": H200}, "gpus"),                                # cluster without gpus
+                           ({"cluster": H200, "gpus": 8, "rank_by": "time"}, "rank_by"),  # no calibration
+                           ({"cluster": H200, "gpus": 8, "calibration": PROFILE}, "cluster")]:  # rank_by budget
+        try:
+            budget.match(BASELINE, top=1, **kwargs)
+        except budget.Error as e:
+            assert e.source == source, (kwargs, e.source, str(e))
+        else:
+            raise AssertionError(f"no budget.Error for {kwargs}")
+    try:
+        budget.layout_search(BASELINE, H200, gpus=8)  # the example cluster gives datasheet peaks only
+    except budget.Error as e:
+        assert e.source == "calibration"
+    else:
+        raise AssertionError("no budget.Error")
+    try:
+        budget.layout_search(BASELINE, H200, gpus=64, calibration=PROFILE)  # one node of 8
+    except budget.Error as e:
+        assert e.source == "--gpus" and "64 GPUs" in e.message
     else:
         raise AssertionError("no budget.Error")
 

@@ -5,7 +5,19 @@
 /// EP (powers of two dividing the experts), ETP (1 or TP), micro-batch size (1, 2, 4), recompute
 /// (none, selective, full) and the distributed optimizer (on, off) with DP = N / (TP·CP·PP) and
 /// m = global batch / (b·s·DP) micro-batches, sequence parallelism on with TP > 1; those that do not
-/// fit memory dropped; the rest ranked by step time (cluster_time.hpp), ties to more headroom.
+/// fit memory dropped; the rest ranked by step time (cluster_time.hpp), ties to more headroom, then
+/// to the first enumerated (the order of the list above, outermost first).
+///
+/// Speed (docs/cluster.md, "Layout search"): the part times are predicted once per shard through
+/// the time model's indexed path, and a layout is timed only while its compute bound
+///
+///   (m + (PP − 1)/V) · max_s t_s  ≤  seconds_per_step
+///
+/// (t_s one micro-batch's compute on stage s without the embedding, LM head and final norm; the
+/// communication and the late DP overlap are non-negative) can still beat the last layout kept,
+/// layouts visited by increasing bound. The result equals the exhaustive search's (`exhaustive`),
+/// layout for layout and bit for bit; the layouts kept are timed again through the row path for
+/// their out-of-range flags and notes.
 ///
 /// Thread safety: reentrant; the TimeModel is shared read-only.
 
@@ -19,6 +31,7 @@
 #include "budget/config.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
+#include "budget/workload.hpp"
 
 namespace budget {
 
@@ -30,6 +43,13 @@ struct LayoutSearchOptions {
   ClusterTimeOptions time;
   double imbalance = 1.0;
   std::size_t keep = 5;  ///< best layouts returned
+  /// Check the memory of every valid layout, so that `fitting` counts them all (layout's output);
+  /// false: only of the layouts whose compute bound can still beat the kept ones (the cluster
+  /// ranking, which needs the best layout alone); `fitting` then counts those checked.
+  bool count_fitting = true;
+  /// Time every fitting layout through the row path, no bound: the reference the pruned search is
+  /// tested against (tests/unit/cluster/test_layout_search.cpp) and measured beside (bench_cluster).
+  bool exhaustive = false;
 };
 
 struct RankedLayout {
@@ -41,7 +61,8 @@ struct LayoutSearchResult {
   std::vector<RankedLayout> layouts;  ///< best first
   std::int64_t enumerated = 0;        ///< combinations tried
   std::int64_t valid = 0;             ///< of them, valid for the config
-  std::int64_t fitting = 0;           ///< of them, fitting memory (timed)
+  std::int64_t fitting = 0;           ///< of them, fitting memory (of those checked: count_fitting)
+  std::int64_t timed = 0;             ///< of the fitting ones, timed (all of them when exhaustive)
 };
 
 /// Every layout of the space above for `config` on `options.gpus` of `cluster`'s GPUs. budget::Error
@@ -49,7 +70,22 @@ struct LayoutSearchResult {
 LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
                                   const LayoutSearchOptions& options);
 
-/// True when `a` ranks before `b`: less time per step, then more headroom.
+/// The search's JSON: the document of `budget-match layout CFG --cluster C --gpus N --format json`
+/// without its schema keys (docs/cluster.md, "Layout search"): `config` (`config_name`), `cluster`
+/// (its name, else its GPU's), `gpus`, `global_batch_tokens`, `enumerated`, `valid`, `fitting` and
+/// `layouts`, best first, each training_memory_json()'s object with the `time` of
+/// cluster_step_time_json(). `indent` as nlohmann's dump (-1: one line).
+std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
+                               const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent = 2);
+
+/// The search options of the cluster ranking (`--cluster C --gpus N`, Python's match(cluster=...)):
+/// the best layout alone on `gpus` GPUs at the workload's sequence length and, for a document mask,
+/// its mean attended keys (a causal window is the search's default, 0).
+LayoutSearchOptions cluster_rank_search_options(const Workload& workload, std::int64_t gpus,
+                                                std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token);
+
+/// True when `a` ranks before `b`: less time per step, then more headroom (the search breaks the
+/// remaining ties by enumeration order).
 bool ranks_before(const RankedLayout& a, const RankedLayout& b);
 
 /// One named time component of a candidate and the baseline, each at its own best layout, per token,

@@ -15,6 +15,7 @@
 #include "budget/ops.hpp"
 #include "cluster/stage_executions.hpp"
 #include "cluster/step_compute.hpp"
+#include "time/step_terms.hpp"
 
 namespace budget {
 namespace {
@@ -85,15 +86,41 @@ std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const
   return {sum(mb), sum(all)};
 }
 
-/// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes.
+/// predict_step_time(model, c, w).by_op's kinds and seconds, bit for bit, through the indexed path
+/// (TimeModel::predict_ms(), detail::StepTermsPath::indexed): each op's corrected seconds
+/// factor_class · t + launch_ms · launches, as predict_step_time() writes it, without its flags
+/// and notes (tests/unit/cluster/test_layout_search.cpp compares the two paths).
+std::vector<OpStepTime> indexed_op_times(const TimeModel& model, const ArchConfig& c, const Workload& w) {
+  const detail::StepTerms terms = detail::step_terms(model, c, w, detail::StepTermsPath::indexed);
+  const LayerCorrection& correction = model.layer_correction();
+  std::vector<OpStepTime> out;
+  for (const detail::OpTerm& term : terms.ops) {
+    OpStepTime t;
+    t.kind = term.time.kind;
+    if (term.time.seconds_per_step <= 0) continue;
+    const double launch_s = correction.launch_ms * 1e-3 * term.time.launches_per_step;
+    t.seconds_per_step = correction.factor[static_cast<std::size_t>(term.cls)] * term.time.seconds_per_step + launch_s;
+    out.push_back(t);
+  }
+  return out;
+}
+
+/// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes;
+/// `indexed`: through indexed_op_times() (the same seconds, out_of_range not known, left false).
 LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
-                          std::int64_t passes, std::initializer_list<Part> wanted) {
+                          std::int64_t passes, std::initializer_list<Part> wanted, bool indexed) {
   w.tokens_per_step = std::max<std::int64_t>(1, tokens);
   w.training_passes = passes;
-  const StepTime st = predict_step_time(model, c, w);
   LayerPartTimes out;
-  out.out_of_range = st.out_of_range;
-  for (const OpStepTime& op : st.by_op) {
+  std::vector<OpStepTime> by_op;
+  if (indexed) {
+    by_op = indexed_op_times(model, c, w);
+  } else {
+    StepTime st = predict_step_time(model, c, w);
+    out.out_of_range = st.out_of_range;
+    by_op = std::move(st.by_op);
+  }
+  for (const OpStepTime& op : by_op) {
     const Part part = part_of(op.kind);
     if (std::find(wanted.begin(), wanted.end(), part) == wanted.end()) continue;
     switch (part) {
@@ -179,10 +206,12 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
   // group 2 routed experts (E/EP experts of width expert_dim/ETP).
   const auto timed = [&](int group, std::int64_t a, std::int64_t b, const ArchConfig& c, const Workload& wl,
                          std::int64_t tokens, std::int64_t passes, std::initializer_list<Part> parts) {
-    if (!cache) return part_times(model, c, wl, tokens, passes, parts);
+    if (!cache) return part_times(model, c, wl, tokens, passes, parts, false);
     const auto key = std::make_tuple(group, a, b, tokens, passes);
     auto it = cache->entries.find(key);
-    if (it == cache->entries.end()) it = cache->entries.emplace(key, part_times(model, c, wl, tokens, passes, parts)).first;
+    if (it == cache->entries.end()) {
+      it = cache->entries.emplace(key, part_times(model, c, wl, tokens, passes, parts, cache->indexed)).first;
+    }
     return it->second;
   };
   const Workload w = time_workload(l, options);
@@ -237,6 +266,28 @@ ClusterStepTime cluster_step_time(const TimeModel& model, const ArchConfig& conf
   return assemble_step_time(model, config, memory, cluster, options, layer_times(model, config, memory.layout, options));
 }
 
+double stage_micro_batch_seconds(const ParallelLayout& l, const LayerTimes& times, const StageExecutions& e,
+                                 bool has_embedding, bool has_lm_head, bool last_stage) {
+  const LayerPartTimes& base3 = times.base3;
+  const LayerPartTimes& base4 = times.base4;
+  const LayerPartTimes& moe3 = times.moe3;
+  const LayerPartTimes& moe4 = times.moe4;
+  const LayerPartTimes& routed3 = times.routed3;
+  const LayerPartTimes& routed4 = times.routed4;
+  double t = e.layers * base3.attention + e.dense_layers() * base3.dense_ffn +
+             e.moe_layers * (moe3.moe_tp_part + routed3.routed);
+  // Full recompute: the recomputed layers' forward again (time at 4 passes − at 3).
+  t += e.recomputed_layers * (base4.attention - base3.attention) +
+       e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
+       e.recomputed_moe_layers * (moe4.moe_tp_part - moe3.moe_tp_part + routed4.routed - routed3.routed);
+  // Selective recompute: the attention core's forward again in every execution.
+  if (l.recompute.kind == RecomputeKind::selective) t += e.layers * (base4.attention_core - base3.attention_core);
+  if (has_embedding) t += base3.embedding;
+  if (has_lm_head) t += base3.head;
+  if (last_stage) t += base3.final_norm;
+  return t;
+}
+
 ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
                                    const ClusterSpec& cluster, const ClusterTimeOptions& options,
                                    const LayerTimes& times) {
@@ -246,13 +297,6 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   out.notes = times.notes;
   out.out_of_range = times.out_of_range;
   const Workload w = time_workload(l, options);
-  const bool selective = l.recompute.kind == RecomputeKind::selective;
-  const LayerPartTimes& base3 = times.base3;
-  const LayerPartTimes& base4 = times.base4;
-  const LayerPartTimes& moe3 = times.moe3;
-  const LayerPartTimes& moe4 = times.moe4;
-  const LayerPartTimes& routed3 = times.routed3;
-  const LayerPartTimes& routed4 = times.routed4;
   const std::vector<ModelChunk> chunks = model_chunks(config, l);
   const double m = static_cast<double>(l.micro_batches);
   double slowest_micro_batch = 0.0;
@@ -261,17 +305,8 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
     const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
     StageTime st;
     st.pipeline_rank = stage.pipeline_rank;
-    double t = e.layers * base3.attention + e.dense_layers() * base3.dense_ffn +
-               e.moe_layers * (moe3.moe_tp_part + routed3.routed);
-    // Full recompute: the recomputed layers' forward again (time at 4 passes − at 3).
-    t += e.recomputed_layers * (base4.attention - base3.attention) +
-         e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
-         e.recomputed_moe_layers * (moe4.moe_tp_part - moe3.moe_tp_part + routed4.routed - routed3.routed);
-    // Selective recompute: the attention core's forward again in every execution.
-    if (selective) t += e.layers * (base4.attention_core - base3.attention_core);
-    if (stage.has_embedding) t += base3.embedding;
-    if (stage.has_lm_head) t += base3.head;
-    if (stage.pipeline_rank == l.pp - 1) t += base3.final_norm;
+    const double t = stage_micro_batch_seconds(l, times, e, stage.has_embedding, stage.has_lm_head,
+                                               stage.pipeline_rank == l.pp - 1);
     st.micro_batch_compute_seconds = t;
     const auto [memory_bound_s, base_s] = memory_bound_and_total(e, times, stage.has_embedding, stage.has_lm_head,
                                                                  stage.pipeline_rank == l.pp - 1);

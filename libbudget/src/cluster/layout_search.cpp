@@ -1,19 +1,25 @@
 // Layout search (docs/cluster.md, "Layout search"): enumerate, drop what does not fit, rank by
-// step time. Compute part times are cached per shard (PartTimesCache): they do not depend on PP,
-// V, DP or the micro-batch count.
+// step time. Compute part times are cached per shard (PartTimesCache, the indexed path): they do
+// not depend on PP, V, DP or the micro-batch count; layouts are timed best bound first while the
+// bound can still beat the kept ones (budget/layout_search.hpp).
 #include "budget/layout_search.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "budget/accounting.hpp"
+#include "budget/communication.hpp"
 #include "budget/error.hpp"
 #include "budget/progress.hpp"
 #include "budget/workload.hpp"
+#include "cluster/stage_executions.hpp"
 #include "cluster/step_compute.hpp"
 
 namespace budget {
@@ -23,28 +29,19 @@ bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
   return a.memory.headroom_bytes > b.memory.headroom_bytes;
 }
 
-LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
-                                  const LayoutSearchOptions& o) {
-  if (o.gpus < 1 || o.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("{} GPUs: the cluster has {} ({} nodes of {}); set more nodes (--nodes)", o.gpus,
-                            cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
-                "--gpus");
-  }
-  if (o.seq_len < 1) throw Error(fmt::format("seq_len = {} is below 1", o.seq_len), "--seq-len");
-  if (o.global_batch_tokens < o.seq_len) {
-    throw Error(fmt::format("global batch of {} tokens is less than one sequence of {}", o.global_batch_tokens,
-                            o.seq_len),
-                "--global-batch-tokens");
-  }
-  if (o.keep < 1) throw Error("keep at least one layout", "keep");
-  LayoutSearchResult result;
+namespace {
+
+/// Every combination of the space (budget/layout_search.hpp) in its order, outermost first: TP, CP,
+/// PP, V, EP, ETP, micro-batch size, recompute, distributed optimizer; `visit(layout)` for each
+/// (counted in `enumerated`), valid or not.
+template <class Visit>
+void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, const LayoutSearchOptions& o,
+                       LayoutSearchResult& result, Visit&& visit) {
   const std::int64_t experts = config.ffn.is_moe() ? config.ffn.num_experts : 1;
   std::vector<std::int64_t> pps;
   for (std::int64_t p = 1; p <= config.num_layers && p <= o.gpus; ++p) {
     if (config.num_layers % p == 0 && o.gpus % p == 0) pps.push_back(p);
   }
-  PartTimesCache cache;
-  std::vector<RankedLayout> ranked;
   for (std::int64_t tp = 1; tp <= cluster.gpus_per_node && tp <= o.gpus; tp *= 2) {
     for (std::int64_t cp = 1; cp <= 8 && tp * cp <= o.gpus; cp *= 2) {
       for (const std::int64_t pp : pps) {
@@ -79,14 +76,7 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
                                                : rc == 1 ? RecomputeKind::selective : RecomputeKind::full;
                     l.distributed_optimizer = dist;
                     l.imbalance = config.ffn.is_moe() ? o.imbalance : 1.0;
-                    if (!l.validation_error(config).empty()) continue;
-                    ++result.valid;
-                    TrainingMemory mem = training_memory(config, l, cluster);
-                    if (!mem.fits) continue;
-                    ++result.fitting;
-                    ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time,
-                                                              layer_times(model, config, l, o.time, &cache));
-                    ranked.push_back({std::move(mem), std::move(time)});
+                    visit(l);
                   }
                 }
               }
@@ -97,11 +87,205 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
       }
     }
   }
+}
+
+/// A ranked layout with its enumeration position: the order of ranks_before(), ties to the first
+/// enumerated (what a stable sort of the enumeration gives).
+struct Ranked {
+  RankedLayout ranked;
+  std::size_t position = 0;
+};
+
+bool ranked_before(const Ranked& a, const Ranked& b) {
+  if (ranks_before(a.ranked, b.ranked)) return true;
+  if (ranks_before(b.ranked, a.ranked)) return false;
+  return a.position < b.position;
+}
+
+/// The exhaustive reference: every fitting layout timed through the row path.
+LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
+                                     const LayoutSearchOptions& o) {
+  LayoutSearchResult result;
+  PartTimesCache cache;
+  std::vector<Ranked> ranked;
+  enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
+    if (!l.validation_error(config).empty()) return;
+    ++result.valid;
+    TrainingMemory mem = training_memory(config, l, cluster);
+    if (!mem.fits) return;
+    ++result.fitting;
+    ++result.timed;
+    ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time,
+                                              layer_times(model, config, l, o.time, &cache));
+    ranked.push_back({{std::move(mem), std::move(time)}, ranked.size()});
+  });
   const std::size_t keep = std::min(o.keep, ranked.size());
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(), ranks_before);
-  ranked.resize(keep);
-  result.layouts = std::move(ranked);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(), ranked_before);
+  for (std::size_t i = 0; i < keep; ++i) result.layouts.push_back(std::move(ranked[i].ranked));
   return result;
+}
+
+/// The layer times a layout's shards need depend on TP (and SP), CP, the micro-batch size, EP, ETP
+/// and the recompute kind (layer_times()), not on PP, V, DP, m or the optimizer.
+using ShardKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+
+ShardKey shard_key(const ParallelLayout& l) {
+  return {l.tp, l.cp, l.micro_batch_size, l.ep, l.etp, static_cast<int>(l.recompute.kind)};
+}
+
+/// A lower bound of assemble_step_time(...).seconds_per_step for `l` with these layer times:
+///
+///   seconds_per_step = max_s (m·t_s + exposed_s + late_s) + (PP − 1)/V · max_s t_s
+///                    ≥ (m + (PP − 1)/V) · max_s t'_s,
+///
+/// exposed_s, late_s ≥ 0 and t'_s ≤ t_s: t_s without the embedding, LM head and final norm (their
+/// part times are non-negative; checked: 0, no bound, when one is not). `stages` holds each
+/// pipeline rank's executions. The product and sum are rounded as the step time's own terms, so
+/// floating point keeps the inequality.
+double compute_bound_seconds(const ParallelLayout& l, const LayerTimes& times,
+                             const std::vector<StageExecutions>& stages) {
+  if (times.base3.embedding < 0.0 || times.base3.head < 0.0 || times.base3.final_norm < 0.0) return 0.0;
+  double slowest = 0.0;
+  for (const StageExecutions& e : stages) slowest = std::max(slowest, stage_micro_batch_seconds(l, times, e, false, false, false));
+  return static_cast<double>(l.micro_batches) * slowest +
+         pipeline_bubble_micro_batches(l.pp, l.virtual_stages) * slowest;
+}
+
+/// A valid layout of the space, its layer times and its bound.
+struct SpacePoint {
+  ParallelLayout layout;
+  const LayerTimes* times = nullptr;
+  double bound_seconds = 0.0;
+  std::optional<TrainingMemory> memory;  ///< count_fitting: checked up front (kept when it fits)
+};
+
+LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
+                                 const LayoutSearchOptions& o) {
+  LayoutSearchResult result;
+  PartTimesCache indexed;
+  indexed.indexed = true;
+  std::map<ShardKey, LayerTimes> times_by_shard;
+  std::map<std::tuple<std::int64_t, std::int64_t, int>, std::vector<StageExecutions>> executions;
+  std::vector<SpacePoint> points;
+  enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
+    if (!l.validation_error(config).empty()) return;
+    ++result.valid;
+    SpacePoint p;
+    p.layout = l;
+    auto t = times_by_shard.find(shard_key(l));
+    if (t == times_by_shard.end()) t = times_by_shard.emplace(shard_key(l), layer_times(model, config, l, o.time, &indexed)).first;
+    p.times = &t->second;
+    auto e = executions.find({l.pp, l.virtual_stages, static_cast<int>(l.recompute.kind)});
+    if (e == executions.end()) {
+      const std::vector<ModelChunk> chunks = model_chunks(config, l);
+      std::vector<StageExecutions> stages;
+      for (std::int64_t rank = 0; rank < l.pp; ++rank) stages.push_back(stage_executions(config, l, chunks, rank));
+      e = executions.emplace(std::make_tuple(l.pp, l.virtual_stages, static_cast<int>(l.recompute.kind)),
+                             std::move(stages)).first;
+    }
+    p.bound_seconds = compute_bound_seconds(l, *p.times, e->second);
+    if (o.count_fitting) {
+      TrainingMemory mem = training_memory(config, l, cluster);
+      if (!mem.fits) return;
+      ++result.fitting;
+      p.memory = std::move(mem);
+    }
+    points.push_back(std::move(p));
+  });
+  // Best first by bound; a layout whose bound exceeds the keep-th best time cannot enter the list,
+  // nor can any after it.
+  std::vector<std::size_t> order(points.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return points[a].bound_seconds < points[b].bound_seconds; });
+  std::vector<Ranked> kept;  // sorted by ranked_before, at most o.keep
+  for (const std::size_t i : order) {
+    SpacePoint& p = points[i];
+    if (kept.size() == o.keep) {
+      const double worst = kept.back().ranked.time.seconds_per_step;
+      if (p.bound_seconds > worst + 1e-9 * std::abs(worst)) break;
+    }
+    if (!p.memory) {
+      TrainingMemory mem = training_memory(config, p.layout, cluster);
+      if (!mem.fits) continue;
+      ++result.fitting;
+      p.memory = std::move(mem);
+    }
+    ++result.timed;
+    Ranked r{{*p.memory, assemble_step_time(model, config, *p.memory, cluster, o.time, *p.times)}, i};
+    const auto at = std::upper_bound(kept.begin(), kept.end(), r, ranked_before);
+    if (kept.size() == o.keep && at == kept.end()) continue;
+    kept.insert(at, std::move(r));
+    if (kept.size() > o.keep) kept.pop_back();
+  }
+  // The kept layouts again through the row path: the same seconds, with the out-of-range flags.
+  PartTimesCache rows;
+  for (Ranked& r : kept) {
+    const TrainingMemory& mem = r.ranked.memory;
+    ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time,
+                                              layer_times(model, config, mem.layout, o.time, &rows));
+    if (time.seconds_per_step != r.ranked.time.seconds_per_step) {
+      const ParallelLayout& l = mem.layout;
+      throw Error(fmt::format("internal: the indexed and row paths time {} at TP {} CP {} PP {} V {} EP {} differently "
+                              "({} and {} s a step)",
+                              config.name, l.tp, l.cp, l.pp, l.virtual_stages, l.ep, r.ranked.time.seconds_per_step,
+                              time.seconds_per_step),
+                  "layout search");
+    }
+    r.ranked.time = std::move(time);
+    result.layouts.push_back(std::move(r.ranked));
+  }
+  return result;
+}
+
+}  // namespace
+
+LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
+                                  const LayoutSearchOptions& o) {
+  if (o.gpus < 1 || o.gpus > cluster.total_gpus()) {
+    throw Error(fmt::format("{} GPUs: the cluster has {} ({} nodes of {}); set more nodes (--nodes)", o.gpus,
+                            cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
+                "--gpus");
+  }
+  if (o.seq_len < 1) throw Error(fmt::format("seq_len = {} is below 1", o.seq_len), "--seq-len");
+  if (o.global_batch_tokens < o.seq_len) {
+    throw Error(fmt::format("global batch of {} tokens is less than one sequence of {}", o.global_batch_tokens,
+                            o.seq_len),
+                "--global-batch-tokens");
+  }
+  if (o.keep < 1) throw Error("keep at least one layout", "keep");
+  return o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o);
+}
+
+std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
+                               const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent) {
+  nlohmann::ordered_json out{{"config", config_name},
+                             {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
+                             {"gpus", options.gpus},
+                             {"global_batch_tokens", options.global_batch_tokens},
+                             {"enumerated", found.enumerated},
+                             {"valid", found.valid},
+                             {"fitting", found.fitting}};
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+  for (const RankedLayout& r : found.layouts) {
+    nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+    item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
+    layouts.push_back(item);
+  }
+  out["layouts"] = layouts;
+  return out.dump(indent);
+}
+
+LayoutSearchOptions cluster_rank_search_options(const Workload& workload, std::int64_t gpus,
+                                                std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token) {
+  LayoutSearchOptions o;
+  o.gpus = gpus;
+  o.seq_len = workload.seq_len;
+  o.global_batch_tokens = global_batch_tokens;
+  o.keep = 1;
+  o.time.communication.max_nodes_per_token = max_nodes_per_token;
+  if (workload.attention_mask == AttentionMask::document) o.time.attended_keys = workload.attended_keys;
+  return o;
 }
 
 namespace {
@@ -131,12 +315,14 @@ ClusterCandidateTime time_one(const TimeModel& model, const ArchConfig& config, 
   out.name = config.name;
   LayoutSearchOptions one = o;
   one.keep = 1;
+  one.count_fitting = false;  // the best layout alone: memory checked only where the bound allows
   LayoutSearchResult found = search_layouts(model, config, cluster, one);
   ParallelLayout window;
   window.seq_len = o.seq_len;
   Workload w = time_workload(window, o.time);
   w.tokens_per_step = 8 * o.seq_len;  // the single-GPU reference: 8 sequences a step
-  out.single_gpu_seconds_per_token = predict_step_time(model, config, w).seconds_per_token;
+  // predict_step_time()'s seconds_per_token, bit for bit (the indexed path, no per-op breakdown).
+  out.single_gpu_seconds_per_token = predict_step_seconds(model, config, w) / static_cast<double>(w.tokens_per_step);
   out.moe_executions_per_token = moe_executions(config);
   out.training_flops_per_token = account(config, w).training_flops_per_token;
   if (found.layouts.empty()) return out;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "budget/cluster_time.hpp"
+#include "cluster/stage_executions.hpp"
 
 namespace budget {
 
@@ -50,11 +51,21 @@ struct LayerTimes {
 /// (part group, the shard's sizes, tokens, passes).
 struct PartTimesCache {
   std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, LayerPartTimes> entries;
+  /// Predict through the indexed path (predict_step_time()'s seconds bit for bit, out_of_range
+  /// not known and left false): for ranking layouts; the layouts kept are timed again without it.
+  bool indexed = false;
 };
 
 /// The part times of `layout`'s shards (forward + backward, and at 4 passes where recompute needs it).
 LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const ParallelLayout& layout,
                        const ClusterTimeOptions& options, PartTimesCache* cache = nullptr);
+
+/// t_s: one micro-batch's forward and backward on a pipeline stage with executions `e`, from the
+/// part times (docs/cluster.md, "Step time"): attention per execution, the dense FFN or the MoE
+/// parts per execution of each, full recompute's extra forward (time at 4 passes − at 3),
+/// selective recompute's attention core again, the embedding, LM head and final norm where held.
+double stage_micro_batch_seconds(const ParallelLayout& layout, const LayerTimes& times, const StageExecutions& e,
+                                 bool has_embedding, bool has_lm_head, bool last_stage);
 
 /// The step time from precomputed part times.
 ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,

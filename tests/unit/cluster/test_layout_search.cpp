@@ -123,6 +123,79 @@ TEST_CASE("layout search: the best layouts equal brute force over the space", "[
   }
 }
 
+namespace {
+
+/// The search's result layout for layout, bit for bit: the layout's every searched field, the step
+/// time, its components, flags and notes, the headroom.
+void check_same_layouts(const LayoutSearchResult& pruned, const LayoutSearchResult& exhaustive) {
+  REQUIRE(pruned.layouts.size() == exhaustive.layouts.size());
+  for (std::size_t i = 0; i < pruned.layouts.size(); ++i) {
+    INFO("rank " << i);
+    const RankedLayout& p = pruned.layouts[i];
+    const RankedLayout& e = exhaustive.layouts[i];
+    const ParallelLayout& pl = p.memory.layout;
+    const ParallelLayout& el = e.memory.layout;
+    CHECK(pl.tp == el.tp);
+    CHECK(pl.sequence_parallel == el.sequence_parallel);
+    CHECK(pl.cp == el.cp);
+    CHECK(pl.pp == el.pp);
+    CHECK(pl.virtual_stages == el.virtual_stages);
+    CHECK(pl.dp == el.dp);
+    CHECK(pl.ep == el.ep);
+    CHECK(pl.etp == el.etp);
+    CHECK(pl.micro_batch_size == el.micro_batch_size);
+    CHECK(pl.micro_batches == el.micro_batches);
+    CHECK(pl.recompute.kind == el.recompute.kind);
+    CHECK(pl.distributed_optimizer == el.distributed_optimizer);
+    CHECK(p.memory.headroom_bytes == e.memory.headroom_bytes);
+    CHECK(p.time.seconds_per_step == e.time.seconds_per_step);
+    CHECK(p.time.mfu == e.time.mfu);
+    CHECK(p.time.out_of_range == e.time.out_of_range);
+    CHECK(p.time.notes == e.time.notes);
+    REQUIRE(p.time.by_component.size() == e.time.by_component.size());
+    for (std::size_t c = 0; c < p.time.by_component.size(); ++c) {
+      CHECK(p.time.by_component[c].name == e.time.by_component[c].name);
+      CHECK(p.time.by_component[c].seconds == e.time.by_component[c].seconds);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("layout search: the bound-pruned search equals the exhaustive one", "[cluster][search]") {
+  // The paper's pair (the looped config runs 18 executions of 12 layers) on 8 GPUs of 16 GiB, where
+  // memory drops some layouts, and on 80 GiB, where all fit; the best 1, 3 and 12; memory checked
+  // for every layout (layout's counts) or only where the bound allows (the cluster ranking).
+  for (const ArchConfig& c : {test::paper_200m_baseline(), test::paper_200m_smelt()}) {
+    for (const std::int64_t gib : {16, 80}) {
+      for (const std::size_t keep : {std::size_t{1}, std::size_t{3}, std::size_t{12}}) {
+        for (const bool count_fitting : {true, false}) {
+          INFO(c.name << ", " << gib << " GiB, keep " << keep << ", count_fitting " << count_fitting);
+          const ClusterSpec cluster = small_gpus(gib << 30);
+          LayoutSearchOptions o;
+          o.gpus = 8;
+          o.global_batch_tokens = 8 * 4096 * 4;
+          o.keep = keep;
+          o.count_fitting = count_fitting;
+          LayoutSearchOptions brute = o;
+          brute.exhaustive = true;
+          const LayoutSearchResult pruned = search_layouts(shipped_model(), c, cluster, o);
+          const LayoutSearchResult exhaustive = search_layouts(shipped_model(), c, cluster, brute);
+          CHECK(pruned.enumerated == exhaustive.enumerated);
+          CHECK(pruned.valid == exhaustive.valid);
+          if (count_fitting) CHECK(pruned.fitting == exhaustive.fitting);
+          CHECK(pruned.fitting <= exhaustive.fitting);
+          CHECK(exhaustive.timed == exhaustive.fitting);
+          CHECK(pruned.timed <= pruned.fitting);
+          // The bound prunes: most fitting layouts are never timed.
+          if (keep == 1) CHECK(pruned.timed * 4 < exhaustive.timed);
+          check_same_layouts(pruned, exhaustive);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("layout search: refusals", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();
   const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
