@@ -52,10 +52,25 @@ class CollectingPass {
     if (structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) <= skip_threshold_) {
       return false;
     }
-    if (kv.kv_term > first_row_bound_) return true;
+    if (kv.kv_term > first_row_bound_ || cannot_tie_nearer(kv, hidden, heads)) return true;
     structure_first_row_bound_ = first_row_width_bound(kv);
     first_row_only_ = true;
     return false;
+  }
+
+  /// Unit weights, a KV term that prints as row #1's largest deviation and row #1's other two
+  /// printing 0.00%: a point of the structure can at best tie row #1's key, and then only a
+  /// smaller proportion distance shows it first; the structure's lower bound of the distance
+  /// (head-dim and query terms) rules that out.
+  bool cannot_tie_nearer(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
+    if (!first_row_ || row_order(c_) != RowOrder::shown_deviation) return false;
+    std::array<long long, 3> best{std::llround(1e4 * std::fabs(first_row_->deviation.flops)),
+                                  std::llround(1e4 * std::fabs(first_row_->deviation.params)),
+                                  std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
+    std::sort(best.begin(), best.end(), std::greater<>());
+    if (best[1] != 0 || best[2] != 0 || std::llround(1e4 * kv.kv_term - 1e-7) < best[0]) return false;
+    return structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) >
+           first_row_->proportion_distance + 1e-9;
   }
   bool cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k);
   bool cannot_rank_by_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k) const;
@@ -121,7 +136,7 @@ bool CollectingPass::cannot_rank_widths(const KvStructure& kv, std::int64_t hidd
   if (!cannot_rank_by_widths(kv, hidden, heads, k)) return false;
   // Unrankable by proportion, but its representative can still be row #1 if it can be as well
   // matched as the row #1 so far.
-  if (kv.kv_term > first_row_bound_) return true;
+  if (kv.kv_term > first_row_bound_ || cannot_tie_nearer(kv, hidden, heads)) return true;
   const double bound = first_row_width_bound(kv);
   if (!widths_reach(k, bound)) return true;
   structure_first_row_bound_ = bound;
