@@ -276,13 +276,13 @@ PYBIND11_MODULE(_budget, m) {
           budget::TimeModelOptions options;
           options.attention_backend = attention_backend;
           const budget::TimeModel model(profile, options);
-          const budget::StepTime time =
-              budget::predict_step_time(model, arch_config(config, "config"), workload_of(workload));
-          nlohmann::ordered_json out = budget::render::step_time_json(time, model);
-          // The ± the model's validation supports, as `report` adds it (cli/commands/report.cpp).
-          const budget::TimeAccuracy accuracy = budget::time_accuracy(profile, options);
-          out["seconds_per_step_relative_error"] = accuracy.step_relative_error;
-          out["accuracy"] = budget::render::time_accuracy_json(accuracy);
+          const budget::ArchConfig arch = arch_config(config, "config");
+          const budget::Workload w = workload_of(workload);
+          const budget::StepTime time = budget::predict_step_time(model, arch, w);
+          // The ± the model's validation supports and whether it fits one GPU, as `report` gives them.
+          nlohmann::ordered_json out =
+              budget::render::step_time_with_accuracy_json(time, model, budget::time_accuracy(profile, options));
+          budget::render::add_one_gpu_fit_json(out, budget::one_gpu_fit(arch, profile, w));
           return to_python(out);
         },
         py::arg("config"), py::arg("calibration"), py::arg("workload") = py::none(),

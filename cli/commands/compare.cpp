@@ -11,6 +11,7 @@
 
 #include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
+#include "budget/gpu_fit.hpp"
 #include "budget/time_model.hpp"
 #include "budget/error.hpp"
 #include "budget/match.hpp"
@@ -52,28 +53,37 @@ Document compare_document(const CompareOptions& o) {
   std::vector<StepTime> times;
   std::vector<double> ratios;
   std::optional<TimeAccuracy> accuracy;  // the ± beside each ratio (time_accuracy())
+  std::optional<OneGpuFit> reference_fit;  // whether each fits one GPU of the profile's kind
+  std::vector<OneGpuFit> fits;
   if (o.calibration.given()) {
     model = o.calibration.load();
     accuracy = time_accuracy(model->profile(), model->options());
     reference_time = predict_step_time(*model, reference, workload);
+    reference_fit = one_gpu_fit(reference, model->profile(), workload);
     for (const auto& c : others) {
       times.push_back(predict_step_time(*model, c.config, workload));
       ratios.push_back(times.back().seconds_per_token / reference_time->seconds_per_token);
+      fits.push_back(one_gpu_fit(c.config, model->profile(), workload));
     }
   }
   Document doc;
+  SaidNotes said;  // each note once in this output: the reference's, then the configs' in order
+  nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
+  if (model) {
+    ref["time"] = step_time_json(*reference_time, *model, &said);
+    add_one_gpu_fit_json(ref["time"], *reference_fit);
+  }
+  if (model) ref["time_accuracy"] = time_accuracy_json(*accuracy);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < others.size(); ++i) {
     list.push_back(candidate_json(others[i]));
     if (model) {
       list.back()["time_ratio"] = ratios[i];
       list.back()["time_ratio_interval"] = time_ratio_interval_json(ratios[i], *accuracy);
-      list.back()["time"] = step_time_json(times[i], *model);
+      list.back()["time"] = step_time_json(times[i], *model, &said);
+      add_one_gpu_fit_json(list.back()["time"], fits[i]);
     }
   }
-  nlohmann::ordered_json ref{{"config", config_json(reference)}, {"budgets", budgets_json(base)}};
-  if (model) ref["time"] = step_time_json(*reference_time, *model);
-  if (model) ref["time_accuracy"] = time_accuracy_json(*accuracy);
   doc.set_json({{"schema_version", output_schema_version},
                 {"budget_version", version_string},
                 {"workload", workload_json(workload)},
@@ -91,6 +101,8 @@ Document compare_document(const CompareOptions& o) {
     legend += fmt::format("time ×: predicted time per token / the reference's ({}; {} per token)\n",
                           profile_label(*model), si(reference_time->seconds_per_token, "s"));
     legend += "time ± from the " + accuracy->source + "\n";
+    legend += "memory: reference " + reference_fit->note() + "\n";
+    for (std::size_t i = 0; i < fits.size(); ++i) legend += fmt::format("memory: {} {}\n", i + 1, fits[i].note());
   }
   doc.text(legend, Forms::table);
   return doc;

@@ -241,7 +241,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   const TimeAccuracy* accuracy = in.time_options.accuracy ? &*in.time_options.accuracy : nullptr;
   doc.text(match_text(m.result, in.loop, in.workload, ratios, accuracy), Forms::table);
   doc.text(match_markdown(m.result, in.loop, ratios, accuracy), Forms::markdown);
-  if (m.timed) doc.text(time_legend(o, in, *m.timed), Forms::table);
+  if (m.timed) doc.text(time_legend(o, in, *m.timed) + one_gpu_fit_lines(m), Forms::table);
   doc.text(kernel_path_lines(m), Forms::text);
   if (m.cluster) {
     std::vector<ArchConfig> configs;

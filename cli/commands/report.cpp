@@ -13,6 +13,7 @@
 #include "budget/accounting.hpp"
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
+#include "budget/gpu_fit.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/time_model.hpp"
 #include "budget/config_io.hpp"
@@ -177,10 +178,8 @@ nlohmann::ordered_json report_json(const ArchConfig& config, const Workload& wor
   out["workload"] = workload_json(workload);
   if (!config.notes.empty()) out["notes"] = config.notes;  // what reading the config took (config.hpp)
   if (time) {
-    out["time"] = step_time_json(*time, *model);
-    const TimeAccuracy accuracy = time_accuracy(model->profile(), model->options());
-    out["time"]["seconds_per_step_relative_error"] = accuracy.step_relative_error;
-    out["time"]["accuracy"] = time_accuracy_json(accuracy);
+    out["time"] = step_time_with_accuracy_json(*time, *model, time_accuracy(model->profile(), model->options()));
+    add_one_gpu_fit_json(out["time"], one_gpu_fit(config, model->profile(), workload));
   }
   return out;
 }
@@ -208,7 +207,8 @@ void run_report(const ReportOptions& o) {
     doc.text("\n", Forms::table);
     doc.table(report_table(config, workload, b), Forms::text);
     if (time) {
-      doc.text("\n" + time_summary(*time, *model, time_accuracy(model->profile(), model->options())) + "\n\n");
+      doc.text("\n" + time_summary(*time, *model, time_accuracy(model->profile(), model->options())) + "\nmemory: " +
+               one_gpu_fit(config, model->profile(), workload).note() + "\n\n");
       doc.table(step_time_table(*time), Forms::text);
     }
     if (!o.cluster_path.empty()) doc.text("\n" + cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len)));

@@ -1,5 +1,7 @@
 #include "budget_render/match_outcome.hpp"
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "budget_render/budgets.hpp"
@@ -39,6 +41,7 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
     const TimedMatch& timed = *m.timed;
     const TimeModel& model = *request.model;
     const std::optional<double>& cap = request.time_options.max_time_ratio;
+    SaidNotes said;  // each note once in this output, in its order: the candidates' rows, then the baseline
     out["summary"]["equally_matched"] = timed.within_tolerance;
     out["summary"]["timed"] = timed.considered;
     out["time"] = {{"profile", profile_label(model)},
@@ -47,7 +50,7 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
                    {"considered", timed.considered},
                    {"within_tolerance", timed.within_tolerance},
                    {"dropped_by_cap", timed.dropped_by_cap},
-                   {"baseline", step_time_json(timed.baseline_time, model)}};
+                   {"baseline", nullptr}};  // below, after the candidates (which come first in the output)
     const std::optional<TimeAccuracy>& accuracy = request.time_options.accuracy;
     if (accuracy) {
       out["time"]["accuracy"] = time_accuracy_json(*accuracy);
@@ -58,15 +61,27 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
     for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
       out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
       if (accuracy) out["candidates"][i]["time_ratio_interval"] = time_ratio_interval_json(timed.time_ratios[i], *accuracy);
-      out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], model);
+      out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], model, &said);
+      if (i < m.candidate_fits.size()) add_one_gpu_fit_json(out["candidates"][i]["time"], m.candidate_fits[i]);
       if (m.cluster) out["candidates"][i]["cluster"] = cluster_candidate_json(m.cluster->candidates[i]);
     }
+    out["time"]["baseline"] = step_time_json(timed.baseline_time, model, &said);
+    if (m.baseline_fit) add_one_gpu_fit_json(out["time"]["baseline"], *m.baseline_fit);
   }
   if (m.cluster && request.cluster != nullptr) {
     out["cluster"] = cluster_ranking_json(*m.cluster, *request.cluster, request.cluster_search);
   }
   if (request.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (request.explain && request.model != nullptr) out["alignment"] = alignment_json(m.alignment);
+  return out;
+}
+
+std::string one_gpu_fit_lines(const MatchOutcome& m) {
+  if (!m.baseline_fit) return "";
+  std::string out = "memory: baseline " + m.baseline_fit->note() + "\n";
+  for (std::size_t i = 0; i < m.candidate_fits.size(); ++i) {
+    out += "memory: #" + std::to_string(i + 1) + " " + m.candidate_fits[i].note() + "\n";
+  }
   return out;
 }
 

@@ -53,8 +53,37 @@ std::string mfu_denominator_text(const StepTime& t) {
   return fmt::format("the profile's measured bf16 GEMM peak, {:.0f} TFLOP/s", t.mfu_peak_tflops);
 }
 
-nlohmann::ordered_json step_time_json(const StepTime& t, const TimeModel& model) {
+std::string SaidNotes::say(const std::string& note) {
+  std::string out;
+  bool repeated = false;
+  for (std::size_t begin = 0; begin < note.size();) {
+    std::size_t end = note.find("; ", begin);
+    if (end == std::string::npos) end = note.size();
+    const std::string fragment = note.substr(begin, end - begin);
+    begin = end + 2;
+    if (fragment.empty()) continue;
+    // An out-of-range fragment of the time model ("<dim> <value> is <f>× the largest measured
+    // (<edge>)", time/time_model.cpp); other notes are the op's own and always kept.
+    const bool out_of_range = fragment.find("× the largest measured (") != std::string::npos ||
+                              fragment.find("× the smallest measured (") != std::string::npos;
+    if (!out_of_range) {
+      out += (out.empty() ? "" : "; ") + fragment;
+      continue;
+    }
+    if (std::find(said_.begin(), said_.end(), fragment) != said_.end()) {
+      repeated = true;
+      continue;
+    }
+    said_.push_back(fragment);
+    out += (out.empty() ? "" : "; ") + fragment;
+  }
+  return out.empty() && repeated ? "as above" : out;
+}
+
+nlohmann::ordered_json step_time_json(const StepTime& t, const TimeModel& model, SaidNotes* said) {
   using json = nlohmann::ordered_json;
+  SaidNotes own;
+  SaidNotes& notes = said != nullptr ? *said : own;
   json by_op = json::array();
   for (const auto& op : t.by_op) {
     by_op.push_back({{"op", std::string(to_string(op.kind))},
@@ -63,7 +92,7 @@ nlohmann::ordered_json step_time_json(const StepTime& t, const TimeModel& model)
                      {"training_flops_per_step", op.flops_per_step},
                      {"out_of_range", op.out_of_range},
                      {"no_rows", op.no_rows},
-                     {"note", op.note}});
+                     {"note", notes.say(op.note)}});
   }
   const auto& p = model.profile();
   return json{{"profile", {{"device", p.device.name}, {"tool", p.source.tool}, {"created", p.source.created},
@@ -83,7 +112,38 @@ nlohmann::ordered_json step_time_json(const StepTime& t, const TimeModel& model)
               {"by_op", by_op}};
 }
 
-Table step_time_table(const StepTime& t) {
+nlohmann::ordered_json step_time_with_accuracy_json(const StepTime& t, const TimeModel& model,
+                                                    const TimeAccuracy& accuracy, SaidNotes* said) {
+  nlohmann::ordered_json j = step_time_json(t, model, said);
+  j["seconds_per_step_relative_error"] = accuracy.step_relative_error;
+  j["accuracy"] = time_accuracy_json(accuracy);
+  return j;
+}
+
+void add_one_gpu_fit_json(nlohmann::ordered_json& time, const OneGpuFit& fit) {
+  using json = nlohmann::ordered_json;
+  const char* source = fit.gpu.source == GpuCapacitySource::profile           ? "profile"
+                       : fit.gpu.source == GpuCapacitySource::cluster_example ? "cluster_example"
+                                                                              : "unknown";
+  json memory{{"gpu", fit.gpu.gpu_name}, {"capacity_source", source}, {"capacity_from", fit.gpu.capacity_from}};
+  memory["capacity_bytes"] = fit.fits ? json(fit.capacity_bytes) : json(nullptr);
+  memory["needed_bytes"] = fit.fits ? json(fit.needed_bytes) : json(nullptr);
+  json smallest = nullptr;
+  if (fit.smallest && fit.smallest->found) {
+    const TrainingMemory& m = fit.smallest->memory;
+    const ParallelLayout& l = m.layout;
+    smallest = {{"gpus", l.gpus}, {"tp", l.tp}, {"pp", l.pp}, {"dp", l.data_parallel()}, {"ep", l.ep},
+                {"recompute", std::string(to_string(l.recompute.kind))}, {"peak_bytes", m.peak_bytes}};
+  }
+  memory["smallest_layout"] = smallest;
+  memory["note"] = fit.note();
+  time["fits_one_gpu"] = fit.fits ? json(*fit.fits) : json(nullptr);
+  time["one_gpu_memory"] = std::move(memory);
+}
+
+Table step_time_table(const StepTime& t, SaidNotes* said) {
+  SaidNotes own;
+  SaidNotes& notes = said != nullptr ? *said : own;
   Table table;
   table.add_column("op", Align::left);
   table.add_column("training FLOPs / step");
@@ -92,7 +152,7 @@ Table step_time_table(const StepTime& t) {
   table.add_column("TFLOP/s");
   table.add_column("note", Align::left);
   for (const auto& op : t.by_op) {
-    std::string note = op.note;
+    std::string note = notes.say(op.note);
     if (op.out_of_range) note = "out of measured range" + std::string(note.empty() ? "" : "; ") + note;
     table.add_row({std::string(to_string(op.kind)), op.flops_per_step > 0 ? si(op.flops_per_step, "FLOP") : "-",
                    si(op.seconds_per_step, "s"), percent(op.seconds_per_step / t.seconds_per_step, 1),

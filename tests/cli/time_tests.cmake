@@ -49,6 +49,23 @@ budget_cli_test(NAME time.report_json ARGS report ${base} --calibration ${profil
   STDOUT_MATCHES [=["time": {
     "profile": {]=] [=["seconds_per_token": [0-9.e-]+,]=] [=["tokens_per_second": [0-9.e+]+,]=]
     [=["mfu": 0\.[0-9]+,]=] [=["by_op": .]=] [=["op": "attention_scores",]=] [=["tokens_per_step": 32768]=])
+# Beside the time: whether weights, gradients, optimizer states and activations fit one GPU of the
+# profile's kind (the shipped profile has no capacity: examples/clusters/h200.json's).
+budget_cli_test(NAME time.report_fits_one_gpu ARGS report ${base} --calibration ${profile}
+  STDOUT_MATCHES [=[memory: fits one NVIDIA H200 \(needs [0-9.]+ GiB of 139\.4 GiB usable; full recompute, micro-batch 1\)]=])
+budget_cli_test(NAME time.report_does_not_fit_one_gpu ARGS report tests/data/hf/deepseek-v3.json --calibration ${profile}
+  STDOUT_MATCHES [=[memory: does not fit one NVIDIA H200 \(needs [0-9.]+ TiB of 139\.4 GiB usable; full recompute, micro-batch 1; smallest layout that fits: [0-9]+ GPUs, TP [0-9]+ x PP [0-9]+ x DP [0-9]+, EP [0-9]+, recompute [a-z]+\)]=])
+budget_cli_test(NAME time.report_fits_one_gpu_json ARGS report tests/data/hf/deepseek-v3.json --calibration ${profile} --format json
+  STDOUT_MATCHES [=["fits_one_gpu": false,
+    "one_gpu_memory": {
+      "gpu": "NVIDIA H200",
+      "capacity_source": "cluster_example",
+      "capacity_from": "examples/clusters/h200.json \(NVIDIA H200 SXM 141GB\)",]=] [=["smallest_layout": {
+        "gpus": [0-9]+,]=])
+budget_cli_test(NAME time.compare_fits_one_gpu ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json --calibration ${profile}
+  STDOUT_MATCHES [=[memory: reference fits one NVIDIA H200]=] [=[memory: 1 fits one NVIDIA H200]=])
+budget_cli_test(NAME time.match_fits_one_gpu ARGS --baseline ${base} --calibration ${profile} --top 2
+  STDOUT_MATCHES [=[memory: baseline fits one NVIDIA H200 \(needs]=] [=[memory: #1 fits one NVIDIA H200]=] [=[memory: #2 fits one NVIDIA H200]=])
 budget_cli_test(NAME time.report_tokens_per_step ARGS report ${base} --calibration ${profile}
   --workload tests/data/time/workload_64k.json STDOUT_MATCHES [=[65,536 tokens/step]=])
 budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration ${profile} --attention-backend xformers

@@ -1,8 +1,8 @@
 """Tests of the Python module `budget` (run by ctest: pytest when installed, else plain asserts).
 
 References are the same as the C++ tests': the paper's 200M baseline has 3,872,226,560
-non-embedding parameters (docs/accounting.md, "Worked example"), its best match is hidden 1008,
-12x84 heads, 288x368 experts, loop 4-9 x2 (README), and the dicts equal budget-match's JSON.
+non-embedding parameters (docs/accounting.md, "Worked example"), its best match is hidden 1680,
+20x84 heads, 712x88 experts, loop 4-9 x2 (README), and the dicts equal budget-match's JSON.
 """
 
 import json
@@ -54,8 +54,8 @@ def test_match_is_the_cli_json():
     result = budget.match(BASELINE, top=1)
     assert result["summary"]["feasible"]
     best = result["candidates"][0]
-    assert best["config"]["hidden_size"] == 1008
-    assert best["config"]["ffn"]["num_experts"] == 288
+    assert best["config"]["hidden_size"] == 1680
+    assert best["config"]["ffn"]["num_experts"] == 712
     assert best["config"]["loop"] == {"first": 4, "last": 9, "repeats": 2}
     if CLI:
         out = subprocess.run([CLI, "--baseline", BASELINE, "--top", "1", "--format", "json"], check=True,
@@ -125,10 +125,10 @@ def test_grid_with_constraints():
 def test_export_targets():
     best = budget.match(BASELINE, top=1)["candidates"][0]["config"]
     megatron = budget.export(best, to="megatron")
-    assert "--hidden-size 1008\n" in megatron["text"]
+    assert "--hidden-size 1680\n" in megatron["text"]
     assert any(note.startswith("the loop (layers 4-9") for note in megatron["not_expressed"])
     titan = budget.export(best, to="torchtitan")["text"]  # a Python module (docs/export.md)
-    assert "\nDIM = 1008\n" in titan and "\ndef budget_config(" in titan
+    assert "\nDIM = 1680\n" in titan and "\ndef budget_config(" in titan
     compile(titan, "torchtitan_export.py", "exec")
     hf = budget.export(best, to="hf")
     doc = json.loads(hf["text"])
@@ -145,6 +145,10 @@ def test_predict_time_is_the_cli_report_time():
     profile = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
     t = budget.predict_time(BASELINE, profile)
     assert t["seconds_per_step"] > 0 and 0 < t["mfu"] < 1
+    # Beside the time: does it fit one GPU of the profile's kind (its capacity from the example cluster).
+    assert t["fits_one_gpu"] is True
+    assert t["one_gpu_memory"]["capacity_source"] == "cluster_example"
+    assert 0 < t["one_gpu_memory"]["needed_bytes"] < t["one_gpu_memory"]["capacity_bytes"]
     if CLI:
         out = subprocess.run([CLI, "report", BASELINE, "--calibration", profile, "--format", "json"], check=True,
                              capture_output=True, text=True)

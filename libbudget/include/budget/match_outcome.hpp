@@ -14,6 +14,7 @@
 #include "budget/cluster.hpp"
 #include "budget/cluster_match.hpp"
 #include "budget/config.hpp"
+#include "budget/gpu_fit.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/match.hpp"
 #include "budget/time_model.hpp"
@@ -51,6 +52,10 @@ struct MatchOutcome {
   /// With a cluster and a feasible match: the first `top` by cluster time, parallel to
   /// result.candidates (and timed's lists).
   std::optional<ClusterRanking> cluster;
+  /// With a model: whether the baseline and each candidate (parallel to result.candidates) fit
+  /// one GPU of the profile's kind (budget/gpu_fit.hpp), said beside their times.
+  std::optional<OneGpuFit> baseline_fit;
+  std::vector<OneGpuFit> candidate_fits;
 };
 
 /// The match and its companions as described above. budget::Error for invalid inputs (as match()

@@ -37,6 +37,10 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
       }
     }
     out.result = out.timed->result;
+    out.baseline_fit = one_gpu_fit(baseline, request.model->profile(), workload);
+    for (const Candidate& c : out.result.candidates) {
+      out.candidate_fits.push_back(one_gpu_fit(c.config, request.model->profile(), workload));
+    }
   } else {
     out.result = match(baseline, loop, workload, constraints, request.top);
   }

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
+
+#include "budget/match.hpp"
 
 #include "match/ranking.hpp"
 #include "match/structure_walk.hpp"
@@ -13,6 +16,12 @@ namespace budget::match_detail {
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
+
+/// The shape of a point as rank() keys it (depth, top_k, KV heads, head dim, heads, hidden, MLA
+/// latent): a structure of the walk.
+std::array<std::int64_t, 7> shape_key(const Point& p) {
+  return {p.num_layers, p.top_k, p.num_kv_heads, p.head_dim, p.num_heads, p.hidden, p.kv_lora};
+}
 
 /// The hooks of StructureWalk for pass 2: a fixed bound, bounded collection, and the proportion
 /// bounds that skip structures which cannot be ranked among the top_n.
@@ -24,17 +33,47 @@ class CollectingPass {
 
   double incumbent() const { return bound_; }
   bool cannot_improve(const KvStructure&) const { return false; }
-  double pruning_bound() const { return std::min(bound_, pool_bound_); }
-  double pool_bound() const { return pool_bound_; }
-  void begin_structure() { pool_bound_ = inf; }
+  double pruning_bound() const {
+    return std::min({bound_, pool_bound_, first_row_only_ ? structure_first_row_bound_ : inf});
+  }
+  double pool_bound() const {
+    return first_row_only_ ? std::min(pool_bound_, structure_first_row_bound_) : pool_bound_;
+  }
+  void begin_structure() {
+    pool_bound_ = inf;
+    first_row_only_ = false;
+  }
 
   /// A lower bound of the proportion distance of any point of the structure (its head-dim and
-  /// query-width terms) above the distance of top_n + margin structures already kept.
-  bool cannot_rank(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
+  /// query-width terms) above the distance of top_n + margin structures already kept. Such a
+  /// structure is still visited, for row #1 only, when its KV term can be that of a row #1.
+  bool cannot_rank(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) {
     if (!(skip_threshold_ < inf)) return false;
-    return structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) > skip_threshold_;
+    if (structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) <= skip_threshold_) {
+      return false;
+    }
+    if (kv.kv_term > first_row_bound_ || cannot_tie_nearer(kv, hidden, heads)) return true;
+    structure_first_row_bound_ = first_row_width_bound(kv);
+    first_row_only_ = true;
+    return false;
   }
-  bool cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k) const;
+
+  /// Unit weights, a KV term that prints as row #1's largest deviation and row #1's other two
+  /// printing 0.00%: a point of the structure can at best tie row #1's key, and then only a
+  /// smaller proportion distance shows it first; the structure's lower bound of the distance
+  /// (head-dim and query terms) rules that out.
+  bool cannot_tie_nearer(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
+    if (!first_row_ || row_order(c_) != RowOrder::shown_deviation) return false;
+    std::array<long long, 3> best{std::llround(1e4 * std::fabs(first_row_->deviation.flops)),
+                                  std::llround(1e4 * std::fabs(first_row_->deviation.params)),
+                                  std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
+    std::sort(best.begin(), best.end(), std::greater<>());
+    if (best[1] != 0 || best[2] != 0 || std::llround(1e4 * kv.kv_term - 1e-7) < best[0]) return false;
+    return structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) >
+           first_row_->proportion_distance + 1e-9;
+  }
+  bool cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k);
+  bool cannot_rank_by_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k) const;
 
   void consider(const KvStructure& kv, Point p, double dF, double dN);
   void end_structure(bool dropped);
@@ -50,12 +89,16 @@ class CollectingPass {
   };
 
   std::size_t keep_per_structure() const {
+    if (first_row_only_) return 1;  // only the representative can be row #1
     return structures_kept_.size() >= static_cast<std::size_t>(top_n_)
                ? representative_pool
                : representative_pool + static_cast<std::size_t>(top_n_);
   }
   void update_pool_bound(const KvStructure& kv);
   void prune_structures();
+  bool widths_reach(const Coefficients& k, double bound) const;
+  double first_row_width_bound(const KvStructure& kv) const;
+  void consider_first_row(const Point& representative);
 
   const SearchSpace& space_;
   const MatchConstraints& c_;
@@ -66,9 +109,20 @@ class CollectingPass {
   std::vector<KeptStructure> structures_kept_;  // bounded (see prune_structures())
   double skip_threshold_ = inf;                 // see cannot_rank()
   double pool_bound_ = inf;                     // see update_pool_bound()
+  // Row #1 (ranking.hpp, rank() step 3): the representative first by first_row_before() among
+  // the structures ended so far, kept whether or not its structure is kept; and the largest
+  // objective a point can have and still be shown before it (+inf until there is one).
+  std::optional<Point> first_row_point_;
+  std::optional<Candidate> first_row_;
+  double first_row_bound_ = inf;
+  bool first_row_only_ = false;  // the structure being visited can only give row #1
+  double structure_first_row_bound_ = inf;  // first_row_width_bound() of that structure
 };
 
-/// cannot_rank() with the width terms bounded too. A point that can be collected has |dF| within
+/// cannot_rank() with the width terms bounded too (cannot_rank_by_widths()); a structure it skips
+/// is still visited for row #1 alone when its KV term and widths allow a row #1.
+///
+/// cannot_rank_by_widths(): A point that can be collected has |dF| within
 /// the bound, so T = fW·W + fS·S lies in [T_lo, T_hi] (F has no E·W term and fE >= 0, so E only
 /// shifts T by fE·E). The width terms of the proportion distance, w_e·|ln(W/W*)| + w_s·|ln(S/S*)|
 /// with W* = W_b·H/H_b and S* = S_b·H/H_b (the widths in the baseline's proportions), are then at
@@ -77,7 +131,56 @@ class CollectingPass {
 /// structure whose bound exceeds the distance of top_n + margin kept structures is skipped (1e-9
 /// of margin against rounding); so is one where no (W, S) of the ranges reaches the band.
 bool CollectingPass::cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads,
-                                        const Coefficients& k) const {
+                                        const Coefficients& k) {
+  if (first_row_only_) return !widths_reach(k, structure_first_row_bound_);
+  if (!cannot_rank_by_widths(kv, hidden, heads, k)) return false;
+  // Unrankable by proportion, but its representative can still be row #1 if it can be as well
+  // matched as the row #1 so far.
+  if (kv.kv_term > first_row_bound_ || cannot_tie_nearer(kv, hidden, heads)) return true;
+  const double bound = first_row_width_bound(kv);
+  if (!widths_reach(k, bound)) return true;
+  structure_first_row_bound_ = bound;
+  first_row_only_ = true;
+  return false;
+}
+
+/// The bound on w·|dF| and w·|dN| of a point of a structure with this KV term that can be shown
+/// before the row #1 so far: its largest printed deviation rounds to no more than row #1's, so
+/// first_row_bound_; with unit weights and a KV deviation that prints as row #1's largest, the
+/// point's second largest printed, max(|dF|, |dN|), must print no larger than row #1's second:
+/// |dF|, |dN| < (second + 0.5)·0.01%. (The KV term's 0.01% are rounded down by 1e-7 of a unit, as
+/// in consider_first_row(): a KV term that may print below row #1's largest gets the first bound.)
+double CollectingPass::first_row_width_bound(const KvStructure& kv) const {
+  if (!first_row_ || row_order(c_) != RowOrder::shown_deviation) return first_row_bound_;
+  std::array<long long, 3> best{std::llround(1e4 * std::fabs(first_row_->deviation.flops)),
+                                std::llround(1e4 * std::fabs(first_row_->deviation.params)),
+                                std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
+  std::sort(best.begin(), best.end(), std::greater<>());
+  if (std::llround(1e4 * kv.kv_term - 1e-7) < best[0]) return first_row_bound_;
+  return std::min(first_row_bound_, (static_cast<double>(best[1]) + 0.5) * 1e-4 * (1 + 1e-9));
+}
+
+/// Whether some (W, S) of the ranges gives |dF| within flops_bound(bound): the band of T = fW·W
+/// + fS·S that such a point needs meets [T_min, T_max] (as in cannot_rank_by_widths()). True
+/// when that cannot be decided (the bound is not finite, or F has an E·W term).
+bool CollectingPass::widths_reach(const Coefficients& k, double bound) const {
+  const double fbound = flops_bound(c_, std::min(bound, pruning_bound()));
+  if (!std::isfinite(fbound) || !(k.fW > 0.0) || std::fabs(k.fEW) > 1e-9 * k.fW || k.fE < 0.0) return true;
+  const bool has_shared = space_.has_shared();
+  if (has_shared && !(k.fS > 0.0)) return true;
+  const Progression &widths = space_.widths(), &shareds = space_.shareds();
+  const double e_lo = static_cast<double>(space_.dense() ? 0 : space_.experts().min);
+  const double e_hi = static_cast<double>(space_.dense() ? 0 : space_.experts().max);
+  const double F_b = space_.baseline_flops();
+  const double T_lo = F_b * (1.0 - fbound) - k.f0 - k.fE * e_hi;
+  const double T_hi = F_b * (1.0 + fbound) - k.f0 - k.fE * e_lo;
+  const double T_min = k.fW * static_cast<double>(widths.first) + (has_shared ? k.fS * static_cast<double>(shareds.first) : 0.0);
+  const double T_max = k.fW * static_cast<double>(widths.last) + (has_shared ? k.fS * static_cast<double>(shareds.last) : 0.0);
+  return !(T_hi < T_min || T_lo > T_max);
+}
+
+bool CollectingPass::cannot_rank_by_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads,
+                                           const Coefficients& k) const {
   const double fbound = flops_bound(c_, pruning_bound());
   if (!std::isfinite(fbound) || !(k.fW > 0.0) || std::fabs(k.fEW) > 1e-9 * k.fW || k.fE < 0.0) return false;
   const bool has_shared = space_.has_shared();
@@ -154,11 +257,10 @@ void CollectingPass::update_pool_bound(const KvStructure& kv) {
 }
 
 void CollectingPass::end_structure(bool dropped) {
-  if (dropped) {
+  if (dropped || current_.empty()) {
     current_.clear();
     return;
   }
-  if (current_.empty()) return;
   const std::size_t keep = keep_per_structure();
   if (current_.size() > keep) {
     std::nth_element(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(keep), current_.end(),
@@ -166,6 +268,11 @@ void CollectingPass::end_structure(bool dropped) {
     current_.resize(keep);
   }
   std::sort(current_.begin(), current_.end(), better_model_match);
+  consider_first_row(current_.front());
+  if (first_row_only_) {
+    current_.clear();
+    return;
+  }
   const double distance = proportion_distance(space_.make_config(current_.front()), space_.baseline(), c_.proportions);
   structures_kept_.push_back({std::move(current_), distance});
   current_.clear();
@@ -194,11 +301,63 @@ void CollectingPass::prune_structures() {
   prune_threshold_ = std::max(prune_threshold_, 2 * structures_kept_.size());
 }
 
+/// Row #1 so far against a structure's representative. Its shown key is bounded below from the
+/// model values (each |deviation| in 0.01% rounded down by 1e-7 of a unit: the exact value
+/// differs from the model's by rounding only), and only a representative that can be shown
+/// before the row #1 so far (a smaller key, or a key that may tie it with a proportion distance
+/// no larger) is accounted exactly (evaluate_candidate(), as the ranking will).
+/// With weights not all 1 the bound is on the objective. Exact ties: the smaller shape key, as
+/// rank() breaks them.
+void CollectingPass::consider_first_row(const Point& p) {
+  const RowOrder order = row_order(c_);
+  if (first_row_) {
+    if (order == RowOrder::shown_deviation) {
+      const double third = std::max(0.0, p.sum - p.objective - p.second);
+      std::array<long long, 3> low{std::llround(1e4 * p.objective - 1e-7), std::llround(1e4 * p.second - 1e-7),
+                                   std::llround(1e4 * third - 1e-7)};
+      std::array<long long, 3> best{std::llround(1e4 * std::fabs(first_row_->deviation.flops)),
+                                    std::llround(1e4 * std::fabs(first_row_->deviation.params)),
+                                    std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
+      std::sort(best.begin(), best.end(), std::greater<>());
+      if (low > best) return;
+      // A key that cannot be smaller than row #1's (its lower bound is row #1's) can only tie it:
+      // the proportion distance decides first (no accounting for a structure that is not nearer).
+      if (low == best &&
+          proportion_distance(space_.make_config(p), space_.baseline(), c_.proportions) >
+              first_row_->proportion_distance + 1e-12) {
+        return;
+      }
+    } else if (p.objective > first_row_->objective * (1 + 1e-9) + 1e-15) {
+      return;
+    }
+  }
+  Candidate c = evaluate_candidate(space_.make_config(p), space_.baseline(), space_.baseline_budgets(),
+                                   space_.workload(), c_);
+  if (first_row_) {
+    if (first_row_before(*first_row_, c, order)) return;
+    if (!first_row_before(c, *first_row_, order) && !(shape_key(p) < shape_key(*first_row_point_))) return;
+  }
+  // Shown before it: a largest |deviation| that rounds to no more than its largest (unit
+  // weights), or a weighted objective no larger.
+  first_row_bound_ = order == RowOrder::shown_deviation
+                         ? (static_cast<double>(std::llround(1e4 * c.deviation.max_abs())) + 0.5) * 1e-4 * (1 + 1e-9)
+                         : c.objective * (1 + 1e-9) + 1e-15;
+  first_row_point_ = p;
+  first_row_ = std::move(c);
+}
+
 std::vector<Point> CollectingPass::take_collected() {
   prune_structures();
   std::vector<Point> out;
   for (auto& k : structures_kept_) out.insert(out.end(), k.points.begin(), k.points.end());
   structures_kept_.clear();
+  // Row #1's structure may have been pruned or visited for row #1 only: its representative is
+  // collected all the same (one point more than the proportion pruning keeps).
+  if (first_row_point_) {
+    const Point& f = *first_row_point_;
+    const auto same = [&](const Point& q) { return !enumeration_order(q, f) && !enumeration_order(f, q); };
+    if (std::none_of(out.begin(), out.end(), same)) out.push_back(f);
+  }
   std::sort(out.begin(), out.end(), enumeration_order);
   return out;
 }

@@ -61,19 +61,30 @@ bool shows_before(const Candidate& a, const Candidate& b, RowOrder order) {
   return a.proportion_distance < b.proportion_distance;
 }
 
+namespace {
+double deviation_sum(const Candidate& c) {
+  return std::fabs(c.deviation.flops) + std::fabs(c.deviation.params) + std::fabs(c.deviation.kv);
+}
+}  // namespace
+
+bool better_match(const Candidate& a, const Candidate& b) {
+  if (a.objective != b.objective) return a.objective < b.objective;
+  if (a.second_objective != b.second_objective) return a.second_objective < b.second_objective;
+  return deviation_sum(a) < deviation_sum(b);
+}
+
+bool first_row_before(const Candidate& a, const Candidate& b, RowOrder order) {
+  if (shows_before(a, b, order)) return true;
+  if (shows_before(b, a, order)) return false;
+  return better_match(a, b);
+}
+
 std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder order) {
   const auto key = [](const Candidate& c) {
     const auto& a = c.config;
-    return std::array<std::int64_t, 6>{a.num_layers, a.ffn.top_k, a.attention.num_kv_heads, a.attention.head_dim,
-                                       a.attention.num_heads, a.hidden_size};
-  };
-  const auto sum = [](const Candidate& c) {
-    return std::fabs(c.deviation.flops) + std::fabs(c.deviation.params) + std::fabs(c.deviation.kv);
-  };
-  const auto better_match = [&](const Candidate& a, const Candidate& b) {
-    if (a.objective != b.objective) return a.objective < b.objective;
-    if (a.second_objective != b.second_objective) return a.second_objective < b.second_objective;
-    return sum(a) < sum(b);
+    return std::array<std::int64_t, 7>{a.num_layers,         a.ffn.top_k,       a.attention.num_kv_heads,
+                                       a.attention.head_dim, a.attention.num_heads, a.hidden_size,
+                                       a.attention.mla ? a.attention.mla->kv_lora_rank : 0};
   };
   std::stable_sort(all.begin(), all.end(), [&](const Candidate& a, const Candidate& b) {
     const auto ka = key(a), kb = key(b);
@@ -85,7 +96,14 @@ std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder orde
     const bool first_of_structure = i == 0 || key(all[i]) != key(all[i - 1]);
     (first_of_structure ? representatives : others).push_back(std::move(all[i]));
   }
-  std::stable_sort(representatives.begin(), representatives.end(), [&](const Candidate& a, const Candidate& b) {
+  if (representatives.empty()) return representatives;
+  std::size_t first = 0;
+  for (std::size_t i = 1; i < representatives.size(); ++i) {
+    if (first_row_before(representatives[i], representatives[first], order)) first = i;
+  }
+  std::rotate(representatives.begin(), representatives.begin() + static_cast<std::ptrdiff_t>(first),
+              representatives.begin() + static_cast<std::ptrdiff_t>(first) + 1);
+  std::stable_sort(representatives.begin() + 1, representatives.end(), [&](const Candidate& a, const Candidate& b) {
     if (a.proportion_distance != b.proportion_distance) return a.proportion_distance < b.proportion_distance;
     return better_match(a, b);
   });
@@ -96,7 +114,12 @@ std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder orde
     representatives.push_back(std::move(c));
   }
   if (representatives.size() > n) representatives.resize(n);
-  std::stable_sort(representatives.begin(), representatives.end(),
+  // Row #1 stays first: no representative shows before it, and a point of step 5 (another member
+  // of a shape, kept only when fewer shapes than top_n) can at most tie its largest printed
+  // deviation (its shape's representative is better matched, and row #1 shows no later than
+  // that), though it may print a smaller second or third or be nearer the proportions: it must
+  // not take row #1 from the representatives.
+  std::stable_sort(representatives.begin() + 1, representatives.end(),
                    [order](const Candidate& a, const Candidate& b) { return shows_before(a, b, order); });
   return representatives;
 }

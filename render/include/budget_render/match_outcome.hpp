@@ -3,6 +3,8 @@
 // Python: match_json() plus the aligned alternative, the time section (with a model), the
 // constraint sensitivity and the alignment trade-offs (with explain). Keys: docs/matching.md.
 
+#include <string>
+
 #include <nlohmann/json_fwd.hpp>
 
 #include "budget/match_outcome.hpp"
@@ -13,5 +15,10 @@ namespace budget::render {
 /// `timings`: summary.seconds is the wall-clock time, else null (byte-identical outputs).
 nlohmann::ordered_json match_outcome_json(const MatchOutcome& outcome, const LoopSpec& loop, const Workload& workload,
                                           const MatchRequest& request, bool timings = false);
+
+/// With a model: one line per config, "memory: baseline fits one NVIDIA H200 (needs ...)" and
+/// "memory: #1 does not fit one ... (...; smallest layout that fits: ...)" (OneGpuFit::note());
+/// empty without one.
+std::string one_gpu_fit_lines(const MatchOutcome& outcome);
 
 }  // namespace budget::render
