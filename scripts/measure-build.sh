@@ -62,13 +62,15 @@ cpu_seconds() {  # cpu_seconds FILE: the user+sys seconds /usr/bin/time -f "%U %
 /usr/bin/time -o "$build_dir/measure-configure.time" -f "%U %S" \
   cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_LINKER_LAUNCHER="$launcher" >/dev/null
+source_revision="$(git -C "$source_dir" rev-parse --short HEAD 2>/dev/null || echo 'not a git tree')"
+if [ -n "$(git -C "$source_dir" status --porcelain 2>/dev/null)" ]; then source_revision+=" + uncommitted changes"; fi
 build_args=()
 for target in "${targets[@]}"; do build_args+=(--target "$target"); done
 /usr/bin/time -o "$build_dir/measure-build.time" -f "%U %S %e" \
   cmake --build "$build_dir" -j"$jobs" "${build_args[@]}" >"$build_dir/measure-build.out"
 
 build_cpu="$(cpu_seconds "$build_dir/measure-build.time")"
-echo "source         : $source_dir ($(git -C "$source_dir" rev-parse --short HEAD 2>/dev/null || echo 'not a git tree'))"
+echo "source         : $source_dir ($source_revision at the start)"
 echo "targets        : ${targets[*]} (-j$jobs, ccache off)"
 echo "configure CPU  : $(cpu_seconds "$build_dir/measure-configure.time") s"
 echo "build CPU      : $build_cpu s (user+sys; wall here $(awk '{print $3}' "$build_dir/measure-build.time") s on a shared machine)"
