@@ -6,4 +6,5 @@
 namespace CLI {
 class App;
 class Option;
+class Validator;
 }  // namespace CLI

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli11_fwd.hpp"
 
 namespace budget::cli {
 

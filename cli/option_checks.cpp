@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "budget/error.hpp"

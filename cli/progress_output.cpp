@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "budget/progress.hpp"

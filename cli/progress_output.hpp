@@ -4,7 +4,7 @@
 // every 5 s, the first once the work has run 2 s, so short commands print nothing. `--quiet` turns
 // it off; `--max-seconds S` sets the time limit of long work (default 300 s, 0: none).
 
-#include <CLI/CLI.hpp>
+#include "cli11_fwd.hpp"
 
 namespace budget::cli {
 

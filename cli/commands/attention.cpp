@@ -6,6 +6,7 @@
 // causal masks, attention FLOPs per token and layer, kernel-executed / exact ratios for varlen and
 // dense masked launches, and a histogram of piece lengths. Model and JSON keys: docs/attention.md.
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -5,6 +5,8 @@
 
 #include <memory>
 
+#include <CLI/CLI.hpp>
+
 #include "budget/error.hpp"
 #include "budget/export.hpp"
 #include "budget/workload.hpp"

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

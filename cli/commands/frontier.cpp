@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

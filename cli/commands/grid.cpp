@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

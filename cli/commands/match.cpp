@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>

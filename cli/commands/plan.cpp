@@ -5,6 +5,7 @@
 #include <sstream>
 #include <memory>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
