@@ -240,9 +240,8 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
   Document doc;
   // The JSON body is the library's (layout_search_json: the same object Python's layout_search returns).
   nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string}};
-  for (const auto& [key, value] : nlohmann::ordered_json::parse(layout_search_json(found, name, cluster, so, -1)).items()) {
-    out[key] = value;
-  }
+  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(layout_search_json(found, name, cluster, so, -1));
+  for (const auto& [key, value] : body.items()) out[key] = value;
   doc.set_json(std::move(out));
 
   doc.text(fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
