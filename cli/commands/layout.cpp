@@ -267,7 +267,14 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
                fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)});
   }
   doc.table(t, Forms::text);
-  doc.text(found.layouts.empty() ? "\nno layout fits\n" : "\n");
+  if (found.valid == 0) {
+    doc.text(found.enumerated == 0
+                 ? "\nno layout: no combination divides the global batch into b · seq_len · DP micro-batches "
+                   "(--global-batch-tokens)\n"
+                 : "\nno layout is valid for this config; the first refused: " + found.first_rejection + "\n");
+  } else {
+    doc.text(found.layouts.empty() ? "\nno layout fits\n" : "\n");
+  }
   return doc;
 }
 

@@ -201,3 +201,10 @@ budget_cli_test(NAME cluster.layout_search_gpus_zero ARGS layout ${mixtral} --cl
   EXPECT_EXIT 64 STDERR_MATCHES "--gpus: Value 0 not in range 1 to")
 budget_cli_test(NAME cluster.layout_search_imbalance_below_one ARGS layout ${mixtral} --cluster ${h200} --calibration cuda_profiler/profiles/h200-torch-eager.json
   --gpus 8 --imbalance 0.5 EXPECT_EXIT 64 STDERR_MATCHES "--imbalance: Value 0.5 not in range 1")
+# No valid layout: the table says why (the first refusal, or that no combination divides the batch).
+budget_cli_test(NAME cluster.layout_search_none_valid_says_why ARGS layout ${mixtral} --cluster ${h200} --nodes 8
+  --calibration cuda_profiler/profiles/h200-torch-eager.json --gpus 64 --global-batch-tokens 1125899906842624
+  EXPECT_EXIT 3 STDOUT_MATCHES "0 valid, 0 fit" "no layout is valid for this config; the first refused: a parallel size or batch count [(]4294967296[)] is above")
+budget_cli_test(NAME cluster.layout_search_batch_not_divisible_says_why ARGS layout ${mixtral} --cluster ${h200}
+  --calibration cuda_profiler/profiles/h200-torch-eager.json --gpus 8 --global-batch-tokens 4097 --format json
+  EXPECT_EXIT 3 STDOUT_MATCHES [=["no_valid_layout": "no combination divides the global batch]=])

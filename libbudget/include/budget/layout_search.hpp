@@ -63,6 +63,9 @@ struct LayoutSearchResult {
   std::int64_t valid = 0;             ///< of them, valid for the config
   std::int64_t fitting = 0;           ///< of them, fitting memory (of those checked: count_fitting)
   std::int64_t timed = 0;             ///< of the fitting ones, timed (all of them when exhaustive)
+  /// Why the first enumerated layout was invalid (ParallelLayout::validation_error), when none was
+  /// valid: what to change (empty when some layout is valid or none was enumerated).
+  std::string first_rejection;
 };
 
 /// Every layout of the space above for `config` on `options.gpus` of `cluster`'s GPUs. budget::Error

@@ -109,7 +109,10 @@ LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& c
   PartTimesCache cache;
   std::vector<Ranked> ranked;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
-    if (!l.validation_error(config).empty()) return;
+    if (const std::string why = l.validation_error(config); !why.empty()) {
+      if (result.valid == 0 && result.first_rejection.empty()) result.first_rejection = why;
+      return;
+    }
     ++result.valid;
     TrainingMemory mem = training_memory(config, l, cluster);
     if (!mem.fits) return;
@@ -168,7 +171,10 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   std::map<std::tuple<std::int64_t, std::int64_t, int>, std::vector<StageExecutions>> executions;
   std::vector<SpacePoint> points;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
-    if (!l.validation_error(config).empty()) return;
+    if (const std::string why = l.validation_error(config); !why.empty()) {
+      if (result.valid == 0 && result.first_rejection.empty()) result.first_rejection = why;
+      return;
+    }
     ++result.valid;
     SpacePoint p;
     p.layout = l;
@@ -254,7 +260,10 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
                 "--global-batch-tokens");
   }
   if (o.keep < 1) throw Error("keep at least one layout", "keep");
-  return o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o);
+  LayoutSearchResult found =
+      o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o);
+  if (found.valid > 0) found.first_rejection.clear();
+  return found;
 }
 
 std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
@@ -266,6 +275,11 @@ std::string layout_search_json(const LayoutSearchResult& found, const std::strin
                              {"enumerated", found.enumerated},
                              {"valid", found.valid},
                              {"fitting", found.fitting}};
+  if (found.valid == 0) {
+    out["no_valid_layout"] = found.enumerated == 0
+                                 ? "no combination divides the global batch into b · seq_len · DP micro-batches"
+                                 : "every layout is invalid, e.g.: " + found.first_rejection;
+  }
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (const RankedLayout& r : found.layouts) {
     nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
