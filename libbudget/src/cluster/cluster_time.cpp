@@ -107,6 +107,21 @@ std::vector<OpStepTime> indexed_op_times(const TimeModel& model, const ArchConfi
 
 /// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes;
 /// `indexed`: through indexed_op_times() (the same seconds, out_of_range not known, left false).
+/// Adds `seconds` to `part`'s field of `parts` (LayerPartTimes or PartSeconds: the same field names).
+template <class Parts>
+void add_part_seconds(Parts& parts, Part part, double seconds) {
+  switch (part) {
+    case Part::attention: parts.attention += seconds; break;
+    case Part::dense: parts.dense_ffn += seconds; break;
+    case Part::moe_tp: parts.moe_tp_part += seconds; break;
+    case Part::routed: parts.routed += seconds; break;
+    case Part::embedding: parts.embedding += seconds; break;
+    case Part::head: parts.head += seconds; break;
+    case Part::final_norm: parts.final_norm += seconds; break;
+    case Part::none: break;
+  }
+}
+
 LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
                           std::int64_t passes, std::initializer_list<Part> wanted, bool indexed) {
   w.tokens_per_step = std::max<std::int64_t>(1, tokens);
@@ -123,32 +138,9 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
   for (const OpStepTime& op : by_op) {
     const Part part = part_of(op.kind);
     if (std::find(wanted.begin(), wanted.end(), part) == wanted.end()) continue;
-    switch (part) {
-      case Part::attention:
-        out.attention += op.seconds_per_step;
-        if (op.kind == OpKind::attention_scores) out.attention_core += op.seconds_per_step;
-        break;
-      case Part::dense: out.dense_ffn += op.seconds_per_step; break;
-      case Part::moe_tp: out.moe_tp_part += op.seconds_per_step; break;
-      case Part::routed: out.routed += op.seconds_per_step; break;
-      case Part::embedding: out.embedding += op.seconds_per_step; break;
-      case Part::head: out.head += op.seconds_per_step; break;
-      case Part::final_norm: out.final_norm += op.seconds_per_step; break;
-      case Part::none: break;
-    }
-    if (is_memory_bound_class(time_class_of(op.kind))) {
-      PartSeconds& mb = out.memory_bound;
-      switch (part) {
-        case Part::attention: mb.attention += op.seconds_per_step; break;
-        case Part::dense: mb.dense_ffn += op.seconds_per_step; break;
-        case Part::moe_tp: mb.moe_tp_part += op.seconds_per_step; break;
-        case Part::routed: mb.routed += op.seconds_per_step; break;
-        case Part::embedding: mb.embedding += op.seconds_per_step; break;
-        case Part::head: mb.head += op.seconds_per_step; break;
-        case Part::final_norm: mb.final_norm += op.seconds_per_step; break;
-        case Part::none: break;
-      }
-    }
+    add_part_seconds(out, part, op.seconds_per_step);
+    if (part == Part::attention && op.kind == OpKind::attention_scores) out.attention_core += op.seconds_per_step;
+    if (is_memory_bound_class(time_class_of(op.kind))) add_part_seconds(out.memory_bound, part, op.seconds_per_step);
   }
   return out;
 }
