@@ -441,7 +441,7 @@ void add_attention_command(CLI::App& app) {
   cmd->callback([o] { run_attention(*o); });
 }
 
-const CommandRegistration registration{"attention", 40, &add_attention_command};
+const CommandRegistration attention_registration{"attention", 40, &add_attention_command};
 
 }  // namespace
 }  // namespace budget::cli

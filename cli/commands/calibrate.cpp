@@ -232,7 +232,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->callback([o] { run_calibrate(*o); });
 }
 
-const CommandRegistration registration{"calibrate", 60, &add_calibrate_command};
+const CommandRegistration calibrate_registration{"calibrate", 60, &add_calibrate_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -515,7 +515,7 @@ void add_ce_gain_command(CLI::App& app) {
   });
 }
 
-const CommandRegistration registration{"ce-gain", 52, &add_ce_gain_command};
+const CommandRegistration ce_gain_registration{"ce-gain", 52, &add_ce_gain_command};
 
 }  // namespace
 }  // namespace budget::cli

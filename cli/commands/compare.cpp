@@ -126,7 +126,7 @@ void add_compare_command(CLI::App& app) {
   cmd->callback([o] { run_compare(*o); });
 }
 
-const CommandRegistration registration{"compare", 15, &add_compare_command};
+const CommandRegistration compare_registration{"compare", 15, &add_compare_command};
 
 }  // namespace
 }  // namespace budget::cli

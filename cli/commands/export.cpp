@@ -61,7 +61,7 @@ void add_export_command(CLI::App& app) {
   cmd->callback([o] { run_export(*o); });
 }
 
-const CommandRegistration registration{"export", 15, &add_export_command};
+const CommandRegistration export_registration{"export", 15, &add_export_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -198,7 +198,7 @@ void add_fit_command(CLI::App& app) {
   cmd->callback([options] { run_fit(*options); });
 }
 
-const CommandRegistration registration{"fit", 50, &add_fit_command};
+const CommandRegistration fit_registration{"fit", 50, &add_fit_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -194,7 +194,7 @@ void add_frontier_command(CLI::App& app) {
   });
 }
 
-const CommandRegistration registration{"frontier", 51, &add_frontier_command};
+const CommandRegistration frontier_registration{"frontier", 51, &add_frontier_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -465,7 +465,7 @@ void add_grid_command(CLI::App& app) {
   });
 }
 
-const CommandRegistration registration{"grid", 20, &add_grid_command};
+const CommandRegistration grid_registration{"grid", 20, &add_grid_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -412,7 +412,7 @@ void add_layout_command(CLI::App& app) {
   });
 }
 
-const CommandRegistration registration{"layout", 15, &add_layout_command};
+const CommandRegistration layout_registration{"layout", 15, &add_layout_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -343,7 +343,7 @@ void add_match_options(CLI::App& app) {
   });
 }
 
-const CommandRegistration registration{"(match)", 0, &add_match_options};
+const CommandRegistration match_registration{"(match)", 0, &add_match_options};
 
 }  // namespace
 }  // namespace budget::cli

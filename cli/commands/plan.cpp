@@ -131,7 +131,7 @@ void add_plan_command(CLI::App& app) {
   cmd->callback([o] { run_plan(*o); });
 }
 
-const CommandRegistration registration{"plan", 30, &add_plan_command};
+const CommandRegistration plan_registration{"plan", 30, &add_plan_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -234,7 +234,7 @@ void add_report_command(CLI::App& app) {
   cmd->callback([options] { run_report(*options); });
 }
 
-const CommandRegistration registration{"report", 10, &add_report_command};
+const CommandRegistration report_registration{"report", 10, &add_report_command};
 
 }  // namespace
 }  // namespace budget::cli

@@ -209,20 +209,20 @@ class LayerPass {
   /// the leading layers 0 … k−1 (first_dense_layers = k), refused otherwise.
   void read_mlp_only_layers(ArchConfig& c) const {
     const auto& list = root_.raw("mlp_only_layers");
-    std::vector<std::int64_t> layers;
+    std::vector<std::int64_t> indices;
     if (list.is_array()) {
       for (const auto& v : list) {
         if (!v.is_number_integer()) refuse("mlp_only_layers", "expected an array of layer indices");
-        layers.push_back(v.get<std::int64_t>());
+        indices.push_back(v.get<std::int64_t>());
       }
     }
-    std::sort(layers.begin(), layers.end());
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      if (layers[i] != static_cast<std::int64_t>(i)) {
+    std::sort(indices.begin(), indices.end());
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      if (indices[i] != static_cast<std::int64_t>(i)) {
         refuse("mlp_only_layers", "dense layers other than the leading ones (0, 1, …, k−1) are not modelled");
       }
     }
-    c.ffn.first_dense_layers = std::min<std::int64_t>(static_cast<std::int64_t>(layers.size()), c.num_layers);
+    c.ffn.first_dense_layers = std::min<std::int64_t>(static_cast<std::int64_t>(indices.size()), c.num_layers);
     c.ffn.dense_dim = root_.integer("intermediate_size", 1, max_dimension);
   }
 

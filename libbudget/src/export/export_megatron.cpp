@@ -38,38 +38,38 @@ namespace budget::detail {
 namespace {
 
 /// Throws budget::Error naming `field` for a feature Megatron-LM's arguments cannot write.
-[[noreturn]] void refuse(const ArchConfig& c, const char* field, const std::string& what) {
+[[noreturn]] void refuse_in_megatron(const ArchConfig& c, const char* field, const std::string& what) {
   throw Error(fmt::format("{} cannot be expressed in Megatron-LM's arguments ({}); export to native or hf instead",
                           what, megatron_target_commit),
               c.name.empty() ? "<config>" : c.name, field);
 }
 
 /// The features Megatron-LM has no argument for, refused by their native field.
-void refuse_unexpressed(const ArchConfig& c) {
+void refuse_unexpressed_in_megatron(const ArchConfig& c) {
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
   // Megatron's biases: --add-bias-linear (the default) puts a bias on every linear layer (q/k/v,
   // output, MLP, experts); --add-qkv-bias on q/k/v only. Other combinations have no argument.
   const bool all_linear_biases = a.qkv_bias && a.output_bias && f.bias;
   if (!all_linear_biases) {
-    if (a.output_bias) refuse(c, "/attention/output_bias", "an output-projection bias without MLP biases");
-    if (f.bias) refuse(c, "/ffn/bias", "MLP biases without attention biases");
+    if (a.output_bias) refuse_in_megatron(c, "/attention/output_bias", "an output-projection bias without MLP biases");
+    if (f.bias) refuse_in_megatron(c, "/ffn/bias", "MLP biases without attention biases");
   }
-  if (a.mla && a.qkv_bias) refuse(c, "/attention/qkv_bias", "attention biases with multi-head latent attention");
-  if (a.qk_norm == QkNorm::full) refuse(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
+  if (a.mla && a.qkv_bias) refuse_in_megatron(c, "/attention/qkv_bias", "attention biases with multi-head latent attention");
+  if (a.qk_norm == QkNorm::full) refuse_in_megatron(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
   if (a.mla && a.qk_norm != QkNorm::none) {
-    refuse(c, "/attention/qk_norm", "per-head q/k norms with multi-head latent attention");
+    refuse_in_megatron(c, "/attention/qk_norm", "per-head q/k norms with multi-head latent attention");
   }
-  if (c.sliding_attention_layers() > 0) refuse(c, "/attention/layer_types", "sliding-window attention layers");
-  if (c.lm_head_bias) refuse(c, "/lm_head_bias", "an LM-head bias (Megatron's output layer has none)");
+  if (c.sliding_attention_layers() > 0) refuse_in_megatron(c, "/attention/layer_types", "sliding-window attention layers");
+  if (c.lm_head_bias) refuse_in_megatron(c, "/lm_head_bias", "an LM-head bias (Megatron's output layer has none)");
   if (f.router_bias && c.settings.router_score == RouterScore::softmax) {
     // TC:2617: the expert bias needs a sigmoid (or sqrtsoftplus) score function.
-    refuse(c, "/ffn/router_bias", "a router expert bias with a softmax router");
+    refuse_in_megatron(c, "/ffn/router_bias", "a router expert bias with a softmax router");
   }
   // moe_utils.py:915-928: a sigmoid router always renormalises its top-k (k > 1) weights.
   if (f.is_moe() && f.top_k > 1 && router_score_of(c) == RouterScore::sigmoid &&
       c.settings.router_normalize_top_k == false) {
-    refuse(c, "/settings/router_normalize_top_k", "a sigmoid router without renormalised top-k weights");
+    refuse_in_megatron(c, "/settings/router_normalize_top_k", "a sigmoid router without renormalised top-k weights");
   }
 }
 
@@ -95,7 +95,7 @@ void write_rope_scaling(const ArchConfig& c, std::vector<std::string>& args, std
   const std::optional<RopeScaling>& scaling = c.settings.rope_scaling;
   const bool mla = c.attention.mla.has_value();
   const char* field = "/settings/rope_scaling";
-  const auto refuse_scaling = [&](const std::string& what) { refuse(c, field, what); };
+  const auto refuse_scaling = [&](const std::string& what) { refuse_in_megatron(c, field, what); };
   const auto arg = [&](const std::string& flag, const std::string& value) { args.push_back(flag + " " + value); };
   if (!scaling) {
     arg("--position-embedding-type", "rope");
@@ -196,7 +196,7 @@ void write_rope_scaling(const ArchConfig& c, std::vector<std::string>& args, std
 
 std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
                             std::vector<std::string>& not_expressed) {
-  refuse_unexpressed(c);
+  refuse_unexpressed_in_megatron(c);
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
   const ModelSettings& s = c.settings;

@@ -34,33 +34,33 @@
 namespace budget::detail {
 namespace {
 
-[[noreturn]] void refuse(const ArchConfig& c, const char* field, const std::string& what) {
+[[noreturn]] void refuse_in_torchtitan(const ArchConfig& c, const char* field, const std::string& what) {
   throw Error(fmt::format("{} cannot be expressed in torchtitan's qwen3 or deepseek_v3 model configs ({}); export "
                           "to native or hf instead",
                           what, torchtitan_target_commit),
               c.name.empty() ? "<config>" : c.name, field);
 }
 
-void refuse_unexpressed(const ArchConfig& c) {
+void refuse_unexpressed_in_torchtitan(const ArchConfig& c) {
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
   // make_gqa_config and make_ffn_config build Linear.Config without bias (config_utils.py:187-308).
-  if (a.qkv_bias) refuse(c, "/attention/qkv_bias", "query/key/value biases");
-  if (a.output_bias) refuse(c, "/attention/output_bias", "an output-projection bias");
-  if (f.bias) refuse(c, "/ffn/bias", "MLP biases");
-  if (a.qk_norm == QkNorm::full) refuse(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
+  if (a.qkv_bias) refuse_in_torchtitan(c, "/attention/qkv_bias", "query/key/value biases");
+  if (a.output_bias) refuse_in_torchtitan(c, "/attention/output_bias", "an output-projection bias");
+  if (f.bias) refuse_in_torchtitan(c, "/ffn/bias", "MLP biases");
+  if (a.qk_norm == QkNorm::full) refuse_in_torchtitan(c, "/attention/qk_norm", "q/k norms over the whole query/KV width (full)");
   if (a.mla && a.qk_norm != QkNorm::none) {
-    refuse(c, "/attention/qk_norm", "per-head q/k norms with multi-head latent attention (deepseek_v3's Attention "
+    refuse_in_torchtitan(c, "/attention/qk_norm", "per-head q/k norms with multi-head latent attention (deepseek_v3's Attention "
                                     "has only the latents' q_norm and kv_norm, model.py:47-48)");
   }
-  if (c.sliding_attention_layers() > 0) refuse(c, "/attention/layer_types", "sliding-window attention layers");
-  if (c.norm != NormKind::rmsnorm) refuse(c, "/norm", "LayerNorm (TransformerBlock's norms are RMSNorm.Config)");
-  if (c.lm_head_bias) refuse(c, "/lm_head_bias", "an LM-head bias");
+  if (c.sliding_attention_layers() > 0) refuse_in_torchtitan(c, "/attention/layer_types", "sliding-window attention layers");
+  if (c.norm != NormKind::rmsnorm) refuse_in_torchtitan(c, "/norm", "LayerNorm (TransformerBlock's norms are RMSNorm.Config)");
+  if (c.lm_head_bias) refuse_in_torchtitan(c, "/lm_head_bias", "an LM-head bias");
   if (c.mtp_layers > 0 && !a.mla) {
-    refuse(c, "/mtp_layers", "multi-token-prediction modules without multi-head latent attention (torchtitan has "
+    refuse_in_torchtitan(c, "/mtp_layers", "multi-token-prediction modules without multi-head latent attention (torchtitan has "
                              "MTP in its deepseek_v3 model only, deepseek_v3/mtp.py)");
   }
-  if (!f.gated) refuse(c, "/ffn/gated", "a 2-matrix MLP (torchtitan's FeedForward is always SwiGLU)");
+  if (!f.gated) refuse_in_torchtitan(c, "/ffn/gated", "a 2-matrix MLP (torchtitan's FeedForward is always SwiGLU)");
 }
 
 /// A Python float literal: "1e-06", "1000000.0".
@@ -124,7 +124,7 @@ RopeText rope_text(const ArchConfig& c, bool deepseek, std::vector<std::string>&
                                                     "written", name, value));
   };
   if (r.type == RopeScalingType::llama3) {
-    if (deepseek) refuse(c, field, "llama3 rope scaling with multi-head latent attention");
+    if (deepseek) refuse_in_torchtitan(c, field, "llama3 rope scaling with multi-head latent attention");
     out.format = "ComplexRoPE";
     not_expressed.push_back("llama3 rope scaling: written with ComplexRoPE (CosSinRoPE refuses llama scaling, "
                             "rope.py:283-284), which rotates adjacent pairs instead of half-split ones; the same "
@@ -140,7 +140,7 @@ RopeText rope_text(const ArchConfig& c, bool deepseek, std::vector<std::string>&
     return out;
   }
   if (r.type != RopeScalingType::yarn) {
-    refuse(c, field, fmt::format("{} rope scaling (RoPE.Config's scaling is none, llama or yarn, rope.py:97)",
+    refuse_in_torchtitan(c, field, fmt::format("{} rope scaling (RoPE.Config's scaling is none, llama or yarn, rope.py:97)",
                                  to_string(r.type)));
   }
   // transformers' yarn attention factor (modeling_rope_utils.py, _compute_yarn_parameters):
@@ -149,7 +149,7 @@ RopeText rope_text(const ArchConfig& c, bool deepseek, std::vector<std::string>&
   const bool unit_rotary_factor = r.attention_factor ? *r.attention_factor == 1.0
                                                      : (r.mscale && r.mscale_all_dim && *r.mscale == *r.mscale_all_dim);
   if (!unit_rotary_factor) {
-    refuse(c, field, deepseek ? "yarn rope scaling whose attention factor is not 1 (mscale differs from "
+    refuse_in_torchtitan(c, field, deepseek ? "yarn rope scaling whose attention factor is not 1 (mscale differs from "
                                 "mscale_all_dim, or attention_factor is given): torchtitan's yarn RoPE is a pure "
                                 "rotation (rope.py:57-60)"
                               : "yarn rope scaling with an attention factor other than 1 in a GQA model: torchtitan's "
@@ -157,7 +157,7 @@ RopeText rope_text(const ArchConfig& c, bool deepseek, std::vector<std::string>&
   }
   if (deepseek) out.attention_mscale = r.mscale_all_dim.value_or(0.0);
   if (deepseek && out.attention_mscale == 0.0) {
-    refuse(c, field, "yarn rope scaling without mscale_all_dim in multi-head latent attention (deepseek_v3's "
+    refuse_in_torchtitan(c, field, "yarn rope scaling without mscale_all_dim in multi-head latent attention (deepseek_v3's "
                      "Attention always scales the softmax by (0.1 mscale ln(factor) + 1)^2, model.py:86-88)");
   }
   stated_default("beta_fast", r.beta_fast.has_value(), "32.0");
@@ -626,7 +626,7 @@ from torchtitan.models.deepseek_v3.mtp import MTPTransformerBlock
 
 std::string export_torchtitan(const ArchConfig& c, const ExportOptions& options,
                               std::vector<std::string>& not_expressed) {
-  refuse_unexpressed(c);
+  refuse_unexpressed_in_torchtitan(c);
   if (c.attention.mla) return export_torchtitan_deepseek_v3(c, options, not_expressed);
   return export_torchtitan_qwen3(c, options, not_expressed);
 }

@@ -12,7 +12,9 @@
 #include "budget/error.hpp"
 
 namespace budget {
-namespace {
+// Named, not anonymous: PackingSimulator::Impl holds these (an anonymous type in a member is a
+// -Wsubobject-linkage warning when the file is compiled inside a unity build).
+namespace packing_counts {
 
 constexpr std::size_t histogram_bins = 64;  // bin k holds piece lengths [2^k, 2^(k+1))
 
@@ -44,7 +46,7 @@ struct FullWindowConstants {
   std::uint64_t diagonal_backward = 0;
 };
 
-}  // namespace
+}  // namespace packing_counts
 
 struct PackingSimulator::Impl {
   AttentionGeometry geometry;
@@ -53,9 +55,9 @@ struct PackingSimulator::Impl {
   std::uint64_t window;
   detail::TileCounter forward;
   detail::TileCounter backward;
-  FullWindowConstants full;
+  packing_counts::FullWindowConstants full;
   std::uint64_t token_limit;  // keys ≤ tokens·S must stay below 2^63
-  StreamCounts counts;
+  packing_counts::StreamCounts counts;
 
   Impl(const AttentionGeometry& g, std::int64_t t)
       : geometry(g),
@@ -73,9 +75,9 @@ struct PackingSimulator::Impl {
   }
 
   // One piece [a, b) of the current window.
-  void add_piece(StreamCounts& c, std::uint64_t a, std::uint64_t b) const {
+  void add_piece(packing_counts::StreamCounts& c, std::uint64_t a, std::uint64_t b) const {
     const std::uint64_t x = b - a;
-    WindowCounts& w = c.window;
+    packing_counts::WindowCounts& w = c.window;
     w.keys += detail::context_keys(x, window);
     w.pieces += 1;
     w.varlen_forward += forward.context_tiles(x);
@@ -88,7 +90,7 @@ struct PackingSimulator::Impl {
   }
 
   // Throws once the stream would exceed token_limit tokens (c.totals.tokens ≤ token_limit holds).
-  void check_capacity(const StreamCounts& c, std::uint64_t more_tokens) const {
+  void check_capacity(const packing_counts::StreamCounts& c, std::uint64_t more_tokens) const {
     if (more_tokens > token_limit - c.totals.tokens) {
       throw Error(
           fmt::format("the stream exceeds {} tokens; its key totals would overflow 64-bit counters at "
@@ -99,7 +101,7 @@ struct PackingSimulator::Impl {
 
   // Closes the current window of m = position tokens: document-mask counts from its pieces,
   // causal-mask counts from one context of m tokens, dense = diagonal + below-diagonal tiles.
-  void close_window(StreamCounts& c) const {
+  void close_window(packing_counts::StreamCounts& c) const {
     const std::uint64_t m = c.position;
     check_capacity(c, m);
     SimulationTotals& t = c.totals;
@@ -118,12 +120,12 @@ struct PackingSimulator::Impl {
     t.causal_keys += is_full ? full.keys : detail::context_keys(m, window);
     t.causal_forward_tiles += is_full ? full.forward_tiles : forward.context_tiles(m);
     t.causal_backward_tiles += is_full ? full.backward_tiles : backward.context_tiles(m);
-    c.window = WindowCounts{};
+    c.window = packing_counts::WindowCounts{};
     c.position = 0;
   }
 
   // k windows each filled by one piece of a single long document.
-  void add_full_windows(StreamCounts& c, std::uint64_t k) const {
+  void add_full_windows(packing_counts::StreamCounts& c, std::uint64_t k) const {
     check_capacity(c, k > token_limit / seq_len ? token_limit + 1 : k * seq_len);
     SimulationTotals& t = c.totals;
     t.tokens += k * seq_len;
@@ -148,7 +150,7 @@ struct PackingSimulator::Impl {
       throw Error(fmt::format("document {} has length {}; allowed: an integer in [1, 2^40]",
                               counts.totals.documents + 1, length));
     }
-    StreamCounts& c = counts;
+    packing_counts::StreamCounts& c = counts;
     c.totals.documents += 1;
     std::uint64_t n = length + static_cast<std::uint64_t>(tokens_per_doc);
     if (n < seq_len - c.position) {  // the common case: the document ends inside this window
@@ -172,10 +174,10 @@ struct PackingSimulator::Impl {
   }
 
   SimulationResult result() const {
-    StreamCounts c = counts;
+    packing_counts::StreamCounts c = counts;
     if (c.position > 0) close_window(c);
     SimulationResult r{geometry, tokens_per_doc, c.totals};
-    for (std::size_t k = 0; k < histogram_bins; ++k) {
+    for (std::size_t k = 0; k < packing_counts::histogram_bins; ++k) {
       if (c.bin_pieces[k] == 0) continue;
       const auto low = std::int64_t{1} << k;
       const std::int64_t high = std::min<std::int64_t>((low << 1) - 1, geometry.seq_len);
