@@ -65,26 +65,6 @@ budget::ClusterSpec cluster_of(const py::handle& value, std::optional<std::int64
   refuse("cluster", value, "a cluster description as a dict or a file path (docs/cluster.md)");
 }
 
-budget::RecomputeSpec recompute_of(const std::string& text) {
-  if (text == "none") return {budget::RecomputeKind::none, 0};
-  if (text == "selective") return {budget::RecomputeKind::selective, 0};
-  if (text == "full") return {budget::RecomputeKind::full, 0};
-  if (text.rfind("full:", 0) == 0 && text.size() > 5 &&
-      text.find_first_not_of("0123456789", 5) == std::string::npos && text.size() < 15) {
-    const long long n = std::stoll(text.substr(5));
-    if (n >= 1) return {budget::RecomputeKind::full, n};
-  }
-  throw budget::Error("value \"" + text + "\" is not allowed; allowed: none, selective, full, full:N (N >= 1)",
-                      "recompute");
-}
-
-budget::TrainingPrecision precision_of(const std::string& text) {
-  if (text == "bf16") return budget::TrainingPrecision::bf16;
-  if (text == "fp16") return budget::TrainingPrecision::fp16;
-  if (text == "fp32") return budget::TrainingPrecision::fp32;
-  throw budget::Error("value \"" + text + "\" is not allowed; allowed: bf16, fp16, fp32", "precision");
-}
-
 }  // namespace
 
 budget::CalibrationProfile calibration_argument(const py::handle& calibration);  // budget_module.cpp
@@ -161,7 +141,7 @@ void bind_cluster(py::module_& m) {
         l.micro_batch_size = micro_batch_size;
         l.micro_batches = micro_batches;
         l.seq_len = seq_len;
-        l.recompute = recompute_of(recompute);
+        l.recompute = budget::parse_recompute(recompute, "recompute");
         l.distributed_optimizer = distributed_optimizer;
         l.sequence_parallel = sequence_parallel;
         l.cross_entropy_fusion = cross_entropy_fusion;
@@ -169,7 +149,7 @@ void bind_cluster(py::module_& m) {
         l.imbalance = imbalance;
         l.virtual_stages = virtual_stages;
         l.vocab_divisible_by = vocab_divisible_by;
-        l.precision = precision_of(precision);
+        l.precision = budget::parse_training_precision(precision, "precision");
         l.replicate_loop_weights = replicate_loop_weights;
         const budget::TrainingMemory memory = budget::training_memory(c, l, spec, "layout");
         return py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));

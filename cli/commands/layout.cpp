@@ -90,35 +90,6 @@ CommOverlap parse_overlap(const std::string& text) {
   return o;
 }
 
-/// --recompute none | selective | full | full:N (N layer executions per model chunk).
-RecomputeSpec parse_recompute(const std::string& text) {
-  if (text == "none") return {RecomputeKind::none, 0};
-  if (text == "selective") return {RecomputeKind::selective, 0};
-  if (text == "full") return {RecomputeKind::full, 0};
-  if (text.rfind("full:", 0) == 0) {
-    const std::string count = text.substr(5);
-    std::size_t used = 0;
-    long long n = 0;
-    try {
-      n = std::stoll(count, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == count.size() && !count.empty() && n >= 1) return {RecomputeKind::full, n};
-  }
-  throw Error(fmt::format("value \"{}\" is not allowed; allowed: none, selective, full, full:N (N ≥ 1 layers per "
-                          "model chunk)",
-                          text),
-              "--recompute");
-}
-
-TrainingPrecision parse_precision(const std::string& text) {
-  if (text == "bf16") return TrainingPrecision::bf16;
-  if (text == "fp16") return TrainingPrecision::fp16;
-  if (text == "fp32") return TrainingPrecision::fp32;
-  throw Error(fmt::format("value \"{}\" is not allowed; allowed: bf16, fp16, fp32", text), "--precision");
-}
-
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 std::string layers_text(const std::vector<std::int64_t>& layers) {
@@ -284,8 +255,8 @@ void run_layout(const LayoutOptions& o) {
   result.config_name = config.name.empty() ? o.config_path : config.name;
   result.cluster = load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
   ParallelLayout layout = o.layout;
-  layout.recompute = parse_recompute(o.recompute);
-  layout.precision = parse_precision(o.precision);
+  layout.recompute = parse_recompute(o.recompute, "--recompute");
+  layout.precision = parse_training_precision(o.precision, "--precision");
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
   result.memory = training_memory(config, layout, result.cluster, "layout");
   std::string profile = o.profile_path;

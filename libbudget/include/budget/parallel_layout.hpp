@@ -29,6 +29,10 @@ struct RecomputeSpec {
   RecomputeKind kind = RecomputeKind::none;
   std::int64_t full_layers = 0;  ///< full: layer executions recomputed per model chunk (0: all)
 };
+/// A recompute choice as the CLI (--recompute) and Python (recompute=) write it: none | selective
+/// | full | full:N, N ≥ 1 layer executions per model chunk (the names are to_string()'s). Anything
+/// else: budget::Error naming `where` (the option or argument), the value and the allowed forms.
+RecomputeSpec parse_recompute(std::string_view text, const std::string& where);
 
 /// Training precision, as Megatron's distributed-optimizer table lists it
 /// (docs/user-guide/features/dist_optimizer.md): bf16 weights with fp32 main gradients and fp32
@@ -36,6 +40,8 @@ struct RecomputeSpec {
 /// master weights, main-gradient copy and moments; fp32 throughout.
 enum class TrainingPrecision { bf16, fp16, fp32 };
 std::string_view to_string(TrainingPrecision precision);
+/// bf16 | fp16 | fp32 (to_string()'s names); anything else: budget::Error naming `where`.
+TrainingPrecision parse_training_precision(std::string_view text, const std::string& where);
 
 /// Bytes per parameter of one precision, split as memory is reported.
 struct ParameterBytes {

@@ -1,6 +1,9 @@
 #include "budget/parallel_layout.hpp"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
+#include <utility>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -9,22 +12,54 @@
 
 namespace budget {
 
-std::string_view to_string(RecomputeKind kind) {
-  switch (kind) {
-    case RecomputeKind::none: return "none";
-    case RecomputeKind::selective: return "selective";
-    case RecomputeKind::full: return "full";
+namespace {
+
+// One table per enum: to_string() prints from it and the parsers read with it, so a name is
+// written once.
+constexpr std::array<std::pair<RecomputeKind, std::string_view>, 3> recompute_names{{
+    {RecomputeKind::none, "none"}, {RecomputeKind::selective, "selective"}, {RecomputeKind::full, "full"}}};
+constexpr std::array<std::pair<TrainingPrecision, std::string_view>, 3> precision_names{{
+    {TrainingPrecision::bf16, "bf16"}, {TrainingPrecision::fp16, "fp16"}, {TrainingPrecision::fp32, "fp32"}}};
+
+template <class Enum, std::size_t N>
+std::string_view name_in(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value) {
+  for (const auto& [v, name] : names) {
+    if (v == value) return name;
   }
   return "?";
 }
 
-std::string_view to_string(TrainingPrecision precision) {
-  switch (precision) {
-    case TrainingPrecision::bf16: return "bf16";
-    case TrainingPrecision::fp16: return "fp16";
-    case TrainingPrecision::fp32: return "fp32";
+}  // namespace
+
+std::string_view to_string(RecomputeKind kind) { return name_in(recompute_names, kind); }
+
+std::string_view to_string(TrainingPrecision precision) { return name_in(precision_names, precision); }
+
+RecomputeSpec parse_recompute(std::string_view text, const std::string& where) {
+  for (const auto& [kind, name] : recompute_names) {
+    if (text == name) return {kind, 0};
   }
-  return "?";
+  // full:N — N decimal digits (at most 15, so the value fits), N ≥ 1.
+  constexpr std::string_view full_prefix = "full:";
+  if (text.substr(0, full_prefix.size()) == full_prefix) {
+    const std::string_view digits = text.substr(full_prefix.size());
+    if (!digits.empty() && digits.size() <= 15 && digits.find_first_not_of("0123456789") == std::string_view::npos) {
+      std::int64_t n = 0;
+      for (const char d : digits) n = n * 10 + (d - '0');
+      if (n >= 1) return {RecomputeKind::full, n};
+    }
+  }
+  throw Error(fmt::format("value \"{}\" is not allowed; allowed: none, selective, full, full:N (N ≥ 1 layers per "
+                          "model chunk)",
+                          text),
+              where);
+}
+
+TrainingPrecision parse_training_precision(std::string_view text, const std::string& where) {
+  for (const auto& [precision, name] : precision_names) {
+    if (text == name) return precision;
+  }
+  throw Error(fmt::format("value \"{}\" is not allowed; allowed: bf16, fp16, fp32", text), where);
 }
 
 ParameterBytes parameter_bytes(TrainingPrecision precision) {

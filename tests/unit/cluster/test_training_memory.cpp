@@ -447,3 +447,28 @@ TEST_CASE("cluster: MLA and first dense layers from the op list", "[cluster]") {
   // 456; sharded Q 2·48, K 2·48, V 2·32, output 2·32, LSE 4·4 = 336.
   CHECK(layer_activation_bytes(c, 1, l, false).attention == Approx(64.0 * (456.0 / 2 + 336.0 / 2)));
 }
+
+TEST_CASE("recompute and precision names: parsed as printed, the rest refused naming the option") {
+  for (const RecomputeKind kind : {RecomputeKind::none, RecomputeKind::selective, RecomputeKind::full}) {
+    const RecomputeSpec spec = parse_recompute(to_string(kind), "--recompute");
+    CHECK(spec.kind == kind);
+    CHECK(spec.full_layers == 0);
+  }
+  const RecomputeSpec some = parse_recompute("full:12", "--recompute");
+  CHECK(some.kind == RecomputeKind::full);
+  CHECK(some.full_layers == 12);
+  CHECK(parse_recompute("full:999999999999999", "x").full_layers == 999999999999999);
+  for (const char* bad : {"", "Full", "full:", "full:0", "full:-1", "full:1x", "full:1000000000000000", "partial"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_recompute(bad, "--recompute"),
+                      Catch::Contains("is not allowed; allowed: none, selective, full, full:N") &&
+                          Catch::Contains("--recompute"));
+  }
+  for (const TrainingPrecision p : {TrainingPrecision::bf16, TrainingPrecision::fp16, TrainingPrecision::fp32}) {
+    CHECK(parse_training_precision(to_string(p), "precision") == p);
+  }
+  CHECK(to_string(TrainingPrecision::fp16) == "fp16");
+  CHECK(to_string(RecomputeKind::selective) == "selective");
+  CHECK_THROWS_WITH(parse_training_precision("fp8", "precision"),
+                    Catch::Contains("value \"fp8\" is not allowed; allowed: bf16, fp16, fp32") && Catch::Contains("precision"));
+}
