@@ -128,142 +128,212 @@ std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLay
   return chunks;
 }
 
-std::string ParallelLayout::validation_error(const ArchConfig& config) const {
+namespace {
+
+// The checks of ParallelLayout::validation_error, in the order it runs them. Each returns the
+// message of the first rule the layout breaks, or an empty string; a later check may assume that
+// every earlier one passed (sizes at least 1, products within 64 bits, GPU count given).
+
+// Each degree and count at or above its minimum (0 where 0 means "derive it" or "none").
+std::string layout_minimum_error(const ParallelLayout& l, const ArchConfig& /*config*/) {
   const auto below = [](std::string_view name, std::int64_t value, std::int64_t min) {
     return value < min ? fmt::format("{} = {} is below {}", name, value, min) : std::string();
   };
   for (const auto& [name, value, min] :
-       {std::tuple<std::string_view, std::int64_t, std::int64_t>{"tp", tp, 1}, {"pp", pp, 1},
-        {"virtual_stages", virtual_stages, 1}, {"ep", ep, 1}, {"etp", etp, 0}, {"cp", cp, 1}, {"gpus", gpus, 0},
-        {"dp", dp, 0}, {"micro_batch_size", micro_batch_size, 1}, {"micro_batches", micro_batches, 1},
-        {"seq_len", seq_len, 1}, {"vocab_divisible_by", vocab_divisible_by, 0},
-        {"recompute full layers", recompute.full_layers, 0}}) {
+       {std::tuple<std::string_view, std::int64_t, std::int64_t>{"tp", l.tp, 1}, {"pp", l.pp, 1},
+        {"virtual_stages", l.virtual_stages, 1}, {"ep", l.ep, 1}, {"etp", l.etp, 0}, {"cp", l.cp, 1},
+        {"gpus", l.gpus, 0}, {"dp", l.dp, 0}, {"micro_batch_size", l.micro_batch_size, 1},
+        {"micro_batches", l.micro_batches, 1}, {"seq_len", l.seq_len, 1},
+        {"vocab_divisible_by", l.vocab_divisible_by, 0}, {"recompute full layers", l.recompute.full_layers, 0}}) {
     if (std::string e = below(name, value, min); !e.empty()) return e;
   }
-  // Each size at most 2^20 and N at most 2^40, so products of sizes never overflow 64 bits.
+  return {};
+}
+
+// Upper bounds: each size at most 2^20 and N at most 2^40, so products of sizes never overflow
+// 64 bits; seq_len at most 2^32; imbalance in [1, 1e6], capacity factor in [0, 1e6]; the GPU count
+// or DP given; at most 2^20 layer executions.
+std::string layout_range_error(const ParallelLayout& l, const ArchConfig& config) {
   constexpr std::int64_t max_size = std::int64_t{1} << 20;
-  for (const std::int64_t v : {tp, pp, virtual_stages, ep, etp, cp, dp, micro_batch_size, micro_batches}) {
+  for (const std::int64_t v :
+       {l.tp, l.pp, l.virtual_stages, l.ep, l.etp, l.cp, l.dp, l.micro_batch_size, l.micro_batches}) {
     if (v > max_size) return fmt::format("a parallel size or batch count ({}) is above {}", v, max_size);
   }
   constexpr std::int64_t max_gpus = std::int64_t{1} << 40;
-  if (gpus > max_gpus) return fmt::format("gpus = {} is above 2^40", gpus);
-  if (gpus == 0 && dp > 0 && tp * cp * pp > max_gpus / dp) return "the GPU count TP·CP·DP·PP is above 2^40";
-  if (seq_len > (std::int64_t{1} << 32)) return fmt::format("seq_len = {} is above 2^32", seq_len);
-  if (!(imbalance >= 1.0) || imbalance > 1e6) {
-    return fmt::format("imbalance = {} is not in [1, 1e6] (1 = balanced routing)", imbalance);
+  if (l.gpus > max_gpus) return fmt::format("gpus = {} is above 2^40", l.gpus);
+  if (l.gpus == 0 && l.dp > 0 && l.tp * l.cp * l.pp > max_gpus / l.dp) return "the GPU count TP·CP·DP·PP is above 2^40";
+  if (l.seq_len > (std::int64_t{1} << 32)) return fmt::format("seq_len = {} is above 2^32", l.seq_len);
+  if (!(l.imbalance >= 1.0) || l.imbalance > 1e6) {
+    return fmt::format("imbalance = {} is not in [1, 1e6] (1 = balanced routing)", l.imbalance);
   }
-  if (!(capacity_factor >= 0.0) || capacity_factor > 1e6) {
-    return fmt::format("capacity factor = {} is not in [0, 1e6] (0 = dropless)", capacity_factor);
+  if (!(l.capacity_factor >= 0.0) || l.capacity_factor > 1e6) {
+    return fmt::format("capacity factor = {} is not in [0, 1e6] (0 = dropless)", l.capacity_factor);
   }
-  if (gpus == 0 && dp == 0) return "neither the GPU count nor the data-parallel size is given";
+  if (l.gpus == 0 && l.dp == 0) return "neither the GPU count nor the data-parallel size is given";
   if (config.executed_layers() > max_size) {
     return fmt::format("{} layer executions are more than the {} a layout is planned for", config.executed_layers(),
                        max_size);
   }
-  const std::int64_t attention_group = tp * cp * pp;
-  if (gpus > 0 && gpus % attention_group != 0) {
-    return fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}", gpus, tp, cp, pp, attention_group);
+  return {};
+}
+
+// A given GPU count N divides by TP·CP·PP and, with DP also given, equals TP·CP·DP·PP.
+std::string layout_gpu_group_error(const ParallelLayout& l, const ArchConfig& /*config*/) {
+  const std::int64_t attention_group = l.tp * l.cp * l.pp;
+  if (l.gpus > 0 && l.gpus % attention_group != 0) {
+    return fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}", l.gpus, l.tp, l.cp, l.pp, attention_group);
   }
-  if (gpus > 0 && dp > 0 && gpus != attention_group * dp) {
-    return fmt::format("{} GPUs are not TP·CP·DP·PP = {}·{}·{}·{} = {}", gpus, tp, cp, dp, pp, attention_group * dp);
+  if (l.gpus > 0 && l.dp > 0 && l.gpus != attention_group * l.dp) {
+    return fmt::format("{} GPUs are not TP·CP·DP·PP = {}·{}·{}·{} = {}", l.gpus, l.tp, l.cp, l.dp, l.pp,
+                       attention_group * l.dp);
   }
+  return {};
+}
+
+// Attention heads, KV heads and the dense FFN width divide by TP.
+std::string layout_tensor_split_error(const ParallelLayout& l, const ArchConfig& config) {
   const auto& a = config.attention;
-  if (a.num_heads % tp != 0) return fmt::format("{} attention heads do not divide by TP = {}", a.num_heads, tp);
-  if (!a.mla && a.num_kv_heads % tp != 0) {
+  if (a.num_heads % l.tp != 0) return fmt::format("{} attention heads do not divide by TP = {}", a.num_heads, l.tp);
+  if (!a.mla && a.num_kv_heads % l.tp != 0) {
     // Megatron-Core transformer_config.py: num_query_groups must be a multiple of TP.
-    return fmt::format("{} KV heads (query groups) do not divide by TP = {}", a.num_kv_heads, tp);
+    return fmt::format("{} KV heads (query groups) do not divide by TP = {}", a.num_kv_heads, l.tp);
   }
   const auto& f = config.ffn;
-  if (config.dense_ffn_layers() > 0 && f.dense_dim % tp != 0) {
-    return fmt::format("dense FFN width {} does not divide by TP = {}", f.dense_dim, tp);
+  if (config.dense_ffn_layers() > 0 && f.dense_dim % l.tp != 0) {
+    return fmt::format("dense FFN width {} does not divide by TP = {}", f.dense_dim, l.tp);
   }
-  if (f.is_moe()) {
-    if (f.num_experts % ep != 0) return fmt::format("{} experts do not divide by EP = {}", f.num_experts, ep);
-    if (f.expert_dim % expert_tp() != 0) {
-      return fmt::format("expert width {} does not divide by ETP = {}", f.expert_dim, expert_tp());
-    }
-    if (f.num_shared_experts > 0 && (f.num_shared_experts * f.shared_expert_dim) % tp != 0) {
-      return fmt::format("shared-expert width {} does not divide by TP = {}", f.num_shared_experts * f.shared_expert_dim,
-                         tp);
-    }
-    const std::int64_t expert_group = expert_tp() * ep * pp;
-    const std::int64_t n = gpu_count();
-    if (n % expert_group != 0) {
-      return fmt::format("{} GPUs do not divide by ETP·EP·PP = {}·{}·{} = {} (MoE parallel folding)", n, expert_tp(), ep,
-                         pp, expert_group);
-    }
-    if (tp > 1 && !sequence_parallel) {
-      return fmt::format("MoE with TP = {} needs sequence parallelism (--sequence-parallel): the layout without it "
-                         "is not modelled",
-                         tp);
-    }
-  } else {
-    if (ep != 1) return fmt::format("EP = {} on a dense model (no experts): EP must be 1", ep);
-    if (etp > 1 && etp != tp) return fmt::format("ETP = {} on a dense model (no experts)", etp);
-    if (capacity_factor > 0.0 || imbalance != 1.0) return "capacity factor and imbalance apply to MoE models only";
+  return {};
+}
+
+// MoE: experts divide by EP, expert width by ETP, shared-expert width by TP, N by ETP·EP·PP, and
+// TP > 1 needs sequence parallelism. Dense: EP = 1, ETP unset or TP, no capacity factor or imbalance.
+std::string layout_expert_error(const ParallelLayout& l, const ArchConfig& config) {
+  const auto& f = config.ffn;
+  if (!f.is_moe()) {
+    if (l.ep != 1) return fmt::format("EP = {} on a dense model (no experts): EP must be 1", l.ep);
+    if (l.etp > 1 && l.etp != l.tp) return fmt::format("ETP = {} on a dense model (no experts)", l.etp);
+    if (l.capacity_factor > 0.0 || l.imbalance != 1.0) return "capacity factor and imbalance apply to MoE models only";
+    return {};
   }
-  if (cp > 1 && seq_len % (2 * cp) != 0) {
+  if (f.num_experts % l.ep != 0) return fmt::format("{} experts do not divide by EP = {}", f.num_experts, l.ep);
+  if (f.expert_dim % l.expert_tp() != 0) {
+    return fmt::format("expert width {} does not divide by ETP = {}", f.expert_dim, l.expert_tp());
+  }
+  if (f.num_shared_experts > 0 && (f.num_shared_experts * f.shared_expert_dim) % l.tp != 0) {
+    return fmt::format("shared-expert width {} does not divide by TP = {}", f.num_shared_experts * f.shared_expert_dim,
+                       l.tp);
+  }
+  const std::int64_t expert_group = l.expert_tp() * l.ep * l.pp;
+  const std::int64_t n = l.gpu_count();
+  if (n % expert_group != 0) {
+    return fmt::format("{} GPUs do not divide by ETP·EP·PP = {}·{}·{} = {} (MoE parallel folding)", n, l.expert_tp(),
+                       l.ep, l.pp, expert_group);
+  }
+  if (l.tp > 1 && !l.sequence_parallel) {
+    return fmt::format("MoE with TP = {} needs sequence parallelism (--sequence-parallel): the layout without it "
+                       "is not modelled",
+                       l.tp);
+  }
+  return {};
+}
+
+// Context parallelism: seq_len divides by 2·CP and FlashAttention is on; sequence parallelism:
+// seq_len / CP divides by TP; the padded vocabulary divides by TP.
+std::string layout_sequence_and_vocab_error(const ParallelLayout& l, const ArchConfig& config) {
+  if (l.cp > 1 && l.seq_len % (2 * l.cp) != 0) {
     // Transformer Engine's load-balanced context parallelism splits each sequence into 2·CP chunks.
-    return fmt::format("seq_len {} does not divide by 2·CP = {}", seq_len, 2 * cp);
+    return fmt::format("seq_len {} does not divide by 2·CP = {}", l.seq_len, 2 * l.cp);
   }
-  if (cp > 1 && !flash_attention) return "context parallelism needs FlashAttention (the s² terms are not modelled)";
-  const std::int64_t local_seq = seq_len / cp;
-  if (sequence_parallel_active() && local_seq % tp != 0) {
-    return fmt::format("seq_len / CP = {} does not divide by TP = {} (sequence parallelism)", local_seq, tp);
+  if (l.cp > 1 && !l.flash_attention) return "context parallelism needs FlashAttention (the s² terms are not modelled)";
+  const std::int64_t local_seq = l.seq_len / l.cp;
+  if (l.sequence_parallel_active() && local_seq % l.tp != 0) {
+    return fmt::format("seq_len / CP = {} does not divide by TP = {} (sequence parallelism)", local_seq, l.tp);
   }
-  if (config.vocab_size > 0 && padded_vocab(config.vocab_size) % tp != 0) {
+  if (config.vocab_size > 0 && l.padded_vocab(config.vocab_size) % l.tp != 0) {
     return fmt::format("vocab_size {} does not divide by TP = {}; pad it with --vocab-divisible-by (Megatron's "
                        "--make-vocab-size-divisible-by)",
-                       config.vocab_size, tp);
+                       config.vocab_size, l.tp);
   }
-  if (virtual_stages > 1 && pp == 1) return "virtual pipeline stages need PP > 1";
-  if (virtual_stages > 1 && micro_batches % pp != 0) {
+  return {};
+}
+
+// Stored weights: the physical layers divide by PP·V, and a repeated loop lies inside one chunk.
+std::string layout_stored_chunk_error(const ParallelLayout& l, const ArchConfig& config, std::int64_t chunk_count) {
+  if (config.num_layers % chunk_count != 0) {
+    return fmt::format("{} layers do not divide by PP·V = {}·{} = {}", config.num_layers, l.pp, l.virtual_stages,
+                       chunk_count);
+  }
+  if (config.loop && config.loop->repeats > 1) {
+    const std::int64_t per_chunk = config.num_layers / chunk_count;
+    const std::int64_t first_chunk = (config.loop->first - 1) / per_chunk;
+    const std::int64_t last_chunk = (config.loop->last - 1) / per_chunk;
+    if (first_chunk != last_chunk) {
+      return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({} layers each): a loop "
+                         "must lie inside one pipeline stage, or choose replicate_loop_weights "
+                         "(--replicate-loop-weights) to store its weights on every stage that runs it",
+                         config.loop->first, config.loop->last, first_chunk, last_chunk, per_chunk);
+    }
+  }
+  return {};
+}
+
+// Virtual stages need PP > 1 and micro-batches in whole groups of PP; the PP·V model chunks split
+// the executed layers (replicated loop weights) or the physical layers evenly.
+std::string layout_pipeline_error(const ParallelLayout& l, const ArchConfig& config) {
+  if (l.virtual_stages > 1 && l.pp == 1) return "virtual pipeline stages need PP > 1";
+  if (l.virtual_stages > 1 && l.micro_batches % l.pp != 0) {
     // Megatron's interleaved schedule runs micro-batches in groups of PP
     // (microbatch_group_size_per_vp_stage, default PP): the warm-up count assumes whole groups.
-    return fmt::format("{} micro-batches do not divide by PP = {} (interleaved schedule)", micro_batches, pp);
+    return fmt::format("{} micro-batches do not divide by PP = {} (interleaved schedule)", l.micro_batches, l.pp);
   }
-  const std::int64_t chunk_count = pp * virtual_stages;
-  if (replicate_loop_weights) {
-    if (config.executed_layers() % chunk_count != 0) {
-      return fmt::format("{} executed layers do not divide by PP·V = {}·{} = {}", config.executed_layers(), pp,
-                         virtual_stages, chunk_count);
-    }
-  } else {
-    if (config.num_layers % chunk_count != 0) {
-      return fmt::format("{} layers do not divide by PP·V = {}·{} = {}", config.num_layers, pp, virtual_stages,
-                         chunk_count);
-    }
-    if (config.loop && config.loop->repeats > 1) {
-      const std::int64_t per_chunk = config.num_layers / chunk_count;
-      const std::int64_t first_chunk = (config.loop->first - 1) / per_chunk;
-      const std::int64_t last_chunk = (config.loop->last - 1) / per_chunk;
-      if (first_chunk != last_chunk) {
-        return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({} layers each): a loop "
-                           "must lie inside one pipeline stage, or choose replicate_loop_weights "
-                           "(--replicate-loop-weights) to store its weights on every stage that runs it",
-                           config.loop->first, config.loop->last, first_chunk, last_chunk, per_chunk);
-      }
-    }
+  const std::int64_t chunk_count = l.pp * l.virtual_stages;
+  if (!l.replicate_loop_weights) return layout_stored_chunk_error(l, config, chunk_count);
+  if (config.executed_layers() % chunk_count != 0) {
+    return fmt::format("{} executed layers do not divide by PP·V = {}·{} = {}", config.executed_layers(), l.pp,
+                       l.virtual_stages, chunk_count);
   }
-  if (recompute.kind != RecomputeKind::full && recompute.full_layers != 0) {
+  return {};
+}
+
+// Recompute layers only with full recompute, and at most the layer executions of the smallest
+// model chunk (every chunk executes the same count with replicated loop weights).
+std::string layout_recompute_error(const ParallelLayout& l, const ArchConfig& config) {
+  if (l.recompute.kind != RecomputeKind::full && l.recompute.full_layers != 0) {
     return "recompute layers are given without full recompute";
   }
-  if (recompute.kind == RecomputeKind::full && recompute.full_layers > 0) {
-    const std::int64_t per_chunk = config.executed_layers() / chunk_count;
-    if (!replicate_loop_weights) {
-      std::int64_t smallest = config.executed_layers();
-      for (const ModelChunk& c : model_chunks(config, *this)) {
-        smallest = std::min(smallest, static_cast<std::int64_t>(c.executed_layers.size()));
-      }
-      if (recompute.full_layers > smallest) {
-        return fmt::format("full recompute of {} layers per chunk exceeds the {} layer executions of the smallest "
-                           "chunk",
-                           recompute.full_layers, smallest);
-      }
-    } else if (recompute.full_layers > per_chunk) {
+  if (l.recompute.kind != RecomputeKind::full || l.recompute.full_layers <= 0) return {};
+  if (l.replicate_loop_weights) {
+    const std::int64_t per_chunk = config.executed_layers() / (l.pp * l.virtual_stages);
+    if (l.recompute.full_layers > per_chunk) {
       return fmt::format("full recompute of {} layers per chunk exceeds the chunk's {} layer executions",
-                         recompute.full_layers, per_chunk);
+                         l.recompute.full_layers, per_chunk);
     }
+    return {};
+  }
+  std::int64_t smallest = config.executed_layers();
+  for (const ModelChunk& c : model_chunks(config, l)) {
+    smallest = std::min(smallest, static_cast<std::int64_t>(c.executed_layers.size()));
+  }
+  if (l.recompute.full_layers > smallest) {
+    return fmt::format("full recompute of {} layers per chunk exceeds the {} layer executions of the smallest "
+                       "chunk",
+                       l.recompute.full_layers, smallest);
+  }
+  return {};
+}
+
+}  // namespace
+
+// The checks run one after another in this order (each may assume the earlier ones passed), and
+// the first failing one's message is returned.
+std::string ParallelLayout::validation_error(const ArchConfig& config) const {
+  using LayoutCheck = std::string (*)(const ParallelLayout&, const ArchConfig&);
+  constexpr std::array<LayoutCheck, 8> checks{layout_minimum_error,      layout_range_error,
+                                               layout_gpu_group_error,    layout_tensor_split_error,
+                                               layout_expert_error,       layout_sequence_and_vocab_error,
+                                               layout_pipeline_error,     layout_recompute_error};
+  for (const LayoutCheck check : checks) {
+    if (std::string error = check(*this, config); !error.empty()) return error;
   }
   return {};
 }
