@@ -76,6 +76,144 @@ void refuse_unexpressed_in_megatron(const ArchConfig& c) {
 /// "1e-06" and "1000000": Python's float() and int() read them as the intended value.
 std::string number_text(double value) { return fmt::format("{}", value); }
 
+/// Throws budget::Error naming /settings/rope_scaling for rope scaling Megatron-LM cannot write.
+[[noreturn]] void refuse_megatron_rope_scaling(const ArchConfig& c, const std::string& what) {
+  refuse_in_megatron(c, "/settings/rope_scaling", what);
+}
+
+/// Appends the argument "<flag> <value>" to `args`.
+void push_megatron_arg(std::vector<std::string>& args, const std::string& flag, const std::string& value) {
+  args.push_back(flag + " " + value);
+}
+
+/// original_max_position_embeddings as a double, for the checks of a fixed Megatron value.
+std::optional<double> original_max_positions_of(const RopeScaling& r) {
+  std::optional<double> original;
+  if (r.original_max_position_embeddings) original = static_cast<double>(*r.original_max_position_embeddings);
+  return original;
+}
+
+/// Refuses the scaling types Megatron-LM has no argument for (dynamic, longrope), then any but
+/// yarn with multi-head latent attention.
+void refuse_megatron_rope_scaling_type(const ArchConfig& c, const RopeScaling& r, bool mla) {
+  if (r.type != RopeScalingType::yarn && r.type != RopeScalingType::llama3 && r.type != RopeScalingType::linear) {
+    refuse_megatron_rope_scaling(c, fmt::format("{} rope scaling", to_string(r.type)));
+  }
+  if (mla && r.type != RopeScalingType::yarn) {
+    refuse_megatron_rope_scaling(c, fmt::format("{} rope scaling with multi-head latent attention (its rope types are "
+                                                "rope and yarn)",
+                                                to_string(r.type)));
+  }
+}
+
+/// linear scaling: --rotary-seq-len-interpolation-factor, an int (refused otherwise).
+void write_megatron_linear_rope_scaling(const ArchConfig& c, const RopeScaling& r, std::vector<std::string>& args) {
+  if (*r.factor != std::floor(*r.factor) || *r.factor < 1.0 || *r.factor > 1e9) {
+    refuse_megatron_rope_scaling(c, fmt::format("linear rope scaling by the non-integer factor {} (--rotary-seq-len-"
+                                                "interpolation-factor takes an int)",
+                                                number_text(*r.factor)));
+  }
+  push_megatron_arg(args, "--position-embedding-type", "rope");
+  push_megatron_arg(args, "--rotary-seq-len-interpolation-factor",
+                    std::to_string(static_cast<std::int64_t>(*r.factor)));
+}
+
+/// A llama3 parameter RotaryEmbedding._apply_scaling fixes at `megatron`: stated in `defaults`
+/// when the config gives none, refused when it gives another value.
+void check_megatron_llama3_fixed(const ArchConfig& c, const char* name, std::optional<double> value, double megatron,
+                                 std::vector<std::string>& defaults) {
+  if (!value) {
+    defaults.push_back(fmt::format("llama3 rope scaling {} {} (RotaryEmbedding._apply_scaling; the config gives "
+                                   "none)",
+                                   name, number_text(megatron)));
+  } else if (*value != megatron) {
+    refuse_megatron_rope_scaling(c, fmt::format("llama3 rope scaling with {} {} (Megatron's RotaryEmbedding fixes it "
+                                                "at {}, rotary_pos_embedding.py:93-98)",
+                                                name, number_text(*value), number_text(megatron)));
+  }
+}
+
+/// llama3 scaling (GQA): --use-rope-scaling --rope-scaling-factor, the fixed parameters checked.
+void write_megatron_llama3_rope_scaling(const ArchConfig& c, const RopeScaling& r, std::vector<std::string>& args,
+                                        std::vector<std::string>& defaults) {
+  check_megatron_llama3_fixed(c, "low_freq_factor", r.low_freq_factor, 1.0, defaults);
+  check_megatron_llama3_fixed(c, "high_freq_factor", r.high_freq_factor, 4.0, defaults);
+  check_megatron_llama3_fixed(c, "original_max_position_embeddings", original_max_positions_of(r), 8192.0, defaults);
+  push_megatron_arg(args, "--position-embedding-type", "rope");
+  args.emplace_back("--use-rope-scaling");
+  push_megatron_arg(args, "--rope-scaling-factor", number_text(*r.factor));
+}
+
+/// An MLATransformerConfig yarn field without an argument (TC:3318-3324), fixed at `megatron`:
+/// stated in `defaults` when the config gives none, refused when it gives another value.
+void check_megatron_mla_yarn_fixed(const ArchConfig& c, const char* name, std::optional<double> value,
+                                   double megatron, std::vector<std::string>& defaults) {
+  if (!value) {
+    defaults.push_back(fmt::format("MLATransformerConfig.{} {} (yarn; the config gives none)", name,
+                                   number_text(megatron)));
+  } else if (*value != megatron) {
+    refuse_megatron_rope_scaling(c, fmt::format("yarn rope scaling with {} {} (Megatron's MLA takes it from "
+                                                "MLATransformerConfig.{} = {}, which has no argument, "
+                                                "transformer_config.py:3318-3324)",
+                                                name, number_text(*value), name, number_text(megatron)));
+  }
+}
+
+/// yarn with MLA: --rope-type yarn; the fixed MLATransformerConfig fields checked.
+void write_megatron_mla_yarn_rope(const ArchConfig& c, const RopeScaling& r, std::vector<std::string>& args,
+                                  std::vector<std::string>& defaults) {
+  check_megatron_mla_yarn_fixed(c, "original_max_position_embeddings", original_max_positions_of(r), 4096.0,
+                                defaults);
+  check_megatron_mla_yarn_fixed(c, "beta_fast", r.beta_fast, 32.0, defaults);
+  check_megatron_mla_yarn_fixed(c, "beta_slow", r.beta_slow, 1.0, defaults);
+  push_megatron_arg(args, "--position-embedding-type", "rope");
+  push_megatron_arg(args, "--rope-type", "yarn");
+}
+
+/// yarn with GQA: --position-embedding-type yarn and the --yarn-* arguments the config gives.
+void write_megatron_gqa_yarn_rope(const ArchConfig& c, const RopeScaling& r, std::vector<std::string>& args,
+                                  std::vector<std::string>& defaults) {
+  if (c.mtp_layers > 0) {
+    // validate_args: MTP only with rope or no position embedding (A:882-886).
+    refuse_megatron_rope_scaling(c, "yarn rope scaling with multi-token prediction without MLA (Megatron's MTP takes "
+                                    "--position-embedding-type rope or none, arguments.py:882-886)");
+  }
+  push_megatron_arg(args, "--position-embedding-type", "yarn");
+  if (r.original_max_position_embeddings) {
+    push_megatron_arg(args, "--yarn-original-max-position-embeddings",
+                      std::to_string(*r.original_max_position_embeddings));
+  } else {
+    defaults.push_back("--yarn-original-max-position-embeddings 4096 (the config gives none)");
+  }
+  if (r.beta_fast) push_megatron_arg(args, "--yarn-beta-fast", number_text(*r.beta_fast));
+  if (r.beta_slow) push_megatron_arg(args, "--yarn-beta-slow", number_text(*r.beta_slow));
+  if (!r.beta_fast) defaults.push_back("--yarn-beta-fast 32 (the config gives none)");
+  if (!r.beta_slow) defaults.push_back("--yarn-beta-slow 1 (the config gives none)");
+}
+
+/// yarn: the MLA or GQA position arguments, then the factor and the mscales; a yarn
+/// attention_factor is refused (Megatron derives it).
+void write_megatron_yarn_rope_scaling(const ArchConfig& c, const RopeScaling& r, bool mla,
+                                      std::vector<std::string>& args, std::vector<std::string>& defaults) {
+  if (r.attention_factor) {
+    refuse_megatron_rope_scaling(c, fmt::format("a yarn attention_factor ({}; Megatron derives it from mscale and "
+                                                "mscale_all_dim)",
+                                                number_text(*r.attention_factor)));
+  }
+  if (mla) {
+    write_megatron_mla_yarn_rope(c, r, args, defaults);
+  } else {
+    write_megatron_gqa_yarn_rope(c, r, args, defaults);
+  }
+  push_megatron_arg(args, "--rotary-scaling-factor", number_text(*r.factor));
+  if (r.mscale) push_megatron_arg(args, "--mscale", number_text(*r.mscale));
+  if (r.mscale_all_dim) push_megatron_arg(args, "--mscale-all-dim", number_text(*r.mscale_all_dim));
+  if (!r.mscale || !r.mscale_all_dim) {
+    defaults.push_back("--mscale 1.0 --mscale-all-dim 0.0 where the config gives none (attention scale "
+                       "0.1 ln(factor) + 1, as transformers' yarn default)");
+  }
+}
+
 /// settings.rope_scaling as Megatron-LM's arguments at d98e8a64 (A = arguments.py):
 /// - MLA, yarn: --rope-type yarn (A:2906), --rotary-scaling-factor (A:3558), --mscale (A:3560),
 ///   --mscale-all-dim (A:3562). MLATransformerConfig's original_max_position_embeddings (4096),
@@ -94,101 +232,19 @@ std::string number_text(double value) { return fmt::format("{}", value); }
 void write_rope_scaling(const ArchConfig& c, std::vector<std::string>& args, std::vector<std::string>& defaults) {
   const std::optional<RopeScaling>& scaling = c.settings.rope_scaling;
   const bool mla = c.attention.mla.has_value();
-  const char* field = "/settings/rope_scaling";
-  const auto refuse_scaling = [&](const std::string& what) { refuse_in_megatron(c, field, what); };
-  const auto arg = [&](const std::string& flag, const std::string& value) { args.push_back(flag + " " + value); };
   if (!scaling) {
-    arg("--position-embedding-type", "rope");
-    if (mla) arg("--rope-type", "rope");  // MLA's default rope type is yarn (TC:3306)
+    push_megatron_arg(args, "--position-embedding-type", "rope");
+    if (mla) push_megatron_arg(args, "--rope-type", "rope");  // MLA's default rope type is yarn (TC:3306)
     return;
   }
   const RopeScaling& r = *scaling;
-  if (r.type != RopeScalingType::yarn && r.type != RopeScalingType::llama3 && r.type != RopeScalingType::linear) {
-    refuse_scaling(fmt::format("{} rope scaling", to_string(r.type)));
-  }
-  if (mla && r.type != RopeScalingType::yarn) {
-    refuse_scaling(fmt::format("{} rope scaling with multi-head latent attention (its rope types are rope and yarn)",
-                               to_string(r.type)));
-  }
+  refuse_megatron_rope_scaling_type(c, r, mla);
   if (r.type == RopeScalingType::linear) {
-    if (*r.factor != std::floor(*r.factor) || *r.factor < 1.0 || *r.factor > 1e9) {
-      refuse_scaling(fmt::format("linear rope scaling by the non-integer factor {} (--rotary-seq-len-interpolation-"
-                                 "factor takes an int)",
-                                 number_text(*r.factor)));
-    }
-    arg("--position-embedding-type", "rope");
-    arg("--rotary-seq-len-interpolation-factor", std::to_string(static_cast<std::int64_t>(*r.factor)));
-    return;
-  }
-  if (r.type == RopeScalingType::llama3) {
-    const auto fixed = [&](const char* name, std::optional<double> value, double megatron) {
-      if (!value) {
-        defaults.push_back(fmt::format("llama3 rope scaling {} {} (RotaryEmbedding._apply_scaling; the config gives "
-                                       "none)",
-                                       name, number_text(megatron)));
-      } else if (*value != megatron) {
-        refuse_scaling(fmt::format("llama3 rope scaling with {} {} (Megatron's RotaryEmbedding fixes it at {}, "
-                                   "rotary_pos_embedding.py:93-98)",
-                                   name, number_text(*value), number_text(megatron)));
-      }
-    };
-    fixed("low_freq_factor", r.low_freq_factor, 1.0);
-    fixed("high_freq_factor", r.high_freq_factor, 4.0);
-    std::optional<double> original;
-    if (r.original_max_position_embeddings) original = static_cast<double>(*r.original_max_position_embeddings);
-    fixed("original_max_position_embeddings", original, 8192.0);
-    arg("--position-embedding-type", "rope");
-    args.emplace_back("--use-rope-scaling");
-    arg("--rope-scaling-factor", number_text(*r.factor));
-    return;
-  }
-  if (r.attention_factor) {
-    refuse_scaling(fmt::format("a yarn attention_factor ({}; Megatron derives it from mscale and mscale_all_dim)",
-                               number_text(*r.attention_factor)));
-  }
-  if (mla) {
-    // MLATransformerConfig fields without an argument (TC:3318-3324).
-    const auto fixed = [&](const char* name, std::optional<double> value, double megatron) {
-      if (!value) {
-        defaults.push_back(fmt::format("MLATransformerConfig.{} {} (yarn; the config gives none)", name,
-                                       number_text(megatron)));
-      } else if (*value != megatron) {
-        refuse_scaling(fmt::format("yarn rope scaling with {} {} (Megatron's MLA takes it from "
-                                   "MLATransformerConfig.{} = {}, which has no argument, transformer_config.py:"
-                                   "3318-3324)",
-                                   name, number_text(*value), name, number_text(megatron)));
-      }
-    };
-    std::optional<double> original;
-    if (r.original_max_position_embeddings) original = static_cast<double>(*r.original_max_position_embeddings);
-    fixed("original_max_position_embeddings", original, 4096.0);
-    fixed("beta_fast", r.beta_fast, 32.0);
-    fixed("beta_slow", r.beta_slow, 1.0);
-    arg("--position-embedding-type", "rope");
-    arg("--rope-type", "yarn");
+    write_megatron_linear_rope_scaling(c, r, args);
+  } else if (r.type == RopeScalingType::llama3) {
+    write_megatron_llama3_rope_scaling(c, r, args, defaults);
   } else {
-    if (c.mtp_layers > 0) {
-      // validate_args: MTP only with rope or no position embedding (A:882-886).
-      refuse_scaling("yarn rope scaling with multi-token prediction without MLA (Megatron's MTP takes "
-                     "--position-embedding-type rope or none, arguments.py:882-886)");
-    }
-    arg("--position-embedding-type", "yarn");
-    if (r.original_max_position_embeddings) {
-      arg("--yarn-original-max-position-embeddings", std::to_string(*r.original_max_position_embeddings));
-    } else {
-      defaults.push_back("--yarn-original-max-position-embeddings 4096 (the config gives none)");
-    }
-    if (r.beta_fast) arg("--yarn-beta-fast", number_text(*r.beta_fast));
-    if (r.beta_slow) arg("--yarn-beta-slow", number_text(*r.beta_slow));
-    if (!r.beta_fast) defaults.push_back("--yarn-beta-fast 32 (the config gives none)");
-    if (!r.beta_slow) defaults.push_back("--yarn-beta-slow 1 (the config gives none)");
-  }
-  arg("--rotary-scaling-factor", number_text(*r.factor));
-  if (r.mscale) arg("--mscale", number_text(*r.mscale));
-  if (r.mscale_all_dim) arg("--mscale-all-dim", number_text(*r.mscale_all_dim));
-  if (!r.mscale || !r.mscale_all_dim) {
-    defaults.push_back("--mscale 1.0 --mscale-all-dim 0.0 where the config gives none (attention scale "
-                       "0.1 ln(factor) + 1, as transformers' yarn default)");
+    write_megatron_yarn_rope_scaling(c, r, mla, args, defaults);
   }
 }
 
