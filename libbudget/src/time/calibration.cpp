@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -198,31 +199,39 @@ std::string read_device_name(const ObjectReader& r, std::string_view key) {
   return name;
 }
 
-CalibrationRow read_calibration_row(const ObjectReader& r) {
-  CalibrationRow row;
-  row.op = r.string("op");
+namespace {
+
+// The readers of one calibration row, in the order read_calibration_row() calls them (that order
+// decides which error a row with several faults reports).
+
+/// "op": one of calibration_ops() (an unknown op names the closest known one).
+std::string read_row_op(const ObjectReader& r) {
+  std::string op = r.string("op");
   const auto& ops = calibration_ops();
-  if (std::find(ops.begin(), ops.end(), row.op) == ops.end()) {
-    std::string message = fmt::format("unknown op \"{}\"; allowed: {}", row.op, join_quoted(ops));
-    const std::string suggestion = closest_match(row.op, ops);
+  if (std::find(ops.begin(), ops.end(), op) == ops.end()) {
+    std::string message = fmt::format("unknown op \"{}\"; allowed: {}", op, join_quoted(ops));
+    const std::string suggestion = closest_match(op, ops);
     if (!suggestion.empty()) message += fmt::format(" (did you mean \"{}\"?)", suggestion);
     r.fail("op", message);
   }
-  const bool is_gemm = row.op == "gemm" || row.op == "expert_gemms";
-  const bool is_attention = row.op == "attention";
-  const auto fields = calibration_shape_fields(row.op);
+  return op;
+}
 
+/// Refuses a key that `op` does not have: the common keys, its shape fields, "matrix" and
+/// "routing" (expert_gemms), "refused" (attention). The error names the closest allowed key, or
+/// else lists them all.
+void reject_unknown_row_keys(const ObjectReader& r, const std::string& op, const CalibrationShapeFields& fields) {
   std::vector<std::string> allowed = {"op", "pass", "backend", "ms", "flops", "bytes"};
   allowed.insert(allowed.end(), fields.required.begin(), fields.required.end());
   allowed.insert(allowed.end(), fields.optional.begin(), fields.optional.end());
-  if (row.op == "expert_gemms") {
+  if (op == "expert_gemms") {
     allowed.emplace_back("matrix");
     allowed.emplace_back("routing");
   }
-  if (is_attention) allowed.emplace_back("refused");
+  if (op == "attention") allowed.emplace_back("refused");
   for (const auto& item : r.json().items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
-    std::string message = fmt::format("unknown key \"{}\" for op \"{}\"", item.key(), row.op);
+    std::string message = fmt::format("unknown key \"{}\" for op \"{}\"", item.key(), op);
     const std::string suggestion = closest_match(item.key(), allowed);
     if (!suggestion.empty()) {
       message += fmt::format(" (did you mean \"{}\"?)", suggestion);
@@ -231,53 +240,91 @@ CalibrationRow read_calibration_row(const ObjectReader& r) {
     }
     r.fail(item.key(), message);
   }
+}
 
-  if (is_gemm) {
-    row.pass = r.choice_or("pass", "", {"forward", "input_grad", "weight_grad"});
-  } else {
-    row.pass = r.choice_or("pass", "", {"forward", "backward", "forward+backward"});
-  }
-  if (row.pass.empty()) r.fail("pass", "required key is missing");
+/// "pass" (required): a GEMM op's forward / input_grad / weight_grad, any other op's forward /
+/// backward / forward+backward.
+std::string read_row_pass(const ObjectReader& r, const std::string& op) {
+  const bool is_gemm = op == "gemm" || op == "expert_gemms";
+  std::string pass = is_gemm ? r.choice_or("pass", "", {"forward", "input_grad", "weight_grad"})
+                             : r.choice_or("pass", "", {"forward", "backward", "forward+backward"});
+  if (pass.empty()) r.fail("pass", "required key is missing");
+  return pass;
+}
 
-  for (const auto& f : fields.required) row.shape[f] = r.integer(f, 1, max_calibration_dim);
+/// The op's shape fields, required then optional, each an integer in [1, max_calibration_dim].
+void read_row_shape(const ObjectReader& r, const CalibrationShapeFields& fields,
+                    std::map<std::string, std::int64_t>& shape) {
+  for (const auto& f : fields.required) shape[f] = r.integer(f, 1, max_calibration_dim);
   for (const auto& f : fields.optional) {
-    if (r.has(f)) row.shape[f] = r.integer(f, 1, max_calibration_dim);
+    if (r.has(f)) shape[f] = r.integer(f, 1, max_calibration_dim);
   }
+}
 
-  if (row.op == "expert_gemms") {
-    row.matrix = r.choice_or("matrix", "", {"up_gate", "up", "down"});
-    if (row.matrix.empty()) r.fail("matrix", "required key is missing (\"up_gate\", \"up\" or \"down\")");
-    row.routing = r.choice_or("routing", "", {"balanced", "skewed"});
-  }
-  if (is_attention) {
-    const auto& h = row.shape;
-    if (h.at("num_heads") % h.at("num_kv_heads") != 0) {
-      r.fail("num_kv_heads", fmt::format("num_kv_heads {} does not divide num_heads {}", h.at("num_kv_heads"),
-                                         h.at("num_heads")));
-    }
-  }
+/// expert_gemms: "matrix" (required: up_gate / up / down) and "routing" (optional: balanced / skewed).
+void read_expert_gemms_fields(const ObjectReader& r, CalibrationRow& row) {
+  row.matrix = r.choice_or("matrix", "", {"up_gate", "up", "down"});
+  if (row.matrix.empty()) r.fail("matrix", "required key is missing (\"up_gate\", \"up\" or \"down\")");
+  row.routing = r.choice_or("routing", "", {"balanced", "skewed"});
+}
 
-  if (r.has("backend")) {
-    row.backend = r.string("backend");
+/// attention: num_kv_heads divides num_heads (grouped-query attention).
+void check_attention_heads(const ObjectReader& r, const std::map<std::string, std::int64_t>& h) {
+  if (h.at("num_heads") % h.at("num_kv_heads") != 0) {
+    r.fail("num_kv_heads",
+           fmt::format("num_kv_heads {} does not divide num_heads {}", h.at("num_kv_heads"), h.at("num_heads")));
+  }
+}
+
+/// "backend": required for attention (cudnn / flash / default / fallback-<name>), optional
+/// otherwise ("" when absent); any given value is non-empty letters, digits, '-', '_', '.'.
+std::string read_row_backend(const ObjectReader& r, bool is_attention) {
+  if (!r.has("backend")) {
     if (is_attention) {
-      const bool ok = row.backend == "cudnn" || row.backend == "flash" || row.backend == "default" ||
-                      (row.backend.rfind("fallback-", 0) == 0 && row.backend.size() > 9);
-      if (!ok) {
-        r.fail("backend", fmt::format("value \"{}\" is not allowed; allowed: \"cudnn\", \"flash\", \"default\" or "
-                                      "\"fallback-<name>\"",
-                                      row.backend));
-      }
+      r.fail("backend", "required key is missing (\"cudnn\", \"flash\", \"default\" or \"fallback-<name>\")");
     }
-    const bool chars_ok = !row.backend.empty() && std::all_of(row.backend.begin(), row.backend.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-    });
-    if (!chars_ok) {
-      r.fail("backend", fmt::format("value \"{}\" is not allowed; allowed: letters, digits, '-', '_', '.'", row.backend));
-    }
-  } else if (is_attention) {
-    r.fail("backend", "required key is missing (\"cudnn\", \"flash\", \"default\" or \"fallback-<name>\")");
+    return "";
   }
+  std::string backend = r.string("backend");
+  if (is_attention) {
+    const bool ok = backend == "cudnn" || backend == "flash" || backend == "default" ||
+                    (backend.rfind("fallback-", 0) == 0 && backend.size() > 9);
+    if (!ok) {
+      r.fail("backend", fmt::format("value \"{}\" is not allowed; allowed: \"cudnn\", \"flash\", \"default\" or "
+                                    "\"fallback-<name>\"",
+                                    backend));
+    }
+  }
+  const bool chars_ok = !backend.empty() && std::all_of(backend.begin(), backend.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!chars_ok) {
+    r.fail("backend", fmt::format("value \"{}\" is not allowed; allowed: letters, digits, '-', '_', '.'", backend));
+  }
+  return backend;
+}
 
+/// A measured row's FLOP and byte rates (flops / time, bytes / time) stay below what any device
+/// does (max_row_flops_per_s, max_row_bytes_per_s); a faster row most likely has its time in the
+/// wrong unit.
+void check_row_rates(const ObjectReader& r, const CalibrationRow& row) {
+  const double seconds = row.ms * 1e-3;
+  if (row.flops / seconds > max_row_flops_per_s) {
+    r.fail("ms", fmt::format("{:g} FLOPs in {:g} ms is {:.3g} FLOP/s, more than any device does (at most {:g}); "
+                             "check the time's unit (milliseconds)",
+                             row.flops, row.ms, row.flops / seconds, max_row_flops_per_s));
+  }
+  if (row.bytes / seconds > max_row_bytes_per_s) {
+    r.fail("ms", fmt::format("{:g} bytes in {:g} ms is {:.3g} B/s, more than any device moves (at most {:g}); "
+                             "check the time's unit (milliseconds)",
+                             row.bytes, row.ms, row.bytes / seconds, max_row_bytes_per_s));
+  }
+}
+
+/// "refused" (attention only, default false), then "ms" (required in [min_row_ms, max_row_ms]
+/// unless refused, absent if refused), "flops" and "bytes" (optional, in [0, 1e30]), then the
+/// rates of a measured row (check_row_rates()).
+void read_row_timing(const ObjectReader& r, bool is_attention, CalibrationRow& row) {
   row.refused = is_attention && r.boolean_or("refused", false);
   if (row.refused) {
     if (r.has("ms")) r.fail("ms", "a refused row has no time; remove \"ms\" or \"refused\"");
@@ -286,19 +333,23 @@ CalibrationRow read_calibration_row(const ObjectReader& r) {
   }
   row.flops = r.number_or("flops", 0, 0, 1e30);
   row.bytes = r.number_or("bytes", 0, 0, 1e30);
-  if (!row.refused) {
-    const double seconds = row.ms * 1e-3;
-    if (row.flops / seconds > max_row_flops_per_s) {
-      r.fail("ms", fmt::format("{:g} FLOPs in {:g} ms is {:.3g} FLOP/s, more than any device does (at most {:g}); "
-                               "check the time's unit (milliseconds)",
-                               row.flops, row.ms, row.flops / seconds, max_row_flops_per_s));
-    }
-    if (row.bytes / seconds > max_row_bytes_per_s) {
-      r.fail("ms", fmt::format("{:g} bytes in {:g} ms is {:.3g} B/s, more than any device moves (at most {:g}); "
-                               "check the time's unit (milliseconds)",
-                               row.bytes, row.ms, row.bytes / seconds, max_row_bytes_per_s));
-    }
-  }
+  if (!row.refused) check_row_rates(r, row);
+}
+
+}  // namespace
+
+CalibrationRow read_calibration_row(const ObjectReader& r) {
+  CalibrationRow row;
+  row.op = read_row_op(r);
+  const bool is_attention = row.op == "attention";
+  const auto fields = calibration_shape_fields(row.op);
+  reject_unknown_row_keys(r, row.op, fields);
+  row.pass = read_row_pass(r, row.op);
+  read_row_shape(r, fields, row.shape);
+  if (row.op == "expert_gemms") read_expert_gemms_fields(r, row);
+  if (is_attention) check_attention_heads(r, row.shape);
+  row.backend = read_row_backend(r, is_attention);
+  read_row_timing(r, is_attention, row);
   return row;
 }
 

@@ -252,6 +252,136 @@ double attended_keys_of(const Op& scores) {
   return width > 0 ? scores.forward_flops / width : 0.0;
 }
 
+/// T·top_k: the rows the routed experts see in a step (checked for overflow).
+std::int64_t routed_rows_of(std::int64_t tokens, const FfnConfig& f) {
+  return detail::checked_mul(tokens, f.top_k, "routed tokens per step (tokens x top_k)");
+}
+
+/// KernelClass::mlp_gemms: one wide FFN, up(+gate) H → up_factor·width then down width → H, where
+/// width = num_shared·out_features for shared experts (op.matrices = count·m), up_factor 2 if gated.
+void query_mlp_gemms(StepQueries& q, const Op& op, const ArchConfig& c) {
+  const auto& f = c.ffn;
+  const std::int64_t up_factor = f.gated ? 2 : 1;
+  const std::int64_t width = detail::checked_mul(
+      op.out_features, op.kind == OpKind::shared_experts ? f.num_shared_experts : 1, "shared expert width");
+  q.gemm(c.hidden_size, detail::checked_mul(up_factor, width, "FFN up-projection width"));
+  q.gemm(width, c.hidden_size);
+}
+
+/// KernelClass::expert_gemms: grouped GEMMs of E groups of max(1, round(T·top_k/E)) rows (balanced
+/// routing), up(_gate) then down, each over its training passes.
+void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
+  const auto& f = c.ffn;
+  const std::int64_t E = f.num_experts;
+  const std::int64_t per_expert = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(
+             std::llround(static_cast<double>(routed_rows_of(q.tokens, f)) / static_cast<double>(E))));
+  TimeQuery up = query_of(QOp::expert_gemms, {E, per_expert, c.hidden_size, f.expert_dim, f.top_k, q.tokens},
+                          f.gated ? TimeQuery::Matrix::up_gate : TimeQuery::Matrix::up);
+  q.gemm_passes(up);
+  up.matrix = TimeQuery::Matrix::down;
+  q.gemm_passes(up);
+}
+
+/// KernelClass::attention: one launch over T tokens packed as documents of the equivalent length L
+/// (forward+backward plus extra forwards). On the rows path the backend the model picks for the
+/// forward+backward query is recorded in `st` for the report.
+void query_attention(StepQueries& q, const Op& op, const ArchConfig& c, const Workload& w, detail::StepTerms& st) {
+  const std::int64_t T = q.tokens;
+  const std::int64_t L = equivalent_doc_len(attended_keys_of(op), w);
+  const std::int64_t docs = std::max<std::int64_t>(1, T / L);
+  // MLA trains in the non-absorbed form: every head has its own key (qk_nope + qk_rope) and
+  // value (v_head_dim) after the kv up-projection, so the kernel runs num_heads KV heads.
+  const std::int64_t kv_heads = c.attention.mla ? c.attention.num_heads : c.attention.num_kv_heads;
+  TimeQuery a = query_of(QOp::attention, {docs, L, T, c.attention.num_heads, kv_heads, c.attention.head_dim});
+  if (op.value_features > 0 && op.value_features != c.attention.head_dim) a.v_head_dim = op.value_features;
+  if (q.path == detail::StepTermsPath::rows) {
+    // The backend is chosen per query; record it for the report.
+    TimeQuery probe_query = a;
+    probe_query.pass = QPass::forward_backward;
+    const TimePrediction probe = q.model.predict(to_row(probe_query));
+    st.attention_backend = probe.backend;
+    st.attention_backend_reason = probe.note;
+  }
+  q.fused_passes(a, 1.0);
+}
+
+/// KernelClass::layer_glue (no profile rows): forward bytes × T × (1 + backward ratio + extra
+/// forwards) at the copy bandwidth, and the glue op's launches (glue_cost()).
+void time_layer_glue(const Op& op, const Workload& w, double copy_bytes_per_s, detail::StepTermsPath path,
+                     OpStepTime& t, double& launches) {
+  const GlueCost cost = glue_cost(op.kind);
+  const double extra_forwards = w.training_passes > 3 ? static_cast<double>(w.training_passes - 3) : 0.0;
+  const double backward = w.training_passes >= 2 ? cost.backward_ratio : 0.0;
+  t.seconds_per_step =
+      op.forward_bytes * static_cast<double>(w.tokens_per_step) * (1.0 + backward + extra_forwards) / copy_bytes_per_s;
+  launches = cost.forward_launches * (1.0 + extra_forwards) + (w.training_passes >= 2 ? cost.backward_launches : 0.0);
+  if (path == detail::StepTermsPath::rows) t.note = "no rows: bytes at the measured copy bandwidth";
+}
+
+/// Times one execution of `op` into q.out / q.launches / q.from_peaks by its kernel class
+/// (budget/kernel_class.hpp, the op-kind → kernel-class map shared with budget-profile; the shapes
+/// of each query are this model's). Returns false for an op that is not timed (reported apart
+/// from the budgets).
+bool time_one_execution(StepQueries& q, const Op& op, const ArchConfig& c, const Workload& w,
+                        double copy_bytes_per_s, detail::StepTerms& st) {
+  const std::int64_t T = q.tokens;
+  const std::int64_t H = c.hidden_size;
+  const auto& f = c.ffn;
+  switch (kernel_class(op.kind)) {
+    case KernelClass::projection_gemm: q.gemm(op.in_features, op.out_features); break;
+    case KernelClass::not_timed: return false;
+    case KernelClass::mlp_gemms: query_mlp_gemms(q, op, c); break;
+    case KernelClass::expert_gemms: query_expert_gemms(q, c); break;
+    case KernelClass::attention: query_attention(q, op, c, w, st); break;
+    case KernelClass::rms_norm:
+      q.fused_passes(query_of(QOp::rms_norm, {T, H}), static_cast<double>(op.matrices));
+      break;
+    case KernelClass::router_topk:
+      q.fused_passes(query_of(QOp::router_softmax_topk, {T, f.num_experts, f.top_k}), 1.0);
+      break;
+    case KernelClass::gather_scatter:  // dispatch gathers, combine scatter-adds top_k rows of H
+      q.gather_scatter(routed_rows_of(T, f), H, op.kind == OpKind::expert_dispatch);
+      break;
+    case KernelClass::activation:
+      if (op.kind == OpKind::expert_activation) {
+        q.activation(routed_rows_of(T, f), f.expert_dim, f.gated);
+      } else {
+        q.activation(T, op.in_features, f.gated);
+      }
+      break;
+    case KernelClass::embedding_lookup: q.gather_scatter(T, H, true); break;
+    case KernelClass::layer_glue: time_layer_glue(op, w, copy_bytes_per_s, q.path, *q.out, *q.launches); break;
+  }
+  return true;
+}
+
+/// The layer-correction class of `op`: time_class_of(), except that an attention of head_dim not a
+/// multiple of 8 has its own class (another backend, layout copies of unaligned views), and a
+/// memory-bound op the profile has no rows for (`from_peaks`) is timed from its bytes at the copy
+/// bandwidth like the glue, and scaled as the glue.
+TimeClass step_time_class(const Op& op, const ArchConfig& c, bool from_peaks) {
+  TimeClass cls = time_class_of(op.kind);
+  if (cls == TimeClass::attention_aligned && c.attention.head_dim % 8 != 0) cls = TimeClass::attention_unaligned;
+  if (from_peaks && is_memory_bound(op.kind)) cls = TimeClass::glue;
+  return cls;
+}
+
+/// The term of `op` from the time `t` and `launches` of one execution: per execution as given, per
+/// step × executed layers, the step's FLOPs = training passes × total forward FLOPs × T.
+detail::OpTerm make_op_term(const Op& op, const Workload& w, TimeClass cls, OpStepTime t, double launches) {
+  detail::OpTerm term;
+  term.cls = cls;
+  term.seconds_per_execution = t.seconds_per_step;
+  term.launches_per_execution = launches;
+  term.layer_op = op.kind != OpKind::embedding && op.kind != OpKind::lm_head && op.kind != OpKind::final_norm;
+  t.seconds_per_step *= static_cast<double>(op.executed_layers);
+  t.launches_per_step = launches * static_cast<double>(op.executed_layers);
+  t.flops_per_step = static_cast<double>(w.training_passes) * op.total_forward_flops() * static_cast<double>(w.tokens_per_step);
+  term.time = std::move(t);
+  return term;
+}
+
 }  // namespace
 
 namespace detail {
@@ -269,110 +399,18 @@ Workload layer_workload(std::int64_t tokens, std::int64_t doc_len) {
 StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload& w, StepTermsPath path) {
   const std::vector<Op> ops = layer_ops(c, w);
   StepTerms st;
-  const std::int64_t T = w.tokens_per_step;
-  const std::int64_t H = c.hidden_size;
-  const auto& f = c.ffn;
-  const std::int64_t up_factor = f.gated ? 2 : 1;
   const double copy_bytes_per_s = model.profile().peaks.copy_gbytes_per_s * 1e9;
-
   for (const Op& op : ops) {
     OpStepTime t;
     t.kind = op.kind;
     double launches = 0;
     bool from_peaks = false;
-    StepQueries q{model, T, w.training_passes, &t, &launches, &from_peaks, path};
-    // What each op runs is the one op-kind → kernel-class map (budget/kernel_class.hpp), shared
-    // with budget-profile; the shapes of each query are this model's.
-    switch (kernel_class(op.kind)) {
-      case KernelClass::projection_gemm: q.gemm(op.in_features, op.out_features); break;
-      case KernelClass::not_timed: continue;  // reported apart from the budgets; not timed
-      case KernelClass::mlp_gemms: {
-        // One wide FFN: num_shared·width for shared experts (op.matrices = count·m).
-        const std::int64_t width = detail::checked_mul(
-            op.out_features, op.kind == OpKind::shared_experts ? f.num_shared_experts : 1, "shared expert width");
-        q.gemm(H, detail::checked_mul(up_factor, width, "FFN up-projection width"));
-        q.gemm(width, H);
-        break;
-      }
-      case KernelClass::expert_gemms: {
-        const std::int64_t E = f.num_experts;
-        const std::int64_t per_expert =
-            std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(
-                                          static_cast<double>(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)")) /
-                                          static_cast<double>(E))));
-        TimeQuery up = query_of(QOp::expert_gemms, {E, per_expert, H, f.expert_dim, f.top_k, T},
-                                f.gated ? TimeQuery::Matrix::up_gate : TimeQuery::Matrix::up);
-        q.gemm_passes(up);
-        up.matrix = TimeQuery::Matrix::down;
-        q.gemm_passes(up);
-        break;
-      }
-      case KernelClass::attention: {
-        const std::int64_t L = equivalent_doc_len(attended_keys_of(op), w);
-        const std::int64_t docs = std::max<std::int64_t>(1, T / L);
-        // MLA trains in the non-absorbed form: every head has its own key (qk_nope + qk_rope) and
-        // value (v_head_dim) after the kv up-projection, so the kernel runs num_heads KV heads.
-        const std::int64_t kv_heads = c.attention.mla ? c.attention.num_heads : c.attention.num_kv_heads;
-        TimeQuery a = query_of(QOp::attention, {docs, L, T, c.attention.num_heads, kv_heads, c.attention.head_dim});
-        if (op.value_features > 0 && op.value_features != c.attention.head_dim) a.v_head_dim = op.value_features;
-        if (path == StepTermsPath::rows) {
-          // The backend is chosen per query; record it for the report.
-          TimeQuery probe_query = a;
-          probe_query.pass = QPass::forward_backward;
-          const TimePrediction probe = model.predict(to_row(probe_query));
-          st.attention_backend = probe.backend;
-          st.attention_backend_reason = probe.note;
-        }
-        q.fused_passes(a, 1.0);
-        break;
-      }
-      case KernelClass::rms_norm:
-        q.fused_passes(query_of(QOp::rms_norm, {T, H}), static_cast<double>(op.matrices));
-        break;
-      case KernelClass::router_topk:
-        q.fused_passes(query_of(QOp::router_softmax_topk, {T, f.num_experts, f.top_k}), 1.0);
-        break;
-      case KernelClass::gather_scatter:  // dispatch gathers, combine scatter-adds top_k rows of H
-        q.gather_scatter(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), H,
-                         op.kind == OpKind::expert_dispatch);
-        break;
-      case KernelClass::activation:
-        if (op.kind == OpKind::expert_activation) {
-          q.activation(detail::checked_mul(T, f.top_k, "routed tokens per step (tokens x top_k)"), f.expert_dim,
-                       f.gated);
-        } else {
-          q.activation(T, op.in_features, f.gated);
-        }
-        break;
-      case KernelClass::embedding_lookup: q.gather_scatter(T, H, true); break;
-      case KernelClass::layer_glue: {
-        // No profile rows: bytes at the measured copy bandwidth (the layer correction scales it).
-        const GlueCost cost = glue_cost(op.kind);
-        const double extra_forwards = w.training_passes > 3 ? static_cast<double>(w.training_passes - 3) : 0.0;
-        const double backward = w.training_passes >= 2 ? cost.backward_ratio : 0.0;
-        t.seconds_per_step = op.forward_bytes * static_cast<double>(T) * (1.0 + backward + extra_forwards) / copy_bytes_per_s;
-        launches = cost.forward_launches * (1.0 + extra_forwards) + (w.training_passes >= 2 ? cost.backward_launches : 0.0);
-        if (path == StepTermsPath::rows) t.note = "no rows: bytes at the measured copy bandwidth";
-        break;
-      }
-    }
+    StepQueries q{model, w.tokens_per_step, w.training_passes, &t, &launches, &from_peaks, path};
+    if (!time_one_execution(q, op, c, w, copy_bytes_per_s, st)) continue;  // not timed
     add_gradient_pass(op, w, copy_bytes_per_s, path == StepTermsPath::rows, t);
-    OpTerm term;
-    term.cls = time_class_of(op.kind);
-    // An attention of head_dim not a multiple of 8 has its own class (another backend, layout
-    // copies of unaligned views); a memory-bound op the profile has no rows for is timed from its
-    // bytes at the copy bandwidth like the glue, and scaled as the glue.
-    if (term.cls == TimeClass::attention_aligned && c.attention.head_dim % 8 != 0) term.cls = TimeClass::attention_unaligned;
-    if (from_peaks && is_memory_bound(op.kind)) term.cls = TimeClass::glue;
-    term.seconds_per_execution = t.seconds_per_step;
-    term.launches_per_execution = launches;
-    term.layer_op = op.kind != OpKind::embedding && op.kind != OpKind::lm_head && op.kind != OpKind::final_norm;
-    t.seconds_per_step *= static_cast<double>(op.executed_layers);
-    t.launches_per_step = launches * static_cast<double>(op.executed_layers);
-    t.flops_per_step = static_cast<double>(w.training_passes) * op.total_forward_flops() * static_cast<double>(T);
+    const TimeClass cls = step_time_class(op, c, from_peaks);
     st.forward_flops_per_token += op.total_forward_flops();
-    term.time = std::move(t);
-    st.ops.push_back(std::move(term));
+    st.ops.push_back(make_op_term(op, w, cls, std::move(t), launches));
   }
   return st;
 }
