@@ -280,51 +280,59 @@ double stage_micro_batch_seconds(const ParallelLayout& l, const LayerTimes& time
   return t;
 }
 
-ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
-                                   const ClusterSpec& cluster, const ClusterTimeOptions& options,
-                                   const LayerTimes& times) {
-  const ParallelLayout& l = memory.layout;
-  ClusterStepTime out;
-  out.communication = step_communication(config, memory, cluster, options.communication);
-  out.notes = times.notes;
-  out.out_of_range = times.out_of_range;
-  const Workload w = time_workload(l, options);
-  const std::vector<ModelChunk> chunks = model_chunks(config, l);
-  const double m = static_cast<double>(l.micro_batches);
-  double slowest_micro_batch = 0.0;
-  double slowest_seconds = -1.0;
-  for (const StageMemory& stage : memory.stages) {
-    const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
-    StageTime st;
-    st.pipeline_rank = stage.pipeline_rank;
-    const double t = stage_micro_batch_seconds(l, times, e, stage.has_embedding, stage.has_lm_head,
-                                               stage.pipeline_rank == l.pp - 1);
-    st.micro_batch_compute_seconds = t;
-    const auto [memory_bound_s, base_s] = memory_bound_and_total(e, times, stage.has_embedding, stage.has_lm_head,
-                                                                 stage.pipeline_rank == l.pp - 1);
-    st.compute_seconds = m * t;
-    const StageCommunication& comm = out.communication[static_cast<std::size_t>(stage.pipeline_rank)];
-    st.exposed_communication_seconds = comm.exposed_seconds;
-    st.overlapped_communication_seconds = comm.overlapped_seconds;
-    // An overlapped DP collective hides only behind the backward: 2/3 of the compute.
-    double overlapped_dp = 0.0;
-    for (const CommTerm& term : comm.terms) {
-      if (term.overlapped && (term.name.rfind("dp", 0) == 0 || term.name.rfind("expert_dp", 0) == 0)) {
-        overlapped_dp += term.seconds_per_step;
-      }
+namespace {
+
+/// One stage's step time and the pieces the step needs from it: its micro-batch compute (for the
+/// bubble) and its memory-bound seconds out of its base seconds (for memory_bound_share).
+struct StageStepTime {
+  StageTime time;
+  double micro_batch_seconds = 0.0;
+  double memory_bound_seconds = 0.0;
+  double base_seconds = 0.0;
+};
+
+/// Seconds of the stage's overlapped DP collectives ("dp*", "expert_dp*") that do not fit behind
+/// its backward: an overlapped DP collective hides only behind the backward, 2/3 of the compute.
+double step_time_late_dp_overlap_seconds(const StageCommunication& comm, double compute_seconds) {
+  double overlapped_dp = 0.0;
+  for (const CommTerm& term : comm.terms) {
+    if (term.overlapped && (term.name.rfind("dp", 0) == 0 || term.name.rfind("expert_dp", 0) == 0)) {
+      overlapped_dp += term.seconds_per_step;
     }
-    st.late_overlap_seconds = std::max(0.0, overlapped_dp - 2.0 / 3.0 * st.compute_seconds);
-    st.seconds = st.compute_seconds + st.exposed_communication_seconds + st.late_overlap_seconds;
-    slowest_micro_batch = std::max(slowest_micro_batch, t);
-    if (st.seconds > slowest_seconds) {
-      slowest_seconds = st.seconds;
-      out.slowest_stage = st.pipeline_rank;
-      out.memory_bound_share = base_s > 0.0 ? memory_bound_s / base_s : 0.0;
-    }
-    out.stages.push_back(st);
   }
-  out.bubble_seconds = pipeline_bubble_micro_batches(l.pp, l.virtual_stages) * slowest_micro_batch;
-  out.seconds_per_step = slowest_seconds + out.bubble_seconds;
+  return std::max(0.0, overlapped_dp - 2.0 / 3.0 * compute_seconds);
+}
+
+/// A stage's time per step: m micro-batches of compute, its exposed communication and the part
+/// of its overlapped DP collectives that runs past the backward.
+StageStepTime step_time_of_stage(const ArchConfig& config, const ParallelLayout& l,
+                                 const std::vector<ModelChunk>& chunks, const StageMemory& stage,
+                                 const LayerTimes& times, const StageCommunication& comm) {
+  const double m = static_cast<double>(l.micro_batches);
+  const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
+  StageStepTime out;
+  StageTime& st = out.time;
+  st.pipeline_rank = stage.pipeline_rank;
+  const double t = stage_micro_batch_seconds(l, times, e, stage.has_embedding, stage.has_lm_head,
+                                             stage.pipeline_rank == l.pp - 1);
+  st.micro_batch_compute_seconds = t;
+  const auto [memory_bound_s, base_s] = memory_bound_and_total(e, times, stage.has_embedding, stage.has_lm_head,
+                                                               stage.pipeline_rank == l.pp - 1);
+  st.compute_seconds = m * t;
+  st.exposed_communication_seconds = comm.exposed_seconds;
+  st.overlapped_communication_seconds = comm.overlapped_seconds;
+  st.late_overlap_seconds = step_time_late_dp_overlap_seconds(comm, st.compute_seconds);
+  st.seconds = st.compute_seconds + st.exposed_communication_seconds + st.late_overlap_seconds;
+  out.micro_batch_seconds = t;
+  out.memory_bound_seconds = memory_bound_s;
+  out.base_seconds = base_s;
+  return out;
+}
+
+/// Tokens per step, tokens per second per GPU and MFU: 3 · forward FLOPs a token (MTP modules not
+/// counted) · tokens per step / (step seconds · GPUs · the profile's bf16 GEMM peak).
+void set_step_time_throughput(ClusterStepTime& out, const TimeModel& model, const ArchConfig& config,
+                              const ParallelLayout& l, const Workload& w) {
   out.tokens_per_step = l.micro_batch_size * l.seq_len * l.micro_batches * l.data_parallel();
   const double gpus = static_cast<double>(l.gpu_count());
   out.tokens_per_second_per_gpu = static_cast<double>(out.tokens_per_step) / out.seconds_per_step / gpus;
@@ -336,8 +344,11 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   out.mfu_denominator = "the calibration profile's measured bf16 GEMM peak (8192^3) per GPU";
   out.mfu = 3.0 * forward_flops_per_token * static_cast<double>(out.tokens_per_step) /
             (out.seconds_per_step * gpus * out.mfu_peak_flops_per_s);
+}
 
-  // Components of the slowest stage.
+/// Components of the slowest stage: compute, its communication summed by "<name>_<kind>" in
+/// first-seen order, the DP time past the backward (when any) and the bubble.
+void set_step_time_components(ClusterStepTime& out) {
   const StageTime& slow = out.stages[static_cast<std::size_t>(out.slowest_stage)];
   out.by_component.push_back({"compute", slow.compute_seconds, false});
   std::map<std::string, TimeComponent> comm_parts;
@@ -353,6 +364,12 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   for (const std::string& key : order) out.by_component.push_back(comm_parts[key]);
   if (slow.late_overlap_seconds > 0.0) out.by_component.push_back({"dp_beyond_backward", slow.late_overlap_seconds, false});
   out.by_component.push_back({"bubble", out.bubble_seconds, false});
+}
+
+/// The profile GPU against the cluster's, and the notes on what is not rescaled or not timed;
+/// the notes end sorted and unique.
+void set_step_time_profile_and_notes(ClusterStepTime& out, const TimeModel& model, const ArchConfig& config,
+                                     const ClusterSpec& cluster) {
   out.profile_gpu = model.profile().device.name;
   out.profile_gpu_is_cluster_gpu = !out.profile_gpu.empty() && cluster.gpu_name.rfind(out.profile_gpu, 0) == 0;
   if (!out.profile_gpu_is_cluster_gpu) {
@@ -366,6 +383,38 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   if (out.out_of_range) out.notes.push_back("some shapes lie outside the profile's measured range");
   std::sort(out.notes.begin(), out.notes.end());
   out.notes.erase(std::unique(out.notes.begin(), out.notes.end()), out.notes.end());
+}
+
+}  // namespace
+
+ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
+                                   const ClusterSpec& cluster, const ClusterTimeOptions& options,
+                                   const LayerTimes& times) {
+  const ParallelLayout& l = memory.layout;
+  ClusterStepTime out;
+  out.communication = step_communication(config, memory, cluster, options.communication);
+  out.notes = times.notes;
+  out.out_of_range = times.out_of_range;
+  const Workload w = time_workload(l, options);
+  const std::vector<ModelChunk> chunks = model_chunks(config, l);
+  double slowest_micro_batch = 0.0;
+  double slowest_seconds = -1.0;
+  for (const StageMemory& stage : memory.stages) {
+    const StageCommunication& comm = out.communication[static_cast<std::size_t>(stage.pipeline_rank)];
+    const StageStepTime s = step_time_of_stage(config, l, chunks, stage, times, comm);
+    slowest_micro_batch = std::max(slowest_micro_batch, s.micro_batch_seconds);
+    if (s.time.seconds > slowest_seconds) {
+      slowest_seconds = s.time.seconds;
+      out.slowest_stage = s.time.pipeline_rank;
+      out.memory_bound_share = s.base_seconds > 0.0 ? s.memory_bound_seconds / s.base_seconds : 0.0;
+    }
+    out.stages.push_back(s.time);
+  }
+  out.bubble_seconds = pipeline_bubble_micro_batches(l.pp, l.virtual_stages) * slowest_micro_batch;
+  out.seconds_per_step = slowest_seconds + out.bubble_seconds;
+  set_step_time_throughput(out, model, config, l, w);
+  set_step_time_components(out);
+  set_step_time_profile_and_notes(out, model, config, cluster);
   return out;
 }
 

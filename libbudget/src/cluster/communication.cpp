@@ -92,10 +92,8 @@ CommTerm ring_term(std::string name, CollectiveKind kind, const GroupPlacement& 
   return t;
 }
 
-}  // namespace
-
-std::vector<StageCommunication> step_communication(const ArchConfig& config, const TrainingMemory& memory,
-                                                   const ClusterSpec& cluster, const CommOptions& options) {
+/// The options' and the memory result's checks, in this order (the first failure is reported).
+void check_step_communication_inputs(const TrainingMemory& memory, const CommOptions& options) {
   if (options.max_nodes_per_token < 0) {
     throw Error(fmt::format("max nodes per token = {} is negative (0: unlimited)", options.max_nodes_per_token),
                 "communication");
@@ -103,145 +101,219 @@ std::vector<StageCommunication> step_communication(const ArchConfig& config, con
   if (!(options.activation_bytes > 0.0) || options.activation_bytes > 8.0) {
     throw Error(fmt::format("activation bytes = {} is not in (0, 8]", options.activation_bytes), "communication");
   }
-  const ParallelLayout& l = memory.layout;
-  if (memory.stages.size() != static_cast<std::size_t>(l.pp)) {
+  if (memory.stages.size() != static_cast<std::size_t>(memory.layout.pp)) {
     throw Error("the memory result does not match its layout (one stage per pipeline rank)", "communication");
   }
+}
+
+/// What every stage's collectives share: the layout's process groups, the tokens and widths a
+/// call moves, and the options.
+struct StepCommShared {
+  StepCommShared(const ParallelLayout& layout, const ClusterSpec& cluster_spec, const CommOptions& comm_options)
+      : l(layout), cluster(cluster_spec), options(comm_options) {}
+  const ParallelLayout& l;
+  const ClusterSpec& cluster;
+  const CommOptions& options;
+  double A = 0.0;  ///< bytes of one activation element on the wire
+  double H = 0.0;
+  double m = 0.0;  ///< micro-batches per step
+  double T = 0.0;  ///< b·s/CP, tokens of one micro-batch on a rank
+  bool sp = false;
+  double r = 1.0;  ///< TP under sequence parallelism, else 1
+  std::int64_t etp = 1;
+  // Process groups (Megatron-Core RankGenerator): dense tp-cp-dp-pp, experts etp-ep-edp-pp.
+  GroupPlacement tp_group;
+  GroupPlacement cp_group;
+  GroupPlacement dp_cp_group;  ///< gradients reduce over DP × CP
+  GroupPlacement etp_group;
+  GroupPlacement ep_group;
+  GroupPlacement edp_group;
+  GroupPlacement pp_group;
+  double imbalance = 1.0;       ///< min(F, G) with a capacity factor F, else G
+  /// Rows the most loaded expert rank sends or receives per token of its own: top_k · min(F, G).
+  double rows_per_token = 0.0;
+  double kv_width = 0.0;        ///< K and V one CP rank passes round the ring, per token (heads split by TP)
+  ParameterBytes per_param;
+};
+
+StepCommShared step_comm_shared(const ArchConfig& config, const ParallelLayout& l, const ClusterSpec& cluster,
+                                const CommOptions& options) {
+  StepCommShared s(l, cluster, options);
   const std::int64_t G = cluster.gpus_per_node;
-  const double A = options.activation_bytes;
-  const double H = static_cast<double>(config.hidden_size);
-  const double m = static_cast<double>(l.micro_batches);
-  const double T = static_cast<double>(l.micro_batch_size) * static_cast<double>(l.seq_len / l.cp);  // b·s/CP
-  const bool sp = l.sequence_parallel_active();
-  const double r = sp ? static_cast<double>(l.tp) : 1.0;
-  const std::int64_t etp = l.expert_tp();
+  s.A = options.activation_bytes;
+  s.H = static_cast<double>(config.hidden_size);
+  s.m = static_cast<double>(l.micro_batches);
+  s.T = static_cast<double>(l.micro_batch_size) * static_cast<double>(l.seq_len / l.cp);
+  s.sp = l.sequence_parallel_active();
+  s.r = s.sp ? static_cast<double>(l.tp) : 1.0;
+  s.etp = l.expert_tp();
   const std::int64_t dp = l.data_parallel();
   const std::int64_t edp = l.expert_data_parallel();
-  // Process groups (Megatron-Core RankGenerator): dense tp-cp-dp-pp, experts etp-ep-edp-pp.
-  const GroupPlacement tp_group = group_placement(l.tp, 1, G);
-  const GroupPlacement cp_group = group_placement(l.cp, l.tp, G);
-  const GroupPlacement dp_cp_group = group_placement(dp * l.cp, l.tp, G);  // gradients reduce over DP × CP
-  const GroupPlacement etp_group = group_placement(etp, 1, G);
-  const GroupPlacement ep_group = group_placement(l.ep, etp, G);
-  const GroupPlacement edp_group = group_placement(edp, etp * l.ep, G);
-  const GroupPlacement pp_group = group_placement(l.pp, l.tp * l.cp * dp, G);
-  // Rows the most loaded expert rank sends or receives per token of its own: top_k · min(F, G).
-  const double imbalance = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
-  const double rows_per_token = static_cast<double>(config.ffn.top_k) * imbalance;
-  // K and V one CP rank passes round the ring, per token (heads split by TP).
+  s.tp_group = group_placement(l.tp, 1, G);
+  s.cp_group = group_placement(l.cp, l.tp, G);
+  s.dp_cp_group = group_placement(dp * l.cp, l.tp, G);
+  s.etp_group = group_placement(s.etp, 1, G);
+  s.ep_group = group_placement(l.ep, s.etp, G);
+  s.edp_group = group_placement(edp, s.etp * l.ep, G);
+  s.pp_group = group_placement(l.pp, l.tp * l.cp * dp, G);
+  s.imbalance = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
+  s.rows_per_token = static_cast<double>(config.ffn.top_k) * s.imbalance;
   const auto& a = config.attention;
-  const double kv_width = a.mla ? static_cast<double>(a.num_heads * (a.mla->qk_head_dim() + a.mla->v_head_dim))
-                                : 2.0 * static_cast<double>(a.kv_width());
-  const ParameterBytes per_param = parameter_bytes(l.precision);
-  const std::vector<ModelChunk> chunks = model_chunks(config, l);
+  s.kv_width = a.mla ? static_cast<double>(a.num_heads * (a.mla->qk_head_dim() + a.mla->v_head_dim))
+                     : 2.0 * static_cast<double>(a.kv_width());
+  s.per_param = parameter_bytes(l.precision);
+  return s;
+}
 
-  std::vector<StageCommunication> out;
-  for (const StageMemory& stage : memory.stages) {
-    StageCommunication sc;
-    sc.pipeline_rank = stage.pipeline_rank;
-    const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
-    // Forward-like passes of a layer's collective per micro-batch: the forward, its mirror in the
-    // backward, and the recomputed forward under full recompute.
-    const double tp_sublayers = (e.layers + e.ffn_tp_layers) * 2.0 + (e.recomputed_layers + e.recomputed_ffn_tp_layers);
-    // Embedding (first stage) and LM head (last stage): one TP collective pair each per micro-batch.
-    const double head_pairs = (stage.has_embedding ? 1.0 : 0.0) + (stage.has_lm_head ? 1.0 : 0.0);
-    if (l.tp > 1) {
-      const double size = T * H * A;  // the layer's whole activation [s/CP, b, H]
-      if (sp) {
-        // Sequence parallelism (Korthikanti et al. §4.2.2): an all-gather before and a
-        // reduce-scatter after each TP region; the backward mirrors them.
-        const double calls = m * (tp_sublayers + head_pairs);
-        sc.terms.push_back(ring_term("tp", CollectiveKind::all_gather, tp_group, size, calls, cluster, options.overlap.tp));
-        sc.terms.push_back(
-            ring_term("tp", CollectiveKind::reduce_scatter, tp_group, size, calls, cluster, options.overlap.tp));
-      } else {
-        // Megatron's f/g operators: one all-reduce per TP region forward and one backward.
-        const double calls = m * (tp_sublayers + head_pairs);
-        sc.terms.push_back(ring_term("tp", CollectiveKind::all_reduce, tp_group, size, calls, cluster, options.overlap.tp));
-      }
-    }
-    const double moe_passes = e.moe_layers * 2.0 + e.recomputed_moe_layers;
-    if (moe_passes > 0.0 && etp > 1) {
-      // ETP: the received rows all-gathered over the expert-TP group, reduce-scattered after.
-      const double size = static_cast<double>(etp) * (T / r) * rows_per_token * H * A;
-      const double calls = m * moe_passes;
-      sc.terms.push_back(ring_term("etp", CollectiveKind::all_gather, etp_group, size, calls, cluster, options.overlap.ep));
-      sc.terms.push_back(
-          ring_term("etp", CollectiveKind::reduce_scatter, etp_group, size, calls, cluster, options.overlap.ep));
-    }
-    if (moe_passes > 0.0 && l.ep > 1) {
-      // EP all-to-all: dispatch and combine per MoE execution and pass. One call's send buffer
-      // S = (T/r) · top_k · min(F, G) · H · bytes; of it (EP − 1)/EP leaves the GPU: (p − 1)/EP to
-      // the p − 1 other members on its node, (EP − p)/EP to other nodes (uniform routing). Intra-
-      // and inter-node parts run concurrently: time = max of the two + latency.
-      const double size = (T / r) * rows_per_token * H * A;
-      const double calls = m * moe_passes * 2.0;
-      const double n = static_cast<double>(l.ep);
-      const double p = static_cast<double>(ep_group.members_per_node);
-      const double nodes = static_cast<double>(ep_group.nodes);
-      double inter = size * (n - p) / n;
-      double intra = size * (p - 1.0) / n;
-      if (options.max_nodes_per_token > 0 && ep_group.nodes > 1) {
-        // Node-limited routing: each token crosses to at most M nodes once (its rows for that node
-        // travel as one copy), forwarded over NVLink there. With the M nodes uniform over the group's
-        // nodes, own node included, M·(nodes − 1)/nodes copies of H leave per token; the forwarded
-        // rows (all but the receiving GPU's share) are intra-node traffic on the receiving node.
-        const double m_nodes = std::min(static_cast<double>(options.max_nodes_per_token), nodes);
-        const double copies = std::min(m_nodes * (nodes - 1.0) / nodes * imbalance, rows_per_token * (n - p) / n);
-        inter = (T / r) * copies * H * A;
-        intra += size * (n - p) / n * (p - 1.0) / p;
-      }
-      CommTerm t;
-      t.name = "ep";
-      t.kind = CollectiveKind::all_to_all;
-      t.group = ep_group;
-      t.size_bytes = size;
-      t.calls_per_step = calls;
-      t.bytes_per_step = calls * (intra + inter);
-      t.inter_node_bytes_per_step = calls * inter;
-      const double one = std::max(intra / cluster.intra_node.bandwidth_bytes_per_s,
-                                  inter / cluster.inter_node.bandwidth_bytes_per_s) +
-                         static_cast<double>(latency_steps(CollectiveKind::all_to_all, l.ep)) *
-                             (ep_group.inter_node() ? cluster.inter_node.latency_s : cluster.intra_node.latency_s);
-      t.seconds_per_step = calls * one;
-      t.overlapped = options.overlap.ep;
-      sc.terms.push_back(t);
-    }
-    if (l.cp > 1) {
-      // Ring attention (Transformer Engine's p2p context parallelism): forward CP − 1 steps each
-      // passing one rank's K and V of T tokens (heads split by TP); backward CP − 1 steps of K, V
-      // and CP − 1 of their gradients; a recomputed forward CP − 1 more.
-      const double size = T * kv_width / static_cast<double>(l.tp) * A;
-      const double passes = e.layers * 3.0 + e.recomputed_layers;
-      const double calls = m * passes * static_cast<double>(l.cp - 1);
-      sc.terms.push_back(ring_term("cp", CollectiveKind::send_recv, cp_group, size, calls, cluster, options.overlap.cp));
-    }
-    if (l.pp > 1) {
-      // 1F1B: per micro-batch and model chunk one activation sent forward and one gradient sent
-      // backward, each [s/(CP·TP under SP), b, H] (Megatron scatters it over TP with SP).
-      const double size = T / r * H * A;
-      const double calls = m * static_cast<double>(l.virtual_stages) * 2.0;
-      sc.terms.push_back(ring_term("pp", CollectiveKind::send_recv, pp_group, size, calls, cluster, options.overlap.pp));
-    }
-    // Data parallelism, once per step: gradients in the main-gradient dtype (bf16 training: fp32,
-    // Megatron's accumulate_allreduce_grads_in_fp32), parameters gathered in the weights' dtype.
-    const auto add_dp = [&](const std::string& base, const GroupPlacement& g, double params) {
-      if (g.size <= 1 || params <= 0.0) return;
-      if (l.distributed_optimizer) {
-        sc.terms.push_back(ring_term(base + "_grad", CollectiveKind::reduce_scatter, g, params * per_param.gradients, 1.0,
-                                     cluster, options.overlap.dp));
-        sc.terms.push_back(ring_term(base + "_param", CollectiveKind::all_gather, g, params * per_param.weights, 1.0,
-                                     cluster, options.overlap.dp));
-      } else {
-        sc.terms.push_back(ring_term(base + "_grad", CollectiveKind::all_reduce, g, params * per_param.gradients, 1.0,
-                                     cluster, options.overlap.dp));
-      }
-    };
-    add_dp("dp", dp_cp_group, stage.dense_params);
-    add_dp("expert_dp", edp_group, stage.expert_params);
-    for (const CommTerm& t : sc.terms) (t.overlapped ? sc.overlapped_seconds : sc.exposed_seconds) += t.seconds_per_step;
-    out.push_back(std::move(sc));
+/// TP collectives of one stage (when TP > 1). Forward-like passes of a layer's collective per
+/// micro-batch: the forward, its mirror in the backward, and the recomputed forward under full
+/// recompute; embedding (first stage) and LM head (last stage) one TP collective pair each.
+void add_tp_comm_terms(StageCommunication& sc, const StepCommShared& s, const StageExecutions& e,
+                       const StageMemory& stage) {
+  const double tp_sublayers = (e.layers + e.ffn_tp_layers) * 2.0 + (e.recomputed_layers + e.recomputed_ffn_tp_layers);
+  const double head_pairs = (stage.has_embedding ? 1.0 : 0.0) + (stage.has_lm_head ? 1.0 : 0.0);
+  if (s.l.tp <= 1) return;
+  const double size = s.T * s.H * s.A;  // the layer's whole activation [s/CP, b, H]
+  const bool overlapped = s.options.overlap.tp;
+  if (s.sp) {
+    // Sequence parallelism (Korthikanti et al. §4.2.2): an all-gather before and a
+    // reduce-scatter after each TP region; the backward mirrors them.
+    const double calls = s.m * (tp_sublayers + head_pairs);
+    sc.terms.push_back(ring_term("tp", CollectiveKind::all_gather, s.tp_group, size, calls, s.cluster, overlapped));
+    sc.terms.push_back(ring_term("tp", CollectiveKind::reduce_scatter, s.tp_group, size, calls, s.cluster, overlapped));
+  } else {
+    // Megatron's f/g operators: one all-reduce per TP region forward and one backward.
+    const double calls = s.m * (tp_sublayers + head_pairs);
+    sc.terms.push_back(ring_term("tp", CollectiveKind::all_reduce, s.tp_group, size, calls, s.cluster, overlapped));
   }
+}
+
+/// ETP (when the stage runs MoE layers and ETP > 1): the received rows all-gathered over the
+/// expert-TP group, reduce-scattered after, once per MoE pass.
+void add_etp_comm_terms(StageCommunication& sc, const StepCommShared& s, double moe_passes) {
+  if (!(moe_passes > 0.0 && s.etp > 1)) return;
+  const double size = static_cast<double>(s.etp) * (s.T / s.r) * s.rows_per_token * s.H * s.A;
+  const double calls = s.m * moe_passes;
+  const bool overlapped = s.options.overlap.ep;
+  sc.terms.push_back(ring_term("etp", CollectiveKind::all_gather, s.etp_group, size, calls, s.cluster, overlapped));
+  sc.terms.push_back(ring_term("etp", CollectiveKind::reduce_scatter, s.etp_group, size, calls, s.cluster, overlapped));
+}
+
+/// EP all-to-all (when the stage runs MoE layers and EP > 1): dispatch and combine per MoE
+/// execution and pass. One call's send buffer S = (T/r) · top_k · min(F, G) · H · bytes; of it
+/// (EP − 1)/EP leaves the GPU: (p − 1)/EP to the p − 1 other members on its node, (EP − p)/EP to
+/// other nodes (uniform routing). Intra- and inter-node parts run concurrently: time = max of the
+/// two + latency.
+void add_ep_all_to_all_comm_term(StageCommunication& sc, const StepCommShared& s, double moe_passes) {
+  if (!(moe_passes > 0.0 && s.l.ep > 1)) return;
+  const ClusterSpec& cluster = s.cluster;
+  const GroupPlacement& ep_group = s.ep_group;
+  const double size = (s.T / s.r) * s.rows_per_token * s.H * s.A;
+  const double calls = s.m * moe_passes * 2.0;
+  const double n = static_cast<double>(s.l.ep);
+  const double p = static_cast<double>(ep_group.members_per_node);
+  const double nodes = static_cast<double>(ep_group.nodes);
+  double inter = size * (n - p) / n;
+  double intra = size * (p - 1.0) / n;
+  if (s.options.max_nodes_per_token > 0 && ep_group.nodes > 1) {
+    // Node-limited routing: each token crosses to at most M nodes once (its rows for that node
+    // travel as one copy), forwarded over NVLink there. With the M nodes uniform over the group's
+    // nodes, own node included, M·(nodes − 1)/nodes copies of H leave per token; the forwarded
+    // rows (all but the receiving GPU's share) are intra-node traffic on the receiving node.
+    const double m_nodes = std::min(static_cast<double>(s.options.max_nodes_per_token), nodes);
+    const double copies = std::min(m_nodes * (nodes - 1.0) / nodes * s.imbalance, s.rows_per_token * (n - p) / n);
+    inter = (s.T / s.r) * copies * s.H * s.A;
+    intra += size * (n - p) / n * (p - 1.0) / p;
+  }
+  CommTerm t;
+  t.name = "ep";
+  t.kind = CollectiveKind::all_to_all;
+  t.group = ep_group;
+  t.size_bytes = size;
+  t.calls_per_step = calls;
+  t.bytes_per_step = calls * (intra + inter);
+  t.inter_node_bytes_per_step = calls * inter;
+  const double one = std::max(intra / cluster.intra_node.bandwidth_bytes_per_s,
+                              inter / cluster.inter_node.bandwidth_bytes_per_s) +
+                     static_cast<double>(latency_steps(CollectiveKind::all_to_all, s.l.ep)) *
+                         (ep_group.inter_node() ? cluster.inter_node.latency_s : cluster.intra_node.latency_s);
+  t.seconds_per_step = calls * one;
+  t.overlapped = s.options.overlap.ep;
+  sc.terms.push_back(t);
+}
+
+/// Ring attention (when CP > 1; Transformer Engine's p2p context parallelism): forward CP − 1
+/// steps each passing one rank's K and V of T tokens (heads split by TP); backward CP − 1 steps of
+/// K, V and CP − 1 of their gradients; a recomputed forward CP − 1 more.
+void add_cp_ring_comm_term(StageCommunication& sc, const StepCommShared& s, const StageExecutions& e) {
+  if (s.l.cp <= 1) return;
+  const double size = s.T * s.kv_width / static_cast<double>(s.l.tp) * s.A;
+  const double passes = e.layers * 3.0 + e.recomputed_layers;
+  const double calls = s.m * passes * static_cast<double>(s.l.cp - 1);
+  sc.terms.push_back(
+      ring_term("cp", CollectiveKind::send_recv, s.cp_group, size, calls, s.cluster, s.options.overlap.cp));
+}
+
+/// Pipeline send/recv (when PP > 1), 1F1B: per micro-batch and model chunk one activation sent
+/// forward and one gradient sent backward, each [s/(CP·TP under SP), b, H] (Megatron scatters it
+/// over TP with SP).
+void add_pp_send_recv_comm_term(StageCommunication& sc, const StepCommShared& s) {
+  if (s.l.pp <= 1) return;
+  const double size = s.T / s.r * s.H * s.A;
+  const double calls = s.m * static_cast<double>(s.l.virtual_stages) * 2.0;
+  sc.terms.push_back(
+      ring_term("pp", CollectiveKind::send_recv, s.pp_group, size, calls, s.cluster, s.options.overlap.pp));
+}
+
+/// Data parallelism over `g`, once per step (nothing when the group or the parameters are
+/// empty): gradients in the main-gradient dtype (bf16 training: fp32, Megatron's
+/// accumulate_allreduce_grads_in_fp32) reduce-scattered and parameters all-gathered in the
+/// weights' dtype under the distributed optimizer, else the gradients all-reduced.
+void add_dp_reduction_comm_terms(StageCommunication& sc, const StepCommShared& s, const std::string& base,
+                                 const GroupPlacement& g, double params) {
+  if (g.size <= 1 || params <= 0.0) return;
+  const ParameterBytes& per_param = s.per_param;
+  const bool overlapped = s.options.overlap.dp;
+  if (s.l.distributed_optimizer) {
+    sc.terms.push_back(ring_term(base + "_grad", CollectiveKind::reduce_scatter, g, params * per_param.gradients, 1.0,
+                                 s.cluster, overlapped));
+    sc.terms.push_back(ring_term(base + "_param", CollectiveKind::all_gather, g, params * per_param.weights, 1.0,
+                                 s.cluster, overlapped));
+  } else {
+    sc.terms.push_back(ring_term(base + "_grad", CollectiveKind::all_reduce, g, params * per_param.gradients, 1.0,
+                                 s.cluster, overlapped));
+  }
+}
+
+/// One stage's collectives in the order TP, ETP, EP, CP, PP, DP, expert DP, and their exposed and
+/// overlapped seconds.
+StageCommunication stage_communication_of(const ArchConfig& config, const StepCommShared& s,
+                                          const std::vector<ModelChunk>& chunks, const StageMemory& stage) {
+  StageCommunication sc;
+  sc.pipeline_rank = stage.pipeline_rank;
+  const StageExecutions e = stage_executions(config, s.l, chunks, stage.pipeline_rank);
+  add_tp_comm_terms(sc, s, e, stage);
+  const double moe_passes = e.moe_layers * 2.0 + e.recomputed_moe_layers;
+  add_etp_comm_terms(sc, s, moe_passes);
+  add_ep_all_to_all_comm_term(sc, s, moe_passes);
+  add_cp_ring_comm_term(sc, s, e);
+  add_pp_send_recv_comm_term(sc, s);
+  add_dp_reduction_comm_terms(sc, s, "dp", s.dp_cp_group, stage.dense_params);
+  add_dp_reduction_comm_terms(sc, s, "expert_dp", s.edp_group, stage.expert_params);
+  for (const CommTerm& t : sc.terms) (t.overlapped ? sc.overlapped_seconds : sc.exposed_seconds) += t.seconds_per_step;
+  return sc;
+}
+
+}  // namespace
+
+std::vector<StageCommunication> step_communication(const ArchConfig& config, const TrainingMemory& memory,
+                                                   const ClusterSpec& cluster, const CommOptions& options) {
+  check_step_communication_inputs(memory, options);
+  const ParallelLayout& l = memory.layout;
+  const StepCommShared shared = step_comm_shared(config, l, cluster, options);
+  const std::vector<ModelChunk> chunks = model_chunks(config, l);
+  std::vector<StageCommunication> out;
+  for (const StageMemory& stage : memory.stages) out.push_back(stage_communication_of(config, shared, chunks, stage));
   return out;
 }
 

@@ -222,148 +222,195 @@ LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64
   return activation_bytes(config, read_shapes(config), layer, layout, recomputed);
 }
 
-TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& given, const ClusterSpec& cluster,
-                               const std::string& source) {
-  const ParallelLayout l = resolve_layout(given, source);
-  l.validate(config, source);
-  if (l.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} nodes of {}); set more nodes (--nodes)",
-                            l.gpus, cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
-                source);
-  }
-  const OpListShapes s = read_shapes(config);
-  const std::vector<ModelChunk> chunks = model_chunks(config, l);
-  const ParameterBytes per_param = parameter_bytes(l.precision);
-  const double t = static_cast<double>(l.tp);
-  const double r = l.sequence_parallel_active() ? t : 1.0;
-  const double expert_shards = static_cast<double>(l.expert_tp() * l.ep);
+namespace {
+
+/// What every stage's memory shares: the op list's shapes, the chunks and the divisors.
+struct MemoryStageShared {
+  MemoryStageShared(const ArchConfig& arch, const ParallelLayout& layout) : config(arch), l(layout) {}
+  const ArchConfig& config;
+  const ParallelLayout& l;
+  OpListShapes s;
+  std::vector<ModelChunk> chunks;
+  ParameterBytes per_param;
+  double t = 1.0;              ///< TP
+  double r = 1.0;              ///< TP under sequence parallelism, else 1
+  double expert_shards = 1.0;  ///< ETP·EP
+  double dense_shards = 1.0;   ///< optimizer-state shards of dense parameters
+  double expert_dp_shards = 1.0;  ///< optimizer-state shards of routed experts
+  double H = 0.0;
+  std::int64_t padded_vocab = 0;
+  double V = 0.0;  ///< padded vocabulary
+  double T = 0.0;  ///< b·s/CP, tokens of one micro-batch on a rank
+};
+
+MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLayout& l) {
+  MemoryStageShared m(config, l);
+  m.s = read_shapes(config);
+  m.chunks = model_chunks(config, l);
+  m.per_param = parameter_bytes(l.precision);
+  m.t = static_cast<double>(l.tp);
+  m.r = l.sequence_parallel_active() ? m.t : 1.0;
+  m.expert_shards = static_cast<double>(l.expert_tp() * l.ep);
   // Distributed optimizer: dense parameters' states sharded over the data-parallel group with
   // context parallelism (DP·CP ranks hold the same weights), routed experts' over the expert
   // data-parallel group EDP = N / (ETP·EP·PP). theoretical_memory_usage.py lines 293-303 divides
   // by DP and EDP (6 + 12/d bytes a parameter).
-  const double dense_shards = l.distributed_optimizer ? static_cast<double>(l.data_parallel() * l.cp) : 1.0;
-  const double expert_dp_shards = l.distributed_optimizer ? static_cast<double>(l.expert_data_parallel()) : 1.0;
-  const double H = static_cast<double>(config.hidden_size);
-  const std::int64_t padded_vocab = l.padded_vocab(config.vocab_size);
-  const double V = static_cast<double>(padded_vocab);
-  const double T = micro_batch_tokens(l);
+  m.dense_shards = l.distributed_optimizer ? static_cast<double>(l.data_parallel() * l.cp) : 1.0;
+  m.expert_dp_shards = l.distributed_optimizer ? static_cast<double>(l.expert_data_parallel()) : 1.0;
+  m.H = static_cast<double>(config.hidden_size);
+  m.padded_vocab = l.padded_vocab(config.vocab_size);
+  m.V = static_cast<double>(m.padded_vocab);
+  m.T = micro_batch_tokens(l);
+  return m;
+}
 
-  TrainingMemory out;
-  out.layout = l;
-  out.padded_vocab = padded_vocab;
-  out.capacity_bytes = static_cast<double>(cluster.usable_memory_bytes());
-  const std::int64_t chunk_count = l.pp * l.virtual_stages;
-  for (std::int64_t rank = 0; rank < l.pp; ++rank) {
-    StageMemory stage;
-    stage.pipeline_rank = rank;
-    stage.has_embedding = rank == 0 && config.vocab_size > 0;
-    stage.has_lm_head = rank == l.pp - 1 && config.vocab_size > 0;
-    // This rank's chunks: virtual stages rank, rank + PP, ... (Megatron's interleaved placement).
-    std::vector<const ModelChunk*> own;
-    for (std::int64_t v = 0; v < l.virtual_stages; ++v) own.push_back(&chunks[static_cast<std::size_t>(v * l.pp + rank)]);
-    // Weights: every stored layer once (a looped layer counts once however often it runs).
-    LayerParams params;
-    for (const ModelChunk* chunk : own) {
-      for (const std::int64_t layer : chunk->stored_layers) {
-        if (std::find(stage.stored_layers.begin(), stage.stored_layers.end(), layer) != stage.stored_layers.end()) {
-          continue;  // replicated loop weights: a rank's chunks share one copy
-        }
-        stage.stored_layers.push_back(layer);
-        params += s.attention;
-        params += layer_is_moe(config, layer) ? s.moe_ffn : s.dense_ffn;
+/// Parameters of the layers the stage stores: every stored layer once (a looped layer counts once
+/// however often it runs; a rank's chunks share one copy of replicated loop weights). Fills the
+/// stage's sorted stored layers and its executed-layer count.
+LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own,
+                                       StageMemory& stage) {
+  LayerParams params;
+  for (const ModelChunk* chunk : own) {
+    for (const std::int64_t layer : chunk->stored_layers) {
+      if (std::find(stage.stored_layers.begin(), stage.stored_layers.end(), layer) != stage.stored_layers.end()) {
+        continue;  // replicated loop weights: a rank's chunks share one copy
       }
-      stage.executed_layers += static_cast<std::int64_t>(chunk->executed_layers.size());
+      stage.stored_layers.push_back(layer);
+      params += m.s.attention;
+      params += layer_is_moe(m.config, layer) ? m.s.moe_ffn : m.s.dense_ffn;
     }
-    std::sort(stage.stored_layers.begin(), stage.stored_layers.end());
-    // Embedding on the first stage, LM head and final norm on the last (vocab-parallel over TP,
-    // theoretical_memory_usage.py lines 247-267). Tied embeddings with PP > 1: the last stage
-    // keeps its own copy of the word embeddings (Megatron's shared_embedding_or_output_weight),
-    // its gradient all-reduced with the first stage's.
-    if (stage.has_embedding) params.tp_sharded += V * H;
-    if (stage.has_lm_head) {
-      const double head_bias = config.lm_head_bias ? V : 0.0;
-      if (!config.tie_embeddings) params.tp_sharded += V * H + head_bias;
-      else if (l.pp > 1) params.tp_sharded += V * H + head_bias;
-      else params.tp_sharded += head_bias;
-    }
-    if (rank == l.pp - 1) {
-      params.replicated += s.final_norm;
-      // Multi-token prediction modules sit on the last stage (theoretical_memory_usage.py line 247).
-      params.tp_sharded += s.mtp_params - s.mtp_expert_params;
-      params.expert += s.mtp_expert_params;
-    }
-    stage.dense_params = params.tp_sharded / t + params.replicated;
-    stage.expert_params = params.expert / expert_shards;
-    MemoryComponents& m = stage.by_component;
-    m.weights = (stage.dense_params + stage.expert_params) * per_param.weights;
-    m.gradients = (stage.dense_params + stage.expert_params) * per_param.gradients;
-    m.optimizer_states = stage.dense_params * per_param.optimizer / dense_shards +
-                         stage.expert_params * per_param.optimizer / expert_dp_shards;
+    stage.executed_layers += static_cast<std::int64_t>(chunk->executed_layers.size());
+  }
+  std::sort(stage.stored_layers.begin(), stage.stored_layers.end());
+  return params;
+}
 
-    // Activations of one micro-batch for each chunk of the rank.
-    std::vector<double> chunk_activation;
-    double largest_layer = 0.0;
-    double transient = 0.0;
-    for (const ModelChunk* chunk : own) {
-      double bytes = 0.0;
-      for (std::size_t i = 0; i < chunk->executed_layers.size(); ++i) {
-        const std::int64_t layer = chunk->executed_layers[i];
-        // Full recompute, block method: the first `full_layers` executions of each chunk (0: all).
-        const bool recomputed = l.recompute.kind == RecomputeKind::full &&
-                                (l.recompute.full_layers == 0 || static_cast<std::int64_t>(i) < l.recompute.full_layers);
-        bytes += activation_bytes(config, s, layer, l, recomputed).total();
-        if (recomputed) largest_layer = std::max(largest_layer, activation_bytes(config, s, layer, l, false).total());
-        transient = std::max(transient, layer_transient_bytes(config, l, layer));
-      }
-      if (chunk->index == 0 && config.vocab_size > 0) {
-        // Embedding: the int64 token ids (8 bytes a token) and, with dropout, its mask (sbh),
-        // theoretical_memory_usage.py lines 329-339.
-        bytes += 8.0 * T + (l.dropout ? H * T / r : 0.0);
-      }
-      chunk_activation.push_back(bytes);
-    }
-    // Micro-batches in flight at the stage's peak (Megatron-Core pipeline_parallel/schedules.py
-    // lines 955-965): 1F1B runs PP − s − 1 warm-up forwards and one more before its first
-    // backward, so min(m, PP − s) micro-batches; interleaved, 2·(PP − s − 1) + (V − 1)·PP warm-up
-    // chunk forwards plus one, at most m·V, forward k running chunk (k / PP) mod V. PP = 1: one.
-    std::int64_t in_flight = 1;
-    if (l.pp > 1) {
-      in_flight = l.virtual_stages == 1
-                      ? std::min(l.micro_batches, l.pp - rank)
-                      : std::min(l.micro_batches * l.virtual_stages,
-                                 2 * (l.pp - rank - 1) + (l.virtual_stages - 1) * l.pp + 1);
-    }
-    stage.in_flight_micro_batches = in_flight;
-    for (std::int64_t k = 0; k < in_flight; ++k) {
-      m.activations += chunk_activation[static_cast<std::size_t>((k / l.pp) % l.virtual_stages)];
-    }
-    // Logits on the last stage, one micro-batch (the last stage runs each backward right after
-    // its forward): the final norm's output 2H (the LM head input) and the fp32 logits the
-    // vocab-parallel cross-entropy keeps for backward, 4·V/t a token (theoretical_memory_usage.py
-    // lines 368-376: 4sbh(1 + V/h)/t); with cross-entropy fusion the bf16 logits only, 2·V/t.
-    // Each MTP module computes its own logits and loss.
-    if (stage.has_lm_head) {
-      const double per_token = (l.cross_entropy_fusion ? 2.0 : 4.0) * V / t;
-      const double heads_of_loss = 1.0 + static_cast<double>(config.mtp_layers);
-      m.logits = T * (2.0 * H / r + heads_of_loss * per_token);
-      // Without fusion the bf16 logits exist beside their fp32 copy while it is made.
-      if (!l.cross_entropy_fusion) transient = std::max(transient, 2.0 * T * V / t);
-    }
-    // A fully recomputed layer's activations are rebuilt during its backward (transient).
-    transient = std::max(transient, largest_layer);
-    m.buffers = transient;
-    (void)chunk_count;
-    stage.peak_bytes = m.total();
-    out.stages.push_back(std::move(stage));
+/// Embedding on the first stage, LM head and final norm on the last (vocab-parallel over TP,
+/// theoretical_memory_usage.py lines 247-267). Tied embeddings with PP > 1: the last stage keeps
+/// its own copy of the word embeddings (Megatron's shared_embedding_or_output_weight), its
+/// gradient all-reduced with the first stage's. Multi-token prediction modules sit on the last
+/// stage (theoretical_memory_usage.py line 247).
+void add_memory_end_stage_params(const MemoryStageShared& m, std::int64_t rank, const StageMemory& stage,
+                                 LayerParams& params) {
+  const ArchConfig& config = m.config;
+  if (stage.has_embedding) params.tp_sharded += m.V * m.H;
+  if (stage.has_lm_head) {
+    const double head_bias = config.lm_head_bias ? m.V : 0.0;
+    if (!config.tie_embeddings) params.tp_sharded += m.V * m.H + head_bias;
+    else if (m.l.pp > 1) params.tp_sharded += m.V * m.H + head_bias;
+    else params.tp_sharded += head_bias;
   }
-  for (const StageMemory& stage : out.stages) {
-    if (stage.peak_bytes > out.peak_bytes) {
-      out.peak_bytes = stage.peak_bytes;
-      out.peak_stage = stage.pipeline_rank;
-    }
+  if (rank == m.l.pp - 1) {
+    params.replicated += m.s.final_norm;
+    params.tp_sharded += m.s.mtp_params - m.s.mtp_expert_params;
+    params.expert += m.s.mtp_expert_params;
   }
-  out.headroom_bytes = out.capacity_bytes - out.peak_bytes;
-  out.fits = out.headroom_bytes >= 0.0;
+}
+
+/// Parameters per GPU (TP-sharded / t + replicated; routed experts / (ETP·EP)) and their weights,
+/// gradients and optimizer states (the last sharded under the distributed optimizer).
+void set_memory_parameter_components(const MemoryStageShared& m, const LayerParams& params, StageMemory& stage) {
+  stage.dense_params = params.tp_sharded / m.t + params.replicated;
+  stage.expert_params = params.expert / m.expert_shards;
+  MemoryComponents& c = stage.by_component;
+  c.weights = (stage.dense_params + stage.expert_params) * m.per_param.weights;
+  c.gradients = (stage.dense_params + stage.expert_params) * m.per_param.gradients;
+  c.optimizer_states = stage.dense_params * m.per_param.optimizer / m.dense_shards +
+                       stage.expert_params * m.per_param.optimizer / m.expert_dp_shards;
+}
+
+/// Activations of one micro-batch for each of the rank's chunks, and the transient bytes their
+/// executions need: the largest layer transient and the largest fully recomputed layer's
+/// activations (rebuilt during its backward).
+struct MemoryChunkActivations {
+  std::vector<double> per_chunk;
+  double largest_recomputed_layer = 0.0;
+  double transient = 0.0;
+};
+
+MemoryChunkActivations memory_chunk_activations(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own) {
+  const ParallelLayout& l = m.l;
+  MemoryChunkActivations out;
+  for (const ModelChunk* chunk : own) {
+    double bytes = 0.0;
+    for (std::size_t i = 0; i < chunk->executed_layers.size(); ++i) {
+      const std::int64_t layer = chunk->executed_layers[i];
+      // Full recompute, block method: the first `full_layers` executions of each chunk (0: all).
+      const bool recomputed = l.recompute.kind == RecomputeKind::full &&
+                              (l.recompute.full_layers == 0 || static_cast<std::int64_t>(i) < l.recompute.full_layers);
+      bytes += activation_bytes(m.config, m.s, layer, l, recomputed).total();
+      if (recomputed) {
+        out.largest_recomputed_layer =
+            std::max(out.largest_recomputed_layer, activation_bytes(m.config, m.s, layer, l, false).total());
+      }
+      out.transient = std::max(out.transient, layer_transient_bytes(m.config, l, layer));
+    }
+    if (chunk->index == 0 && m.config.vocab_size > 0) {
+      // Embedding: the int64 token ids (8 bytes a token) and, with dropout, its mask (sbh),
+      // theoretical_memory_usage.py lines 329-339.
+      bytes += 8.0 * m.T + (l.dropout ? m.H * m.T / m.r : 0.0);
+    }
+    out.per_chunk.push_back(bytes);
+  }
+  return out;
+}
+
+/// Micro-batches in flight at the stage's peak (Megatron-Core pipeline_parallel/schedules.py
+/// lines 955-965): 1F1B runs PP − s − 1 warm-up forwards and one more before its first backward,
+/// so min(m, PP − s) micro-batches; interleaved, 2·(PP − s − 1) + (V − 1)·PP warm-up chunk
+/// forwards plus one, at most m·V, forward k running chunk (k / PP) mod V. PP = 1: one.
+std::int64_t memory_in_flight_micro_batches(const ParallelLayout& l, std::int64_t rank) {
+  if (l.pp <= 1) return 1;
+  return l.virtual_stages == 1 ? std::min(l.micro_batches, l.pp - rank)
+                               : std::min(l.micro_batches * l.virtual_stages,
+                                          2 * (l.pp - rank - 1) + (l.virtual_stages - 1) * l.pp + 1);
+}
+
+/// Logits on the last stage, one micro-batch (the last stage runs each backward right after its
+/// forward): the final norm's output 2H (the LM head input) and the fp32 logits the vocab-parallel
+/// cross-entropy keeps for backward, 4·V/t a token (theoretical_memory_usage.py lines 368-376:
+/// 4sbh(1 + V/h)/t); with cross-entropy fusion the bf16 logits only, 2·V/t. Each MTP module
+/// computes its own logits and loss. Without fusion the bf16 logits exist beside their fp32 copy
+/// while it is made (raises `transient`).
+void set_memory_logits(const MemoryStageShared& m, MemoryComponents& c, double& transient) {
+  const ParallelLayout& l = m.l;
+  const double per_token = (l.cross_entropy_fusion ? 2.0 : 4.0) * m.V / m.t;
+  const double heads_of_loss = 1.0 + static_cast<double>(m.config.mtp_layers);
+  c.logits = m.T * (2.0 * m.H / m.r + heads_of_loss * per_token);
+  if (!l.cross_entropy_fusion) transient = std::max(transient, 2.0 * m.T * m.V / m.t);
+}
+
+/// Memory of pipeline rank `rank`: its chunks are virtual stages rank, rank + PP, ... (Megatron's
+/// interleaved placement).
+StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
+  const ParallelLayout& l = m.l;
+  StageMemory stage;
+  stage.pipeline_rank = rank;
+  stage.has_embedding = rank == 0 && m.config.vocab_size > 0;
+  stage.has_lm_head = rank == l.pp - 1 && m.config.vocab_size > 0;
+  std::vector<const ModelChunk*> own;
+  for (std::int64_t v = 0; v < l.virtual_stages; ++v) {
+    own.push_back(&m.chunks[static_cast<std::size_t>(v * l.pp + rank)]);
+  }
+  LayerParams params = memory_stored_layer_params(m, own, stage);
+  add_memory_end_stage_params(m, rank, stage, params);
+  set_memory_parameter_components(m, params, stage);
+  MemoryComponents& c = stage.by_component;
+  const MemoryChunkActivations chunk = memory_chunk_activations(m, own);
+  double transient = chunk.transient;
+  stage.in_flight_micro_batches = memory_in_flight_micro_batches(l, rank);
+  for (std::int64_t k = 0; k < stage.in_flight_micro_batches; ++k) {
+    c.activations += chunk.per_chunk[static_cast<std::size_t>((k / l.pp) % l.virtual_stages)];
+  }
+  if (stage.has_lm_head) set_memory_logits(m, c, transient);
+  transient = std::max(transient, chunk.largest_recomputed_layer);
+  c.buffers = transient;
+  stage.peak_bytes = c.total();
+  return stage;
+}
+
+/// Notes on the loop, the routed rows, the padded vocabulary and what the peak leaves out.
+void add_training_memory_notes(TrainingMemory& out, const ArchConfig& config, const ParallelLayout& l) {
   if (config.loop && config.loop->repeats > 1) {
     out.notes.push_back(fmt::format(
         "loop over layers {}-{} x{}: weights, gradients and optimizer states once per stored layer, activations once "
@@ -378,11 +425,40 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
                                                                           l.capacity_factor, l.imbalance)
                                                             : fmt::format("imbalance {}, dropless", l.imbalance)));
   }
-  if (padded_vocab != config.vocab_size) {
-    out.notes.push_back(fmt::format("vocabulary padded from {} to {}", config.vocab_size, padded_vocab));
+  if (out.padded_vocab != config.vocab_size) {
+    out.notes.push_back(fmt::format("vocabulary padded from {} to {}", config.vocab_size, out.padded_vocab));
   }
   out.notes.push_back("peak allocated memory: the CUDA context, NCCL buffers and allocator fragmentation are not "
                       "counted (the cluster's reserved memory is subtracted from the capacity instead)");
+}
+
+}  // namespace
+
+TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& given, const ClusterSpec& cluster,
+                               const std::string& source) {
+  const ParallelLayout l = resolve_layout(given, source);
+  l.validate(config, source);
+  if (l.gpus > cluster.total_gpus()) {
+    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} nodes of {}); set more nodes (--nodes)",
+                            l.gpus, cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
+                source);
+  }
+  const MemoryStageShared shared = memory_stage_shared(config, l);
+  TrainingMemory out;
+  out.layout = l;
+  out.padded_vocab = shared.padded_vocab;
+  out.capacity_bytes = static_cast<double>(cluster.usable_memory_bytes());
+  for (std::int64_t rank = 0; rank < l.pp; ++rank) out.stages.push_back(memory_of_stage(shared, rank));
+  // The peak is the first stage with the largest peak.
+  for (const StageMemory& stage : out.stages) {
+    if (stage.peak_bytes > out.peak_bytes) {
+      out.peak_bytes = stage.peak_bytes;
+      out.peak_stage = stage.pipeline_rank;
+    }
+  }
+  out.headroom_bytes = out.capacity_bytes - out.peak_bytes;
+  out.fits = out.headroom_bytes >= 0.0;
+  add_training_memory_notes(out, config, l);
   return out;
 }
 
