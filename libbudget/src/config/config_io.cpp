@@ -49,14 +49,14 @@ nlohmann::ordered_json model_settings_json(const ModelSettings& s) {
   return j;
 }
 
-}  // namespace
+// The readers below fill one section of an ArchConfig each. read_arch_config() calls them in the
+// order the keys were always read (top level, attention, ffn, loop, settings, then validate()), so
+// the first error found, and its message, are those of the single reader they replace.
 
-ArchConfig read_arch_config(const nlohmann::json& object, const std::string& source,
-                            const std::string& pointer) {
-  ObjectReader root(object, source, pointer);
+// Top-level scalar keys (and the check for unknown top-level keys), in reading order.
+void read_arch_top_level(const ObjectReader& root, ArchConfig& c) {
   root.reject_unknown_keys({"name", "hidden_size", "num_layers", "vocab_size", "tie_embeddings", "lm_head_bias",
                             "norm", "mtp_layers", "attention", "ffn", "loop", "settings"});
-  ArchConfig c;
   c.name = root.string_or("name", "");
   c.hidden_size = root.integer("hidden_size", 1, max_dimension);
   c.num_layers = root.integer("num_layers", 1, 1'000'000);
@@ -66,21 +66,42 @@ ArchConfig read_arch_config(const nlohmann::json& object, const std::string& sou
   c.norm = root.choice_or("norm", "rmsnorm", {"rmsnorm", "layernorm"}) == "layernorm" ? NormKind::layernorm
                                                                                       : NormKind::rmsnorm;
   c.mtp_layers = root.integer_or("mtp_layers", 0, 0, 1024);
+}
 
-  const ObjectReader attention = root.object("attention");
+// attention.mla (all five keys; head_dim and num_kv_heads of the attention are read by the caller).
+MlaConfig read_arch_mla(const ObjectReader& mla) {
+  mla.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  MlaConfig m;
+  m.q_lora_rank = mla.integer_or("q_lora_rank", 0, 0, max_dimension);
+  m.kv_lora_rank = mla.integer("kv_lora_rank", 1, max_dimension);
+  m.qk_nope_head_dim = mla.integer("qk_nope_head_dim", 0, max_dimension);
+  m.qk_rope_head_dim = mla.integer("qk_rope_head_dim", 0, max_dimension);
+  m.v_head_dim = mla.integer("v_head_dim", 1, max_dimension);
+  return m;
+}
+
+// attention.layer_types: an array of "full" / "sliding", one per layer (its length is checked by
+// validate()). An element that is neither is reported at its own path, counted from layer 1.
+void read_arch_layer_types(const ObjectReader& attention, AttentionConfig& a) {
+  const nlohmann::json& types = attention.raw("layer_types");
+  if (!types.is_array()) attention.fail("layer_types", "expected an array of \"full\" / \"sliding\", one per layer");
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const nlohmann::json& t = types[i];
+    if (!t.is_string() || (t.get<std::string>() != "full" && t.get<std::string>() != "sliding")) {
+      throw Error(fmt::format("layer {} is {}; allowed: \"full\" or \"sliding\"", i + 1, describe_value(t)),
+                  attention.source(), attention.pointer_to("layer_types") + "/" + std::to_string(i));
+    }
+    a.layer_types.push_back(t.get<std::string>() == "sliding" ? LayerAttention::sliding : LayerAttention::full);
+  }
+}
+
+// The "attention" object.
+void read_arch_attention(const ObjectReader& attention, AttentionConfig& a) {
   attention.reject_unknown_keys({"num_heads", "head_dim", "num_kv_heads", "mla", "qkv_bias", "output_bias",
                                  "qk_norm", "sliding_window", "layer_types"});
-  auto& a = c.attention;
   a.num_heads = attention.integer("num_heads", 1, max_dimension);
   if (attention.has("mla")) {
-    const ObjectReader mla = attention.object("mla");
-    mla.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
-    MlaConfig m;
-    m.q_lora_rank = mla.integer_or("q_lora_rank", 0, 0, max_dimension);
-    m.kv_lora_rank = mla.integer("kv_lora_rank", 1, max_dimension);
-    m.qk_nope_head_dim = mla.integer("qk_nope_head_dim", 0, max_dimension);
-    m.qk_rope_head_dim = mla.integer("qk_rope_head_dim", 0, max_dimension);
-    m.v_head_dim = mla.integer("v_head_dim", 1, max_dimension);
+    const MlaConfig m = read_arch_mla(attention.object("mla"));
     a.mla = m;
     // head_dim and num_kv_heads follow from MLA (validate() checks values given explicitly).
     a.head_dim = attention.integer_or("head_dim", m.qk_head_dim(), 1, max_dimension);
@@ -95,24 +116,14 @@ ArchConfig read_arch_config(const nlohmann::json& object, const std::string& sou
   const std::string qk_norm = attention.choice_or("qk_norm", "none", {"none", "per_head", "full"});
   a.qk_norm = qk_norm == "per_head" ? QkNorm::per_head : qk_norm == "full" ? QkNorm::full : QkNorm::none;
   a.sliding_window = attention.integer_or("sliding_window", 0, 0, max_dimension);
-  if (attention.has("layer_types")) {
-    const nlohmann::json& types = attention.raw("layer_types");
-    if (!types.is_array()) attention.fail("layer_types", "expected an array of \"full\" / \"sliding\", one per layer");
-    for (std::size_t i = 0; i < types.size(); ++i) {
-      const nlohmann::json& t = types[i];
-      if (!t.is_string() || (t.get<std::string>() != "full" && t.get<std::string>() != "sliding")) {
-        throw Error(fmt::format("layer {} is {}; allowed: \"full\" or \"sliding\"", i + 1, describe_value(t)),
-                    source, attention.pointer_to("layer_types") + "/" + std::to_string(i));
-      }
-      a.layer_types.push_back(t.get<std::string>() == "sliding" ? LayerAttention::sliding : LayerAttention::full);
-    }
-  }
+  if (attention.has("layer_types")) read_arch_layer_types(attention, a);
+}
 
-  const ObjectReader ffn = root.object("ffn");
+// The "ffn" object; first_dense_layers is bounded by num_layers (read before).
+void read_arch_ffn(const ObjectReader& ffn, std::int64_t num_layers, FfnConfig& f) {
   ffn.reject_unknown_keys({"num_experts", "top_k", "expert_dim", "gated", "bias", "router_bias",
                            "shared_expert_gate", "num_shared_experts", "shared_expert_dim", "first_dense_layers",
                            "dense_dim"});
-  auto& f = c.ffn;
   f.num_experts = ffn.integer_or("num_experts", 0, 0, max_dimension);
   if (f.is_moe()) {
     f.top_k = ffn.integer("top_k", 1, max_dimension);
@@ -127,32 +138,44 @@ ArchConfig read_arch_config(const nlohmann::json& object, const std::string& sou
   f.shared_expert_gate = ffn.boolean_or("shared_expert_gate", false);
   f.num_shared_experts = ffn.integer_or("num_shared_experts", 0, 0, max_dimension);
   f.shared_expert_dim = ffn.integer_or("shared_expert_dim", 0, 0, max_dimension);
-  f.first_dense_layers = ffn.integer_or("first_dense_layers", 0, 0, c.num_layers);
+  f.first_dense_layers = ffn.integer_or("first_dense_layers", 0, 0, num_layers);
   f.dense_dim = ffn.integer_or("dense_dim", 0, 0, max_dimension);
+}
 
-  if (root.has("loop")) {
-    const ObjectReader loop = root.object("loop");
-    loop.reject_unknown_keys({"first", "last", "repeats", "span_fraction"});
-    const std::int64_t repeats = loop.integer_or("repeats", 2, 1, 1024);
-    if (loop.has("span_fraction")) {
-      if (loop.has("first") || loop.has("last")) {
-        loop.fail("span_fraction", "give either span_fraction or first/last, not both");
-      }
-      const double fraction = loop.number("span_fraction", 0.0, 1.0);
-      try {
-        c.loop = centred_loop(c.num_layers, fraction, repeats);
-      } catch (const Error& e) {
-        throw Error(e.message(), source, pointer + e.path());
-      }
-    } else {
-      LoopConfig l;
-      l.first = loop.integer("first", 1, c.num_layers);
-      l.last = loop.integer("last", 1, c.num_layers);
-      l.repeats = repeats;
-      c.loop = l;
+// The "loop" object: repeats, then either span_fraction (a loop centred in the stack, via
+// centred_loop(), whose errors are re-rooted below `pointer`) or first/last (1-based layers).
+LoopConfig read_arch_loop(const ObjectReader& loop, std::int64_t num_layers, const std::string& source,
+                          const std::string& pointer) {
+  loop.reject_unknown_keys({"first", "last", "repeats", "span_fraction"});
+  const std::int64_t repeats = loop.integer_or("repeats", 2, 1, 1024);
+  if (loop.has("span_fraction")) {
+    if (loop.has("first") || loop.has("last")) {
+      loop.fail("span_fraction", "give either span_fraction or first/last, not both");
+    }
+    const double fraction = loop.number("span_fraction", 0.0, 1.0);
+    try {
+      return centred_loop(num_layers, fraction, repeats);
+    } catch (const Error& e) {
+      throw Error(e.message(), source, pointer + e.path());
     }
   }
+  LoopConfig l;
+  l.first = loop.integer("first", 1, num_layers);
+  l.last = loop.integer("last", 1, num_layers);
+  l.repeats = repeats;
+  return l;
+}
 
+}  // namespace
+
+ArchConfig read_arch_config(const nlohmann::json& object, const std::string& source,
+                            const std::string& pointer) {
+  ObjectReader root(object, source, pointer);
+  ArchConfig c;
+  read_arch_top_level(root, c);
+  read_arch_attention(root.object("attention"), c.attention);
+  read_arch_ffn(root.object("ffn"), c.num_layers, c.ffn);
+  if (root.has("loop")) c.loop = read_arch_loop(root.object("loop"), c.num_layers, source, pointer);
   if (root.has("settings")) c.settings = read_model_settings(root.object("settings"));
 
   try {

@@ -14,31 +14,42 @@
 
 namespace budget {
 
-TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload& workload,
-                        const MatchConstraints& constraints, const TimeRankOptions& options) {
+namespace {
+
+// One timed candidate of rank_by_time().
+struct TimedRankEntry {
+  std::size_t order;  // matcher rank
+  bool equal;         // within tolerance of the best
+  double seconds_per_token;
+  double ratio;
+  bool time_equal = false;  // within the interval of the fastest equally matched ratio
+};
+
+// budget::Error for top_n < 1 or a time-ratio cap that is not finite and > 0.
+void check_time_rank_options(const TimeRankOptions& options) {
   if (options.top_n < 1) throw Error(fmt::format("top {} is not allowed; allowed: ≥ 1", options.top_n), "--top");
   if (options.max_time_ratio && !(*options.max_time_ratio > 0 && std::isfinite(*options.max_time_ratio))) {
     throw Error(fmt::format("value {} is not allowed; allowed: a time ratio > 0", *options.max_time_ratio),
                 "--max-time-ratio");
   }
-  TimedMatch out;
-  out.baseline_time = predict_step_time(model, wide.baseline, workload);
-  std::vector<Candidate> candidates = std::move(wide.candidates);
-  out.result = std::move(wide);
-  out.considered = candidates.size();
+}
 
-  struct Entry {
-    std::size_t order;  // matcher rank
-    bool equal;         // within tolerance of the best
-    double seconds_per_token;
-    double ratio;
-    bool time_equal = false;  // within the interval of the fastest equally matched ratio
-  };
-  std::vector<Entry> entries;
+// The ± of a predicted time ratio under options.accuracy (0 without it).
+double time_rank_half_width(const TimeRankOptions& options, double ratio) {
+  return options.accuracy ? options.accuracy->ratio_half_width(ratio) : 0.0;
+}
+
+// Times every candidate (matcher order) and keeps those the cap allows: a candidate is dropped
+// when ratio − ±(ratio) > max_time_ratio. Counts within_tolerance and dropped_by_cap into `out`;
+// `smallest_ratio` is the smallest ratio seen, dropped candidates included.
+std::vector<TimedRankEntry> timed_rank_entries(const std::vector<Candidate>& candidates, const TimeModel& model,
+                                               const Workload& workload, const MatchConstraints& constraints,
+                                               const TimeRankOptions& options, TimedMatch& out,
+                                               double& smallest_ratio) {
+  std::vector<TimedRankEntry> entries;
   const double best = candidates.empty() ? 0.0 : candidates.front().objective;
   const auto tokens = static_cast<double>(workload.tokens_per_step);
-  double smallest_ratio = std::numeric_limits<double>::infinity();
-  const auto half_width = [&](double ratio) { return options.accuracy ? options.accuracy->ratio_half_width(ratio) : 0.0; };
+  smallest_ratio = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     // The indexed path (predict_step_seconds(): predict_step_time()'s seconds, bit for bit); the
     // full StepTime, with its breakdown and notes, only for the candidates kept.
@@ -47,35 +58,47 @@ TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload
     const bool equal = candidates[i].objective <= best + constraints.tolerance + 1e-12;
     if (equal) ++out.within_tolerance;
     smallest_ratio = std::min(smallest_ratio, ratio);
-    if (options.max_time_ratio && ratio - half_width(ratio) > *options.max_time_ratio) {
+    if (options.max_time_ratio && ratio - time_rank_half_width(options, ratio) > *options.max_time_ratio) {
       ++out.dropped_by_cap;
       continue;
     }
     entries.push_back({i, equal, seconds_per_token, ratio});
   }
-  if (options.rank_by == RankBy::time) {
-    // Equally matched first, fastest first; then the rest in matcher order. Stable on ties.
-    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      if (a.equal != b.equal) return a.equal;
-      if (a.equal) return a.seconds_per_token < b.seconds_per_token;
-      return a.order < b.order;
-    });
-    if (options.accuracy && !entries.empty() && entries.front().equal) {
-      // Equal in time within the model's accuracy: ratio ≤ fastest + ±(fastest); those first, by
-      // match quality (objective, then matcher order).
-      const double fastest = entries.front().ratio;
-      out.fastest_ratio_half_width = half_width(fastest);
-      for (auto& e : entries) e.time_equal = e.equal && e.ratio <= fastest + out.fastest_ratio_half_width;
-      const auto band_end = std::stable_partition(entries.begin(), entries.end(), [](const Entry& e) { return e.time_equal; });
-      out.equal_within_interval = static_cast<std::size_t>(band_end - entries.begin());
-      std::stable_sort(entries.begin(), band_end, [&](const Entry& a, const Entry& b) {
-        if (candidates[a.order].objective != candidates[b.order].objective) {
-          return candidates[a.order].objective < candidates[b.order].objective;
-        }
-        return a.order < b.order;
-      });
+  return entries;
+}
+
+// RankBy::time order: equally matched first, fastest first; then the rest in matcher order
+// (stable on ties). With options.accuracy, the equally matched entries within the ± of the fastest
+// come first, by match quality (objective, then matcher order); sets fastest_ratio_half_width and
+// equal_within_interval in `out`.
+void sort_entries_by_time(std::vector<TimedRankEntry>& entries, const std::vector<Candidate>& candidates,
+                          const TimeRankOptions& options, TimedMatch& out) {
+  std::stable_sort(entries.begin(), entries.end(), [](const TimedRankEntry& a, const TimedRankEntry& b) {
+    if (a.equal != b.equal) return a.equal;
+    if (a.equal) return a.seconds_per_token < b.seconds_per_token;
+    return a.order < b.order;
+  });
+  if (!options.accuracy || entries.empty() || !entries.front().equal) return;
+  // Equal in time within the model's accuracy: ratio ≤ fastest + ±(fastest).
+  const double fastest = entries.front().ratio;
+  out.fastest_ratio_half_width = time_rank_half_width(options, fastest);
+  for (auto& e : entries) e.time_equal = e.equal && e.ratio <= fastest + out.fastest_ratio_half_width;
+  const auto band_end =
+      std::stable_partition(entries.begin(), entries.end(), [](const TimedRankEntry& e) { return e.time_equal; });
+  out.equal_within_interval = static_cast<std::size_t>(band_end - entries.begin());
+  std::stable_sort(entries.begin(), band_end, [&](const TimedRankEntry& a, const TimedRankEntry& b) {
+    if (candidates[a.order].objective != candidates[b.order].objective) {
+      return candidates[a.order].objective < candidates[b.order].objective;
     }
-  }
+    return a.order < b.order;
+  });
+}
+
+// Keeps the first top_n entries (with their full StepTime) in out.result, then sets the summary:
+// infeasible with a message when the cap left none, best objective and deviation, and row order.
+void keep_ranked_entries(const std::vector<TimedRankEntry>& entries, const std::vector<Candidate>& candidates,
+                         const TimeModel& model, const Workload& workload, const TimeRankOptions& options,
+                         double smallest_ratio, TimedMatch& out) {
   const std::size_t keep = std::min<std::size_t>(entries.size(), static_cast<std::size_t>(options.top_n));
   for (std::size_t i = 0; i < keep; ++i) {
     out.result.candidates.push_back(candidates[entries[i].order]);
@@ -98,6 +121,24 @@ TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload
     out.result.summary.order =
         out.equal_within_interval > 0 ? RowOrder::predicted_time_within_accuracy : RowOrder::predicted_time;
   }
+}
+
+}  // namespace
+
+TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload& workload,
+                        const MatchConstraints& constraints, const TimeRankOptions& options) {
+  check_time_rank_options(options);
+  TimedMatch out;
+  out.baseline_time = predict_step_time(model, wide.baseline, workload);
+  std::vector<Candidate> candidates = std::move(wide.candidates);
+  out.result = std::move(wide);
+  out.considered = candidates.size();
+
+  double smallest_ratio = 0;
+  std::vector<TimedRankEntry> entries =
+      timed_rank_entries(candidates, model, workload, constraints, options, out, smallest_ratio);
+  if (options.rank_by == RankBy::time) sort_entries_by_time(entries, candidates, options, out);
+  keep_ranked_entries(entries, candidates, model, workload, options, smallest_ratio, out);
   return out;
 }
 

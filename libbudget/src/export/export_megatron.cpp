@@ -250,83 +250,103 @@ void write_rope_scaling(const ArchConfig& c, std::vector<std::string>& args, std
 
 }  // namespace
 
-std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
-                            std::vector<std::string>& not_expressed) {
-  refuse_unexpressed_in_megatron(c);
-  const AttentionConfig& a = c.attention;
-  const FfnConfig& f = c.ffn;
-  const ModelSettings& s = c.settings;
-  const std::string source = c.name.empty() ? "<config>" : c.name;
+namespace {
+
+/// The argument lines of the MODEL_ARGS array, in order, and the Megatron defaults the export
+/// leaves in place (written as comments).
+struct MegatronArgList {
   std::vector<std::string> args;
-  std::vector<std::string> defaults;  // Megatron defaults the export leaves in place
-  const auto arg = [&](const std::string& flag, const auto& value) {
+  std::vector<std::string> defaults;
+  /// Appends the line "FLAG VALUE".
+  template <typename Value>
+  void add(const std::string& flag, const Value& value) {
     args.push_back(fmt::format("{} {}", flag, value));
-  };
-  arg("--num-layers", c.num_layers);
-  arg("--hidden-size", c.hidden_size);
-  // Dense layers' width; MoE layers use --moe-ffn-hidden-size. A pure MoE model has no dense
-  // layer, and Megatron still derives a value (validate_args): the expert width is written.
-  arg("--ffn-hidden-size", f.is_moe() && f.first_dense_layers == 0 ? f.expert_dim : f.dense_dim);
-  arg("--num-attention-heads", a.num_heads);
+  }
+};
+
+/// Attention: heads, then MLA's latent ranks and head dims, or GQA's query groups and head dim.
+void write_megatron_attention(const ArchConfig& c, MegatronArgList& list) {
+  const AttentionConfig& a = c.attention;
+  list.add("--num-attention-heads", a.num_heads);
   if (a.mla) {
-    args.emplace_back("--multi-latent-attention");
-    if (a.mla->q_lora_rank > 0) arg("--q-lora-rank", a.mla->q_lora_rank);  // absent: None, no query latent
-    arg("--kv-lora-rank", a.mla->kv_lora_rank);
-    arg("--qk-head-dim", a.mla->qk_nope_head_dim);  // Megatron: q_head_dim = qk_head_dim + qk_pos_emb_head_dim
-    arg("--qk-pos-emb-head-dim", a.mla->qk_rope_head_dim);
-    arg("--v-head-dim", a.mla->v_head_dim);
-    args.emplace_back("--qk-layernorm");  // the latents' norms (see the file comment)
+    list.args.emplace_back("--multi-latent-attention");
+    if (a.mla->q_lora_rank > 0) list.add("--q-lora-rank", a.mla->q_lora_rank);  // absent: None, no query latent
+    list.add("--kv-lora-rank", a.mla->kv_lora_rank);
+    list.add("--qk-head-dim", a.mla->qk_nope_head_dim);  // Megatron: q_head_dim = qk_head_dim + qk_pos_emb_head_dim
+    list.add("--qk-pos-emb-head-dim", a.mla->qk_rope_head_dim);
+    list.add("--v-head-dim", a.mla->v_head_dim);
+    list.args.emplace_back("--qk-layernorm");  // the latents' norms (see the file comment)
     // MLA reads no kv_channels; validate_args derives it as hidden/heads and asserts divisibility.
-    if (c.hidden_size % a.num_heads != 0) arg("--kv-channels", a.mla->v_head_dim);
+    if (c.hidden_size % a.num_heads != 0) list.add("--kv-channels", a.mla->v_head_dim);
   } else {
     if (a.num_kv_heads != a.num_heads) {
-      args.emplace_back("--group-query-attention");
-      arg("--num-query-groups", a.num_kv_heads);
+      list.args.emplace_back("--group-query-attention");
+      list.add("--num-query-groups", a.num_kv_heads);
     }
-    arg("--kv-channels", a.head_dim);
+    list.add("--kv-channels", a.head_dim);
     // Megatron's --qk-layernorm normalises each head's queries and keys (one head_dim vector each).
-    if (a.qk_norm == QkNorm::per_head) args.emplace_back("--qk-layernorm");
+    if (a.qk_norm == QkNorm::per_head) list.args.emplace_back("--qk-layernorm");
   }
-  if (f.gated) args.emplace_back("--swiglu");
+}
+
+/// The gated MLP, the linear biases, the norm kind and its epsilon.
+void write_megatron_mlp_bias_norm(const ArchConfig& c, MegatronArgList& list) {
+  const AttentionConfig& a = c.attention;
+  const FfnConfig& f = c.ffn;
+  if (f.gated) list.args.emplace_back("--swiglu");
   if (!(a.qkv_bias && a.output_bias && f.bias)) {
-    args.emplace_back("--disable-bias-linear");
-    if (a.qkv_bias) args.emplace_back("--add-qkv-bias");
+    list.args.emplace_back("--disable-bias-linear");
+    if (a.qkv_bias) list.args.emplace_back("--add-qkv-bias");
   }
-  arg("--normalization", c.norm == NormKind::layernorm ? "LayerNorm" : "RMSNorm");
-  if (s.norm_epsilon) {
-    arg("--norm-epsilon", number_text(*s.norm_epsilon));
+  list.add("--normalization", c.norm == NormKind::layernorm ? "LayerNorm" : "RMSNorm");
+  if (c.settings.norm_epsilon) {
+    list.add("--norm-epsilon", number_text(*c.settings.norm_epsilon));
   } else {
-    defaults.push_back("--norm-epsilon 1e-05 (the config gives no norm epsilon)");
+    list.defaults.push_back("--norm-epsilon 1e-05 (the config gives no norm epsilon)");
   }
-  write_rope_scaling(c, args, defaults);
+}
+
+/// --rotary-base, which is type=int (arguments.py:2418): a rope_theta that is not an integer (or
+/// above 9e15) is refused at /settings/rope_theta.
+void write_megatron_rotary_base(const ArchConfig& c, const std::string& source, MegatronArgList& list) {
+  const ModelSettings& s = c.settings;
   if (s.rope_theta) {
-    // --rotary-base is type=int (arguments.py:2418).
     if (*s.rope_theta != std::floor(*s.rope_theta) || *s.rope_theta > 9.0e15) {
       throw Error(fmt::format("rope_theta {} is not an integer, and Megatron-LM's --rotary-base takes an int",
                               number_text(*s.rope_theta)),
                   source, "/settings/rope_theta");
     }
-    arg("--rotary-base", static_cast<std::int64_t>(*s.rope_theta));
+    list.add("--rotary-base", static_cast<std::int64_t>(*s.rope_theta));
   } else {
-    defaults.push_back("--rotary-base 10000 (the config gives no rope_theta)");
+    list.defaults.push_back("--rotary-base 10000 (the config gives no rope_theta)");
   }
-  if (!c.tie_embeddings) args.emplace_back("--untie-embeddings-and-output-weights");
+}
+
+/// Tied embeddings and the vocabulary (a vocabulary of 0 is reported as not expressed).
+void write_megatron_embeddings(const ArchConfig& c, MegatronArgList& list, std::vector<std::string>& not_expressed) {
+  if (!c.tie_embeddings) list.args.emplace_back("--untie-embeddings-and-output-weights");
   if (c.vocab_size > 0) {
-    arg("--vocab-size", c.vocab_size);
+    list.add("--vocab-size", c.vocab_size);
     // Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × TP
     // (arguments.py:2441, default 128); budget counts the vocabulary as given.
     if (c.vocab_size % 128 != 0) {
-      defaults.push_back(fmt::format("--make-vocab-size-divisible-by 128 (Megatron pads the vocabulary of {} to a "
-                                     "multiple of 128 x TP; budget counts {})",
-                                     c.vocab_size, c.vocab_size));
+      list.defaults.push_back(fmt::format("--make-vocab-size-divisible-by 128 (Megatron pads the vocabulary of {} "
+                                          "to a multiple of 128 x TP; budget counts {})",
+                                          c.vocab_size, c.vocab_size));
     }
   } else {
     not_expressed.push_back("vocab_size is 0 (embeddings not modelled): add --vocab-size or a tokenizer");
   }
-  // validate_args requires --max-position-embeddings (arguments.py:1314) and asserts it is at
-  // least --seq-length (arguments.py:1354).
+}
+
+/// --seq-length and --max-position-embeddings. validate_args requires the latter
+/// (arguments.py:1314) and asserts it is at least --seq-length (arguments.py:1354): a shorter one
+/// is refused at /settings/max_position_embeddings.
+void write_megatron_sequence(const ArchConfig& c, const ExportOptions& options, const std::string& source,
+                             MegatronArgList& list) {
   const std::int64_t seq_length = options.seq_length > 0 ? options.seq_length : default_export_seq_length;
-  const std::int64_t max_positions = s.max_position_embeddings > 0 ? s.max_position_embeddings : seq_length;
+  const std::int64_t max_positions =
+      c.settings.max_position_embeddings > 0 ? c.settings.max_position_embeddings : seq_length;
   if (max_positions < seq_length) {
     throw Error(fmt::format("the training sequence length {} exceeds max_position_embeddings {}, which Megatron-LM "
                             "refuses (max_position_embeddings must be >= seq_length); train shorter sequences or "
@@ -334,53 +354,86 @@ std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
                             seq_length, max_positions),
                 source, "/settings/max_position_embeddings");
   }
-  arg("--seq-length", seq_length);
-  arg("--max-position-embeddings", max_positions);
-  if (f.is_moe()) {
-    arg("--num-experts", f.num_experts);
-    arg("--moe-router-topk", f.top_k);
-    arg("--moe-ffn-hidden-size", f.expert_dim);
-    // Megatron's shared experts are one MLP of this total width (n experts of width w ≡ one of n·w).
-    if (f.num_shared_experts > 0) {
-      arg("--moe-shared-expert-intermediate-size", f.num_shared_experts * f.shared_expert_dim);
-      if (f.shared_expert_gate) args.emplace_back("--moe-shared-expert-gate");
-    }
-    if (f.first_dense_layers > 0) {
-      // Grammar of _eval_pattern: only , digits [ ] ( ) + * (arguments.py:250).
-      arg("--moe-layer-freq", fmt::format("'([0]*{}+[1]*{})'", f.first_dense_layers, c.num_layers - f.first_dense_layers));
-    }
-    const RouterScore score = router_score_of(c);
-    arg("--moe-router-score-function", to_string(score));
-    if (!s.router_score) {
-      not_expressed.push_back(fmt::format("the config gives no router score function: {} is written{}",
-                                          to_string(score), f.router_bias ? " (the expert-bias router)" : ""));
-    }
-    // A softmax after the top-k selection (Megatron's default, moe_utils.py:909-914) is a softmax
-    // over the chosen experts: renormalised weights. --moe-router-pre-softmax scores all experts
-    // first and keeps their unrenormalised top-k weights.
-    if (score == RouterScore::softmax && s.router_normalize_top_k == false) {
-      args.emplace_back("--moe-router-pre-softmax");
-    }
-    if (f.router_bias) args.emplace_back("--moe-router-enable-expert-bias");
+  list.add("--seq-length", seq_length);
+  list.add("--max-position-embeddings", max_positions);
+}
+
+/// The MoE arguments (none for a dense model): experts, shared experts, dense layers, router.
+void write_megatron_moe(const ArchConfig& c, MegatronArgList& list, std::vector<std::string>& not_expressed) {
+  const FfnConfig& f = c.ffn;
+  if (!f.is_moe()) return;
+  list.add("--num-experts", f.num_experts);
+  list.add("--moe-router-topk", f.top_k);
+  list.add("--moe-ffn-hidden-size", f.expert_dim);
+  // Megatron's shared experts are one MLP of this total width (n experts of width w ≡ one of n·w).
+  if (f.num_shared_experts > 0) {
+    list.add("--moe-shared-expert-intermediate-size", f.num_shared_experts * f.shared_expert_dim);
+    if (f.shared_expert_gate) list.args.emplace_back("--moe-shared-expert-gate");
   }
-  if (c.mtp_layers > 0) arg("--mtp-num-layers", c.mtp_layers);
+  if (f.first_dense_layers > 0) {
+    // Grammar of _eval_pattern: only , digits [ ] ( ) + * (arguments.py:250).
+    list.add("--moe-layer-freq",
+             fmt::format("'([0]*{}+[1]*{})'", f.first_dense_layers, c.num_layers - f.first_dense_layers));
+  }
+  const RouterScore score = router_score_of(c);
+  list.add("--moe-router-score-function", to_string(score));
+  if (!c.settings.router_score) {
+    not_expressed.push_back(fmt::format("the config gives no router score function: {} is written{}",
+                                        to_string(score), f.router_bias ? " (the expert-bias router)" : ""));
+  }
+  // A softmax after the top-k selection (Megatron's default, moe_utils.py:909-914) is a softmax
+  // over the chosen experts: renormalised weights. --moe-router-pre-softmax scores all experts
+  // first and keeps their unrenormalised top-k weights.
+  if (score == RouterScore::softmax && c.settings.router_normalize_top_k == false) {
+    list.args.emplace_back("--moe-router-pre-softmax");
+  }
+  if (f.router_bias) list.args.emplace_back("--moe-router-enable-expert-bias");
+}
+
+/// The bash array file: header comments (target, use, defaults left, not expressed), then MODEL_ARGS.
+std::string megatron_args_file(const ArchConfig& c, const MegatronArgList& list,
+                               const std::vector<std::string>& not_expressed) {
+  std::string out = fmt::format("# Megatron-LM model arguments for {} (budget-match export; docs/export.md)\n",
+                                c.name.empty() ? "the config" : c.name);
+  out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target_commit);
+  out += "# Use: source this file, then: torchrun ... pretrain_gpt.py \"${MODEL_ARGS[@]}\" <data, training and "
+         "parallelism arguments>\n";
+  for (const auto& d : list.defaults) out += "# Megatron default left in place: " + d + "\n";
+  for (const auto& note : not_expressed) out += "# NOT EXPRESSED: " + note + "\n";
+  out += "MODEL_ARGS=(\n";
+  for (const auto& line : list.args) out += "  " + line + "\n";
+  out += ")\n";
+  return out;
+}
+
+}  // namespace
+
+std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
+                            std::vector<std::string>& not_expressed) {
+  refuse_unexpressed_in_megatron(c);
+  const FfnConfig& f = c.ffn;
+  const std::string source = c.name.empty() ? "<config>" : c.name;
+  MegatronArgList list;
+  list.add("--num-layers", c.num_layers);
+  list.add("--hidden-size", c.hidden_size);
+  // Dense layers' width; MoE layers use --moe-ffn-hidden-size. A pure MoE model has no dense
+  // layer, and Megatron still derives a value (validate_args): the expert width is written.
+  list.add("--ffn-hidden-size", f.is_moe() && f.first_dense_layers == 0 ? f.expert_dim : f.dense_dim);
+  write_megatron_attention(c, list);
+  write_megatron_mlp_bias_norm(c, list);
+  write_rope_scaling(c, list.args, list.defaults);
+  write_megatron_rotary_base(c, source, list);
+  write_megatron_embeddings(c, list, not_expressed);
+  write_megatron_sequence(c, options, source, list);
+  write_megatron_moe(c, list, not_expressed);
+  if (c.mtp_layers > 0) list.add("--mtp-num-layers", c.mtp_layers);
   if (c.loop) {
     not_expressed.push_back(fmt::format(
         "the loop ({}): Megatron-LM has no weight-shared layer loop; these arguments build the {} stored layers "
         "unlooped, so its FLOPs and KV cache are those of {} layers, not {}",
         describe_loop(c), c.num_layers, c.num_layers, c.executed_layers()));
   }
-  std::string out = fmt::format("# Megatron-LM model arguments for {} (budget-match export; docs/export.md)\n",
-                                c.name.empty() ? "the config" : c.name);
-  out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target_commit);
-  out += "# Use: source this file, then: torchrun ... pretrain_gpt.py \"${MODEL_ARGS[@]}\" <data, training and "
-         "parallelism arguments>\n";
-  for (const auto& d : defaults) out += "# Megatron default left in place: " + d + "\n";
-  for (const auto& note : not_expressed) out += "# NOT EXPRESSED: " + note + "\n";
-  out += "MODEL_ARGS=(\n";
-  for (const auto& line : args) out += "  " + line + "\n";
-  out += ")\n";
-  return out;
+  return megatron_args_file(c, list, not_expressed);
 }
 
 }  // namespace budget::detail
