@@ -18,13 +18,13 @@ namespace budget {
 
 /// Forward FLOPs per token by component (exact attention count), summed over executed layers.
 struct FlopsByComponent {
-  double qkv_projection = 0;
-  double attention_scores = 0;
-  double output_projection = 0;
-  double router = 0;
-  double routed_experts = 0;
-  double shared_experts = 0;
-  double dense_ffn = 0;
+  double qkv_projection = 0;     ///< x·[W_q W_k W_v] (MLA: the query and KV down and up projections)
+  double attention_scores = 0;   ///< QKᵀ and PV over the attended keys
+  double output_projection = 0;  ///< attn·W_o
+  double router = 0;             ///< x·W_router
+  double routed_experts = 0;     ///< the top_k routed experts a token uses
+  double shared_experts = 0;     ///< the shared experts every token uses
+  double dense_ffn = 0;          ///< the dense FFN of dense layers
 
   double total() const {
     return qkv_projection + attention_scores + output_projection + router + routed_experts +

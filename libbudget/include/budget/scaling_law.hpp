@@ -18,12 +18,12 @@ namespace budget {
 /// The six coefficients of the law (see the file comment). E is in loss units; A and K carry the
 /// units that make their terms losses; a, b, c are dimensionless exponents.
 struct ScalingCoefficients {
-  double E = 0.0;
-  double A = 0.0;
-  double K = 0.0;
-  double a = 0.0;
-  double b = 0.0;
-  double c = 0.0;
+  double E = 0.0;  ///< the irreducible loss
+  double A = 0.0;  ///< the scale of the compute term A·(1 − S)^b·F^(−a)
+  double K = 0.0;  ///< the scale of the data term K·D^(−c)
+  double a = 0.0;  ///< the FLOPs exponent
+  double b = 0.0;  ///< the sparsity exponent
+  double c = 0.0;  ///< the data exponent
 };
 
 /// L(F, S, D). The caller's duty: F > 0, D > 0, 0 ≤ S < 1.

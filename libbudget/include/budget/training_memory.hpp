@@ -24,12 +24,12 @@ namespace budget {
 /// Bytes by component. `buffers` are transient (the largest single workspace the step allocates
 /// on top of what it keeps: MoE dispatch buffers, a recomputed layer's activations, bf16 logits).
 struct MemoryComponents {
-  double weights = 0.0;
-  double gradients = 0.0;
-  double optimizer_states = 0.0;
-  double activations = 0.0;
-  double logits = 0.0;
-  double buffers = 0.0;
+  double weights = 0.0;           ///< the stored layers' parameters at the training precision
+  double gradients = 0.0;         ///< their gradient buffers
+  double optimizer_states = 0.0;  ///< master weights and Adam moments (÷ DP with the distributed optimizer)
+  double activations = 0.0;       ///< kept for the backward pass, times the micro-batches in flight
+  double logits = 0.0;            ///< fp32 logits and loss (the last stage)
+  double buffers = 0.0;           ///< transient workspaces (above)
 
   double total() const { return weights + gradients + optimizer_states + activations + logits + buffers; }
 };

@@ -9,51 +9,33 @@
 namespace budget {
 namespace {
 
-/// Adds one non-embedding op's forward FLOPs, parameters and active parameters to its component.
-void add_to_component(const Op& op, double flops, std::int64_t params, std::int64_t active, Budgets& b) {
-  auto& f = b.forward_by_component;
-  auto& p = b.params_by_component;
-  auto& a = b.active_params_by_component;
-  switch (op.kind) {
+/// Where a non-embedding op's sums go: its forward-FLOPs component and its parameter component
+/// (null: the op adds nothing there).
+struct ComponentOf {
+  double FlopsByComponent::*flops = nullptr;
+  std::int64_t ParamsByComponent::*params = nullptr;
+};
+
+ComponentOf component_of(OpKind kind) {
+  using F = FlopsByComponent;
+  using P = ParamsByComponent;
+  switch (kind) {
     case OpKind::qkv_projection:
     case OpKind::q_down_projection:
     case OpKind::q_up_projection:
     case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection:
-    case OpKind::output_projection:
-      (op.kind == OpKind::output_projection ? f.output_projection : f.qkv_projection) += flops;
-      p.attention += params;
-      a.attention += active;
-      break;
-    case OpKind::attention_scores: f.attention_scores += flops; break;
-    case OpKind::router:
-      f.router += flops;
-      p.router += params;
-      a.router += active;
-      break;
-    case OpKind::routed_experts:
-      f.routed_experts += flops;
-      p.routed_experts += params;
-      a.routed_experts += active;
-      break;
-    case OpKind::shared_experts:
-      f.shared_experts += flops;
-      p.shared_experts += params;
-      a.shared_experts += active;
-      break;
-    case OpKind::dense_ffn:
-      f.dense_ffn += flops;
-      p.dense_ffn += params;
-      a.dense_ffn += active;
-      break;
+    case OpKind::kv_up_projection: return {&F::qkv_projection, &P::attention};
+    case OpKind::output_projection: return {&F::output_projection, &P::attention};
+    case OpKind::attention_scores: return {&F::attention_scores, nullptr};
+    case OpKind::router: return {&F::router, &P::router};
+    case OpKind::routed_experts: return {&F::routed_experts, &P::routed_experts};
+    case OpKind::shared_experts: return {&F::shared_experts, &P::shared_experts};
+    case OpKind::dense_ffn: return {&F::dense_ffn, &P::dense_ffn};
     case OpKind::norms:
-    case OpKind::final_norm:
-      p.norms += params;
-      a.norms += active;
-      break;
+    case OpKind::final_norm: return {nullptr, &P::norms};
     case OpKind::embedding:
     case OpKind::lm_head:
-    case OpKind::mtp_module: break;  // counted outside N and F by account(), never passed here
+    case OpKind::mtp_module: return {};  // counted outside N and F by account(), never passed here
     case OpKind::router_topk:
     case OpKind::expert_dispatch:
     case OpKind::expert_combine:
@@ -64,7 +46,18 @@ void add_to_component(const Op& op, double flops, std::int64_t params, std::int6
     case OpKind::attention_layout:
     case OpKind::routing_weights:
     case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32: break;  // memory-bound: no FLOPs, no parameters
+    case OpKind::router_softmax_fp32: return {};  // memory-bound: no FLOPs, no parameters
+  }
+  return {};
+}
+
+/// Adds one non-embedding op's forward FLOPs, parameters and active parameters to its component.
+void add_to_component(const Op& op, double flops, std::int64_t params, std::int64_t active, Budgets& b) {
+  const ComponentOf c = component_of(op.kind);
+  if (c.flops != nullptr) b.forward_by_component.*c.flops += flops;
+  if (c.params != nullptr) {
+    b.params_by_component.*c.params += params;
+    b.active_params_by_component.*c.params += active;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "budget/kernel_class.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 
@@ -35,21 +36,16 @@ KernelClass kernel_class(OpKind kind) {
   return KernelClass::not_timed;
 }
 
-std::string_view to_string(KernelClass kernel) {
-  switch (kernel) {
-    case KernelClass::projection_gemm: return "projection_gemm";
-    case KernelClass::mlp_gemms: return "mlp_gemms";
-    case KernelClass::expert_gemms: return "expert_gemms";
-    case KernelClass::attention: return "attention";
-    case KernelClass::rms_norm: return "rms_norm";
-    case KernelClass::router_topk: return "router_topk";
-    case KernelClass::gather_scatter: return "gather_scatter";
-    case KernelClass::activation: return "activation";
-    case KernelClass::embedding_lookup: return "embedding_lookup";
-    case KernelClass::layer_glue: return "layer_glue";
-    case KernelClass::not_timed: return "not_timed";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kernel_class_names = detail::enum_names<KernelClass::not_timed>({
+    {KernelClass::projection_gemm, "projection_gemm"}, {KernelClass::mlp_gemms, "mlp_gemms"},
+    {KernelClass::expert_gemms, "expert_gemms"}, {KernelClass::attention, "attention"},
+    {KernelClass::rms_norm, "rms_norm"}, {KernelClass::router_topk, "router_topk"},
+    {KernelClass::gather_scatter, "gather_scatter"}, {KernelClass::activation, "activation"},
+    {KernelClass::embedding_lookup, "embedding_lookup"}, {KernelClass::layer_glue, "layer_glue"},
+    {KernelClass::not_timed, "not_timed"}});
+}  // namespace
+
+std::string_view to_string(KernelClass kernel) { return detail::name_of(kernel_class_names, kernel); }
 
 }  // namespace budget

@@ -49,13 +49,21 @@ void add_mtp_op(std::vector<Op>& ops, const OpListContext& x);
 /// Embedding and LM head.
 void add_head_ops(std::vector<Op>& ops, const OpListContext& x);
 
+/// A new op at the end of `ops` (value-initialised in place): its kind and layer counts set.
+inline Op& new_op(std::vector<Op>& ops, OpKind kind, std::int64_t physical, std::int64_t executed) {
+  Op& op = ops.emplace_back();
+  op.kind = kind;
+  op.physical_layers = physical;
+  op.executed_layers = executed;
+  return op;
+}
+
 /// A weight-matmul op: `matrices_stored` matrices of in×out held per layer, `matrices_active` of
 /// them used per token; forward FLOPs = 2·in·out per used matrix.
 inline Op& add_matmul(std::vector<Op>& ops, OpKind kind, std::int64_t in, std::int64_t out,
                       std::int64_t matrices_stored, std::int64_t matrices_active, std::int64_t physical,
                       std::int64_t executed, double passes) {
-  Op& op = ops.emplace_back();  // value-initialised in place
-  op.kind = kind;
+  Op& op = new_op(ops, kind, physical, executed);
   op.in_features = in;
   op.out_features = out;
   op.matrices = matrices_active;
@@ -64,8 +72,6 @@ inline Op& add_matmul(std::vector<Op>& ops, OpKind kind, std::int64_t in, std::i
   op.forward_flops = 2.0 * static_cast<double>(op.active_params_per_layer);
   op.kernel_forward_flops = op.forward_flops;
   op.kernel_training_flops = passes * op.forward_flops;
-  op.physical_layers = physical;
-  op.executed_layers = executed;
   return op;
 }
 
@@ -78,12 +84,9 @@ inline void add_bias(Op& op, std::int64_t stored, std::int64_t active) {
 /// Parameters without FLOPs (norms, embedding).
 inline Op& add_parameters(std::vector<Op>& ops, OpKind kind, std::int64_t params, std::int64_t physical,
                           std::int64_t executed) {
-  Op& op = ops.emplace_back();  // value-initialised in place
-  op.kind = kind;
+  Op& op = new_op(ops, kind, physical, executed);
   op.params_per_layer = params;
   op.active_params_per_layer = params;
-  op.physical_layers = physical;
-  op.executed_layers = executed;
   return op;
 }
 
@@ -91,13 +94,10 @@ inline Op& add_parameters(std::vector<Op>& ops, OpKind kind, std::int64_t params
 /// forward pass; no FLOPs, no parameters.
 inline Op& add_memory(std::vector<Op>& ops, OpKind kind, std::int64_t width, std::int64_t rows, double bytes,
                       std::int64_t physical, std::int64_t executed) {
-  Op& op = ops.emplace_back();  // value-initialised in place
-  op.kind = kind;
+  Op& op = new_op(ops, kind, physical, executed);
   op.in_features = width;
   op.matrices = rows;
   op.forward_bytes = bytes;
-  op.physical_layers = physical;
-  op.executed_layers = executed;
   return op;
 }
 

@@ -7,41 +7,28 @@
 #include "accounting/op_builders.hpp"
 
 #include "accounting/ops_glue.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 
-std::string_view to_string(OpKind kind) {
-  switch (kind) {
-    case OpKind::qkv_projection: return "qkv_projection";
-    case OpKind::attention_scores: return "attention_scores";
-    case OpKind::output_projection: return "output_projection";
-    case OpKind::router: return "router";
-    case OpKind::routed_experts: return "routed_experts";
-    case OpKind::shared_experts: return "shared_experts";
-    case OpKind::dense_ffn: return "dense_ffn";
-    case OpKind::norms: return "norms";
-    case OpKind::final_norm: return "final_norm";
-    case OpKind::embedding: return "embedding";
-    case OpKind::lm_head: return "lm_head";
-    case OpKind::router_topk: return "router_topk";
-    case OpKind::expert_dispatch: return "expert_dispatch";
-    case OpKind::expert_combine: return "expert_combine";
-    case OpKind::expert_activation: return "expert_activation";
-    case OpKind::shared_activation: return "shared_activation";
-    case OpKind::dense_activation: return "dense_activation";
-    case OpKind::q_down_projection: return "q_down_projection";
-    case OpKind::q_up_projection: return "q_up_projection";
-    case OpKind::kv_down_projection: return "kv_down_projection";
-    case OpKind::kv_up_projection: return "kv_up_projection";
-    case OpKind::mtp_module: return "mtp_module";
-    case OpKind::residual_add: return "residual_add";
-    case OpKind::attention_layout: return "attention_layout";
-    case OpKind::routing_weights: return "routing_weights";
-    case OpKind::combine_zero: return "combine_zero";
-    case OpKind::router_softmax_fp32: return "router_softmax_fp32";
-  }
-  return "?";
-}
+namespace {
+constexpr auto op_kind_names = detail::enum_names<OpKind::router_softmax_fp32>({
+    {OpKind::qkv_projection, "qkv_projection"}, {OpKind::attention_scores, "attention_scores"},
+    {OpKind::output_projection, "output_projection"}, {OpKind::router, "router"},
+    {OpKind::routed_experts, "routed_experts"}, {OpKind::shared_experts, "shared_experts"},
+    {OpKind::dense_ffn, "dense_ffn"}, {OpKind::norms, "norms"}, {OpKind::final_norm, "final_norm"},
+    {OpKind::embedding, "embedding"}, {OpKind::lm_head, "lm_head"}, {OpKind::q_down_projection, "q_down_projection"},
+    {OpKind::q_up_projection, "q_up_projection"}, {OpKind::kv_down_projection, "kv_down_projection"},
+    {OpKind::kv_up_projection, "kv_up_projection"}, {OpKind::mtp_module, "mtp_module"},
+    {OpKind::router_topk, "router_topk"}, {OpKind::expert_dispatch, "expert_dispatch"},
+    {OpKind::expert_combine, "expert_combine"}, {OpKind::expert_activation, "expert_activation"},
+    {OpKind::shared_activation, "shared_activation"}, {OpKind::dense_activation, "dense_activation"},
+    {OpKind::residual_add, "residual_add"}, {OpKind::attention_layout, "attention_layout"},
+    {OpKind::routing_weights, "routing_weights"}, {OpKind::combine_zero, "combine_zero"},
+    {OpKind::router_softmax_fp32, "router_softmax_fp32"}});
+}  // namespace
+
+std::string_view to_string(OpKind kind) { return detail::name_of(op_kind_names, kind); }
 
 std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
   using namespace accounting_detail;

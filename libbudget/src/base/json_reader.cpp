@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <unordered_set>
+#include <utility>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -437,6 +438,11 @@ std::string ObjectReader::string_or(std::string_view key, std::string fallback) 
 
 std::string ObjectReader::choice_or(std::string_view key, std::string fallback,
                                     std::initializer_list<std::string_view> choices) const {
+  return choice_or(key, std::move(fallback), std::vector<std::string_view>(choices));
+}
+
+std::string ObjectReader::choice_or(std::string_view key, std::string fallback,
+                                    const std::vector<std::string_view>& choices) const {
   if (!has(key)) return fallback;
   const std::string value = string(key);
   std::vector<std::string> names(choices.begin(), choices.end());

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget::detail {
 
@@ -69,6 +70,15 @@ class ObjectReader {
   /// One of `choices`.
   std::string choice_or(std::string_view key, std::string fallback,
                         std::initializer_list<std::string_view> choices) const;
+  std::string choice_or(std::string_view key, std::string fallback, const std::vector<std::string_view>& choices) const;
+  /// The enumerator named at `key`, one of the table's names (an error lists them), or `fallback`
+  /// when the key is absent.
+  template <class Enum, std::size_t N>
+  Enum enum_or(std::string_view key, Enum fallback, const EnumNames<Enum, N>& names) const {
+    std::vector<std::string_view> choices;
+    for (const auto& row : names) choices.push_back(row.name);
+    return *enum_named(names, choice_or(key, std::string(name_of(names, fallback)), choices));
+  }
 
   /// The child object at `key` (budget::Error if it is not an object).
   ObjectReader object(std::string_view key) const;

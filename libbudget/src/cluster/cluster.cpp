@@ -8,6 +8,7 @@
 
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 namespace {
@@ -94,13 +95,12 @@ ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, 
 
 }  // namespace
 
-std::string_view to_string(ComputeSource source) {
-  switch (source) {
-    case ComputeSource::calibration: return "calibration";
-    case ComputeSource::datasheet: return "datasheet";
-  }
-  return "?";
-}
+namespace {
+constexpr auto compute_source_names = detail::enum_names<ComputeSource::datasheet>({
+    {ComputeSource::calibration, "calibration"}, {ComputeSource::datasheet, "datasheet"}});
+}  // namespace
+
+std::string_view to_string(ComputeSource source) { return detail::name_of(compute_source_names, source); }
 
 std::string ClusterSpec::validation_error() const {
   if (gpu_name.empty()) return "gpu.name is empty";

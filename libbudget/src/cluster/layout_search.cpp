@@ -101,6 +101,17 @@ bool ranked_before(const Ranked& a, const Ranked& b) {
   return a.position < b.position;
 }
 
+/// Counts `l` in result.valid when it is valid for `config`; otherwise keeps its reason as the
+/// space's first rejection while no valid layout has been seen.
+bool count_if_valid(const ParallelLayout& l, const ArchConfig& config, LayoutSearchResult& result) {
+  if (const std::string why = l.validation_error(config); !why.empty()) {
+    if (result.valid == 0 && result.first_rejection.empty()) result.first_rejection = why;
+    return false;
+  }
+  ++result.valid;
+  return true;
+}
+
 /// The exhaustive reference: every fitting layout timed through the row path.
 LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
                                      const LayoutSearchOptions& o) {
@@ -108,11 +119,7 @@ LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& c
   PartTimesCache cache;
   std::vector<Ranked> ranked;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
-    if (const std::string why = l.validation_error(config); !why.empty()) {
-      if (result.valid == 0 && result.first_rejection.empty()) result.first_rejection = why;
-      return;
-    }
-    ++result.valid;
+    if (!count_if_valid(l, config, result)) return;
     TrainingMemory mem = training_memory(config, l, cluster);
     if (!mem.fits) return;
     ++result.fitting;
@@ -170,11 +177,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   std::map<std::tuple<std::int64_t, std::int64_t, int>, std::vector<StageExecutions>> executions;
   std::vector<SpacePoint> points;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
-    if (const std::string why = l.validation_error(config); !why.empty()) {
-      if (result.valid == 0 && result.first_rejection.empty()) result.first_rejection = why;
-      return;
-    }
-    ++result.valid;
+    if (!count_if_valid(l, config, result)) return;
     SpacePoint p;
     p.layout = l;
     auto t = times_by_shard.find(shard_key(l));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <tuple>
@@ -9,36 +10,26 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 
 namespace {
 
-// One table per enum: to_string() prints from it and the parsers read with it, so a name is
-// written once.
-constexpr std::array<std::pair<RecomputeKind, std::string_view>, 3> recompute_names{{
-    {RecomputeKind::none, "none"}, {RecomputeKind::selective, "selective"}, {RecomputeKind::full, "full"}}};
-constexpr std::array<std::pair<TrainingPrecision, std::string_view>, 3> precision_names{{
-    {TrainingPrecision::bf16, "bf16"}, {TrainingPrecision::fp16, "fp16"}, {TrainingPrecision::fp32, "fp32"}}};
-
-template <class Enum, std::size_t N>
-std::string_view name_in(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value) {
-  for (const auto& [v, name] : names) {
-    if (v == value) return name;
-  }
-  return "?";
-}
+// One table per enum (base/enum_names.hpp): to_string() prints from it and the parsers read with it.
+constexpr auto recompute_names = detail::enum_names<RecomputeKind::full>({
+    {RecomputeKind::none, "none"}, {RecomputeKind::selective, "selective"}, {RecomputeKind::full, "full"}});
+constexpr auto precision_names = detail::enum_names<TrainingPrecision::fp32>({
+    {TrainingPrecision::bf16, "bf16"}, {TrainingPrecision::fp16, "fp16"}, {TrainingPrecision::fp32, "fp32"}});
 
 }  // namespace
 
-std::string_view to_string(RecomputeKind kind) { return name_in(recompute_names, kind); }
+std::string_view to_string(RecomputeKind kind) { return detail::name_of(recompute_names, kind); }
 
-std::string_view to_string(TrainingPrecision precision) { return name_in(precision_names, precision); }
+std::string_view to_string(TrainingPrecision precision) { return detail::name_of(precision_names, precision); }
 
 RecomputeSpec parse_recompute(std::string_view text, const std::string& where) {
-  for (const auto& [kind, name] : recompute_names) {
-    if (text == name) return {kind, 0};
-  }
+  if (const std::optional<RecomputeKind> kind = detail::enum_named(recompute_names, text)) return {*kind, 0};
   // full:N — N decimal digits (at most 15, so the value fits), N ≥ 1.
   constexpr std::string_view full_prefix = "full:";
   if (text.substr(0, full_prefix.size()) == full_prefix) {
@@ -56,10 +47,9 @@ RecomputeSpec parse_recompute(std::string_view text, const std::string& where) {
 }
 
 TrainingPrecision parse_training_precision(std::string_view text, const std::string& where) {
-  for (const auto& [precision, name] : precision_names) {
-    if (text == name) return precision;
-  }
-  throw Error(fmt::format("value \"{}\" is not allowed; allowed: bf16, fp16, fp32", text), where);
+  if (const std::optional<TrainingPrecision> precision = detail::enum_named(precision_names, text)) return *precision;
+  throw Error(fmt::format("value \"{}\" is not allowed; allowed: {}", text, detail::names_list(precision_names)),
+              where);
 }
 
 ParameterBytes parameter_bytes(TrainingPrecision precision) {

@@ -13,15 +13,16 @@
 
 namespace budget {
 
-/// Seconds of the parts of a layer (one execution, one micro-batch on one GPU) that compute or move.
+/// Seconds of the parts of a layer (one execution, one micro-batch on one GPU) that compute or move;
+/// the parts are LayerPartTimes' (below).
 struct PartSeconds {
-  double attention = 0.0;
-  double dense_ffn = 0.0;
-  double moe_tp_part = 0.0;
-  double routed = 0.0;
-  double embedding = 0.0;
-  double head = 0.0;
-  double final_norm = 0.0;
+  double attention = 0.0;    ///< norms, projections, the attention core
+  double dense_ffn = 0.0;    ///< a dense layer's FFN
+  double moe_tp_part = 0.0;  ///< router, top-k, shared experts
+  double routed = 0.0;       ///< routed experts, dispatch, combine, activation
+  double embedding = 0.0;    ///< the embedding lookup (first stage)
+  double head = 0.0;         ///< the LM head (last stage)
+  double final_norm = 0.0;   ///< the norm before the head
 };
 
 /// Seconds of one execution of each part of a layer, for one micro-batch on one GPU.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "config/config_names.hpp"
 
 namespace budget {
 
@@ -56,19 +57,10 @@ std::int64_t ArchConfig::kv_elements_per_token() const {
   return (executed_layers() - executed_sliding_attention_layers()) * attention.kv_elements_per_layer();
 }
 
-std::string_view to_string(QkNorm norm) {
-  switch (norm) {
-    case QkNorm::none: return "none";
-    case QkNorm::per_head: return "per_head";
-    case QkNorm::full: return "full";
-  }
-  return "?";
-}
-
-std::string_view to_string(LayerAttention kind) { return kind == LayerAttention::sliding ? "sliding" : "full"; }
-
-std::string_view to_string(NormKind kind) { return kind == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
-std::string_view to_string(RouterScore score) { return score == RouterScore::sigmoid ? "sigmoid" : "softmax"; }
+std::string_view to_string(QkNorm norm) { return detail::name_of(detail::qk_norm_names, norm); }
+std::string_view to_string(LayerAttention kind) { return detail::name_of(detail::layer_attention_names, kind); }
+std::string_view to_string(NormKind kind) { return detail::name_of(detail::norm_kind_names, kind); }
+std::string_view to_string(RouterScore score) { return detail::name_of(detail::router_score_names, score); }
 
 LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int64_t repeats) {
   if (!(span_fraction > 0.0 && span_fraction <= 1.0)) {

@@ -1,11 +1,13 @@
 #include "budget/config_io.hpp"
 
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
 #include "config/config_hf_json.hpp"
+#include "config/config_names.hpp"
 #include "config/config_json.hpp"
 #include "config/rope_scaling_json.hpp"
 #include "base/json_reader.hpp"
@@ -24,9 +26,7 @@ ModelSettings read_model_settings(const ObjectReader& settings) {
   if (settings.has("norm_epsilon")) s.norm_epsilon = settings.number("norm_epsilon", 1e-30, 0.5);
   s.max_position_embeddings = settings.integer_or("max_position_embeddings", 0, 0, std::int64_t{1} << 40);
   if (settings.has("router_score")) {
-    s.router_score = settings.choice_or("router_score", "softmax", {"softmax", "sigmoid"}) == "sigmoid"
-                         ? RouterScore::sigmoid
-                         : RouterScore::softmax;
+    s.router_score = settings.enum_or("router_score", RouterScore::softmax, router_score_names);
   }
   if (settings.has("router_normalize_top_k")) {
     if (!settings.raw("router_normalize_top_k").is_boolean()) {
@@ -63,8 +63,7 @@ void read_arch_top_level(const ObjectReader& root, ArchConfig& c) {
   c.vocab_size = root.integer_or("vocab_size", 0, 0, max_dimension);
   c.tie_embeddings = root.boolean_or("tie_embeddings", false);
   c.lm_head_bias = root.boolean_or("lm_head_bias", false);
-  c.norm = root.choice_or("norm", "rmsnorm", {"rmsnorm", "layernorm"}) == "layernorm" ? NormKind::layernorm
-                                                                                      : NormKind::rmsnorm;
+  c.norm = root.enum_or("norm", NormKind::rmsnorm, norm_kind_names);
   c.mtp_layers = root.integer_or("mtp_layers", 0, 0, 1024);
 }
 
@@ -87,11 +86,13 @@ void read_arch_layer_types(const ObjectReader& attention, AttentionConfig& a) {
   if (!types.is_array()) attention.fail("layer_types", "expected an array of \"full\" / \"sliding\", one per layer");
   for (std::size_t i = 0; i < types.size(); ++i) {
     const nlohmann::json& t = types[i];
-    if (!t.is_string() || (t.get<std::string>() != "full" && t.get<std::string>() != "sliding")) {
+    const std::optional<LayerAttention> kind =
+        t.is_string() ? enum_named(layer_attention_names, t.get<std::string>()) : std::nullopt;
+    if (!kind) {
       throw Error(fmt::format("layer {} is {}; allowed: \"full\" or \"sliding\"", i + 1, describe_value(t)),
                   attention.source(), attention.pointer_to("layer_types") + "/" + std::to_string(i));
     }
-    a.layer_types.push_back(t.get<std::string>() == "sliding" ? LayerAttention::sliding : LayerAttention::full);
+    a.layer_types.push_back(*kind);
   }
 }
 
@@ -113,8 +114,7 @@ void read_arch_attention(const ObjectReader& attention, AttentionConfig& a) {
   }
   a.qkv_bias = attention.boolean_or("qkv_bias", false);
   a.output_bias = attention.boolean_or("output_bias", false);
-  const std::string qk_norm = attention.choice_or("qk_norm", "none", {"none", "per_head", "full"});
-  a.qk_norm = qk_norm == "per_head" ? QkNorm::per_head : qk_norm == "full" ? QkNorm::full : QkNorm::none;
+  a.qk_norm = attention.enum_or("qk_norm", QkNorm::none, qk_norm_names);
   a.sliding_window = attention.integer_or("sliding_window", 0, 0, max_dimension);
   if (attention.has("layer_types")) read_arch_layer_types(attention, a);
 }

@@ -33,6 +33,13 @@ constexpr HfKey sparse_step{"decoder_sparse_step", A::derived, "", "MoE on every
 constexpr HfKey mlp_only{"mlp_only_layers", A::derived, "", "dense layers (absent: none)"};
 constexpr HfKey moe_layer_freq{"moe_layer_freq", A::derived, "", "MoE on every k-th layer (absent: 1)"};
 constexpr HfKey top_k_required{"num_experts_per_tok", A::required, "", "the experts each token uses"};
+// DeepSeek-style MoE keys of the remote-code families (deepseek, kimi_k2): every one required.
+constexpr HfKey routed_required{"n_routed_experts", A::required, "", "routed experts"};
+constexpr HfKey expert_width_required{"moe_intermediate_size", A::required, "", "the routed expert width"};
+constexpr HfKey shared_required{"n_shared_experts", A::required, "", "shared experts (null: none)"};
+constexpr HfKey first_dense_required{"first_k_dense_replace", A::required, "", "the leading dense layers"};
+constexpr HfKey attention_bias_required{"attention_bias", A::required, "", "attention biases"};
+constexpr HfKey tie_required{"tie_word_embeddings", A::required, "", "a tied LM head"};
 
 constexpr std::array llama_keys{kv_heads_derived, head_dim_derived, attention_bias_false,
                                 HfKey{"mlp_bias", A::noted_default, "false", "MLP biases"}, tie_false};
@@ -74,27 +81,26 @@ constexpr std::array olmoe_keys{HfKey{"num_experts", A::required, "64", "routed 
 // DeepseekForCausalLM (DeepSeek-MoE) has no transformers class: its remote code decides, so every
 // key that decides a count is required.
 constexpr std::array deepseek_keys{
-    HfKey{"n_routed_experts", A::required, "", "routed experts"}, top_k_required,
-    HfKey{"moe_intermediate_size", A::required, "", "the routed expert width"},
-    HfKey{"n_shared_experts", A::required, "", "shared experts (null: none)"},
-    HfKey{"first_k_dense_replace", A::required, "", "the leading dense layers"}, moe_layer_freq,
+    routed_required, top_k_required, expert_width_required, shared_required, first_dense_required, moe_layer_freq,
     HfKey{"num_key_value_heads", A::required, "", "KV heads"}, head_dim_derived,
-    HfKey{"attention_bias", A::required, "", "attention biases"},
-    HfKey{"tie_word_embeddings", A::required, "", "a tied LM head"}};
+    attention_bias_required, tie_required};
 // MLA: num_key_value_heads and head_dim size no weight (the MLA dims do); read and ignored.
 constexpr HfKey mla_kv_heads{"num_key_value_heads", A::derived, "", "ignored with MLA"};
 constexpr HfKey mla_head_dim{"head_dim", A::derived, "", "ignored with MLA (transformers: qk_rope_head_dim)"};
+// The MLA dims of DeepseekV2Config and DeepseekV3Config (the same keys and defaults in both).
+constexpr HfKey mla_q_lora_rank{"q_lora_rank", A::required, "1536", "the query compression rank (null: none)"};
+constexpr HfKey mla_kv_lora_rank{"kv_lora_rank", A::required, "512", "the KV latent rank"};
+constexpr HfKey mla_qk_nope_head_dim{"qk_nope_head_dim", A::required, "128",
+                                     "the per-head query/key width without rotary embedding"};
+constexpr HfKey mla_qk_rope_head_dim{"qk_rope_head_dim", A::required, "64", "the rotary query/key width"};
+constexpr HfKey mla_v_head_dim{"v_head_dim", A::required, "128", "the per-head value width"};
 constexpr std::array deepseek_v2_keys{
     HfKey{"n_routed_experts", A::required, "64", "routed experts"},
     top_k_required,  // DeepseekV2Config: num_experts_per_tok = None
     HfKey{"moe_intermediate_size", A::required, "1407", "the routed expert width"},
     HfKey{"n_shared_experts", A::noted_default, "2", "shared experts"},
     HfKey{"first_k_dense_replace", A::noted_default, "0", "the leading dense layers"}, moe_layer_freq,
-    HfKey{"q_lora_rank", A::required, "1536", "the query compression rank (null: none)"},
-    HfKey{"kv_lora_rank", A::required, "512", "the KV latent rank"},
-    HfKey{"qk_nope_head_dim", A::required, "128", "the per-head query/key width without rotary embedding"},
-    HfKey{"qk_rope_head_dim", A::required, "64", "the rotary query/key width"},
-    HfKey{"v_head_dim", A::required, "128", "the per-head value width"},
+    mla_q_lora_rank, mla_kv_lora_rank, mla_qk_nope_head_dim, mla_qk_rope_head_dim, mla_v_head_dim,
     HfKey{"topk_method", A::derived, "", "the router bias (noaux_tc; absent: greedy, none)"},
     mla_kv_heads, mla_head_dim, attention_bias_false, tie_false};
 constexpr std::array deepseek_v3_keys{
@@ -103,28 +109,19 @@ constexpr std::array deepseek_v3_keys{
     HfKey{"moe_intermediate_size", A::required, "2048", "the routed expert width"},
     HfKey{"n_shared_experts", A::noted_default, "1", "shared experts"},
     HfKey{"first_k_dense_replace", A::noted_default, "3", "the leading dense layers"}, moe_layer_freq,
-    HfKey{"q_lora_rank", A::required, "1536", "the query compression rank (null: none)"},
-    HfKey{"kv_lora_rank", A::required, "512", "the KV latent rank"},
-    HfKey{"qk_nope_head_dim", A::required, "128", "the per-head query/key width without rotary embedding"},
-    HfKey{"qk_rope_head_dim", A::required, "64", "the rotary query/key width"},
-    HfKey{"v_head_dim", A::required, "128", "the per-head value width"},
+    mla_q_lora_rank, mla_kv_lora_rank, mla_qk_nope_head_dim, mla_qk_rope_head_dim, mla_v_head_dim,
     HfKey{"num_nextn_predict_layers", A::noted_default, "1", "multi-token-prediction modules"},
     mla_kv_heads, mla_head_dim, attention_bias_false, tie_false};
 // Kimi-K2 ships the DeepSeek-V3 architecture as remote code (no transformers class): required.
 constexpr std::array kimi_k2_keys{
-    HfKey{"n_routed_experts", A::required, "", "routed experts"}, top_k_required,
-    HfKey{"moe_intermediate_size", A::required, "", "the routed expert width"},
-    HfKey{"n_shared_experts", A::required, "", "shared experts (null: none)"},
-    HfKey{"first_k_dense_replace", A::required, "", "the leading dense layers"}, moe_layer_freq,
+    routed_required, top_k_required, expert_width_required, shared_required, first_dense_required, moe_layer_freq,
     HfKey{"q_lora_rank", A::required, "", "the query compression rank (null: none)"},
     HfKey{"kv_lora_rank", A::required, "", "the KV latent rank"},
     HfKey{"qk_nope_head_dim", A::required, "", "the per-head query/key width without rotary embedding"},
     HfKey{"qk_rope_head_dim", A::required, "", "the rotary query/key width"},
     HfKey{"v_head_dim", A::required, "", "the per-head value width"},
     HfKey{"num_nextn_predict_layers", A::required, "", "multi-token-prediction modules"},
-    mla_kv_heads, mla_head_dim,
-    HfKey{"attention_bias", A::required, "", "attention biases"},
-    HfKey{"tie_word_embeddings", A::required, "", "a tied LM head"}};
+    mla_kv_heads, mla_head_dim, attention_bias_required, tie_required};
 constexpr std::array phi3_keys{kv_heads_derived, head_dim_derived, sliding_off, tie_false};
 constexpr std::array phimoe_keys{HfKey{"num_local_experts", A::required, "16", "routed experts"},
                                  HfKey{"num_experts_per_tok", A::required, "2", "the experts each token uses"},

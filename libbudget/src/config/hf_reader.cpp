@@ -21,6 +21,7 @@
 #include "budget/error.hpp"
 #include "config/config_hf_json.hpp"
 #include "config/rope_scaling_json.hpp"
+#include "config/config_names.hpp"
 #include "config/hf_families.hpp"
 #include "config/hf_key_pass.hpp"
 
@@ -78,10 +79,9 @@ class LayerPass {
     s.max_position_embeddings = root_.integer_or("max_position_embeddings", 0, 0, std::int64_t{1} << 40);
     read_rope_scaling_setting(c);
     if (!c.ffn.is_moe() || family == "phimoe") return;
-    const std::string score = root_.string_or("scoring_func", family == "deepseek_v3" ? "sigmoid" : "softmax");
-    if (score == "softmax" || score == "sigmoid") {
-      s.router_score = score == "sigmoid" ? RouterScore::sigmoid : RouterScore::softmax;
-    }
+    // DeepSeek's scoring_func values are budget's RouterScore names; any other value is refused.
+    const RouterScore fallback = family == "deepseek_v3" ? RouterScore::sigmoid : RouterScore::softmax;
+    s.router_score = root_.enum_or("scoring_func", fallback, router_score_names);
     if (family == "mixtral" || family == "granitemoe") {
       s.router_normalize_top_k = true;
     } else if (root_.has("norm_topk_prob") && root_.raw("norm_topk_prob").is_boolean()) {

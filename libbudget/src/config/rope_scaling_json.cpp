@@ -8,26 +8,14 @@
 #include <fmt/ranges.h>
 
 #include "budget/error.hpp"
+#include "config/config_names.hpp"
 
 namespace budget {
 
-std::string_view to_string(RopeScalingType type) {
-  switch (type) {
-    case RopeScalingType::linear: return "linear";
-    case RopeScalingType::dynamic: return "dynamic";
-    case RopeScalingType::yarn: return "yarn";
-    case RopeScalingType::llama3: return "llama3";
-    case RopeScalingType::longrope: return "longrope";
-  }
-  return "?";
-}
+std::string_view to_string(RopeScalingType type) { return detail::name_of(detail::rope_scaling_type_names, type); }
 
 namespace detail {
 namespace {
-
-constexpr std::array<RopeScalingType, 5> all_types{RopeScalingType::linear, RopeScalingType::dynamic,
-                                                   RopeScalingType::yarn, RopeScalingType::llama3,
-                                                   RopeScalingType::longrope};
 
 /// The parameter keys transformers' init function of each type reads (modeling_rope_utils.py:
 /// _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
@@ -73,18 +61,16 @@ std::vector<double> numbers_if(const ObjectReader& r, const char* key) {
 std::optional<RopeScaling> read_rope_scaling(const ObjectReader& r, std::vector<std::string>* unknown_notes) {
   const char* type_key = r.has("rope_type") ? "rope_type" : "type";
   if (!r.has(type_key) || r.raw(type_key).is_null()) {
-    if (unknown_notes == nullptr) r.fail_here("no \"type\" given; allowed: linear, dynamic, yarn, llama3, longrope");
+    if (unknown_notes == nullptr) r.fail_here("no \"type\" given; allowed: " + names_list(rope_scaling_type_names));
     if (!r.json().empty()) unknown_notes->push_back(fmt::format("{}: no rope type given, read as unscaled RoPE", r.pointer()));
     return std::nullopt;
   }
   const std::string name = r.string(type_key);
   if (name == "default") return std::nullopt;
-  const auto found = std::find_if(all_types.begin(), all_types.end(),
-                                  [&](RopeScalingType t) { return to_string(t) == name; });
-  if (found == all_types.end()) {
-    const std::string why = fmt::format("rope scaling type \"{}\" is not one budget reads (allowed: linear, dynamic, "
-                                        "yarn, llama3, longrope)",
-                                        name);
+  const std::optional<RopeScalingType> found = enum_named(rope_scaling_type_names, name);
+  if (!found) {
+    const std::string why = fmt::format("rope scaling type \"{}\" is not one budget reads (allowed: {})", name,
+                                        names_list(rope_scaling_type_names));
     if (unknown_notes == nullptr) r.fail(type_key, why);
     unknown_notes->push_back(fmt::format("{}: {}; no export carries it", r.pointer_to(type_key), why));
     return std::nullopt;

@@ -3,6 +3,7 @@
 #include "budget/export.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "config/config_json.hpp"
 #include "export/export_targets.hpp"
 #include "base/json_reader.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 namespace detail {
@@ -57,26 +59,23 @@ std::int64_t shared_experts_in_routed_widths(const FfnConfig& f) {
 
 }  // namespace detail
 
-std::string_view to_string(ExportTarget target) {
-  switch (target) {
-    case ExportTarget::native: return "native";
-    case ExportTarget::hf: return "hf";
-    case ExportTarget::megatron: return "megatron";
-    case ExportTarget::torchtitan: return "torchtitan";
-    case ExportTarget::torch: return "torch";
-  }
-  return "unknown";
-}
+namespace {
+constexpr auto export_target_names = detail::enum_names<ExportTarget::torch>({
+    {ExportTarget::native, "native"}, {ExportTarget::hf, "hf"}, {ExportTarget::megatron, "megatron"},
+    {ExportTarget::torchtitan, "torchtitan"}, {ExportTarget::torch, "torch"}});
+}  // namespace
+
+std::string_view to_string(ExportTarget target) { return detail::name_of(export_target_names, target, "unknown"); }
 
 ExportTarget parse_export_target(std::string_view name, const std::string& source) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (lower == "native") return ExportTarget::native;
-  if (lower == "hf" || lower == "huggingface" || lower == "hugging-face") return ExportTarget::hf;
-  if (lower == "megatron" || lower == "megatron-lm") return ExportTarget::megatron;
-  if (lower == "torchtitan") return ExportTarget::torchtitan;
-  if (lower == "torch" || lower == "pytorch") return ExportTarget::torch;
-  throw Error(fmt::format("value \"{}\" is not an export target; allowed: native, hf, megatron, torchtitan, torch", name),
+  if (const std::optional<ExportTarget> target = detail::enum_named(export_target_names, lower)) return *target;
+  if (lower == "huggingface" || lower == "hugging-face") return ExportTarget::hf;  // aliases
+  if (lower == "megatron-lm") return ExportTarget::megatron;
+  if (lower == "pytorch") return ExportTarget::torch;
+  throw Error(fmt::format("value \"{}\" is not an export target; allowed: {}", name,
+                          detail::names_list(export_target_names)),
               source);
 }
 

@@ -14,6 +14,7 @@
 #include "base/json_reader.hpp"
 #include "match/lattice.hpp"
 #include "match/search_space.hpp"
+#include "base/first_error.hpp"
 
 namespace budget {
 
@@ -144,13 +145,10 @@ void read_cap(const detail::ObjectReader& caps, std::string_view key, std::optio
 }  // namespace
 
 std::string validation_error(const MatchConstraints& constraints) {
-  const std::optional<Error> e = constraints_error(constraints);
-  return e ? std::string(e->what()) : std::string();
+  return detail::message_of(constraints_error(constraints));
 }
 
-void validate(const MatchConstraints& constraints) {
-  if (std::optional<Error> e = constraints_error(constraints)) throw *e;
-}
+void validate(const MatchConstraints& constraints) { detail::throw_if_error(constraints_error(constraints)); }
 
 MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, MatchConstraints c) {
   const nlohmann::json document = detail::parse_json_text(json_text, source);

@@ -11,6 +11,7 @@
 #include "match/bound_pass.hpp"
 #include "match/candidate_search.hpp"
 #include "match/search_space.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 namespace match_detail {
@@ -166,14 +167,13 @@ void explain_infeasibility(const ArchConfig& baseline, const LoopSpec& loop, con
 
 }  // namespace match_detail
 
-std::string_view to_string(SearchStatus status) {
-  switch (status) {
-    case SearchStatus::feasible: return "feasible";
-    case SearchStatus::infeasible: return "infeasible";
-    case SearchStatus::over_search_limit: return "over_search_limit";
-  }
-  return "?";
-}
+namespace {
+constexpr auto search_status_names = detail::enum_names<SearchStatus::over_search_limit>({
+    {SearchStatus::feasible, "feasible"}, {SearchStatus::infeasible, "infeasible"},
+    {SearchStatus::over_search_limit, "over_search_limit"}});
+}  // namespace
+
+std::string_view to_string(SearchStatus status) { return detail::name_of(search_status_names, status); }
 
 std::vector<ConstraintSensitivity> constraint_sensitivity(const ArchConfig& baseline, const LoopSpec& loop,
                                                           const Workload& workload,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "budget/accounting.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 namespace match_detail {
@@ -134,15 +135,14 @@ double matched_flops_per_token(const Budgets& b, const Workload& workload, bool 
   return b.training_flops_per_token + (count_lm_head ? lm_head_training_flops_per_token(b, workload) : 0.0);
 }
 
-std::string_view to_string(RowOrder order) {
-  switch (order) {
-    case RowOrder::shown_deviation: return "shown_deviation";
-    case RowOrder::weighted_objective: return "weighted_objective";
-    case RowOrder::predicted_time: return "predicted_time";
-    case RowOrder::predicted_time_within_accuracy: return "predicted_time_within_accuracy";
-  }
-  return "shown_deviation";
-}
+namespace {
+constexpr auto row_order_names = detail::enum_names<RowOrder::predicted_time_within_accuracy>({
+    {RowOrder::shown_deviation, "shown_deviation"}, {RowOrder::weighted_objective, "weighted_objective"},
+    {RowOrder::predicted_time, "predicted_time"},
+    {RowOrder::predicted_time_within_accuracy, "predicted_time_within_accuracy"}});
+}  // namespace
+
+std::string_view to_string(RowOrder order) { return detail::name_of(row_order_names, order, "shown_deviation"); }
 
 RowOrder row_order(const MatchConstraints& c) {
   const bool unit = c.weight_flops == 1.0 && c.weight_params == 1.0 && c.weight_kv == 1.0;

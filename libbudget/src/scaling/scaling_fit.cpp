@@ -13,6 +13,7 @@
 
 #include "budget/error.hpp"
 #include "scaling/scaling_objective.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 
@@ -70,16 +71,15 @@ std::string FitOptions::validation_error() const {
   return {};
 }
 
+namespace {
+constexpr auto fit_termination_names = detail::enum_names<FitTermination::failure>({
+    {FitTermination::function_tolerance, "ftol_rel reached"}, {FitTermination::parameter_tolerance, "xtol_rel reached"},
+    {FitTermination::success, "success"}, {FitTermination::roundoff_limited, "roundoff limited"},
+    {FitTermination::max_evaluations, "max_evaluations reached"}, {FitTermination::failure, "failure"}});
+}  // namespace
+
 std::string to_string(FitTermination termination) {
-  switch (termination) {
-    case FitTermination::function_tolerance: return "ftol_rel reached";
-    case FitTermination::parameter_tolerance: return "xtol_rel reached";
-    case FitTermination::success: return "success";
-    case FitTermination::roundoff_limited: return "roundoff limited";
-    case FitTermination::max_evaluations: return "max_evaluations reached";
-    case FitTermination::failure: return "failure";
-  }
-  return "unknown";
+  return std::string(detail::name_of(fit_termination_names, termination, "unknown"));
 }
 
 bool FitSummary::usable() const {

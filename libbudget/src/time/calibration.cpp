@@ -18,6 +18,7 @@
 #include "budget/file_write.hpp"
 #include "budget/text_escape.hpp"
 #include "base/json_reader.hpp"
+#include "base/first_error.hpp"
 
 namespace budget {
 
@@ -401,12 +402,11 @@ std::optional<Error> profile_error(const CalibrationProfile& profile, const std:
 }  // namespace
 
 std::string validation_error(const CalibrationProfile& profile, const std::string& source) {
-  const std::optional<Error> e = profile_error(profile, source);
-  return e ? std::string(e->what()) : std::string();
+  return detail::message_of(profile_error(profile, source));
 }
 
 void validate(const CalibrationProfile& profile, const std::string& source) {
-  if (std::optional<Error> e = profile_error(profile, source)) throw *e;
+  detail::throw_if_error(profile_error(profile, source));
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include "time/op_shape.hpp"
 #include "time/time_model_impl.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 
@@ -20,16 +21,14 @@ using namespace detail;
 
 std::string_view to_string(TimeQuery::Op op) { return calibration_ops()[static_cast<std::size_t>(op)]; }
 
-std::string_view to_string(TimeQuery::Pass pass) {
-  switch (pass) {
-    case TimeQuery::Pass::forward: return "forward";
-    case TimeQuery::Pass::input_grad: return "input_grad";
-    case TimeQuery::Pass::weight_grad: return "weight_grad";
-    case TimeQuery::Pass::backward: return "backward";
-    case TimeQuery::Pass::forward_backward: return "forward+backward";
-  }
-  return "?";
-}
+namespace {
+constexpr auto time_pass_names = detail::enum_names<TimeQuery::Pass::forward_backward>({
+    {TimeQuery::Pass::forward, "forward"}, {TimeQuery::Pass::input_grad, "input_grad"},
+    {TimeQuery::Pass::weight_grad, "weight_grad"}, {TimeQuery::Pass::backward, "backward"},
+    {TimeQuery::Pass::forward_backward, "forward+backward"}});
+}  // namespace
+
+std::string_view to_string(TimeQuery::Pass pass) { return detail::name_of(time_pass_names, pass); }
 
 CalibrationRow to_row(const TimeQuery& query) {
   CalibrationRow row;

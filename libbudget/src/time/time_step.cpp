@@ -37,21 +37,18 @@
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
 #include "time/step_terms.hpp"
+#include "base/enum_names.hpp"
 
 namespace budget {
 
-std::string_view to_string(TimeClass cls) {
-  switch (cls) {
-    case TimeClass::gemm: return "gemm";
-    case TimeClass::attention_aligned: return "attention_aligned";
-    case TimeClass::attention_unaligned: return "attention_unaligned";
-    case TimeClass::expert_gemms: return "expert_gemms";
-    case TimeClass::indexed: return "indexed";
-    case TimeClass::elementwise: return "elementwise";
-    case TimeClass::glue: return "glue";
-  }
-  return "?";
-}
+namespace {
+constexpr auto time_class_names = detail::enum_names<TimeClass::glue>({
+    {TimeClass::gemm, "gemm"}, {TimeClass::attention_aligned, "attention_aligned"},
+    {TimeClass::attention_unaligned, "attention_unaligned"}, {TimeClass::expert_gemms, "expert_gemms"},
+    {TimeClass::indexed, "indexed"}, {TimeClass::elementwise, "elementwise"}, {TimeClass::glue, "glue"}});
+}  // namespace
+
+std::string_view to_string(TimeClass cls) { return detail::name_of(time_class_names, cls); }
 
 /// The op-kind → time-class map of the layer correction.
 TimeClass time_class_of(OpKind kind) {

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "workload/attention_tiles.hpp"
+#include "workload/workload_names.hpp"
 #include "budget/error.hpp"
 
 namespace budget {
@@ -33,16 +34,9 @@ AttentionTile parse_attention_tile(std::string_view text, const std::string& sou
   return tile;
 }
 
-std::string_view to_string(AttentionLaunch launch) {
-  switch (launch) {
-    case AttentionLaunch::none: return "none";
-    case AttentionLaunch::varlen: return "varlen";
-    case AttentionLaunch::dense_masked: return "dense_masked";
-  }
-  return "?";
-}
+std::string_view to_string(AttentionLaunch launch) { return detail::name_of(detail::attention_launch_names, launch); }
 
-std::string_view to_string(PackingOrder order) { return order == PackingOrder::given ? "given" : "shuffled"; }
+std::string_view to_string(PackingOrder order) { return detail::name_of(detail::packing_order_names, order); }
 
 namespace {
 void validate_tile(AttentionTile tile, const std::string& source, const char* path) {

@@ -8,21 +8,13 @@
 
 #include "budget/attention_cost.hpp"
 #include "budget/error.hpp"
+#include "workload/workload_names.hpp"
 
 namespace budget {
 
-std::string_view to_string(LengthSourceKind kind) {
-  switch (kind) {
-    case LengthSourceKind::distribution: return "distribution";
-    case LengthSourceKind::histogram: return "histogram";
-    case LengthSourceKind::lengths_file: return "lengths";
-  }
-  return "?";
-}
+std::string_view to_string(LengthSourceKind kind) { return detail::name_of(detail::length_source_kind_names, kind); }
 
-std::string_view to_string(CostMethod method) {
-  return method == CostMethod::expectation ? "expectation" : "simulation";
-}
+std::string_view to_string(CostMethod method) { return detail::name_of(detail::cost_method_names, method); }
 
 LengthDistribution length_file_histogram(const std::string& path, LengthFileFormat format) {
   LengthFileReader reader(path, format);

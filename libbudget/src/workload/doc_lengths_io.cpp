@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <system_error>
 
@@ -18,6 +19,7 @@
 #include "budget/error.hpp"
 #include "workload/doc_lengths_json.hpp"
 #include "base/json_reader.hpp"
+#include "workload/workload_names.hpp"
 
 static_assert(std::endian::native == std::endian::little,
               "binary length files are read as little-endian; add byte swapping for this platform");
@@ -220,20 +222,16 @@ LengthDistribution read_histogram_file(const std::string& path) {
 // Files of lengths
 
 std::string_view to_string(LengthFileFormat format) {
-  switch (format) {
-    case LengthFileFormat::automatic: return "auto";
-    case LengthFileFormat::text: return "text";
-    case LengthFileFormat::u32: return "u32";
-    case LengthFileFormat::u64: return "u64";
-  }
-  return "?";
+  return detail::name_of(detail::length_file_format_names, format);
 }
 
 LengthFileFormat parse_length_file_format(std::string_view name, const std::string& source) {
-  for (auto f : {LengthFileFormat::automatic, LengthFileFormat::text, LengthFileFormat::u32, LengthFileFormat::u64}) {
-    if (name == to_string(f)) return f;
+  if (const std::optional<LengthFileFormat> format = detail::enum_named(detail::length_file_format_names, name)) {
+    return *format;
   }
-  throw Error(fmt::format("length file format \"{}\" is not allowed; allowed: auto, text, u32, u64", name), source);
+  throw Error(fmt::format("length file format \"{}\" is not allowed; allowed: {}", name,
+                          detail::names_list(detail::length_file_format_names)),
+              source);
 }
 
 LengthFileFormat resolve_length_file_format(const std::string& path, LengthFileFormat requested) {

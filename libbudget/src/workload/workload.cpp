@@ -9,16 +9,12 @@
 #include "budget/error.hpp"
 #include "workload/doc_lengths_json.hpp"
 #include "base/json_reader.hpp"
+#include "workload/workload_names.hpp"
+#include "base/first_error.hpp"
 
 namespace budget {
 
-std::string_view to_string(AttentionMask mask) {
-  switch (mask) {
-    case AttentionMask::causal: return "causal";
-    case AttentionMask::document: return "document";
-  }
-  return "?";
-}
+std::string_view to_string(AttentionMask mask) { return detail::name_of(detail::attention_mask_names, mask); }
 
 Workload paper_workload() {
   Workload w;
@@ -119,12 +115,11 @@ std::optional<Error> workload_error(const Workload& w, const std::string& source
 }  // namespace
 
 std::string validation_error(const Workload& workload, const std::string& source) {
-  const std::optional<Error> e = workload_error(workload, source);
-  return e ? std::string(e->what()) : std::string();
+  return detail::message_of(workload_error(workload, source));
 }
 
 void validate(const Workload& workload, const std::string& source) {
-  if (std::optional<Error> e = workload_error(workload, source)) throw *e;
+  detail::throw_if_error(workload_error(workload, source));
 }
 
 namespace {
@@ -186,15 +181,13 @@ DocLengthsSpec read_doc_lengths(const detail::ObjectReader& r, const std::string
   if (is_file && r.has("samples")) {
     r.fail("samples", "\"samples\" applies to distributions and histograms (a lengths file is simulated as given)");
   }
-  spec.file_format = parse_length_file_format(r.choice_or("format", "auto", {"auto", "text", "u32", "u64"}));
-  spec.order =
-      r.choice_or("order", "given", {"given", "shuffled"}) == "shuffled" ? PackingOrder::shuffled : PackingOrder::given;
+  spec.file_format = r.enum_or("format", LengthFileFormat::automatic, detail::length_file_format_names);
+  spec.order = r.enum_or("order", PackingOrder::given, detail::packing_order_names);
   spec.tokens_per_doc = r.integer_or("tokens_per_doc", 0, 0, std::int64_t{1} << 20);
   spec.seed = static_cast<std::uint64_t>(r.integer_or("seed", 0, 0, INT64_MAX));
   spec.samples = r.integer_or("samples", spec.samples, 1, max_simulated_documents);
-  const std::string method =
-      r.choice_or("method", is_file ? "simulation" : "expectation", {"expectation", "simulation"});
-  spec.method = method == "simulation" ? CostMethod::simulation : CostMethod::expectation;
+  const CostMethod method = is_file ? CostMethod::simulation : CostMethod::expectation;
+  spec.method = r.enum_or("method", method, detail::cost_method_names);
   return spec;
 }
 
@@ -269,19 +262,15 @@ Workload parse_workload(std::string_view json_text, const std::string& source, c
   w.forward_tile = tile_or(root, "forward_tile", w.forward_tile);
   w.backward_tile = tile_or(root, "backward_tile", w.backward_tile);
   const bool has_doc_lengths = root.has("doc_lengths");
-  const std::string kernel =
-      root.choice_or("attention_kernel", has_doc_lengths ? "varlen" : "none", {"none", "varlen", "dense_masked"});
-  w.attention_kernel = kernel == "varlen"         ? AttentionLaunch::varlen
-                       : kernel == "dense_masked" ? AttentionLaunch::dense_masked
-                                                  : AttentionLaunch::none;
+  const AttentionLaunch kernel = has_doc_lengths ? AttentionLaunch::varlen : AttentionLaunch::none;
+  w.attention_kernel = root.enum_or("attention_kernel", kernel, detail::attention_launch_names);
   if (w.attention_kernel != AttentionLaunch::none && root.has("kernel_attended_keys")) {
     root.fail("kernel_attended_keys",
               fmt::format("kernel_attended_keys cannot be given with \"attention_kernel\": \"{}\"; it is derived from "
                           "the tile model (use \"attention_kernel\": \"none\" to give it)",
-                          kernel));
+                          to_string(w.attention_kernel)));
   }
-  const std::string mask = root.choice_or("attention_mask", "document", {"document", "causal"});
-  w.attention_mask = mask == "causal" ? AttentionMask::causal : AttentionMask::document;
+  w.attention_mask = root.enum_or("attention_mask", AttentionMask::document, detail::attention_mask_names);
 
   if (has_doc_lengths) {
     if (root.has("attended_keys")) {
@@ -307,7 +296,7 @@ Workload parse_workload(std::string_view json_text, const std::string& source, c
                 fmt::format("\"attention_kernel\": \"{}\" with document masks needs \"doc_lengths\" (the tiles "
                             "depend on the document lengths); give doc_lengths, or kernel_attended_keys with "
                             "\"attention_kernel\": \"none\"",
-                            kernel));
+                            to_string(w.attention_kernel)));
     }
     if (root.has("attended_keys")) {
       w.attended_keys = root.number("attended_keys", 1.0, static_cast<double>(w.seq_len));

@@ -277,3 +277,22 @@ TEST_CASE("hf keys: keys no family counts and keys of other families keep their 
   // 24 layers · 3 · 2048 biases.
   CHECK(with_bias.budgets[1] - without.budgets[1] == 24.0 * 3 * 2048);
 }
+
+TEST_CASE("hf keys: DeepSeek's scoring_func is read as the router score, and a value budget does not know is refused",
+          "[config][hf]") {
+  json doc = read_json(hf_data + "deepseek-v3.json");
+  REQUIRE(doc.at("scoring_func") == "sigmoid");
+  CHECK(parse_hf_config(doc.dump(), "v3.json").settings.router_score == RouterScore::sigmoid);
+  doc["scoring_func"] = "softmax";
+  CHECK(parse_hf_config(doc.dump(), "v3.json").settings.router_score == RouterScore::softmax);
+  doc.erase("scoring_func");  // DeepseekV3Config's default
+  CHECK(parse_hf_config(doc.dump(), "v3.json").settings.router_score == RouterScore::sigmoid);
+  doc["scoring_func"] = "sigmoidd";  // once read silently as softmax
+  const Outcome o = read(doc);
+  CHECK_FALSE(o.ok);
+  CHECK(o.error ==
+        "mutated.json: /scoring_func: value \"sigmoidd\" is not allowed; allowed: \"softmax\", \"sigmoid\" (did you "
+        "mean \"sigmoid\"?)");
+  doc["scoring_func"] = 1;
+  CHECK_FALSE(read(doc).ok);
+}
