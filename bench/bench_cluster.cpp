@@ -124,7 +124,8 @@ void bm_layout_search_deepseek_v3_1024(benchmark::State& state) {
 BENCHMARK(bm_layout_search_deepseek_v3_1024)->ArgName("exhaustive")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // The first `candidates` equally matched (0: all of them, 2,634) ranked; /exhaustive:1 each
-// searched by the exhaustive reference (before the bound; minutes for all, so compared on 64).
+// searched by the exhaustive reference (before the bound; minutes for all, so compared on 64);
+// /threads: 1 against 0 (every hardware thread) for the parallel ranking, same run.
 void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
   const budget::ArchConfig c = budget::load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
   const budget::ClusterSpec cluster = h200(128);
@@ -140,6 +141,7 @@ void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
   o.keep = 1;
   o.time.attended_keys = w.attended_keys;
   o.exhaustive = state.range(1) != 0;
+  o.threads = static_cast<unsigned>(state.range(2));  // 0: every hardware thread
   const auto candidates = static_cast<std::size_t>(state.range(0));
   state.counters["equally_matched"] = static_cast<double>(timed.within_tolerance);
   for (auto _ : state) {
@@ -151,10 +153,12 @@ void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
                                                                  : timed.within_tolerance);
 }
 BENCHMARK(bm_rank_matched_deepseek_v3_1024)
-    ->ArgNames({"candidates", "exhaustive"})
-    ->Args({64, 0})
-    ->Args({64, 1})
-    ->Args({0, 0})
+    ->ArgNames({"candidates", "exhaustive", "threads"})
+    ->Args({64, 0, 1})
+    ->Args({64, 0, 0})
+    ->Args({64, 1, 1})
+    ->Args({0, 0, 0})
+    ->UseRealTime()  // the work runs on worker threads: wall time, not the main thread's CPU
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -50,6 +50,9 @@ struct LayoutSearchOptions {
   /// Time every fitting layout through the row path, no bound: the reference the pruned search is
   /// tested against (tests/unit/cluster/test_layout_search.cpp) and measured beside (bench_cluster).
   bool exhaustive = false;
+  /// Threads of rank_by_cluster_time(), a layout search per candidate on each (0: every hardware
+  /// thread). The ranking is identical for any count; search_layouts() itself runs on one.
+  unsigned threads = 0;
 };
 
 struct RankedLayout {

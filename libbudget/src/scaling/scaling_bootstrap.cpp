@@ -1,20 +1,15 @@
 #include "budget/scaling_bootstrap.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
 #include "budget/progress.hpp"
 #include "budget/scaling_plan.hpp"
+#include "base/parallel_for.hpp"
 
 namespace budget {
 
@@ -135,65 +130,6 @@ std::vector<std::vector<LossPoint>> draw_resample(const std::vector<std::vector<
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Parallel loop
-
-/// Runs task(i) for i in [0, count) on `threads` threads; the calling thread reports progress.
-/// The first exception a task lets escape is rethrown after every thread has stopped.
-template <typename Task>
-void parallel_for(std::size_t count, unsigned threads, const Task& task,
-                  const std::function<void(std::size_t, std::size_t)>& progress) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> done{0};
-  std::mutex mutex;
-  std::condition_variable finished;
-  std::exception_ptr error;
-  const auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < count;) {
-      try {
-        task(i);
-      } catch (...) {
-        const std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        next.store(count);
-        finished.notify_all();
-      }
-      if (done.fetch_add(1) + 1 >= count) {
-        const std::lock_guard lock(mutex);
-        finished.notify_all();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-  {
-    std::unique_lock lock(mutex);
-    while (!finished.wait_for(lock, std::chrono::milliseconds(200), [&] { return done.load() >= count || error; })) {
-      try {
-        if (progress) progress(done.load(), count);
-        // The process-wide progress line and time limit (budget/progress.hpp): a limit reached
-        // stops the workers, then the error is rethrown.
-        lock.unlock();
-        report_progress("bootstrap resamples", done.load(), count);
-        lock.lock();
-      } catch (...) {
-        if (!lock.owns_lock()) lock.lock();
-        if (!error) error = std::current_exception();
-        next.store(count);
-        break;
-      }
-    }
-  }
-  for (auto& thread : pool) thread.join();
-  if (error) std::rethrow_exception(error);
-  if (progress) progress(done.load(), count);
-}
-
-unsigned thread_count(unsigned requested, std::size_t resamples) {
-  unsigned threads = requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(std::clamp<std::size_t>(resamples, 1, threads));
-}
-
 FitOptions with_warm_start(FitOptions options, const ScalingCoefficients& start) {
   options.extra_starts.insert(options.extra_starts.begin(), start);
   return options;
@@ -257,7 +193,8 @@ BootstrapResult bootstrap(const std::vector<std::vector<LossPoint>>& arch_points
       failures[i] = e.what();
     }
   };
-  parallel_for(options.resamples, thread_count(options.threads, options.resamples), run_resample, options.progress);
+  detail::parallel_for(options.resamples, detail::thread_count(options.threads, options.resamples), "bootstrap resamples",
+                       run_resample, options.progress);
 
   for (const auto& failure : failures) {
     if (failure.empty()) continue;

@@ -389,3 +389,45 @@ TEST_CASE("cluster ranking: a candidate with no fitting layout is kept, last, an
   REQUIRE(r.candidates[1].differences.size() == 1);
   CHECK(r.candidates[1].differences[0] == "no layout fits");
 }
+
+TEST_CASE("cluster ranking: the same ranking, bit for bit, on one thread and on several", "[cluster][search]") {
+  const ArchConfig base = test::paper_200m_baseline();
+  const ArchConfig smelt = test::paper_200m_smelt();
+  ArchConfig wide = base;
+  wide.name = "wide";
+  wide.ffn.expert_dim = 432 * 2;
+  ArchConfig huge = base;
+  huge.name = "huge";
+  huge.ffn.expert_dim = 432 * 64;  // no layout of 8 GPUs holds it in 16 GiB
+  const std::vector<ArchConfig> list{smelt, huge, wide, base, smelt, wide, huge};
+  const ClusterSpec cluster = small_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  o.threads = 1;
+  const ClusterRanking one = rank_by_cluster_time(shipped_model(), base, list, cluster, o);
+  for (const unsigned threads : {2u, 3u, 16u}) {
+    o.threads = threads;
+    const ClusterRanking many = rank_by_cluster_time(shipped_model(), base, list, cluster, o);
+    INFO(threads << " threads");
+    REQUIRE(many.candidates.size() == one.candidates.size());
+    for (std::size_t i = 0; i < one.candidates.size(); ++i) {
+      const ClusterCandidateTime& a = one.candidates[i];
+      const ClusterCandidateTime& b = many.candidates[i];
+      CHECK(a.input_index == b.input_index);
+      CHECK(a.found == b.found);
+      CHECK(a.seconds_per_token == b.seconds_per_token);  // exact: the same operations in the same order
+      CHECK(a.single_gpu_seconds_per_token == b.single_gpu_seconds_per_token);
+      CHECK(a.differences == b.differences);
+      CHECK(a.best.memory.layout.tp == b.best.memory.layout.tp);
+      CHECK(a.best.memory.layout.ep == b.best.memory.layout.ep);
+      CHECK(a.best.memory.layout.pp == b.best.memory.layout.pp);
+    }
+  }
+  // Equal inputs rank as equals, in input order (a stable sort of identical times).
+  std::vector<std::size_t> smelt_positions;
+  for (const ClusterCandidateTime& c : one.candidates) {
+    if (c.input_index == 0 || c.input_index == 4) smelt_positions.push_back(c.input_index);
+  }
+  CHECK(smelt_positions == std::vector<std::size_t>{0, 4});
+}

@@ -1,0 +1,68 @@
+// The library's one parallel loop (base/parallel_for.hpp): every index once, results in their own
+// slots, the first error rethrown after every thread has joined, the work time limit obeyed.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "budget/error.hpp"
+#include "budget/progress.hpp"
+#include "base/parallel_for.hpp"
+
+using namespace budget;
+
+TEST_CASE("parallel for: each index runs once, for any thread count", "[base][parallel]") {
+  for (const unsigned threads : {1u, 2u, 7u, 64u}) {
+    std::vector<int> runs(1000, 0);
+    std::vector<std::size_t> squares(1000, 0);
+    detail::parallel_for(runs.size(), threads, "test", [&](std::size_t i) {
+      ++runs[i];
+      squares[i] = i * i;
+    });
+    INFO(threads << " threads");
+    CHECK(std::count(runs.begin(), runs.end(), 1) == 1000);
+    for (std::size_t i = 0; i < squares.size(); ++i) CHECK(squares[i] == i * i);
+  }
+  std::atomic<int> calls{0};
+  detail::parallel_for(0, 4, "test", [&](std::size_t) { ++calls; });
+  CHECK(calls == 0);
+}
+
+TEST_CASE("parallel for: thread counts are clamped to the tasks", "[base][parallel]") {
+  CHECK(detail::thread_count(8, 3) == 3);
+  CHECK(detail::thread_count(8, 0) == 1);
+  CHECK(detail::thread_count(2, 100) == 2);
+  CHECK(detail::thread_count(0, 1) == 1);
+  CHECK(detail::thread_count(0, 1u << 20) >= 1);
+}
+
+TEST_CASE("parallel for: the first error stops the hand-out and is rethrown", "[base][parallel]") {
+  for (const unsigned threads : {1u, 4u}) {
+    std::atomic<int> started{0};
+    const auto task = [&](std::size_t i) {
+      ++started;
+      if (i == 5) throw Error("candidate 5 failed", "x");
+    };
+    CHECK_THROWS_WITH(detail::parallel_for(100000, threads, "test", task), "x: candidate 5 failed");
+    CHECK(started < 100000);  // indices after the error were not handed out
+  }
+  CHECK_THROWS_AS(detail::parallel_for(3, 2, "test", [](std::size_t) { throw std::runtime_error("other"); }),
+                  std::runtime_error);
+}
+
+TEST_CASE("parallel for: the work time limit stops a long loop with budget::Error", "[base][parallel]") {
+  set_work_time_limit(0.05, "raise it with --max-seconds");
+  std::atomic<int> finished{0};
+  const auto slow = [&](std::size_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ++finished;
+  };
+  CHECK_THROWS_AS(detail::parallel_for(10000, 2, "slow work", slow), Error);
+  set_work_time_limit(0);
+  CHECK(finished < 10000);
+}
