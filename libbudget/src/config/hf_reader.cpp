@@ -19,6 +19,7 @@
 
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 #include "config/config_hf_json.hpp"
 #include "config/rope_scaling_json.hpp"
 #include "config/config_names.hpp"
@@ -188,8 +189,21 @@ class LayerPass {
       }
     }
     if (reads("mlp_only_layers") && set("mlp_only_layers")) read_mlp_only_layers(c);
-    f.router_bias = traits_.router_bias ||
-                    (traits_.router_bias_from_topk_method && root_.string_or("topk_method", "") == "noaux_tc");
+    f.router_bias = traits_.router_bias || (traits_.router_bias_from_topk_method && noaux_tc_routing());
+  }
+
+  /// DeepseekV2's topk_method: "noaux_tc" adds the router's e_score_correction_bias (E parameters a
+  /// layer); "greedy" and "group_limited_greedy" add none. Any other value is refused, as
+  /// DeepseekV2Moe refuses it, rather than read as no bias.
+  bool noaux_tc_routing() const {
+    if (!hf_key_present(doc_, "topk_method")) return false;
+    const std::string method = root_.string("topk_method");
+    if (method != "greedy" && method != "group_limited_greedy" && method != "noaux_tc") {
+      refuse("topk_method", fmt::format("routing method \"{}\" is not one DeepSeek-V2 runs; allowed: greedy, "
+                                        "group_limited_greedy, noaux_tc",
+                                        printable_text(method, 60)));
+    }
+    return method == "noaux_tc";
   }
 
   void read_shared_experts(ArchConfig& c) const {

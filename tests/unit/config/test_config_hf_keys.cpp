@@ -296,3 +296,29 @@ TEST_CASE("hf keys: DeepSeek's scoring_func is read as the router score, and a v
   doc["scoring_func"] = 1;
   CHECK_FALSE(read(doc).ok);
 }
+
+TEST_CASE("hf keys: DeepSeek-V2's topk_method decides the router bias; a method it does not run is refused",
+          "[config][hf]") {
+  json doc = read_json(hf_data + "deepseek-v2.json");
+  REQUIRE(doc.at("topk_method") == "group_limited_greedy");
+  const ArchConfig grouped = parse_hf_config(doc.dump(), "v2.json");
+  CHECK_FALSE(grouped.ffn.router_bias);
+  doc["topk_method"] = "noaux_tc";
+  const ArchConfig biased = parse_hf_config(doc.dump(), "v2.json");
+  CHECK(biased.ffn.router_bias);
+  // e_score_correction_bias: E = 160 parameters in each of the 59 MoE layers.
+  CHECK(account(biased, paper_workload()).non_embedding_params_total -
+            account(grouped, paper_workload()).non_embedding_params_total ==
+        59 * 160);
+  doc["topk_method"] = "greedy";
+  CHECK_FALSE(parse_hf_config(doc.dump(), "v2.json").ffn.router_bias);
+  doc["topk_method"] = nullptr;  // as absent: DeepseekV2Config's greedy
+  CHECK_FALSE(parse_hf_config(doc.dump(), "v2.json").ffn.router_bias);
+  doc["topk_method"] = "noaux_tcc";  // once read silently as no bias
+  const Outcome o = read(doc);
+  CHECK_FALSE(o.ok);
+  CHECK(o.error.find("mutated.json: /topk_method: routing method \"noaux_tcc\" is not one DeepSeek-V2 runs; allowed: "
+                     "greedy, group_limited_greedy, noaux_tc") == 0);
+  doc["topk_method"] = 3;
+  CHECK_FALSE(read(doc).ok);
+}
