@@ -73,6 +73,10 @@ class LayerPass {
       return r.number(key, min, max);
     };
     s.rope_theta = number_at(root_, family == "gpt_neox" ? "rotary_emb_base" : "rope_theta", 1e-6, 1e15);
+    if (hf_key_present(doc_, "rope_parameters") && !root_.raw("rope_parameters").is_object()) {
+      root_.fail("rope_parameters", fmt::format("value {} is not allowed; allowed: an object (rope_type, rope_theta, ...)",
+                                                describe_value(root_.raw("rope_parameters"))));
+    }
     if (!s.rope_theta && root_.has("rope_parameters") && root_.raw("rope_parameters").is_object()) {
       s.rope_theta = number_at(root_.object("rope_parameters"), "rope_theta", 1e-6, 1e15);
     }
@@ -85,7 +89,11 @@ class LayerPass {
     s.router_score = root_.enum_or("scoring_func", fallback, router_score_names);
     if (family == "mixtral" || family == "granitemoe") {
       s.router_normalize_top_k = true;
-    } else if (root_.has("norm_topk_prob") && root_.raw("norm_topk_prob").is_boolean()) {
+    } else if (hf_key_present(doc_, "norm_topk_prob")) {
+      if (!root_.raw("norm_topk_prob").is_boolean()) {
+        root_.fail("norm_topk_prob", fmt::format("value {} is not allowed; allowed: true or false",
+                                                 describe_value(root_.raw("norm_topk_prob"))));
+      }
       s.router_normalize_top_k = root_.raw("norm_topk_prob").get<bool>();
     }
   }

@@ -322,3 +322,32 @@ TEST_CASE("hf keys: DeepSeek-V2's topk_method decides the router bias; a method 
   doc["topk_method"] = 3;
   CHECK_FALSE(read(doc).ok);
 }
+
+TEST_CASE("hf keys: norm_topk_prob is a boolean or refused, never dropped", "[config][hf]") {
+  json doc = read_json(hf_data + "qwen3-30b-a3b.json");
+  REQUIRE(doc.at("norm_topk_prob") == true);
+  CHECK(parse_hf_config(doc.dump(), "q.json").settings.router_normalize_top_k == true);
+  doc["norm_topk_prob"] = false;
+  CHECK(parse_hf_config(doc.dump(), "q.json").settings.router_normalize_top_k == false);
+  doc["norm_topk_prob"] = "true";  // once ignored, leaving the default
+  const Outcome o = read(doc);
+  CHECK_FALSE(o.ok);
+  CHECK(o.error == "mutated.json: /norm_topk_prob: value \"true\" is not allowed; allowed: true or false");
+  doc["norm_topk_prob"] = 1;
+  CHECK_FALSE(read(doc).ok);
+}
+
+TEST_CASE("hf keys: rope_parameters is an object or refused, never dropped", "[config][hf]") {
+  json doc = read_json(hf_data + "qwen3-8b.json");
+  doc.erase("rope_theta");
+  doc["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e6}};
+  const ArchConfig c = parse_hf_config(doc.dump(), "q.json");
+  REQUIRE(c.settings.rope_theta);
+  CHECK(*c.settings.rope_theta == 1e6);
+  doc["rope_parameters"] = nullptr;  // as absent
+  CHECK(read(doc).ok);
+  doc["rope_parameters"] = 1e6;  // once ignored
+  const Outcome o = read(doc);
+  CHECK_FALSE(o.ok);
+  CHECK(o.error.find("mutated.json: /rope_parameters: value 1000000") == 0);
+}
