@@ -10,8 +10,36 @@
 # implicit conversions that truncate or change the sign of a signed value; every report fatal.
 # Only budget-match is built (into build-intsan/ or $BUDGET_INTSAN_BUILD_DIR) and only the CLI
 # tests (ctest -R '^cli[.]') run unless other ctest arguments are given.
+#
+# scripts/sanitize.sh --thread [ctest arguments...]: ThreadSanitizer (the system C++ compiler,
+# -O1, every report fatal) on the code that runs on several threads: the library's parallel loop
+# (base/parallel_for.hpp), the cluster ranking and the bootstrap that use it. Only the unit tests
+# are built (into build-tsan/ or $BUDGET_TSAN_BUILD_DIR) and only those tests run unless other
+# ctest arguments are given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --thread ]; then
+  shift
+  scripts/install-deps.sh
+  build_dir="${BUDGET_TSAN_BUILD_DIR:-build-tsan}"
+  sanitize="-fsanitize=thread -fno-omit-frame-pointer"
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_CXX_FLAGS=$sanitize" \
+    "-DCMAKE_EXE_LINKER_FLAGS=$sanitize" "-DCMAKE_SHARED_LINKER_FLAGS=$sanitize" \
+    -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DBUDGET_BUILD_PYTHON=OFF \
+    -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+  cmake --build "$build_dir" -j"$(nproc)" --target budget_tests
+  export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+  if [ $# -eq 0 ]; then
+    set -- -R '^(parallel for|cluster ranking|scaling bootstrap):'
+  fi
+  ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "$@"
+  exit
+fi
 if [ "${1:-}" = --integer ]; then
   shift
   scripts/install-deps.sh --fuzz  # clang-14
