@@ -11,18 +11,11 @@
 
 #include "budget/error.hpp"
 #include "cluster/stage_executions.hpp"
-#include "base/enum_names.hpp"
+#include "cluster/collective_names.hpp"
 
 namespace budget {
 
-namespace {
-constexpr auto collective_kind_names = detail::enum_names<CollectiveKind::send_recv>({
-    {CollectiveKind::all_reduce, "all_reduce"}, {CollectiveKind::all_gather, "all_gather"},
-    {CollectiveKind::reduce_scatter, "reduce_scatter"}, {CollectiveKind::all_to_all, "all_to_all"},
-    {CollectiveKind::send_recv, "send_recv"}});
-}  // namespace
-
-std::string_view to_string(CollectiveKind kind) { return detail::name_of(collective_kind_names, kind); }
+std::string_view to_string(CollectiveKind kind) { return detail::name_of(detail::collective_kind_names, kind); }
 
 double bus_factor(CollectiveKind kind, std::int64_t ranks) {
   if (kind == CollectiveKind::send_recv) return 1.0;

@@ -3,6 +3,7 @@
 #include "budget/link_fit.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -12,15 +13,13 @@
 
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
+#include "cluster/collective_names.hpp"
 
 namespace budget {
 namespace {
 
 constexpr std::string_view measurements_schema = "budget.collectives";
 constexpr std::int64_t measurements_schema_version = 1;
-constexpr CollectiveKind all_kinds[] = {CollectiveKind::all_reduce, CollectiveKind::all_gather,
-                                        CollectiveKind::reduce_scatter, CollectiveKind::all_to_all,
-                                        CollectiveKind::send_recv};
 
 std::string describe(const CollectiveMeasurement& m) {
   return fmt::format("{}, {} ranks, {} bytes", to_string(m.kind), m.ranks, m.size_bytes);
@@ -110,7 +109,8 @@ LinkFit fit_link(const std::vector<CollectiveMeasurement>& measurements, const s
   }
   fit.link.bandwidth_bytes_per_s = 1.0 / u;
   fit.link.latency_s = alpha;
-  for (CollectiveKind k : all_kinds) {
+  for (const auto& row : detail::collective_kind_names) {
+    const CollectiveKind k = row.value;
     if (std::any_of(measurements.begin(), measurements.end(), [&](const CollectiveMeasurement& m) { return m.kind == k; }))
       fit.kinds.push_back(k);
   }
@@ -128,22 +128,20 @@ LinkFit fit_link(const std::vector<CollectiveMeasurement>& measurements, const s
 
 std::vector<LinkFit> fit_links(const std::vector<CollectiveMeasurement>& measurements, const std::string& source) {
   std::vector<LinkFit> fits;
-  for (CollectiveKind k : all_kinds) {
+  for (const auto& [k, name] : detail::collective_kind_names) {
     std::vector<CollectiveMeasurement> of_kind;
     for (const CollectiveMeasurement& m : measurements)
       if (m.kind == k) of_kind.push_back(m);
-    if (!of_kind.empty()) fits.push_back(fit_link(of_kind, fmt::format("{} ({})", source, to_string(k))));
+    if (!of_kind.empty()) fits.push_back(fit_link(of_kind, fmt::format("{} ({})", source, name)));
   }
   fits.push_back(fit_link(measurements, source));
   return fits;
 }
 
 CollectiveKind collective_kind_from_string(std::string_view name, const std::string& where) {
-  for (CollectiveKind k : all_kinds)
-    if (to_string(k) == name) return k;
-  throw Error(fmt::format("collective \"{}\" is not known; allowed: all_reduce, all_gather, reduce_scatter, "
-                          "all_to_all, send_recv",
-                          name),
+  if (const std::optional<CollectiveKind> kind = detail::enum_named(detail::collective_kind_names, name)) return *kind;
+  throw Error(fmt::format("collective \"{}\" is not known; allowed: {}", name,
+                          detail::names_list(detail::collective_kind_names)),
               where);
 }
 
