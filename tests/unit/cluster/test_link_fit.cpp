@@ -126,6 +126,10 @@ TEST_CASE("link fit: the measurements file round-trips and is read strictly", "[
   const std::string head = R"({"schema": "budget.collectives", "schema_version": 1, "source": {}, "measurements": [)";
   CHECK_THROWS_WITH(parse_collective_measurements(head + R"({"collective": "broadcast", "ranks": 2, "bytes": 8, "time_us": 1}]})", "m.json"),
                     Catch::Contains("m.json") && Catch::Contains("broadcast") && Catch::Contains("allowed: all_reduce"));
+  CHECK_THROWS_WITH(collective_kind_from_string("alltoall", "row 3"),
+                    "row 3: collective \"alltoall\" is not known; allowed: all_reduce, all_gather, reduce_scatter, "
+                    "all_to_all, send_recv");
+  CHECK(collective_kind_from_string("send_recv", "x") == CollectiveKind::send_recv);
   CHECK_THROWS_WITH(parse_collective_measurements(head + R"({"collective": "all_reduce", "ranks": 1, "bytes": 8, "time_us": 1}]})", "m.json"),
                     Catch::Contains("/measurements/0/ranks"));
   CHECK_THROWS_WITH(parse_collective_measurements(head + R"({"collective": "all_reduce", "ranks": 2, "bytes": 8, "time_us": 1, "tim_us": 2}]})", "m.json"),
