@@ -18,20 +18,27 @@
 # ctest arguments are given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# configure BUILD_DIR FLAGS [cmake arguments...]: a RelWithDebInfo build at -O1 with line tables
+# (fast enough to build on two cores, stack traces with file:line; assertions stay on, no NDEBUG),
+# FLAGS on every compile and link, benchmarks, fuzzers and CUDA off, ccache when installed.
+configure() {
+  local dir="$1" flags="$2"
+  shift 2
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+    "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" \
+    -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" "$@" >/dev/null
+}
+
 if [ "${1:-}" = --thread ]; then
   shift
   scripts/install-deps.sh
   build_dir="${BUDGET_TSAN_BUILD_DIR:-build-tsan}"
-  sanitize="-fsanitize=thread -fno-omit-frame-pointer"
-  launcher=()
-  if command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_CXX_FLAGS=$sanitize" \
-    "-DCMAKE_EXE_LINKER_FLAGS=$sanitize" "-DCMAKE_SHARED_LINKER_FLAGS=$sanitize" \
-    -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DBUDGET_BUILD_PYTHON=OFF \
-    -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+  configure "$build_dir" "-fsanitize=thread -fno-omit-frame-pointer" -DBUDGET_BUILD_PYTHON=OFF
   # GCC 12's TSan stops at start ("unexpected memory mapping") on kernels that randomise mmap with
   # 32 bits; with address randomisation off (setarch -R, inherited by the test discovery the build
   # runs and by ctest's children) it does not. Where setarch cannot, the tests run as they are.
@@ -54,15 +61,7 @@ if [ "${1:-}" = --integer ]; then
   checks="signed-integer-overflow,shift,integer-divide-by-zero,float-cast-overflow,implicit-signed-integer-truncation,implicit-integer-sign-change"
   # Third-party headers are exempt (scripts/intsan-ignorelist.txt says which and why).
   sanitize="-fsanitize=$checks -fno-sanitize-recover=all -fno-omit-frame-pointer -fsanitize-ignorelist=$PWD/scripts/intsan-ignorelist.txt"
-  launcher=()
-  if command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_CXX_FLAGS=$sanitize" \
-    "-DCMAKE_EXE_LINKER_FLAGS=$sanitize" "-DCMAKE_SHARED_LINKER_FLAGS=$sanitize" \
-    -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DBUDGET_BUILD_PYTHON=OFF \
-    -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+  CC=clang-14 CXX=clang++-14 configure "$build_dir" "$sanitize" -DBUDGET_BUILD_PYTHON=OFF
   cmake --build "$build_dir" -j"$(nproc)" --target budget-match
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   if [ $# -eq 0 ]; then
@@ -73,18 +72,7 @@ if [ "${1:-}" = --integer ]; then
 fi
 scripts/install-deps.sh
 build_dir="${BUDGET_ASAN_BUILD_DIR:-build-asan}"
-sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
-# -O1 with line tables: fast enough to build on two cores, stack traces with file:line; assertions
-# stay on (no NDEBUG).
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-  "-DCMAKE_CXX_FLAGS=$sanitize" \
-  "-DCMAKE_EXE_LINKER_FLAGS=$sanitize" "-DCMAKE_SHARED_LINKER_FLAGS=$sanitize" \
-  -DBUDGET_BUILD_BENCH=OFF -DBUDGET_FUZZ=OFF -DBUDGET_CUDA=OFF -DCMAKE_CUDA_COMPILER= "${launcher[@]}" >/dev/null
+configure "$build_dir" "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cmake --build "$build_dir" -j"$(nproc)"
 # halt_on_error / abort: the first report fails the test; leaks fail it at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1}"
