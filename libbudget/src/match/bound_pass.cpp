@@ -14,7 +14,7 @@ class BoundPass {
   bool cannot_improve(const KvStructure& kv) const { return kv.kv_term >= best_; }
   bool cannot_rank(const KvStructure&, std::int64_t, std::int64_t) const { return false; }
   bool cannot_rank_widths(const KvStructure&, std::int64_t, std::int64_t, const Coefficients&) const { return false; }
-  double pruning_bound() const { return best_; }
+  ExpertTarget target() const { return ExpertTarget::within(best_); }
   double pool_bound() const { return std::numeric_limits<double>::infinity(); }
   void begin_structure() {}
   void end_structure(bool) {}

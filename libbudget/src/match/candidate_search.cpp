@@ -6,6 +6,7 @@
 
 #include "match/bound_pass.hpp"
 #include "match/collecting_pass.hpp"
+#include "match/equal_match.hpp"
 #include "match/ranking.hpp"
 
 namespace budget::match_detail {
@@ -15,7 +16,8 @@ CandidateSearch search_candidates(const SearchSpace& space, int top_n) {
   const double best = find_best_objective(space, out.counters);
   if (!std::isfinite(best)) return out;
   const MatchConstraints& c = space.constraints();
-  const std::vector<Point> points = collect_within(space, out.counters, best + c.tolerance, top_n);
+  out.equal_match = equal_match_bounds(space, out.counters, best);
+  const std::vector<Point> points = collect_within(space, out.counters, out.equal_match, top_n);
   std::vector<Candidate> candidates;
   candidates.reserve(points.size());
   double best_exact = std::numeric_limits<double>::infinity();
@@ -25,7 +27,9 @@ CandidateSearch search_candidates(const SearchSpace& space, int top_n) {
     best_exact = std::min(best_exact, candidates.back().objective);
   }
   out.best_objective = best_exact;
-  out.candidates = rank(std::move(candidates), top_n, row_order(c));
+  Ranking ranked = rank(std::move(candidates), top_n, c);
+  out.candidates = std::move(ranked.rows);
+  out.tightest = std::move(ranked.tightest);
   return out;
 }
 

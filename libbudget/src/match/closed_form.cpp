@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "budget/ops.hpp"
 
@@ -180,7 +181,7 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
   const auto at = [&](std::int64_t E, double h_value) {
     const double e = static_cast<double>(E);
-    return ExpertSolution{E, aF + bF * e, aN + bN * e, h_value};
+    return ExpertSolution{E, aF + bF * e, aN + bN * e, h_value, h_value};
   };
   if (space.dense() || experts.is_fixed()) {
     const std::int64_t E = space.dense() ? 0 : experts.min;
@@ -221,6 +222,97 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
   const double h_below = h(static_cast<double>(below)), h_above = h(static_cast<double>(above));
   return at(h_above < h_below ? above : below, std::min(h_below, h_above));
+}
+
+}  // namespace budget::match_detail
+
+namespace budget::match_detail {
+namespace {
+
+/// One affine piece α + β·E of a goal (ExpertTarget), in weighted relative-deviation units.
+struct GoalPiece {
+  double a, b;
+};
+
+/// The pieces whose maximum is the goal: ±u − offset for FLOPs, ±v − offset for parameters.
+std::vector<GoalPiece> goal_pieces(const ExpertTarget& t, double uA, double uB, double vA, double vB) {
+  using Goal = ExpertTarget::Goal;
+  std::vector<GoalPiece> pieces;
+  const bool flops = t.goal != Goal::params, params = t.goal != Goal::flops;
+  const double fo = t.goal == Goal::excess ? t.flops_offset : 0.0;
+  const double po = t.goal == Goal::excess ? t.params_offset : 0.0;
+  if (flops) pieces.insert(pieces.end(), {{uA - fo, uB}, {-uA - fo, -uB}});
+  if (params) pieces.insert(pieces.end(), {{vA - po, vB}, {-vA - po, -vB}});
+  return pieces;
+}
+
+}  // namespace
+
+std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
+                                            std::int64_t S, const ExpertTarget& target) {
+  if (target.goal == ExpertTarget::Goal::largest && target.flops == target.params) {
+    return solve_experts(space, k, W, S, target.flops);
+  }
+  const MatchConstraints& c = space.constraints();
+  const VariableRange& experts = space.experts();
+  const double F_b = space.baseline_flops(), N_b = space.baseline_params();
+  const double w = static_cast<double>(W), s = static_cast<double>(S);
+  const double aF = k.f0 + k.fW * w + k.fS * s, bF = k.fE + k.fEW * w;
+  const double aN = k.n0 + k.nW * w + k.nS * s, bN = k.nE + k.nEW * w;
+  const double uA = c.weight_flops * (aF / F_b - 1.0), uB = c.weight_flops * bF / F_b;
+  const double vA = c.weight_params * (aN / N_b - 1.0), vB = c.weight_params * bN / N_b;
+  const std::vector<GoalPiece> pieces = goal_pieces(target, uA, uB, vA, vB);
+  const auto goal = [&](double E) {
+    double g = -std::numeric_limits<double>::infinity();
+    for (const GoalPiece& p : pieces) g = std::max(g, p.a + p.b * E);
+    return g;
+  };
+  const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
+  const auto at = [&](std::int64_t E) {
+    const double e = static_cast<double>(E);
+    return ExpertSolution{E, aF + bF * e, aN + bN * e, h(e), goal(e)};
+  };
+  if (space.dense() || experts.is_fixed()) {
+    const ExpertSolution one = at(space.dense() ? 0 : experts.min);
+    const double dF = c.weight_flops * std::fabs(one.flops / F_b - 1.0), dN = c.weight_params * std::fabs(one.params / N_b - 1.0);
+    if (dF > target.flops + slack || dN > target.params + slack) return std::nullopt;
+    if (c.max_flops_deviation && std::fabs(one.flops / F_b - 1.0) > *c.max_flops_deviation + slack) return std::nullopt;
+    if (c.max_params_deviation && std::fabs(one.params / N_b - 1.0) > *c.max_params_deviation + slack) return std::nullopt;
+    return one;
+  }
+  double e_lo = static_cast<double>(experts.min), e_hi = static_cast<double>(experts.max);
+  const auto limit = [&](double weight, double bound, std::optional<double> cap) {
+    double d = weight > 0 ? (bound + slack) / weight : std::numeric_limits<double>::infinity();
+    if (cap) d = std::min(d, *cap + slack);
+    return d;
+  };
+  const double dF = limit(c.weight_flops, target.flops, c.max_flops_deviation);
+  const double dN = limit(c.weight_params, target.params, c.max_params_deviation);
+  if (std::isfinite(dF) && !affine_interval(aF, bF, F_b * (1 - dF), F_b * (1 + dF), e_lo, e_hi)) return std::nullopt;
+  if (std::isfinite(dN) && !affine_interval(aN, bN, N_b * (1 - dN), N_b * (1 + dN), e_lo, e_hi)) return std::nullopt;
+  // Continuous minimiser of the convex goal on [e_lo, e_hi]: an end or a crossing of two pieces.
+  double best_e = e_lo, best_g = goal(e_lo);
+  const auto try_point = [&](double E) {
+    if (!(E >= e_lo && E <= e_hi)) return;
+    const double value = goal(E);
+    if (value < best_g) best_g = value, best_e = E;
+  };
+  try_point(e_hi);
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    for (std::size_t j = i + 1; j < pieces.size(); ++j) {
+      if (pieces[i].b != pieces[j].b) try_point((pieces[j].a - pieces[i].a) / (pieces[i].b - pieces[j].b));
+    }
+  }
+  const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
+  const std::int64_t lattice_lo =
+      ceil_to_multiple(std::max<std::int64_t>(experts.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
+  const std::int64_t lattice_hi =
+      floor_to_multiple(std::min<std::int64_t>(experts.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
+  if (lattice_lo > lattice_hi) return std::nullopt;
+  const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
+  const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
+  const ExpertSolution lo = at(below), hi = at(above);
+  return hi.value < lo.value ? hi : lo;
 }
 
 }  // namespace budget::match_detail

@@ -11,6 +11,7 @@
 // below or just above it (solve_experts(); exact).
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "budget/config.hpp"
@@ -69,8 +70,32 @@ struct ExpertSolution {
   std::int64_t experts = 0;
   double flops = 0, params = 0;
   double h = 0;  ///< max(w_F·|dF|, w_N·|dN|)
+  double value = 0;  ///< the goal minimised (ExpertTarget; h for the largest)
 };
 std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
                                             std::int64_t S, double pruning_bound);
+
+/// What a pass asks of the solve over experts at (structure, W, S): the bounds a point must meet
+/// on its weighted |deviations| (w_F·|dF| <= flops, w_N·|dN| <= params, each with the slack, and
+/// the caps), and what to minimise over E among the points that meet them:
+///   largest: max(w_F·|dF|, w_N·|dN|) (what solve_experts() above minimises);
+///   flops, params: w_F·|dF| alone, w_N·|dN| alone;
+///   excess: max(w_F·|dF| − flops_offset, w_N·|dN| − params_offset).
+/// Each is a maximum of affine functions of E, hence convex: its lattice minimiser is a lattice
+/// neighbour of the continuous one, a crossing of two pieces or an end of the interval (exact).
+struct ExpertTarget {
+  enum class Goal { largest, flops, params, excess };
+  double flops = std::numeric_limits<double>::infinity();
+  double params = std::numeric_limits<double>::infinity();
+  Goal goal = Goal::largest;
+  double flops_offset = 0, params_offset = 0;
+  /// One bound on both, minimising the largest: solve_experts(…, bound).
+  static ExpertTarget within(double bound) { return {bound, bound, Goal::largest, 0, 0}; }
+};
+/// The best lattice number of experts for `target`; ExpertSolution::h stays max(w_F·|dF|,
+/// w_N·|dN|) and `value` is the minimised goal. With ExpertTarget::within(b) the result is
+/// solve_experts(space, k, W, S, b)'s, bit for bit.
+std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
+                                            std::int64_t S, const ExpertTarget& target);
 
 }  // namespace budget::match_detail
