@@ -15,7 +15,7 @@ struct CandidateSearch {
   std::vector<Candidate> candidates;  ///< ranked, at most top_n; empty when nothing is feasible
   std::optional<Candidate> tightest;  ///< the tightest of the equally matched (ranking.hpp)
   EqualMatchBounds equal_match;       ///< the bounds the equally matched were collected within
-  /// The smallest objective of the re-accounted candidates; nullopt when pass 1 found nothing.
+  /// g*, the smallest model objective of the space (pass 1); nullopt when pass 1 found nothing.
   std::optional<double> best_objective;
   SearchCounters counters;
 };
