@@ -273,13 +273,18 @@ void check_against_brute_force(const ArchConfig& baseline, const LoopSpec& loop,
   CHECK(listed_keys == expected_keys);
 }
 
-/// check_against_brute_force() in both row orders.
+/// check_against_brute_force() in both row orders, at the tolerance of `c` and at 2% (a wider
+/// equally matched set, where the proportions decide among many shapes and the collecting pass
+/// prunes: top 3 of them).
 void check_both_orders(const ArchConfig& baseline, const LoopSpec& loop, MatchConstraints c,
                        const Workload& w = paper_workload()) {
-  for (const MatchOrder order : {MatchOrder::proportions, MatchOrder::tightest}) {
-    INFO("order " << to_string(order));
-    c.order = order;
-    check_against_brute_force(baseline, loop, c, w);
+  for (const double tolerance : {c.tolerance, 0.02}) {
+    for (const MatchOrder order : {MatchOrder::proportions, MatchOrder::tightest}) {
+      INFO("order " << to_string(order) << ", tolerance " << tolerance);
+      c.order = order;
+      c.tolerance = tolerance;
+      check_against_brute_force(baseline, loop, c, w);
+    }
   }
 }
 
@@ -322,6 +327,69 @@ TEST_CASE("LoopSpec resolves centred spans, explicit ranges and no loop", "[matc
 TEST_CASE("match equals brute force: 200M S95 on a reduced space", "[match]") {
   const ArchConfig b = paper_200m();
   check_both_orders(b, LoopSpec::smelt(), reduced(b));
+}
+
+TEST_CASE("match equals brute force: the trainable defaults on a reduced space", "[match]") {
+  // The default space's rules as they are (head dims multiples of 8, the baseline's 2 KV heads or
+  // 1, experts multiples of 32, widths within 2× of the baseline's proportion to hidden), each
+  // range narrowed around the optimum.
+  const ArchConfig b = paper_200m();
+  MatchConstraints c = default_constraints(b);
+  REQUIRE(c.shapes == ShapeSpace::trainable);
+  REQUIRE(c.proportion_factor.has_value());
+  CHECK(c.head_dim.multiple_of == 8);
+  CHECK(c.num_experts.multiple_of == 32);
+  CHECK((c.num_kv_heads.min == 1 && c.num_kv_heads.max == 2));
+  c.hidden_size = {840, 1352, 8};
+  c.head_dim = {80, 176, 8};
+  c.num_experts = {224, 384, 32};
+  c.expert_dim = {160, 640, 8};
+  check_both_orders(b, LoopSpec::smelt(), c);
+  // The proportion factor binds: a factor of 1.25 keeps fewer widths, brute force agrees.
+  c.proportion_factor = 1.25;
+  check_both_orders(b, LoopSpec::smelt(), c);
+}
+
+TEST_CASE("match equals brute force: a free query width within the proportion factor", "[match]") {
+  // Query width twice the hidden size (Qwen3's convention): the number of heads is searched, and
+  // the query width / hidden is held within the factor of the baseline's 2.
+  ArchConfig b = paper_200m(64);
+  b.attention = {20, 128, 2};  // query 2560 = 2·1280
+  MatchConstraints c = default_constraints(b);
+  REQUIRE_FALSE(c.query_equals_hidden);
+  c.hidden_size = {960, 1216, 32};
+  c.head_dim = {80, 128, 8};
+  c.num_heads = {2, 40, 2};
+  c.num_experts = {64, 160, 16};
+  c.expert_dim = {240, 560, 16};
+  c.proportion_factor = 1.5;
+  check_both_orders(b, LoopSpec::smelt(), c);
+}
+
+TEST_CASE("within_proportion_factor: the ratios to hidden against the baseline's, by hand", "[match]") {
+  const ArchConfig b = paper_200m();  // 1280, 10×128, expert width 432: ratio 0.3375
+  MatchConstraints c = default_constraints(b);
+  ArchConfig x = b;
+  x.hidden_size = 1024;
+  x.attention.num_heads = 8;
+  x.ffn.expert_dim = 691;  // 691/1024 = 0.6748 < 2·0.3375 = 0.675: inside
+  CHECK(within_proportion_factor(x, b, c));
+  x.ffn.expert_dim = 692;  // 0.6758: outside
+  CHECK_FALSE(within_proportion_factor(x, b, c));
+  x.ffn.expert_dim = 173;  // 0.1689 > 0.16875: inside
+  CHECK(within_proportion_factor(x, b, c));
+  x.ffn.expert_dim = 172;  // 0.1680: outside
+  CHECK_FALSE(within_proportion_factor(x, b, c));
+  c.proportion_factor.reset();
+  CHECK(within_proportion_factor(x, b, c));
+  // The query width counts only when it is searched (here tied to hidden, 10 heads of 128).
+  c.proportion_factor = 2.0;
+  x.ffn.expert_dim = 432;
+  x.attention.num_heads = 40;  // query 5120 = 5 × hidden
+  CHECK(within_proportion_factor(x, b, c));
+  c.query_equals_hidden = false;
+  CHECK_FALSE(within_proportion_factor(x, b, c));
+  CHECK(default_constraints(b, ShapeSpace::free).proportion_factor == std::nullopt);
 }
 
 TEST_CASE("match equals brute force: weights, zero tolerance and caps", "[match]") {
