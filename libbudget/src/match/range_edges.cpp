@@ -36,6 +36,8 @@ void add_lattice_edge(std::vector<RangeEdge>& out, const std::string& name, std:
   if (p.count() < 2) return;  // one value: nothing was searched
   for (const bool lower : {true, false}) {
     if (value != (lower ? p.first : p.last)) continue;
+    // A lower bound at the least value the variable allows (one KV head, ...) cannot be widened.
+    if (lower && p.first <= std::max<std::int64_t>(1, min_allowed)) continue;
     std::string widen = widen_range(name, p, lower, min_allowed);
     if (name == "head_dim" && !lower && p.last == max_fused_head_dim) {
       widen = fmt::format("{} is the largest head dim the fused attention kernels take; --free-shapes (off the fused "
