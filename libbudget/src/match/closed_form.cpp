@@ -102,6 +102,39 @@ HeadsModel heads_model(const SearchSpace& space, SearchCounters& counters, const
   return m;
 }
 
+namespace {
+CalibrationCache::Key cache_key(const SearchSpace& space, const KvStructure& kv, std::int64_t hidden) {
+  return {static_cast<std::size_t>(&kv - space.kv_structures().data()), hidden};
+}
+}  // namespace
+
+Coefficients cached_calibration(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                                std::int64_t hidden, std::int64_t heads) {
+  CalibrationCache& cache = space.calibrations();
+  const CalibrationCache::Key key = cache_key(space, kv, hidden);
+  if (const auto it = cache.structures.find(key); it != cache.structures.end()) {
+    counters.count_work(1, space.constraints().max_work);
+    return it->second;
+  }
+  counters.count_work(calibration_work, space.constraints().max_work);
+  const Coefficients k = calibrate(space, space.structure_config(kv, hidden, heads), kv.top_k);
+  if (cache.structures.size() < CalibrationCache::max_entries) cache.structures.emplace(key, k);
+  return k;
+}
+
+HeadsModel cached_heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                              std::int64_t hidden, const Progression& heads) {
+  CalibrationCache& cache = space.calibrations();
+  const CalibrationCache::Key key = cache_key(space, kv, hidden);
+  if (const auto it = cache.heads_models.find(key); it != cache.heads_models.end()) {
+    counters.count_work(1, space.constraints().max_work);
+    return it->second;
+  }
+  const HeadsModel m = heads_model(space, counters, kv, hidden, heads);
+  if (cache.heads_models.size() < CalibrationCache::max_entries) cache.heads_models.emplace(key, m);
+  return m;
+}
+
 double flops_bound(const MatchConstraints& c, double pruning_bound) {
   double b = c.weight_flops > 0 ? (pruning_bound + slack) / c.weight_flops : std::numeric_limits<double>::infinity();
   if (c.max_flops_deviation) b = std::min(b, *c.max_flops_deviation);

@@ -11,7 +11,10 @@
 // below or just above it (solve_experts(); exact).
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <unordered_map>
+#include <utility>
 #include <optional>
 
 #include "budget/config.hpp"
@@ -46,6 +49,30 @@ struct HeadsModel {
 /// Counts 3·calibration_work when `heads` holds three values or more (else affine false, no work).
 HeadsModel heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
                        std::int64_t hidden, const Progression& heads);
+
+/// The coefficients read off the op list during one search, by (KV structure's index in
+/// SearchSpace::kv_structures(), hidden): a structure's (query width = hidden) or the heads model
+/// of (KV structure, hidden) (a free query width). Bounded: past max_entries nothing is added
+/// (the passes then calibrate again, as without the cache).
+struct CalibrationCache {
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::size_t, std::int64_t>& k) const {
+      return std::hash<std::int64_t>()(static_cast<std::int64_t>(k.first) * 1000003 ^ k.second);
+    }
+  };
+  using Key = std::pair<std::size_t, std::int64_t>;
+  static constexpr std::size_t max_entries = std::size_t{1} << 20;
+  std::unordered_map<Key, Coefficients, KeyHash> structures;
+  std::unordered_map<Key, HeadsModel, KeyHash> heads_models;
+};
+
+/// calibrate() of structure (kv, hidden, heads = hidden / head_dim) through the space's cache:
+/// calibration_work units the first time in a search, 1 after.
+Coefficients cached_calibration(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                                std::int64_t hidden, std::int64_t heads);
+/// heads_model() through the space's cache (its work the first time in a search, 1 after).
+HeadsModel cached_heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                              std::int64_t hidden, const Progression& heads);
 
 /// The largest |dF| that can still matter under `pruning_bound` (weighted) or the FLOPs cap.
 double flops_bound(const MatchConstraints& c, double pruning_bound);

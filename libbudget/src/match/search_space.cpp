@@ -1,5 +1,7 @@
 #include "match/search_space.hpp"
 
+#include "match/closed_form.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -146,7 +148,10 @@ SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const
   heads_ = Progression::of(c.num_heads);
   check_work_limits();
   build_kv_structures();
+  calibrations_ = std::make_unique<CalibrationCache>();
 }
+
+SearchSpace::~SearchSpace() = default;
 
 bool ratio_within_factor(double ratio, double baseline_ratio, double factor) {
   return std::fabs(std::log(ratio / baseline_ratio)) <= std::log(factor) + 1e-12;

@@ -4,6 +4,7 @@
 // configs the passes produce. Built once per search; read-only afterwards, shared by both passes.
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -16,6 +17,8 @@
 #include "match/lattice.hpp"
 
 namespace budget::match_detail {
+
+struct CalibrationCache;  // closed_form.hpp
 
 /// Which requests a search variable takes part in.
 enum class VariableScope {
@@ -123,6 +126,14 @@ class SearchSpace {
   /// the KV structures within the KV cap, sorted by KV term. References must outlive the space.
   SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
               const MatchConstraints& constraints);
+  ~SearchSpace();
+  SearchSpace(const SearchSpace&) = delete;
+  SearchSpace& operator=(const SearchSpace&) = delete;
+
+  /// The structures' coefficients read off the op list so far, shared by every pass over this
+  /// space (a search's passes each visit many of the same structures): one calibration per
+  /// structure and search. Not thread-safe (a space serves one search).
+  CalibrationCache& calibrations() const { return *calibrations_; }
 
   const ArchConfig& baseline() const { return baseline_; }
   const Workload& workload() const { return workload_; }
@@ -182,6 +193,7 @@ class SearchSpace {
   bool dense_ = false, has_shared_ = false, tied_shared_ = false;
   Progression widths_, shareds_, hiddens_, heads_;
   std::vector<KvStructure> kv_structures_;
+  std::unique_ptr<CalibrationCache> calibrations_;
 };
 
 }  // namespace budget::match_detail

@@ -79,7 +79,7 @@ class StructureWalk {
         const bool moving_away = j >= centre ? static_cast<double>(n) >= ideal : static_cast<double>(n) <= ideal;
         if (!space_.query_in_proportion(n * kv.head_dim, h)) return !moving_away;
         if (pass_.cannot_rank(kv, h, n)) return !moving_away;
-        if (!model) model = heads_model(space_, counters_, kv, h, heads);
+        if (!model) model = cached_heads_model(space_, counters_, kv, h, heads);
         visit_structure(kv, h, n, &*model);
         return true;
       });
@@ -97,8 +97,10 @@ class StructureWalk {
     if (model != nullptr && model->affine) {
       counters_.count_work(1, c_.max_work);
       k = model->at(heads);
+    } else if (model == nullptr) {
+      k = cached_calibration(space_, counters_, kv, hidden, heads);  // query width = hidden: one per (kv, hidden)
     } else {
-      counters_.count_work(calibration_work, c_.max_work);
+      counters_.count_work(calibration_work, c_.max_work);  // heads not affine: every structure its own
       k = calibrate(space_, space_.structure_config(kv, hidden, heads), kv.top_k);
     }
     if (pass_.cannot_rank_widths(kv, hidden, heads, k)) return;
@@ -111,6 +113,10 @@ class StructureWalk {
     const std::int64_t centre = nearest_index(space_.shareds(), s_centre);
     const IndexWindow shared_window = space_.shared_window(hidden);
     const IndexWindow width_window = space_.width_window(hidden);
+    if (space_.tied_shared()) {
+      pass_.end_structure(!visit_tied_widths(kv, hidden, heads, k, width_window));
+      return;
+    }
     bool unrankable = false;
     double checked_bound = pass_.pool_bound();
     outward(space_.shareds().count(), centre, [&](std::int64_t si) {
@@ -128,6 +134,38 @@ class StructureWalk {
       return visit_shared_width(kv, hidden, heads, k, space_.shareds().at(si), si >= centre, width_window);
     });
     pass_.end_structure(unrankable);
+  }
+
+  /// Shared experts tied to the routed width (S = W): along that diagonal F and N are those of a
+  /// structure whose width coefficients are fW + fS and nW + nS, so one band over the widths
+  /// visits exactly the points (W, W) the walk over shared widths would (each where |dF| can be
+  /// within the bound), without a band per shared width. False when the structure is found
+  /// unrankable midway (as the pool bound tightens: cannot_rank_widths()).
+  bool visit_tied_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k,
+                         const IndexWindow& window) {
+    Coefficients diagonal = k;
+    diagonal.fW += k.fS;
+    diagonal.nW += k.nS;
+    diagonal.fS = diagonal.nS = 0.0;
+    counters_.count_work(1, c_.max_work);
+    const ExpertTarget target = pass_.target();
+    const double fbound = flops_bound(c_, target.flops);
+    WidthBand band = flops_width_band(space_, diagonal, 0, fbound);
+    if (band.bounded && band.begin < band.end) narrow_by_params(space_, diagonal, 0, fbound, target.params, band);
+    double checked_bound = pass_.pool_bound();
+    for (std::int64_t i = std::max(band.begin, window.begin); i < std::min(band.end, window.end); ++i) {
+      if (pass_.cannot_improve(kv)) break;
+      if (pass_.pool_bound() < checked_bound) {
+        checked_bound = pass_.pool_bound();
+        if (pass_.cannot_rank_widths(kv, hidden, heads, k)) return false;
+      }
+      ++counters_.evaluated;
+      counters_.count_work(1, c_.max_work);
+      const std::int64_t W = space_.widths().at(i);
+      const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, W, pass_.target());
+      if (solution) consider(kv, hidden, heads, *solution, W, W);
+    }
+    return true;
   }
 
   /// One shared width S; false stops the walk in this direction. F increases with S, so the W
