@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <array>
 #include <utility>
-#include <vector>
 
 #include "budget/ops.hpp"
 
@@ -267,15 +267,27 @@ struct GoalPiece {
   double a, b;
 };
 
-/// The pieces whose maximum is the goal: ±u − offset for FLOPs, ±v − offset for parameters.
-std::vector<GoalPiece> goal_pieces(const ExpertTarget& t, double uA, double uB, double vA, double vB) {
+/// The pieces whose maximum is the goal: ±u − offset for FLOPs, ±v − offset for parameters (at
+/// most four; no allocation: the solve runs for every width visited).
+struct GoalPieces {
+  std::array<GoalPiece, 4> at{};
+  std::size_t size = 0;
+  void add(double a, double b) { at[size++] = {a, b}; }
+};
+
+GoalPieces goal_pieces(const ExpertTarget& t, double uA, double uB, double vA, double vB) {
   using Goal = ExpertTarget::Goal;
-  std::vector<GoalPiece> pieces;
-  const bool flops = t.goal != Goal::params, params = t.goal != Goal::flops;
+  GoalPieces pieces;
   const double fo = t.goal == Goal::excess ? t.flops_offset : 0.0;
   const double po = t.goal == Goal::excess ? t.params_offset : 0.0;
-  if (flops) pieces.insert(pieces.end(), {{uA - fo, uB}, {-uA - fo, -uB}});
-  if (params) pieces.insert(pieces.end(), {{vA - po, vB}, {-vA - po, -vB}});
+  if (t.goal != Goal::params) {
+    pieces.add(uA - fo, uB);
+    pieces.add(-uA - fo, -uB);
+  }
+  if (t.goal != Goal::flops) {
+    pieces.add(vA - po, vB);
+    pieces.add(-vA - po, -vB);
+  }
   return pieces;
 }
 
@@ -294,10 +306,10 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   const double aN = k.n0 + k.nW * w + k.nS * s, bN = k.nE + k.nEW * w;
   const double uA = c.weight_flops * (aF / F_b - 1.0), uB = c.weight_flops * bF / F_b;
   const double vA = c.weight_params * (aN / N_b - 1.0), vB = c.weight_params * bN / N_b;
-  const std::vector<GoalPiece> pieces = goal_pieces(target, uA, uB, vA, vB);
+  const GoalPieces pieces = goal_pieces(target, uA, uB, vA, vB);
   const auto goal = [&](double E) {
     double g = -std::numeric_limits<double>::infinity();
-    for (const GoalPiece& p : pieces) g = std::max(g, p.a + p.b * E);
+    for (std::size_t i = 0; i < pieces.size; ++i) g = std::max(g, pieces.at[i].a + pieces.at[i].b * E);
     return g;
   };
   const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
@@ -331,9 +343,10 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
     if (value < best_g) best_g = value, best_e = E;
   };
   try_point(e_hi);
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    for (std::size_t j = i + 1; j < pieces.size(); ++j) {
-      if (pieces[i].b != pieces[j].b) try_point((pieces[j].a - pieces[i].a) / (pieces[i].b - pieces[j].b));
+  for (std::size_t i = 0; i < pieces.size; ++i) {
+    for (std::size_t j = i + 1; j < pieces.size; ++j) {
+      const GoalPiece &p = pieces.at[i], &q = pieces.at[j];
+      if (p.b != q.b) try_point((q.a - p.a) / (p.b - q.b));
     }
   }
   const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
