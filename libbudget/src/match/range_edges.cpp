@@ -21,13 +21,15 @@ std::string lattice_text(const Progression& p) {
                     : fmt::format("range [{}, {}]", p.first, p.last);
 }
 
-/// The widening of a range bound as a constraints-file fragment: min halved or max doubled.
+/// The widening of a range bound as a constraints-file fragment: min halved (at least one step
+/// down) or max doubled.
 std::string widen_range(const std::string& name, const Progression& p, bool lower, std::int64_t min_allowed) {
   if (lower) {
-    const std::int64_t to = std::max<std::int64_t>(std::max<std::int64_t>(1, min_allowed), p.first / 2);
+    const std::int64_t to = std::max<std::int64_t>(std::max<std::int64_t>(1, min_allowed),
+                                                   std::min(p.first / 2, p.first - p.step));
     return fmt::format("a constraints file with {{\"{}\": {{\"min\": {}}}}}", name, to);
   }
-  return fmt::format("a constraints file with {{\"{}\": {{\"max\": {}}}}}", name, 2 * p.last);
+  return fmt::format("a constraints file with {{\"{}\": {{\"max\": {}}}}}", name, std::max(2 * p.last, p.last + p.step));
 }
 
 /// A value of `p` at its first or last value.
@@ -36,8 +38,10 @@ void add_lattice_edge(std::vector<RangeEdge>& out, const std::string& name, std:
   if (p.count() < 2) return;  // one value: nothing was searched
   for (const bool lower : {true, false}) {
     if (value != (lower ? p.first : p.last)) continue;
-    // A lower bound at the least value the variable allows (one KV head, ...) cannot be widened.
-    if (lower && p.first <= std::max<std::int64_t>(1, min_allowed)) continue;
+    // A lower edge is the range's only when the lattice's next value down is one the variable
+    // allows (one KV head, a hidden size that is a multiple of head_dim·kv_heads, ...): else no
+    // widening of the range reaches further.
+    if (lower && p.first - p.step < std::max<std::int64_t>(1, min_allowed)) continue;
     std::string widen = widen_range(name, p, lower, min_allowed);
     if (name == "head_dim" && !lower && p.last == max_fused_head_dim) {
       widen = fmt::format("{} is the largest head dim the fused attention kernels take; --free-shapes (off the fused "

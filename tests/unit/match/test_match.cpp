@@ -392,6 +392,56 @@ TEST_CASE("within_proportion_factor: the ratios to hidden against the baseline's
   CHECK(default_constraints(b, ShapeSpace::free).proportion_factor == std::nullopt);
 }
 
+TEST_CASE("range_edges: a row on a bound of its range or of the proportion factor, and how to widen it", "[match]") {
+  const ArchConfig b = paper_200m();  // 1280, 10×128 (KV 2), 192×432
+  MatchConstraints c = default_constraints(b);
+  c.hidden_size = {1008, 1344, 8};
+  ArchConfig x = b;
+  x.hidden_size = 1008;
+  x.attention = {6, 168, 1};
+  x.ffn.num_experts = 288;
+  x.ffn.expert_dim = 368;
+  // Query width = hidden: the hidden sizes searched are the multiples of 168·1 in [1008, 1344]:
+  // 1008 is the first, and 840 (a multiple too) lies below the range's min: widen to 504.
+  std::vector<RangeEdge> edges = range_edges(x, b, c);
+  REQUIRE(edges.size() == 1);
+  CHECK(edges[0].variable == "hidden_size");
+  CHECK(edges[0].lower);
+  CHECK(edges[0].bound == "range [1008, 1344] (multiples of 168)");
+  CHECK_THAT(edges[0].widen, Catch::Contains("{\"hidden_size\": {\"min\": 504}}"));
+  // One KV head is the least there is: no edge. The expert width at the factor's bound: W* =
+  // 432·1008/1280 = 340.2, so [170.1, 680.4] holds the multiples of 8 from 176 to 680.
+  c.hidden_size = {320, 2560, 8};
+  x.ffn.expert_dim = 176;
+  edges = range_edges(x, b, c);
+  REQUIRE(edges.size() == 1);
+  CHECK(edges[0].variable == "expert_dim");
+  CHECK(edges[0].lower);
+  CHECK(edges[0].bound == "proportion factor 2");
+  x.ffn.expert_dim = 680;
+  edges = range_edges(x, b, c);
+  REQUIRE(edges.size() == 1);
+  CHECK_FALSE(edges[0].lower);
+  x.ffn.expert_dim = 672;  // inside, and so are both neighbours: no edge
+  CHECK(range_edges(x, b, c).empty());
+  // A head dim at the fused kernels' 256 says so.
+  x.ffn.expert_dim = 368;
+  x.attention = {4, 256, 1};
+  x.hidden_size = 1024;
+  edges = range_edges(x, b, c);
+  REQUIRE(edges.size() == 1);
+  CHECK(edges[0].variable == "head_dim");
+  CHECK_THAT(edges[0].widen, Catch::Contains("largest head dim the fused attention kernels take"));
+  // match() fills them for every row.
+  MatchConstraints narrow = default_constraints(b);
+  narrow.hidden_size = {1008, 1344, 8};
+  const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), narrow, 3);
+  REQUIRE(r.summary.feasible);
+  for (const Candidate& cand : r.candidates) {
+    CHECK(cand.range_edges.size() == range_edges(cand.config, b, narrow).size());
+  }
+}
+
 TEST_CASE("match equals brute force: weights, zero tolerance and caps", "[match]") {
   const ArchConfig b = paper_200m(64);
   MatchConstraints c = reduced(b);
