@@ -21,9 +21,14 @@ const Grid& paper_grid() {
   return grid;
 }
 
+// Each benchmark runs on the default (trainable) space and, /free, on the whole lattice
+// (ShapeSpace::free: the space before issue 30, so that the search's cost is compared on the same
+// space as before).
+ShapeSpace space_of(const benchmark::State& state) { return state.range(0) != 0 ? ShapeSpace::free : ShapeSpace::trainable; }
+
 void BM_MatchOneCell_200M_S95(benchmark::State& state) {
   const ArchConfig& b = paper_grid().cells[6].baseline;
-  const MatchConstraints c = default_constraints(b);
+  const MatchConstraints c = default_constraints(b, space_of(state));
   MatchResult r;
   for (auto _ : state) {
     r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
@@ -35,12 +40,16 @@ void BM_MatchOneCell_200M_S95(benchmark::State& state) {
   state.counters["space_points_per_s"] =
       benchmark::Counter(static_cast<double>(r.summary.space_size), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_MatchOneCell_200M_S95)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatchOneCell_200M_S95)->Unit(benchmark::kMillisecond)->ArgName("free")->Arg(0)->Arg(1);
 
 void BM_MatchWholeGrid(benchmark::State& state) {
   double points = 0;
   for (auto _ : state) {
-    const auto rows = match_grid(paper_grid(), LoopSpec::smelt(), paper_workload());
+    std::vector<GridRow> rows;
+    for (const GridCell& cell : paper_grid().cells) {
+      rows.push_back({&cell, match(cell.baseline, cell_loop_spec(cell, LoopSpec::smelt()), paper_workload(),
+                                   default_constraints(cell.baseline, space_of(state)), 1)});
+    }
     points = 0;
     for (const auto& row : rows) points += static_cast<double>(row.result.summary.space_size);
     benchmark::DoNotOptimize(rows);
@@ -48,7 +57,7 @@ void BM_MatchWholeGrid(benchmark::State& state) {
   state.counters["space_points"] = points;
   state.counters["cells"] = 16;
 }
-BENCHMARK(BM_MatchWholeGrid)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatchWholeGrid)->Unit(benchmark::kMillisecond)->ArgName("free")->Arg(0)->Arg(1);
 
 // Released models of the largest sizes (issue 12: "well under a second within a few hundred MB"),
 // native configs written from the published shapes (bench/configs/): DeepSeek-V3 with its MLA
@@ -57,7 +66,7 @@ BENCHMARK(BM_MatchWholeGrid)->Unit(benchmark::kMillisecond);
 // Default constraints, SMELT loop. The reference in the same run is BM_MatchOneCell_200M_S95.
 void match_released(benchmark::State& state, const char* file) {
   const ArchConfig b = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/bench/configs/" + file);
-  const MatchConstraints c = default_constraints(b);
+  const MatchConstraints c = default_constraints(b, space_of(state));
   MatchResult r;
   for (auto _ : state) {
     r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
@@ -69,15 +78,15 @@ void match_released(benchmark::State& state, const char* file) {
   state.counters["best_max_dev_pct"] = 100.0 * r.summary.best_objective;
 }
 void BM_MatchDeepSeekV3_GQA(benchmark::State& state) { match_released(state, "deepseek-v3-gqa-baseline.json"); }
-BENCHMARK(BM_MatchDeepSeekV3_GQA)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatchDeepSeekV3_GQA)->Unit(benchmark::kMillisecond)->ArgName("free")->Arg(0)->Arg(1);
 // The same model with the query width equal to the hidden size (56 heads × 128 = 7168): the
 // convention of the paper's configs, where the number of heads follows from the hidden size.
 void BM_MatchDeepSeekV3_GQA_56x128(benchmark::State& state) {
   match_released(state, "deepseek-v3-gqa-56x128-baseline.json");
 }
-BENCHMARK(BM_MatchDeepSeekV3_GQA_56x128)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatchDeepSeekV3_GQA_56x128)->Unit(benchmark::kMillisecond)->ArgName("free")->Arg(0)->Arg(1);
 void BM_MatchQwen3_235B(benchmark::State& state) { match_released(state, "qwen3-235b-a22b.json"); }
-BENCHMARK(BM_MatchQwen3_235B)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MatchQwen3_235B)->Unit(benchmark::kMillisecond)->ArgName("free")->Arg(0)->Arg(1);
 
 // Reference: accounting every point of a space one by one (the naive enumeration).
 void BM_ReferenceEnumerationPerPoint(benchmark::State& state) {

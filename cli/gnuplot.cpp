@@ -129,10 +129,14 @@ void run_gnuplot(const std::string& body, const std::string& path, const std::st
 
 void plot_grouped_bars(const std::string& path, const std::string& title, const std::string& ylabel,
                        const std::vector<std::string>& labels, const std::vector<BarSeries>& series,
-                       const std::string& option) {
+                       const std::string& option, const std::string& y2label) {
   std::ostringstream s;
   s << "set title " << gnuplot_quoted(title) << " noenhanced\n"
-    << "set ylabel " << gnuplot_quoted(ylabel) << " noenhanced\n"
+    << "set ylabel " << gnuplot_quoted(ylabel) << " noenhanced\n";
+  if (std::any_of(series.begin(), series.end(), [](const BarSeries& b) { return b.right_axis; })) {
+    s << "set y2label " << gnuplot_quoted(y2label) << " noenhanced\nset ytics nomirror\nset y2tics\n";
+  }
+  s << ""
     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
     << "set boxwidth 0.9\nset grid ytics\nset key outside right top noenhanced\n"
     << "set xtics rotate by -35 noenhanced\nset xzeroaxis lt -1\n";
@@ -150,8 +154,13 @@ void plot_grouped_bars(const std::string& path, const std::string& title, const 
   }
   s << "EOD\nplot ";
   for (std::size_t k = 0; k < series.size(); ++k) {
-    s << (k ? ", " : "") << "$bars using " << k + 2 << " title "
-      << gnuplot_quoted(series[k].title);
+    s << (k ? ", " : "") << "$bars using ";
+    if (series[k].right_axis) {
+      s << "1:" << k + 2 << " axes x1y2 with linespoints lw 2 pt 7";  // x = the cluster's centre
+    } else {
+      s << k + 2;
+    }
+    s << " title " << gnuplot_quoted(series[k].title);
   }
   s << "\n";
   run_gnuplot(s.str(), path, option);

@@ -37,17 +37,20 @@ std::string gnuplot_quoted(const std::string& text);
 void run_gnuplot(const std::string& script, const std::string& path, const std::string& option = "--plot",
                  budget::OutputFiles* outputs = nullptr);
 
-/// One series of a clustered bar chart: a value per label (NaN: no bar).
+/// One series of a clustered bar chart: a value per label (NaN: no bar). A series on the right
+/// axis is drawn as points joined by lines against its own scale (y2label), not as bars: a
+/// quantity of another unit (a time ratio beside deviations in %) keeps its own axis.
 struct BarSeries {
   std::string title;
   std::vector<double> values;
+  bool right_axis = false;
 };
 
-/// A clustered bar chart: one group of bars per label, one bar per series. The grid's deviations
-/// are one such chart; further series (e.g. predicted time ratios) are more BarSeries.
+/// A clustered bar chart: one group of bars per label, one bar per series on the left axis
+/// (`ylabel`); the series with right_axis on the right axis (`y2label`).
 void plot_grouped_bars(const std::string& path, const std::string& title, const std::string& ylabel,
                        const std::vector<std::string>& labels, const std::vector<BarSeries>& series,
-                       const std::string& option = "--plot");
+                       const std::string& option = "--plot", const std::string& y2label = "");
 
 /// A scatter of named point sets with the y = x line (observed vs predicted).
 struct ScatterSeries {

@@ -7,6 +7,10 @@
 namespace budget::cli {
 
 namespace {
+/// The right axis of every chart with time: the predicted time ratio at matched work, on its own
+/// scale (never mixed with the deviations' %).
+const char* const time_axis_label = "predicted time ratio at matched work (x)";
+
 /// FLOPs, params and KV deviations (%) of a match's best candidate; NaN (no bar) when infeasible.
 void push_deviations(const MatchResult& result, std::vector<BarSeries>& series) {
   const double none = std::numeric_limits<double>::quiet_NaN();
@@ -53,31 +57,31 @@ void plot_grid_deviations(const std::vector<GridRow>& rows, const std::string& p
   }
   series.insert(series.end(), extra.begin(), extra.end());
   plot_grouped_bars(path, "Matched looped configs: signed deviation from each baseline", "deviation (%)", labels,
-                    series);
+                    series, "--plot", time_axis_label);
 }
 
 void plot_ablation(const std::vector<AblationPoint>& points, const std::vector<std::optional<double>>& time_ratios,
                    const std::string& title, const std::string& path) {
   std::vector<std::string> labels;
   std::vector<BarSeries> series{{"FLOPs", {}}, {"params", {}}, {"KV cache", {}}};
-  BarSeries time{"step time ratio - 1", {}};
+  BarSeries time{"time ratio at matched work", {}, true};
   for (std::size_t i = 0; i < points.size(); ++i) {
     labels.push_back(points[i].label);
     push_deviations(points[i].result, series);
     const bool timed = i < time_ratios.size() && time_ratios[i].has_value();
-    time.values.push_back(timed ? 100 * (*time_ratios[i] - 1) : std::numeric_limits<double>::quiet_NaN());
+    time.values.push_back(timed ? *time_ratios[i] : std::numeric_limits<double>::quiet_NaN());
   }
   if (!time_ratios.empty()) series.push_back(std::move(time));
-  plot_grouped_bars(path, title, "deviation (%)", labels, series);
+  plot_grouped_bars(path, title, "deviation (%)", labels, series, "--plot", time_axis_label);
 }
 
 void plot_timed_grid(const std::vector<TimedGridRow>& rows, const std::string& path) {
   std::vector<GridRow> plain;
-  BarSeries time{"step time ratio - 1", {}};
+  BarSeries time{"time ratio at matched work", {}, true};
   for (const TimedGridRow& row : rows) {
     plain.push_back(GridRow{row.cell, row.match.result});
     time.values.push_back(row.match.time_ratios.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                                        : 100 * (row.match.time_ratios.front() - 1));
+                                                        : row.match.time_ratios.front());
   }
   plot_grid_deviations(plain, path, {time});
 }

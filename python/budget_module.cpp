@@ -92,12 +92,59 @@ budget::Workload workload_of(const py::handle& value) {
   bad_argument("workload", value, "None (the paper's), a dict or a file path");
 }
 
-budget::MatchConstraints constraints_of(const py::handle& value, const budget::ArchConfig& baseline) {
-  const budget::MatchConstraints defaults = budget::default_constraints(baseline);
-  if (value.is_none()) return defaults;
-  if (py::isinstance<py::dict>(value)) return budget::parse_constraints(dict_text(value), "constraints", defaults);
-  if (is_path(value)) return budget::load_constraints(path_string(value), defaults);
+/// The constraints argument over the baseline's defaults (free_shapes: the whole lattice; a
+/// "free_shapes" key in the dict or file does the same).
+budget::MatchConstraints constraints_of(const py::handle& value, const budget::ArchConfig& baseline,
+                                        bool free_shapes = false) {
+  const budget::ShapeSpace shapes = free_shapes ? budget::ShapeSpace::free : budget::ShapeSpace::trainable;
+  if (value.is_none()) return budget::default_constraints(baseline, shapes);
+  if (py::isinstance<py::dict>(value)) return budget::parse_constraints(dict_text(value), "constraints", baseline, shapes);
+  if (is_path(value)) return budget::load_constraints(path_string(value), baseline, shapes);
   bad_argument("constraints", value, "None (the defaults), a dict or a file path");
+}
+
+/// The order argument of match() (--order): None keeps the constraints' (default "proportions").
+void apply_order(const py::handle& order, budget::MatchConstraints& c) {
+  if (order.is_none()) return;
+  const std::string text = py::isinstance<py::str>(order) ? order.cast<std::string>() : std::string();
+  if (text == "proportions") {
+    c.order = budget::MatchOrder::proportions;
+  } else if (text == "tightest") {
+    c.order = budget::MatchOrder::tightest;
+  } else {
+    throw budget::Error("value " + py::repr(order).cast<std::string>() +
+                            " is not allowed; allowed: None, \"proportions\" or \"tightest\"",
+                        "order");
+  }
+}
+
+/// export()'s config: a config, or with a match result (the dict budget.match() returns) its row
+/// `row` (1-based; default 1), as --out-row N picks it.
+py::object export_source(const py::handle& config, const py::handle& row) {
+  const bool result = py::isinstance<py::dict>(config) && config.cast<py::dict>().contains("candidates");
+  if (!result) {
+    if (!row.is_none()) {
+      throw budget::Error("row picks a row of a match result (the dict budget.match() returns); config is not one",
+                          "row");
+    }
+    return py::reinterpret_borrow<py::object>(config);
+  }
+  const py::list rows = config.cast<py::dict>()["candidates"].cast<py::list>();
+  long long n = 1;
+  if (!row.is_none()) {
+    if (!py::isinstance<py::int_>(row) || py::isinstance<py::bool_>(row)) {
+      throw budget::Error("value " + py::repr(row).cast<std::string>() + " is not a row number; allowed: 1 to " +
+                              std::to_string(rows.size()),
+                          "row");
+    }
+    n = row.cast<long long>();
+  }
+  if (n < 1 || n > static_cast<long long>(rows.size())) {
+    throw budget::Error("row " + std::to_string(n) + " is not in the match result; allowed: 1 to " +
+                            std::to_string(rows.size()),
+                        "row");
+  }
+  return rows[static_cast<std::size_t>(n - 1)].cast<py::dict>()["config"];
 }
 
 /// One layer number of a loop given as a (first, last) tuple or list: a Python int (not a bool) in
@@ -295,12 +342,14 @@ PYBIND11_MODULE(_budget, m) {
            const py::handle& workload, const py::handle& constraints, int top, const py::handle& calibration,
            const std::string& rank_by, const std::string& attention_backend, bool explain, std::int64_t align,
            const py::handle& max_time_ratio, const py::handle& cluster, std::optional<std::int64_t> gpus,
-           std::optional<std::int64_t> nodes, std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token) {
+           std::optional<std::int64_t> nodes, std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token,
+           bool free_shapes, const py::handle& order) {
           const budget::ArchConfig base = arch_config(baseline, "baseline");
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
           if (top < 1) throw budget::Error("top must be at least 1", "top");
-          budget::MatchConstraints c = constraints_of(constraints, base);
+          budget::MatchConstraints c = constraints_of(constraints, base, free_shapes);
+          apply_order(order, c);
           if (align != 0) {
             if (align < 1 || align > 4096) {
               throw budget::Error("value " + std::to_string(align) + " is not allowed; allowed: 0 (any shape) or 1 to 4096",
@@ -361,15 +410,17 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("explain") = false, py::arg("align") = 0, py::arg("max_time_ratio") = py::none(),
         py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
         py::arg("global_batch_tokens") = 4 * 1024 * 1024, py::arg("max_nodes_per_token") = 0,
+        py::arg("free_shapes") = false, py::arg("order") = py::none(),
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
         "max_nodes_per_token: --cluster ... --gpus N, each equally matched candidate at its own best layout, "
-        "docs/cluster.md).");
+        "docs/cluster.md; free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; order: "
+        "--order, \"proportions\" (default) or \"tightest\"). export(result, row=N) writes row N.");
 
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,
-           const py::handle& constraints) {
+           const py::handle& constraints, bool free_shapes) {
           budget::Grid g;
           if (grid.is_none()) {
             g = budget::paper_grid();
@@ -387,19 +438,21 @@ PYBIND11_MODULE(_budget, m) {
           for (const budget::GridCell& cell : g.cells) {
             rows.push_back({&cell, with_loop_argument([&] {
                               return budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w,
-                                                   constraints_of(constraints, cell.baseline), 1);
+                                                   constraints_of(constraints, cell.baseline, free_shapes), 1);
                             })});
           }
           return to_python(budget::render::grid_json(g, rows, spec, w));
         },
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
-        py::arg("workload") = py::none(), py::arg("constraints") = py::none(),
+        py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("free_shapes") = false,
         "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid). "
-        "`constraints` (a dict or a file path, as for match()) override each cell's default constraints.");
+        "`constraints` (a dict or a file path, as for match()) override each cell's default constraints; "
+        "free_shapes: the whole lattice instead of the trainable defaults.");
 
   m.def("export",
-        [](const py::handle& config, const std::string& to, const py::handle& hf_template) {
-          const budget::SourcedConfig in = sourced_config(config, "config");
+        [](const py::handle& config, const std::string& to, const py::handle& hf_template, const py::handle& row) {
+          const py::object source = export_source(config, row);
+          const budget::SourcedConfig in = sourced_config(source, "config");
           budget::ExportOptions options;
           options.hf_template = in.hf_text;
           options.hf_template_source = "config";
@@ -411,8 +464,9 @@ PYBIND11_MODULE(_budget, m) {
           }
           return export_dict(budget::export_config(in.config, budget::parse_export_target(to, "to"), options));
         },
-        py::arg("config"), py::arg("to") = "hf", py::arg("hf_template") = py::none(),
+        py::arg("config"), py::arg("to") = "hf", py::arg("hf_template") = py::none(), py::arg("row") = py::none(),
         "Export to 'hf', 'megatron', 'torchtitan' or 'native': {'target', 'text', 'not_expressed'}. A Hugging Face "
-        "input (or hf_template) keeps its other keys in an hf export.");
+        "input (or hf_template) keeps its other keys in an hf export. `config` may be a match result (the dict "
+        "match() returns): its row `row` (1-based, default 1) is exported, as --out-row N does.");
   bind_cluster(m);
 }

@@ -187,7 +187,8 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
   const GridCell& cell = pick_cell(grid, o.cell);
   const Ablation kind = o.ablation == "span" ? Ablation::span : o.ablation == "repeats" ? Ablation::repeats : Ablation::depth;
   const std::vector<AblationPoint> points = run_ablation(kind, cell.baseline, workload, paper_sparsity(cell));
-  // With a profile: each point's matched config's predicted time per token / the baseline's.
+  // With a profile: each point's matched config's predicted time per token / the baseline's, at
+  // matched work (over its FLOPs ratio, 1 + dF: time_rank.hpp).
   std::optional<TimeModel> model;
   std::vector<std::optional<double>> ratios(points.size());
   if (o.calibration.given()) {
@@ -195,7 +196,8 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
     const double base = predict_step_time(*model, cell.baseline, workload).seconds_per_token;
     for (std::size_t i = 0; i < points.size(); ++i) {
       if (!points[i].result.candidates.empty()) {
-        ratios[i] = predict_step_time(*model, points[i].result.candidates.front().config, workload).seconds_per_token / base;
+        const Candidate& c = points[i].result.candidates.front();
+        ratios[i] = predict_step_time(*model, c.config, workload).seconds_per_token / base / (1.0 + c.deviation.flops);
       }
     }
   }

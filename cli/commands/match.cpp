@@ -1,5 +1,6 @@
 // budget-match --baseline CFG.json [--loop first-last | --span-fraction 0.5] [--repeats 2]
-//              [--workload W.json] [--constraints C.json] [--top N] [--format ...] [--out FILE]
+//              [--workload W.json] [--constraints C.json] [--free-shapes] [--order proportions|tightest]
+//              [--top N] [--format ...] [--out FILE [--out-row N]]
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 //              [--cluster C.json --gpus N --rank-by time [--nodes K] [--global-batch-tokens T]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
@@ -52,6 +53,9 @@ struct MatchOptions {
   OutputFormat format = OutputFormat::table;
   std::string out_path;
   std::string out_format = "native";
+  int out_row = 1;                 // --out-row: which row --out writes (1-based)
+  bool free_shapes = false;        // --free-shapes: ShapeSpace::free
+  std::string order;               // --order: empty keeps the constraints' (default proportions)
   bool explain = false;
   CalibrationOptions calibration;
   std::string rank_by = "budget";
@@ -101,8 +105,10 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
   MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}};
-  in.constraints = default_constraints(in.baseline.config);
-  if (!o.constraints_path.empty()) in.constraints = load_constraints(o.constraints_path, in.constraints);
+  const ShapeSpace shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
+  in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes)
+                                              : load_constraints(o.constraints_path, in.baseline.config, shapes);
+  if (!o.order.empty()) in.constraints.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
   if (o.max_work > 0) in.constraints.max_work = o.max_work;
   if (o.count_lm_head) in.constraints.count_lm_head = true;
@@ -201,6 +207,17 @@ std::string kernel_path_lines(const MatchOutcome& m) {
                            heads_text(a.config.attention), ffn_text(a.config.ffn));
 }
 
+/// The equally matched candidates the cluster ranking passed over as not trainable at scale.
+std::string cluster_dropped_lines(const MatchOutcome& m) {
+  if (m.cluster_dropped.empty()) return "";
+  std::string out = "\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs):\n";
+  for (const ClusterDropped& d : m.cluster_dropped) {
+    out += fmt::format("  hidden {}, heads {}, experts {}: {}\n", d.config.hidden_size, heads_text(d.config.attention),
+                       ffn_text(d.config.ffn), d.reason);
+  }
+  return out;
+}
+
 /// The "time ×" legend under the candidates table (aligned text only).
 std::string time_legend(const MatchOptions& o, const MatchInputs& in, const TimedMatch& timed) {
   std::string accuracy;
@@ -221,7 +238,8 @@ std::string time_legend(const MatchOptions& o, const MatchInputs& in, const Time
     }
   }
   return fmt::format(
-      "time ×: predicted time per token / the baseline's ({}; {} tokens/step; baseline {} per token). Ranked by "
+      "time ×: predicted time per token / the baseline's at matched work (divided by the FLOPs ratio: a "
+      "candidate gains nothing by computing less) ({}; {} tokens/step; baseline {} per token). Ranked by "
       "{}{}; {} candidates timed, {} equally matched{}\n",
       profile_label(*in.model), grouped(timed.baseline_time.tokens_per_step),
       si(timed.baseline_time.seconds_per_token, "s"),
@@ -250,6 +268,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     doc.text(cluster_ranking_heading(*m.cluster, *in.cluster, in.search_options), Forms::text);
     doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
     doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
+    doc.text(cluster_dropped_lines(m), Forms::text);
   }
   if (o.explain) {
     doc.text("\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n", Forms::table);
@@ -265,15 +284,21 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   return doc;
 }
 
-/// --out FILE: the best candidate as a config in --out-format (an HF baseline's other keys kept).
+/// --out FILE: row --out-row (default 1) as a config in --out-format (an HF baseline's other keys
+/// kept).
 void write_best_candidate(const MatchOptions& o, const MatchInputs& in, const MatchResult& result) {
+  if (static_cast<std::size_t>(o.out_row) > result.candidates.size()) {
+    throw Error(fmt::format("row {} is not shown: the match has {} row{} (raise --top to show more)", o.out_row,
+                            result.candidates.size(), result.candidates.size() == 1 ? "" : "s"),
+                "--out-row");
+  }
   ExportOptions export_options;
   export_options.hf_template = in.baseline.hf_text;
   export_options.hf_template_source = o.baseline_path;
   export_options.seq_length = in.workload.seq_len;  // Megatron's --seq-length, torchtitan's RoPE context
-  write_exported_config(result.candidates.front().config, parse_export_target(o.out_format, "--out-format"),
-                        export_options, o.out_path);
-  if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << o.out_path << "\n";
+  write_exported_config(result.candidates[static_cast<std::size_t>(o.out_row - 1)].config,
+                        parse_export_target(o.out_format, "--out-format"), export_options, o.out_path);
+  if (o.format != OutputFormat::json) std::cerr << "wrote row #" << o.out_row << " to " << o.out_path << "\n";
 }
 
 void run_match(const MatchOptions& o) {
@@ -293,11 +318,23 @@ void add_match_options(CLI::App& app) {
   add_loop_options(app, o->loop);
   add_workload_option(app, o->workload);
   app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)");
+  app.add_flag("--free-shapes", o->free_shapes,
+               "Search the whole lattice (the exhaustive space before issue 30: head dims multiples of 4 up to 2x the "
+               "baseline's, experts multiples of 8, any proportions) instead of the default trainable shapes (head dims "
+               "multiples of 8 up to 256, expert counts keeping the baseline's expert-parallel degrees, query and "
+               "expert widths within 2x of its proportions); constraints key \"free_shapes\"");
+  app.add_option("--order", o->order,
+                 "proportions (default): row #1 is the equally matched shape nearest the baseline's proportions; "
+                 "tightest: the tightest match first (constraints key \"order\")")
+      ->check(CLI::IsMember({"proportions", "tightest"}));
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
   add_format_option(app, o->format, all_formats());
   auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)");
   add_export_target_option(app, "out-format", o->out_format,
                            "Format of --out: native (default), hf, megatron, torchtitan, torch (docs/export.md)")
+      ->needs(out);
+  app.add_option("--out-row", o->out_row, "Which row --out writes (default 1; a row of the table: at most --top)")
+      ->check(CLI::Range(1, 1000))
       ->needs(out);
   app.add_option("--max-structures", o->max_structures,
                  fmt::format("Refuse search spaces with more structures than this (default {}; docs/reliability.md)",

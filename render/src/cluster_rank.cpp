@@ -12,6 +12,12 @@ namespace {
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
+/// The cluster ratio at matched work: GPU-seconds per training FLOP over the baseline's (the
+/// ratio the matched candidates are ranked by; cluster_match.hpp).
+double ratio_at_matched_work(const ClusterCandidateTime& c, const ClusterCandidateTime& baseline) {
+  return baseline.gpu_seconds_per_flop > 0.0 ? c.gpu_seconds_per_flop / baseline.gpu_seconds_per_flop : 0.0;
+}
+
 }  // namespace
 
 std::string layout_brief(const ParallelLayout& l) {
@@ -82,18 +88,22 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
   for (const char* h : {"rank", "hidden", "heads×dim (KV)", "experts×width", "best layout"}) {
     t.add_column(h, std::string(h) == "hidden" ? Align::right : Align::left);
   }
-  for (const char* h : {"µs/token", "tokens/s/GPU", "MFU", "cluster ×", "1-GPU ×", "headroom GiB"}) t.add_column(h);
+  for (const char* h : {"µs/token", "tokens/s/GPU", "MFU", "cluster ×", "× equal F", "1-GPU ×", "headroom GiB"}) {
+    t.add_column(h);
+  }
   const auto row = [&](const std::string& rank, const ArchConfig& config, const ClusterCandidateTime& c) {
     if (!c.found) {
       t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
-                 "no layout fits memory", "-", "-", "-", "-", fmt::format("{:.3f}×", c.single_gpu_ratio_to_baseline),
+                 "no layout fits memory", "-", "-", "-", "-", "-", fmt::format("{:.3f}×", c.single_gpu_ratio_to_baseline),
                  "-"});
       return;
     }
     t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
                layout_brief(c.best.memory.layout), fmt::format("{:.3f}", 1e6 * c.seconds_per_token),
                fmt::format("{:.0f}", c.best.time.tokens_per_second_per_gpu), fmt::format("{:.1f}%", 100.0 * c.best.time.mfu),
-               fmt::format("{:.3f}×", c.ratio_to_baseline), fmt::format("{:.3f}×", c.single_gpu_ratio_to_baseline),
+               fmt::format("{:.3f}×", c.ratio_to_baseline),
+               fmt::format("{:.3f}×", ratio_at_matched_work(c, ranking.baseline)),
+               fmt::format("{:.3f}×", c.single_gpu_ratio_to_baseline),
                gib(c.best.memory.headroom_bytes)});
   };
   row("baseline", baseline, ranking.baseline);
@@ -107,7 +117,8 @@ std::string cluster_ranking_heading(const ClusterRanking& ranking, const Cluster
   return fmt::format(
       "\nOn {} of {} GPUs ({}; {} nodes of {}), each at its own best layout, {} tokens a step of {}-token sequences "
       "({}): time per token of the whole cluster; cluster × and 1-GPU × are each one's time per token over the "
-      "baseline's (1-GPU: one GPU, 8 sequences a step); baseline at {}\n\n",
+      "baseline's (1-GPU: one GPU, 8 sequences a step); × equal F: the cluster's at matched work (GPU-seconds per "
+      "training FLOP over the baseline's), which ranks them; baseline at {}\n\n",
       o.gpus, cluster.total_gpus(), cluster.gpu_name, cluster.nodes, cluster.gpus_per_node, grouped(o.global_batch_tokens),
       o.seq_len, o.time.attended_keys > 0.0 ? fmt::format("{:g} attended keys a query", o.time.attended_keys) : "causal",
       ranking.baseline.found ? layout_brief(ranking.baseline.best.memory.layout) : "no layout");

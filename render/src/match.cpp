@@ -12,6 +12,15 @@
 
 namespace budget::render {
 
+nlohmann::ordered_json range_edges_json(const std::vector<RangeEdge>& edges) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const RangeEdge& e : edges) {
+    out.push_back({{"variable", e.variable}, {"value", e.value}, {"bound", e.lower ? "lower" : "upper"},
+                   {"limit", e.bound}, {"widen", e.widen}});
+  }
+  return out;
+}
+
 nlohmann::ordered_json candidate_json(const Candidate& c) {
   return nlohmann::ordered_json{
       {"config", config_json(c.config)},
@@ -25,8 +34,22 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
       {"second_objective", c.second_objective},
       {"proportion_distance", c.proportion_distance},
       // Shapes off the fused kernels' full-rate path (budget/kernel_shapes.hpp); empty: kernel-ready.
-      {"off_kernel_path", off_kernel_path(c.config)}};
+      {"off_kernel_path", off_kernel_path(c.config)},
+      // Searched variables on a bound of their range (docs/matching.md, "Range edges").
+      {"range_edges", range_edges_json(c.range_edges)}};
 }
+
+namespace {
+nlohmann::ordered_json equal_match_json(const MatchResult& r) {
+  if (!r.summary.feasible) return nullptr;
+  const EqualMatchBounds& e = r.summary.equal_match;
+  return {{"objective_bound", e.objective},
+          {"best", {{"flops", e.flops}, {"params", e.params}, {"kv", e.kv}}},
+          {"excess", e.excess},
+          {"tolerance", e.tolerance},
+          {"cap", {{"flops", e.cap(e.flops)}, {"params", e.cap(e.params)}, {"kv", e.cap(e.kv)}}}};
+}
+}  // namespace
 
 nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, const Workload& workload,
                                   bool timings) {
@@ -45,6 +68,12 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                {"weighted_objective", if_feasible(r.summary.best_objective)},
                {"best_objective", if_feasible(r.summary.best_objective)},
                {"order", std::string(to_string(r.summary.order))},
+               {"order_reason", describe(r.summary.order)},
+               // Which defaults the search space came from, and its rules (describe_search_space()).
+               {"shapes", std::string(to_string(r.summary.shapes))},
+               {"search_space", r.summary.search_space},
+               // The bounds of the equally matched (docs/matching.md, "Equally matched").
+               {"equally_matched", equal_match_json(r)},
                {"lm_head_in_flops", r.summary.lm_head_in_flops},
                {"space_size", r.summary.space_size},
                {"structures", r.summary.structures},
@@ -56,6 +85,8 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                {"infeasible", infeasible},
                {"brief", r.summary.brief()}};
   if (r.summary.uncapped_best) summary["uncapped_best"] = candidate_json(*r.summary.uncapped_best);
+  // The tightest of the equally matched, whatever the row order.
+  summary["tightest"] = r.summary.tightest ? candidate_json(*r.summary.tightest) : json(nullptr);
   json baseline{{"config", config_json(r.baseline)},
                 {"budgets", budgets_json(r.baseline_budgets)},
                 {"lm_head_training_flops_per_token", r.baseline_lm_head_training_flops_per_token},
@@ -167,12 +198,58 @@ Table sensitivity_table(const MatchResult& r, const std::vector<ConstraintSensit
 }
 
 namespace {
+bool same_point(const ArchConfig& a, const ArchConfig& b) {
+  const auto latent = [](const ArchConfig& c) { return c.attention.mla ? c.attention.mla->kv_lora_rank : 0; };
+  return a.hidden_size == b.hidden_size && a.num_layers == b.num_layers && a.attention.num_heads == b.attention.num_heads &&
+         a.attention.head_dim == b.attention.head_dim && a.attention.num_kv_heads == b.attention.num_kv_heads &&
+         latent(a) == latent(b) && a.ffn.num_experts == b.ffn.num_experts && a.ffn.expert_dim == b.ffn.expert_dim &&
+         a.ffn.shared_expert_dim == b.ffn.shared_expert_dim && a.ffn.dense_dim == b.ffn.dense_dim;
+}
+
+std::string budget_caps(const EqualMatchBounds& e) {
+  return fmt::format("FLOPs {}, params {}, KV {}", percent(e.cap(e.flops), 2), percent(e.cap(e.params), 2),
+                     percent(e.cap(e.kv), 2));
+}
+
+/// What "equally matched" meant: each budget's cap (weighted |deviation|) and where it comes from.
+std::string equal_match_line(const MatchResult& r) {
+  const EqualMatchBounds& e = r.summary.equal_match;
+  return fmt::format("equally matched: each budget within {} of the best any of them attains (+ excess {}), at most "
+                     "{} ({}objective <= {})\n",
+                     percent(e.tolerance, 2), percent(e.excess, 2), budget_caps(e),
+                     r.summary.unit_weights ? "" : "weighted; ", percent(e.objective, 2));
+}
+
+/// The tightest of the equally matched, when it is not row #1.
+std::string tightest_line(const MatchResult& r) {
+  if (!r.summary.tightest || r.candidates.empty()) return "";
+  const Candidate& t = *r.summary.tightest;
+  if (same_point(t.config, r.candidates.front().config)) return "tightest match: #1\n";
+  const auto& d = t.deviation;
+  return fmt::format("tightest match (--order tightest shows it first): max dev {}, FLOPs {}, params {}, KV {}, hidden "
+                     "{}, heads {}, experts {}\n",
+                     percent(d.max_abs(), 2), signed_percent(d.flops, 2), signed_percent(d.params, 2),
+                     signed_percent(d.kv, 2), t.config.hidden_size, heads_text(t.config.attention), ffn_text(t.config.ffn));
+}
+
+/// Row #1's searched variables on a bound of their range, each with how to widen it.
+std::string range_edge_lines(const MatchResult& r) {
+  if (r.candidates.empty()) return "";
+  std::string out;
+  for (const RangeEdge& e : r.candidates.front().range_edges) {
+    out += fmt::format("#1's {} {} is on the {} bound of its {}: the optimum may lie beyond; widen it with {}\n",
+                       e.variable, e.value, e.lower ? "lower" : "upper", e.bound, e.widen);
+  }
+  return out;
+}
+
 /// The legend under the candidates table: how the rows are ordered, and which F is matched.
 std::string table_legend(const MatchResult& r) {
   if (!r.summary.feasible) return "";
   const double f = r.baseline_budgets.training_flops_per_token;
   const double head = r.baseline_lm_head_training_flops_per_token;
-  std::string out = describe(r.summary.order) + "\n";
+  std::string out = describe(r.summary.order) + "\n" + equal_match_line(r) + r.summary.search_space + "\n" +
+                    tightest_line(r) + range_edge_lines(r);
   if (head == 0 && !r.summary.lm_head_in_flops) return out;  // no vocabulary: no LM head to count
   if (r.summary.lm_head_in_flops) {
     out += fmt::format("FLOPs: training FLOPs per token with the LM head (--count-lm-head): baseline {} ({} without "

@@ -59,7 +59,9 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
       out["time"]["above_cap_within_interval"] = timed.above_cap_within_interval;
     }
     for (std::size_t i = 0; i < m.result.candidates.size(); ++i) {
+      // At matched work (time_rank.hpp), and per token.
       out["candidates"][i]["time_ratio"] = timed.time_ratios[i];
+      if (i < timed.time_ratios_per_token.size()) out["candidates"][i]["time_ratio_per_token"] = timed.time_ratios_per_token[i];
       if (accuracy) out["candidates"][i]["time_ratio_interval"] = time_ratio_interval_json(timed.time_ratios[i], *accuracy);
       out["candidates"][i]["time"] = step_time_json(timed.candidate_times[i], model, &said);
       if (i < m.candidate_fits.size()) add_one_gpu_fit_json(out["candidates"][i]["time"], m.candidate_fits[i]);
@@ -70,6 +72,11 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
   }
   if (m.cluster && request.cluster != nullptr) {
     out["cluster"] = cluster_ranking_json(*m.cluster, *request.cluster, request.cluster_search);
+    nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
+    for (const ClusterDropped& d : m.cluster_dropped) {
+      dropped.push_back({{"config", config_json(d.config)}, {"reason", d.reason}});
+    }
+    out["cluster"]["dropped"] = std::move(dropped);
   }
   if (request.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (request.explain && request.model != nullptr) out["alignment"] = alignment_json(m.alignment);

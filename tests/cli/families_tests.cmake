@@ -17,7 +17,7 @@ budget_cli_test(NAME report.hf_linear_attention ARGS report tests/data/hf/refuse
   EXPECT_EXIT 2 STDERR_MATCHES "family \"qwen3_next\" is not supported")
 # MLA baselines are matched (the KV latent searched, the other MLA dims held), in grids and plans too.
 budget_cli_test(NAME match.hf_deepseek_v3 ARGS --baseline tests/data/hf/deepseek-v3.json --top 1
-  STDOUT_MATCHES "MLA 320\\+64" "matched: best max deviation 0\\.5")
+  STDOUT_MATCHES "MLA 320\\+64" "matched: #1 max deviation 0\\.5")
 budget_cli_test(NAME grid.mla ARGS grid --grid examples/grids/mla_grid.json
   STDOUT_MATCHES "DeepSeek-V2-Lite +looped" "largest deviation over the grid")
 budget_cli_test(NAME plan.mla ARGS plan --grid examples/grids/mla_grid.json

@@ -2,7 +2,7 @@
 set(BASE examples/configs/paper-200M-S95-baseline.json)
 
 budget_cli_test(NAME match.table ARGS --baseline ${BASE}
-  STDOUT_MATCHES "base +1\\.33 GF" "12/18 +4–9 ×2" "matched: best max deviation 1\\.562%")
+  STDOUT_MATCHES "base +1\\.33 GF" "12/18 +4–9 ×2" "matched: #1 max deviation 1\\.562%")
 budget_cli_test(NAME match.json ARGS --baseline ${BASE} --format json --top 3
   STDOUT_MATCHES "\"schema_version\": 1" "\"deviation\": {" "\"flops\":" "\"max\": 0\\.015625"
                  "\"baseline\": {" "\"budgets\": {")
@@ -19,11 +19,15 @@ budget_cli_test(NAME match.loop_and_span_exclusive ARGS --baseline ${BASE} --loo
 budget_cli_test(NAME match.infeasible_cap ARGS --baseline ${BASE} --constraints tests/data/match/kv_cap_infeasible.json
   EXPECT_EXIT 3
   STDOUT_MATCHES "the kv budget cannot be met within 0\\.5%: the closest attainable is 1\\.562%"
-                 "head_dim multiple of 4" "Best without the caps")
+                 "head_dim multiple of 8" "Best without the caps")
 budget_cli_test(NAME match.constraints_typo ARGS --baseline ${BASE} --constraints tests/data/match/typo.json EXPECT_EXIT 2
   STDERR_MATCHES "typo.json: /hidden_size/multiple_off: unknown key \"multiple_off\" \\(did you mean \"multiple_of\"\\?\\)")
-budget_cli_test(NAME match.aligned ARGS --baseline ${BASE} --constraints tests/data/match/aligned.json --format json
+budget_cli_test(NAME match.aligned ARGS --baseline ${BASE} --constraints tests/data/match/aligned.json --free-shapes --format json
   STDOUT_MATCHES "\"feasible\": true")
+# The same caps on the trainable defaults (1 KV head of 168: hidden a multiple of lcm(64, 168)):
+# infeasible, and the explanation names the relaxation that helps.
+budget_cli_test(NAME match.aligned_trainable ARGS --baseline ${BASE} --constraints tests/data/match/aligned.json
+  EXPECT_EXIT 3 STDOUT_MATCHES "relaxing any one of these makes it feasible: hidden_size multiple of 64")
 # --align beyond a range names the search variable whose range holds no multiple.
 budget_cli_test(NAME match.align_beyond_range ARGS --baseline ${BASE} --align 4096 EXPECT_EXIT 2
   STDERR_MATCHES "--align: hidden_size: no multiple of 4096 lies in \\[320, 2560\\]; choose a smaller --align")
@@ -32,8 +36,34 @@ budget_cli_test(NAME match.align_beyond_range ARGS --baseline ${BASE} --align 40
 add_test(NAME cli.match.out_roundtrip
   COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DBASE=${PROJECT_SOURCE_DIR}/${BASE}
           -DOUT=${CMAKE_CURRENT_BINARY_DIR}/matched.json -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_roundtrip.cmake)
+# --out-row N writes row N (issue 30, item 7): at a 2% tolerance the 200M cell has several rows.
+add_test(NAME cli.match.out_row
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DBASE=${PROJECT_SOURCE_DIR}/${BASE}
+          -DOUT=${CMAKE_CURRENT_BINARY_DIR}/matched-row2.json -DROW=2
+          "-DEXTRA=--constraints\;${PROJECT_SOURCE_DIR}/tests/data/match/tolerance_2pct.json"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_roundtrip.cmake)
+budget_cli_test(NAME match.out_row_not_shown ARGS --baseline ${BASE} --top 1 --out ${CMAKE_CURRENT_BINARY_DIR}/x.json --out-row 3
+  EXPECT_EXIT 2 STDERR_MATCHES "--out-row: row 3 is not shown: the match has 1 row \\(raise --top to show more\\)")
+budget_cli_test(NAME match.out_row_needs_out ARGS --baseline ${BASE} --out-row 2 EXPECT_EXIT 64 STDERR_MATCHES "--out")
 
-budget_cli_test(NAME grid.table ARGS grid STDOUT_MATCHES "16 cells" "1\\.6B +looped" "largest deviation over the grid: 1\\.79%")
+# The default search space is trainable (issue 30): kernel-ready head dims, the baseline's
+# expert-parallel degrees, widths in proportion; the footer says so and names the way out.
+budget_cli_test(NAME match.trainable_default ARGS --baseline ${BASE}
+  STDOUT_MATCHES "6×168 \\(KV 1\\) +288×368" "search space: trainable shapes \\(the default\\)"
+                 "experts multiples of 32" "within 2× of the baseline's proportions" "--free-shapes"
+                 "equally matched: each budget within 0\\.25%" "rows: one per shape among the equally matched"
+  STDOUT_NOT_MATCHES "off the fused kernels' full-rate path")
+budget_cli_test(NAME match.free_shapes ARGS --baseline ${BASE} --free-shapes --order tightest
+  STDOUT_MATCHES "1680 +20×84 \\(KV 2\\) +712×88" "search space: the whole lattice \\(--free-shapes\\)"
+                 "rows \\(--order tightest\\)" "head_dim 84 is not a multiple of 8")
+budget_cli_test(NAME match.free_shapes_key ARGS --baseline ${BASE} --constraints tests/data/match/free_shapes.json --format json
+  STDOUT_MATCHES "\"shapes\": \"free\"" "\"order\": \"shown_deviation\"" "\"head_dim\": 84")
+budget_cli_test(NAME match.order_json ARGS --baseline ${BASE} --format json --constraints tests/data/match/tolerance_2pct.json
+  STDOUT_MATCHES "\"order\": \"proportions\"" "\"order_reason\": \"rows: one per shape" "\"tightest\": {"
+                 "\"equally_matched\": {" "\"excess\":" "\"range_edges\": \\[")
+budget_cli_test(NAME match.bad_order ARGS --baseline ${BASE} --order widest EXPECT_EXIT 64 STDERR_MATCHES "widest")
+
+budget_cli_test(NAME grid.table ARGS grid STDOUT_MATCHES "16 cells" "1\\.6B +looped" "largest deviation over the grid: 1\\.81%")
 budget_cli_test(NAME grid.csv ARGS grid --format csv STDOUT_MATCHES "^size,arch,hidden,layers")
 budget_cli_test(NAME grid.json ARGS grid --format json STDOUT_MATCHES "\"schema_version\": 1" "\"paper_max_deviation\"")
 budget_cli_test(NAME grid.ablation_span ARGS grid --ablation span STDOUT_MATCHES "span 6 +12/18" "1\\.8517")
@@ -48,9 +78,9 @@ budget_cli_test(NAME plan.csv ARGS plan --format csv STDOUT_MATCHES "^arch,cell,
 budget_cli_test(NAME plan.recipe ARGS plan --recipe examples/recipes/paper-wsd.json --format json
   STDOUT_MATCHES "\"stable_steps\": 196075")
 budget_cli_test(NAME match.explain ARGS --baseline ${BASE} --top 1 --explain
-  STDOUT_MATCHES "Which constraint binds" "num_kv_heads fixed at 2 +0\\.781%")
+  STDOUT_MATCHES "Which constraint binds" "num_layers fixed at 12 +0\\.488%" "widths within 2× of the baseline's proportions")
 budget_cli_test(NAME match.explain_json ARGS --baseline ${BASE} --top 1 --explain --format json
-  STDOUT_MATCHES "\"sensitivity\":" "\"constraint\": \"head_dim multiple of 4\"")
+  STDOUT_MATCHES "\"sensitivity\":" "\"constraint\": \"head_dim multiple of 8\"")
 
 # compare: the paper's hand-matched looped config against its baseline. By hand (docs/accounting.md):
 # F 1,368,576,000 / 1,330,053,120 = 1.0290, N 3,888,809,760 / 3,872,226,560 = 1.0043, KV 6336/6144 = 1.03125.
@@ -71,11 +101,13 @@ add_test(NAME cli.plan.data_template
 # Rows best-first by the deviation shown (Mixtral-8x7B: before, #2 at 1.98% stood above #3 at 1.79%).
 add_test(NAME cli.match.rows_best_first
   COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/rows_best_first.py $<TARGET_FILE:budget-match> ${PROJECT_SOURCE_DIR}
-          --baseline examples/hf/mixtral-8x7b.json)
+          --baseline examples/hf/mixtral-8x7b.json --free-shapes --order tightest)
 budget_cli_test(NAME match.order_footer ARGS --baseline examples/hf/mixtral-8x7b.json --format json
-  STDOUT_MATCHES "\"order\": \"shown_deviation\"" "\"best_max_deviation\": " "\"weighted_objective\": ")
-budget_cli_test(NAME match.weighted_order ARGS --baseline ${BASE} --constraints tests/data/match/weighted.json
-  STDOUT_MATCHES "weighted objective [0-9.]+%" "best first by the weighted objective")
+  STDOUT_MATCHES "\"order\": \"proportions\"" "\"best_max_deviation\": " "\"weighted_objective\": ")
+budget_cli_test(NAME match.order_footer_tightest ARGS --baseline examples/hf/mixtral-8x7b.json --format json --order tightest
+  STDOUT_MATCHES "\"order\": \"shown_deviation\"")
+budget_cli_test(NAME match.weighted_order ARGS --baseline ${BASE} --constraints tests/data/match/weighted.json --order tightest
+  STDOUT_MATCHES "weighted objective [0-9.]+%" "first, by the weighted objective")
 # --explain: a relaxation the search limits refused is "not searched", never "infeasible".
 budget_cli_test(NAME match.explain_not_searched ARGS --baseline ${BASE} --top 1 --explain --max-structures 3000
   STDOUT_MATCHES "num_layers fixed at 12 +not searched +over the search limit \\(raise --max-structures\\)"

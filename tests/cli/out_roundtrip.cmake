@@ -1,9 +1,14 @@
 # budget-match --baseline BASE --out OUT [EXTRA], then report OUT --format json: the written config
 # is valid and its budgets are what the matcher printed. EXTRA (a ;-list, e.g. --out-format;hf)
 # is passed to the matcher; KEEPS names a key of BASE that OUT must still have (an hf export of an
-# HF baseline keeps its other keys).
+# HF baseline keeps its other keys). ROW (default 1): --out-row ROW of --top 5, whose budgets are
+# compared.
 string(REPLACE "\\;" ";" EXTRA "${EXTRA}")
-execute_process(COMMAND "${EXE}" --baseline "${BASE}" --format json --top 1 --out "${OUT}" ${EXTRA}
+if(NOT ROW)
+  set(ROW 1)
+endif()
+math(EXPR index "${ROW} - 1")
+execute_process(COMMAND "${EXE}" --baseline "${BASE}" --format json --top 5 --out "${OUT}" --out-row ${ROW} ${EXTRA}
   RESULT_VARIABLE rc OUTPUT_VARIABLE match_out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "match failed (${rc}): ${err}")
@@ -12,11 +17,11 @@ execute_process(COMMAND "${EXE}" report "${OUT}" --format json RESULT_VARIABLE r
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "report of the written config failed (${rc}): ${err}")
 endif()
-string(JSON matched_f GET "${match_out}" candidates 0 budgets flops_per_token training)
+string(JSON matched_f GET "${match_out}" candidates ${index} budgets flops_per_token training)
 string(JSON report_f GET "${report_out}" flops_per_token training)
-string(JSON matched_n GET "${match_out}" candidates 0 budgets params non_embedding_total)
+string(JSON matched_n GET "${match_out}" candidates ${index} budgets params non_embedding_total)
 string(JSON report_n GET "${report_out}" params non_embedding_total)
-string(JSON matched_kv GET "${match_out}" candidates 0 budgets kv_cache elements_per_token)
+string(JSON matched_kv GET "${match_out}" candidates ${index} budgets kv_cache elements_per_token)
 string(JSON report_kv GET "${report_out}" kv_cache elements_per_token)
 if(NOT matched_f STREQUAL report_f OR NOT matched_n STREQUAL report_n OR NOT matched_kv STREQUAL report_kv)
   message(FATAL_ERROR "budgets differ: match ${matched_f}/${matched_n}/${matched_kv} vs report ${report_f}/${report_n}/${report_kv}")

@@ -122,7 +122,7 @@ budget_cli_test(NAME report.bad_format ARGS report ${base} --format yaml
 budget_cli_test(NAME report.hf_mixtral ARGS report examples/hf/mixtral-8x7b.json
   STDOUT_MATCHES "non-embedding params \\(N\\) +46\\.4 G" "heads 32×128 \\(KV 8\\)")
 budget_cli_test(NAME match.hf_qwen_moe ARGS --baseline examples/hf/qwen1.5-moe-a2.7b.json --top 1
-  STDOUT_MATCHES "matched: best max deviation")
+  STDOUT_MATCHES "matched: #1 max deviation")
 budget_cli_test(NAME report.format_not_offered ARGS report examples/configs/paper-200M-S95-baseline.json --format csv
   EXPECT_EXIT 64 STDERR_MATCHES "--format: value \"csv\" is not allowed; allowed: json\\|markdown\\|table")
 budget_cli_test(NAME report.format_case_insensitive ARGS report examples/configs/paper-200M-S95-baseline.json --format JSON

@@ -65,6 +65,7 @@ budget_cli_test(NAME time.report_fits_one_gpu_json ARGS report tests/data/hf/dee
 budget_cli_test(NAME time.compare_fits_one_gpu ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json --calibration ${profile}
   STDOUT_MATCHES [=[memory: reference fits one NVIDIA H200]=] [=[memory: 1 fits one NVIDIA H200]=])
 budget_cli_test(NAME time.match_fits_one_gpu ARGS --baseline ${base} --calibration ${profile} --top 2
+  --constraints tests/data/match/tolerance_2pct.json
   STDOUT_MATCHES [=[memory: baseline fits one NVIDIA H200 \(needs]=] [=[memory: #1 fits one NVIDIA H200]=] [=[memory: #2 fits one NVIDIA H200]=])
 budget_cli_test(NAME time.report_tokens_per_step ARGS report ${base} --calibration ${profile}
   --workload tests/data/time/workload_64k.json STDOUT_MATCHES [=[65,536 tokens/step]=])

@@ -1,8 +1,9 @@
 """Tests of the Python module `budget` (run by ctest: pytest when installed, else plain asserts).
 
 References are the same as the C++ tests': the paper's 200M baseline has 3,872,226,560
-non-embedding parameters (docs/accounting.md, "Worked example"), its best match is hidden 1680,
-20x84 heads, 712x88 experts, loop 4-9 x2 (README), and the dicts equal budget-match's JSON.
+non-embedding parameters (docs/accounting.md, "Worked example"), its row #1 is hidden 1008,
+6x168 heads (1 KV head), 288x368 experts, loop 4-9 x2 (README; on the whole lattice, tightest
+first: hidden 1680, 20x84, 712x88), and the dicts equal budget-match's JSON.
 """
 
 import json
@@ -54,9 +55,18 @@ def test_match_is_the_cli_json():
     result = budget.match(BASELINE, top=1)
     assert result["summary"]["feasible"]
     best = result["candidates"][0]
-    assert best["config"]["hidden_size"] == 1680
-    assert best["config"]["ffn"]["num_experts"] == 712
+    assert best["config"]["hidden_size"] == 1008
+    assert best["config"]["ffn"]["num_experts"] == 288
     assert best["config"]["loop"] == {"first": 4, "last": 9, "repeats": 2}
+    assert result["summary"]["shapes"] == "trainable"
+    # The whole lattice, tightest first (--free-shapes --order tightest), as before issue 30.
+    free = budget.match(BASELINE, top=1, free_shapes=True, order="tightest")
+    assert free["candidates"][0]["config"]["hidden_size"] == 1680
+    assert free["candidates"][0]["config"]["ffn"]["num_experts"] == 712
+    assert free["summary"]["shapes"] == "free"
+    # The constraints key does the same.
+    assert budget.match(BASELINE, top=1, constraints={"free_shapes": True, "order": "tightest"})["candidates"] == \
+        free["candidates"]
     if CLI:
         out = subprocess.run([CLI, "--baseline", BASELINE, "--top", "1", "--format", "json"], check=True,
                              capture_output=True, text=True)
@@ -65,6 +75,35 @@ def test_match_is_the_cli_json():
     # Explicit loop, as a string and as a tuple.
     assert budget.match(BASELINE, loop="3-10", top=1)["candidates"][0]["config"]["loop"]["first"] == 3
     assert budget.match(BASELINE, loop=(3, 10), top=1)["candidates"][0]["config"]["loop"]["last"] == 10
+
+
+def test_export_any_row_of_a_match():
+    # export(result, row=N) is --out N's row: row 2 of a 2% tolerance (several rows), and row 1 by default.
+    result = budget.match(BASELINE, top=3, constraints={"tolerance": 0.02})
+    assert len(result["candidates"]) >= 2
+    second = budget.export(result, to="native", row=2)
+    assert json.loads(second["text"])["hidden_size"] == result["candidates"][1]["config"]["hidden_size"]
+    first = budget.export(result, to="native")
+    assert json.loads(first["text"])["hidden_size"] == result["candidates"][0]["config"]["hidden_size"]
+    for bad in (0, 4, "2", True):
+        try:
+            budget.export(result, to="native", row=bad)
+        except budget.Error as e:
+            assert e.source == "row", e
+        else:
+            raise AssertionError(f"row={bad!r} was accepted")
+    try:
+        budget.export(BASELINE, row=1)
+    except budget.Error as e:
+        assert e.source == "row" and "match result" in e.message
+    else:
+        raise AssertionError("row was accepted for a plain config")
+    try:
+        budget.match(BASELINE, order="widest")
+    except budget.Error as e:
+        assert e.source == "order"
+    else:
+        raise AssertionError("order='widest' was accepted")
 
 
 def test_match_count_lm_head_through_the_constraints_dict():
@@ -125,10 +164,10 @@ def test_grid_with_constraints():
 def test_export_targets():
     best = budget.match(BASELINE, top=1)["candidates"][0]["config"]
     megatron = budget.export(best, to="megatron")
-    assert "--hidden-size 1680\n" in megatron["text"]
+    assert "--hidden-size 1008\n" in megatron["text"]
     assert any(note.startswith("the loop (layers 4-9") for note in megatron["not_expressed"])
     titan = budget.export(best, to="torchtitan")["text"]  # a Python module (docs/export.md)
-    assert "\nDIM = 1680\n" in titan and "\ndef budget_config(" in titan
+    assert "\nDIM = 1008\n" in titan and "\ndef budget_config(" in titan
     compile(titan, "torchtitan_export.py", "exec")
     hf = budget.export(best, to="hf")
     doc = json.loads(hf["text"])
@@ -305,7 +344,10 @@ def test_match_with_calibration_is_the_cli_json():
     assert timed["time"]["rank_by"] == "budget" and timed["time"]["max_time_ratio"] is None
     assert all(c["time_ratio"] > 0 for c in timed["candidates"])
     assert timed["summary"]["timed"] >= timed["summary"]["equally_matched"] >= 1
-    assert "aligned_alternative" in timed
+    # The trainable defaults are kernel-ready already: no aligned alternative is searched; on the
+    # whole lattice there is one.
+    assert "aligned_alternative" not in timed
+    assert "aligned_alternative" in budget.match(BASELINE, top=1, free_shapes=True)
     with open(PROFILE) as f:
         assert budget.match(BASELINE, top=3, calibration=json.load(f)) == timed
     by_time = budget.match(BASELINE, top=3, calibration=PROFILE, rank_by="time")

@@ -108,14 +108,19 @@ def test_layout_search():
 
 
 def test_match_on_a_cluster():
+    # A 2% tolerance: several equally matched candidates (the 0.25% default leaves one here).
+    tolerance = os.path.join(SOURCE, "tests", "data", "match", "tolerance_2pct.json")
     r = budget.match(BASELINE, top=3, calibration=PROFILE, rank_by="time", cluster=H200, gpus=8,
-                     global_batch_tokens=8 * 4096 * 4)
+                     global_batch_tokens=8 * 4096 * 4, constraints=tolerance)
     assert r["cluster"]["gpus"] == 8
-    ranked = [c["cluster"]["seconds_per_token"] for c in r["candidates"] if c["cluster"]["found"]]
+    # Ranked at matched work: GPU-seconds per training FLOP.
+    ranked = [c["cluster"]["gpu_seconds_per_flop"] for c in r["candidates"] if c["cluster"]["found"]]
     assert ranked == sorted(ranked) and len(ranked) == 3
+    assert r["cluster"]["dropped"] == []
     if CLI:
         _same_as_cli(r, _cli_json("--baseline", BASELINE, "--top", "3", "--calibration", PROFILE, "--rank-by", "time",
-                                  "--cluster", H200, "--gpus", "8", "--global-batch-tokens", str(8 * 4096 * 4)))
+                                  "--cluster", H200, "--gpus", "8", "--global-batch-tokens", str(8 * 4096 * 4),
+                                  "--constraints", tolerance))
 
 
 def test_cluster_errors():

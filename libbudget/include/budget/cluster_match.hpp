@@ -20,19 +20,33 @@
 
 namespace budget {
 
+/// A matched candidate left out of the cluster ranking, and why.
+struct ClusterDropped {
+  ArchConfig config;
+  std::string reason;
+};
+
 /// The equally matched candidates of `timed` (its first within_tolerance, as match_with_time()
 /// with RankBy::time orders them; every one of them must be in the list, so ask with a top_n at
-/// least as large) ranked by rank_by_cluster_time(); then `timed` reordered to that order and cut
-/// to `top` (candidate_times and time_ratios kept parallel), the ranking cut alike. Candidates
-/// with no fitting layout come last and are kept. budget::Error as rank_by_cluster_time().
+/// least as large) ranked by rank_by_cluster_time(), then ordered at matched work: by GPU-seconds
+/// per training FLOP (ClusterCandidateTime::gpu_seconds_per_flop; the cluster's time per token
+/// over its F), so that a candidate never gains by computing less. Trainable at scale: walking
+/// that order, a candidate is kept only when some layout on the cluster's N GPUs fits it and its
+/// fewest-GPU layout (smallest_fitting_layout()) needs at most twice the GPUs the baseline's does;
+/// the others go to `dropped` (when given) with the reason, until `top` are kept (the rule is not
+/// applied when no layout of the baseline fits up to 4096 GPUs). `timed` is then reordered to the
+/// kept candidates (candidate_times and both ratio lists kept parallel), the ranking alike.
+/// budget::Error as rank_by_cluster_time().
 ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model, const ClusterSpec& cluster,
-                                       const LayoutSearchOptions& options, std::size_t top);
+                                       const LayoutSearchOptions& options, std::size_t top,
+                                       std::vector<ClusterDropped>* dropped = nullptr);
 
 /// One grid cell matched with time and ranked on the cluster.
 struct ClusterGridRow {
   const GridCell* cell = nullptr;
   TimedMatch match;                      ///< cut to the best candidate by cluster time
   std::optional<ClusterRanking> ranking;  ///< none when the cell has no match
+  std::vector<ClusterDropped> dropped;    ///< candidates passed over on the way to the best
 };
 
 /// match_grid_with_time() with RankBy::time over every equally matched candidate, then

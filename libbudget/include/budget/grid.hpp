@@ -61,7 +61,8 @@ struct GridRow {
 /// The loop a cell is matched with: the cell's own layer range if given, else `loop`.
 LoopSpec cell_loop_spec(const GridCell& cell, const LoopSpec& loop);
 /// A cell's constraints: default_constraints(cell baseline), overridden by the file at
-/// `constraints_path` when not empty.
+/// `constraints_path` when not empty (load_constraints(path, baseline): its "free_shapes" picks
+/// the defaults).
 MatchConstraints cell_constraints(const GridCell& cell, const std::string& constraints_path);
 
 /// Matches every cell: the cell's own loop if given, else `loop`; constraints are

@@ -28,9 +28,6 @@
 
 namespace budget {
 
-/// The largest attention head dim the fused kernels take (cuDNN SDPA, FlashAttention 2/3).
-inline constexpr std::int64_t max_fused_head_dim = 256;
-
 /// Each shape of `config` off the full-rate path, one phrase each ("head_dim 84 is not a multiple
 /// of 8", "expert_dim 1144 ..."): empty when every shape is kernel-ready. budget::Error for
 /// multiple < 1.

@@ -56,13 +56,54 @@ struct LoopSpec {
 };
 
 /// Weights of the proportion-preference rule (docs/matching.md): the distance of a candidate
-/// from the baseline's proportions is Σ weight·|ln(candidate ratio / baseline ratio)|.
+/// from the baseline's proportions is Σ weight·|ln(candidate ratio / baseline ratio)|, plus the
+/// kernel head-dim term weight·ln(kernel head dim / head dim) (kernel_head_dim()).
 struct ProportionWeights {
   double expert_dim_to_hidden = 1.0;  ///< expert width / hidden size
   double head_dim = 1.0;              ///< head dim
   double query_to_hidden = 1.0;       ///< query width / hidden size (only matters when freed)
   double shared_expert_dim_to_hidden = 1.0;
+  /// ln(kernel_head_dim(hd) / hd): the share of FlashAttention-2's work a head dim wastes on
+  /// padding (0 at the fused sizes 32, 64, 96, 128, 192, 256); the preference for those sizes.
+  double kernel_head_dim = 1.0;
 };
+
+/// The largest attention head dim the fused kernels take (cuDNN SDPA, FlashAttention 2/3;
+/// kernel_shapes.hpp).
+inline constexpr std::int64_t max_fused_head_dim = 256;
+
+/// The head dim FlashAttention-2 runs a head dim `head_dim` at: the smallest of 32, 64, 96, 128,
+/// 192, 256 at or above it (its HEADDIM_SWITCH, csrc/flash_attn/src/static_switch.h:90-111 at
+/// Dao-AILab/flash-attention 0251105a; flash_api.cpp:458 rounds the same way); `head_dim` itself
+/// above 256 (no fused kernel: off_kernel_path() says so).
+std::int64_t kernel_head_dim(std::int64_t head_dim);
+
+/// Which default search space default_constraints() builds (docs/matching.md, "The search space").
+enum class ShapeSpace {
+  /// Shapes a team would train: head dims multiples of 8 and at most 256, expert counts that keep
+  /// the baseline's expert-parallel degrees, query and expert widths within
+  /// default_proportion_factor of the baseline's proportions (the default).
+  trainable,
+  /// The whole lattice (--free-shapes; constraints key "free_shapes"): the defaults before issue 30.
+  free,
+};
+/// "trainable", "free".
+std::string_view to_string(ShapeSpace shapes);
+
+/// Which equally matched shape is row #1, and how the rows are ordered (--order; constraints key
+/// "order"; docs/matching.md, "Objective and ranking").
+enum class MatchOrder {
+  /// Nearest the baseline's proportions first (the default): row #1 is the shape a team would train.
+  proportions,
+  /// The tightest match first (smallest largest deviation as shown), the rest by proportions.
+  tightest,
+};
+/// "proportions", "tightest".
+std::string_view to_string(MatchOrder order);
+
+/// The proportion factor of the trainable defaults: query width / hidden (when searched) and
+/// expert, dense and shared widths / hidden within 2× of the baseline's ratios either way.
+inline constexpr double default_proportion_factor = 2.0;
 
 struct MatchConstraints {
   VariableRange hidden_size;
@@ -100,11 +141,22 @@ struct MatchConstraints {
   double weight_flops = 1.0;
   double weight_params = 1.0;
   double weight_kv = 1.0;
-  /// Candidates whose objective is within `tolerance` (absolute, as a fraction) of the best are
-  /// equally matched; among them each shape (structure) is represented by its best-matched
-  /// member, and shapes are ranked by their distance from the baseline's proportions.
+  /// The window of "equally matched" (absolute, as a fraction; docs/matching.md, "Equally
+  /// matched"): a point is equally matched when its objective is within `tolerance` of the best
+  /// g* and each budget's weighted |deviation| is within `tolerance` (plus the excess x*) of the
+  /// smallest any such point attains on that budget (EqualMatchBounds).
   double tolerance = 0.0025;
   ProportionWeights proportions;
+  /// Query width / hidden (when the query width is searched: query_equals_hidden false) and
+  /// expert (dense) and shared widths / hidden within this factor of the baseline's ratios,
+  /// either way; nullopt: any ratio. The trainable defaults set default_proportion_factor;
+  /// constraints key "proportion_factor" (a number >= 1).
+  std::optional<double> proportion_factor;
+  /// Row #1 and the row order (--order). Default: nearest the baseline's proportions.
+  MatchOrder order = MatchOrder::proportions;
+  /// Which defaults these constraints started from (default_constraints(); "free_shapes" in a
+  /// constraints file): reported, not searched (the ranges above are what is searched).
+  ShapeSpace shapes = ShapeSpace::free;
 
   /// Work limits (docs/reliability.md). A space with more than `max_structures` structures to
   /// calibrate from the op list (num_layers, top_k, num_kv_heads, head_dim, hidden_size; with a
@@ -129,18 +181,49 @@ std::string validation_error(const MatchConstraints& constraints);
 /// Throws budget::Error (path: the JSON pointer) with the problem validation_error() reports.
 void validate(const MatchConstraints& constraints);
 
-/// The documented defaults for `baseline`: hidden multiple of 8 in [H/4, 2H]; head dim multiple of
+/// The documented defaults for `baseline` (docs/matching.md, "The search space").
+/// ShapeSpace::free (the whole lattice): hidden multiple of 8 in [H/4, 2H]; head dim multiple of
 /// 4 in [max(4, hd/4), 2·hd]; experts multiple of 8 in [top_k, 8E]; expert width multiple of 8 in
 /// [8, 4·width]; KV heads, depth and top_k fixed to the baseline's; shared-expert width (when the
 /// baseline has shared experts) multiple of 8 in [8, 4·width]; query width = hidden. MLA
 /// baselines: head dim fixed, query width free (num_heads in [1, 4·heads]), kv_lora_rank multiple
 /// of 16 in [max(16, r/4), 2r].
-MatchConstraints default_constraints(const ArchConfig& baseline);
+/// ShapeSpace::trainable (the default) changes these: head dim multiple of 8 in
+/// [max(8, hd/4), min(256, 2·hd)]; KV heads the baseline's or half of them (an even count);
+/// experts a multiple of expert_parallel_multiple(baseline); proportion_factor
+/// default_proportion_factor.
+MatchConstraints default_constraints(const ArchConfig& baseline, ShapeSpace shapes = ShapeSpace::trainable);
+
+/// The expert-count multiple of the trainable defaults: the largest power of two dividing the
+/// baseline's expert count E that is at most min(64, E/4) (at least 1; 0 for a dense baseline).
+/// Every expert-parallel degree at which each rank holds at least 4 of the baseline's experts (a
+/// power of two dividing E, up to 64: DeepSeek-V3 trains its 256 experts on EP 64) divides every
+/// candidate's count too. A layout with fewer experts a rank (Megatron-LM's Mixtral example: 8
+/// experts on EP 8) is asked for with MatchConstraints' "expert_parallel" key.
+std::int64_t expert_parallel_multiple(const ArchConfig& baseline);
+
+/// One line saying which search space `constraints` are (from which defaults, the rules that
+/// make shapes trainable, and how to open the whole lattice): the footer and JSON say it.
+std::string describe_search_space(const MatchConstraints& constraints);
 
 /// Reads a constraints JSON file over `defaults` (docs/matching.md): unknown keys are errors.
+/// "free_shapes" must agree with defaults.shapes here (the free defaults need the baseline: use
+/// the overloads below); budget::Error otherwise.
 MatchConstraints parse_constraints(std::string_view json_text, const std::string& source,
                                    MatchConstraints defaults);
 MatchConstraints load_constraints(const std::string& path, MatchConstraints defaults);
+/// The same over default_constraints(baseline, shapes), where "free_shapes": true in the file
+/// (or `shapes` free) starts from the free defaults.
+MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, const ArchConfig& baseline,
+                                   ShapeSpace shapes = ShapeSpace::trainable);
+MatchConstraints load_constraints(const std::string& path, const ArchConfig& baseline,
+                                  ShapeSpace shapes = ShapeSpace::trainable);
+
+/// Whether `candidate`'s query width / hidden (when constraints.query_equals_hidden is false),
+/// FFN width / hidden and shared-expert width / hidden are within constraints.proportion_factor
+/// of `baseline`'s (true without a factor): |ln(ratio / baseline ratio)| <= ln(factor).
+bool within_proportion_factor(const ArchConfig& candidate, const ArchConfig& baseline,
+                              const MatchConstraints& constraints);
 
 /// The LM head's training FLOPs per token: training_passes · lm_head_forward_flops_per_token, the
 /// accounting's convention for every matmul (docs/accounting.md): with 3 passes (forward, input
@@ -160,6 +243,16 @@ struct Deviation {
   double max_abs() const;
 };
 
+/// A searched variable of a candidate at a bound of its search range (docs/matching.md, "Range
+/// edges"): the optimum may lie beyond it.
+struct RangeEdge {
+  std::string variable;  ///< "hidden_size", "expert_dim", ...: a constraints-file key
+  std::int64_t value = 0;
+  bool lower = true;     ///< at the lower bound (else the upper)
+  std::string bound;     ///< which bound: "range [1792, 14336] (multiples of 64)", "proportion factor 2"
+  std::string widen;     ///< how to widen it: a constraints-file fragment or an option
+};
+
 struct Candidate {
   ArchConfig config;
   Budgets budgets;
@@ -172,10 +265,21 @@ struct Candidate {
   /// (deviation.flops is one of them: the one matched, MatchConstraints::count_lm_head).
   double flops_deviation_without_lm_head = 0;
   double flops_deviation_with_lm_head = 0;
+  /// Searched variables at a bound of their range (match() fills it; range_edges()).
+  std::vector<RangeEdge> range_edges;
 };
+
+/// The variables of `candidate` that `constraints` search (not fixed) and that sit on the lowest
+/// or highest value their range allows (for the FFN and shared widths and a free query width: also
+/// the proportion factor's bound at the candidate's hidden size), each with how to widen it.
+std::vector<RangeEdge> range_edges(const ArchConfig& candidate, const ArchConfig& baseline,
+                                   const MatchConstraints& constraints);
 
 /// How the rows of a match are ordered (MatchSummary::order; docs/matching.md, "Ranking").
 enum class RowOrder {
+  /// Nearest the baseline's proportions first (MatchOrder::proportions): the distance, then the
+  /// best matched.
+  proportions,
   /// Best first by the largest |deviation| as shown (rounded to 0.01%), ties by the second and the
   /// third largest (as shown), then by the proportion distance: the order when every weight is 1.
   shown_deviation,
@@ -188,11 +292,14 @@ enum class RowOrder {
   /// first, ordered by match quality: equal in time as far as the model can tell (time_rank.hpp).
   predicted_time_within_accuracy,
 };
-/// "shown_deviation", "weighted_objective", "predicted_time", "predicted_time_within_accuracy"
-/// (the JSON values of summary.order).
+/// "proportions", "shown_deviation", "weighted_objective", "predicted_time",
+/// "predicted_time_within_accuracy" (the JSON values of summary.order).
 std::string_view to_string(RowOrder order);
-/// The order match() gives rows under `constraints`' weights.
+/// The order match() gives rows under `constraints`' order and weights: proportions, else
+/// shown_deviation (unit weights) or weighted_objective.
 RowOrder row_order(const MatchConstraints& constraints);
+/// The tightest-first order under `constraints`' weights: shown_deviation or weighted_objective.
+RowOrder tightest_order(const MatchConstraints& constraints);
 /// One line for a table footer: how the rows are ordered and why.
 std::string describe(RowOrder order);
 
@@ -201,6 +308,21 @@ struct InfeasibleBudget {
   std::string budget;                   ///< "flops", "params" or "kv"
   double best_attainable = 0;           ///< smallest |deviation| of that budget alone
   std::vector<std::string> binding;     ///< constraints whose relaxation alone makes it attainable
+};
+
+/// What "equally matched" meant in a search (docs/matching.md, "Equally matched"), on weighted
+/// |deviations| t_b = w_b·|d_b| of the budgets b (FLOPs, parameters, KV). P is the set of points
+/// with objective <= g* + tolerance; e_b the smallest t_b in P; the excess of a point
+/// max_b (t_b − e_b), and x* its smallest value in P (0 when one point is the best of P on every
+/// budget at once; more when the budgets pull apart, as for a dense baseline). A point is equally
+/// matched when it is in P and t_b <= e_b + x* + tolerance for every budget.
+struct EqualMatchBounds {
+  double objective = 0;  ///< g* + tolerance
+  double flops = 0, params = 0, kv = 0;  ///< e_b
+  double excess = 0;     ///< x*
+  double tolerance = 0;
+  /// The largest t_b of an equally matched point: min(objective, e_b + x* + tolerance).
+  double cap(double best) const { return best + excess + tolerance < objective ? best + excess + tolerance : objective; }
 };
 
 /// Ceres-style summary of a search.
@@ -218,7 +340,14 @@ struct MatchSummary {
   bool unit_weights = true;
   /// Whether F includes the LM head's training FLOPs (MatchConstraints::count_lm_head).
   bool lm_head_in_flops = false;
-  RowOrder order = RowOrder::shown_deviation;
+  RowOrder order = RowOrder::proportions;
+  /// The bounds of the equally matched set (feasible searches).
+  EqualMatchBounds equal_match;
+  /// The tightest of the equally matched (first by tightest_order()), whatever the row order.
+  std::optional<Candidate> tightest;
+  /// Which search space (describe_search_space()).
+  ShapeSpace shapes = ShapeSpace::trainable;
+  std::string search_space;
   double seconds = 0;              ///< wall-clock time (not in brief(): outputs stay deterministic)
   std::string message;             ///< empty when feasible; else why not
   /// Remarks on the request worth reading even when feasible (e.g. a dense baseline).

@@ -33,7 +33,7 @@ struct MatchRequest {
   /// Also compute which constraint binds and, with a model, the alignment trade-offs.
   bool explain = false;
   /// Also search the best candidate whose shapes are all on the fused kernels' full-rate path
-  /// (off when the constraints are aligned already, e.g. under --align).
+  /// (not searched when the constraints are aligned already: the trainable defaults, --align).
   bool with_aligned_alternative = true;
   /// With a cluster (and a model, RankBy::time, no time-ratio cap): every equally matched
   /// candidate at its own best layout on it, ranked by cluster time per token
@@ -52,6 +52,9 @@ struct MatchOutcome {
   /// With a cluster and a feasible match: the first `top` by cluster time, parallel to
   /// result.candidates (and timed's lists).
   std::optional<ClusterRanking> cluster;
+  /// With a cluster: the equally matched candidates passed over as not trainable at scale, with
+  /// the reason (rank_matched_on_cluster()).
+  std::vector<ClusterDropped> cluster_dropped;
   /// With a model: whether the baseline and each candidate (parallel to result.candidates) fit
   /// one GPU of the profile's kind (budget/gpu_fit.hpp), said beside their times.
   std::optional<OneGpuFit> baseline_fit;

@@ -26,12 +26,14 @@ namespace budget {
 
 enum class RankBy {
   budget,  ///< the matcher's ranking (docs/matching.md)
-  time,    ///< candidates within the matcher's tolerance of the best, fastest (predicted) first
+  /// The equally matched candidates (every one the matcher returns: each budget within the
+  /// tolerance, docs/matching.md) fastest first at matched work (TimedMatch::time_ratios).
+  time,
 };
 
 struct TimeRankOptions {
   RankBy rank_by = RankBy::budget;
-  /// Drop candidates whose predicted time per token exceeds this multiple of the baseline's.
+  /// Drop candidates whose time ratio at matched work (TimedMatch::time_ratios) exceeds this.
   std::optional<double> max_time_ratio;
   int top_n = 5;
   /// The first width asked of match() before re-ranking; match_with_time() widens it until the
@@ -51,9 +53,13 @@ struct TimedMatch {
   MatchResult result;                   ///< candidates in the chosen order, at most top_n
   StepTime baseline_time;
   std::vector<StepTime> candidate_times;  ///< parallel to result.candidates
-  std::vector<double> time_ratios;        ///< seconds per token / the baseline's, parallel
+  /// At matched work, parallel: (seconds per token / the baseline's) / (F / the baseline's F), F
+  /// the matched FLOPs per token (1 + deviation.flops): the time the candidate would take for the
+  /// baseline's FLOPs, so a candidate never gains by computing less. What ranks and is shown.
+  std::vector<double> time_ratios;
+  std::vector<double> time_ratios_per_token;  ///< seconds per token / the baseline's, parallel
   std::size_t considered = 0;             ///< candidates timed (match_with_time(): every equally matched one)
-  std::size_t within_tolerance = 0;       ///< of them, equally matched (objective ≤ best + tolerance)
+  std::size_t within_tolerance = 0;       ///< of them, equally matched (docs/matching.md: every one)
   std::size_t dropped_by_cap = 0;         ///< removed by max_time_ratio
   /// With options.accuracy: the ± of the fastest equally matched ratio, and how many equally
   /// matched candidates are within it of the fastest (equal in time within the model's accuracy,
@@ -64,10 +70,8 @@ struct TimedMatch {
   std::size_t above_cap_within_interval = 0;
 };
 
-/// Times and re-ranks an existing match result (`wide`: candidates best first, as match()
-/// returns them). RankBy::time sorts the candidates whose objective is within
-/// constraints.tolerance of the best by predicted seconds per token (ties: matcher order), the
-/// others follow in matcher order. A cap that removes every candidate leaves the result
+/// Times and re-ranks an existing match result (`wide`: as match() returns it: every candidate
+/// equally matched). RankBy::time sorts them by time ratio at matched work (ties: matcher order). A cap that removes every candidate leaves the result
 /// infeasible with a message naming the smallest ratio seen. budget::Error for a cap ≤ 0 or top_n < 1.
 TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload& workload,
                         const MatchConstraints& constraints, const TimeRankOptions& options);

@@ -5,28 +5,82 @@
 #include <limits>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "budget/training_memory.hpp"
+
 namespace budget {
 
+namespace {
+
+/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096), 0 when none.
+std::int64_t baseline_min_gpus(const ArchConfig& baseline, const ClusterSpec& cluster, std::int64_t seq_len) {
+  const SmallestLayout s = smallest_fitting_layout(baseline, cluster, seq_len);
+  return s.found ? s.memory.layout.gpus : 0;
+}
+
+/// Why `c` is no candidate at scale, or empty: no layout on the cluster's N GPUs fits it, or its
+/// fewest-GPU layout needs more than twice `baseline_gpus` (0: not checked).
+std::string not_trainable_at_scale(const ClusterCandidateTime& c, const ArchConfig& config, const ClusterSpec& cluster,
+                                   const LayoutSearchOptions& options, std::int64_t baseline_gpus) {
+  if (!c.found) {
+    return fmt::format("no layout of the search space on {} GPUs fits the GPU's memory", options.gpus);
+  }
+  if (baseline_gpus < 1) return {};
+  if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus).found) {
+    return fmt::format("needs more than {} GPUs to fit memory, twice the {} the baseline fits on", 2 * baseline_gpus,
+                       baseline_gpus);
+  }
+  return {};
+}
+
+}  // namespace
+
 ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model, const ClusterSpec& cluster,
-                                       const LayoutSearchOptions& options, std::size_t top) {
+                                       const LayoutSearchOptions& options, std::size_t top,
+                                       std::vector<ClusterDropped>* dropped) {
   const std::size_t equal = std::min(timed.within_tolerance, timed.result.candidates.size());
   std::vector<ArchConfig> configs;
   configs.reserve(equal);
   for (std::size_t i = 0; i < equal; ++i) configs.push_back(timed.result.candidates[i].config);
   ClusterRanking ranking = rank_by_cluster_time(model, timed.result.baseline, configs, cluster, options);
-  ranking.candidates.resize(std::min(ranking.candidates.size(), top));
+  // At matched work: GPU-seconds per training FLOP, the ones with a layout first (ties: as ranked).
+  std::stable_sort(ranking.candidates.begin(), ranking.candidates.end(),
+                   [](const ClusterCandidateTime& a, const ClusterCandidateTime& b) {
+                     if (a.found != b.found) return a.found;
+                     return a.found && a.gpu_seconds_per_flop < b.gpu_seconds_per_flop;
+                   });
+  const std::int64_t baseline_gpus = baseline_min_gpus(timed.result.baseline, cluster, options.seq_len);
+  std::vector<ClusterCandidateTime> kept;
   std::vector<Candidate> candidates;
   std::vector<StepTime> times;
-  std::vector<double> ratios;
-  for (const ClusterCandidateTime& c : ranking.candidates) {
-    candidates.push_back(std::move(timed.result.candidates[c.input_index]));
-    times.push_back(std::move(timed.candidate_times[c.input_index]));
-    ratios.push_back(timed.time_ratios[c.input_index]);
+  std::vector<double> ratios, per_token;
+  for (ClusterCandidateTime& c : ranking.candidates) {
+    if (kept.size() >= top) break;
+    const std::size_t i = c.input_index;
+    std::string why = not_trainable_at_scale(c, configs[i], cluster, options, baseline_gpus);
+    if (!why.empty()) {
+      if (dropped != nullptr) dropped->push_back({configs[i], std::move(why)});
+      continue;
+    }
+    candidates.push_back(std::move(timed.result.candidates[i]));
+    times.push_back(std::move(timed.candidate_times[i]));
+    ratios.push_back(timed.time_ratios[i]);
+    per_token.push_back(i < timed.time_ratios_per_token.size() ? timed.time_ratios_per_token[i] : timed.time_ratios[i]);
+    kept.push_back(std::move(c));
   }
+  ranking.candidates = std::move(kept);
   timed.result.candidates = std::move(candidates);
   timed.candidate_times = std::move(times);
   timed.time_ratios = std::move(ratios);
-  if (!timed.result.candidates.empty()) timed.result.summary.best_objective = timed.result.candidates.front().objective;
+  timed.time_ratios_per_token = std::move(per_token);
+  if (!timed.result.candidates.empty()) {
+    timed.result.summary.best_max_deviation = timed.result.candidates.front().deviation.max_abs();
+  } else {
+    timed.result.summary.feasible = false;
+    timed.result.summary.message = "no equally matched candidate is trainable at scale on this cluster (each one "
+                                   "dropped, see the reasons)";
+  }
   return ranking;
 }
 
@@ -38,9 +92,9 @@ std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSp
   time_options.top_n = std::numeric_limits<int>::max() / 8;  // every equally matched candidate
   std::vector<ClusterGridRow> rows;
   for (TimedGridRow& row : match_grid_with_time(grid, loop, workload, constraints_path, model, time_options)) {
-    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt};
+    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}};
     if (out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
-      out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1);
+      out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1, &out.dropped);
     }
     rows.push_back(std::move(out));
   }

@@ -98,8 +98,8 @@ LoopSpec cell_loop_spec(const GridCell& cell, const LoopSpec& loop) {
 }
 
 MatchConstraints cell_constraints(const GridCell& cell, const std::string& constraints_path) {
-  const MatchConstraints defaults = default_constraints(cell.baseline);
-  return constraints_path.empty() ? defaults : load_constraints(constraints_path, defaults);
+  // A file's "free_shapes": true starts from the free defaults (docs/matching.md).
+  return constraints_path.empty() ? default_constraints(cell.baseline) : load_constraints(constraints_path, cell.baseline);
 }
 
 std::vector<GridRow> match_grid(const Grid& grid, const LoopSpec& loop, const Workload& workload,

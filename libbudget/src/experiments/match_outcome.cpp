@@ -7,6 +7,23 @@
 
 namespace budget {
 
+namespace {
+/// Whether aligned_constraints(c, 8) searches the same space as `c` (the trainable defaults do):
+/// the aligned alternative would be the match itself.
+bool already_aligned(const MatchConstraints& c) {
+  try {
+    const MatchConstraints a = aligned_constraints(c, 8);
+    const auto same = [](const VariableRange& x, const VariableRange& y) {
+      return x.min == y.min && x.max == y.max && x.multiple_of == y.multiple_of;
+    };
+    return same(a.hidden_size, c.hidden_size) && same(a.head_dim, c.head_dim) && same(a.expert_dim, c.expert_dim) &&
+           same(a.shared_expert_dim, c.shared_expert_dim) && same(a.kv_lora_rank, c.kv_lora_rank);
+  } catch (const Error&) {
+    return false;
+  }
+}
+}  // namespace
+
 MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                            const MatchConstraints& constraints, const MatchRequest& request) {
   if (request.model == nullptr && request.time_options.rank_by != RankBy::budget) {
@@ -30,7 +47,7 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
     if (request.cluster != nullptr && out.timed->result.summary.feasible) {
       try {
         out.cluster = rank_matched_on_cluster(*out.timed, *request.model, *request.cluster, request.cluster_search,
-                                              static_cast<std::size_t>(request.top));
+                                              static_cast<std::size_t>(request.top), &out.cluster_dropped);
       } catch (const Error& e) {
         if (e.source().empty()) throw e.with_source("cluster");
         throw;
@@ -44,7 +61,8 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
   } else {
     out.result = match(baseline, loop, workload, constraints, request.top);
   }
-  if (request.with_aligned_alternative && out.result.summary.feasible && !out.result.candidates.empty()) {
+  if (request.with_aligned_alternative && out.result.summary.feasible && !out.result.candidates.empty() &&
+      !already_aligned(constraints)) {
     try {
       out.aligned = aligned_alternative(baseline, loop, workload, constraints);
     } catch (const Error& e) {

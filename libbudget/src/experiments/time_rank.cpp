@@ -19,9 +19,10 @@ namespace {
 // One timed candidate of rank_by_time().
 struct TimedRankEntry {
   std::size_t order;  // matcher rank
-  bool equal;         // within tolerance of the best
+  bool equal;         // equally matched (every candidate of a match is)
   double seconds_per_token;
-  double ratio;
+  double ratio;            // at matched work: time per token / the baseline's, over F / the baseline's F
+  double per_token_ratio;  // time per token / the baseline's
   bool time_equal = false;  // within the interval of the fastest equally matched ratio
 };
 
@@ -40,42 +41,45 @@ double time_rank_half_width(const TimeRankOptions& options, double ratio) {
 }
 
 // Times every candidate (matcher order) and keeps those the cap allows: a candidate is dropped
-// when ratio − ±(ratio) > max_time_ratio. Counts within_tolerance and dropped_by_cap into `out`;
-// `smallest_ratio` is the smallest ratio seen, dropped candidates included.
+// when ratio − ±(ratio) > max_time_ratio. The ratio is at matched work (time_rank.hpp): the time
+// per token over the baseline's, divided by the matched F over the baseline's (1 + dF), so that a
+// candidate that computes less gains nothing from it. Every candidate of a match is equally
+// matched (docs/matching.md, "Equally matched"). Counts within_tolerance and dropped_by_cap into
+// `out`; `smallest_ratio` is the smallest ratio seen, dropped candidates included.
 std::vector<TimedRankEntry> timed_rank_entries(const std::vector<Candidate>& candidates, const TimeModel& model,
                                                const Workload& workload, const MatchConstraints& constraints,
                                                const TimeRankOptions& options, TimedMatch& out,
                                                double& smallest_ratio) {
   std::vector<TimedRankEntry> entries;
-  const double best = candidates.empty() ? 0.0 : candidates.front().objective;
+  (void)constraints;
   const auto tokens = static_cast<double>(workload.tokens_per_step);
   smallest_ratio = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     // The indexed path (predict_step_seconds(): predict_step_time()'s seconds, bit for bit); the
     // full StepTime, with its breakdown and notes, only for the candidates kept.
     const double seconds_per_token = predict_step_seconds(model, candidates[i].config, workload) / tokens;
-    const double ratio = seconds_per_token / out.baseline_time.seconds_per_token;
-    const bool equal = candidates[i].objective <= best + constraints.tolerance + 1e-12;
+    const double per_token_ratio = seconds_per_token / out.baseline_time.seconds_per_token;
+    const double ratio = per_token_ratio / (1.0 + candidates[i].deviation.flops);
+    const bool equal = true;
     if (equal) ++out.within_tolerance;
     smallest_ratio = std::min(smallest_ratio, ratio);
     if (options.max_time_ratio && ratio - time_rank_half_width(options, ratio) > *options.max_time_ratio) {
       ++out.dropped_by_cap;
       continue;
     }
-    entries.push_back({i, equal, seconds_per_token, ratio});
+    entries.push_back({i, equal, seconds_per_token, ratio, per_token_ratio});
   }
   return entries;
 }
 
-// RankBy::time order: equally matched first, fastest first; then the rest in matcher order
-// (stable on ties). With options.accuracy, the equally matched entries within the ± of the fastest
-// come first, by match quality (objective, then matcher order); sets fastest_ratio_half_width and
+// RankBy::time order: equally matched first, fastest at matched work first; then the rest in
+// matcher order (stable on ties). With options.accuracy, the equally matched entries within the ±
+// of the fastest come first, in matcher order; sets fastest_ratio_half_width and
 // equal_within_interval in `out`.
-void sort_entries_by_time(std::vector<TimedRankEntry>& entries, const std::vector<Candidate>& candidates,
-                          const TimeRankOptions& options, TimedMatch& out) {
+void sort_entries_by_time(std::vector<TimedRankEntry>& entries, const TimeRankOptions& options, TimedMatch& out) {
   std::stable_sort(entries.begin(), entries.end(), [](const TimedRankEntry& a, const TimedRankEntry& b) {
     if (a.equal != b.equal) return a.equal;
-    if (a.equal) return a.seconds_per_token < b.seconds_per_token;
+    if (a.equal) return a.ratio < b.ratio;
     return a.order < b.order;
   });
   if (!options.accuracy || entries.empty() || !entries.front().equal) return;
@@ -86,12 +90,10 @@ void sort_entries_by_time(std::vector<TimedRankEntry>& entries, const std::vecto
   const auto band_end =
       std::stable_partition(entries.begin(), entries.end(), [](const TimedRankEntry& e) { return e.time_equal; });
   out.equal_within_interval = static_cast<std::size_t>(band_end - entries.begin());
-  std::stable_sort(entries.begin(), band_end, [&](const TimedRankEntry& a, const TimedRankEntry& b) {
-    if (candidates[a.order].objective != candidates[b.order].objective) {
-      return candidates[a.order].objective < candidates[b.order].objective;
-    }
-    return a.order < b.order;
-  });
+  // Equal in time: the matcher's order decides (its row order: nearest the proportions first by
+  // default), not the deviations, which are equal within the tolerance.
+  std::stable_sort(entries.begin(), band_end,
+                   [](const TimedRankEntry& a, const TimedRankEntry& b) { return a.order < b.order; });
 }
 
 // Keeps the first top_n entries (with their full StepTime) in out.result, then sets the summary:
@@ -104,6 +106,7 @@ void keep_ranked_entries(const std::vector<TimedRankEntry>& entries, const std::
     out.result.candidates.push_back(candidates[entries[i].order]);
     out.candidate_times.push_back(predict_step_time(model, out.result.candidates.back().config, workload));
     out.time_ratios.push_back(entries[i].ratio);
+    out.time_ratios_per_token.push_back(entries[i].per_token_ratio);
     if (options.max_time_ratio && entries[i].ratio > *options.max_time_ratio) ++out.above_cap_within_interval;
   }
   if (out.result.candidates.empty() && out.result.summary.feasible) {
@@ -114,7 +117,6 @@ void keep_ranked_entries(const std::vector<TimedRankEntry>& entries, const std::
                     *options.max_time_ratio, out.considered, smallest_ratio);
   }
   if (!out.result.candidates.empty()) {
-    out.result.summary.best_objective = out.result.candidates.front().objective;
     out.result.summary.best_max_deviation = out.result.candidates.front().deviation.max_abs();
   }
   if (options.rank_by == RankBy::time) {
@@ -137,7 +139,7 @@ TimedMatch rank_by_time(MatchResult wide, const TimeModel& model, const Workload
   double smallest_ratio = 0;
   std::vector<TimedRankEntry> entries =
       timed_rank_entries(candidates, model, workload, constraints, options, out, smallest_ratio);
-  if (options.rank_by == RankBy::time) sort_entries_by_time(entries, candidates, options, out);
+  if (options.rank_by == RankBy::time) sort_entries_by_time(entries, options, out);
   keep_ranked_entries(entries, candidates, model, workload, options, smallest_ratio, out);
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <array>
 #include <utility>
 
 #include "budget/ops.hpp"
@@ -101,6 +102,39 @@ HeadsModel heads_model(const SearchSpace& space, SearchCounters& counters, const
   return m;
 }
 
+namespace {
+CalibrationCache::Key cache_key(const SearchSpace& space, const KvStructure& kv, std::int64_t hidden) {
+  return {static_cast<std::size_t>(&kv - space.kv_structures().data()), hidden};
+}
+}  // namespace
+
+Coefficients cached_calibration(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                                std::int64_t hidden, std::int64_t heads) {
+  CalibrationCache& cache = space.calibrations();
+  const CalibrationCache::Key key = cache_key(space, kv, hidden);
+  if (const auto it = cache.structures.find(key); it != cache.structures.end()) {
+    counters.count_work(1, space.constraints().max_work);
+    return it->second;
+  }
+  counters.count_work(calibration_work, space.constraints().max_work);
+  const Coefficients k = calibrate(space, space.structure_config(kv, hidden, heads), kv.top_k);
+  if (cache.structures.size() < CalibrationCache::max_entries) cache.structures.emplace(key, k);
+  return k;
+}
+
+HeadsModel cached_heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                              std::int64_t hidden, const Progression& heads) {
+  CalibrationCache& cache = space.calibrations();
+  const CalibrationCache::Key key = cache_key(space, kv, hidden);
+  if (const auto it = cache.heads_models.find(key); it != cache.heads_models.end()) {
+    counters.count_work(1, space.constraints().max_work);
+    return it->second;
+  }
+  const HeadsModel m = heads_model(space, counters, kv, hidden, heads);
+  if (cache.heads_models.size() < CalibrationCache::max_entries) cache.heads_models.emplace(key, m);
+  return m;
+}
+
 double flops_bound(const MatchConstraints& c, double pruning_bound) {
   double b = c.weight_flops > 0 ? (pruning_bound + slack) / c.weight_flops : std::numeric_limits<double>::infinity();
   if (c.max_flops_deviation) b = std::min(b, *c.max_flops_deviation);
@@ -180,7 +214,7 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
   const auto at = [&](std::int64_t E, double h_value) {
     const double e = static_cast<double>(E);
-    return ExpertSolution{E, aF + bF * e, aN + bN * e, h_value};
+    return ExpertSolution{E, aF + bF * e, aN + bN * e, h_value, h_value};
   };
   if (space.dense() || experts.is_fixed()) {
     const std::int64_t E = space.dense() ? 0 : experts.min;
@@ -221,6 +255,110 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
   const double h_below = h(static_cast<double>(below)), h_above = h(static_cast<double>(above));
   return at(h_above < h_below ? above : below, std::min(h_below, h_above));
+}
+
+}  // namespace budget::match_detail
+
+namespace budget::match_detail {
+namespace {
+
+/// One affine piece α + β·E of a goal (ExpertTarget), in weighted relative-deviation units.
+struct GoalPiece {
+  double a, b;
+};
+
+/// The pieces whose maximum is the goal: ±u − offset for FLOPs, ±v − offset for parameters (at
+/// most four; no allocation: the solve runs for every width visited).
+struct GoalPieces {
+  std::array<GoalPiece, 4> at{};
+  std::size_t size = 0;
+  void add(double a, double b) { at[size++] = {a, b}; }
+};
+
+GoalPieces goal_pieces(const ExpertTarget& t, double uA, double uB, double vA, double vB) {
+  using Goal = ExpertTarget::Goal;
+  GoalPieces pieces;
+  const double fo = t.goal == Goal::excess ? t.flops_offset : 0.0;
+  const double po = t.goal == Goal::excess ? t.params_offset : 0.0;
+  if (t.goal != Goal::params) {
+    pieces.add(uA - fo, uB);
+    pieces.add(-uA - fo, -uB);
+  }
+  if (t.goal != Goal::flops) {
+    pieces.add(vA - po, vB);
+    pieces.add(-vA - po, -vB);
+  }
+  return pieces;
+}
+
+}  // namespace
+
+std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
+                                            std::int64_t S, const ExpertTarget& target) {
+  if (target.goal == ExpertTarget::Goal::largest && target.flops == target.params) {
+    return solve_experts(space, k, W, S, target.flops);
+  }
+  const MatchConstraints& c = space.constraints();
+  const VariableRange& experts = space.experts();
+  const double F_b = space.baseline_flops(), N_b = space.baseline_params();
+  const double w = static_cast<double>(W), s = static_cast<double>(S);
+  const double aF = k.f0 + k.fW * w + k.fS * s, bF = k.fE + k.fEW * w;
+  const double aN = k.n0 + k.nW * w + k.nS * s, bN = k.nE + k.nEW * w;
+  const double uA = c.weight_flops * (aF / F_b - 1.0), uB = c.weight_flops * bF / F_b;
+  const double vA = c.weight_params * (aN / N_b - 1.0), vB = c.weight_params * bN / N_b;
+  const GoalPieces pieces = goal_pieces(target, uA, uB, vA, vB);
+  const auto goal = [&](double E) {
+    double g = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < pieces.size; ++i) g = std::max(g, pieces.at[i].a + pieces.at[i].b * E);
+    return g;
+  };
+  const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
+  const auto at = [&](std::int64_t E) {
+    const double e = static_cast<double>(E);
+    return ExpertSolution{E, aF + bF * e, aN + bN * e, h(e), goal(e)};
+  };
+  if (space.dense() || experts.is_fixed()) {
+    const ExpertSolution one = at(space.dense() ? 0 : experts.min);
+    const double dF = c.weight_flops * std::fabs(one.flops / F_b - 1.0), dN = c.weight_params * std::fabs(one.params / N_b - 1.0);
+    if (dF > target.flops + slack || dN > target.params + slack) return std::nullopt;
+    if (c.max_flops_deviation && std::fabs(one.flops / F_b - 1.0) > *c.max_flops_deviation + slack) return std::nullopt;
+    if (c.max_params_deviation && std::fabs(one.params / N_b - 1.0) > *c.max_params_deviation + slack) return std::nullopt;
+    return one;
+  }
+  double e_lo = static_cast<double>(experts.min), e_hi = static_cast<double>(experts.max);
+  const auto limit = [&](double weight, double bound, std::optional<double> cap) {
+    double d = weight > 0 ? (bound + slack) / weight : std::numeric_limits<double>::infinity();
+    if (cap) d = std::min(d, *cap + slack);
+    return d;
+  };
+  const double dF = limit(c.weight_flops, target.flops, c.max_flops_deviation);
+  const double dN = limit(c.weight_params, target.params, c.max_params_deviation);
+  if (std::isfinite(dF) && !affine_interval(aF, bF, F_b * (1 - dF), F_b * (1 + dF), e_lo, e_hi)) return std::nullopt;
+  if (std::isfinite(dN) && !affine_interval(aN, bN, N_b * (1 - dN), N_b * (1 + dN), e_lo, e_hi)) return std::nullopt;
+  // Continuous minimiser of the convex goal on [e_lo, e_hi]: an end or a crossing of two pieces.
+  double best_e = e_lo, best_g = goal(e_lo);
+  const auto try_point = [&](double E) {
+    if (!(E >= e_lo && E <= e_hi)) return;
+    const double value = goal(E);
+    if (value < best_g) best_g = value, best_e = E;
+  };
+  try_point(e_hi);
+  for (std::size_t i = 0; i < pieces.size; ++i) {
+    for (std::size_t j = i + 1; j < pieces.size; ++j) {
+      const GoalPiece &p = pieces.at[i], &q = pieces.at[j];
+      if (p.b != q.b) try_point((q.a - p.a) / (p.b - q.b));
+    }
+  }
+  const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
+  const std::int64_t lattice_lo =
+      ceil_to_multiple(std::max<std::int64_t>(experts.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
+  const std::int64_t lattice_hi =
+      floor_to_multiple(std::min<std::int64_t>(experts.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
+  if (lattice_lo > lattice_hi) return std::nullopt;
+  const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
+  const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
+  const ExpertSolution lo = at(below), hi = at(above);
+  return hi.value < lo.value ? hi : lo;
 }
 
 }  // namespace budget::match_detail

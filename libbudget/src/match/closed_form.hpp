@@ -11,6 +11,10 @@
 // below or just above it (solve_experts(); exact).
 
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+#include <utility>
 #include <optional>
 
 #include "budget/config.hpp"
@@ -46,6 +50,30 @@ struct HeadsModel {
 HeadsModel heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
                        std::int64_t hidden, const Progression& heads);
 
+/// The coefficients read off the op list during one search, by (KV structure's index in
+/// SearchSpace::kv_structures(), hidden): a structure's (query width = hidden) or the heads model
+/// of (KV structure, hidden) (a free query width). Bounded: past max_entries nothing is added
+/// (the passes then calibrate again, as without the cache).
+struct CalibrationCache {
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::size_t, std::int64_t>& k) const {
+      return std::hash<std::int64_t>()(static_cast<std::int64_t>(k.first) * 1000003 ^ k.second);
+    }
+  };
+  using Key = std::pair<std::size_t, std::int64_t>;
+  static constexpr std::size_t max_entries = std::size_t{1} << 20;
+  std::unordered_map<Key, Coefficients, KeyHash> structures;
+  std::unordered_map<Key, HeadsModel, KeyHash> heads_models;
+};
+
+/// calibrate() of structure (kv, hidden, heads = hidden / head_dim) through the space's cache:
+/// calibration_work units the first time in a search, 1 after.
+Coefficients cached_calibration(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                                std::int64_t hidden, std::int64_t heads);
+/// heads_model() through the space's cache (its work the first time in a search, 1 after).
+HeadsModel cached_heads_model(const SearchSpace& space, SearchCounters& counters, const KvStructure& kv,
+                              std::int64_t hidden, const Progression& heads);
+
 /// The largest |dF| that can still matter under `pruning_bound` (weighted) or the FLOPs cap.
 double flops_bound(const MatchConstraints& c, double pruning_bound);
 
@@ -69,8 +97,32 @@ struct ExpertSolution {
   std::int64_t experts = 0;
   double flops = 0, params = 0;
   double h = 0;  ///< max(w_F·|dF|, w_N·|dN|)
+  double value = 0;  ///< the goal minimised (ExpertTarget; h for the largest)
 };
 std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
                                             std::int64_t S, double pruning_bound);
+
+/// What a pass asks of the solve over experts at (structure, W, S): the bounds a point must meet
+/// on its weighted |deviations| (w_F·|dF| <= flops, w_N·|dN| <= params, each with the slack, and
+/// the caps), and what to minimise over E among the points that meet them:
+///   largest: max(w_F·|dF|, w_N·|dN|) (what solve_experts() above minimises);
+///   flops, params: w_F·|dF| alone, w_N·|dN| alone;
+///   excess: max(w_F·|dF| − flops_offset, w_N·|dN| − params_offset).
+/// Each is a maximum of affine functions of E, hence convex: its lattice minimiser is a lattice
+/// neighbour of the continuous one, a crossing of two pieces or an end of the interval (exact).
+struct ExpertTarget {
+  enum class Goal { largest, flops, params, excess };
+  double flops = std::numeric_limits<double>::infinity();
+  double params = std::numeric_limits<double>::infinity();
+  Goal goal = Goal::largest;
+  double flops_offset = 0, params_offset = 0;
+  /// One bound on both, minimising the largest: solve_experts(…, bound).
+  static ExpertTarget within(double bound) { return {bound, bound, Goal::largest, 0, 0}; }
+};
+/// The best lattice number of experts for `target`; ExpertSolution::h stays max(w_F·|dF|,
+/// w_N·|dN|) and `value` is the minimised goal. With ExpertTarget::within(b) the result is
+/// solve_experts(space, k, W, S, b)'s, bit for bit.
+std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coefficients& k, std::int64_t W,
+                                            std::int64_t S, const ExpertTarget& target);
 
 }  // namespace budget::match_detail

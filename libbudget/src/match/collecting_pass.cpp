@@ -27,14 +27,22 @@ std::array<std::int64_t, 7> shape_key(const Point& p) {
 /// bounds that skip structures which cannot be ranked among the top_n.
 class CollectingPass {
  public:
-  CollectingPass(const SearchSpace& space, double bound, int top_n)
-      : space_(space), c_(space.constraints()), bound_(bound), top_n_(std::max(1, top_n)),
+  CollectingPass(const SearchSpace& space, const EqualMatchBounds& bounds, int top_n)
+      : space_(space), c_(space.constraints()), bound_(bounds.objective),
+        flops_cap_(bounds.cap(bounds.flops)), params_cap_(bounds.cap(bounds.params)), kv_cap_(bounds.cap(bounds.kv)),
+        by_proportions_(c_.order == MatchOrder::proportions), tight_(tightest_order(c_)), top_n_(std::max(1, top_n)),
         prune_threshold_(4 * (static_cast<std::size_t>(top_n_) + structure_margin)) {}
 
   double incumbent() const { return bound_; }
-  bool cannot_improve(const KvStructure&) const { return false; }
+  /// Structures come by KV term: past the KV cap of the equally matched, none is.
+  bool cannot_improve(const KvStructure& kv) const { return kv.kv_term > kv_cap_ + slack; }
   double pruning_bound() const {
     return std::min({bound_, pool_bound_, first_row_only_ ? structure_first_row_bound_ : inf});
+  }
+  /// The walk's bounds: the pruning bound and each budget's cap of the equally matched.
+  ExpertTarget target() const {
+    const double bound = pruning_bound();
+    return {std::min(bound, flops_cap_), std::min(bound, params_cap_), ExpertTarget::Goal::largest, 0, 0};
   }
   double pool_bound() const {
     return first_row_only_ ? std::min(pool_bound_, structure_first_row_bound_) : pool_bound_;
@@ -42,6 +50,7 @@ class CollectingPass {
   void begin_structure() {
     pool_bound_ = inf;
     first_row_only_ = false;
+    best_model_point_.reset();
   }
 
   /// A lower bound of the proportion distance of any point of the structure (its head-dim and
@@ -63,7 +72,7 @@ class CollectingPass {
   /// smaller proportion distance shows it first; the structure's lower bound of the distance
   /// (head-dim and query terms) rules that out.
   bool cannot_tie_nearer(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
-    if (!first_row_ || row_order(c_) != RowOrder::shown_deviation) return false;
+    if (!first_row_ || tight_ != RowOrder::shown_deviation) return false;
     std::array<long long, 3> best{std::llround(1e4 * std::fabs(first_row_->deviation.flops)),
                                   std::llround(1e4 * std::fabs(first_row_->deviation.params)),
                                   std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
@@ -88,6 +97,11 @@ class CollectingPass {
     double distance;            // proportion distance of its best point
   };
 
+  /// The pool's order: the proportions order's (distance, then model match), else model match.
+  bool pool_before(const Point& a, const Point& b) const {
+    if (by_proportions_ && a.distance != b.distance) return a.distance < b.distance;
+    return better_model_match(a, b);
+  }
   std::size_t keep_per_structure() const {
     if (first_row_only_) return 1;  // only the representative can be row #1
     return structures_kept_.size() >= static_cast<std::size_t>(top_n_)
@@ -103,9 +117,13 @@ class CollectingPass {
   const SearchSpace& space_;
   const MatchConstraints& c_;
   double bound_;
+  double flops_cap_, params_cap_, kv_cap_;  // each budget's cap of the equally matched (weighted)
+  bool by_proportions_;                      // MatchOrder::proportions: the pool by distance
+  RowOrder tight_;                           // tightest_order(): the order row #1 is tracked in
   int top_n_;
   std::size_t prune_threshold_;
   std::vector<Point> current_;                  // the points of the structure being visited
+  std::optional<Point> best_model_point_;       // its best-matched point (the tightest's candidate)
   std::vector<KeptStructure> structures_kept_;  // bounded (see prune_structures())
   double skip_threshold_ = inf;                 // see cannot_rank()
   double pool_bound_ = inf;                     // see update_pool_bound()
@@ -151,7 +169,7 @@ bool CollectingPass::cannot_rank_widths(const KvStructure& kv, std::int64_t hidd
 /// |dF|, |dN| < (second + 0.5)·0.01%. (The KV term's 0.01% are rounded down by 1e-7 of a unit, as
 /// in consider_first_row(): a KV term that may print below row #1's largest gets the first bound.)
 double CollectingPass::first_row_width_bound(const KvStructure& kv) const {
-  if (!first_row_ || row_order(c_) != RowOrder::shown_deviation) return first_row_bound_;
+  if (!first_row_ || tight_ != RowOrder::shown_deviation) return first_row_bound_;
   std::array<long long, 3> best{std::llround(1e4 * std::fabs(first_row_->deviation.flops)),
                                 std::llround(1e4 * std::fabs(first_row_->deviation.params)),
                                 std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
@@ -164,7 +182,7 @@ double CollectingPass::first_row_width_bound(const KvStructure& kv) const {
 /// + fS·S that such a point needs meets [T_min, T_max] (as in cannot_rank_by_widths()). True
 /// when that cannot be decided (the bound is not finite, or F has an E·W term).
 bool CollectingPass::widths_reach(const Coefficients& k, double bound) const {
-  const double fbound = flops_bound(c_, std::min(bound, pruning_bound()));
+  const double fbound = flops_bound(c_, std::min({bound, pruning_bound(), flops_cap_}));
   if (!std::isfinite(fbound) || !(k.fW > 0.0) || std::fabs(k.fEW) > 1e-9 * k.fW || k.fE < 0.0) return true;
   const bool has_shared = space_.has_shared();
   if (has_shared && !(k.fS > 0.0)) return true;
@@ -181,7 +199,7 @@ bool CollectingPass::widths_reach(const Coefficients& k, double bound) const {
 
 bool CollectingPass::cannot_rank_by_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads,
                                            const Coefficients& k) const {
-  const double fbound = flops_bound(c_, pruning_bound());
+  const double fbound = flops_bound(c_, std::min(pruning_bound(), flops_cap_));
   if (!std::isfinite(fbound) || !(k.fW > 0.0) || std::fabs(k.fEW) > 1e-9 * k.fW || k.fE < 0.0) return false;
   const bool has_shared = space_.has_shared();
   if (has_shared && !(k.fS > 0.0)) return false;
@@ -236,14 +254,21 @@ void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double 
   p.q_objective = quantized(p.objective);
   p.q_second = quantized(p.second);
   p.q_sum = quantized(p.sum);
+  if (!best_model_point_ || better_model_match(p, *best_model_point_)) best_model_point_ = p;
+  if (first_row_only_) return;  // only the best-matched point can be the tightest
+  if (by_proportions_) {
+    p.distance = proportion_distance_of(p.head_dim, p.num_heads * p.head_dim, p.hidden, p.width,
+                                        space_.has_shared() ? p.shared : 0, space_.baseline(), c_.proportions);
+  }
   current_.push_back(p);
   const std::size_t keep = keep_per_structure();
   if (current_.size() > keep) {
-    const auto worst = std::max_element(current_.begin(), current_.end(), better_model_match);
+    const auto worst =
+        std::max_element(current_.begin(), current_.end(), [this](const Point& x, const Point& y) { return pool_before(x, y); });
     *worst = current_.back();
     current_.pop_back();
   }
-  if (current_.size() >= keep) update_pool_bound(kv);
+  if (!by_proportions_ && current_.size() >= keep) update_pool_bound(kv);
 }
 
 /// Once the structure's pool is full, a point matters only if it is at least as well matched as
@@ -257,23 +282,25 @@ void CollectingPass::update_pool_bound(const KvStructure& kv) {
 }
 
 void CollectingPass::end_structure(bool dropped) {
-  if (dropped || current_.empty()) {
+  if (dropped || !best_model_point_) {
     current_.clear();
     return;
   }
+  consider_first_row(*best_model_point_);
+  if (first_row_only_ || current_.empty()) {
+    current_.clear();
+    return;
+  }
+  const auto before = [this](const Point& x, const Point& y) { return pool_before(x, y); };
   const std::size_t keep = keep_per_structure();
   if (current_.size() > keep) {
-    std::nth_element(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(keep), current_.end(),
-                     better_model_match);
+    std::nth_element(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(keep), current_.end(), before);
     current_.resize(keep);
   }
-  std::sort(current_.begin(), current_.end(), better_model_match);
-  consider_first_row(current_.front());
-  if (first_row_only_) {
-    current_.clear();
-    return;
-  }
-  const double distance = proportion_distance(space_.make_config(current_.front()), space_.baseline(), c_.proportions);
+  std::sort(current_.begin(), current_.end(), before);
+  const double distance =
+      by_proportions_ ? current_.front().distance
+                      : proportion_distance(space_.make_config(current_.front()), space_.baseline(), c_.proportions);
   structures_kept_.push_back({std::move(current_), distance});
   current_.clear();
   if (structures_kept_.size() >= prune_threshold_) prune_structures();
@@ -309,7 +336,7 @@ void CollectingPass::prune_structures() {
 /// With weights not all 1 the bound is on the objective. Exact ties: the smaller shape key, as
 /// rank() breaks them.
 void CollectingPass::consider_first_row(const Point& p) {
-  const RowOrder order = row_order(c_);
+  const RowOrder order = tight_;
   if (first_row_) {
     if (order == RowOrder::shown_deviation) {
       const double third = std::max(0.0, p.sum - p.objective - p.second);
@@ -364,8 +391,9 @@ std::vector<Point> CollectingPass::take_collected() {
 
 }  // namespace
 
-std::vector<Point> collect_within(const SearchSpace& space, SearchCounters& counters, double bound, int top_n) {
-  CollectingPass pass(space, bound, top_n);
+std::vector<Point> collect_within(const SearchSpace& space, SearchCounters& counters, const EqualMatchBounds& bounds,
+                                  int top_n) {
+  CollectingPass pass(space, bounds, top_n);
   StructureWalk<CollectingPass>(space, counters, pass).run();
   return pass.take_collected();
 }

@@ -13,6 +13,7 @@
 #include "budget/match.hpp"
 #include "base/json_reader.hpp"
 #include "match/lattice.hpp"
+#include "match/match_names.hpp"
 #include "match/search_space.hpp"
 #include "base/first_error.hpp"
 
@@ -22,18 +23,43 @@ using match_detail::ceil_to_multiple;
 using match_detail::search_variables;
 using match_detail::SearchVariable;
 
-MatchConstraints default_constraints(const ArchConfig& b) {
+std::int64_t expert_parallel_multiple(const ArchConfig& b) {
+  if (!b.ffn.is_moe() || b.ffn.num_experts < 1) return 0;
+  const std::int64_t E = b.ffn.num_experts;
+  // Every EP degree at which each rank holds at least 4 of the baseline's experts, up to 64.
+  const std::int64_t limit = std::min<std::int64_t>(64, std::max<std::int64_t>(1, E / 4));
+  std::int64_t p = 1;
+  while (2 * p <= limit && E % (2 * p) == 0) p *= 2;
+  return p;
+}
+
+MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes) {
   MatchConstraints c;
+  c.shapes = shapes;
+  const bool trainable = shapes == ShapeSpace::trainable;
   const std::int64_t H = b.hidden_size;
   c.hidden_size = {std::max<std::int64_t>(8, ceil_to_multiple(H / 4, 8)), 2 * H, 8};
   const std::int64_t hd = b.attention.head_dim;
   c.head_dim = {std::max<std::int64_t>(4, ceil_to_multiple(hd / 4, 4)), 2 * hd, 4};
+  if (trainable) {
+    // The fused kernels' head dims (kernel_shapes.hpp): multiples of 8, at most 256.
+    const std::int64_t low = std::min<std::int64_t>(max_fused_head_dim, std::max<std::int64_t>(8, ceil_to_multiple(hd / 4, 8)));
+    c.head_dim = {low, std::max(low, std::min<std::int64_t>(max_fused_head_dim, 2 * hd)), 8};
+  }
   c.num_kv_heads = VariableRange::fixed(b.attention.num_kv_heads);
+  const std::int64_t kvh = b.attention.num_kv_heads;
+  // Trainable: the baseline's KV heads or half as many (a loop adds KV per token, so fewer KV
+  // heads give it back: SMELT's "GQA ratio that gives KV back"); tensor parallelism up to kvh/2
+  // stays possible.
+  if (trainable && kvh >= 2 && kvh % 2 == 0) c.num_kv_heads = {kvh / 2, kvh, kvh / 2};
   c.num_heads = {1, 4 * b.attention.num_heads, 1};
   c.num_layers = VariableRange::fixed(b.num_layers);
   c.top_k = VariableRange::fixed(b.ffn.top_k);
   if (b.ffn.is_moe()) {
-    c.num_experts = {b.ffn.top_k, 8 * b.ffn.num_experts, 8};
+    // Trainable: every expert-parallel degree of the baseline (a power of two dividing E, up to
+    // 64) divides the candidate's count; never coarser than the free lattice's 8 when E allows it.
+    const std::int64_t step = trainable ? std::max<std::int64_t>(expert_parallel_multiple(b), 1) : 8;
+    c.num_experts = {b.ffn.top_k, std::max(8 * b.ffn.num_experts, ceil_to_multiple(b.ffn.top_k, step)), step};
     c.expert_dim = {8, 4 * b.ffn.expert_dim, 8};
   } else {
     c.num_experts = VariableRange::fixed(0);
@@ -61,7 +87,34 @@ MatchConstraints default_constraints(const ArchConfig& b) {
   }
   c.tie_shared_expert_dim = b.ffn.is_moe() && b.ffn.num_shared_experts > 0 &&
                             b.ffn.shared_expert_dim == b.ffn.expert_dim && !b.ffn.shared_expert_gate;
+  if (trainable) c.proportion_factor = default_proportion_factor;
   return c;
+}
+
+namespace {
+std::string range_text(const VariableRange& r) {
+  if (r.is_fixed()) return fmt::format("fixed at {}", r.min);
+  return r.multiple_of > 1 ? fmt::format("multiples of {} in [{}, {}]", r.multiple_of, r.min, r.max)
+                           : fmt::format("[{}, {}]", r.min, r.max);
+}
+}  // namespace
+
+std::string describe_search_space(const MatchConstraints& c) {
+  const std::string factor =
+      c.proportion_factor ? fmt::format("query and expert widths within {:g}× of the baseline's proportions to hidden",
+                                        *c.proportion_factor)
+                          : std::string("any proportions");
+  const std::string experts = c.num_experts.is_fixed() && c.num_experts.min == 0
+                                  ? std::string()
+                                  : fmt::format(", experts {}", range_text(c.num_experts));
+  if (c.shapes == ShapeSpace::trainable) {
+    return fmt::format("search space: trainable shapes (the default): head_dim {}{}, {}; --free-shapes (constraints "
+                       "key \"free_shapes\") searches the whole lattice",
+                       range_text(c.head_dim), experts, factor);
+  }
+  return fmt::format("search space: the whole lattice (--free-shapes): head_dim {}{}, {}; shapes may be off the fused "
+                     "kernels and off the baseline's expert-parallel degrees",
+                     range_text(c.head_dim), experts, factor);
 }
 
 namespace {
@@ -108,6 +161,10 @@ std::optional<Error> constraints_error(const MatchConstraints& c) {
     }
   }
   if (!(c.tolerance >= 0 && c.tolerance < 1)) return Error(fmt::format("tolerance {} must be in [0, 1)", c.tolerance), "", "/tolerance");
+  if (c.proportion_factor && !(*c.proportion_factor >= 1 && std::isfinite(*c.proportion_factor))) {
+    return Error(fmt::format("proportion factor {} is out of range; allowed: a finite number >= 1", *c.proportion_factor),
+                 "", "/proportion_factor");
+  }
   if (c.max_structures < 1) return Error(fmt::format("max_structures {} must be at least 1", c.max_structures), "", "/max_structures");
   if (c.max_work < 1) return Error(fmt::format("max_work {} must be at least 1", c.max_work), "", "/max_work");
   return std::nullopt;
@@ -150,14 +207,15 @@ std::string validation_error(const MatchConstraints& constraints) {
 
 void validate(const MatchConstraints& constraints) { detail::throw_if_error(constraints_error(constraints)); }
 
-MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, MatchConstraints c) {
-  const nlohmann::json document = detail::parse_json_text(json_text, source);
-  const detail::ObjectReader root(document, source, "");
+namespace {
+/// The keys of a constraints file applied over `c` (free_shapes checked by the callers).
+MatchConstraints apply_constraints_file(const detail::ObjectReader& root, MatchConstraints c) {
   // The range keys are the names of search_variables() (a unit test checks that each is read).
   root.reject_unknown_keys({"hidden_size", "num_experts", "expert_dim", "head_dim", "num_heads", "num_kv_heads",
                             "shared_expert_dim", "num_layers", "top_k", "kv_lora_rank", "query_equals_hidden",
                             "tie_shared_expert_dim", "count_lm_head", "expert_parallel",
-                            "max_deviation", "weights", "tolerance", "proportion_weights", "max_structures", "max_work"});
+                            "max_deviation", "weights", "tolerance", "proportion_weights", "max_structures", "max_work",
+                            "free_shapes", "proportion_factor", "order"});
   for (const SearchVariable& v : search_variables()) read_range(root, v.name, c.*v.range);
   c.query_equals_hidden = root.boolean_or("query_equals_hidden", c.query_equals_hidden);
   c.tie_shared_expert_dim = root.boolean_or("tie_shared_expert_dim", c.tie_shared_expert_dim);
@@ -200,15 +258,52 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
 
   if (root.has("proportion_weights")) {
     const detail::ObjectReader p = root.object("proportion_weights");
-    p.reject_unknown_keys({"expert_dim_to_hidden", "head_dim", "query_to_hidden", "shared_expert_dim_to_hidden"});
+    p.reject_unknown_keys(
+        {"expert_dim_to_hidden", "head_dim", "query_to_hidden", "shared_expert_dim_to_hidden", "kernel_head_dim"});
     auto& w = c.proportions;
     w.expert_dim_to_hidden = p.number_or("expert_dim_to_hidden", w.expert_dim_to_hidden, 0.0, 1e6);
     w.head_dim = p.number_or("head_dim", w.head_dim, 0.0, 1e6);
     w.query_to_hidden = p.number_or("query_to_hidden", w.query_to_hidden, 0.0, 1e6);
     w.shared_expert_dim_to_hidden = p.number_or("shared_expert_dim_to_hidden", w.shared_expert_dim_to_hidden, 0.0, 1e6);
+    w.kernel_head_dim = p.number_or("kernel_head_dim", w.kernel_head_dim, 0.0, 1e6);
   }
+  if (root.has("proportion_factor")) c.proportion_factor = root.number("proportion_factor", 1.0, 1e6);
+  c.order = root.enum_or("order", c.order, match_detail::match_order_names);
   return c;
 }
+
+/// "free_shapes" of a constraints file: the defaults it asks for (absent: `given`).
+ShapeSpace file_shapes(const detail::ObjectReader& root, ShapeSpace given) {
+  if (!root.has("free_shapes")) return given;
+  return root.boolean_or("free_shapes", false) ? ShapeSpace::free : ShapeSpace::trainable;
+}
+}  // namespace
+
+MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, MatchConstraints c) {
+  const nlohmann::json document = detail::parse_json_text(json_text, source);
+  const detail::ObjectReader root(document, source, "");
+  if (file_shapes(root, c.shapes) != c.shapes) {
+    root.fail("free_shapes", fmt::format("the defaults given are the {} ones; free_shapes picks the defaults of a "
+                                         "baseline, so read this file over the baseline (parse_constraints(text, source, "
+                                         "baseline))",
+                                         to_string(c.shapes)));
+  }
+  return apply_constraints_file(root, std::move(c));
+}
+
+MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, const ArchConfig& baseline,
+                                   ShapeSpace shapes) {
+  const nlohmann::json document = detail::parse_json_text(json_text, source);
+  const detail::ObjectReader root(document, source, "");
+  // --free-shapes wins over "free_shapes": false (either one opens the lattice).
+  const ShapeSpace chosen = shapes == ShapeSpace::free ? shapes : file_shapes(root, shapes);
+  return apply_constraints_file(root, default_constraints(baseline, chosen));
+}
+
+MatchConstraints load_constraints(const std::string& path, const ArchConfig& baseline, ShapeSpace shapes) {
+  return parse_constraints(detail::read_text_file(path), path, baseline, shapes);
+}
+
 
 MatchConstraints load_constraints(const std::string& path, MatchConstraints defaults) {
   return parse_constraints(detail::read_text_file(path), path, std::move(defaults));

@@ -111,6 +111,10 @@ std::vector<Relaxation> relaxations(const MatchConstraints& c) {
   if (c.query_equals_hidden) {
     out.push_back({"query width = hidden_size", [](MatchConstraints& m) { m.query_equals_hidden = false; }});
   }
+  if (c.proportion_factor) {
+    out.push_back({fmt::format("widths within {:g}× of the baseline's proportions", *c.proportion_factor),
+                   [](MatchConstraints& m) { m.proportion_factor.reset(); }});
+  }
   return out;
 }
 

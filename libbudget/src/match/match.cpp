@@ -3,11 +3,13 @@
 //   lattice.hpp          integer lattices of the search variables
 //   search_space         the search variables as rows of one table; KV structures; points
 //   closed_form          the bilinear budget model of a structure and the exact solve over experts
-//   structure_walk.hpp   the enumeration both passes share
+//   structure_walk.hpp   the enumeration every pass shares
 //   bound_pass           pass 1: branch and bound for the optimum g*
-//   collecting_pass      pass 2: the points within g* + tolerance, in bounded memory
+//   equal_match          the bounds of the equally matched: each budget's best e_b, the excess x*
+//   collecting_pass      pass 2: the equally matched points, in bounded memory
 //   ranking              exact re-accounting order and the proportion preference
-//   candidate_search     pass 1 + pass 2 + re-accounting + ranking
+//   range_edges          candidates on a bound of their search range
+//   candidate_search     pass 1 + bounds + pass 2 + re-accounting + ranking
 //   explanation          relaxations (--explain) and infeasibility reasons, on candidate_search
 //   constraints          defaults, validation, constraints files
 
@@ -49,15 +51,20 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   result.baseline_lm_head_training_flops_per_token = lm_head_training_flops_per_token(result.baseline_budgets, workload);
   result.summary.space_size = space.space_size();
   result.summary.order = row_order(constraints);
-  result.summary.unit_weights = result.summary.order == RowOrder::shown_deviation;
+  result.summary.unit_weights = tightest_order(constraints) == RowOrder::shown_deviation;
   result.summary.lm_head_in_flops = constraints.count_lm_head;
+  result.summary.shapes = constraints.shapes;
+  result.summary.search_space = describe_search_space(constraints);
 
   match_detail::CandidateSearch search = match_detail::search_candidates(space, top_n);
   if (search.best_objective) {
     result.summary.best_objective = *search.best_objective;
+    result.summary.equal_match = search.equal_match;
     result.candidates = std::move(search.candidates);
+    result.summary.tightest = std::move(search.tightest);
     result.summary.feasible = !result.candidates.empty();
     if (result.summary.feasible) result.summary.best_max_deviation = result.candidates.front().deviation.max_abs();
+    for (Candidate& c : result.candidates) c.range_edges = range_edges(c.config, baseline, constraints);
   }
   if (!result.summary.feasible) {
     match_detail::explain_infeasibility(baseline, loop, workload, constraints, result.summary);
@@ -80,9 +87,12 @@ std::string MatchSummary::brief() const {
   // minimised max(w·|d|)) is named apart, and only when it differs from it by definition.
   const std::string weighted =
       unit_weights ? std::string() : fmt::format(", weighted objective {:.3f}%", 100.0 * best_objective);
-  return fmt::format("matched: best max deviation {:.3f}%{}{} over a space of {} points ({} structures, {} "
+  const std::string tightest_text =
+      tightest ? fmt::format(" (the tightest equally matched: {:.3f}%)", 100.0 * tightest->deviation.max_abs())
+               : std::string();
+  return fmt::format("matched: #1 max deviation {:.3f}%{}{}{} over a space of {} points ({} structures, {} "
                      "closed-form solves)",
-                     100.0 * best_max_deviation, weighted, lm_head_in_flops ? " (F with the LM head)" : "",
+                     100.0 * best_max_deviation, tightest_text, weighted, lm_head_in_flops ? " (F with the LM head)" : "",
                      space_size, structures, evaluated);
 }
 

@@ -8,32 +8,55 @@
 
 #include "budget/accounting.hpp"
 #include "base/enum_names.hpp"
+#include "match/match_names.hpp"
 
 namespace budget {
+
+std::int64_t kernel_head_dim(std::int64_t head_dim) {
+  for (const std::int64_t size : {32, 64, 96, 128, 192, 256}) {
+    if (head_dim <= size) return size;
+  }
+  return head_dim;
+}
+
 namespace match_detail {
 namespace {
 double log_ratio(double x, double y) { return std::fabs(std::log(x / y)); }
 
-double ffn_width(const ArchConfig& a) { return static_cast<double>(a.ffn.is_moe() ? a.ffn.expert_dim : a.ffn.dense_dim); }
+std::int64_t ffn_width(const ArchConfig& a) { return a.ffn.is_moe() ? a.ffn.expert_dim : a.ffn.dense_dim; }
+
+/// weight·ln(kernel head dim / head dim): FlashAttention-2's padded share of a head.
+double kernel_term(std::int64_t head_dim, const ProportionWeights& w) {
+  if (w.kernel_head_dim == 0 || head_dim < 1) return 0.0;
+  return w.kernel_head_dim * std::log(static_cast<double>(kernel_head_dim(head_dim)) / static_cast<double>(head_dim));
+}
 }  // namespace
 
-double proportion_distance(const ArchConfig& c, const ArchConfig& b, const ProportionWeights& w) {
-  const double H = static_cast<double>(c.hidden_size);
+double proportion_distance_of(std::int64_t head_dim, std::int64_t query_width, std::int64_t hidden,
+                              std::int64_t ffn, std::int64_t shared, const ArchConfig& b, const ProportionWeights& w) {
+  const double H = static_cast<double>(hidden);
   const double Hb = static_cast<double>(b.hidden_size);
-  double d = w.expert_dim_to_hidden * log_ratio(ffn_width(c) / H, ffn_width(b) / Hb) +
-             w.head_dim * log_ratio(static_cast<double>(c.attention.head_dim), static_cast<double>(b.attention.head_dim)) +
-             w.query_to_hidden * log_ratio(static_cast<double>(c.attention.query_width()) / H,
+  double d = w.expert_dim_to_hidden * log_ratio(static_cast<double>(ffn) / H, static_cast<double>(ffn_width(b)) / Hb) +
+             w.head_dim * log_ratio(static_cast<double>(head_dim), static_cast<double>(b.attention.head_dim)) +
+             kernel_term(head_dim, w) +
+             w.query_to_hidden * log_ratio(static_cast<double>(query_width) / H,
                                            static_cast<double>(b.attention.query_width()) / Hb);
-  if (c.ffn.num_shared_experts > 0 && b.ffn.shared_expert_dim > 0 && c.ffn.shared_expert_dim > 0) {
-    d += w.shared_expert_dim_to_hidden * log_ratio(static_cast<double>(c.ffn.shared_expert_dim) / H,
+  if (shared > 0 && b.ffn.shared_expert_dim > 0) {
+    d += w.shared_expert_dim_to_hidden * log_ratio(static_cast<double>(shared) / H,
                                                    static_cast<double>(b.ffn.shared_expert_dim) / Hb);
   }
   return d;
 }
 
+double proportion_distance(const ArchConfig& c, const ArchConfig& b, const ProportionWeights& w) {
+  return proportion_distance_of(c.attention.head_dim, c.attention.query_width(), c.hidden_size, ffn_width(c),
+                                c.ffn.num_shared_experts > 0 ? c.ffn.shared_expert_dim : 0, b, w);
+}
+
 double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std::int64_t hidden,
                                   const ArchConfig& b, const ProportionWeights& w) {
   return w.head_dim * log_ratio(static_cast<double>(head_dim), static_cast<double>(b.attention.head_dim)) +
+         kernel_term(head_dim, w) +
          w.query_to_hidden * log_ratio(static_cast<double>(heads * head_dim) / static_cast<double>(hidden),
                                        static_cast<double>(b.attention.query_width()) /
                                            static_cast<double>(b.hidden_size));
@@ -48,9 +71,32 @@ std::array<long long, 3> shown_deviations(const Deviation& d) {
   std::sort(v.begin(), v.end(), std::greater<>());
   return v;
 }
+
+double deviation_sum(const Candidate& c) {
+  return std::fabs(c.deviation.flops) + std::fabs(c.deviation.params) + std::fabs(c.deviation.kv);
+}
+
+using ShapeKey = std::array<std::int64_t, 7>;
+ShapeKey shape_of(const Candidate& c) {
+  const auto& a = c.config;
+  return {a.num_layers,           a.ffn.top_k,  a.attention.num_kv_heads, a.attention.head_dim,
+          a.attention.num_heads, a.hidden_size, a.attention.mla ? a.attention.mla->kv_lora_rank : 0};
+}
 }  // namespace
 
+bool better_match(const Candidate& a, const Candidate& b) {
+  if (a.objective != b.objective) return a.objective < b.objective;
+  if (a.second_objective != b.second_objective) return a.second_objective < b.second_objective;
+  return deviation_sum(a) < deviation_sum(b);
+}
+
+bool nearer_proportions(const Candidate& a, const Candidate& b) {
+  if (a.proportion_distance != b.proportion_distance) return a.proportion_distance < b.proportion_distance;
+  return better_match(a, b);
+}
+
 bool shows_before(const Candidate& a, const Candidate& b, RowOrder order) {
+  if (order == RowOrder::proportions) return nearer_proportions(a, b);
   if (order == RowOrder::weighted_objective) {
     const std::array<double, 3> wa{a.objective, a.second_objective, a.third_objective};
     const std::array<double, 3> wb{b.objective, b.second_objective, b.third_objective};
@@ -62,67 +108,84 @@ bool shows_before(const Candidate& a, const Candidate& b, RowOrder order) {
   return a.proportion_distance < b.proportion_distance;
 }
 
-namespace {
-double deviation_sum(const Candidate& c) {
-  return std::fabs(c.deviation.flops) + std::fabs(c.deviation.params) + std::fabs(c.deviation.kv);
-}
-}  // namespace
-
-bool better_match(const Candidate& a, const Candidate& b) {
-  if (a.objective != b.objective) return a.objective < b.objective;
-  if (a.second_objective != b.second_objective) return a.second_objective < b.second_objective;
-  return deviation_sum(a) < deviation_sum(b);
-}
-
 bool first_row_before(const Candidate& a, const Candidate& b, RowOrder order) {
   if (shows_before(a, b, order)) return true;
   if (shows_before(b, a, order)) return false;
   return better_match(a, b);
 }
 
-std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder order) {
-  const auto key = [](const Candidate& c) {
-    const auto& a = c.config;
-    return std::array<std::int64_t, 7>{a.num_layers,         a.ffn.top_k,       a.attention.num_kv_heads,
-                                       a.attention.head_dim, a.attention.num_heads, a.hidden_size,
-                                       a.attention.mla ? a.attention.mla->kv_lora_rank : 0};
-  };
-  std::stable_sort(all.begin(), all.end(), [&](const Candidate& a, const Candidate& b) {
-    const auto ka = key(a), kb = key(b);
-    if (ka != kb) return ka < kb;
-    return better_match(a, b);
-  });
-  std::vector<Candidate> representatives, others;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const bool first_of_structure = i == 0 || key(all[i]) != key(all[i - 1]);
-    (first_of_structure ? representatives : others).push_back(std::move(all[i]));
-  }
-  if (representatives.empty()) return representatives;
-  std::size_t first = 0;
-  for (std::size_t i = 1; i < representatives.size(); ++i) {
-    if (first_row_before(representatives[i], representatives[first], order)) first = i;
-  }
+namespace {
+/// The tightest-first rows (MatchOrder::tightest): row #1 the representative first by
+/// first_row_before(); the other representatives chosen by proportion distance; shown after it
+/// by shows_before(); then the other points by better_match().
+std::vector<Candidate> tightest_rows(std::vector<Candidate> representatives, std::vector<Candidate> others,
+                                     std::size_t first, std::size_t n, RowOrder order) {
   std::rotate(representatives.begin(), representatives.begin() + static_cast<std::ptrdiff_t>(first),
               representatives.begin() + static_cast<std::ptrdiff_t>(first) + 1);
-  std::stable_sort(representatives.begin() + 1, representatives.end(), [&](const Candidate& a, const Candidate& b) {
-    if (a.proportion_distance != b.proportion_distance) return a.proportion_distance < b.proportion_distance;
-    return better_match(a, b);
-  });
+  std::stable_sort(representatives.begin() + 1, representatives.end(), nearer_proportions);
   std::stable_sort(others.begin(), others.end(), better_match);
-  const auto n = static_cast<std::size_t>(top_n);
   for (auto& c : others) {
     if (representatives.size() >= n) break;
     representatives.push_back(std::move(c));
   }
   if (representatives.size() > n) representatives.resize(n);
-  // Row #1 stays first: no representative shows before it, and a point of step 5 (another member
-  // of a shape, kept only when fewer shapes than top_n) can at most tie its largest printed
-  // deviation (its shape's representative is better matched, and row #1 shows no later than
-  // that), though it may print a smaller second or third or be nearer the proportions: it must
-  // not take row #1 from the representatives.
+  // Row #1 stays first: no representative shows before it, and a point of another member of a
+  // shape (kept only when fewer shapes than top_n) can at most tie its largest printed deviation
+  // (its shape's representative is better matched, and row #1 shows no later than that), though
+  // it may print a smaller second or third or be nearer the proportions: it must not take row #1
+  // from the representatives.
   std::stable_sort(representatives.begin() + 1, representatives.end(),
                    [order](const Candidate& a, const Candidate& b) { return shows_before(a, b, order); });
   return representatives;
+}
+}  // namespace
+
+Ranking rank(std::vector<Candidate> all, int top_n, const MatchConstraints& constraints) {
+  Ranking out;
+  if (all.empty()) return out;
+  const RowOrder tight = tightest_order(constraints);
+  std::stable_sort(all.begin(), all.end(), [&](const Candidate& a, const Candidate& b) {
+    const auto ka = shape_of(a), kb = shape_of(b);
+    if (ka != kb) return ka < kb;
+    return better_match(a, b);
+  });
+  // Per shape: its best-matched member (first) and its member nearest the proportions.
+  std::vector<std::size_t> best, nearest;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i == 0 || shape_of(all[i]) != shape_of(all[i - 1])) {
+      best.push_back(i);
+      nearest.push_back(i);
+    } else if (nearer_proportions(all[i], all[nearest.back()])) {
+      nearest.back() = i;
+    }
+  }
+  std::size_t first = 0;
+  for (std::size_t k = 1; k < best.size(); ++k) {
+    if (first_row_before(all[best[k]], all[best[first]], tight)) first = k;
+  }
+  out.tightest = all[best[first]];
+  const bool by_proportions = constraints.order == MatchOrder::proportions;
+  const std::vector<std::size_t>& chosen = by_proportions ? nearest : best;
+  std::vector<bool> is_representative(all.size(), false);
+  for (const std::size_t i : chosen) is_representative[i] = true;
+  std::vector<Candidate> representatives, others;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    (is_representative[i] ? representatives : others).push_back(std::move(all[i]));
+  }
+  const auto n = static_cast<std::size_t>(top_n);
+  if (!by_proportions) {
+    out.rows = tightest_rows(std::move(representatives), std::move(others), first, n, tight);
+    return out;
+  }
+  std::stable_sort(representatives.begin(), representatives.end(), nearer_proportions);
+  std::stable_sort(others.begin(), others.end(), nearer_proportions);
+  for (auto& c : others) {
+    if (representatives.size() >= n) break;
+    representatives.push_back(std::move(c));
+  }
+  if (representatives.size() > n) representatives.resize(n);
+  out.rows = std::move(representatives);
+  return out;
 }
 
 }  // namespace match_detail
@@ -135,29 +198,36 @@ double matched_flops_per_token(const Budgets& b, const Workload& workload, bool 
   return b.training_flops_per_token + (count_lm_head ? lm_head_training_flops_per_token(b, workload) : 0.0);
 }
 
-namespace {
-constexpr auto row_order_names = detail::enum_names<RowOrder::predicted_time_within_accuracy>({
-    {RowOrder::shown_deviation, "shown_deviation"}, {RowOrder::weighted_objective, "weighted_objective"},
-    {RowOrder::predicted_time, "predicted_time"},
-    {RowOrder::predicted_time_within_accuracy, "predicted_time_within_accuracy"}});
-}  // namespace
 
-std::string_view to_string(RowOrder order) { return detail::name_of(row_order_names, order, "shown_deviation"); }
+std::string_view to_string(RowOrder order) {
+  return detail::name_of(match_detail::row_order_names, order, "shown_deviation");
+}
+std::string_view to_string(MatchOrder order) { return detail::name_of(match_detail::match_order_names, order); }
+std::string_view to_string(ShapeSpace shapes) { return detail::name_of(match_detail::shape_space_names, shapes); }
 
-RowOrder row_order(const MatchConstraints& c) {
+RowOrder tightest_order(const MatchConstraints& c) {
   const bool unit = c.weight_flops == 1.0 && c.weight_params == 1.0 && c.weight_kv == 1.0;
   return unit ? RowOrder::shown_deviation : RowOrder::weighted_objective;
 }
 
+RowOrder row_order(const MatchConstraints& c) {
+  return c.order == MatchOrder::proportions ? RowOrder::proportions : tightest_order(c);
+}
+
 std::string describe(RowOrder order) {
   switch (order) {
+    case RowOrder::proportions:
+      return "rows: one per shape among the equally matched (each budget within the tolerance of the best any "
+             "equally matched shape attains), nearest the baseline's proportions first: deviations inside the "
+             "tolerance do not decide (--order tightest puts the tightest match first)";
     case RowOrder::shown_deviation:
-      return "rows: one per shape among the equally matched, best first by the largest |deviation| shown, ties by "
-             "the second and third largest, then by distance from the baseline's proportions";
+      return "rows (--order tightest): the tightest of the equally matched first, by the largest |deviation| shown, "
+             "ties by the second and third largest, then the other shapes nearest the baseline's proportions, shown "
+             "best first";
     case RowOrder::weighted_objective:
-      return "rows: one per shape among the equally matched, best first by the weighted objective (weights are not "
-             "all 1), ties by the second and third largest weighted |deviation|, then by distance from the "
-             "baseline's proportions";
+      return "rows (--order tightest): the tightest of the equally matched first, by the weighted objective (weights "
+             "are not all 1), ties by the second and third largest weighted |deviation|, then the other shapes "
+             "nearest the baseline's proportions, shown best first";
     case RowOrder::predicted_time:
       return "rows: the equally matched fastest first by predicted time, then the others in budget order";
     case RowOrder::predicted_time_within_accuracy:

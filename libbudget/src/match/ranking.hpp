@@ -1,7 +1,9 @@
 #pragma once
-// The matcher's ranking (docs/matching.md, "Ranking") and the proportion distance it uses.
+// The matcher's ranking (docs/matching.md, "Objective and ranking") and the proportion distance it
+// uses.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "budget/config.hpp"
@@ -10,36 +12,55 @@
 namespace budget::match_detail {
 
 /// Σ weight·|ln(candidate ratio / baseline ratio)| over expert (or dense) width / hidden, head
-/// dim, query width / hidden and, where both have shared experts, shared width / hidden.
+/// dim, query width / hidden and, where both have shared experts, shared width / hidden; plus
+/// weight·ln(kernel_head_dim(hd) / hd) (the FlashAttention-2 padding of the candidate's head dim).
 double proportion_distance(const ArchConfig& candidate, const ArchConfig& baseline, const ProportionWeights& w);
 
-/// The head-dim and query-width terms of proportion_distance() for a structure (a lower bound
-/// of the distance of each of its points: the width terms are >= 0).
+/// proportion_distance() of a candidate given by its numbers: head dim, query width, hidden size,
+/// FFN width and shared width (0: no shared experts), against `baseline`.
+double proportion_distance_of(std::int64_t head_dim, std::int64_t query_width, std::int64_t hidden,
+                              std::int64_t ffn_width, std::int64_t shared_width, const ArchConfig& baseline,
+                              const ProportionWeights& w);
+
+/// The head-dim, kernel head-dim and query-width terms of proportion_distance() for a structure (a
+/// lower bound of the distance of each of its points: the width terms are >= 0).
 double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std::int64_t hidden,
                                   const ArchConfig& baseline, const ProportionWeights& w);
 
-/// Ranks exactly re-accounted candidates and keeps the best `top_n`. Which are kept:
-///  1. eligible = objective <= g* + tolerance (the collecting pass collected exactly those);
-///  2. per shape (depth, top_k, KV heads, head dim, heads, hidden, MLA latent) keep the member with
-///     the smallest (objective, second-largest deviation, sum of deviations) (better_match()):
-///     widths and expert counts fine-tune the budgets of one shape, so the best-matched one
-///     represents it;
-///  3. row #1 is the representative first by first_row_before() over every shape, so that it is
-///     the same whatever top_n (the best match the table could show);
-///  4. the other representatives by distance from the baseline's proportions, then better_match();
-///  5. the other eligible points after them, by better_match().
-/// Row #1 is shown first, the other kept rows after it in `order` (shows_before()). Stable: exact
-/// ties keep the input order (the enumeration order).
-std::vector<Candidate> rank(std::vector<Candidate> all, int top_n, RowOrder order);
+/// What rank() returns: the rows and the tightest of the equally matched.
+struct Ranking {
+  std::vector<Candidate> rows;
+  std::optional<Candidate> tightest;
+};
+
+/// Ranks exactly re-accounted, equally matched candidates and keeps the best `top_n`. A shape is
+/// (depth, top_k, KV heads, head dim, heads, hidden, MLA latent); widths and expert counts
+/// fine-tune the budgets of one shape.
+/// MatchOrder::proportions (the default):
+///  1. each shape is represented by its member nearest the baseline's proportions (then
+///     better_match()): deviation differences among the equally matched do not decide;
+///  2. the representatives by proportion distance, then better_match();
+///  3. the other points after them in the same order (only when fewer shapes than top_n).
+/// MatchOrder::tightest: each shape by its best-matched member (better_match()); row #1 the
+/// representative first by first_row_before() over every shape; the others by proportion
+/// distance, shown after it in shows_before() order; then the other points by better_match().
+/// Either way `tightest` is the representative (best-matched member) first by
+/// first_row_before() under tightest_order(). Stable: exact ties keep the input order (the
+/// enumeration order).
+Ranking rank(std::vector<Candidate> all, int top_n, const MatchConstraints& constraints);
 
 /// The representative's order within a shape: (objective, second-largest, sum of |deviations|).
 bool better_match(const Candidate& a, const Candidate& b);
 
-/// The order row #1 is chosen by among the representatives: shows_before(), then better_match().
+/// The proportions order: (proportion distance, better_match()).
+bool nearer_proportions(const Candidate& a, const Candidate& b);
+
+/// The order the tightest (and row #1 under MatchOrder::tightest) is chosen by among the
+/// representatives: shows_before(), then better_match().
 bool first_row_before(const Candidate& a, const Candidate& b, RowOrder order);
 
 /// Whether row `a` is shown before row `b` under `order` (RowOrder::predicted_time is not
-/// decided here: it compares as shown_deviation).
+/// decided here: it compares as shown_deviation; RowOrder::proportions as nearer_proportions()).
 bool shows_before(const Candidate& a, const Candidate& b, RowOrder order);
 
 }  // namespace budget::match_detail

@@ -1,5 +1,7 @@
 #include "match/search_space.hpp"
 
+#include "match/closed_form.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -146,6 +148,51 @@ SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const
   heads_ = Progression::of(c.num_heads);
   check_work_limits();
   build_kv_structures();
+  calibrations_ = std::make_unique<CalibrationCache>();
+}
+
+SearchSpace::~SearchSpace() = default;
+
+bool ratio_within_factor(double ratio, double baseline_ratio, double factor) {
+  return std::fabs(std::log(ratio / baseline_ratio)) <= std::log(factor) + 1e-12;
+}
+
+namespace {
+/// The indices of `values` whose ratio value / hidden is within `factor` of `baseline_ratio`.
+IndexWindow ratio_window(const Progression& values, double hidden, double baseline_ratio, double factor) {
+  const double centre = baseline_ratio * hidden;
+  IndexWindow w{values.index_not_below(std::floor(centre / factor)), values.index_above(std::ceil(centre * factor))};
+  const auto inside = [&](std::int64_t i) {
+    return ratio_within_factor(static_cast<double>(values.at(i)) / hidden, baseline_ratio, factor);
+  };
+  while (w.begin < w.end && !inside(w.begin)) ++w.begin;
+  while (w.end > w.begin && !inside(w.end - 1)) --w.end;
+  return w;
+}
+}  // namespace
+
+IndexWindow SearchSpace::width_window(std::int64_t hidden) const {
+  if (!c_.proportion_factor) return {0, widths_.count()};
+  const double Hb = static_cast<double>(baseline_.hidden_size);
+  const double width = static_cast<double>(dense_ ? baseline_.ffn.dense_dim : baseline_.ffn.expert_dim);
+  return ratio_window(widths_, static_cast<double>(hidden), width / Hb, *c_.proportion_factor);
+}
+
+IndexWindow SearchSpace::shared_window(std::int64_t hidden) const {
+  if (!c_.proportion_factor || !has_shared_ || tied_shared_ || baseline_.ffn.shared_expert_dim < 1) {
+    return {0, shareds_.count()};
+  }
+  const double Hb = static_cast<double>(baseline_.hidden_size);
+  return ratio_window(shareds_, static_cast<double>(hidden), static_cast<double>(baseline_.ffn.shared_expert_dim) / Hb,
+                      *c_.proportion_factor);
+}
+
+bool SearchSpace::query_in_proportion(std::int64_t query_width, std::int64_t hidden) const {
+  if (!c_.proportion_factor || c_.query_equals_hidden) return true;
+  return ratio_within_factor(static_cast<double>(query_width) / static_cast<double>(hidden),
+                             static_cast<double>(baseline_.attention.query_width()) /
+                                 static_cast<double>(baseline_.hidden_size),
+                             *c_.proportion_factor);
 }
 
 std::int64_t SearchSpace::space_size() const {
@@ -296,3 +343,29 @@ void SearchSpace::build_kv_structures() {
 }
 
 }  // namespace budget::match_detail
+
+namespace budget {
+
+bool within_proportion_factor(const ArchConfig& candidate, const ArchConfig& baseline, const MatchConstraints& c) {
+  if (!c.proportion_factor) return true;
+  const double f = *c.proportion_factor;
+  const double H = static_cast<double>(candidate.hidden_size), Hb = static_cast<double>(baseline.hidden_size);
+  using match_detail::ratio_within_factor;
+  if (!c.query_equals_hidden &&
+      !ratio_within_factor(static_cast<double>(candidate.attention.query_width()) / H,
+                           static_cast<double>(baseline.attention.query_width()) / Hb, f)) {
+    return false;
+  }
+  const auto width = [](const ArchConfig& a) {
+    return static_cast<double>(a.ffn.is_moe() ? a.ffn.expert_dim : a.ffn.dense_dim);
+  };
+  if (!ratio_within_factor(width(candidate) / H, width(baseline) / Hb, f)) return false;
+  const bool tied = baseline.ffn.num_shared_experts > 0 && c.tie_shared_expert_dim;
+  if (baseline.ffn.num_shared_experts > 0 && !tied && baseline.ffn.shared_expert_dim > 0) {
+    return ratio_within_factor(static_cast<double>(candidate.ffn.shared_expert_dim) / H,
+                               static_cast<double>(baseline.ffn.shared_expert_dim) / Hb, f);
+  }
+  return true;
+}
+
+}  // namespace budget

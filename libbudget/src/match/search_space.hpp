@@ -4,6 +4,7 @@
 // configs the passes produce. Built once per search; read-only afterwards, shared by both passes.
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -16,6 +17,8 @@
 #include "match/lattice.hpp"
 
 namespace budget::match_detail {
+
+struct CalibrationCache;  // closed_form.hpp
 
 /// Which requests a search variable takes part in.
 enum class VariableScope {
@@ -76,6 +79,7 @@ struct Point {
   std::int64_t kv_lora = 0;  ///< MLA only
   /// quantized() objective, second and sum: the keys of better_model_match().
   double q_objective = 0, q_second = 0, q_sum = 0;
+  double distance = 0;  ///< proportion distance (set by the collecting pass in the proportions order)
 };
 
 /// `x` rounded to 40 significant bits (relative 1e-12): model values that differ only by rounding
@@ -107,12 +111,29 @@ struct SearchCounters {
   void count_work(std::int64_t units, std::int64_t max_work);
 };
 
+/// The indices [begin, end) of a progression's values inside a window.
+struct IndexWindow {
+  std::int64_t begin = 0, end = 0;
+};
+
+/// |ln(ratio / baseline_ratio)| <= ln(factor) (1e-12 of slack): the one test of the proportion
+/// factor (MatchConstraints::proportion_factor), for within_proportion_factor() and the windows.
+bool ratio_within_factor(double ratio, double baseline_ratio, double factor);
+
 class SearchSpace {
  public:
   /// Accounts the baseline, refuses a space over the work limits (docs/reliability.md) and lists
   /// the KV structures within the KV cap, sorted by KV term. References must outlive the space.
   SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
               const MatchConstraints& constraints);
+  ~SearchSpace();
+  SearchSpace(const SearchSpace&) = delete;
+  SearchSpace& operator=(const SearchSpace&) = delete;
+
+  /// The structures' coefficients read off the op list so far, shared by every pass over this
+  /// space (a search's passes each visit many of the same structures): one calibration per
+  /// structure and search. Not thread-safe (a space serves one search).
+  CalibrationCache& calibrations() const { return *calibrations_; }
 
   const ArchConfig& baseline() const { return baseline_; }
   const Workload& workload() const { return workload_; }
@@ -131,6 +152,15 @@ class SearchSpace {
   const Progression& heads() const { return heads_; }
   /// Sorted by kv_term (stable: enumeration order among equal terms).
   const std::vector<KvStructure>& kv_structures() const { return kv_structures_; }
+
+  /// The proportion factor's windows at hidden size `hidden` (MatchConstraints::proportion_factor;
+  /// every index without one): the widths() whose ratio to hidden is within the factor of the
+  /// baseline's FFN width / hidden; the shareds() likewise for the shared width (every index when
+  /// the shared width is tied to the routed one or absent); whether a query width is (always when
+  /// the query width is not searched).
+  IndexWindow width_window(std::int64_t hidden) const;
+  IndexWindow shared_window(std::int64_t hidden) const;
+  bool query_in_proportion(std::int64_t query_width, std::int64_t hidden) const;
 
   /// Points of the full discrete space (all variables in it), saturating.
   std::int64_t space_size() const;
@@ -163,6 +193,7 @@ class SearchSpace {
   bool dense_ = false, has_shared_ = false, tied_shared_ = false;
   Progression widths_, shareds_, hiddens_, heads_;
   std::vector<KvStructure> kv_structures_;
+  std::unique_ptr<CalibrationCache> calibrations_;
 };
 
 }  // namespace budget::match_detail

@@ -8,11 +8,14 @@
 //   bool cannot_improve(kv) const             stop: no point of kv can matter any more
 //   bool cannot_rank(kv, hidden, heads) const skip the structure before calibration
 //   bool cannot_rank_widths(kv, hidden, heads, k) const   ... after calibration
-//   double pruning_bound() const              the bound on w·|dF|, w·|dN| of a point that matters
+//   ExpertTarget target() const               the bounds on w_F·|dF| and w_N·|dN| of a point that
+//                                             matters, and what the solve over experts minimises
 //   double pool_bound() const                 tightens within a structure (+inf if it never does)
 //   void begin_structure(), end_structure(bool dropped)
 //   void consider(kv, Point, dF, dN)          a point within the caps and the incumbent (dF, dN:
 //                                             its signed relative FLOPs and params deviations)
+// The space's proportion factor (MatchConstraints::proportion_factor) bounds the free heads, the
+// widths and the shared widths of each structure (SearchSpace::width_window() and friends).
 // A template, not virtual calls: the hooks are inlined into the walk of each pass.
 
 #include <cmath>
@@ -73,11 +76,10 @@ class StructureWalk {
       outward(heads.count(), centre, [&](std::int64_t j) {
         if (kv.kv_term > pass_.incumbent() + slack || pass_.cannot_improve(kv)) return false;
         const std::int64_t n = heads.at(j);
-        if (pass_.cannot_rank(kv, h, n)) {
-          const bool moving_away = j >= centre ? static_cast<double>(n) >= ideal : static_cast<double>(n) <= ideal;
-          return !moving_away;
-        }
-        if (!model) model = heads_model(space_, counters_, kv, h, heads);
+        const bool moving_away = j >= centre ? static_cast<double>(n) >= ideal : static_cast<double>(n) <= ideal;
+        if (!space_.query_in_proportion(n * kv.head_dim, h)) return !moving_away;
+        if (pass_.cannot_rank(kv, h, n)) return !moving_away;
+        if (!model) model = cached_heads_model(space_, counters_, kv, h, heads);
         visit_structure(kv, h, n, &*model);
         return true;
       });
@@ -95,8 +97,10 @@ class StructureWalk {
     if (model != nullptr && model->affine) {
       counters_.count_work(1, c_.max_work);
       k = model->at(heads);
+    } else if (model == nullptr) {
+      k = cached_calibration(space_, counters_, kv, hidden, heads);  // query width = hidden: one per (kv, hidden)
     } else {
-      counters_.count_work(calibration_work, c_.max_work);
+      counters_.count_work(calibration_work, c_.max_work);  // heads not affine: every structure its own
       k = calibrate(space_, space_.structure_config(kv, hidden, heads), kv.top_k);
     }
     if (pass_.cannot_rank_widths(kv, hidden, heads, k)) return;
@@ -107,10 +111,19 @@ class StructureWalk {
     const double s_centre = static_cast<double>(b.ffn.shared_expert_dim) * static_cast<double>(hidden) /
                             static_cast<double>(b.hidden_size);
     const std::int64_t centre = nearest_index(space_.shareds(), s_centre);
+    const IndexWindow shared_window = space_.shared_window(hidden);
+    const IndexWindow width_window = space_.width_window(hidden);
+    if (space_.tied_shared()) {
+      pass_.end_structure(!visit_tied_widths(kv, hidden, heads, k, width_window));
+      return;
+    }
     bool unrankable = false;
     double checked_bound = pass_.pool_bound();
     outward(space_.shareds().count(), centre, [&](std::int64_t si) {
       if (pass_.cannot_improve(kv) || unrankable) return false;
+      if (si < shared_window.begin || si >= shared_window.end) {
+        return si >= centre ? si < shared_window.begin : si >= shared_window.end;  // on: toward the window
+      }
       if (pass_.pool_bound() < checked_bound) {
         checked_bound = pass_.pool_bound();
         if (pass_.cannot_rank_widths(kv, hidden, heads, k)) {
@@ -118,27 +131,60 @@ class StructureWalk {
           return false;
         }
       }
-      return visit_shared_width(kv, hidden, heads, k, space_.shareds().at(si), si >= centre);
+      return visit_shared_width(kv, hidden, heads, k, space_.shareds().at(si), si >= centre, width_window);
     });
     pass_.end_structure(unrankable);
+  }
+
+  /// Shared experts tied to the routed width (S = W): along that diagonal F and N are those of a
+  /// structure whose width coefficients are fW + fS and nW + nS, so one band over the widths
+  /// visits exactly the points (W, W) the walk over shared widths would (each where |dF| can be
+  /// within the bound), without a band per shared width. False when the structure is found
+  /// unrankable midway (as the pool bound tightens: cannot_rank_widths()).
+  bool visit_tied_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k,
+                         const IndexWindow& window) {
+    Coefficients diagonal = k;
+    diagonal.fW += k.fS;
+    diagonal.nW += k.nS;
+    diagonal.fS = diagonal.nS = 0.0;
+    counters_.count_work(1, c_.max_work);
+    const ExpertTarget target = pass_.target();
+    const double fbound = flops_bound(c_, target.flops);
+    WidthBand band = flops_width_band(space_, diagonal, 0, fbound);
+    if (band.bounded && band.begin < band.end) narrow_by_params(space_, diagonal, 0, fbound, target.params, band);
+    double checked_bound = pass_.pool_bound();
+    for (std::int64_t i = std::max(band.begin, window.begin); i < std::min(band.end, window.end); ++i) {
+      if (pass_.cannot_improve(kv)) break;
+      if (pass_.pool_bound() < checked_bound) {
+        checked_bound = pass_.pool_bound();
+        if (pass_.cannot_rank_widths(kv, hidden, heads, k)) return false;
+      }
+      ++counters_.evaluated;
+      counters_.count_work(1, c_.max_work);
+      const std::int64_t W = space_.widths().at(i);
+      const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, W, pass_.target());
+      if (solution) consider(kv, hidden, heads, *solution, W, W);
+    }
+    return true;
   }
 
   /// One shared width S; false stops the walk in this direction. F increases with S, so the W
   /// band slides down as S grows: once it has left the W range on one side, every further S in
   /// that direction is empty too.
   bool visit_shared_width(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k,
-                          std::int64_t S, bool up) {
+                          std::int64_t S, bool up, const IndexWindow& window) {
     counters_.count_work(1, c_.max_work);
-    const double fbound = flops_bound(c_, pass_.pruning_bound());
+    const ExpertTarget target = pass_.target();
+    const double fbound = flops_bound(c_, target.flops);
     WidthBand band = flops_width_band(space_, k, S, fbound);
     if (band.bounded) {
       if (band.begin >= band.end && k.fS > 0.0) {
         if (up && band.end == 0) return false;                             // below the W range
         if (!up && band.begin == space_.widths().count()) return false;  // above it
       }
-      if (band.begin < band.end) narrow_by_params(space_, k, S, fbound, pass_.pruning_bound(), band);
+      if (band.begin < band.end) narrow_by_params(space_, k, S, fbound, target.params, band);
     }
-    std::int64_t begin = band.begin, end = band.end;
+    std::int64_t begin = std::max(band.begin, window.begin), end = std::min(band.end, window.end);
     if (space_.tied_shared()) {
       // Tied: the one routed width equal to S (the walk's S values are the routed widths).
       const std::int64_t i = space_.widths().index_not_below(static_cast<double>(S));
@@ -149,7 +195,7 @@ class StructureWalk {
       ++counters_.evaluated;
       counters_.count_work(1, c_.max_work);
       const std::int64_t W = space_.widths().at(i);
-      const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, S, pass_.pruning_bound());
+      const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, S, pass_.target());
       if (solution) consider(kv, hidden, heads, *solution, W, S);
     }
     return true;

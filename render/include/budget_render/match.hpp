@@ -2,6 +2,7 @@
 // Outputs of the matcher: JSON (versioned), aligned text and Markdown.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -13,6 +14,9 @@
 namespace budget::render {
 
 nlohmann::ordered_json candidate_json(const Candidate& candidate);
+/// A candidate's range edges (Candidate::range_edges): [{"variable", "value", "bound": "lower" or
+/// "upper", "limit", "widen"}].
+nlohmann::ordered_json range_edges_json(const std::vector<RangeEdge>& edges);
 /// `timings`: summary.seconds is the wall-clock time; else null, so that outputs are byte-identical.
 nlohmann::ordered_json match_json(const MatchResult& result, const LoopSpec& loop, const Workload& workload,
                                   bool timings = false);

@@ -609,6 +609,10 @@ TEST_CASE("families: the matcher holds MLA's latent dims and finds the brute-for
               cfg.ffn.expert_dim = W;
               cfg.ffn.shared_expert_dim = S;
               cfg.loop = LoopConfig{2, 3, 2};
+              // The trainable defaults' proportion factor is part of the space (match.hpp), and
+              // the shared experts keep the routed width (tie_shared_expert_dim: 64 = 64).
+              if (!within_proportion_factor(cfg, base, c)) continue;
+              if (c.tie_shared_expert_dim && S != W) continue;
               best = std::min(best, evaluate_candidate(cfg, base, b0, w, c).objective);
             }
   CHECK(r.candidates.front().objective == Approx(best).margin(1e-12));

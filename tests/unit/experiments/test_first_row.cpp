@@ -1,8 +1,11 @@
-// Row #1 does not depend on --top (docs/matching.md, "Objective and ranking"): the best-matched
-// representative of every equally matched shape, with one row as with a thousand, on every cell
-// of the paper's grid and every released Hugging Face config of tests/data/hf/.
+// Row #1 (docs/matching.md, "Objective and ranking"): the same whatever --top, in both row orders,
+// and a shape a team would train (issue 30): on every cell of the paper's grid and every released
+// Hugging Face config of tests/data/hf/, row #1 is kernel-ready, in proportion, keeps the
+// baseline's expert-parallel degrees and, for every MoE baseline, is within the paper's worst
+// deviation (3.9%: FLOPs, over its 12 sparse cells; PAPER.md).
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -13,6 +16,7 @@
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
+#include "budget/kernel_shapes.hpp"
 #include "budget/match.hpp"
 
 using namespace budget;
@@ -46,6 +50,69 @@ void check_first_row_independent_of_top(const ArchConfig& baseline, const LoopSp
                          << b.deviation.flops << ", N " << b.deviation.params << ", KV " << b.deviation.kv << "), "
                          << many->candidates.size() << " rows");
   CHECK(arch_config_to_json(a.config) == arch_config_to_json(b.config));
+  // The tightest of the equally matched does not depend on --top either.
+  REQUIRE(one->summary.tightest.has_value());
+  REQUIRE(many->summary.tightest.has_value());
+  CHECK(arch_config_to_json(one->summary.tightest->config) == arch_config_to_json(many->summary.tightest->config));
+}
+
+/// check_first_row_independent_of_top() in both orders.
+void check_both_orders(const ArchConfig& baseline, const LoopSpec& loop, MatchConstraints constraints) {
+  for (const MatchOrder order : {MatchOrder::proportions, MatchOrder::tightest}) {
+    INFO("order " << to_string(order));
+    constraints.order = order;
+    check_first_row_independent_of_top(baseline, loop, constraints);
+  }
+}
+
+std::vector<std::filesystem::path> released_configs() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf")) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// |ln(candidate ratio / baseline ratio)| of a width to hidden: how far out of proportion.
+double log_factor(double width, double hidden, double baseline_width, double baseline_hidden) {
+  return std::fabs(std::log((width / hidden) / (baseline_width / baseline_hidden)));
+}
+
+/// The paper's worst deviation over its 12 sparse cells (PAPER.md: FLOPs 3.9%).
+constexpr double paper_worst_deviation = 0.039;
+
+/// Row #1 of the default match is one a team would train: kernel-ready (kernel_shapes.hpp), query
+/// and FFN widths within the default factor 2 of the baseline's proportions to hidden, an expert
+/// count keeping the baseline's expert-parallel degrees, and (MoE) within the paper's worst
+/// deviation. Returns the largest proportion factor seen (query or FFN width).
+double check_trainable_first_row(const ArchConfig& baseline, const LoopSpec& loop) {
+  const MatchConstraints c = default_constraints(baseline);
+  const MatchResult r = match(baseline, loop, paper_workload(), c, 5);
+  REQUIRE(r.summary.feasible);
+  const Candidate& first = r.candidates.front();
+  const ArchConfig& x = first.config;
+  INFO("#1: hidden " << x.hidden_size << ", " << x.attention.num_heads << "×" << x.attention.head_dim << " (KV "
+                     << x.attention.num_kv_heads << "), " << x.ffn.num_experts << "×" << x.ffn.expert_dim << "; F "
+                     << first.deviation.flops << ", N " << first.deviation.params << ", KV " << first.deviation.kv);
+  CHECK(off_kernel_path(x).empty());
+  CHECK(r.summary.shapes == ShapeSpace::trainable);
+  const double H = static_cast<double>(x.hidden_size), Hb = static_cast<double>(baseline.hidden_size);
+  const auto ffn = [](const ArchConfig& a) { return static_cast<double>(a.ffn.is_moe() ? a.ffn.expert_dim : a.ffn.dense_dim); };
+  const double ffn_factor = std::exp(log_factor(ffn(x), H, ffn(baseline), Hb));
+  const double query_factor = std::exp(log_factor(static_cast<double>(x.attention.query_width()), H,
+                                                  static_cast<double>(baseline.attention.query_width()), Hb));
+  CHECK(ffn_factor <= default_proportion_factor * (1 + 1e-12));
+  CHECK(query_factor <= default_proportion_factor * (1 + 1e-12));
+  if (baseline.ffn.is_moe()) {
+    CHECK(x.ffn.num_experts % expert_parallel_multiple(baseline) == 0);
+    CHECK(first.deviation.max_abs() <= paper_worst_deviation);
+  } else {
+    // A dense FFN cannot trade parameters for FLOPs: the note says so, and #1 is within g* + τ.
+    CHECK_FALSE(r.summary.notes.empty());
+    CHECK(first.objective <= r.summary.equal_match.objective + 1e-12);
+  }
+  return std::max(ffn_factor, query_factor);
 }
 
 }  // namespace
@@ -55,26 +122,52 @@ TEST_CASE("row #1 with --top 1 is row #1 with --top 1000: every paper grid cell"
   REQUIRE(grid.cells.size() == 16);
   for (const GridCell& cell : grid.cells) {
     INFO("cell " << cell.size << " " << cell.baseline.name);
-    check_first_row_independent_of_top(cell.baseline, cell_loop_spec(cell, LoopSpec::smelt()), cell_constraints(cell, ""));
+    check_both_orders(cell.baseline, cell_loop_spec(cell, LoopSpec::smelt()), cell_constraints(cell, ""));
   }
 }
 
 TEST_CASE("row #1 with --top 1 is row #1 with --top 1000: released Hugging Face configs", "[match]") {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf")) {
-    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<std::filesystem::path> files = released_configs();
   REQUIRE(files.size() >= 15);
   for (const auto& path : files) {
     INFO(path.filename().string());
     const ArchConfig baseline = load_arch_config(path.string());
-    check_first_row_independent_of_top(baseline, LoopSpec::smelt(), default_constraints(baseline));
+    check_both_orders(baseline, LoopSpec::smelt(), default_constraints(baseline));
   }
-  // The issue's case: DeepSeek-V2-Lite with its KV latent held at 512, where the KV cache cannot
-  // be matched and every shape is equally matched on the largest deviation.
+  // DeepSeek-V2-Lite with its KV latent held at 512, where the KV cache cannot be matched: every
+  // point misses it alike and the other two budgets decide which are equally matched.
   const ArchConfig lite = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf/deepseek-v2-lite.json");
   MatchConstraints fixed = default_constraints(lite);
   fixed.kv_lora_rank = VariableRange::fixed(512);
-  check_first_row_independent_of_top(lite, LoopSpec::smelt(), fixed);
+  check_both_orders(lite, LoopSpec::smelt(), fixed);
+}
+
+TEST_CASE("row #1 is trainable: every paper grid cell", "[match][grid][trainable]") {
+  double worst_factor = 1.0;
+  for (const GridCell& cell : paper_grid().cells) {
+    INFO("cell " << cell.baseline.name);
+    worst_factor = std::max(worst_factor, check_trainable_first_row(cell.baseline, cell_loop_spec(cell, LoopSpec::smelt())));
+  }
+  CHECK(worst_factor <= default_proportion_factor);
+}
+
+TEST_CASE("row #1 is trainable: released Hugging Face configs", "[match][trainable]") {
+  double worst_factor = 1.0;
+  for (const auto& path : released_configs()) {
+    INFO(path.filename().string());
+    const ArchConfig baseline = load_arch_config(path.string());
+    if (!baseline.attention.layer_types.empty() && baseline.kv_elements_per_token() == 0) {
+      // Every layer slides (Mistral-7B v0.1, Phi-3-mini-4k): no per-token KV cache to match; refused by name.
+      CHECK_THROWS_WITH(match(baseline, LoopSpec::smelt(), paper_workload(), default_constraints(baseline), 1),
+                        Catch::Contains("no per-token KV cache"));
+      continue;
+    }
+    worst_factor = std::max(worst_factor, check_trainable_first_row(baseline, LoopSpec::smelt()));
+  }
+  CHECK(worst_factor <= default_proportion_factor);
+}
+
+TEST_CASE("row #1 is trainable: Mixtral-8x7B", "[match][trainable]") {
+  const ArchConfig mixtral = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/examples/hf/mixtral-8x7b.json");
+  check_trainable_first_row(mixtral, LoopSpec::smelt());
 }

@@ -19,8 +19,9 @@ namespace {
 
 const std::string shipped_profile = std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json";
 
-/// The exhaustive reference: every candidate within the tolerance (a width no set here reaches),
-/// each timed; the smallest predicted seconds per token and the set's size.
+/// The exhaustive reference: every equally matched candidate (a width no set here reaches: the
+/// matcher lists each one), each timed; the smallest predicted time per token at matched work
+/// (seconds per token over the matched F ratio, 1 + dF) and the set's size.
 struct Exhaustive {
   double fastest = std::numeric_limits<double>::infinity();
   std::size_t equal = 0;
@@ -32,11 +33,10 @@ Exhaustive exhaustive(const ArchConfig& baseline, const LoopSpec& loop, const Wo
   const MatchResult all = match(baseline, loop, workload, constraints, beyond_any_set);
   REQUIRE(all.candidates.size() < static_cast<std::size_t>(beyond_any_set));
   Exhaustive out;
-  const double best = all.candidates.front().objective;
   for (const Candidate& c : all.candidates) {
-    if (c.objective > best + constraints.tolerance + 1e-12) continue;
     ++out.equal;
-    out.fastest = std::min(out.fastest, predict_step_time(model, c.config, workload).seconds_per_token);
+    out.fastest =
+        std::min(out.fastest, predict_step_time(model, c.config, workload).seconds_per_token / (1.0 + c.deviation.flops));
   }
   return out;
 }
@@ -53,7 +53,15 @@ void check_pick_is_exhaustive_minimum(const ArchConfig& baseline, const LoopSpec
   REQUIRE(timed.result.summary.feasible);
   CHECK(timed.within_tolerance == reference.equal);
   CHECK(timed.considered >= reference.equal);
-  CHECK(timed.candidate_times.front().seconds_per_token == reference.fastest);
+  const Candidate& pick = timed.result.candidates.front();
+  CHECK(timed.candidate_times.front().seconds_per_token / (1.0 + pick.deviation.flops) == reference.fastest);
+  // At matched work: the ratio shown is the per-token ratio over the FLOPs ratio.
+  CHECK(timed.time_ratios.front() == Approx(timed.time_ratios_per_token.front() / (1.0 + pick.deviation.flops)));
+  // Equal work: the pick's FLOPs, parameters and KV are each within the equally matched caps.
+  const EqualMatchBounds& e = timed.result.summary.equal_match;
+  CHECK(std::fabs(pick.deviation.flops) <= e.cap(e.flops) + 1e-12);
+  CHECK(std::fabs(pick.deviation.params) <= e.cap(e.params) + 1e-12);
+  CHECK(std::fabs(pick.deviation.kv) <= e.cap(e.kv) + 1e-12);
 }
 
 }  // namespace
@@ -86,4 +94,20 @@ TEST_CASE("time ranking picks the fastest of every equally matched candidate: Qw
   const TimeModel model(load_calibration_profile(shipped_profile));
   const ArchConfig baseline = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/qwen3-30b-a3b.json");
   check_pick_is_exhaustive_minimum(baseline, LoopSpec::smelt(), Workload{}, default_constraints(baseline), model, 200);
+}
+
+TEST_CASE("time ranking compares equal work: Mixtral and the released MoE configs", "[time_rank]") {
+  // The issue's case: Mixtral's time pick had FLOPs −1.75% (the old window held the largest
+  // deviation only). Now every candidate timed has each budget within its cap of the equally
+  // matched, and the pick is the fastest at matched work.
+  const TimeModel model(load_calibration_profile(shipped_profile));
+  std::vector<std::string> files{std::string(BUDGET_SOURCE_DIR) + "/examples/hf/mixtral-8x7b.json"};
+  for (const char* name : {"qwen3-30b-a3b", "olmoe-1b-7b-0924", "phi-3.5-moe", "granite-3.0-3b-a800m"}) {
+    files.push_back(std::string(BUDGET_TEST_DATA_DIR) + "/hf/" + name + ".json");
+  }
+  for (const std::string& path : files) {
+    INFO(path);
+    const ArchConfig baseline = load_arch_config(path);
+    check_pick_is_exhaustive_minimum(baseline, LoopSpec::smelt(), Workload{}, default_constraints(baseline), model, 200);
+  }
 }

@@ -11,6 +11,7 @@
 #include "budget/match.hpp"
 #include "match/bound_pass.hpp"
 #include "match/collecting_pass.hpp"
+#include "match/equal_match.hpp"
 #include "match/ranking.hpp"
 #include "match/search_space.hpp"
 #include "support/accounting_fixtures.hpp"
@@ -42,15 +43,22 @@ TEST_CASE("every search variable of the table is read from a constraints file un
 
 TEST_CASE("the space size is the product of the variables in the space", "[match]") {
   const ArchConfig b = test::paper_200m_baseline();
-  const MatchConstraints c = default_constraints(b);
+  const MatchConstraints c = default_constraints(b, ShapeSpace::free);
   const Workload workload = paper_workload();  // the space keeps references: no temporaries
   const LoopSpec loop = LoopSpec::smelt();
   const match_detail::SearchSpace space(b, loop, workload, c);
   // Query width tied to hidden (num_heads not a variable), GQA (no KV latent): by hand from the
-  // defaults: hidden [320, 2560]/8, head dim [32, 256]/4, experts [8, 1536]/8, width [8, 1728]/8.
+  // free defaults: hidden [320, 2560]/8, head dim [32, 256]/4, experts [8, 1536]/8, width [8, 1728]/8.
   const std::int64_t by_hand = ((2560 - 320) / 8 + 1) * ((256 - 32) / 4 + 1) * ((1536 - 8) / 8 + 1) * ((1728 - 8) / 8 + 1);
   CHECK(space.space_size() == by_hand);
   CHECK(space.space_size() == match(b, LoopSpec::smelt(), paper_workload(), c, 1).summary.space_size);
+  // The trainable defaults: head dim [32, 256]/8, KV heads 1 or 2, experts multiples of 32 in
+  // [32, 1536] (192 = 64·3: 32 is the largest power of two at most 192/4 dividing it).
+  const MatchConstraints t = default_constraints(b);
+  const match_detail::SearchSpace trainable(b, loop, workload, t);
+  const std::int64_t trainable_by_hand =
+      ((2560 - 320) / 8 + 1) * ((256 - 32) / 8 + 1) * 2 * ((1536 - 32) / 32 + 1) * ((1728 - 8) / 8 + 1);
+  CHECK(trainable.space_size() == trainable_by_hand);
 }
 
 TEST_CASE("the bound pass finds the optimum and the collecting pass stays within its bound", "[match]") {
@@ -64,10 +72,18 @@ TEST_CASE("the bound pass finds the optimum and the collecting pass stays within
   const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
   // The model optimum and the exact objective of the best re-accounted candidate agree to rounding.
   CHECK(best == Approx(r.summary.best_objective).margin(1e-12));
-  const double bound = best + c.tolerance;
-  const auto points = match_detail::collect_within(space, counters, bound, 5);
+  const EqualMatchBounds bounds = match_detail::equal_match_bounds(space, counters, best);
+  CHECK(bounds.objective == best + c.tolerance);
+  const auto points = match_detail::collect_within(space, counters, bounds, 5);
   REQUIRE_FALSE(points.empty());
-  for (const auto& p : points) CHECK(p.objective <= bound + match_detail::slack);
+  for (const auto& p : points) {
+    CHECK(p.objective <= bounds.objective + match_detail::slack);
+    // Each budget within its cap of the equally matched (model values; unit weights).
+    const Candidate x = evaluate_candidate(space.make_config(p), b, space.baseline_budgets(), workload, c);
+    CHECK(std::fabs(x.deviation.flops) <= bounds.cap(bounds.flops) + 1e-9);
+    CHECK(std::fabs(x.deviation.params) <= bounds.cap(bounds.params) + 1e-9);
+    CHECK(std::fabs(x.deviation.kv) <= bounds.cap(bounds.kv) + 1e-9);
+  }
   CHECK(std::is_sorted(points.begin(), points.end(), match_detail::enumeration_order));
   // Both passes counted into the same counters, as match() reports them.
   CHECK(counters.structures == r.summary.structures);
@@ -121,11 +137,11 @@ TEST_CASE("validation_error() names the field, the value and what is allowed; va
 }
 
 TEST_CASE("a relaxation over the search limit is reported as not searched, never as infeasible", "[match]") {
-  // The 200M cell passes a limit of 3000 structures (57 head dims), but freeing the depth
-  // ([1, 48]: 48·57 KV structures) or the KV heads exceeds max_structures / 10 = 300: those
-  // relaxations are refused by the limits. Before, they were reported as "infeasible".
+  // The 200M cell on the whole lattice passes a limit of 3000 structures (57 head dims), but
+  // freeing the depth ([1, 48]: 48·57 KV structures) or the KV heads exceeds max_structures / 10
+  // = 300: those relaxations are refused by the limits. Before, they were reported as "infeasible".
   const ArchConfig b = test::paper_200m_baseline();
-  MatchConstraints c = default_constraints(b);
+  MatchConstraints c = default_constraints(b, ShapeSpace::free);
   c.max_structures = 3000;
   const auto s = constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), c);
   for (const char* name : {"num_layers fixed at 12", "num_kv_heads fixed at 2"}) {
@@ -136,7 +152,8 @@ TEST_CASE("a relaxation over the search limit is reported as not searched, never
     CHECK(std::isinf(x.relaxed_objective));
   }
   // Within the default limits the same relaxation is searched: one KV head of 172, +0.78125%.
-  const auto wide = constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), default_constraints(b));
+  const auto wide =
+      constraint_sensitivity(b, LoopSpec::smelt(), paper_workload(), default_constraints(b, ShapeSpace::free));
   const ConstraintSensitivity& kv_heads = find_relaxation(wide, "num_kv_heads fixed at 2");
   CHECK(kv_heads.status == SearchStatus::feasible);
   CHECK(kv_heads.relaxed_objective == Approx(0.0078125).margin(1e-12));
@@ -169,7 +186,7 @@ TEST_CASE("infeasible is reported only when a relaxed search proves it", "[match
 
 TEST_CASE("infeasibility reasons name the relaxations the limits refused", "[match]") {
   const ArchConfig b = test::paper_200m_baseline();
-  MatchConstraints c = default_constraints(b);
+  MatchConstraints c = default_constraints(b, ShapeSpace::free);
   c.max_kv_deviation = 0.005;
   c.max_structures = 3000;
   const MatchResult r = match(b, LoopSpec::smelt(), paper_workload(), c, 1);
@@ -201,6 +218,19 @@ std::vector<std::int64_t> hiddens(const std::vector<Candidate>& rows) {
   for (const auto& c : rows) out.push_back(c.config.hidden_size);
   return out;
 }
+
+/// Constraints asking for `order`, with weight_kv `kv` (1: unit weights).
+MatchConstraints ordered(MatchOrder order, double kv = 1.0) {
+  MatchConstraints c;
+  c.order = order;
+  c.weight_kv = kv;
+  return c;
+}
+
+/// rank()'s rows under `order` (`kv`: weight_kv).
+std::vector<Candidate> rows_of(const std::vector<Candidate>& all, int top, MatchOrder order, double kv = 1.0) {
+  return match_detail::rank(all, top, ordered(order, kv)).rows;
+}
 }  // namespace
 
 TEST_CASE("rank() keeps the nearest shapes and shows them best-first by the deviation shown", "[match]") {
@@ -212,19 +242,47 @@ TEST_CASE("rank() keeps the nearest shapes and shows them best-first by the devi
       ranked_candidate(1001, 0.0198, -0.001, 0.0, 0.1), ranked_candidate(1002, 0.0179, 0.010, 0.0, 0.2),
       ranked_candidate(1003, -0.0179, 0.005, 0.0, 0.3), ranked_candidate(1004, 0.0179, -0.005, 0.001, 0.05),
       ranked_candidate(1005, 0.01791, 0.00501, 0.0, 0.01)};
-  CHECK(hiddens(match_detail::rank(all, 5, RowOrder::shown_deviation)) ==
+  CHECK(hiddens(rows_of(all, 5, MatchOrder::tightest)) ==
         std::vector<std::int64_t>{1005, 1003, 1004, 1002, 1001});
   // Which rows are kept does not change: top 3 = the three nearest shapes (E, D, A), then shown order.
-  CHECK(hiddens(match_detail::rank(all, 3, RowOrder::shown_deviation)) == std::vector<std::int64_t>{1005, 1004, 1001});
+  CHECK(hiddens(rows_of(all, 3, MatchOrder::tightest)) == std::vector<std::int64_t>{1005, 1004, 1001});
   // One representative per structure: a second member of E's structure that is better matched
   // replaces it; a worse one does not show while other shapes fill the rows.
   std::vector<Candidate> with_members = all;
   with_members.push_back(ranked_candidate(1005, 0.0150, 0.001, 0.0, 0.02));
   with_members.push_back(ranked_candidate(1001, 0.0300, 0.001, 0.0, 0.0));
-  const auto rows = match_detail::rank(with_members, 5, RowOrder::shown_deviation);
+  const auto rows = rows_of(with_members, 5, MatchOrder::tightest);
   CHECK(hiddens(rows) == std::vector<std::int64_t>{1005, 1003, 1004, 1002, 1001});
   CHECK(rows.front().deviation.flops == 0.0150);
   CHECK(rows.back().deviation.flops == 0.0198);
+}
+
+TEST_CASE("rank() by proportions: each shape's nearest member, nearest first, the tightest apart", "[match]") {
+  // The same five shapes as above: by distance E (0.01), D (0.05), A (0.1), B (0.2), C (0.3),
+  // whatever their deviations; the tightest is E (the shown order's first).
+  const std::vector<Candidate> all{
+      ranked_candidate(1001, 0.0198, -0.001, 0.0, 0.1), ranked_candidate(1002, 0.0179, 0.010, 0.0, 0.2),
+      ranked_candidate(1003, -0.0179, 0.005, 0.0, 0.3), ranked_candidate(1004, 0.0179, -0.005, 0.001, 0.05),
+      ranked_candidate(1005, 0.01791, 0.00501, 0.0, 0.01)};
+  CHECK(hiddens(rows_of(all, 5, MatchOrder::proportions)) == std::vector<std::int64_t>{1005, 1004, 1001, 1002, 1003});
+  // A member of C's shape nearer the proportions than any shape represents C and leads; a
+  // better-matched member of A's shape that is farther does not replace A's nearer one.
+  std::vector<Candidate> with_members = all;
+  with_members.push_back(ranked_candidate(1003, 0.0190, 0.0, 0.0, 0.001));
+  with_members.push_back(ranked_candidate(1001, 0.0010, 0.0, 0.0, 0.5));
+  const match_detail::Ranking r = match_detail::rank(with_members, 3, ordered(MatchOrder::proportions));
+  CHECK(hiddens(r.rows) == std::vector<std::int64_t>{1003, 1005, 1004});
+  CHECK(r.rows.front().proportion_distance == 0.001);
+  // The tightest: each shape's best-matched member, then the shown order: A's 0.10% member.
+  REQUIRE(r.tightest.has_value());
+  CHECK(r.tightest->config.hidden_size == 1001);
+  CHECK(r.tightest->deviation.flops == 0.0010);
+  // With fewer shapes than rows, the other members follow, nearest first.
+  const auto more = rows_of(with_members, 7, MatchOrder::proportions);
+  REQUIRE(more.size() == 7);
+  CHECK(more[4].proportion_distance == 0.2);  // B: the last representative
+  CHECK(more[5].proportion_distance == 0.3);  // C's other member (its 0.001 one represents it)
+  CHECK(more[6].proportion_distance == 0.5);  // A's other member, better matched but farther
 }
 
 TEST_CASE("rank() orders by the weighted objective when the weights are not all 1", "[match]") {
@@ -234,8 +292,8 @@ TEST_CASE("rank() orders by the weighted objective when the weights are not all 
   Candidate y = ranked_candidate(1002, 0.020, 0.0, 0.0, 0.2);
   x.objective = 0.010;
   y.objective = 0.005;
-  CHECK(hiddens(match_detail::rank({x, y}, 2, RowOrder::weighted_objective)) == std::vector<std::int64_t>{1002, 1001});
-  CHECK(hiddens(match_detail::rank({x, y}, 2, RowOrder::shown_deviation)) == std::vector<std::int64_t>{1001, 1002});
+  CHECK(hiddens(rows_of({x, y}, 2, MatchOrder::tightest, 0.5)) == std::vector<std::int64_t>{1002, 1001});
+  CHECK(hiddens(rows_of({x, y}, 2, MatchOrder::tightest)) == std::vector<std::int64_t>{1001, 1002});
   // Ties on the objective fall to the second, then the third weighted term, then the distance.
   Candidate z = y;
   z.config.hidden_size = 1003;
@@ -244,12 +302,16 @@ TEST_CASE("rank() orders by the weighted objective when the weights are not all 
   u.config.hidden_size = 1004;
   u.third_objective = 0.0001;
   u.proportion_distance = 0.0;
-  CHECK(hiddens(match_detail::rank({z, u, y}, 3, RowOrder::weighted_objective)) ==
+  CHECK(hiddens(rows_of({z, u, y}, 3, MatchOrder::tightest, 0.5)) ==
         std::vector<std::int64_t>{1002, 1004, 1003});
   MatchConstraints c;
+  CHECK(row_order(c) == RowOrder::proportions);
+  c.order = MatchOrder::tightest;
   CHECK(row_order(c) == RowOrder::shown_deviation);
   c.weight_kv = 0.5;
   CHECK(row_order(c) == RowOrder::weighted_objective);
+  CHECK(tightest_order(c) == RowOrder::weighted_objective);
+  CHECK(to_string(RowOrder::proportions) == "proportions");
   CHECK(to_string(RowOrder::shown_deviation) == "shown_deviation");
   CHECK(to_string(RowOrder::weighted_objective) == "weighted_objective");
   CHECK(to_string(RowOrder::predicted_time) == "predicted_time");
