@@ -85,6 +85,10 @@ struct ParallelLayout {
   /// (hidden and attention dropout > 0; modern LLM recipes use 0).
   bool flash_attention = true;
   bool dropout = false;
+  /// Weight gradients accumulated straight into the fp32 main gradients (Megatron's default
+  /// --gradient-accumulation-fusion; off with --no-gradient-accumulation-fusion). With it, Transformer
+  /// Engine keeps one cached bf16 placeholder gradient per distinct weight shape (docs/cluster.md).
+  bool gradient_accumulation_fusion = true;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// N = TP·CP·DP·PP once resolved (resolve_layout()).

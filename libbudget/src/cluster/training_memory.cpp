@@ -11,6 +11,7 @@
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
+#include "cluster/memory_extras.hpp"
 
 namespace budget {
 namespace {
@@ -376,7 +377,8 @@ void set_memory_logits(const MemoryStageShared& m, MemoryComponents& c, double& 
   const ParallelLayout& l = m.l;
   const double per_token = (l.cross_entropy_fusion ? 2.0 : 4.0) * m.V / m.t;
   const double heads_of_loss = 1.0 + static_cast<double>(m.config.mtp_layers);
-  c.logits = m.T * (2.0 * m.H / m.r + heads_of_loss * per_token);
+  c.logits = m.T * (2.0 * m.H / m.r + heads_of_loss * per_token) +
+             context_parallel_logits_copy_bytes(l, m.T, m.padded_vocab);
   if (!l.cross_entropy_fusion) transient = std::max(transient, 2.0 * m.T * m.V / m.t);
 }
 
@@ -404,7 +406,14 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   }
   if (stage.has_lm_head) set_memory_logits(m, c, transient);
   transient = std::max(transient, chunk.largest_recomputed_layer);
-  c.buffers = transient;
+  StageContents contents;
+  contents.attention_layers = !stage.stored_layers.empty();
+  for (const std::int64_t layer : stage.stored_layers) {
+    (layer_is_moe(m.config, layer) ? contents.moe_layers : contents.dense_ffn_layers) = true;
+  }
+  contents.lm_head = stage.has_lm_head;
+  stage.te_dummy_wgrad_bytes = te_dummy_wgrad_bytes(m.config, l, contents, m.padded_vocab);
+  c.buffers = transient + stage.te_dummy_wgrad_bytes;
   stage.peak_bytes = c.total();
   return stage;
 }

@@ -31,7 +31,8 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
       {"padded_vocab", mem.padded_vocab},
       {"replicate_loop_weights", l.replicate_loop_weights},
       {"flash_attention", l.flash_attention},
-      {"dropout", l.dropout}};
+      {"dropout", l.dropout},
+      {"gradient_accumulation_fusion", l.gradient_accumulation_fusion}};
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const StageMemory& s : mem.stages) {
     const MemoryComponents& c = s.by_component;
@@ -42,6 +43,7 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
                       {"params", s.dense_params + s.expert_params},
                       {"expert_params", s.expert_params},
                       {"peak_bytes", s.peak_bytes},
+                      {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes},
                       {"by_component",
                        {{"weights", c.weights},
                         {"gradients", c.gradients},

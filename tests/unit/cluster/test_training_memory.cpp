@@ -357,7 +357,11 @@ TEST_CASE("cluster: full recompute keeps layer inputs and rebuilds one layer", "
   const TrainingMemory all = training_memory(c, l, big_cluster());
   const double full_layer = layer_activation_bytes(c, 1, l, false).total();
   CHECK(all.stages[0].by_component.activations == Approx(4.0 * 2.0 * 2048.0 * 1024.0));
-  CHECK(all.stages[0].by_component.buffers == Approx(full_layer));
+  // The rebuilt layer, plus TE's cached dummy weight gradients (one bf16 tensor per distinct weight
+  // shape: QKV 3072×1024, projection 1024×1024, fc1 4096×1024, fc2 1024×4096; no vocabulary here).
+  const double dummy_wgrads = 2.0 * (3072.0 * 1024 + 1024.0 * 1024 + 2 * 4096.0 * 1024);
+  CHECK(all.stages[0].te_dummy_wgrad_bytes == Approx(dummy_wgrads));
+  CHECK(all.stages[0].by_component.buffers == Approx(full_layer + dummy_wgrads));
   l.recompute.full_layers = 1;  // block method: the first layer of the chunk only
   CHECK(training_memory(c, l, big_cluster()).stages[0].by_component.activations ==
         Approx(2.0 * 2048.0 * 1024.0 + 3.0 * full_layer));
