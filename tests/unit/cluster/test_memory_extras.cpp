@@ -66,8 +66,9 @@ TEST_CASE("memory: TE dummy weight gradients, one bf16 tensor per distinct shard
 }
 
 TEST_CASE("memory: dummy gradients of equal shapes are one tensor", "[cluster][memory]") {
-  // Shared expert of width 512 and routed experts of width 512: fc1 and fc2 shapes coincide, so the
-  // MoE layer adds only two tensors (TE caches by (rows, cols, dtype)).
+  // Shared expert of width 512 and routed experts of width 512: their fc1 (2·512 × 1024) and fc2
+  // (1024 × 512) shapes coincide, and fc1's also equals the output projection's 1024 × 1024, so the
+  // MoE layer adds only fc2 (TE caches by (rows, cols, dtype)).
   ArchConfig c = extras_llama();
   c.vocab_size = 0;
   c.ffn = {};
@@ -81,7 +82,7 @@ TEST_CASE("memory: dummy gradients of equal shapes are one tensor", "[cluster][m
   l.gpus = 1;
   const TrainingMemory m = training_memory(c, l, extras_cluster());
   const double attention = 1536.0 * 1024 + 1024.0 * 1024;
-  CHECK(m.stages[0].te_dummy_wgrad_bytes == Approx(2.0 * (attention + 1024.0 * 1024 + 1024.0 * 512)));
+  CHECK(m.stages[0].te_dummy_wgrad_bytes == Approx(2.0 * (attention + 1024.0 * 512)));
 }
 
 TEST_CASE("memory: context parallelism's logits copy on the last stage", "[cluster][memory]") {
