@@ -64,4 +64,57 @@ double context_parallel_logits_copy_bytes(const ParallelLayout& l, double tokens
   return 2.0 * static_cast<double>(padded_vocab) / static_cast<double>(l.tp) * tokens;
 }
 
+namespace {
+
+/// Bytes of the FP8 copies of one linear weight element: rowwise + columnwise.
+double fp8_weight_copy_bytes(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::none: return 0.0;
+    case Fp8Recipe::tensorwise:
+    case Fp8Recipe::delayed: return 2.0;
+    case Fp8Recipe::blockwise: return 2.0 * (1.0 + 4.0 / (128.0 * 128.0));
+    case Fp8Recipe::mxfp8: return 2.0 * (1.0 + 1.0 / 32.0);
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+ParameterMemory parameter_memory(const ParallelLayout& l, double dense, double expert, double fp8_linear,
+                                 double largest_layer) {
+  const ParameterBytes per = parameter_bytes(l.precision);
+  const double instances = static_cast<double>(l.distributed_optimizer_instances);
+  const double d_dense = static_cast<double>(l.data_parallel() * l.cp) / instances;
+  const double d_expert = static_cast<double>(l.expert_data_parallel()) / instances;
+  const bool optimizer_sharded = l.distributed_optimizer || l.fsdp != FsdpKind::none;
+  const bool grads_sharded = l.fsdp == FsdpKind::torch_fsdp2 ||
+                             (l.fsdp == FsdpKind::megatron_fsdp && l.fsdp_sharding != FsdpSharding::optim);
+  const bool params_sharded = l.fsdp == FsdpKind::torch_fsdp2 ||
+                              (l.fsdp == FsdpKind::megatron_fsdp && l.fsdp_sharding == FsdpSharding::optim_grads_params);
+  // Bytes a parameter of each kind, as (weights, gradients, optimizer) before sharding.
+  double w = per.weights, g = per.gradients, o = per.optimizer;
+  if (l.fsdp == FsdpKind::torch_fsdp2) w = 4.0, g = 4.0, o = 8.0;  // fp32 sharded params are the master copy
+  const auto sharded = [&](double bytes, bool on, double d) { return on ? bytes / d : bytes; };
+  ParameterMemory out;
+  out.weights = dense * sharded(w, params_sharded, d_dense) + expert * sharded(w, params_sharded, d_expert);
+  out.gradients = dense * sharded(g, grads_sharded, d_dense) + expert * sharded(g, grads_sharded, d_expert);
+  out.optimizer = dense * sharded(o, optimizer_sharded, d_dense) + expert * sharded(o, optimizer_sharded, d_expert);
+  if (params_sharded) out.gather_buffers = largest_layer * (2.0 * 2.0 + g);
+  else if (grads_sharded) out.gather_buffers = largest_layer * g;
+  if (l.fp8 != Fp8Recipe::none) {
+    out.weights += fp8_linear * fp8_weight_copy_bytes(l.fp8);
+    if (l.fp8_param_gather) {
+      // The rowwise copy is the parameter: its bf16 weight is not kept (sharded as the weights).
+      const double share = dense + expert > 0.0 ? fp8_linear / (dense + expert) : 0.0;
+      out.weights -= share * (dense * sharded(2.0, params_sharded, d_dense) + expert * sharded(2.0, params_sharded, d_expert));
+    }
+  }
+  return out;
+}
+
+double fp8_scaling_state_bytes(const ParallelLayout& l, double fp8_gemms) {
+  if (l.fp8 != Fp8Recipe::delayed) return 0.0;
+  return fp8_gemms * 3.0 * (static_cast<double>(l.fp8_amax_history) + 2.0) * 4.0;
+}
+
 }  // namespace budget

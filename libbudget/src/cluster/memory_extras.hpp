@@ -37,4 +37,38 @@ double te_dummy_wgrad_bytes(const ArchConfig& config, const ParallelLayout& layo
 /// llama3_70b_l12_tp2_cp4_seq32768 and validated on the six other CP runs (docs/cluster.md).
 double context_parallel_logits_copy_bytes(const ParallelLayout& layout, double tokens, std::int64_t padded_vocab);
 
+/// Weights, gradients and optimizer states per GPU, and the transient gather / reduce-scatter
+/// buffers of sharded data parallelism, for `dense` parameters held by DP·CP ranks and `expert`
+/// parameters held by EDP ranks (both already divided by TP / ETP·EP), of which `fp8_linear` are
+/// linear-layer weights Transformer Engine casts to FP8, the largest layer `largest_layer` of them.
+/// Megatron's bytes per parameter (parameter_bytes) sharded as the layout says:
+///   distributed optimizer / Megatron-FSDP optim: optimizer states ÷ d (ZeRO-1);
+///   Megatron-FSDP optim_grads: gradients ÷ d too (ZeRO-2); optim_grads_params: weights ÷ d too
+///     (ZeRO-3), plus the unsharded bf16 weights of two layers (the one computing and the prefetched
+///     one) and one layer's unsharded gradients awaiting reduce-scatter
+///     (docs/user-guide/features/megatron_fsdp.md at d98e8a64; megatron/core/distributed/fsdp/src/
+///     docs/mfsdp_design.md, "double buffer");
+///   torch FSDP2: fp32 sharded parameters (the master copy, 4/d), fp32 sharded gradients (4/d), Adam
+///     moments (8/d), plus two layers' bf16 all-gathered weights and one layer's gradients (PyTorch
+///     FSDP2, reshard_after_forward, the implicit prefetch of the next layer);
+///   d = DP·CP / instances for dense, EDP / instances for experts (--num-distributed-optimizer-
+///     instances shards within each instance).
+/// FP8 (TransformerEngine v2.11): every FP8 linear weight keeps a rowwise FP8 copy and a columnwise
+/// (transposed) one for the backward, 1 byte an element each (blockwise: + one fp32 scale per 128×128
+/// block; MXFP8: + one E8M0 byte per 32 elements); with --fp8-param-gather the parameter itself is
+/// the rowwise FP8 copy, so its bf16 weight (2 bytes, sharded as weights are) is not kept.
+struct ParameterMemory {
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;
+  double gather_buffers = 0.0;  ///< transient: FSDP's unsharded weights and gradients
+};
+ParameterMemory parameter_memory(const ParallelLayout& layout, double dense, double expert, double fp8_linear,
+                                 double largest_layer);
+
+/// Delayed scaling's per-tensor state: for each FP8 GEMM three tensors (input, weight, gradient),
+/// each an fp32 amax history of --fp8-amax-history-len entries plus scale and inverse scale
+/// (TransformerEngine v2.11, fp8.py's FP8GlobalStateManager / recipe.DelayedScaling). 0 otherwise.
+double fp8_scaling_state_bytes(const ParallelLayout& layout, double fp8_gemms);
+
 }  // namespace budget
