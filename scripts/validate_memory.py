@@ -14,6 +14,7 @@ other_mbc_run`) are listed but count once (the distinct measurements).
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -62,12 +63,28 @@ def megatron_args(run, model):
             '--bf16', '--use-distributed-optimizer', '--sequence-parallel', '--recompute-granularity', 'full',
             '--recompute-method', 'block', '--recompute-num-layers', '0',
             '--make-vocab-size-divisible-by', str(model['make_vocab_size_divisible_by']),
-            '--accumulate-allreduce-grads-in-fp32', '--transformer-impl', 'transformer_engine']
+            '--accumulate-allreduce-grads-in-fp32', '--transformer-impl', 'transformer_engine',
+            '--hidden-dropout', '0.0', '--attention-dropout', '0.0', '--num-attention-heads',
+            str(model['num_attention_heads']), '--swiglu', '--normalization', 'RMSNorm', '--disable-bias-linear',
+            '--untie-embeddings-and-output-weights', '--tokenizer-type', 'NullTokenizer',
+            '--vocab-size', str(model['vocab_size_arg']), '--max-position-embeddings', str(r['seq_length'])]
+    if not model['mla']:
+        args += ['--group-query-attention', '--num-query-groups', str(model['num_query_groups']),
+                 '--kv-channels', str(model['kv_channels']), '--ffn-hidden-size', str(model['ffn_hidden_size'])]
     if r['cross_entropy_loss_fusion']:
         args += ['--cross-entropy-loss-fusion', '--cross-entropy-fusion-impl', r['cross_entropy_fusion_impl']]
     if model['moe']:
         e = model['moe']
-        args += ['--expert-model-parallel-size', str(r['ep']), '--moe-token-dispatcher-type', e['token_dispatcher']]
+        m = model['mla']
+        args += ['--expert-model-parallel-size', str(r['ep']), '--moe-token-dispatcher-type', e['token_dispatcher'],
+                 '--num-experts', str(e['num_experts']), '--moe-router-topk', str(e['router_topk']),
+                 '--moe-ffn-hidden-size', str(e['moe_ffn_hidden_size']),
+                 '--moe-shared-expert-intermediate-size', str(e['shared_expert_intermediate_size']),
+                 '--moe-layer-freq', e['moe_layer_freq'], '--ffn-hidden-size', str(e['dense_layer_ffn_hidden_size']),
+                 '--moe-grouped-gemm', '--moe-permute-fusion', '--multi-latent-attention', '--qk-layernorm',
+                 '--q-lora-rank', str(m['q_lora_rank']), '--kv-lora-rank', str(m['kv_lora_rank']),
+                 '--qk-head-dim', str(m['qk_nope_head_dim']), '--qk-pos-emb-head-dim', str(m['qk_rope_head_dim']),
+                 '--v-head-dim', str(m['v_head_dim'])]
         if e['expert_capacity_factor']:
             args += ['--moe-expert-capacity-factor', str(e['expert_capacity_factor'])]
         if e['pad_expert_input_to_capacity']:
@@ -103,7 +120,7 @@ def predict(exe, run, native, tmp):
     else:
         args = os.path.join(tmp, run['id'] + '.args')
         with open(args, 'w') as f:
-            f.write(' '.join(megatron_args(r, model)) + '\n')
+            f.write(' '.join(shlex.quote(w) for w in megatron_args(r, model)) + '\n')
         cmd += ['--gpus', str(r['world_size']), '--megatron-args', args]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 3):

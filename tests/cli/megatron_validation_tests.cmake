@@ -31,3 +31,9 @@ add_test(NAME cli.megatron.validate_memory
   COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/validate_memory.py --exe $<TARGET_FILE:budget-match> --native
           --max-median 1.5 --max-worst 3 --max-low 3)
 set_tests_properties(cli.megatron.validate_memory PROPERTIES TIMEOUT 120)
+# The same runs with the layout read from each run's Megatron-LM arguments (--megatron-args): the
+# reader must give the same layouts (and so the same figures).
+add_test(NAME cli.megatron.validate_memory_args
+  COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/validate_memory.py --exe $<TARGET_FILE:budget-match>
+          --max-median 1.5 --max-worst 3 --max-low 3)
+set_tests_properties(cli.megatron.validate_memory_args PROPERTIES TIMEOUT 120)
