@@ -26,6 +26,8 @@
 #include "budget/error.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/megatron_args.hpp"
+#include "budget/export.hpp"
+#include "output_file.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
@@ -56,6 +58,7 @@ struct LayoutOptions {
   int top = 5;
   bool layout_given = true;
   std::string megatron_args;  ///< --megatron-args FILE: the layout from Megatron-LM's arguments
+  std::string megatron_out;   ///< --megatron-out FILE: the layout written as Megatron-LM's arguments
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -277,6 +280,13 @@ void run_layout(const LayoutOptions& o) {
   }
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
   result.memory = training_memory(config, layout, result.cluster, "layout");
+  if (!o.megatron_out.empty()) {
+    // export --to megatron's file with a TRAINING_ARGS array: --megatron-args of it gives this layout.
+    ExportOptions eo;
+    eo.seq_length = result.memory.layout.seq_len;
+    eo.megatron_training_args = megatron_layout_args(result.memory.layout, overlap);
+    write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
+  }
   if (result.megatron) {
     const auto list = [](const std::vector<std::string>& v) {
       std::string out;
@@ -395,6 +405,8 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--megatron-args", o->megatron_args,
                   "Megatron-LM's arguments (shell words, or the bash-array file export --to megatron writes): the "
                   "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
+  cmd->add_option("--megatron-out", o->megatron_out,
+                  "Write the layout as Megatron-LM's arguments (MODEL_ARGS and TRAINING_ARGS bash arrays)");
   add_format_option(*cmd, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([o, cmd] {

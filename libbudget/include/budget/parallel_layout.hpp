@@ -133,6 +133,11 @@ struct ParallelLayout {
   /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers; −1: not given.
   std::int64_t first_stage_layers = -1;
   std::int64_t last_stage_layers = -1;
+  /// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the
+  /// embedding (loss) counts as one layer of the even split, so the first (last) chunk builds one
+  /// transformer layer fewer (transformer_block.py:148-200 at d98e8a64).
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   FsdpKind fsdp = FsdpKind::none;
   FsdpSharding fsdp_sharding = FsdpSharding::optim_grads_params;
   /// --num-distributed-optimizer-instances: the optimizer is sharded within DP·CP / instances ranks.

@@ -193,8 +193,8 @@ std::vector<std::string> parse_pipeline_layout(std::string_view text, const std:
 ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::string* error) {
   const std::int64_t total = l.replicate_loop_weights ? config.executed_layers() : config.num_layers;
   if (!l.pipeline_layout.empty()) {
-    if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0) {
-      *error = "a pipeline layout string and first/last-stage layer counts exclude each other (Megatron asserts it)";
+    if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0 || l.embedding_in_split || l.loss_in_split) {
+      *error = "a pipeline layout string excludes first/last-stage layer counts and the embedding/loss in the split";
       return {};
     }
     return plan_from_layout_string(l, total, config.mtp_layers, error);
@@ -203,18 +203,31 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::st
   plan.virtual_stages = l.virtual_stages;
   const std::int64_t chunk_count = l.pp * l.virtual_stages;
   if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0) {
+    if (l.embedding_in_split || l.loss_in_split) {
+      *error = "first/last-stage layer counts exclude the embedding/loss in the pipeline split (Megatron asserts it)";
+      return {};
+    }
     const std::vector<std::int64_t> per_rank = rank_layers_uneven(l, total, error);
     if (per_rank.empty()) return {};
     for (std::int64_t c = 0; c < chunk_count; ++c) {
       plan.layers.push_back(per_rank[static_cast<std::size_t>(c % l.pp)] / l.virtual_stages);
     }
   } else {
-    if (total % chunk_count != 0) {
-      *error = fmt::format("{} {}layers do not divide by PP·V = {}·{} = {}", total,
-                           l.replicate_loop_weights ? "executed " : "", l.pp, l.virtual_stages, chunk_count);
+    const std::int64_t extra = (l.embedding_in_split ? 1 : 0) + (l.loss_in_split ? 1 : 0);
+    if ((total + extra) % chunk_count != 0) {
+      *error = fmt::format("{} {}layers{} do not divide by PP·V = {}·{} = {}", total,
+                           l.replicate_loop_weights ? "executed " : "",
+                           extra > 0 ? fmt::format(" and {} counted for the embedding/loss", extra) : "", l.pp,
+                           l.virtual_stages, chunk_count);
       return {};
     }
-    plan.layers.assign(static_cast<std::size_t>(chunk_count), total / chunk_count);
+    plan.layers.assign(static_cast<std::size_t>(chunk_count), (total + extra) / chunk_count);
+    if (l.embedding_in_split) --plan.layers.front();
+    if (l.loss_in_split) --plan.layers.back();
+    if (plan.layers.front() < 0 || plan.layers.back() < 0) {
+      *error = "not enough layers in the first or last chunk for the embedding/loss in the pipeline split";
+      return {};
+    }
   }
   plan.embedding.assign(static_cast<std::size_t>(chunk_count), false);
   plan.loss.assign(static_cast<std::size_t>(chunk_count), false);

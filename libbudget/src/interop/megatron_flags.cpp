@@ -43,6 +43,8 @@ const std::vector<MegatronUseRow>& megatron_use_rows() {
       {"--pipeline-model-parallel-layout", U::modelled, "the pipeline layout string (E t m L | *N)"},
       {"--decoder-first-pipeline-num-layers", U::modelled, "transformer layers on the first pipeline rank"},
       {"--decoder-last-pipeline-num-layers", U::modelled, "transformer layers on the last pipeline rank"},
+      {"--account-for-embedding-in-pipeline-split", U::modelled, "the embedding counts as a layer of the split"},
+      {"--account-for-loss-in-pipeline-split", U::modelled, "the loss counts as a layer of the split"},
       {"--expert-model-parallel-size", U::modelled, "EP"},
       {"--expert-tensor-parallel-size", U::modelled, "ETP (default TP)"},
       {"--context-parallel-size", U::modelled, "CP"},

@@ -40,6 +40,8 @@ void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& confi
     }
     l.virtual_stages = config.num_layers / (l.pp * per);
   }
+  l.embedding_in_split = p.has("account_for_embedding_in_pipeline_split");
+  l.loss_in_split = p.has("account_for_loss_in_pipeline_split");
   if (const auto first = p.integer("decoder_first_pipeline_num_layers")) l.first_stage_layers = *first;
   if (const auto last = p.integer("decoder_last_pipeline_num_layers")) l.last_stage_layers = *last;
   if (!l.pipeline_layout.empty() && l.virtual_stages == 1) {
