@@ -139,7 +139,8 @@ class ShellSplitter {
       ++at_;
       return;
     }
-    if (c == ')' && array_depth_ > 0 && !in_word_) {
+    if (c == ')' && array_depth_ > 0) {
+      end_word();  // an unquoted ')' ends the word before it, as in bash
       tokens_.push_back({ShellTokenKind::array_close, "", line_});
       --array_depth_;
       ++at_;
