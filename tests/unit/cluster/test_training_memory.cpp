@@ -462,11 +462,17 @@ TEST_CASE("recompute and precision names: parsed as printed, the rest refused na
   CHECK(some.kind == RecomputeKind::full);
   CHECK(some.full_layers == 12);
   CHECK(parse_recompute("full:999999999999999", "x").full_layers == 999999999999999);
-  for (const char* bad : {"", "Full", "full:", "full:0", "full:-1", "full:1x", "full:1000000000000000", "partial"}) {
+  // Megatron's per-module selective recompute and the uniform method (issue 31).
+  const RecomputeSpec modules = parse_recompute("selective:mla_up_proj,mlp", "x");
+  CHECK(modules.modules == std::vector<RecomputeModule>{RecomputeModule::mla_up_proj, RecomputeModule::mlp});
+  CHECK(parse_recompute("full-uniform:2", "x").method == RecomputeMethod::uniform);
+  CHECK_THROWS_WITH(parse_recompute("selective:attn", "--recompute"), Catch::Contains("recompute module \"attn\""));
+  for (const char* bad : {"", "Full", "full:", "full:0", "full:-1", "full:1x", "full:1000000000000000", "partial",
+                          "selective:", "full-uniform:0"}) {
     INFO(bad);
     CHECK_THROWS_WITH(parse_recompute(bad, "--recompute"),
-                      Catch::Contains("is not allowed; allowed: none, selective, full, full:N") &&
-                          Catch::Contains("--recompute"));
+                      Catch::Contains("is not allowed; allowed: none, selective, selective:MODULE") &&
+                          Catch::Contains("full:N") && Catch::Contains("--recompute"));
   }
   for (const TrainingPrecision p : {TrainingPrecision::bf16, TrainingPrecision::fp16, TrainingPrecision::fp32}) {
     CHECK(parse_training_precision(to_string(p), "precision") == p);
