@@ -231,4 +231,4 @@ budget_cli_test(NAME megatron.unknown_argument ARGS layout ${mixtral} --cluster 
   EXPECT_EXIT 2 STDERR_MATCHES [=[did you mean --tensor-model-parallel-size\?]=])
 budget_cli_test(NAME megatron.layout_given_twice ARGS layout ${mixtral} --cluster ${h100} --gpus 8 --tp 2
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/typo.args
-  EXPECT_EXIT 2 STDERR_MATCHES [=[--tp and --megatron-args both give the layout]=])
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--tp and --megatron-args both give the layout]=])

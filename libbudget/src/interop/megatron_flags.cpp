@@ -32,9 +32,8 @@ struct MegatronUseRow {
 
 // What each argument means here; every argument not listed changes nothing here ("not modelled").
 // A test checks that every flag named exists in Megatron's table.
-const std::vector<MegatronUseRow>& megatron_use_rows() {
-  using U = MegatronUse;
-  static const std::vector<MegatronUseRow> rows{
+using U = MegatronUse;
+constexpr MegatronUseRow megatron_use_table[] = {
       // Parallel sizes and placement.
       {"--tensor-model-parallel-size", U::modelled, "TP"},
       {"--pipeline-model-parallel-size", U::modelled, "PP"},
@@ -145,9 +144,7 @@ const std::vector<MegatronUseRow>& megatron_use_rows() {
       {"--moe-router-topk-scaling-factor", U::read, "router weight scaling (no memory or time effect)"},
       {"--moe-router-num-groups", U::read, "group-limited routing (communication pattern)"},
       {"--moe-router-group-topk", U::read, "group-limited routing (communication pattern)"},
-  };
-  return rows;
-}
+};
 
 std::vector<std::string> split_tsv_field(std::string_view field, char separator) {
   std::vector<std::string> out;
@@ -180,7 +177,7 @@ std::vector<MegatronArgument> build_megatron_arguments() {
     a.source = f[5];
     table.push_back(std::move(a));
   }
-  for (const MegatronUseRow& row : megatron_use_rows()) {
+  for (const MegatronUseRow& row : megatron_use_table) {
     const auto it = std::find_if(table.begin(), table.end(), [&](const MegatronArgument& a) {
       return std::find(a.names.begin(), a.names.end(), row.flag) != a.names.end();
     });
