@@ -43,7 +43,7 @@ budget_cli_test(NAME cluster.layout_refuses_gpus ARGS layout ${base} --cluster $
 budget_cli_test(NAME cluster.layout_refuses_too_many_gpus ARGS layout ${base} --cluster ${h200} --gpus 16 --micro-batch-size 1 --micro-batches 1
   EXPECT_EXIT 2 STDERR_MATCHES [=[the layout needs 16 GPUs; the cluster has 8 \(1 nodes of 8\); set more nodes]=])
 budget_cli_test(NAME cluster.layout_bad_recompute ARGS layout ${base} --cluster ${h200} --micro-batch-size 1 --micro-batches 1 --recompute full:x
-  EXPECT_EXIT 2 STDERR_MATCHES [=[--recompute: value "full:x" is not allowed; allowed: none, selective, full, full:N]=])
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--recompute: value "full:x" is not allowed; allowed: none, selective, selective:MODULE.*full, full:N]=])
 budget_cli_test(NAME cluster.layout_needs_cluster ARGS layout ${base} --micro-batch-size 1 --micro-batches 1
   EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster is required]=])
 budget_cli_test(NAME cluster.bad_cluster_file ARGS layout ${base} --cluster ${base} --micro-batch-size 1 --micro-batches 1

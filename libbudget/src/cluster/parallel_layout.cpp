@@ -290,10 +290,13 @@ std::string layout_chunk_plan_error(const ParallelLayout& l, const ArchConfig& c
     if (config.loop->last > begin && config.loop->last <= end) last_chunk = static_cast<std::int64_t>(c);
   }
   if (first_chunk != last_chunk) {
-    return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {}: a loop must lie inside one "
+    const std::int64_t a = plan.layers[static_cast<std::size_t>(first_chunk)];
+    const std::int64_t b = plan.layers[static_cast<std::size_t>(last_chunk)];
+    return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({}): a loop must lie inside one "
                        "pipeline stage, or choose replicate_loop_weights (--replicate-loop-weights) to store its "
                        "weights on every stage that runs it",
-                       config.loop->first, config.loop->last, first_chunk, last_chunk);
+                       config.loop->first, config.loop->last, first_chunk, last_chunk,
+                       a == b ? fmt::format("{} layers each", a) : fmt::format("{} and {} layers", a, b));
   }
   return {};
 }

@@ -70,14 +70,14 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
                       {"params", s.dense_params + s.expert_params},
                       {"expert_params", s.expert_params},
                       {"peak_bytes", s.peak_bytes},
-                      {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes},
                       {"by_component",
                        {{"weights", c.weights},
                         {"gradients", c.gradients},
                         {"optimizer_states", c.optimizer_states},
                         {"activations", c.activations},
                         {"logits", c.logits},
-                        {"buffers", c.buffers}}}});
+                        {"buffers", c.buffers}}},
+                      {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes}});
   }
   nlohmann::ordered_json out{{"layout", layout},
                              {"memory",

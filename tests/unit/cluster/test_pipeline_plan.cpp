@@ -175,3 +175,69 @@ TEST_CASE("communication: an NVLink domain of 72 GPUs keeps EP 64 on NVLink", "[
   nvl.nvlink_domain_gpus = 70;
   CHECK(nvl.validation_error() == "nvlink_domain_gpus 70 is not a multiple of gpus_per_node 4");
 }
+
+TEST_CASE("memory: uniform full recompute and CPU offload by hand", "[cluster][recompute]") {
+  const ArchConfig c = plan_dense(4);
+  ParallelLayout l;
+  l.gpus = 1;
+  l.seq_len = 1024;
+  l.vocab_divisible_by = 1;
+  const double T = 1024, H = 1024;
+  const double whole = layer_activation_bytes(c, 1, l, false).total();
+  l.recompute = parse_recompute("full-uniform:2", "t");
+  const TrainingMemory u = training_memory(c, l, plan_cluster());
+  // Two groups of two: each keeps its first layer's input 2H·T, plus the token ids 8·T.
+  CHECK(u.stages[0].by_component.activations == Approx(2 * 2 * H * T + 8 * T));
+  // The backward rebuilds one group: two layers' activations, beside TE's dummy gradients and the
+  // bf16 logits made beside their fp32 copy (2·V·T, V = 4096).
+  CHECK(u.stages[0].by_component.buffers ==
+        Approx(std::max(2 * whole, 2.0 * 4096 * T) + u.stages[0].te_dummy_wgrad_bytes));
+  l.recompute = {};
+  l.cpu_offload_layers = 3;  // layers 1-3 in host memory: layer 4 kept, one layer in transit
+  const TrainingMemory o = training_memory(c, l, plan_cluster());
+  CHECK(o.stages[0].by_component.activations == Approx(whole + 8 * T));
+}
+
+TEST_CASE("memory: FP8 saved inputs, amax history and FSDP buffers by hand", "[cluster][fsdp]") {
+  const ArchConfig c = plan_dense(2);
+  ParallelLayout l;
+  l.gpus = 8;
+  l.seq_len = 1024;
+  l.vocab_divisible_by = 1;
+  const double T = 1024, H = 1024;
+  const double bf16 = layer_activation_bytes(c, 1, l, false).attention;
+  l.fp8 = Fp8Recipe::mxfp8;
+  // QKV input (H) and output-projection input (1024) at 1 + 1/32 bytes instead of 2.
+  CHECK(layer_activation_bytes(c, 1, l, false).attention == Approx(bf16 - T * (2 * H) * (1.0 - 1.0 / 32)));
+  l.fp8 = Fp8Recipe::delayed;
+  l.fp8_amax_history = 1024;
+  const double with_history = training_memory(c, l, plan_cluster()).stages[0].by_component.weights;
+  l.fp8_amax_history = 1;
+  const double short_history = training_memory(c, l, plan_cluster()).stages[0].by_component.weights;
+  // 2 layers × 4 GEMMs × 3 tensors × 1023 more fp32 entries.
+  CHECK(with_history - short_history == Approx(2 * 4 * 3 * 1023 * 4.0));
+  l.fp8 = Fp8Recipe::none;
+  l.cross_entropy_fusion = true;  // no bf16-beside-fp32 logits transient to compare against
+  l.fsdp = FsdpKind::torch_fsdp2;
+  const TrainingMemory f = training_memory(c, l, plan_cluster());
+  // The largest layer per GPU: QKV 3·1024², output 1024², fc1 2·4096·1024, fc2 4096·1024, 2 norms.
+  const double layer = 4.0 * 1024 * 1024 + 3.0 * 4096 * 1024 + 2 * 1024;
+  l.fsdp = FsdpKind::none;
+  const TrainingMemory d = training_memory(c, l, plan_cluster());
+  // Two gathered bf16 layers (4 bytes a parameter) and one layer's fp32 gradients (4).
+  CHECK(f.stages[0].by_component.buffers - d.stages[0].by_component.buffers == Approx(layer * 8.0));
+  // ZeRO-3 gathers the weights before each micro-batch's forward and backward: 2m calls.
+  l.fsdp = FsdpKind::torch_fsdp2;
+  l.micro_batches = 4;
+  const std::vector<StageCommunication> comm = step_communication(c, training_memory(c, l, plan_cluster()),
+                                                                  plan_cluster());
+  bool found = false;
+  for (const CommTerm& t : comm[0].terms) {
+    if (t.name == "dp_param") {
+      CHECK(t.calls_per_step == 8.0);
+      found = true;
+    }
+    if (t.name == "dp_grad") CHECK(t.calls_per_step == 4.0);
+  }
+  CHECK(found);
+}
