@@ -18,6 +18,7 @@
 #include "budget/export.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 
@@ -42,6 +43,18 @@ std::string path_string(const py::handle& h) {
 }
 
 /// A config from a budget.Config (through its to_dict()), a dict or a file path.
+/// An enumerator by its to_string() name (enumerators 0 .. Last); budget::Error naming `where`.
+template <typename Enum, Enum Last>
+Enum enum_of(const std::string& text, const char* where) {
+  std::string allowed;
+  for (int i = 0; i <= static_cast<int>(Last); ++i) {
+    const Enum e = static_cast<Enum>(i);
+    if (budget::to_string(e) == text) return e;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(budget::to_string(e));
+  }
+  throw budget::Error("value \"" + text + "\" is not allowed; allowed: " + allowed, where);
+}
+
 budget::ArchConfig config_of(const py::handle& value) {
   if (py::isinstance<py::dict>(value)) return budget::parse_sourced_config(json_text(value), "config").config;
   if (is_path(value)) return budget::load_sourced_config(path_string(value)).config;
@@ -127,10 +140,37 @@ void bind_cluster(py::module_& m) {
          std::int64_t micro_batches, std::int64_t seq_len, const std::string& recompute, bool distributed_optimizer,
          bool sequence_parallel, bool cross_entropy_fusion, double capacity_factor, double imbalance,
          std::int64_t virtual_stages, std::int64_t vocab_divisible_by, const std::string& precision,
-         bool replicate_loop_weights, std::optional<std::int64_t> nodes) {
+         bool replicate_loop_weights, std::optional<std::int64_t> nodes, std::optional<std::string> megatron_args,
+         const std::string& pipeline_layout, std::int64_t first_stage_layers, std::int64_t last_stage_layers,
+         const std::string& fsdp, const std::string& fsdp_sharding, const std::string& fp8, bool fp8_param_gather,
+         std::int64_t cpu_offload_layers, const std::string& dispatcher) {
         const budget::ArchConfig c = config_of(config);
         const budget::ClusterSpec spec = cluster_of(cluster, nodes);
+        if (megatron_args) {
+          // The layout as Megatron-LM's arguments give it (docs/megatron.md); gpus needed.
+          const budget::MegatronRun run = budget::load_megatron_args(*megatron_args, c, gpus);
+          const budget::TrainingMemory memory = budget::training_memory(c, run.layout, spec, *megatron_args);
+          py::object out = py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));
+          py::dict args;
+          args["modelled"] = run.modelled;
+          args["checked_against_config"] = run.checked;
+          args["read_not_modelled"] = run.read;
+          args["not_modelled"] = run.not_modelled;
+          args["global_batch_size"] = run.global_batch_size;
+          out["megatron_args"] = args;
+          return out;
+        }
         budget::ParallelLayout l;
+        l.pipeline_layout = pipeline_layout;
+        l.first_stage_layers = first_stage_layers;
+        l.last_stage_layers = last_stage_layers;
+        l.fsdp = enum_of<budget::FsdpKind, budget::FsdpKind::torch_fsdp2>(fsdp, "fsdp");
+        l.fsdp_sharding = enum_of<budget::FsdpSharding, budget::FsdpSharding::optim_grads_params>(fsdp_sharding,
+                                                                                                 "fsdp_sharding");
+        l.fp8 = enum_of<budget::Fp8Recipe, budget::Fp8Recipe::mxfp8>(fp8, "fp8");
+        l.fp8_param_gather = fp8_param_gather;
+        l.cpu_offload_layers = cpu_offload_layers;
+        l.dispatcher = enum_of<budget::MoeDispatcher, budget::MoeDispatcher::flex>(dispatcher, "dispatcher");
         l.tp = tp;
         l.pp = pp;
         l.ep = ep;
@@ -160,8 +200,13 @@ void bind_cluster(py::module_& m) {
       py::arg("distributed_optimizer") = false, py::arg("sequence_parallel") = false,
       py::arg("cross_entropy_fusion") = false, py::arg("capacity_factor") = 0.0, py::arg("imbalance") = 1.0,
       py::arg("virtual_stages") = 1, py::arg("vocab_divisible_by") = 0, py::arg("precision") = "bf16",
-      py::arg("replicate_loop_weights") = false, py::arg("nodes") = py::none(),
+      py::arg("replicate_loop_weights") = false, py::arg("nodes") = py::none(), py::arg("megatron_args") = py::none(),
+      py::arg("pipeline_layout") = "", py::arg("first_stage_layers") = -1, py::arg("last_stage_layers") = -1,
+      py::arg("fsdp") = "none", py::arg("fsdp_sharding") = "optim_grads_params", py::arg("fp8") = "none",
+      py::arg("fp8_param_gather") = false, py::arg("cpu_offload_layers") = 0, py::arg("dispatcher") = "alltoall",
       "Memory per GPU per pipeline stage under a parallel layout (docs/cluster.md): the dict of `budget-match "
       "layout ... --format json` without its schema keys: layout, memory (peak_bytes, stages[i] with layers, "
-      "peak_bytes, by_component), notes. budget.Error when the layout does not divide.");
+      "peak_bytes, by_component), notes. megatron_args=FILE (with gpus=N) reads the layout from Megatron-LM's "
+      "arguments instead (docs/megatron.md) and adds megatron_args (what was read). recompute: none, selective, "
+      "selective:MODULE,..., full, full:N, full-uniform:N. budget.Error when the layout does not divide.");
 }

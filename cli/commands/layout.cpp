@@ -25,6 +25,9 @@
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/layout_search.hpp"
+#include "budget/megatron_args.hpp"
+#include "budget/export.hpp"
+#include "output_file.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
@@ -54,6 +57,8 @@ struct LayoutOptions {
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;
   int top = 5;
   bool layout_given = true;
+  std::string megatron_args;  ///< --megatron-args FILE: the layout from Megatron-LM's arguments
+  std::string megatron_out;   ///< --megatron-out FILE: the layout written as Megatron-LM's arguments
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -64,6 +69,7 @@ struct LayoutResult {
   std::optional<ClusterStepTime> time;  ///< when a calibration profile is known
   std::string time_missing;             ///< why there is no time, else empty
   std::optional<RunCost> run;
+  std::optional<MegatronRun> megatron;  ///< what --megatron-args read
 };
 
 /// --overlap: a comma-separated list of tp, ep, cp, pp, dp, or none (default dp).
@@ -169,6 +175,14 @@ Document layout_document(const LayoutResult& r) {
     out["time"] = nullptr;
     out["time_missing"] = r.time_missing;
   }
+  if (r.megatron) {
+    out["megatron_args"] = {{"commit", std::string(megatron_arguments_commit())},
+                            {"global_batch_size", r.megatron->global_batch_size},
+                            {"modelled", r.megatron->modelled},
+                            {"checked_against_config", r.megatron->checked},
+                            {"read_not_modelled", r.megatron->read},
+                            {"not_modelled", r.megatron->not_modelled}};
+  }
   doc.set_json(std::move(out));
 
   doc.text(fmt::format("{} on {} node{} of {} x {}\n{}\n\n", r.config_name, r.cluster.nodes,
@@ -255,10 +269,36 @@ void run_layout(const LayoutOptions& o) {
   result.config_name = config.name.empty() ? o.config_path : config.name;
   result.cluster = load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
   ParallelLayout layout = o.layout;
-  layout.recompute = parse_recompute(o.recompute, "--recompute");
-  layout.precision = parse_training_precision(o.precision, "--precision");
+  CommOverlap overlap = parse_overlap(o.overlap);
+  if (!o.megatron_args.empty()) {
+    result.megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
+    layout = result.megatron->layout;
+    overlap = result.megatron->overlap;
+  } else {
+    layout.recompute = parse_recompute(o.recompute, "--recompute");
+    layout.precision = parse_training_precision(o.precision, "--precision");
+  }
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
   result.memory = training_memory(config, layout, result.cluster, "layout");
+  if (!o.megatron_out.empty()) {
+    // export --to megatron's file with a TRAINING_ARGS array: --megatron-args of it gives this layout.
+    ExportOptions eo;
+    eo.seq_length = result.memory.layout.seq_len;
+    eo.megatron_training_args = megatron_layout_args(result.memory.layout, overlap);
+    write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
+  }
+  if (result.megatron) {
+    const auto list = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const std::string& s : v) out += (out.empty() ? "" : "; ") + s;
+      return out.empty() ? std::string("none") : out;
+    };
+    result.memory.notes.push_back(fmt::format("Megatron-LM arguments ({}): modelled: {}", o.megatron_args,
+                                              list(result.megatron->modelled)));
+    result.memory.notes.push_back("checked against the config: " + list(result.megatron->checked));
+    result.memory.notes.push_back("read, effect not modelled: " + list(result.megatron->read));
+    result.memory.notes.push_back("not modelled (change nothing here): " + list(result.megatron->not_modelled));
+  }
   std::string profile = o.profile_path;
   if (profile.empty() && result.cluster.compute.source == ComputeSource::calibration) {
     profile = result.cluster.compute.calibration_profile;
@@ -271,7 +311,7 @@ void run_layout(const LayoutOptions& o) {
     ClusterTimeOptions options;
     options.attended_keys = o.attended_keys;
     options.communication.max_nodes_per_token = o.max_nodes_per_token;
-    options.communication.overlap = parse_overlap(o.overlap);
+    options.communication.overlap = overlap;
     result.time = cluster_step_time(model, config, result.memory, result.cluster, options);
     if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
   }
@@ -362,6 +402,11 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--overlap", o->overlap, "Collectives overlapped with compute: none or a list of tp,ep,cp,pp,dp (default dp)");
   cmd->add_option("--run-tokens", o->run_tokens, "Training tokens of the run: wall clock and GPU-hours")
       ->check(CLI::Range(0.0, 1e30));
+  cmd->add_option("--megatron-args", o->megatron_args,
+                  "Megatron-LM's arguments (shell words, or the bash-array file export --to megatron writes): the "
+                  "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
+  cmd->add_option("--megatron-out", o->megatron_out,
+                  "Write the layout as Megatron-LM's arguments (MODEL_ARGS and TRAINING_ARGS bash arrays)");
   add_format_option(*cmd, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([o, cmd] {
@@ -369,6 +414,20 @@ void add_layout_command(CLI::App& app) {
     for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
                              "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer"}) {
       if (cmd->count(name) > 0) o->layout_given = true;
+    }
+    if (!o->megatron_args.empty()) {
+      for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
+                               "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer",
+                               "--precision", "--cross-entropy-fusion", "--capacity-factor", "--vocab-divisible-by",
+                               "--overlap", "--seq-len", "--dropout", "--no-flash-attention"}) {
+        if (cmd->count(name) > 0) {
+          throw_option_dependency_error("layout", fmt::format("{} and --megatron-args both give the layout; give one",
+                                                              name));
+        }
+      }
+      if (cmd->count("--gpus") == 0) throw_option_dependency_error("layout", "--megatron-args needs --gpus");
+      run_layout(*o);
+      return;
     }
     if (o->layout_given && (cmd->count("--micro-batch-size") == 0 || cmd->count("--micro-batches") == 0)) {
       throw_option_dependency_error("layout",

@@ -14,6 +14,7 @@
 #include "budget/accounting.hpp"
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/gpu_fit.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/time_model.hpp"
@@ -22,6 +23,7 @@
 #include "budget/workload.hpp"
 #include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
 #include "budget_render/table.hpp"
@@ -35,6 +37,8 @@ struct ReportOptions {
   WorkloadOption workload;
   CalibrationOptions calibration;
   std::string cluster_path;
+  std::string megatron_args;  ///< --megatron-args FILE (with --cluster and --gpus): that layout's memory
+  std::int64_t gpus = 0;
   OutputFormat format = OutputFormat::table;
 };
 
@@ -128,11 +132,17 @@ struct ClusterFit {
   ClusterSpec cluster;
   TrainingMemory one_gpu;
   SmallestLayout smallest;
+  std::optional<TrainingMemory> megatron;  ///< the layout of --megatron-args
 };
 
-ClusterFit cluster_fit(const ArchConfig& config, const std::string& path, std::int64_t seq_len) {
+ClusterFit cluster_fit(const ArchConfig& config, const ReportOptions& o, std::int64_t seq_len) {
   ClusterFit fit;
-  fit.cluster = load_cluster_spec(path);
+  fit.cluster = load_cluster_spec(o.cluster_path);
+  if (!o.megatron_args.empty()) {
+    const MegatronRun run = load_megatron_args(o.megatron_args, config, o.gpus);
+    fit.cluster.nodes = std::max(fit.cluster.nodes, (o.gpus + fit.cluster.gpus_per_node - 1) / fit.cluster.gpus_per_node);
+    fit.megatron = training_memory(config, run.layout, fit.cluster, o.megatron_args);
+  }
   ParallelLayout one;
   one.gpus = 1;
   one.seq_len = seq_len;
@@ -151,6 +161,7 @@ nlohmann::ordered_json cluster_fit_json(const ClusterFit& fit) {
                            {"capacity_bytes", fit.one_gpu.capacity_bytes}};
   j["smallest_layout"] = fit.smallest.found ? nlohmann::ordered_json::parse(training_memory_json(fit.smallest.memory, -1))
                                             : nlohmann::ordered_json();
+  if (fit.megatron) j["megatron_layout"] = nlohmann::ordered_json::parse(training_memory_json(*fit.megatron, -1));
   return j;
 }
 
@@ -159,6 +170,12 @@ std::string cluster_fit_text(const ClusterFit& fit) {
   std::string text = fmt::format("on one {} ({:.2f} GiB usable; full recompute, micro-batch 1): peak {:.2f} GiB, {}\n",
                                  fit.cluster.gpu_name, fit.one_gpu.capacity_bytes / gib, fit.one_gpu.peak_bytes / gib,
                                  fit.one_gpu.fits ? "fits" : "does not fit");
+  if (fit.megatron) {
+    text += fmt::format("the Megatron-LM arguments' layout on {} GPUs: peak {:.2f} GiB on stage {}, {} (budget-match "
+                        "layout --megatron-args for the table)\n",
+                        fit.megatron->layout.gpus, fit.megatron->peak_bytes / gib, fit.megatron->peak_stage,
+                        fit.megatron->fits ? "fits" : "does not fit");
+  }
   if (!fit.smallest.found) return text + "smallest layout: none up to 4096 GPUs fits\n";
   const ParallelLayout& l = fit.smallest.memory.layout;
   return text + fmt::format("smallest layout: {} GPUs, TP {}{} x PP {} x DP {}, EP {} (ETP {}), recompute {}, distributed "
@@ -195,7 +212,7 @@ void run_report(const ReportOptions& o) {
   Document doc;
   if (o.format == OutputFormat::json) {
     nlohmann::ordered_json out = report_json(config, workload, b, time, model);
-    if (!o.cluster_path.empty()) out["cluster"] = cluster_fit_json(cluster_fit(config, o.cluster_path, workload.seq_len));
+    if (!o.cluster_path.empty()) out["cluster"] = cluster_fit_json(cluster_fit(config, o, workload.seq_len));
     doc.set_json(std::move(out));
   } else {
     const std::string name = config.name.empty() ? o.config_path : config.name;
@@ -212,7 +229,7 @@ void run_report(const ReportOptions& o) {
                one_gpu_fit(config, model->profile(), workload).note() + "\n\n");
       doc.table(step_time_table(*time), Forms::text);
     }
-    if (!o.cluster_path.empty()) doc.text("\n" + cluster_fit_text(cluster_fit(config, o.cluster_path, workload.seq_len)));
+    if (!o.cluster_path.empty()) doc.text("\n" + cluster_fit_text(cluster_fit(config, o, workload.seq_len)));
   }
   print(doc, o.format);
 }
@@ -229,9 +246,20 @@ void add_report_command(CLI::App& app) {
                           "Calibration profile (docs/calibration.md): also predict the training step time by op");
   cmd->add_option("--cluster", options->cluster_path,
                   "Cluster description (docs/cluster.md): does the config fit one GPU, and the smallest layout");
+  cmd->add_option("--megatron-args", options->megatron_args,
+                  "With --cluster and --gpus: the memory of the layout in Megatron-LM's arguments (docs/megatron.md)");
+  cmd->add_option("--gpus", options->gpus, "GPU count for --megatron-args")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
-  cmd->callback([options] { run_report(*options); });
+  cmd->callback([options, cmd] {
+    if (!options->megatron_args.empty() && (options->cluster_path.empty() || options->gpus == 0)) {
+      throw_option_dependency_error("report", "--megatron-args needs --cluster and --gpus");
+    }
+    if (options->megatron_args.empty() && cmd->count("--gpus") > 0) {
+      throw_option_dependency_error("report", "--gpus needs --megatron-args");
+    }
+    run_report(*options);
+  });
 }
 
 const CommandRegistration report_registration{"report", 10, &add_report_command};

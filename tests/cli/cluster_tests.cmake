@@ -43,7 +43,7 @@ budget_cli_test(NAME cluster.layout_refuses_gpus ARGS layout ${base} --cluster $
 budget_cli_test(NAME cluster.layout_refuses_too_many_gpus ARGS layout ${base} --cluster ${h200} --gpus 16 --micro-batch-size 1 --micro-batches 1
   EXPECT_EXIT 2 STDERR_MATCHES [=[the layout needs 16 GPUs; the cluster has 8 \(1 nodes of 8\); set more nodes]=])
 budget_cli_test(NAME cluster.layout_bad_recompute ARGS layout ${base} --cluster ${h200} --micro-batch-size 1 --micro-batches 1 --recompute full:x
-  EXPECT_EXIT 2 STDERR_MATCHES [=[--recompute: value "full:x" is not allowed; allowed: none, selective, full, full:N]=])
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--recompute: value "full:x" is not allowed; allowed: none, selective, selective:MODULE.*full, full:N]=])
 budget_cli_test(NAME cluster.layout_needs_cluster ARGS layout ${base} --micro-batch-size 1 --micro-batches 1
   EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster is required]=])
 budget_cli_test(NAME cluster.bad_cluster_file ARGS layout ${base} --cluster ${base} --micro-batch-size 1 --micro-batches 1
@@ -209,3 +209,27 @@ budget_cli_test(NAME cluster.layout_search_none_valid_says_why ARGS layout ${mix
 budget_cli_test(NAME cluster.layout_search_batch_not_divisible_says_why ARGS layout ${mixtral} --cluster ${h200}
   --calibration cuda_profiler/profiles/h200-torch-eager.json --gpus 8 --global-batch-tokens 4097 --format json
   EXPECT_EXIT 3 STDOUT_MATCHES [=["no_valid_layout": "no combination divides the global batch]=])
+
+# Megatron-LM arguments in (issue 31, docs/megatron.md): the published layouts priced without
+# refusal (exit 0 fits, 3 does not fit; never 2), what was read listed; an argument Megatron does not
+# have refused with a did-you-mean; the layout given twice refused.
+set(h100 examples/clusters/h100-sxm.json)
+budget_cli_test(NAME megatron.deepseek_v3_published ARGS layout tests/data/hf/deepseek-v3.json --cluster ${h100}
+    --nodes 128 --gpus 1024 --megatron-args examples/megatron/deepseek-v3-1024-h100.args
+  EXPECT_EXIT 3
+  STDOUT_MATCHES [=[1024 GPUs: TP 2 \(SP\) x CP 1 x DP 64 x PP 8 \(V 4\); experts ETP 1 x EP 64]=]
+    [=[note: Megatron-LM arguments \(examples/megatron/deepseek-v3-1024-h100.args\): modelled: .*--pipeline-model-parallel-layout]=])
+budget_cli_test(NAME megatron.kimi_k2_published ARGS layout tests/data/hf/kimi-k2.json --cluster ${h100}
+    --nodes 128 --gpus 1024 --megatron-args examples/megatron/kimi-k2-1024-h100.args
+  STDOUT_MATCHES [=[TP 8 \(SP\) x CP 1 x DP 8 x PP 16 \(V 2\)]=] [=[fits: peak]=])
+budget_cli_test(NAME megatron.qwen3_235b_published ARGS layout tests/data/hf/qwen3-235b-a22b.json --cluster ${h100}
+    --nodes 32 --gpus 256 --megatron-args examples/megatron/qwen3-235b-256-h100.args --format json
+  EXPECT_EXIT 3
+  STDOUT_MATCHES [=["embedding_in_split": true]=] [=["virtual_stages": 4]=] [=["megatron_args": {]=])
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/typo.args" "--tensor-model-paralel-size 2 --seq-length 4096\n")
+budget_cli_test(NAME megatron.unknown_argument ARGS layout ${mixtral} --cluster ${h100} --gpus 8
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/typo.args
+  EXPECT_EXIT 2 STDERR_MATCHES [=[did you mean --tensor-model-parallel-size\?]=])
+budget_cli_test(NAME megatron.layout_given_twice ARGS layout ${mixtral} --cluster ${h100} --gpus 8 --tp 2
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/typo.args
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--tp and --megatron-args both give the layout]=])

@@ -56,6 +56,27 @@ def test_loop_weights_once_activations_per_execution():
     assert abs(a["by_component"]["activations"] / b["by_component"]["activations"] - 1.5) < 1e-12
 
 
+def test_layout_megatron_args():
+    """budget.layout(megatron_args=FILE, gpus=N) prices Megatron-LM's arguments as the CLI does, and the
+    native keywords express the same layout (issue 31)."""
+    args = os.path.join(SOURCE, "examples", "megatron", "kimi-k2-1024-h100.args")
+    kimi = os.path.join(SOURCE, "tests", "data", "hf", "kimi-k2.json")
+    h100 = os.path.join(SOURCE, "examples", "clusters", "h100-sxm.json")
+    r = budget.layout(kimi, h100, gpus=1024, nodes=128, megatron_args=args)
+    assert r["layout"]["pipeline_layout"] == "Et|(tt|)*30L" and r["layout"]["virtual_stages"] == 2
+    assert "--pipeline-model-parallel-layout" in r["megatron_args"]["modelled"]
+    native = budget.layout(kimi, h100, gpus=1024, nodes=128, tp=8, sequence_parallel=True, pp=16, ep=64, etp=1,
+                           pipeline_layout="Et|(tt|)*30L", micro_batch_size=1, micro_batches=1024,
+                           recompute="selective:mla_up_proj,mlp", distributed_optimizer=True,
+                           cross_entropy_fusion=True, vocab_divisible_by=128)
+    assert native["memory"] == r["memory"]
+    try:
+        budget.layout(kimi, h100, gpus=1024, nodes=128, fp8="fp4")
+        assert False, "no error"
+    except budget.Error as e:
+        assert "fp8" in str(e) and "mxfp8" in str(e)
+
+
 def test_layout_errors():
     try:
         budget.layout(SMELT, H200, pp=2, micro_batches=4)

@@ -47,10 +47,18 @@ struct ClusterSpec {
   ComputeSpec compute;
   std::int64_t gpus_per_node = 0;
   std::int64_t nodes = 0;
+  /// GPUs one NVLink domain joins (GB200 NVL72: 72 GPUs over 18 nodes of 4); 0: one node. A
+  /// collective inside a domain runs on `intra_node`, one across domains on `inter_node`.
+  std::int64_t nvlink_domain_gpus = 0;
+  /// The calibration profile this GPU's step time is meant to be calibrated with (the `kernels`
+  /// profiles, cuda_profiler/profiles/<gpu>.json); informational, not loaded (gpu.compute is).
+  std::string default_profile;
   LinkSpec intra_node;  ///< e.g. NVLink through NVSwitch, per GPU and direction
   LinkSpec inter_node;  ///< e.g. InfiniBand / RoCE, per GPU and direction
 
   std::int64_t total_gpus() const { return gpus_per_node * nodes; }
+  /// GPUs sharing the intra-node (NVLink) link: the NVLink domain, or one node.
+  std::int64_t nvlink_domain() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
   std::int64_t usable_memory_bytes() const { return memory_bytes - reserved_bytes; }
   /// Empty when valid, else what is wrong (one line).
   std::string validation_error() const;

@@ -55,6 +55,9 @@ struct ExportOptions {
   std::string hf_template;
   /// Names hf_template in errors (its file path).
   std::string hf_template_source;
+  /// megatron: the training run's arguments, one "--flag value" a line (megatron_layout_args() of a
+  /// layout, budget/megatron_args.hpp), written as a second array TRAINING_ARGS; empty: none.
+  std::vector<std::string> megatron_training_args;
 };
 
 struct ExportedConfig {

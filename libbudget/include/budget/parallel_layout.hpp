@@ -25,9 +25,27 @@ namespace budget {
 enum class RecomputeKind { none, selective, full };
 std::string_view to_string(RecomputeKind kind);
 
+/// Megatron --recompute-method for full recompute: block (the first N layer executions of each model
+/// chunk) or uniform (every layer, in groups of N whose first input alone is kept).
+enum class RecomputeMethod { block, uniform };
+std::string_view to_string(RecomputeMethod method);
+
+/// Megatron-Core's selective recompute modules (--recompute-modules, transformer_config.py:560-580
+/// at d98e8a64). What each frees and repeats: docs/cluster.md, "Per-module selective recompute".
+enum class RecomputeModule { core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts };
+std::string_view to_string(RecomputeModule module);
+/// A module by Megatron's name; anything else: budget::Error naming `where` and listing the names.
+RecomputeModule parse_recompute_module(std::string_view text, const std::string& where);
+
 struct RecomputeSpec {
   RecomputeKind kind = RecomputeKind::none;
-  std::int64_t full_layers = 0;  ///< full: layer executions recomputed per model chunk (0: all)
+  /// full, block: layer executions recomputed per model chunk (0: all); uniform: layers per group.
+  std::int64_t full_layers = 0;
+  RecomputeMethod method = RecomputeMethod::block;
+  /// selective: the modules recomputed; empty means Megatron's default {core_attn}.
+  std::vector<RecomputeModule> modules;
+  /// Whether selective recompute covers `module` (the default list when `modules` is empty).
+  bool recomputes(RecomputeModule module) const;
 };
 /// A recompute choice as the CLI (--recompute) and Python (recompute=) write it: none | selective
 /// | full | full:N, N ≥ 1 layer executions per model chunk (the names are to_string()'s). Anything
@@ -51,6 +69,24 @@ struct ParameterBytes {
 };
 /// bf16: 2 + 4 + 12 = 18; fp16: 2 + 2 + 16 = 20; fp32: 4 + 4 + 8 = 16 (Megatron's table, above).
 ParameterBytes parameter_bytes(TrainingPrecision precision);
+
+/// Sharded data parallelism beyond the distributed optimizer (ZeRO-3 family): Megatron-FSDP
+/// (--use-megatron-fsdp) or PyTorch FSDP2 (--use-torch-fsdp2).
+enum class FsdpKind { none, megatron_fsdp, torch_fsdp2 };
+std::string_view to_string(FsdpKind kind);
+/// What Megatron-FSDP shards (--data-parallel-sharding-strategy): optimizer states (ZeRO-1), also
+/// gradients (ZeRO-2), also parameters (ZeRO-3). torch FSDP2 always shards all three.
+enum class FsdpSharding { optim, optim_grads, optim_grads_params };
+std::string_view to_string(FsdpSharding sharding);
+
+/// Transformer Engine FP8 recipe (--fp8-recipe; none: BF16 GEMMs): per-tensor scaling (tensorwise,
+/// delayed with an amax history), 1×128/128×128 block scaling, or MXFP8 (32-element E8M0 scales).
+enum class Fp8Recipe { none, tensorwise, delayed, blockwise, mxfp8 };
+std::string_view to_string(Fp8Recipe recipe);
+
+/// The MoE token dispatcher (--moe-token-dispatcher-type; flex: DeepEP / HybridEP).
+enum class MoeDispatcher { alltoall, allgather, flex };
+std::string_view to_string(MoeDispatcher dispatcher);
 
 struct ParallelLayout {
   std::int64_t tp = 1;              ///< tensor parallel size
@@ -85,6 +121,33 @@ struct ParallelLayout {
   /// (hidden and attention dropout > 0; modern LLM recipes use 0).
   bool flash_attention = true;
   bool dropout = false;
+  /// Weight gradients accumulated straight into the fp32 main gradients (Megatron's default
+  /// --gradient-accumulation-fusion; off with --no-gradient-accumulation-fusion). With it, Transformer
+  /// Engine keeps one cached bf16 placeholder gradient per distinct weight shape (docs/cluster.md).
+  bool gradient_accumulation_fusion = true;
+  /// Megatron --pipeline-model-parallel-layout (grammar: E embedding, t transformer layer, m MTP
+  /// layer, L loss, | between virtual stages in Megatron's order, x*N and (...)*N repeats, commas
+  /// ignored; megatron/core/transformer/pipeline_parallel_layer_layout.py:283-320 at d98e8a64).
+  /// Empty: layers split evenly, or by first/last_stage_layers. Sets PP·V chunks.
+  std::string pipeline_layout;
+  /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers; −1: not given.
+  std::int64_t first_stage_layers = -1;
+  std::int64_t last_stage_layers = -1;
+  /// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the
+  /// embedding (loss) counts as one layer of the even split, so the first (last) chunk builds one
+  /// transformer layer fewer (transformer_block.py:148-200 at d98e8a64).
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
+  FsdpKind fsdp = FsdpKind::none;
+  FsdpSharding fsdp_sharding = FsdpSharding::optim_grads_params;
+  /// --num-distributed-optimizer-instances: the optimizer is sharded within DP·CP / instances ranks.
+  std::int64_t distributed_optimizer_instances = 1;
+  Fp8Recipe fp8 = Fp8Recipe::none;
+  bool fp8_param_gather = false;  ///< --fp8-param-gather: the parameters themselves are FP8
+  std::int64_t fp8_amax_history = 1;  ///< --fp8-amax-history-len (delayed scaling)
+  /// --cpu-offloading-num-layers: layer executions per chunk whose activations live in host memory.
+  std::int64_t cpu_offload_layers = 0;
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// N = TP·CP·DP·PP once resolved (resolve_layout()).
@@ -115,6 +178,9 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source =
 struct ModelChunk {
   std::int64_t index = 0;          ///< virtual stage v·PP + s (Megatron's interleaved order)
   std::int64_t pipeline_rank = 0;  ///< s
+  bool embedding = false;          ///< holds the token embedding (chunk 0)
+  bool loss = false;               ///< holds the output layer and loss (the last chunk)
+  std::int64_t mtp_layers = 0;     ///< multi-token-prediction layers it holds
   /// Physical layer numbers (1-based) the chunk executes, in execution order (loops unrolled).
   std::vector<std::int64_t> executed_layers;
   /// Physical layers the chunk stores weights of, ascending, each once.
@@ -125,9 +191,28 @@ struct ModelChunk {
 /// the loop unrolled (layers first..last repeated `repeats` times in a row).
 std::vector<std::int64_t> executed_layer_sequence(const ArchConfig& config);
 
-/// The chunks of the layout, in virtual-stage order. Without replicate_loop_weights the physical
-/// layers are split evenly (L / (PP·V) per chunk) and a chunk executes every execution of its
-/// layers; with it the executed sequence is split evenly instead. Precondition: validation passed.
+/// Transformer layers per model chunk, in virtual-stage order (chunk v·PP + s), and where the
+/// embedding, loss and MTP layers sit: from the pipeline layout string, the first/last-stage
+/// counts (Megatron's get_num_layers_to_build, transformer_block.py:76-200 at d98e8a64: the other
+/// ranks share the rest evenly, each rank's count split evenly over its V chunks) or an even split.
+/// Counts are of physical layers, or of executed layers with replicate_loop_weights. Empty with
+/// `error` set when the layout string or the counts do not fit the config.
+struct ChunkPlan {
+  std::vector<std::int64_t> layers;
+  std::vector<bool> embedding, loss;
+  std::vector<std::int64_t> mtp_layers;
+  std::int64_t virtual_stages = 1;
+};
+ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& layout, std::string* error);
+
+/// Megatron's layout string unrolled to one string of E/t/m/L per virtual stage
+/// (PipelineParallelLayerLayout.parse_str_to_list): commas dropped, every "(...)*N" then every
+/// "x*N" expanded, split at '|'. budget::Error naming `where` for any other character.
+std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where);
+
+/// The chunks of the layout, in virtual-stage order (plan_chunks' counts; a chunk executes every
+/// execution of its physical layers, or with replicate_loop_weights its slice of the executed
+/// sequence). Precondition: validation passed.
 std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLayout& layout);
 
 }  // namespace budget

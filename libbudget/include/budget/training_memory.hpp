@@ -65,6 +65,9 @@ struct StageMemory {
   /// virtual stages: model-chunk forwards, Megatron's warm-up count + 1).
   std::int64_t in_flight_micro_batches = 0;
   MemoryComponents by_component;
+  /// Of `buffers`: Transformer Engine's cached dummy weight gradients (kept from the first backward
+  /// on; one bf16 tensor per distinct weight shape of the stage).
+  double te_dummy_wgrad_bytes = 0.0;
   double peak_bytes = 0.0;
 };
 

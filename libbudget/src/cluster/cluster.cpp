@@ -57,8 +57,8 @@ ComputeSpec read_compute(const ObjectReader& r, const std::string& base_director
 
 ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, const std::string& base_directory) {
   const ObjectReader r(root, source, "");
-  r.reject_unknown_keys({"schema", "schema_version", "name", "gpu", "gpus_per_node", "nodes", "intra_node",
-                         "inter_node", "notes"});
+  r.reject_unknown_keys({"schema", "schema_version", "name", "gpu", "gpus_per_node", "nvlink_domain_gpus", "nodes",
+                         "intra_node", "inter_node", "notes"});
   const std::string schema = r.string("schema");
   if (schema != cluster_schema) {
     r.fail("schema", fmt::format("value \"{}\" is not a cluster description; allowed: \"{}\"", schema, cluster_schema));
@@ -72,7 +72,7 @@ ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, 
   c.name = r.string_or("name", "");
   {
     const ObjectReader g = r.object("gpu");
-    g.reject_unknown_keys({"name", "memory_GiB", "reserved_GiB", "memory_source", "compute"});
+    g.reject_unknown_keys({"name", "memory_GiB", "reserved_GiB", "memory_source", "compute", "default_profile"});
     c.gpu_name = g.string("name");
     const double memory_gib = g.number("memory_GiB", 1e-3, 1e6);
     const double reserved_gib = g.number_or("reserved_GiB", 0.0, 0.0, 1e6);
@@ -83,9 +83,11 @@ ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, 
     c.reserved_bytes = static_cast<std::int64_t>(reserved_gib * bytes_per_gib);
     c.memory_source = g.string_or("memory_source", "");
     c.compute = read_compute(g.object("compute"), base_directory);
+    c.default_profile = g.string_or("default_profile", "");
   }
   c.gpus_per_node = r.integer("gpus_per_node", 1, 1 << 20);
   c.nodes = r.integer("nodes", 1, 1 << 20);
+  if (r.has("nvlink_domain_gpus")) c.nvlink_domain_gpus = r.integer("nvlink_domain_gpus", 1, 1 << 20);
   c.intra_node = read_link(r.object("intra_node"));
   c.inter_node = read_link(r.object("inter_node"));
   if (r.has("notes") && !r.raw("notes").is_string()) r.fail("notes", "must be a string");
@@ -111,6 +113,10 @@ std::string ClusterSpec::validation_error() const {
   if (gpus_per_node < 1) return fmt::format("gpus_per_node {} is below 1", gpus_per_node);
   if (nodes < 1) return fmt::format("nodes {} is below 1", nodes);
   if (gpus_per_node > (std::int64_t{1} << 40) / nodes) return "gpus_per_node × nodes is too large";
+  if (nvlink_domain_gpus != 0 && (nvlink_domain_gpus < gpus_per_node || nvlink_domain_gpus % gpus_per_node != 0)) {
+    return fmt::format("nvlink_domain_gpus {} is not a multiple of gpus_per_node {}", nvlink_domain_gpus,
+                       gpus_per_node);
+  }
   for (const LinkSpec* link : {&intra_node, &inter_node}) {
     if (!(link->bandwidth_bytes_per_s > 0.0)) return "a link bandwidth is not positive";
     if (!(link->latency_s >= 0.0)) return "a link latency is negative";
@@ -176,12 +182,14 @@ std::string cluster_spec_json(const ClusterSpec& c, const std::string& notes) {
                              {"reserved_GiB", gib_that_reads_back(c.reserved_bytes)}};
   if (!c.memory_source.empty()) gpu["memory_source"] = c.memory_source;
   gpu["compute"] = std::move(compute);
+  if (!c.default_profile.empty()) gpu["default_profile"] = c.default_profile;
   nlohmann::ordered_json j;
   j["schema"] = cluster_schema;
   j["schema_version"] = cluster_schema_version;
   j["name"] = c.name;
   j["gpu"] = std::move(gpu);
   j["gpus_per_node"] = c.gpus_per_node;
+  if (c.nvlink_domain_gpus != 0) j["nvlink_domain_gpus"] = c.nvlink_domain_gpus;
   j["nodes"] = c.nodes;
   j["intra_node"] = link_json(c.intra_node);
   j["inter_node"] = link_json(c.inter_node);

@@ -273,7 +273,9 @@ double stage_micro_batch_seconds(const ParallelLayout& l, const LayerTimes& time
        e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
        e.recomputed_moe_layers * (moe4.moe_tp_part - moe3.moe_tp_part + routed4.routed - routed3.routed);
   // Selective recompute: the attention core's forward again in every execution.
-  if (l.recompute.kind == RecomputeKind::selective) t += e.layers * (base4.attention_core - base3.attention_core);
+  // Selective recompute: the attention core's forward again when core_attn is recomputed (the other
+  // modules' repeated forwards are not timed).
+  if (l.recompute.recomputes(RecomputeModule::core_attn)) t += e.layers * (base4.attention_core - base3.attention_core);
   if (has_embedding) t += base3.embedding;
   if (has_lm_head) t += base3.head;
   if (last_stage) t += base3.final_norm;

@@ -131,7 +131,7 @@ struct StepCommShared {
 StepCommShared step_comm_shared(const ArchConfig& config, const ParallelLayout& l, const ClusterSpec& cluster,
                                 const CommOptions& options) {
   StepCommShared s(l, cluster, options);
-  const std::int64_t G = cluster.gpus_per_node;
+  const std::int64_t G = cluster.nvlink_domain();  // a group inside one NVLink domain runs on NVLink
   s.A = options.activation_bytes;
   s.H = static_cast<double>(config.hidden_size);
   s.m = static_cast<double>(l.micro_batches);
@@ -266,7 +266,19 @@ void add_dp_reduction_comm_terms(StageCommunication& sc, const StepCommShared& s
   if (g.size <= 1 || params <= 0.0) return;
   const ParameterBytes& per_param = s.per_param;
   const bool overlapped = s.options.overlap.dp;
-  if (s.l.distributed_optimizer) {
+  const ParallelLayout& l = s.l;
+  const bool params_sharded = l.fsdp == FsdpKind::torch_fsdp2 ||
+                              (l.fsdp == FsdpKind::megatron_fsdp && l.fsdp_sharding == FsdpSharding::optim_grads_params);
+  const bool grads_sharded = params_sharded || (l.fsdp == FsdpKind::megatron_fsdp && l.fsdp_sharding == FsdpSharding::optim_grads);
+  if (l.fsdp != FsdpKind::none && (params_sharded || grads_sharded)) {
+    // FSDP (ZeRO-2/3): gradients reduce-scattered every micro-batch (they are not kept whole);
+    // ZeRO-3 all-gathers the bf16 weights before each micro-batch's forward and again before its
+    // backward (reshard after forward, Megatron-FSDP's and FSDP2's default), else once a step.
+    sc.terms.push_back(ring_term(base + "_grad", CollectiveKind::reduce_scatter, g, params * per_param.gradients, s.m,
+                                 s.cluster, overlapped));
+    sc.terms.push_back(ring_term(base + "_param", CollectiveKind::all_gather, g, params * 2.0,
+                                 params_sharded ? 2.0 * s.m : 1.0, s.cluster, overlapped));
+  } else if (l.distributed_optimizer || l.fsdp != FsdpKind::none) {
     sc.terms.push_back(ring_term(base + "_grad", CollectiveKind::reduce_scatter, g, params * per_param.gradients, 1.0,
                                  s.cluster, overlapped));
     sc.terms.push_back(ring_term(base + "_param", CollectiveKind::all_gather, g, params * per_param.weights, 1.0,

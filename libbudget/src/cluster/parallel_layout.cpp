@@ -21,28 +21,88 @@ constexpr auto recompute_names = detail::enum_names<RecomputeKind::full>({
     {RecomputeKind::none, "none"}, {RecomputeKind::selective, "selective"}, {RecomputeKind::full, "full"}});
 constexpr auto precision_names = detail::enum_names<TrainingPrecision::fp32>({
     {TrainingPrecision::bf16, "bf16"}, {TrainingPrecision::fp16, "fp16"}, {TrainingPrecision::fp32, "fp32"}});
+constexpr auto recompute_method_names = detail::enum_names<RecomputeMethod::uniform>(
+    {{RecomputeMethod::block, "block"}, {RecomputeMethod::uniform, "uniform"}});
+constexpr auto recompute_module_names = detail::enum_names<RecomputeModule::shared_experts>({
+    {RecomputeModule::core_attn, "core_attn"}, {RecomputeModule::moe_act, "moe_act"},
+    {RecomputeModule::layernorm, "layernorm"}, {RecomputeModule::mla_up_proj, "mla_up_proj"},
+    {RecomputeModule::mlp, "mlp"}, {RecomputeModule::moe, "moe"}, {RecomputeModule::shared_experts, "shared_experts"}});
+constexpr auto fsdp_kind_names = detail::enum_names<FsdpKind::torch_fsdp2>(
+    {{FsdpKind::none, "none"}, {FsdpKind::megatron_fsdp, "megatron_fsdp"}, {FsdpKind::torch_fsdp2, "torch_fsdp2"}});
+constexpr auto fsdp_sharding_names = detail::enum_names<FsdpSharding::optim_grads_params>(
+    {{FsdpSharding::optim, "optim"}, {FsdpSharding::optim_grads, "optim_grads"},
+     {FsdpSharding::optim_grads_params, "optim_grads_params"}});
+constexpr auto fp8_recipe_names = detail::enum_names<Fp8Recipe::mxfp8>(
+    {{Fp8Recipe::none, "none"}, {Fp8Recipe::tensorwise, "tensorwise"}, {Fp8Recipe::delayed, "delayed"},
+     {Fp8Recipe::blockwise, "blockwise"}, {Fp8Recipe::mxfp8, "mxfp8"}});
+constexpr auto dispatcher_names = detail::enum_names<MoeDispatcher::flex>(
+    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}, {MoeDispatcher::flex, "flex"}});
 
 }  // namespace
 
 std::string_view to_string(RecomputeKind kind) { return detail::name_of(recompute_names, kind); }
 
 std::string_view to_string(TrainingPrecision precision) { return detail::name_of(precision_names, precision); }
+std::string_view to_string(RecomputeMethod method) { return detail::name_of(recompute_method_names, method); }
+std::string_view to_string(RecomputeModule module) { return detail::name_of(recompute_module_names, module); }
+std::string_view to_string(FsdpKind kind) { return detail::name_of(fsdp_kind_names, kind); }
+std::string_view to_string(FsdpSharding sharding) { return detail::name_of(fsdp_sharding_names, sharding); }
+std::string_view to_string(Fp8Recipe recipe) { return detail::name_of(fp8_recipe_names, recipe); }
+std::string_view to_string(MoeDispatcher dispatcher) { return detail::name_of(dispatcher_names, dispatcher); }
+
+RecomputeModule parse_recompute_module(std::string_view text, const std::string& where) {
+  if (const std::optional<RecomputeModule> m = detail::enum_named(recompute_module_names, text)) return *m;
+  throw Error(fmt::format("recompute module \"{}\" is not modelled; modelled: {}", text,
+                          detail::names_list(recompute_module_names)),
+              where);
+}
+
+bool RecomputeSpec::recomputes(RecomputeModule module) const {
+  if (kind != RecomputeKind::selective) return false;
+  if (modules.empty()) return module == RecomputeModule::core_attn;  // Megatron's default list
+  return std::find(modules.begin(), modules.end(), module) != modules.end();
+}
+
+namespace {
+
+/// N ≥ 1 of at most 15 decimal digits, or 0 when `digits` is not that.
+std::int64_t recompute_count(std::string_view digits) {
+  if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string_view::npos) return 0;
+  std::int64_t n = 0;
+  for (const char d : digits) n = n * 10 + (d - '0');
+  return n;
+}
+
+}  // namespace
 
 RecomputeSpec parse_recompute(std::string_view text, const std::string& where) {
-  if (const std::optional<RecomputeKind> kind = detail::enum_named(recompute_names, text)) return {*kind, 0};
-  // full:N — N decimal digits (at most 15, so the value fits), N ≥ 1.
-  constexpr std::string_view full_prefix = "full:";
-  if (text.substr(0, full_prefix.size()) == full_prefix) {
-    const std::string_view digits = text.substr(full_prefix.size());
-    if (!digits.empty() && digits.size() <= 15 && digits.find_first_not_of("0123456789") == std::string_view::npos) {
-      std::int64_t n = 0;
-      for (const char d : digits) n = n * 10 + (d - '0');
-      if (n >= 1) return {RecomputeKind::full, n};
-    }
+  RecomputeSpec spec;
+  if (const std::optional<RecomputeKind> kind = detail::enum_named(recompute_names, text)) {
+    spec.kind = *kind;
+    return spec;
   }
-  throw Error(fmt::format("value \"{}\" is not allowed; allowed: none, selective, full, full:N (N ≥ 1 layers per "
-                          "model chunk)",
-                          text),
+  // full:N (block, N ≥ 1 layers per chunk), full-uniform:N (groups of N), selective:m1,m2,...
+  constexpr std::string_view full_prefix = "full:", uniform_prefix = "full-uniform:", selective_prefix = "selective:";
+  if (text.substr(0, full_prefix.size()) == full_prefix) {
+    spec = {RecomputeKind::full, recompute_count(text.substr(full_prefix.size())), RecomputeMethod::block, {}};
+    if (spec.full_layers >= 1) return spec;
+  } else if (text.substr(0, uniform_prefix.size()) == uniform_prefix) {
+    spec = {RecomputeKind::full, recompute_count(text.substr(uniform_prefix.size())), RecomputeMethod::uniform, {}};
+    if (spec.full_layers >= 1) return spec;
+  } else if (text.substr(0, selective_prefix.size()) == selective_prefix) {
+    spec.kind = RecomputeKind::selective;
+    std::string_view rest = text.substr(selective_prefix.size());
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      spec.modules.push_back(parse_recompute_module(rest.substr(0, comma), where));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (!spec.modules.empty()) return spec;
+  }
+  throw Error(fmt::format("value \"{}\" is not allowed; allowed: none, selective, selective:MODULE[,MODULE...] "
+                          "(Megatron's recompute modules: {}), full, full:N (the first N layers of each model chunk, "
+                          "block method), full-uniform:N (every layer, in groups of N)",
+                          text, detail::names_list(recompute_module_names)),
               where);
 }
 
@@ -84,38 +144,6 @@ std::vector<std::int64_t> executed_layer_sequence(const ArchConfig& config) {
   }
   for (std::int64_t l = std::max(last + 1, first); l <= config.num_layers; ++l) sequence.push_back(l);
   return sequence;
-}
-
-std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLayout& layout) {
-  const std::int64_t chunk_count = layout.pp * layout.virtual_stages;
-  const std::vector<std::int64_t> sequence = executed_layer_sequence(config);
-  std::vector<ModelChunk> chunks(static_cast<std::size_t>(chunk_count));
-  for (std::int64_t c = 0; c < chunk_count; ++c) {
-    ModelChunk& chunk = chunks[static_cast<std::size_t>(c)];
-    chunk.index = c;
-    chunk.pipeline_rank = c % layout.pp;  // Megatron: rank s holds virtual stages s, s + PP, s + 2·PP, ...
-  }
-  if (layout.replicate_loop_weights) {
-    // The executed sequence split evenly: each chunk stores every layer it executes.
-    const std::int64_t per_chunk = static_cast<std::int64_t>(sequence.size()) / chunk_count;
-    for (std::size_t i = 0; i < sequence.size(); ++i) {
-      chunks[i / static_cast<std::size_t>(per_chunk)].executed_layers.push_back(sequence[i]);
-    }
-  } else {
-    // Physical layers split evenly, as Megatron does (num_layers / (PP·V) per chunk); a chunk
-    // executes all executions of its layers.
-    const std::int64_t per_chunk = config.num_layers / chunk_count;
-    for (const std::int64_t layer : sequence) {
-      chunks[static_cast<std::size_t>((layer - 1) / per_chunk)].executed_layers.push_back(layer);
-    }
-  }
-  for (ModelChunk& chunk : chunks) {
-    chunk.stored_layers = chunk.executed_layers;
-    std::sort(chunk.stored_layers.begin(), chunk.stored_layers.end());
-    chunk.stored_layers.erase(std::unique(chunk.stored_layers.begin(), chunk.stored_layers.end()),
-                              chunk.stored_layers.end());
-  }
-  return chunks;
 }
 
 namespace {
@@ -247,28 +275,33 @@ std::string layout_sequence_and_vocab_error(const ParallelLayout& l, const ArchC
   return {};
 }
 
-// Stored weights: the physical layers divide by PP·V, and a repeated loop lies inside one chunk.
-std::string layout_stored_chunk_error(const ParallelLayout& l, const ArchConfig& config, std::int64_t chunk_count) {
-  if (config.num_layers % chunk_count != 0) {
-    return fmt::format("{} layers do not divide by PP·V = {}·{} = {}", config.num_layers, l.pp, l.virtual_stages,
-                       chunk_count);
+// The model chunks (plan_chunks: the layout string, first/last counts or the even split) fit the
+// config, and a repeated loop lies inside one chunk unless its weights are replicated.
+std::string layout_chunk_plan_error(const ParallelLayout& l, const ArchConfig& config) {
+  std::string error;
+  const ChunkPlan plan = plan_chunks(config, l, &error);
+  if (plan.layers.empty()) return error;
+  if (l.replicate_loop_weights || !config.loop || config.loop->repeats <= 1) return {};
+  std::int64_t first_chunk = -1, last_chunk = -1, end = 0;
+  for (std::size_t c = 0; c < plan.layers.size(); ++c) {
+    const std::int64_t begin = end;
+    end += plan.layers[c];
+    if (config.loop->first > begin && config.loop->first <= end) first_chunk = static_cast<std::int64_t>(c);
+    if (config.loop->last > begin && config.loop->last <= end) last_chunk = static_cast<std::int64_t>(c);
   }
-  if (config.loop && config.loop->repeats > 1) {
-    const std::int64_t per_chunk = config.num_layers / chunk_count;
-    const std::int64_t first_chunk = (config.loop->first - 1) / per_chunk;
-    const std::int64_t last_chunk = (config.loop->last - 1) / per_chunk;
-    if (first_chunk != last_chunk) {
-      return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({} layers each): a loop "
-                         "must lie inside one pipeline stage, or choose replicate_loop_weights "
-                         "(--replicate-loop-weights) to store its weights on every stage that runs it",
-                         config.loop->first, config.loop->last, first_chunk, last_chunk, per_chunk);
-    }
+  if (first_chunk != last_chunk) {
+    const std::int64_t a = plan.layers[static_cast<std::size_t>(first_chunk)];
+    const std::int64_t b = plan.layers[static_cast<std::size_t>(last_chunk)];
+    return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({}): a loop must lie inside one "
+                       "pipeline stage, or choose replicate_loop_weights (--replicate-loop-weights) to store its "
+                       "weights on every stage that runs it",
+                       config.loop->first, config.loop->last, first_chunk, last_chunk,
+                       a == b ? fmt::format("{} layers each", a) : fmt::format("{} and {} layers", a, b));
   }
   return {};
 }
 
-// Virtual stages need PP > 1 and micro-batches in whole groups of PP; the PP·V model chunks split
-// the executed layers (replicated loop weights) or the physical layers evenly.
+// Virtual stages need PP > 1 and micro-batches in whole groups of PP; a layout string sets V.
 std::string layout_pipeline_error(const ParallelLayout& l, const ArchConfig& config) {
   if (l.virtual_stages > 1 && l.pp == 1) return "virtual pipeline stages need PP > 1";
   if (l.virtual_stages > 1 && l.micro_batches % l.pp != 0) {
@@ -276,11 +309,34 @@ std::string layout_pipeline_error(const ParallelLayout& l, const ArchConfig& con
     // (microbatch_group_size_per_vp_stage, default PP): the warm-up count assumes whole groups.
     return fmt::format("{} micro-batches do not divide by PP = {} (interleaved schedule)", l.micro_batches, l.pp);
   }
-  const std::int64_t chunk_count = l.pp * l.virtual_stages;
-  if (!l.replicate_loop_weights) return layout_stored_chunk_error(l, config, chunk_count);
-  if (config.executed_layers() % chunk_count != 0) {
-    return fmt::format("{} executed layers do not divide by PP·V = {}·{} = {}", config.executed_layers(), l.pp,
-                       l.virtual_stages, chunk_count);
+  if (l.first_stage_layers < -1 || l.last_stage_layers < -1) return "first/last-stage layer counts are below 0";
+  if ((l.first_stage_layers >= 0 || l.last_stage_layers >= 0) && l.pp == 1) {
+    return "first/last-stage layer counts need PP > 1";
+  }
+  return layout_chunk_plan_error(l, config);
+}
+
+// Sharding, FP8 and offload settings in range: optimizer instances divide DP·CP, an amax history
+// of at least 1, offloaded layers fewer than the layers (Megatron asserts
+// cpu_offloading_num_layers < num_layers).
+std::string layout_memory_option_error(const ParallelLayout& l, const ArchConfig& config) {
+  const std::int64_t dp_cp = l.data_parallel() * l.cp;
+  if (l.distributed_optimizer_instances < 1 || dp_cp % l.distributed_optimizer_instances != 0) {
+    return fmt::format("{} distributed-optimizer instances do not divide DP·CP = {}", l.distributed_optimizer_instances,
+                       dp_cp);
+  }
+  if (l.fp8_amax_history < 1 || l.fp8_amax_history > (std::int64_t{1} << 20)) {
+    return fmt::format("FP8 amax history length {} is not in [1, 2^20]", l.fp8_amax_history);
+  }
+  if (l.fp8_param_gather && l.fp8 == Fp8Recipe::none) return "FP8 parameters (--fp8-param-gather) need an FP8 recipe";
+  if (l.cpu_offload_layers < 0 || l.cpu_offload_layers >= std::max<std::int64_t>(1, config.num_layers)) {
+    return fmt::format("{} CPU-offloaded layers: must be in [0, {})", l.cpu_offload_layers, config.num_layers);
+  }
+  if (l.recompute.kind != RecomputeKind::selective && !l.recompute.modules.empty()) {
+    return "recompute modules are given without selective recompute";
+  }
+  if (l.recompute.recomputes(RecomputeModule::mla_up_proj) && !config.attention.mla) {
+    return "recompute module mla_up_proj needs multi-latent attention (Megatron asserts it)";
   }
   return {};
 }
@@ -300,14 +356,14 @@ std::string layout_recompute_error(const ParallelLayout& l, const ArchConfig& co
     }
     return {};
   }
-  std::int64_t smallest = config.executed_layers();
+  std::int64_t largest = 0;
   for (const ModelChunk& c : model_chunks(config, l)) {
-    smallest = std::min(smallest, static_cast<std::int64_t>(c.executed_layers.size()));
+    largest = std::max(largest, static_cast<std::int64_t>(c.executed_layers.size()));
   }
-  if (l.recompute.full_layers > smallest) {
-    return fmt::format("full recompute of {} layers per chunk exceeds the {} layer executions of the smallest "
+  if (l.recompute.full_layers > largest) {
+    return fmt::format("full recompute of {} layers per chunk exceeds the {} layer executions of the largest "
                        "chunk",
-                       l.recompute.full_layers, smallest);
+                       l.recompute.full_layers, largest);
   }
   return {};
 }
@@ -318,10 +374,11 @@ std::string layout_recompute_error(const ParallelLayout& l, const ArchConfig& co
 // the first failing one's message is returned.
 std::string ParallelLayout::validation_error(const ArchConfig& config) const {
   using LayoutCheck = std::string (*)(const ParallelLayout&, const ArchConfig&);
-  constexpr std::array<LayoutCheck, 8> checks{layout_minimum_error,      layout_range_error,
+  constexpr std::array<LayoutCheck, 9> checks{layout_minimum_error,      layout_range_error,
                                                layout_gpu_group_error,    layout_tensor_split_error,
                                                layout_expert_error,       layout_sequence_and_vocab_error,
-                                               layout_pipeline_error,     layout_recompute_error};
+                                               layout_pipeline_error,     layout_recompute_error,
+                                               layout_memory_option_error};
   for (const LayoutCheck check : checks) {
     if (std::string error = check(*this, config); !error.empty()) return error;
   }
@@ -358,6 +415,14 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) 
       throw Error("the GPU count TP·CP·DP·PP is too large", source);
     }
     layout.gpus = group * layout.dp;
+  }
+  // A pipeline layout string sets the virtual stages (its stage count / PP); one that does not
+  // divide is left for validation to refuse.
+  if (!layout.pipeline_layout.empty()) {
+    const std::size_t stages = parse_pipeline_layout(layout.pipeline_layout, source).size();
+    if (stages % static_cast<std::size_t>(layout.pp) == 0 && layout.virtual_stages == 1) {
+      layout.virtual_stages = static_cast<std::int64_t>(stages) / layout.pp;
+    }
   }
   return layout;
 }

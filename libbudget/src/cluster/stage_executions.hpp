@@ -35,7 +35,8 @@ inline StageExecutions stage_executions(const ArchConfig& c, const ParallelLayou
       const bool moe = is_moe_layer(c, layer);
       const bool ffn_tp = !moe || c.ffn.num_shared_experts > 0;
       const bool recomputed = l.recompute.kind == RecomputeKind::full &&
-                              (l.recompute.full_layers == 0 || static_cast<std::int64_t>(i) < l.recompute.full_layers);
+                              (l.recompute.method == RecomputeMethod::uniform || l.recompute.full_layers == 0 ||
+                               static_cast<std::int64_t>(i) < l.recompute.full_layers);
       e.layers += 1.0;
       e.moe_layers += moe ? 1.0 : 0.0;
       e.ffn_tp_layers += ffn_tp ? 1.0 : 0.0;

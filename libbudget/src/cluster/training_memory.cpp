@@ -11,215 +11,17 @@
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
+#include "cluster/memory_extras.hpp"
+#include "cluster/memory_shapes.hpp"
 
 namespace budget {
-namespace {
-
-/// Parameters of one physical layer by how they are held (Megatron's theoretical_memory_usage.py
-/// lines 214-230 split them the same way): sharded by TP, replicated on every TP rank, and routed
-/// experts sharded by ETP·EP.
-struct LayerParams {
-  double tp_sharded = 0.0;
-  double replicated = 0.0;
-  double expert = 0.0;
-  LayerParams& operator+=(const LayerParams& o) {
-    tp_sharded += o.tp_sharded;
-    replicated += o.replicated;
-    expert += o.expert;
-    return *this;
-  }
-};
-
-/// Widths and per-layer parameters read off the op list (layer_ops), so every family the accounting
-/// knows (GQA, MLA, dense, MoE, shared experts, first dense layers) is handled the same way here.
-struct OpListShapes {
-  LayerParams attention;  ///< every layer: projections and the layer's norms
-  LayerParams dense_ffn;  ///< a dense-FFN layer's MLP
-  LayerParams moe_ffn;    ///< an MoE layer's router, routed and shared experts
-  double final_norm = 0.0;
-  double embedding = 0.0;      ///< V·H (unpadded; the padded size is used instead)
-  double lm_head_own = 0.0;    ///< untied head weights (0 when tied) plus its bias
-  double mtp_params = 0.0;     ///< all multi-token-prediction modules
-  double mtp_expert_params = 0.0;
-  // Activation widths (elements per token).
-  double query_width = 0.0;   ///< Q as the attention kernel reads it (MLA: heads·(nope + rope))
-  double key_width = 0.0;     ///< K (GQA: kv; MLA: heads·(nope + rope))
-  double value_width = 0.0;   ///< V (GQA: kv; MLA: heads·v_head_dim)
-  double output_width = 0.0;  ///< attention output = output-projection input
-  double mla_latent = 0.0;    ///< MLA: q_lora + kv_lora (each stored twice: norm input, up-projection input) …
-  double mla_rope = 0.0;      ///< … and the shared rotary key
-  double dense_dim = 0.0;
-  double expert_dim = 0.0;
-  double shared_width = 0.0;
-};
-
-OpListShapes read_shapes(const ArchConfig& c) {
-  OpListShapes s;
-  const auto& a = c.attention;
-  const std::vector<Op> ops = layer_ops(c, paper_workload());  // parameters and widths do not depend on the workload
-  for (const Op& op : ops) {
-    const double p = static_cast<double>(op.params_per_layer);
-    switch (op.kind) {
-      case OpKind::qkv_projection:
-        s.attention.tp_sharded += p;
-        break;
-      case OpKind::q_up_projection:
-      case OpKind::kv_up_projection:
-      case OpKind::output_projection:
-        s.attention.tp_sharded += p;
-        break;
-      case OpKind::q_down_projection:
-      case OpKind::kv_down_projection:
-        // Megatron-Core MLA builds the down projections as TELinear with parallel_mode='duplicated'
-        // (megatron/core/transformer/multi_latent_attention.py lines 526-527, 573-574): replicated.
-        s.attention.replicated += p;
-        break;
-      case OpKind::norms: s.attention.replicated += p; break;
-      case OpKind::router: s.moe_ffn.replicated += p; break;
-      case OpKind::routed_experts: s.moe_ffn.expert += p; break;
-      case OpKind::shared_experts: {
-        const double gate = c.ffn.shared_expert_gate ? static_cast<double>(c.hidden_size) : 0.0;
-        s.moe_ffn.tp_sharded += p - gate;
-        s.moe_ffn.replicated += gate;  // theoretical_memory_usage.py line 225: the gate is replicated
-        break;
-      }
-      case OpKind::dense_ffn: s.dense_ffn.tp_sharded += p; break;
-      case OpKind::final_norm: s.final_norm += p; break;
-      case OpKind::embedding: s.embedding += p; break;
-      case OpKind::lm_head: s.lm_head_own += p; break;
-      case OpKind::mtp_module: s.mtp_params += p * static_cast<double>(op.physical_layers); break;
-      default: break;
-    }
-  }
-  const bool last_is_moe = c.ffn.is_moe() && c.num_layers > c.dense_ffn_layers();
-  if (c.mtp_layers > 0 && last_is_moe) s.mtp_expert_params = s.moe_ffn.expert * static_cast<double>(c.mtp_layers);
-  if (a.mla) {
-    const MlaConfig& m = *a.mla;
-    s.query_width = static_cast<double>(a.num_heads * m.qk_head_dim());
-    s.key_width = s.query_width;
-    s.value_width = static_cast<double>(a.num_heads * m.v_head_dim);
-    s.mla_latent = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
-    s.mla_rope = static_cast<double>(m.qk_rope_head_dim);
-  } else {
-    s.query_width = static_cast<double>(a.query_width());
-    s.key_width = static_cast<double>(a.kv_width());
-    s.value_width = s.key_width;
-  }
-  s.output_width = static_cast<double>(a.value_width());
-  s.dense_dim = static_cast<double>(c.ffn.dense_dim);
-  s.expert_dim = static_cast<double>(c.ffn.expert_dim);
-  s.shared_width = static_cast<double>(c.ffn.num_shared_experts * c.ffn.shared_expert_dim);
-  return s;
-}
-
-bool layer_is_moe(const ArchConfig& c, std::int64_t layer) {
-  return c.ffn.is_moe() && layer > c.ffn.first_dense_layers;
-}
-
-/// Tokens of one micro-batch on one GPU before sequence parallelism: b·s/CP.
-double micro_batch_tokens(const ParallelLayout& l) {
-  return static_cast<double>(l.micro_batch_size) * static_cast<double>(l.seq_len / l.cp);
-}
-
-/// Rows of H the most loaded expert rank receives per token it sends: top_k · min(F, G) with a
-/// capacity factor F (tokens over capacity are dropped), top_k · G dropless (G = imbalance).
-double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l) {
-  const double factor = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
-  return static_cast<double>(c.ffn.top_k) * factor;
-}
-
-LayerActivationBytes activation_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t layer,
-                                      const ParallelLayout& l, bool recomputed) {
-  // Korthikanti et al. 2022 §4.1 and Table 2, per layer and micro-batch, s·b tokens, 2 bytes an
-  // element (bf16). Their GPT layer (hidden h, FFN 4h, a heads, dropout, no FlashAttention) keeps
-  //   attention 11sbh + 5as²b, MLP 19sbh, the two LayerNorms 4sbh: sbh(34 + 5as/h) in all.
-  // Terms of two classes:
-  //   "replicated": norm inputs 4sbh, QKV input 2sbh, fc1 input 2sbh, dropout masks 2sbh — the
-  //     10sbh whole on every TP rank without sequence parallelism, divided by t with it (§4.2.2);
-  //   "sharded": everything inside the TP region, divided by t: sbh(10 + 24/t + 5as/(ht)) (Table 2).
-  // Generalised here to the op list's widths: Q/K/V of q, kv, kv (GQA), MLA's latents, SwiGLU's
-  // fc1 output of 2d and product of d, MoE layers. Full recompute keeps only the layer input 2sbh
-  // (Table 2, "full"), divided by t under SP; selective recompute drops the attention core's
-  // kept softmax terms (5as²b; with FlashAttention its fp32 log-sum-exp, 4·a bytes a token).
-  const double T = micro_batch_tokens(l);
-  const double t = static_cast<double>(l.tp);
-  const double r = l.sequence_parallel_active() ? t : 1.0;  // divisor of the replicated class
-  const double H = static_cast<double>(c.hidden_size);
-  const double heads = static_cast<double>(c.attention.num_heads);
-  LayerActivationBytes bytes;
-  if (recomputed) {
-    bytes.attention = 2.0 * H * T / r;
-    return bytes;
-  }
-  const double dropout_mask = l.dropout ? 1.0 : 0.0;  // one byte an element (Korthikanti: sbh per mask)
-  // Attention block.
-  double replicated = 2.0 * H      // input norm's input
-                      + 2.0 * H    // QKV (MLA: down projections') input = norm output
-                      + dropout_mask * H;
-  replicated += 4.0 * s.mla_latent + 2.0 * s.mla_rope;  // MLA: latent norm inputs and up-projection inputs, rotary key
-  double sharded = 2.0 * (s.query_width + s.key_width + s.value_width)  // Q, K, V for the attention core
-                   + 2.0 * s.output_width;                              // output projection input
-  if (c.attention.qk_norm != QkNorm::none) sharded += 2.0 * (s.query_width + s.key_width);  // q/k norm inputs
-  if (l.recompute.kind != RecomputeKind::selective) {
-    if (l.flash_attention) {
-      sharded += 4.0 * heads;  // FlashAttention keeps the fp32 softmax log-sum-exp per head and query
-    } else {
-      // Softmax output 2as (kept for P·V's backward); with dropout its mask as and output 2as.
-      sharded += heads * static_cast<double>(l.seq_len) * (l.dropout ? 5.0 : 2.0);
-    }
-  }
-  bytes.attention = T * (replicated / r + sharded / t);
-  // FFN block.
-  const double gated_factor = c.ffn.gated ? 6.0 : 4.0;  // fc1 output (2d, or 4d gate+up) + fc2 input (2d)
-  if (!layer_is_moe(c, layer)) {
-    const double ffn_replicated = 2.0 * H + 2.0 * H + dropout_mask * H;  // norm input, fc1 input, dropout mask
-    bytes.ffn = T * (ffn_replicated / r + gated_factor * s.dense_dim / t);
-    return bytes;
-  }
-  const double E = static_cast<double>(c.ffn.num_experts);
-  // MoE (Megatron-Core, alltoall dispatcher): the norm input and output (the router's, the shared
-  // experts' and the dispatch's input), fp32 router probabilities (4E) and the boolean routing map
-  // (E), on the rank's tokens (T / r).
-  const double moe_replicated = 2.0 * H + 2.0 * H + 4.0 * E + E + dropout_mask * H;
-  const double shared = gated_factor * s.shared_width / t;
-  // Routed experts: rows received per token sent, top_k · min(F, G); ETP all-gathers the rows of
-  // its group (etp×), each rank computing d / etp of each: fc1 input 2H·etp, fc1 output and
-  // activation (gated_factor · d / etp, etp× the rows), the expert output 2H kept for the
-  // probability weighting of the combine, and an int64 permutation index (8 bytes) per row.
-  const double etp = static_cast<double>(l.expert_tp());
-  const double rows = routed_rows_per_token(c, l);
-  const double routed = rows * (2.0 * H * etp + gated_factor * s.expert_dim + 2.0 * H + 8.0);
-  bytes.ffn = T * (moe_replicated / r + shared) + (T / r) * routed;
-  return bytes;
-}
-
-struct StagePlan {
-  std::vector<const ModelChunk*> chunks;  ///< this rank's chunks, v = 0..V−1
-};
-
-/// Transient bytes of one layer execution (the largest is the stage's `buffers`): the MoE
-/// dispatch's all-to-all send and receive buffers, 2H·(top_k + rows) per token of the rank, and
-/// under sequence parallelism the all-gathered layer input 2H·T.
-double layer_transient_bytes(const ArchConfig& c, const ParallelLayout& l, std::int64_t layer) {
-  const double T = micro_batch_tokens(l);
-  const double r = l.sequence_parallel_active() ? static_cast<double>(l.tp) : 1.0;
-  const double H = static_cast<double>(c.hidden_size);
-  double bytes = l.sequence_parallel_active() ? 2.0 * H * T : 0.0;
-  if (layer_is_moe(c, layer)) {
-    bytes = std::max(bytes, (T / r) * 2.0 * H * (static_cast<double>(c.ffn.top_k) + routed_rows_per_token(c, l)));
-  }
-  return bytes;
-}
-
-}  // namespace
-
 LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64_t layer, const ParallelLayout& layout,
                                             bool recomputed) {
   layout.validate(config, "layout");
   if (layer < 1 || layer > config.num_layers) {
     throw Error(fmt::format("layer {} is not in [1, {}]", layer, config.num_layers), "layer");
   }
-  return activation_bytes(config, read_shapes(config), layer, layout, recomputed);
+  return memory_detail::activation_bytes(config, memory_detail::read_shapes(config), layer, layout, recomputed);
 }
 
 namespace {
@@ -229,14 +31,12 @@ struct MemoryStageShared {
   MemoryStageShared(const ArchConfig& arch, const ParallelLayout& layout) : config(arch), l(layout) {}
   const ArchConfig& config;
   const ParallelLayout& l;
-  OpListShapes s;
+  memory_detail::OpListShapes s;
   std::vector<ModelChunk> chunks;
   ParameterBytes per_param;
   double t = 1.0;              ///< TP
   double r = 1.0;              ///< TP under sequence parallelism, else 1
   double expert_shards = 1.0;  ///< ETP·EP
-  double dense_shards = 1.0;   ///< optimizer-state shards of dense parameters
-  double expert_dp_shards = 1.0;  ///< optimizer-state shards of routed experts
   double H = 0.0;
   std::int64_t padded_vocab = 0;
   double V = 0.0;  ///< padded vocabulary
@@ -245,39 +45,55 @@ struct MemoryStageShared {
 
 MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLayout& l) {
   MemoryStageShared m(config, l);
-  m.s = read_shapes(config);
+  m.s = memory_detail::read_shapes(config);
   m.chunks = model_chunks(config, l);
   m.per_param = parameter_bytes(l.precision);
   m.t = static_cast<double>(l.tp);
   m.r = l.sequence_parallel_active() ? m.t : 1.0;
   m.expert_shards = static_cast<double>(l.expert_tp() * l.ep);
-  // Distributed optimizer: dense parameters' states sharded over the data-parallel group with
-  // context parallelism (DP·CP ranks hold the same weights), routed experts' over the expert
-  // data-parallel group EDP = N / (ETP·EP·PP). theoretical_memory_usage.py lines 293-303 divides
-  // by DP and EDP (6 + 12/d bytes a parameter).
-  m.dense_shards = l.distributed_optimizer ? static_cast<double>(l.data_parallel() * l.cp) : 1.0;
-  m.expert_dp_shards = l.distributed_optimizer ? static_cast<double>(l.expert_data_parallel()) : 1.0;
   m.H = static_cast<double>(config.hidden_size);
   m.padded_vocab = l.padded_vocab(config.vocab_size);
   m.V = static_cast<double>(m.padded_vocab);
-  m.T = micro_batch_tokens(l);
+  m.T = memory_detail::micro_batch_tokens(l);
   return m;
+}
+
+/// What the stage's stored layers add up to beyond their parameters: the largest layer per GPU
+/// (FSDP's gather buffers) and the FP8 GEMMs (delayed scaling's state).
+struct StoredLayerExtras {
+  double largest_layer = 0.0;
+  double fp8_gemms = 0.0;
+};
+
+/// GEMMs of one layer that TE runs in FP8: QKV (MLA: q down and up, or q; kv down and up) and the
+/// output projection; fc1 and fc2 of the dense MLP, the shared experts and each local expert.
+double layer_fp8_gemms(const ArchConfig& c, const ParallelLayout& l, bool moe) {
+  const auto& a = c.attention;
+  double gemms = a.mla ? (a.mla->q_lora_rank > 0 ? 5.0 : 4.0) : 2.0;
+  if (!moe) return gemms + 2.0;
+  if (c.ffn.num_shared_experts > 0) gemms += 2.0;
+  return gemms + 2.0 * static_cast<double>(c.ffn.num_experts / l.ep);
 }
 
 /// Parameters of the layers the stage stores: every stored layer once (a looped layer counts once
 /// however often it runs; a rank's chunks share one copy of replicated loop weights). Fills the
 /// stage's sorted stored layers and its executed-layer count.
-LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own,
-                                       StageMemory& stage) {
-  LayerParams params;
+memory_detail::LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own,
+                                       StageMemory& stage, StoredLayerExtras& extras) {
+  memory_detail::LayerParams params;
   for (const ModelChunk* chunk : own) {
     for (const std::int64_t layer : chunk->stored_layers) {
       if (std::find(stage.stored_layers.begin(), stage.stored_layers.end(), layer) != stage.stored_layers.end()) {
         continue;  // replicated loop weights: a rank's chunks share one copy
       }
       stage.stored_layers.push_back(layer);
-      params += m.s.attention;
-      params += layer_is_moe(m.config, layer) ? m.s.moe_ffn : m.s.dense_ffn;
+      const bool moe = memory_detail::layer_is_moe(m.config, layer);
+      memory_detail::LayerParams one = m.s.attention;
+      one += moe ? m.s.moe_ffn : m.s.dense_ffn;
+      params += one;
+      extras.largest_layer =
+          std::max(extras.largest_layer, one.tp_sharded / m.t + one.replicated + one.expert / m.expert_shards);
+      extras.fp8_gemms += layer_fp8_gemms(m.config, m.l, moe);
     }
     stage.executed_layers += static_cast<std::int64_t>(chunk->executed_layers.size());
   }
@@ -288,10 +104,10 @@ LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::ve
 /// Embedding on the first stage, LM head and final norm on the last (vocab-parallel over TP,
 /// theoretical_memory_usage.py lines 247-267). Tied embeddings with PP > 1: the last stage keeps
 /// its own copy of the word embeddings (Megatron's shared_embedding_or_output_weight), its
-/// gradient all-reduced with the first stage's. Multi-token prediction modules sit on the last
-/// stage (theoretical_memory_usage.py line 247).
-void add_memory_end_stage_params(const MemoryStageShared& m, std::int64_t rank, const StageMemory& stage,
-                                 LayerParams& params) {
+/// gradient all-reduced with the first stage's. Multi-token prediction modules sit with the chunk
+/// that holds them (the last stage by default; a layout string's m places them).
+void add_memory_end_stage_params(const MemoryStageShared& m, std::int64_t mtp_here, bool loss_here,
+                                 const StageMemory& stage, memory_detail::LayerParams& params) {
   const ArchConfig& config = m.config;
   if (stage.has_embedding) params.tp_sharded += m.V * m.H;
   if (stage.has_lm_head) {
@@ -300,23 +116,32 @@ void add_memory_end_stage_params(const MemoryStageShared& m, std::int64_t rank, 
     else if (m.l.pp > 1) params.tp_sharded += m.V * m.H + head_bias;
     else params.tp_sharded += head_bias;
   }
-  if (rank == m.l.pp - 1) {
-    params.replicated += m.s.final_norm;
-    params.tp_sharded += m.s.mtp_params - m.s.mtp_expert_params;
-    params.expert += m.s.mtp_expert_params;
+  if (loss_here) params.replicated += m.s.final_norm;
+  if (mtp_here > 0 && config.mtp_layers > 0) {
+    const double share = static_cast<double>(mtp_here) / static_cast<double>(config.mtp_layers);
+    params.tp_sharded += share * (m.s.mtp_params - m.s.mtp_expert_params);
+    params.expert += share * m.s.mtp_expert_params;
   }
 }
 
 /// Parameters per GPU (TP-sharded / t + replicated; routed experts / (ETP·EP)) and their weights,
-/// gradients and optimizer states (the last sharded under the distributed optimizer).
-void set_memory_parameter_components(const MemoryStageShared& m, const LayerParams& params, StageMemory& stage) {
+/// gradients and optimizer states, sharded and cast as the layout says (parameter_memory: the
+/// distributed optimizer, FSDP, FP8 copies); returns FSDP's transient gather buffers.
+/// `layer_params` are the stored layers' alone (the FP8 linear weights: everything but the
+/// embedding, output layer, norms and routers; MLA's down projections counted as not FP8).
+double set_memory_parameter_components(const MemoryStageShared& m, const memory_detail::LayerParams& params,
+                                       const memory_detail::LayerParams& layer_params, const StoredLayerExtras& extras,
+                                       StageMemory& stage) {
   stage.dense_params = params.tp_sharded / m.t + params.replicated;
   stage.expert_params = params.expert / m.expert_shards;
+  const double fp8_linear = layer_params.tp_sharded / m.t + layer_params.expert / m.expert_shards;
+  const ParameterMemory p = parameter_memory(m.l, stage.dense_params, stage.expert_params, fp8_linear,
+                                             extras.largest_layer);
   MemoryComponents& c = stage.by_component;
-  c.weights = (stage.dense_params + stage.expert_params) * m.per_param.weights;
-  c.gradients = (stage.dense_params + stage.expert_params) * m.per_param.gradients;
-  c.optimizer_states = stage.dense_params * m.per_param.optimizer / m.dense_shards +
-                       stage.expert_params * m.per_param.optimizer / m.expert_dp_shards;
+  c.weights = p.weights + fp8_scaling_state_bytes(m.l, extras.fp8_gemms);
+  c.gradients = p.gradients;
+  c.optimizer_states = p.optimizer;
+  return p.gather_buffers;
 }
 
 /// Activations of one micro-batch for each of the rank's chunks, and the transient bytes their
@@ -328,24 +153,49 @@ struct MemoryChunkActivations {
   double transient = 0.0;
 };
 
+/// Full recompute of execution i of a chunk: the block method's first `full_layers` (0: all), or
+/// every execution with the uniform method.
+bool memory_execution_recomputed(const RecomputeSpec& rc, std::size_t i) {
+  if (rc.kind != RecomputeKind::full) return false;
+  return rc.method == RecomputeMethod::uniform || rc.full_layers == 0 ||
+         static_cast<std::int64_t>(i) < rc.full_layers;
+}
+
+/// One chunk's kept bytes for one micro-batch. Full recompute keeps each recomputed execution's
+/// input (uniform: only the first of each group of `full_layers`, the group rebuilt in the
+/// backward). CPU offloading (--cpu-offloading-num-layers N, Megatron-Core cpu_offload.py) keeps the
+/// first N executions' activations in host memory: none on the GPU but the one being copied.
+double memory_chunk_kept_bytes(const MemoryStageShared& m, const ModelChunk& chunk, MemoryChunkActivations& out) {
+  const ParallelLayout& l = m.l;
+  const RecomputeSpec& rc = l.recompute;
+  const std::int64_t group = rc.method == RecomputeMethod::uniform ? std::max<std::int64_t>(1, rc.full_layers) : 1;
+  double bytes = 0.0, group_bytes = 0.0;
+  for (std::size_t i = 0; i < chunk.executed_layers.size(); ++i) {
+    const std::int64_t layer = chunk.executed_layers[i];
+    const bool recomputed = memory_execution_recomputed(rc, i);
+    const double whole = memory_detail::activation_bytes(m.config, m.s, layer, l, false).total();
+    const double kept = memory_detail::activation_bytes(m.config, m.s, layer, l, recomputed).total();
+    const bool offloaded = static_cast<std::int64_t>(i) < l.cpu_offload_layers;
+    if (offloaded) {
+      out.transient = std::max(out.transient, kept);  // the layer being copied to or from the host
+    } else if (!recomputed || static_cast<std::int64_t>(i) % group == 0) {
+      bytes += kept;
+    }
+    if (recomputed) {
+      group_bytes = static_cast<std::int64_t>(i) % group == 0 ? whole : group_bytes + whole;
+      out.largest_recomputed_layer = std::max(out.largest_recomputed_layer, group_bytes);
+    }
+    out.transient = std::max(out.transient, memory_detail::layer_transient_bytes(m.config, l, layer));
+  }
+  return bytes;
+}
+
 MemoryChunkActivations memory_chunk_activations(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own) {
   const ParallelLayout& l = m.l;
   MemoryChunkActivations out;
   for (const ModelChunk* chunk : own) {
-    double bytes = 0.0;
-    for (std::size_t i = 0; i < chunk->executed_layers.size(); ++i) {
-      const std::int64_t layer = chunk->executed_layers[i];
-      // Full recompute, block method: the first `full_layers` executions of each chunk (0: all).
-      const bool recomputed = l.recompute.kind == RecomputeKind::full &&
-                              (l.recompute.full_layers == 0 || static_cast<std::int64_t>(i) < l.recompute.full_layers);
-      bytes += activation_bytes(m.config, m.s, layer, l, recomputed).total();
-      if (recomputed) {
-        out.largest_recomputed_layer =
-            std::max(out.largest_recomputed_layer, activation_bytes(m.config, m.s, layer, l, false).total());
-      }
-      out.transient = std::max(out.transient, layer_transient_bytes(m.config, l, layer));
-    }
-    if (chunk->index == 0 && m.config.vocab_size > 0) {
+    double bytes = memory_chunk_kept_bytes(m, *chunk, out);
+    if (chunk->embedding && m.config.vocab_size > 0) {
       // Embedding: the int64 token ids (8 bytes a token) and, with dropout, its mask (sbh),
       // theoretical_memory_usage.py lines 329-339.
       bytes += 8.0 * m.T + (l.dropout ? m.H * m.T / m.r : 0.0);
@@ -372,11 +222,13 @@ std::int64_t memory_in_flight_micro_batches(const ParallelLayout& l, std::int64_
 /// 4sbh(1 + V/h)/t); with cross-entropy fusion the bf16 logits only, 2·V/t. Each MTP module
 /// computes its own logits and loss. Without fusion the bf16 logits exist beside their fp32 copy
 /// while it is made (raises `transient`).
-void set_memory_logits(const MemoryStageShared& m, MemoryComponents& c, double& transient) {
+void set_memory_logits(const MemoryStageShared& m, bool lm_head, std::int64_t mtp_here, MemoryComponents& c,
+                       double& transient) {
   const ParallelLayout& l = m.l;
   const double per_token = (l.cross_entropy_fusion ? 2.0 : 4.0) * m.V / m.t;
-  const double heads_of_loss = 1.0 + static_cast<double>(m.config.mtp_layers);
-  c.logits = m.T * (2.0 * m.H / m.r + heads_of_loss * per_token);
+  const double heads_of_loss = (lm_head ? 1.0 : 0.0) + static_cast<double>(mtp_here);
+  c.logits = m.T * (2.0 * m.H / m.r + heads_of_loss * per_token) +
+             (lm_head ? context_parallel_logits_copy_bytes(l, m.T, m.padded_vocab) : 0.0);
   if (!l.cross_entropy_fusion) transient = std::max(transient, 2.0 * m.T * m.V / m.t);
 }
 
@@ -386,25 +238,40 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   const ParallelLayout& l = m.l;
   StageMemory stage;
   stage.pipeline_rank = rank;
-  stage.has_embedding = rank == 0 && m.config.vocab_size > 0;
-  stage.has_lm_head = rank == l.pp - 1 && m.config.vocab_size > 0;
   std::vector<const ModelChunk*> own;
+  std::int64_t mtp_here = 0;
+  bool loss_here = false;
   for (std::int64_t v = 0; v < l.virtual_stages; ++v) {
     own.push_back(&m.chunks[static_cast<std::size_t>(v * l.pp + rank)]);
+    stage.has_embedding = stage.has_embedding || (own.back()->embedding && m.config.vocab_size > 0);
+    stage.has_lm_head = stage.has_lm_head || (own.back()->loss && m.config.vocab_size > 0);
+    mtp_here += own.back()->mtp_layers;
+    loss_here = loss_here || own.back()->loss;
   }
-  LayerParams params = memory_stored_layer_params(m, own, stage);
-  add_memory_end_stage_params(m, rank, stage, params);
-  set_memory_parameter_components(m, params, stage);
+  StoredLayerExtras extras;
+  memory_detail::LayerParams params = memory_stored_layer_params(m, own, stage, extras);
+  const memory_detail::LayerParams layer_params = params;
+  add_memory_end_stage_params(m, mtp_here, loss_here, stage, params);
+  const double gather_buffers = set_memory_parameter_components(m, params, layer_params, extras, stage);
   MemoryComponents& c = stage.by_component;
   const MemoryChunkActivations chunk = memory_chunk_activations(m, own);
-  double transient = chunk.transient;
+  double transient = chunk.transient + gather_buffers;  // FSDP gathers beside the layer computing
   stage.in_flight_micro_batches = memory_in_flight_micro_batches(l, rank);
   for (std::int64_t k = 0; k < stage.in_flight_micro_batches; ++k) {
     c.activations += chunk.per_chunk[static_cast<std::size_t>((k / l.pp) % l.virtual_stages)];
   }
-  if (stage.has_lm_head) set_memory_logits(m, c, transient);
+  if ((stage.has_lm_head || mtp_here > 0) && m.config.vocab_size > 0) {
+    set_memory_logits(m, stage.has_lm_head, mtp_here, c, transient);
+  }
   transient = std::max(transient, chunk.largest_recomputed_layer);
-  c.buffers = transient;
+  StageContents contents;
+  contents.attention_layers = !stage.stored_layers.empty();
+  for (const std::int64_t layer : stage.stored_layers) {
+    (memory_detail::layer_is_moe(m.config, layer) ? contents.moe_layers : contents.dense_ffn_layers) = true;
+  }
+  contents.lm_head = stage.has_lm_head;
+  stage.te_dummy_wgrad_bytes = te_dummy_wgrad_bytes(m.config, l, contents, m.padded_vocab);
+  c.buffers = transient + stage.te_dummy_wgrad_bytes;
   stage.peak_bytes = c.total();
   return stage;
 }
@@ -420,7 +287,7 @@ void add_training_memory_notes(TrainingMemory& out, const ArchConfig& config, co
   }
   if (config.ffn.is_moe()) {
     out.notes.push_back(fmt::format("routed experts: {} rows per token on the most loaded expert rank (top_k {} x {})",
-                                    routed_rows_per_token(config, l), config.ffn.top_k,
+                                    memory_detail::routed_rows_per_token(config, l), config.ffn.top_k,
                                     l.capacity_factor > 0.0 ? fmt::format("min(capacity {}, imbalance {})",
                                                                           l.capacity_factor, l.imbalance)
                                                             : fmt::format("imbalance {}, dropless", l.imbalance)));

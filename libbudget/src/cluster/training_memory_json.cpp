@@ -5,6 +5,19 @@
 
 namespace budget {
 
+namespace {
+
+/// Selective recompute's modules as named (Megatron's default list when none are given).
+std::vector<std::string> recompute_modules_of_json(const RecomputeSpec& r) {
+  std::vector<std::string> names;
+  if (r.kind != RecomputeKind::selective) return names;
+  if (r.modules.empty()) return {"core_attn"};
+  for (const RecomputeModule m : r.modules) names.emplace_back(to_string(m));
+  return names;
+}
+
+}  // namespace
+
 std::string training_memory_json(const TrainingMemory& mem, int indent) {
   const ParallelLayout& l = mem.layout;
   nlohmann::ordered_json layout{
@@ -31,7 +44,22 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
       {"padded_vocab", mem.padded_vocab},
       {"replicate_loop_weights", l.replicate_loop_weights},
       {"flash_attention", l.flash_attention},
-      {"dropout", l.dropout}};
+      {"dropout", l.dropout},
+      {"gradient_accumulation_fusion", l.gradient_accumulation_fusion},
+      {"pipeline_layout", l.pipeline_layout},
+      {"first_stage_layers", l.first_stage_layers},
+      {"last_stage_layers", l.last_stage_layers},
+      {"embedding_in_split", l.embedding_in_split},
+      {"loss_in_split", l.loss_in_split},
+      {"recompute_method", std::string(to_string(l.recompute.method))},
+      {"recompute_modules", recompute_modules_of_json(l.recompute)},
+      {"fsdp", std::string(to_string(l.fsdp))},
+      {"fsdp_sharding", std::string(to_string(l.fsdp_sharding))},
+      {"distributed_optimizer_instances", l.distributed_optimizer_instances},
+      {"fp8", std::string(to_string(l.fp8))},
+      {"fp8_param_gather", l.fp8_param_gather},
+      {"cpu_offload_layers", l.cpu_offload_layers},
+      {"dispatcher", std::string(to_string(l.dispatcher))}};
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const StageMemory& s : mem.stages) {
     const MemoryComponents& c = s.by_component;
@@ -48,7 +76,8 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
                         {"optimizer_states", c.optimizer_states},
                         {"activations", c.activations},
                         {"logits", c.logits},
-                        {"buffers", c.buffers}}}});
+                        {"buffers", c.buffers}}},
+                      {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes}});
   }
   nlohmann::ordered_json out{{"layout", layout},
                              {"memory",

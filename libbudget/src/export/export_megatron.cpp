@@ -25,6 +25,7 @@
 // --qk-layernorm builds the norms of the query and KV latents that budget counts
 // (gpt_layer_specs.py:104-113: without it they are IdentityOp).
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/megatron_args.hpp"
 #include "export/export_targets.hpp"
 
 namespace budget::detail {
@@ -390,9 +392,19 @@ void write_megatron_moe(const ArchConfig& c, MegatronArgList& list, std::vector<
   if (f.router_bias) list.args.emplace_back("--moe-router-enable-expert-bias");
 }
 
-/// The bash array file: header comments (target, use, defaults left, not expressed), then MODEL_ARGS.
+/// Every line's flag is one of Megatron's at the target commit: the library's one table of
+/// Megatron-LM arguments (budget/megatron_args.hpp), shared with the --megatron-args reader.
+void check_megatron_lines(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) require_megatron_argument(line.substr(0, line.find(' ')));
+}
+
+/// The bash array file: header comments (target, use, defaults left, not expressed), then MODEL_ARGS
+/// and, when a layout is given, TRAINING_ARGS.
 std::string megatron_args_file(const ArchConfig& c, const MegatronArgList& list,
-                               const std::vector<std::string>& not_expressed) {
+                               const std::vector<std::string>& not_expressed,
+                               const std::vector<std::string>& training_args) {
+  check_megatron_lines(list.args);
+  check_megatron_lines(training_args);
   std::string out = fmt::format("# Megatron-LM model arguments for {} (budget-match export; docs/export.md)\n",
                                 c.name.empty() ? "the config" : c.name);
   out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target_commit);
@@ -403,6 +415,19 @@ std::string megatron_args_file(const ArchConfig& c, const MegatronArgList& list,
   out += "MODEL_ARGS=(\n";
   for (const auto& line : list.args) out += "  " + line + "\n";
   out += ")\n";
+  if (!training_args.empty()) {
+    out += "# The training run (parallel layout, batch, recompute, precision, overlap); with MODEL_ARGS it gives "
+           "budget-match layout --megatron-args this file's layout back\n";
+    out += "TRAINING_ARGS=(\n";
+    for (const auto& line : training_args) {
+      const std::string flag = line.substr(0, line.find(' '));
+      const bool in_model = std::any_of(list.args.begin(), list.args.end(), [&](const std::string& m) {
+        return m.substr(0, m.find(' ')) == flag;
+      });
+      if (!in_model) out += "  " + line + "\n";  // e.g. --seq-length, written once in MODEL_ARGS
+    }
+    out += ")\n";
+  }
   return out;
 }
 
@@ -433,7 +458,7 @@ std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
         "unlooped, so its FLOPs and KV cache are those of {} layers, not {}",
         describe_loop(c), c.num_layers, c.num_layers, c.executed_layers()));
   }
-  return megatron_args_file(c, list, not_expressed);
+  return megatron_args_file(c, list, not_expressed, options.megatron_training_args);
 }
 
 }  // namespace budget::detail

@@ -357,7 +357,11 @@ TEST_CASE("cluster: full recompute keeps layer inputs and rebuilds one layer", "
   const TrainingMemory all = training_memory(c, l, big_cluster());
   const double full_layer = layer_activation_bytes(c, 1, l, false).total();
   CHECK(all.stages[0].by_component.activations == Approx(4.0 * 2.0 * 2048.0 * 1024.0));
-  CHECK(all.stages[0].by_component.buffers == Approx(full_layer));
+  // The rebuilt layer, plus TE's cached dummy weight gradients (one bf16 tensor per distinct weight
+  // shape: QKV 3072×1024, projection 1024×1024, fc1 4096×1024, fc2 1024×4096; no vocabulary here).
+  const double dummy_wgrads = 2.0 * (3072.0 * 1024 + 1024.0 * 1024 + 2 * 4096.0 * 1024);
+  CHECK(all.stages[0].te_dummy_wgrad_bytes == Approx(dummy_wgrads));
+  CHECK(all.stages[0].by_component.buffers == Approx(full_layer + dummy_wgrads));
   l.recompute.full_layers = 1;  // block method: the first layer of the chunk only
   CHECK(training_memory(c, l, big_cluster()).stages[0].by_component.activations ==
         Approx(2.0 * 2048.0 * 1024.0 + 3.0 * full_layer));
@@ -458,11 +462,17 @@ TEST_CASE("recompute and precision names: parsed as printed, the rest refused na
   CHECK(some.kind == RecomputeKind::full);
   CHECK(some.full_layers == 12);
   CHECK(parse_recompute("full:999999999999999", "x").full_layers == 999999999999999);
-  for (const char* bad : {"", "Full", "full:", "full:0", "full:-1", "full:1x", "full:1000000000000000", "partial"}) {
+  // Megatron's per-module selective recompute and the uniform method (issue 31).
+  const RecomputeSpec modules = parse_recompute("selective:mla_up_proj,mlp", "x");
+  CHECK(modules.modules == std::vector<RecomputeModule>{RecomputeModule::mla_up_proj, RecomputeModule::mlp});
+  CHECK(parse_recompute("full-uniform:2", "x").method == RecomputeMethod::uniform);
+  CHECK_THROWS_WITH(parse_recompute("selective:attn", "--recompute"), Catch::Contains("recompute module \"attn\""));
+  for (const char* bad : {"", "Full", "full:", "full:0", "full:-1", "full:1x", "full:1000000000000000", "partial",
+                          "selective:", "full-uniform:0"}) {
     INFO(bad);
     CHECK_THROWS_WITH(parse_recompute(bad, "--recompute"),
-                      Catch::Contains("is not allowed; allowed: none, selective, full, full:N") &&
-                          Catch::Contains("--recompute"));
+                      Catch::Contains("is not allowed; allowed: none, selective, selective:MODULE") &&
+                          Catch::Contains("full:N") && Catch::Contains("--recompute"));
   }
   for (const TrainingPrecision p : {TrainingPrecision::bf16, TrainingPrecision::fp16, TrainingPrecision::fp32}) {
     CHECK(parse_training_precision(to_string(p), "precision") == p);

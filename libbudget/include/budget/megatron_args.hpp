@@ -1,0 +1,95 @@
+#pragma once
+/// \file
+/// Megatron-LM interop (docs/megatron.md): ONE table of Megatron-LM's training arguments at commit
+/// d98e8a64 (every argument's names, value arity, type, choices and declaring source line, listed
+/// from Megatron's own parser by scripts/megatron_arguments.py), joined with what each argument
+/// means here (modelled, checked against the config, read but not modelled, or changing nothing
+/// here). The reader (--megatron-args), the writer (export --to megatron) and the tests share it.
+///
+/// Thread safety: every function here is reentrant; the tables are built once, thread-safely.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "budget/communication.hpp"
+#include "budget/config.hpp"
+#include "budget/parallel_layout.hpp"
+
+namespace budget {
+
+/// The Megatron-LM commit the table lists (full hash).
+std::string_view megatron_arguments_commit();
+
+/// What an argument means here.
+enum class MegatronUse {
+  modelled,      ///< sets a field of the layout, the overlap or the batch, and changes memory or time
+  shape,         ///< a model-shape argument: must agree with the config (refused naming both values)
+  read,          ///< read and reported: changes memory, communication or time in Megatron, not modelled here
+  not_modelled,  ///< accepted, changes nothing here (logging, data, checkpoints, ...)
+};
+std::string_view to_string(MegatronUse use);
+
+/// One Megatron-LM argument.
+struct MegatronArgument {
+  std::vector<std::string> names;  ///< option strings, aliases included ("--no-x", "--disable-x")
+  std::string dest;                ///< argparse destination
+  std::string arity;               ///< values it takes: "0", "1", "?", "+", "*"
+  std::string type;                ///< int, float, str, callable (a converter) or empty (flags)
+  std::vector<std::string> choices;
+  std::string source;              ///< file:line at the commit
+  MegatronUse use = MegatronUse::not_modelled;
+  std::string meaning;             ///< what it sets here (empty for not_modelled)
+};
+
+/// Every argument of Megatron-LM's training parser at the commit, in parser order.
+const std::vector<MegatronArgument>& megatron_arguments();
+/// The argument one of whose names is `flag` (with its leading dashes), or nullptr.
+const MegatronArgument* find_megatron_argument(std::string_view flag);
+
+/// Splits `text` into words by POSIX shell quoting rules, without running a shell: blanks (space,
+/// tab, newline) separate words; 'single quotes' keep everything literally; "double quotes" keep
+/// everything but \" \\ \$ \` and backslash-newline; an unquoted backslash quotes the next
+/// character (backslash-newline joins lines); a '#' that begins a word starts a comment to the end
+/// of the line. Anything a shell would expand or run ($, `, unquoted ( ) ; & | < >, globbing
+/// characters * ? [ outside quotes, ~ at a word's start) is refused (budget::Error naming `source`
+/// and the line), except a bash array: NAME=( ... ) whose words are taken (megatron_words()).
+std::vector<std::string> split_shell_words(std::string_view text, const std::string& source);
+
+/// The arguments of a --megatron-args file: the words of every bash array NAME=( ... ) in it (the
+/// file `export --to megatron` writes), or, when it has none, all its words (arguments as shell
+/// words). A leading launcher (python, torchrun and their options, a .py script) is not accepted:
+/// give the arguments alone.
+std::vector<std::string> megatron_words(std::string_view text, const std::string& source);
+
+/// A training run as Megatron-LM's arguments describe it, resolved for `gpus` GPUs.
+struct MegatronRun {
+  ParallelLayout layout;      ///< gpus and dp set; micro_batches = GBS / (MBS·DP)
+  CommOverlap overlap;        ///< the overlap flags (Megatron's defaults: nothing overlapped)
+  std::int64_t global_batch_size = 0;
+  std::vector<std::string> modelled;      ///< arguments read into the layout, overlap or batch
+  std::vector<std::string> checked;       ///< model-shape arguments that agree with the config
+  std::vector<std::string> read;          ///< read, their effect not modelled (with what they change)
+  std::vector<std::string> not_modelled;  ///< accepted, change nothing here
+};
+
+/// Reads Megatron-LM arguments (words as megatron_words() gives them) for `config` on `gpus` GPUs.
+/// budget::Error naming `source` and the argument: an argument Megatron does not have (with a
+/// did-you-mean), a missing or malformed value, a choice Megatron refuses, a model-shape argument
+/// that disagrees with the config (both values named), DP = N/(TP·CP·PP) or GBS/(MBS·DP) not whole,
+/// a setting the planner cannot price (named).
+MegatronRun read_megatron_args(const std::vector<std::string>& words, const ArchConfig& config, std::int64_t gpus,
+                               const std::string& source);
+/// Reads a file (megatron_words, then read_megatron_args).
+MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus);
+
+/// The parallelism and training arguments that make Megatron-LM run `layout` (resolved) with
+/// `overlap`, one argument and its value a line ("--flag value"); read_megatron_args() of them
+/// (with the model arguments) gives the layout back.
+std::vector<std::string> megatron_layout_args(const ParallelLayout& layout, const CommOverlap& overlap);
+
+/// Throws budget::Error (an internal error naming the flag) unless `flag` is one of Megatron's.
+void require_megatron_argument(std::string_view flag);
+
+}  // namespace budget

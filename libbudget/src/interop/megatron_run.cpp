@@ -1,0 +1,219 @@
+// Megatron-LM arguments → the training run budget prices (budget/megatron_args.hpp). Defaults are
+// Megatron's at d98e8a64 (the table's source lines): fp32 without --bf16/--fp16, dropout 0.1,
+// vocabulary padded to a multiple of 128·TP, the allgather MoE dispatcher, nothing overlapped.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+#include "base/json_reader.hpp"
+#include "interop/megatron_reader.hpp"
+
+namespace budget {
+namespace interop_detail {
+namespace {
+
+std::int64_t positive_arg(const ParsedMegatronArgs& p, const std::string& dest, std::int64_t fallback) {
+  const std::optional<std::int64_t> v = p.integer(dest);
+  if (!v) return fallback;
+  if (*v < 1) p.fail(dest, fmt::format("{} is below 1", *v));
+  return *v;
+}
+
+/// TP, PP, V (or the layout string / first-last counts), EP, ETP, CP, SP.
+void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& config, ParallelLayout& l) {
+  l.tp = positive_arg(p, "tensor_model_parallel_size", 1);
+  l.pp = positive_arg(p, "pipeline_model_parallel_size", 1);
+  l.ep = positive_arg(p, "expert_model_parallel_size", 1);
+  l.etp = positive_arg(p, "expert_tensor_parallel_size", 0);
+  l.cp = positive_arg(p, "context_parallel_size", 1);
+  l.sequence_parallel = p.has("sequence_parallel");
+  if (const auto layout = p.text("pipeline_model_parallel_layout")) l.pipeline_layout = *layout;
+  if (p.has("num_virtual_stages_per_pipeline_rank")) {
+    l.virtual_stages = positive_arg(p, "num_virtual_stages_per_pipeline_rank", 1);
+  }
+  if (p.has("num_layers_per_virtual_pipeline_stage")) {
+    const std::int64_t per = positive_arg(p, "num_layers_per_virtual_pipeline_stage", 1);
+    if (config.num_layers % (l.pp * per) != 0) {
+      p.fail("num_layers_per_virtual_pipeline_stage",
+             fmt::format("{} layers do not divide by PP · {} = {}", config.num_layers, per, l.pp * per));
+    }
+    l.virtual_stages = config.num_layers / (l.pp * per);
+  }
+  l.embedding_in_split = p.has("account_for_embedding_in_pipeline_split");
+  l.loss_in_split = p.has("account_for_loss_in_pipeline_split");
+  if (const auto first = p.integer("decoder_first_pipeline_num_layers")) l.first_stage_layers = *first;
+  if (const auto last = p.integer("decoder_last_pipeline_num_layers")) l.last_stage_layers = *last;
+  if (!l.pipeline_layout.empty() && l.virtual_stages == 1) {
+    const std::size_t stages = parse_pipeline_layout(l.pipeline_layout, p.source).size();
+    if (stages % static_cast<std::size_t>(l.pp) != 0) {
+      p.fail("pipeline_model_parallel_layout",
+             fmt::format("{} virtual stages do not divide by PP = {}", stages, l.pp));
+    }
+    l.virtual_stages = static_cast<std::int64_t>(stages) / l.pp;
+  }
+}
+
+/// DP = N / (TP·CP·PP), micro-batches = GBS / (MBS·DP) (Megatron's default GBS: MBS·DP).
+void read_megatron_batch(const ParsedMegatronArgs& p, std::int64_t gpus, ParallelLayout& l, MegatronRun& run) {
+  const std::int64_t group = l.tp * l.cp * l.pp;
+  if (gpus < 1) throw Error("the GPU count (--gpus) is needed to read Megatron-LM's arguments", p.source);
+  if (gpus % group != 0) {
+    throw Error(fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}: DP = N/(TP·CP·PP) is not whole", gpus,
+                            l.tp, l.cp, l.pp, group),
+                p.source);
+  }
+  l.gpus = gpus;
+  l.dp = gpus / group;
+  l.micro_batch_size = positive_arg(p, "micro_batch_size", 1);
+  run.global_batch_size = positive_arg(p, "global_batch_size", l.micro_batch_size * l.dp);
+  if (run.global_batch_size % (l.micro_batch_size * l.dp) != 0) {
+    p.fail("global_batch_size", fmt::format("{} sequences do not divide by MBS·DP = {}·{} = {}: the micro-batch count "
+                                            "is not whole",
+                                            run.global_batch_size, l.micro_batch_size, l.dp,
+                                            l.micro_batch_size * l.dp));
+  }
+  l.micro_batches = run.global_batch_size / (l.micro_batch_size * l.dp);
+  if (!p.has("seq_length")) throw Error("--seq-length is needed (Megatron requires it for GPT)", p.source);
+  l.seq_len = positive_arg(p, "seq_length", 4096);
+  if (const auto max_pos = p.integer("max_position_embeddings"); max_pos && *max_pos < l.seq_len) {
+    p.fail("max_position_embeddings", fmt::format("{} is below --seq-length {} (Megatron asserts it)", *max_pos, l.seq_len));
+  }
+}
+
+/// Recompute as transformer_config.py:1900-1935 validates it: full needs a method and a layer
+/// count; block with 0 layers recomputes nothing (transformer_block.py's block loop).
+void read_megatron_recompute(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
+  std::optional<std::string> granularity = p.text("recompute_granularity");
+  if (p.has("recompute_activations")) granularity = "selective";
+  if (granularity == std::optional<std::string>("selective")) {
+    if (p.has("recompute_method")) p.fail("recompute_method", "is not supported with selective recompute (Megatron asserts it)");
+    l.recompute.kind = RecomputeKind::selective;
+    if (const auto it = p.by_dest.find("recompute_modules"); it != p.by_dest.end()) {
+      for (const std::string& m : it->second.values) l.recompute.modules.push_back(parse_recompute_module(m, p.source));
+    }
+    return;
+  }
+  if (p.has("recompute_modules")) p.fail("recompute_modules", "is given without --recompute-granularity selective");
+  if (granularity != std::optional<std::string>("full")) return;
+  const auto method = p.text("recompute_method");
+  const auto layers = p.integer("recompute_num_layers");
+  if (!method) p.fail("recompute_granularity", "full recompute needs --recompute-method block or uniform");
+  if (!layers) p.fail("recompute_granularity", "full recompute needs --recompute-num-layers");
+  if (*layers < 0) p.fail("recompute_num_layers", "is negative");
+  if (*method == "block" && *layers == 0) {
+    run.read.push_back("--recompute-granularity full --recompute-method block --recompute-num-layers 0: no layer is "
+                       "recomputed (Megatron's block loop checkpoints none)");
+    return;
+  }
+  if (*layers == 0) p.fail("recompute_num_layers", "uniform recompute needs groups of at least 1 layer");
+  l.recompute.kind = RecomputeKind::full;
+  l.recompute.full_layers = *layers;
+  l.recompute.method = *method == "uniform" ? RecomputeMethod::uniform : RecomputeMethod::block;
+}
+
+/// Precision, FP8, optimizer sharding, FSDP.
+void read_megatron_precision(const ParsedMegatronArgs& p, ParallelLayout& l) {
+  if (p.has("bf16") && p.has("fp16")) p.fail("fp16", "and --bf16 exclude each other");
+  l.precision = p.has("bf16") ? TrainingPrecision::bf16 : p.has("fp16") ? TrainingPrecision::fp16 : TrainingPrecision::fp32;
+  if (p.has("fp4")) p.fail("fp4", "FP4 training is not modelled");
+  if (p.has("fp8")) {
+    const std::string recipe = p.text("fp8_recipe").value_or("delayed");
+    if (recipe == "custom") p.fail("fp8_recipe", "a custom FP8 recipe is not modelled");
+    l.fp8 = recipe == "tensorwise" ? Fp8Recipe::tensorwise
+            : recipe == "blockwise" ? Fp8Recipe::blockwise
+            : recipe == "mxfp8"     ? Fp8Recipe::mxfp8
+                                    : Fp8Recipe::delayed;
+  } else if (p.has("fp8_recipe") || p.has("fp8_param_gather")) {
+    p.fail(p.has("fp8_recipe") ? "fp8_recipe" : "fp8_param_gather", "is given without --fp8-format (FP8 is off)");
+  }
+  l.fp8_param_gather = p.has("fp8_param_gather");
+  l.fp8_amax_history = positive_arg(p, "fp8_amax_history_len", 1);
+  l.distributed_optimizer = p.has("use_distributed_optimizer");
+  l.distributed_optimizer_instances = positive_arg(p, "num_distributed_optimizer_instances", 1);
+  if (p.has("use_megatron_fsdp") && p.has("use_torch_fsdp2")) p.fail("use_torch_fsdp2", "and --use-megatron-fsdp exclude each other");
+  if (p.has("use_torch_fsdp2")) l.fsdp = FsdpKind::torch_fsdp2;
+  if (p.has("use_megatron_fsdp")) {
+    const std::string strategy = p.text("data_parallel_sharding_strategy").value_or("no_shard");
+    if (strategy == "no_shard") {
+      l.distributed_optimizer = false;
+    } else {
+      l.fsdp = FsdpKind::megatron_fsdp;
+      l.fsdp_sharding = strategy == "optim" ? FsdpSharding::optim
+                        : strategy == "optim_grads" ? FsdpSharding::optim_grads : FsdpSharding::optim_grads_params;
+    }
+  }
+  l.gradient_accumulation_fusion = !p.has("gradient_accumulation_fusion");  // --no-gradient-accumulation-fusion
+}
+
+/// Loss, vocabulary, dropout, attention kernel, offload, MoE routing.
+void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
+  l.cross_entropy_fusion = p.has("cross_entropy_loss_fusion");
+  l.vocab_divisible_by = positive_arg(p, "make_vocab_size_divisible_by", 128);
+  const double hidden = p.number("hidden_dropout").value_or(0.1), attention = p.number("attention_dropout").value_or(0.1);
+  l.dropout = hidden > 0.0 || attention > 0.0;
+  const std::string backend = p.text("attention_backend").value_or("auto");
+  l.flash_attention = backend != "unfused" && backend != "local";
+  if (const auto n = p.integer("cpu_offloading_num_layers")) l.cpu_offload_layers = *n;
+  const std::string dispatcher = p.text("moe_token_dispatcher_type").value_or("allgather");
+  l.dispatcher = dispatcher == "alltoall" ? MoeDispatcher::alltoall
+                 : dispatcher == "flex"   ? MoeDispatcher::flex
+                                          : MoeDispatcher::allgather;
+  if (const auto f = p.number("moe_expert_capacity_factor")) {
+    if (*f <= 0.0) p.fail("moe_expert_capacity_factor", "is not positive");
+    l.capacity_factor = *f;
+    // Padded to capacity: every expert receives exactly its capacity (moe_utils.py drop-and-pad).
+    if (p.has("moe_pad_expert_input_to_capacity")) l.imbalance = std::max(1.0, *f);
+  }
+  if (p.has("moe_router_force_load_balancing")) l.imbalance = 1.0;
+  if (l.dispatcher != MoeDispatcher::alltoall) {
+    run.read.push_back(fmt::format("--moe-token-dispatcher-type {}: its buffers are modelled as the alltoall "
+                                   "dispatcher's",
+                                   dispatcher));
+  }
+}
+
+void read_megatron_overlap(const ParsedMegatronArgs& p, const ParallelLayout& l, CommOverlap& o) {
+  o.dp = p.has("overlap_grad_reduce");
+  o.tp = p.has("tp_comm_overlap");
+  o.ep = p.has("overlap_moe_expert_parallel_comm");
+  o.cp = false;
+  // overlap_p2p_comm defaults to True and is forced off without interleaving (arguments.py).
+  o.pp = l.virtual_stages > 1 && !p.has("overlap_p2p_comm");
+}
+
+}  // namespace
+}  // namespace interop_detail
+
+namespace interop_detail {
+void check_megatron_shapes(const ParsedMegatronArgs& p, const ArchConfig& config, MegatronRun& run);
+}  // namespace interop_detail
+
+MegatronRun read_megatron_args(const std::vector<std::string>& words, const ArchConfig& config, std::int64_t gpus,
+                               const std::string& source) {
+  using namespace interop_detail;
+  const ParsedMegatronArgs p = parse_megatron_words(words, source);
+  MegatronRun run;
+  for (const auto& [dest, given] : p.by_dest) {
+    const MegatronArgument& a = *given.argument;
+    if (a.use == MegatronUse::modelled) run.modelled.push_back(given.name);
+    if (a.use == MegatronUse::read) run.read.push_back(fmt::format("{}: {}", given.name, a.meaning));
+    if (a.use == MegatronUse::not_modelled) run.not_modelled.push_back(given.name);
+  }
+  ParallelLayout& l = run.layout;
+  read_megatron_parallel(p, config, l);
+  read_megatron_batch(p, gpus, l, run);
+  read_megatron_recompute(p, l, run);
+  read_megatron_precision(p, l);
+  read_megatron_model_settings(p, l, run);
+  read_megatron_overlap(p, l, run.overlap);
+  check_megatron_shapes(p, config, run);
+  return run;
+}
+
+MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus) {
+  const std::string text = detail::read_text_file(path);
+  return read_megatron_args(megatron_words(text, path), config, gpus, path);
+}
+
+}  // namespace budget

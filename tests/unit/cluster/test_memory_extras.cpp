@@ -1,0 +1,102 @@
+// Memory to the allocator's peak (docs/cluster.md): Transformer Engine's cached dummy weight
+// gradients and context parallelism's logits copy, by hand; and the measured SimuMax B200 runs
+// (tests/data/measured/simumax_b200_runs.json) within the bounds.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "budget/training_memory.hpp"
+
+using namespace budget;
+
+namespace {
+
+ClusterSpec extras_cluster() {
+  ClusterSpec c;
+  c.name = "test";
+  c.gpu_name = "test GPU";
+  c.memory_bytes = std::int64_t{1} << 40;
+  c.gpus_per_node = 8;
+  c.nodes = 1;
+  c.intra_node = {900e9, 3e-6, ""};
+  c.inter_node = {50e9, 5e-6, ""};
+  return c;
+}
+
+/// A Llama-shaped dense model: H 1024, 8 heads of 128, 2 KV heads, SwiGLU 2816, vocab 4000.
+ArchConfig extras_llama() {
+  ArchConfig c;
+  c.name = "llama-small";
+  c.hidden_size = 1024;
+  c.num_layers = 4;
+  c.attention = {8, 128, 2};
+  c.ffn.gated = true;
+  c.ffn.dense_dim = 2816;
+  c.vocab_size = 4000;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("memory: TE dummy weight gradients, one bf16 tensor per distinct shard shape", "[cluster][memory]") {
+  const ArchConfig c = extras_llama();
+  ParallelLayout l;
+  l.gpus = 2;
+  l.pp = 2;
+  l.vocab_divisible_by = 128;  // 4000 → 4096
+  const TrainingMemory m = training_memory(c, l, extras_cluster());
+  // Every stage: QKV (1024 + 2·256) × 1024, projection 1024 × 1024, fc1 5632 × 1024, fc2 1024 × 2816.
+  const double layer = 1536.0 * 1024 + 1024.0 * 1024 + 5632.0 * 1024 + 1024.0 * 2816;
+  CHECK(m.stages[0].te_dummy_wgrad_bytes == Approx(2.0 * layer));
+  // The last stage adds Megatron's output layer, V × H = 4096 × 1024.
+  CHECK(m.stages[1].te_dummy_wgrad_bytes == Approx(2.0 * (layer + 4096.0 * 1024)));
+  // TP 2 halves each sharded dimension; the vocabulary pads to 4096 (a multiple of 128·2).
+  l.tp = 2;
+  l.gpus = 4;
+  l.sequence_parallel = true;
+  const TrainingMemory t2 = training_memory(c, l, extras_cluster());
+  CHECK(t2.stages[1].te_dummy_wgrad_bytes == Approx(2.0 * (layer / 2.0 + 2048.0 * 1024)));
+  // Without gradient-accumulation fusion TE returns real gradients, freed after the hook: none kept.
+  l.gradient_accumulation_fusion = false;
+  CHECK(training_memory(c, l, extras_cluster()).stages[1].te_dummy_wgrad_bytes == 0.0);
+}
+
+TEST_CASE("memory: dummy gradients of equal shapes are one tensor", "[cluster][memory]") {
+  // Shared expert of width 512 and routed experts of width 512: their fc1 (2·512 × 1024) and fc2
+  // (1024 × 512) shapes coincide, and fc1's also equals the output projection's 1024 × 1024, so the
+  // MoE layer adds only fc2 (TE caches by (rows, cols, dtype)).
+  ArchConfig c = extras_llama();
+  c.vocab_size = 0;
+  c.ffn = {};
+  c.ffn.gated = true;
+  c.ffn.num_experts = 8;
+  c.ffn.top_k = 2;
+  c.ffn.expert_dim = 512;
+  c.ffn.num_shared_experts = 1;
+  c.ffn.shared_expert_dim = 512;
+  ParallelLayout l;
+  l.gpus = 1;
+  const TrainingMemory m = training_memory(c, l, extras_cluster());
+  const double attention = 1536.0 * 1024 + 1024.0 * 1024;
+  CHECK(m.stages[0].te_dummy_wgrad_bytes == Approx(2.0 * (attention + 1024.0 * 512)));
+}
+
+TEST_CASE("memory: context parallelism's logits copy on the last stage", "[cluster][memory]") {
+  const ArchConfig c = extras_llama();
+  ParallelLayout l;
+  l.gpus = 2;
+  l.cp = 2;
+  l.seq_len = 8192;
+  l.cross_entropy_fusion = true;
+  const TrainingMemory m = training_memory(c, l, extras_cluster());
+  // 4096 tokens a rank: final-norm output 2H, the bf16 logits 2V (fusion), and the copy 2V.
+  CHECK(m.stages[0].by_component.logits == Approx(4096.0 * (2.0 * 1024 + 2.0 * 4000 + 2.0 * 4000)));
+  l.cp = 1;
+  l.seq_len = 4096;
+  CHECK(training_memory(c, l, extras_cluster()).stages[0].by_component.logits ==
+        Approx(4096.0 * (2.0 * 1024 + 2.0 * 4000)));
+}

@@ -1,0 +1,166 @@
+// The Megatron-LM interop room (budget/megatron_args.hpp): the one argument table, the shell word
+// splitter, the reader (argparse semantics, shape checks, DP and micro-batches), the writer and the
+// round trip layout → export → --megatron-args → the same layout and memory.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "budget/cluster.hpp"
+#include "budget/export.hpp"
+#include "budget/megatron_args.hpp"
+#include "budget/training_memory.hpp"
+
+using namespace budget;
+
+namespace {
+
+ArchConfig interop_llama() {
+  ArchConfig c;
+  c.name = "llama-small";
+  c.hidden_size = 1024;
+  c.num_layers = 8;
+  c.attention = {8, 128, 2};
+  c.ffn.gated = true;
+  c.ffn.dense_dim = 2816;
+  c.vocab_size = 32000;
+  c.settings.max_position_embeddings = 8192;
+  return c;
+}
+
+ClusterSpec interop_cluster() {
+  ClusterSpec c;
+  c.name = "test";
+  c.gpu_name = "test GPU";
+  c.memory_bytes = std::int64_t{1} << 40;
+  c.gpus_per_node = 8;
+  c.nodes = 8;
+  c.intra_node = {900e9, 3e-6, ""};
+  c.inter_node = {50e9, 5e-6, ""};
+  return c;
+}
+
+std::vector<std::string> words(const std::string& text) { return megatron_words(text, "test"); }
+
+}  // namespace
+
+TEST_CASE("interop: the table lists Megatron's arguments with their source lines", "[interop]") {
+  CHECK(megatron_arguments().size() == 838);  // scripts/megatron_arguments.py at d98e8a64
+  const MegatronArgument* tp = find_megatron_argument("--tensor-model-parallel-size");
+  REQUIRE(tp != nullptr);
+  CHECK(tp->type == "int");
+  CHECK(tp->arity == "1");
+  CHECK(tp->source == "megatron/core/model_parallel_config.py:11");
+  CHECK(tp->use == MegatronUse::modelled);
+  const MegatronArgument* recipe = find_megatron_argument("--fp8-recipe");
+  REQUIRE(recipe != nullptr);
+  CHECK(recipe->choices == std::vector<std::string>{"tensorwise", "delayed", "mxfp8", "blockwise", "custom"});
+  // A store_false flag is found by both of its names.
+  CHECK(find_megatron_argument("--no-tp-comm-overlap-ag") == find_megatron_argument("--disable-tp-comm-overlap-ag"));
+  CHECK(find_megatron_argument("--log-interval")->use == MegatronUse::not_modelled);
+  CHECK(find_megatron_argument("--num-layers")->use == MegatronUse::shape);
+  CHECK(find_megatron_argument("--tensor-parallel-size") == nullptr);
+  CHECK_THROWS_WITH(require_megatron_argument("--tensor-parallel-size"), Catch::Contains("not an argument"));
+}
+
+TEST_CASE("interop: shell words by POSIX quoting rules, no shell run", "[interop]") {
+  CHECK(split_shell_words("a 'b c' \"d \\\" e\" f\\ g # comment\nh\\\ni", "t") ==
+        std::vector<std::string>{"a", "b c", "d \" e", "f g", "hi"});
+  CHECK(split_shell_words("--x 'Et|(tt|)*30mL'", "t") == std::vector<std::string>{"--x", "Et|(tt|)*30mL"});
+  CHECK(split_shell_words("a#b ''", "t") == std::vector<std::string>{"a#b", ""});
+  CHECK_THROWS_WITH(split_shell_words("--x $HOME", "t"), Catch::Contains("'$'"));
+  CHECK_THROWS_WITH(split_shell_words("--x \"$HOME\"", "t"), Catch::Contains("expanded"));
+  CHECK_THROWS_WITH(split_shell_words("--x Et|L", "t"), Catch::Contains("'|'"));
+  CHECK_THROWS_WITH(split_shell_words("--x 'open", "t"), Catch::Contains("line 1: a single quote is not closed"));
+  // A bash-array file: the words inside the arrays; anything else outside is refused.
+  CHECK(words("# c\nMODEL_ARGS=(\n  --num-layers 8\n)\nTRAINING_ARGS=(--bf16)\n") ==
+        std::vector<std::string>{"--num-layers", "8", "--bf16"});
+  CHECK_THROWS_WITH(words("A=(--bf16)\nsource x\n"), Catch::Contains("outside the file's bash arrays"));
+  CHECK_THROWS_WITH(words("A=(--bf16\n"), Catch::Contains("not closed"));
+}
+
+TEST_CASE("interop: the reader resolves DP, micro-batches and Megatron's defaults", "[interop]") {
+  const ArchConfig c = interop_llama();
+  const MegatronRun run = read_megatron_args(
+      words("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --sequence-parallel "
+            "--micro-batch-size 2 --global-batch-size 64 --seq-length 4096 --bf16 --use-distributed-optimizer "
+            "--recompute-granularity full --recompute-method uniform --recompute-num-layers 2 --log-interval 1 "
+            "--num-layers 8 --hidden-size 1024 --overlap-grad-reduce"),
+      c, 16, "test");
+  const ParallelLayout& l = run.layout;
+  CHECK(l.dp == 4);                 // 16 / (2 · 1 · 2)
+  CHECK(l.micro_batches == 8);      // 64 / (2 · 4)
+  CHECK(l.recompute.method == RecomputeMethod::uniform);
+  CHECK(l.recompute.full_layers == 2);
+  CHECK(l.vocab_divisible_by == 128);  // Megatron's default padding
+  CHECK(l.dropout);                    // Megatron's default dropout 0.1
+  CHECK(l.dispatcher == MoeDispatcher::allgather);
+  CHECK(run.overlap.dp);
+  CHECK_FALSE(run.overlap.tp);
+  CHECK(run.not_modelled == std::vector<std::string>{"--log-interval"});
+  CHECK(run.checked.size() == 2);
+  // Without --bf16 or --fp16 Megatron trains in fp32.
+  CHECK(read_megatron_args(words("--seq-length 4096"), c, 1, "t").layout.precision == TrainingPrecision::fp32);
+}
+
+TEST_CASE("interop: the reader refuses what Megatron refuses, naming both values", "[interop]") {
+  const ArchConfig c = interop_llama();
+  const auto read = [&](const std::string& text, std::int64_t gpus = 8) { return read_megatron_args(words(text), c, gpus, "args"); };
+  CHECK_THROWS_WITH(read("--seq-length 4096 --tensor-model-paralel-size 2"),
+                    Catch::Contains("did you mean --tensor-model-parallel-size"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --hidden-size 2048"),
+                    Catch::Contains("--hidden-size: 2048 disagrees with the config's hidden size (1024)"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --tensor-model-parallel-size 3"), Catch::Contains("do not divide by TP·CP·PP"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --micro-batch-size 2 --global-batch-size 12"),
+                    Catch::Contains("is not whole"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --fp8-recipe blockwise"), Catch::Contains("without --fp8-format"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --fp8-format e5m2"), Catch::Contains("Megatron's choices: e4m3, hybrid"));
+  CHECK_THROWS_WITH(read("--seq-length x"), Catch::Contains("\"x\" is not an integer"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --recompute-granularity full"), Catch::Contains("--recompute-method"));
+  CHECK_THROWS_WITH(read("torchrun --seq-length 4096"), Catch::Contains("give the arguments alone"));
+  CHECK_THROWS_WITH(read("--seq-length 4096 --vocab-size 32000 --tokenizer-type NullTokenizer"),
+                    Catch::Contains("(+1 for NullTokenizer) disagrees with the config's vocabulary (32000)"));
+  // block recompute of 0 layers is no recompute (Megatron's block loop checkpoints none).
+  CHECK(read("--seq-length 4096 --recompute-granularity full --recompute-method block --recompute-num-layers 0")
+            .layout.recompute.kind == RecomputeKind::none);
+}
+
+TEST_CASE("interop: layout → Megatron arguments → the same layout and memory", "[interop]") {
+  const ArchConfig c = interop_llama();
+  ParallelLayout l;
+  l.tp = 2;
+  l.sequence_parallel = true;
+  l.pp = 2;
+  l.virtual_stages = 2;
+  l.gpus = 16;
+  l.micro_batch_size = 1;
+  l.micro_batches = 8;
+  l.seq_len = 4096;
+  l.recompute.kind = RecomputeKind::selective;
+  l.recompute.modules = {RecomputeModule::core_attn, RecomputeModule::mlp};
+  l.distributed_optimizer = true;
+  l.cross_entropy_fusion = true;
+  l.vocab_divisible_by = 128;
+  l.fp8 = Fp8Recipe::mxfp8;
+  const TrainingMemory before = training_memory(c, l, interop_cluster());
+  CommOverlap overlap;
+  overlap.tp = true;
+  ExportOptions eo;
+  eo.seq_length = l.seq_len;
+  eo.megatron_training_args = megatron_layout_args(before.layout, overlap);
+  const std::string file = export_config(c, ExportTarget::megatron, eo).text;
+  CHECK(file.find("TRAINING_ARGS=(") != std::string::npos);
+  const MegatronRun run = read_megatron_args(megatron_words(file, "export"), c, 16, "export");
+  const TrainingMemory after = training_memory(c, run.layout, interop_cluster());
+  CHECK(run.layout.tp == 2);
+  CHECK(run.layout.virtual_stages == 2);
+  CHECK(run.layout.micro_batches == 8);
+  CHECK(run.layout.recompute.modules == l.recompute.modules);
+  CHECK(run.layout.fp8 == Fp8Recipe::mxfp8);
+  CHECK(run.overlap.tp);
+  CHECK(run.overlap.dp == overlap.dp);
+  CHECK(run.overlap.pp == overlap.pp);
+  REQUIRE(after.stages.size() == before.stages.size());
+  for (std::size_t s = 0; s < before.stages.size(); ++s) CHECK(after.stages[s].peak_bytes == before.stages[s].peak_bytes);
+  CHECK(run.checked.size() >= 5);  // the model's shape arguments agree with the config
+}
