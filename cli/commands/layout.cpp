@@ -54,6 +54,9 @@ struct LayoutOptions {
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;
   int top = 5;
   bool layout_given = true;
+  std::string fp8_recipe = "none";
+  bool cuda_graphs = false;
+  std::string stack = "profile";
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -88,6 +91,20 @@ CommOverlap parse_overlap(const std::string& text) {
     start = end + 1;
   }
   return o;
+}
+
+/// The kernel options of the step time: --fp8-recipe, --cuda-graphs, --stack.
+TimeModelOptions time_model_options(const LayoutOptions& o) {
+  TimeModelOptions t;
+  t.fp8 = parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe");
+  t.cuda_graphs = o.cuda_graphs;
+  if (o.stack == "pytorch-eager") t.stack = KernelStack::pytorch_eager;
+  else if (o.stack == "megatron-core-te") t.stack = KernelStack::megatron_core_te;
+  else if (o.stack != "profile") {
+    throw Error(fmt::format("value \"{}\" is not allowed; allowed: profile, pytorch-eager, megatron-core-te", o.stack),
+                "--stack");
+  }
+  return t;
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
@@ -267,7 +284,7 @@ void run_layout(const LayoutOptions& o) {
     result.time_missing = "not computed: the cluster gives datasheet peaks only; give a calibration profile "
                           "(--profile, e.g. cuda_profiler/profiles/h200-torch-eager.json)";
   } else {
-    const TimeModel model(load_calibration_profile(profile));
+    const TimeModel model(load_calibration_profile(profile), time_model_options(o));
     ClusterTimeOptions options;
     options.attended_keys = o.attended_keys;
     options.communication.max_nodes_per_token = o.max_nodes_per_token;
@@ -294,7 +311,7 @@ void run_search(const LayoutOptions& o) {
                 "cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
                 "layout");
   }
-  const TimeModel model(load_calibration_profile(profile));
+  const TimeModel model(load_calibration_profile(profile), time_model_options(o));
   LayoutSearchOptions so;
   so.gpus = o.layout.gpus;
   so.seq_len = o.layout.seq_len;
@@ -360,6 +377,11 @@ void add_layout_command(CLI::App& app) {
                   "Node-limited routing: each token to at most M nodes (DeepSeek-V3; default unlimited)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--overlap", o->overlap, "Collectives overlapped with compute: none or a list of tp,ep,cp,pp,dp (default dp)");
+  cmd->add_option("--fp8-recipe", o->fp8_recipe,
+                  "FP8 GEMMs: none (default, bf16), delayed, tensorwise, blockwise or mxfp8 (docs/calibration.md)");
+  cmd->add_flag("--cuda-graphs", o->cuda_graphs, "CUDA graphs: no CPU launch gaps (Megatron-Core stack)");
+  cmd->add_option("--stack", o->stack,
+                  "Kernel stack timed: profile (default: the profile's), pytorch-eager or megatron-core-te");
   cmd->add_option("--run-tokens", o->run_tokens, "Training tokens of the run: wall clock and GPU-hours")
       ->check(CLI::Range(0.0, 1e30));
   add_format_option(*cmd, o->format,
