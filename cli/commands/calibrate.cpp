@@ -193,6 +193,7 @@ Document runs_document(const CalibrationProfile& profile, const std::vector<RunF
     nlohmann::ordered_json fit{{"precision", f.precision}, {"gemm", f.gemm}, {"attention", f.attention},
                                {"expert_gemms", f.expert_gemms}, {"memory_bound", f.memory_bound},
                                {"intra_node", f.intra_node}, {"inter_node", f.inter_node},
+                               {"all_to_all", f.all_to_all}, {"launch_us", f.launch_us},
                                {"overhead_s", f.overhead_s}, {"fitted_on", f.fitted_on},
                                {"validated_on", f.validated_on}, {"loo_median_error", f.loo_median_error},
                                {"loo_max_error", f.loo_max_error}};
@@ -218,10 +219,11 @@ Document runs_document(const CalibrationProfile& profile, const std::vector<RunF
     out["fits"].push_back(fit);
     text += fmt::format(
         "\n{}: {} runs fitted, {} validated; factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, memory-bound "
-        "{:.3f}, intra-node {:.3f}, inter-node {:.3f}, overhead {:.4f} s\nleave-one-run-out |error| median {:.1f}%, worst "
+        "{:.3f}, intra-node {:.3f}, inter-node {:.3f}, all-to-all {:.3f}, {:.2f} µs a launch, overhead {:.4f} s\n"
+        "leave-one-run-out |error| median {:.1f}%, worst "
         "{:.1f}%; validation median {:.1f}%, worst {:.1f}%; before the fit median {:.1f}%, worst {:.1f}%\n\n",
         f.precision, f.fitted_on.size(), f.validated_on.size(), f.gemm, f.attention, f.expert_gemms, f.memory_bound,
-        f.intra_node, f.inter_node, f.overhead_s, 100 * f.loo_median_error, 100 * f.loo_max_error,
+        f.intra_node, f.inter_node, f.all_to_all, f.launch_us, f.overhead_s, 100 * f.loo_median_error, 100 * f.loo_max_error,
         100 * r.validation_median_error, 100 * r.validation_max_error, 100 * r.before_median_error,
         100 * r.before_max_error);
     doc.text(text);

@@ -155,14 +155,18 @@ struct CalibrationLayerRow {
 /// training precision: the step time's compute classes, its exposed communication per link class
 /// and a constant per step.
 ///
-///   step = Σ_c f_c · compute_c + g_intra · comm_intra + g_inter · comm_inter + overhead
+///   step = Σ_c f_c · compute_c + g_intra · comm_intra + g_inter · comm_inter + g_a2a · comm_a2a
+///          + launch · launches + overhead
 ///
 /// compute_c the slowest stage's compute of class c (bubble included, in proportion), comm the
-/// exposed collectives by the link they cross.
+/// exposed collectives by the link they cross (the EP all-to-all a class of its own: NCCL runs it
+/// with another algorithm), launches the kernel launches of the step's compute (a CPU cost per
+/// launch, not applied under CUDA graphs).
 struct CalibrationRunFit {
   std::string precision;  ///< "bf16", "fp8-tensorwise", "fp8-delayed", "fp8-blockwise", "mxfp8"
   double gemm = 1, attention = 1, expert_gemms = 1, memory_bound = 1;  ///< compute class factors
-  double intra_node = 1, inter_node = 1;                               ///< link class factors
+  double intra_node = 1, inter_node = 1, all_to_all = 1;              ///< link class factors
+  double launch_us = 0;                                                ///< per kernel launch (no CUDA graphs)
   double overhead_s = 0;                                               ///< per step
   std::string runs;                        ///< the runs file fitted (its name as given)
   std::vector<std::string> fitted_on;      ///< run ids
@@ -170,10 +174,11 @@ struct CalibrationRunFit {
   double loo_median_error = 0, loo_max_error = 0;  ///< leave-one-run-out |error| over fitted_on
 
   bool operator==(const CalibrationRunFit& o) const {
-    return std::tie(precision, gemm, attention, expert_gemms, memory_bound, intra_node, inter_node, overhead_s, runs,
-                    fitted_on, validated_on, loo_median_error, loo_max_error) ==
+    return std::tie(precision, gemm, attention, expert_gemms, memory_bound, intra_node, inter_node, all_to_all,
+                    launch_us, overhead_s, runs, fitted_on, validated_on, loo_median_error, loo_max_error) ==
            std::tie(o.precision, o.gemm, o.attention, o.expert_gemms, o.memory_bound, o.intra_node, o.inter_node,
-                    o.overhead_s, o.runs, o.fitted_on, o.validated_on, o.loo_median_error, o.loo_max_error);
+                    o.all_to_all, o.launch_us, o.overhead_s, o.runs, o.fitted_on, o.validated_on, o.loo_median_error,
+                    o.loo_max_error);
   }
   bool operator!=(const CalibrationRunFit& o) const { return !(*this == o); }
 };

@@ -14,7 +14,9 @@ void apply_run_fit_to_communication(const TimeModel& model, std::vector<StageCom
   for (StageCommunication& stage : communication) {
     stage.exposed_seconds = stage.overlapped_seconds = 0.0;
     for (CommTerm& term : stage.terms) {
-      term.seconds_per_step *= term.group.inter_node() ? fit->inter_node : fit->intra_node;
+      term.seconds_per_step *= term.kind == CollectiveKind::all_to_all ? fit->all_to_all
+                               : term.group.inter_node()             ? fit->inter_node
+                                                                     : fit->intra_node;
       (term.overlapped ? stage.overlapped_seconds : stage.exposed_seconds) += term.seconds_per_step;
     }
   }
@@ -33,9 +35,10 @@ void set_step_time_calibration(ClusterStepTime& out, const TimeModel& model) {
     out.notes.push_back(fmt::format(
         "calibrated on measured runs ({}, {} runs fitted; leave-one-run-out median |error| {:.1f}%, worst {:.1f}%): "
         "compute factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, memory-bound {:.3f}; links intra-node "
-        "{:.3f}, inter-node {:.3f}; {:.4f} s a step",
+        "{:.3f}, inter-node {:.3f}, all-to-all {:.3f}; {:.2f} µs a launch; {:.4f} s a step",
         fit->precision, fit->fitted_on.size(), 100 * fit->loo_median_error, 100 * fit->loo_max_error, fit->gemm,
-        fit->attention, fit->expert_gemms, fit->memory_bound, fit->intra_node, fit->inter_node, fit->overhead_s));
+        fit->attention, fit->expert_gemms, fit->memory_bound, fit->intra_node, fit->inter_node, fit->all_to_all,
+        fit->launch_us, fit->overhead_s));
   }
   double known = 0.0;
   for (double s : out.provenance_share) known += s;

@@ -36,7 +36,7 @@ std::vector<std::string> read_string_array(const ObjectReader& r, std::string_vi
 
 CalibrationRunFit read_run_fit(const ObjectReader& r) {
   r.reject_unknown_keys({"precision", "gemm", "attention", "expert_gemms", "memory_bound", "intra_node", "inter_node",
-                         "overhead_s", "runs", "fitted_on", "validated_on", "loo_median_error", "loo_max_error"});
+                         "all_to_all", "launch_us", "overhead_s", "runs", "fitted_on", "validated_on", "loo_median_error", "loo_max_error"});
   CalibrationRunFit f;
   f.precision = r.choice_or("precision", "", {"bf16", "fp8-tensorwise", "fp8-delayed", "fp8-blockwise", "mxfp8"});
   if (f.precision.empty()) r.fail("precision", "required key is missing");
@@ -47,6 +47,8 @@ CalibrationRunFit read_run_fit(const ObjectReader& r) {
   f.memory_bound = r.number_or("memory_bound", 1, 0, 100);
   f.intra_node = r.number_or("intra_node", 1, 0, 100);
   f.inter_node = r.number_or("inter_node", 1, 0, 100);
+  f.all_to_all = r.number_or("all_to_all", 1, 0, 100);
+  f.launch_us = r.number_or("launch_us", 0, 0, 1e6);
   f.overhead_s = r.number_or("overhead_s", 0, 0, 1e6);
   f.runs = r.string_or("runs", "");
   f.fitted_on = read_string_array(r, "fitted_on");
@@ -107,6 +109,8 @@ nlohmann::ordered_json run_fits_to_json(const std::vector<CalibrationRunFit>& fi
                    {"memory_bound", f.memory_bound},
                    {"intra_node", f.intra_node},
                    {"inter_node", f.inter_node},
+                   {"all_to_all", f.all_to_all},
+                   {"launch_us", f.launch_us},
                    {"overhead_s", f.overhead_s},
                    {"runs", f.runs},
                    {"fitted_on", f.fitted_on},

@@ -62,6 +62,15 @@ const PublishedGpu& published_gpu(const std::string& key) {
 }
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+/// "owner/repo@commit:path" of a source "owner/repo@commit:path[:lines] (comment)", or the URL.
+std::string file_of(const std::string& source) {
+  std::string s = source.substr(0, source.find(' '));
+  const std::size_t at = s.find('@');
+  const std::size_t colon = at == std::string::npos ? std::string::npos : s.find(':', at);
+  const std::size_t lines = colon == std::string::npos ? std::string::npos : s.find(':', colon + 1);
+  return lines == std::string::npos ? s : s.substr(0, lines);
+}
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 std::string text_of(const json& row, const char* key) {
   const auto it = row.find(key);
@@ -197,7 +206,7 @@ void add_rows(const json& root, const std::string& gpu, const std::string& carri
     if (source.empty() && root.contains("sources") && ref >= 0 && static_cast<std::size_t>(ref) < root.at("sources").size()) {
       source = root.at("sources").at(static_cast<std::size_t>(ref)).get<std::string>();
     }
-    references.insert(source.substr(0, source.find(' ')));
+    references.insert(file_of(source));
   }
 }
 
@@ -220,11 +229,14 @@ CalibrationProfile profile_from_published_kernels(std::string_view text, const s
   p.peaks.datasheet_peak_tflops = number_of(sheet, "bf16_dense_tflops");
   p.peaks.datasheet_fp8_tflops = number_of(sheet, "fp8_dense_tflops");
   std::set<std::string> references;
+  std::string first_source;
   for (const json& s : sheet.value("sources", json::array())) {
-    if (s.is_string()) references.insert(s.get<std::string>().substr(0, s.get<std::string>().find(' ')));
+    if (!s.is_string()) continue;
+    if (first_source.empty()) first_source = s.get<std::string>();
+    references.insert(file_of(s.get<std::string>()));
   }
   p.peaks.datasheet_peak_source = fmt::format("datasheet dense BF16 tensor-core peak, {} (kernels.json \"gpus\")",
-                                              references.empty() ? std::string("source not given") : *references.begin());
+                                              first_source.empty() ? std::string("source not given") : first_source);
   // GB200 has no GEMM table of its own: B200's rows carried by the datasheet peak ratios.
   const bool carry = gpu_key == "GB200";
   const json& b200 = root.at("gpus").at("B200");

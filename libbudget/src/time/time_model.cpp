@@ -126,6 +126,11 @@ void apply_run_fit(const CalibrationRunFit& fit, LayerCorrection& c) {
   scale(TimeClass::glue, fit.memory_bound);
 }
 
+/// The run fit's cost per kernel launch, on top of the layer correction's (none under CUDA graphs).
+void apply_run_fit_launch(const CalibrationRunFit& fit, const TimeModelOptions& o, LayerCorrection& c) {
+  if (!o.cuda_graphs) c.launch_ms += fit.launch_us * 1e-3;
+}
+
 }  // namespace
 
 TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options) {
@@ -177,7 +182,10 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
     impl->correction = std::move(correction);
     impl->build_index();  // the backends by class may have changed the attention plans
   }
-  if (const CalibrationRunFit* fit = run_fit()) apply_run_fit(*fit, impl->correction);
+  if (const CalibrationRunFit* fit = run_fit()) {
+    apply_run_fit(*fit, impl->correction);
+    apply_run_fit_launch(*fit, impl->options, impl->correction);
+  }
 }
 
 const LayerCorrection& TimeModel::layer_correction() const { return impl_->correction; }
