@@ -108,6 +108,8 @@ struct CalibrationRow {
   /// attention (required): "cudnn" | "flash" | "default" | "fallback-<name>"; other ops
   /// (optional): the library or kernel that ran, letters, digits, '-', '_', '.'.
   std::string backend;
+  bool refused = false;
+  double ms = 0, flops = 0, bytes = 0;
   /// gemm, expert_gemms, attention (optional): the input precision of the kernel, "" = bf16 (also
   /// written "bf16"), "fp8" (per-tensor or per-row scaled FP8, E4M3), "fp8_block" (1×128 / 128×128
   /// block-scaled FP8) or "mxfp8" (32-element blocks, Blackwell).
@@ -115,8 +117,6 @@ struct CalibrationRow {
   /// Optional: the GPU whose published row this is, carried to the profile's GPU by the ratio of
   /// the two GPUs' datasheet peaks (a roofline carry, not a measurement of this GPU).
   std::string carried_from;
-  bool refused = false;
-  double ms = 0, flops = 0, bytes = 0;
 
   bool operator==(const CalibrationRow& o) const {
     return std::tie(op, pass, shape, matrix, routing, backend, dtype, carried_from, refused, ms, flops, bytes) ==
