@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "budget/error.hpp"
 #include "option_checks.hpp"
 
 namespace budget::cli {
@@ -16,10 +17,21 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload)
   return cluster_rank_search_options(workload, gpus, global_batch_tokens, max_nodes_per_token);
 }
 
+void default_calibration_from_cluster(const ClusterRankOptions& cluster, std::string& calibration_path) {
+  if (!cluster.given() || !calibration_path.empty()) return;
+  const ClusterSpec spec = cluster.load();
+  if (spec.compute.source != ComputeSource::calibration) {
+    throw Error("the cluster file gives datasheet peaks only: give a calibration profile (--calibration P.json, e.g. "
+                "cuda_profiler/profiles/h200-torch-eager.json)",
+                "--cluster");
+  }
+  calibration_path = spec.compute.calibration_profile;
+}
+
 void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
   command.add_option("--cluster", target.cluster_path,
                      "Cluster file (docs/cluster.md; examples/clusters/): time each at its own best layout on --gpus "
-                     "of it (needs --gpus and --calibration)");
+                     "of it (needs --gpus; the step times from --calibration, else the cluster file's profile)");
   command.add_option("--gpus", target.gpus, "GPUs of the cluster to lay out on (with --cluster)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   command.add_option("--nodes", target.nodes, "Nodes of the cluster (with --cluster; default: the file's)")
@@ -35,8 +47,9 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
 }
 
 void check_cluster_rank_options(const CLI::App& command) {
-  check_option_needs(command, "--cluster", {"--gpus", "--calibration"},
-                     "the layout search lays out on --gpus GPUs and times each layout from a calibration profile");
+  check_option_needs(command, "--cluster", {"--gpus"},
+                     "the layout search lays out on --gpus GPUs (and times each layout from the cluster file's "
+                     "calibration profile, or --calibration)");
   for (const char* option : {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token"}) {
     check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
   }

@@ -30,6 +30,12 @@ struct ClusterRankOptions {
   LayoutSearchOptions search_options(const Workload& workload) const;
 };
 
+/// The calibration profile of the cluster file's GPU (its gpu.compute.calibration, issue 32) for
+/// a command given --cluster but not --calibration: `calibration_path` is set to it; budget::Error
+/// when the cluster file gives datasheet peaks only. Nothing when --cluster is not given or
+/// --calibration is.
+void default_calibration_from_cluster(const ClusterRankOptions& cluster, std::string& calibration_path);
+
 /// Adds the options above to `command`.
 void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target);
 

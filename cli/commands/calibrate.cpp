@@ -13,6 +13,7 @@
 
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
+#include "budget/run_fit.hpp"
 #include "budget/time_baselines.hpp"
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
@@ -28,6 +29,10 @@ namespace {
 
 struct CalibrateOptions {
   std::string from_jsonl;
+  std::string from_kernels;
+  std::string gpu;
+  std::string from_runs;
+  std::string runs_gpu;
   std::string profile_path;
   std::string layers_path;
   std::string out_path;
@@ -176,16 +181,83 @@ Document validation_document(const CalibrateOptions& o, const CalibrationProfile
   return doc;
 }
 
-void run_calibrate(const CalibrateOptions& o) {
-  if (o.from_jsonl.empty() == o.profile_path.empty()) {
-    throw_option_dependency_error(
-        "calibrate", "give exactly one of --from-jsonl FILE (PyTorch-eager measurement lines) and --profile P.json");
+/// --from-runs as one result: per precision the fitted factors, the leave-one-run-out and
+/// validation errors, and each run measured, before (the profile alone) and after.
+Document runs_document(const CalibrationProfile& profile, const std::vector<RunFitResult>& fits) {
+  Document doc;
+  nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string},
+                             {"device", profile.device.name}, {"fits", nlohmann::ordered_json::array()}};
+  std::string text = fmt::format("Calibration from measured runs on {} ({})\n", profile.device.name, profile.source.tool);
+  for (const RunFitResult& r : fits) {
+    const CalibrationRunFit& f = r.fit;
+    nlohmann::ordered_json fit{{"precision", f.precision}, {"gemm", f.gemm}, {"attention", f.attention},
+                               {"expert_gemms", f.expert_gemms}, {"memory_bound", f.memory_bound},
+                               {"intra_node", f.intra_node}, {"inter_node", f.inter_node},
+                               {"all_to_all", f.all_to_all}, {"launch_us", f.launch_us},
+                               {"overhead_s", f.overhead_s}, {"fitted_on", f.fitted_on},
+                               {"validated_on", f.validated_on}, {"loo_median_error", f.loo_median_error},
+                               {"loo_max_error", f.loo_max_error}};
+    fit["before_median_error"] = r.before_median_error;
+    fit["before_max_error"] = r.before_max_error;
+    fit["validation_median_error"] = r.validation_median_error;
+    fit["validation_max_error"] = r.validation_max_error;
+    fit["runs_predicted"] = nlohmann::ordered_json::array();
+    Table t;
+    for (const char* h : {"run", "role"}) t.add_column(h, Align::left);
+    for (const char* h : {"measured s", "before s", "before err", "after s", "after err"}) t.add_column(h);
+    for (const RunPrediction& p : r.runs) {
+      fit["runs_predicted"].push_back({{"id", p.id}, {"role", p.role}, {"measured_s", p.measured_s},
+                                       {"before_s", p.before_s}, {"predicted_s", p.predicted_s}, {"skipped", p.skipped}});
+      if (!p.skipped.empty()) {
+        t.add_row({p.id, p.role, fmt::format("{:.3f}", p.measured_s), "skipped: " + p.skipped, "", "", ""});
+        continue;
+      }
+      t.add_row({p.id, p.role == "fit" ? "fit (LOO)" : "validate", fmt::format("{:.3f}", p.measured_s),
+                 fmt::format("{:.3f}", p.before_s), fmt::format("{:+.1f}%", 100 * (p.before_s / p.measured_s - 1)),
+                 fmt::format("{:.3f}", p.predicted_s), fmt::format("{:+.1f}%", 100 * (p.predicted_s / p.measured_s - 1))});
+    }
+    out["fits"].push_back(fit);
+    text += fmt::format(
+        "\n{}: {} runs fitted, {} validated; factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, memory-bound "
+        "{:.3f}, intra-node {:.3f}, inter-node {:.3f}, all-to-all {:.3f}, {:.2f} µs a launch, overhead {:.4f} s\n"
+        "leave-one-run-out |error| median {:.1f}%, worst "
+        "{:.1f}%; validation median {:.1f}%, worst {:.1f}%; before the fit median {:.1f}%, worst {:.1f}%\n\n",
+        f.precision, f.fitted_on.size(), f.validated_on.size(), f.gemm, f.attention, f.expert_gemms, f.memory_bound,
+        f.intra_node, f.inter_node, f.all_to_all, f.launch_us, f.overhead_s, 100 * f.loo_median_error, 100 * f.loo_max_error,
+        100 * r.validation_median_error, 100 * r.validation_max_error, 100 * r.before_median_error,
+        100 * r.before_max_error);
+    doc.text(text);
+    text.clear();
+    doc.table(std::move(t), Forms::text);
   }
-  CalibrationProfile profile =
-      o.from_jsonl.empty() ? load_calibration_profile(o.profile_path) : load_torch_measurements(o.from_jsonl);
+  doc.set_json(std::move(out));
+  return doc;
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  const int sources = (o.from_jsonl.empty() ? 0 : 1) + (o.profile_path.empty() ? 0 : 1) + (o.from_kernels.empty() ? 0 : 1);
+  if (sources != 1) {
+    throw_option_dependency_error("calibrate",
+                                  "give exactly one of --from-jsonl FILE (PyTorch-eager measurement lines), "
+                                  "--from-kernels FILE --gpu KEY (published kernel tables) and --profile P.json");
+  }
+  if (o.from_kernels.empty() != o.gpu.empty()) {
+    throw_option_dependency_error("calibrate", "--from-kernels and --gpu go together");
+  }
+  CalibrationProfile profile = !o.from_kernels.empty() ? load_published_kernels_profile(o.from_kernels, o.gpu)
+                               : o.from_jsonl.empty()  ? load_calibration_profile(o.profile_path)
+                                                       : load_torch_measurements(o.from_jsonl);
   if (!o.layers_path.empty()) {
     std::vector<CalibrationLayerRow> layers = load_layer_measurements(o.layers_path);
     profile.layers.insert(profile.layers.end(), layers.begin(), layers.end());
+  }
+  std::optional<Document> runs;
+  if (!o.from_runs.empty()) {
+    const std::vector<RunFitResult> fits =
+        fit_measured_runs(profile, load_measured_runs(o.from_runs), o.from_runs, o.runs_gpu);
+    profile.run_fits.clear();
+    for (const RunFitResult& r : fits) profile.run_fits.push_back(r.fit);
+    runs = runs_document(profile, fits);
   }
   if (!o.created.empty()) profile.source.created = o.created;
   if (!o.notes.empty()) profile.source.notes = o.notes;
@@ -195,6 +267,10 @@ void run_calibrate(const CalibrateOptions& o) {
       std::cerr << fmt::format("wrote {} rows ({}, {}) to {}\n", profile.rows.size(), profile.device.name,
                                profile.source.tool, o.out_path);
     }
+  }
+  if (runs) {
+    print(*runs, o.format);
+    return;
   }
   if (!o.validate) {
     if (o.out_path.empty()) std::cout << calibration_profile_to_json(profile);
@@ -215,6 +291,14 @@ void add_calibrate_command(CLI::App& app) {
   auto* from = cmd->add_option("--from-jsonl", o->from_jsonl,
                                "PyTorch-eager measurement lines, one JSON object a line (docs/calibration.md)");
   cmd->add_option("--profile", o->profile_path, "A calibration profile JSON (instead of --from-jsonl)")->excludes(from);
+  cmd->add_option("--from-kernels", o->from_kernels,
+                  "Published kernel tables in the form of kernels.json (data/kernels/): a profile of --gpu")
+      ->excludes(from);
+  cmd->add_option("--gpu", o->gpu, "With --from-kernels: A100_SXM4_80GB, H100_SXM, H200_SXM, B200 or GB200");
+  cmd->add_option("--from-runs", o->from_runs,
+                  "Measured runs (one JSON object a line, docs/calibration.md): fit the profile's factors to the runs "
+                  "of its GPU, print leave-one-run-out errors; --out writes the profile with the fits");
+  cmd->add_option("--runs-gpu", o->runs_gpu, "With --from-runs: fit the runs of this GPU (default: the profile's)");
   cmd->add_option("--layers", o->layers_path,
                   "Whole-layer measurement lines (.jsonl, the form of h200_torch_layers.jsonl) added as layer rows");
   cmd->add_option("--out", o->out_path, "Write the profile here (without it and --validate: to standard output)");

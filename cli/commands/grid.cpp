@@ -463,6 +463,7 @@ void add_grid_command(CLI::App& app) {
   add_cluster_rank_options(*cmd, o->cluster);
   cmd->callback([o, cmd] {
     check_cluster_rank_options(*cmd);
+    default_calibration_from_cluster(o->cluster, o->calibration.path);
     run_grid(*o);
   });
 }

@@ -59,6 +59,9 @@ struct LayoutOptions {
   bool layout_given = true;
   std::string megatron_args;  ///< --megatron-args FILE: the layout from Megatron-LM's arguments
   std::string megatron_out;   ///< --megatron-out FILE: the layout written as Megatron-LM's arguments
+  std::string fp8_recipe = "none";
+  bool cuda_graphs = false;
+  std::string stack = "profile";
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -94,6 +97,21 @@ CommOverlap parse_overlap(const std::string& text) {
     start = end + 1;
   }
   return o;
+}
+
+/// The kernel options of the step time: the layout's FP8 recipe (--fp8-recipe or --megatron-args: one
+/// recipe for memory and time), --cuda-graphs, --stack.
+TimeModelOptions time_model_options(const LayoutOptions& o, Fp8Recipe fp8) {
+  TimeModelOptions t;
+  t.fp8 = fp8;
+  t.cuda_graphs = o.cuda_graphs;
+  if (o.stack == "pytorch-eager") t.stack = KernelStack::pytorch_eager;
+  else if (o.stack == "megatron-core-te") t.stack = KernelStack::megatron_core_te;
+  else if (o.stack != "profile") {
+    throw Error(fmt::format("value \"{}\" is not allowed; allowed: profile, pytorch-eager, megatron-core-te", o.stack),
+                "--stack");
+  }
+  return t;
 }
 
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
@@ -277,6 +295,7 @@ void run_layout(const LayoutOptions& o) {
   } else {
     layout.recompute = parse_recompute(o.recompute, "--recompute");
     layout.precision = parse_training_precision(o.precision, "--precision");
+    layout.fp8 = parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe");
   }
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
   result.memory = training_memory(config, layout, result.cluster, "layout");
@@ -307,7 +326,7 @@ void run_layout(const LayoutOptions& o) {
     result.time_missing = "not computed: the cluster gives datasheet peaks only; give a calibration profile "
                           "(--profile, e.g. cuda_profiler/profiles/h200-torch-eager.json)";
   } else {
-    const TimeModel model(load_calibration_profile(profile));
+    const TimeModel model(load_calibration_profile(profile), time_model_options(o, result.memory.layout.fp8));
     ClusterTimeOptions options;
     options.attended_keys = o.attended_keys;
     options.communication.max_nodes_per_token = o.max_nodes_per_token;
@@ -334,7 +353,8 @@ void run_search(const LayoutOptions& o) {
                 "cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
                 "layout");
   }
-  const TimeModel model(load_calibration_profile(profile));
+  const TimeModel model(load_calibration_profile(profile),
+                        time_model_options(o, parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe")));
   LayoutSearchOptions so;
   so.gpus = o.layout.gpus;
   so.seq_len = o.layout.seq_len;
@@ -400,6 +420,11 @@ void add_layout_command(CLI::App& app) {
                   "Node-limited routing: each token to at most M nodes (DeepSeek-V3; default unlimited)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--overlap", o->overlap, "Collectives overlapped with compute: none or a list of tp,ep,cp,pp,dp (default dp)");
+  cmd->add_option("--fp8-recipe", o->fp8_recipe,
+                  "FP8 GEMMs: none (default, bf16), delayed, tensorwise, blockwise or mxfp8 (docs/calibration.md)");
+  cmd->add_flag("--cuda-graphs", o->cuda_graphs, "CUDA graphs: no CPU launch gaps (Megatron-Core stack)");
+  cmd->add_option("--stack", o->stack,
+                  "Kernel stack timed: profile (default: the profile's), pytorch-eager or megatron-core-te");
   cmd->add_option("--run-tokens", o->run_tokens, "Training tokens of the run: wall clock and GPU-hours")
       ->check(CLI::Range(0.0, 1e30));
   cmd->add_option("--megatron-args", o->megatron_args,
@@ -419,7 +444,7 @@ void add_layout_command(CLI::App& app) {
       for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
                                "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer",
                                "--precision", "--cross-entropy-fusion", "--capacity-factor", "--vocab-divisible-by",
-                               "--overlap", "--seq-len", "--dropout", "--no-flash-attention"}) {
+                               "--overlap", "--seq-len", "--dropout", "--no-flash-attention", "--fp8-recipe"}) {
         if (cmd->count(name) > 0) {
           throw_option_dependency_error("layout", fmt::format("{} and --megatron-args both give the layout; give one",
                                                               name));

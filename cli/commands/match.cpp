@@ -376,6 +376,7 @@ void add_match_options(CLI::App& app) {
           "--format", "--format csv prints the cluster ranking table; it needs --cluster (use table, markdown or json)");
     }
     if (o->baseline_path.empty()) throw Error("the file name is empty; give the path of a baseline config", "--baseline");
+    default_calibration_from_cluster(o->cluster, o->calibration.path);
     run_match(*o);
   });
 }

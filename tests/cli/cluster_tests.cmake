@@ -70,7 +70,7 @@ budget_cli_test(NAME cluster.layout_time_json ARGS layout ${smelt} --cluster ${h
 budget_cli_test(NAME cluster.layout_time_table ARGS layout ${base} --cluster ${h200} --gpus 8 --tp 2 --sequence-parallel
     --ep 4 --micro-batch-size 1 --micro-batches 4 --profile ${h200_profile} --overlap none
   STDOUT_MATCHES [=[tp_all_gather +[0-9.]+ +[0-9.]+%]=] [=[dp_grad_all_reduce +[0-9.]+ +[0-9.]+%]=]
-    [=[s a step of 65536 tokens, [0-9]+ tokens/s per GPU, MFU [0-9.]+% \(the calibration profile's measured bf16]=])
+    [=[s a step of 65536 tokens, [0-9]+ tokens/s per GPU, MFU [0-9.]+% \(the datasheet's dense BF16 peak, 989 TFLOP/s]=])
 budget_cli_test(NAME cluster.layout_time_needs_profile ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
     --micro-batches 1
   STDOUT_MATCHES [=[step time: not computed: the cluster gives datasheet peaks only; give a calibration profile]=])
@@ -131,12 +131,14 @@ baseline,1280,]=] [=[
   STDOUT_NOT_MATCHES [=[What makes]=])
 budget_cli_test(NAME cluster.match_rank_markdown ARGS ${rank_args} --format markdown
   STDOUT_MATCHES [=[\| rank \| hidden \|]=] [=[\| baseline \| 1280 \|]=])
-budget_cli_test(NAME cluster.match_rank_needs_gpus_and_calibration
+budget_cli_test(NAME cluster.match_rank_needs_gpus
   ARGS --baseline ${base} --rank-by time --cluster ${h200}
-  EXPECT_EXIT 64 STDERR_MATCHES [=[^budget-match: error: --cluster: --cluster needs --gpus and --calibration \(the layout search]=])
-budget_cli_test(NAME cluster.match_rank_needs_calibration
+  EXPECT_EXIT 64 STDERR_MATCHES [=[^budget-match: error: --cluster: --cluster needs --gpus \(the layout search]=])
+# Issue 32: without --calibration the cluster file's profile is used; a cluster of datasheet peaks
+# only is refused by name.
+budget_cli_test(NAME cluster.match_rank_needs_a_profile
   ARGS --baseline ${base} --rank-by time --cluster ${h200} --gpus 8
-  EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster needs --calibration \(]=])
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--cluster: the cluster file gives datasheet peaks only: give a calibration profile]=])
 budget_cli_test(NAME cluster.match_gpus_needs_cluster ARGS --baseline ${base} --gpus 8
   EXPECT_EXIT 64 STDERR_MATCHES [=[--gpus: --gpus needs --cluster \(it sets up the cluster layout search\)]=])
 budget_cli_test(NAME cluster.match_batch_needs_cluster ARGS --baseline ${base} --global-batch-tokens 131072

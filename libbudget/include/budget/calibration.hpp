@@ -56,10 +56,14 @@ struct CalibrationPeaks {
   /// measured GEMM peak), and where that figure is from. A second MFU denominator, never the model's.
   double datasheet_peak_tflops = 0;
   std::string datasheet_peak_source = {};
+  /// Optional: the vendor's dense FP8 tensor-core peak, 10¹² FLOP/s (0: not given, no FP8 on the
+  /// GPU or not stated); the roofline of FP8 GEMMs a profile has no FP8 rows for.
+  double datasheet_fp8_tflops = 0;
 
   bool operator==(const CalibrationPeaks& o) const {
     return bf16_gemm_tflops == o.bf16_gemm_tflops && copy_gbytes_per_s == o.copy_gbytes_per_s &&
-           datasheet_peak_tflops == o.datasheet_peak_tflops && datasheet_peak_source == o.datasheet_peak_source;
+           datasheet_peak_tflops == o.datasheet_peak_tflops && datasheet_peak_source == o.datasheet_peak_source &&
+           datasheet_fp8_tflops == o.datasheet_fp8_tflops;
   }
   bool operator!=(const CalibrationPeaks& o) const { return !(*this == o); }
 };
@@ -70,9 +74,19 @@ struct CalibrationSource {
   std::string method;   ///< e.g. "CUDA events, median of 9 after 3 warm-ups"
   std::string created;  ///< ISO 8601 UTC time of the measurement or conversion
   std::string notes;
+  /// The kernel stack the rows time (docs/calibration.md, "Kernel stacks"): "" or "pytorch-eager"
+  /// (PyTorch eager ops, the layer glue of an eager layer), or "megatron-core-te" (Megatron-Core with
+  /// Transformer Engine: fused norms, RoPE, SwiGLU, router, permute, cross-entropy; grouped GEMMs).
+  std::string stack;
+  /// Where the rows come from: "" or "measured" (timed by whoever made the profile), or
+  /// "published" (published, measured kernel tables; each source in `references`).
+  std::string kind;
+  /// The sources of the rows, one "owner/repo@commit:path" (or URL) each.
+  std::vector<std::string> references;
 
   bool operator==(const CalibrationSource& o) const {
-    return std::tie(tool, method, created, notes) == std::tie(o.tool, o.method, o.created, o.notes);
+    return std::tie(tool, method, created, notes, stack, kind, references) ==
+           std::tie(o.tool, o.method, o.created, o.notes, o.stack, o.kind, o.references);
   }
   bool operator!=(const CalibrationSource& o) const { return !(*this == o); }
 };
@@ -96,10 +110,18 @@ struct CalibrationRow {
   std::string backend;
   bool refused = false;
   double ms = 0, flops = 0, bytes = 0;
+  /// gemm, expert_gemms, attention (optional): the input precision of the kernel, "" = bf16 (also
+  /// written "bf16"), "fp8" (per-tensor or per-row scaled FP8, E4M3), "fp8_block" (1×128 / 128×128
+  /// block-scaled FP8) or "mxfp8" (32-element blocks, Blackwell).
+  std::string dtype;
+  /// Optional: the GPU whose published row this is, carried to the profile's GPU by the ratio of
+  /// the two GPUs' datasheet peaks (a roofline carry, not a measurement of this GPU).
+  std::string carried_from;
 
   bool operator==(const CalibrationRow& o) const {
-    return std::tie(op, pass, shape, matrix, routing, backend, refused, ms, flops, bytes) ==
-           std::tie(o.op, o.pass, o.shape, o.matrix, o.routing, o.backend, o.refused, o.ms, o.flops, o.bytes);
+    return std::tie(op, pass, shape, matrix, routing, backend, dtype, carried_from, refused, ms, flops, bytes) ==
+           std::tie(o.op, o.pass, o.shape, o.matrix, o.routing, o.backend, o.dtype, o.carried_from, o.refused, o.ms,
+                    o.flops, o.bytes);
   }
   bool operator!=(const CalibrationRow& o) const { return !(*this == o); }
 };
@@ -129,6 +151,38 @@ struct CalibrationLayerRow {
   bool operator!=(const CalibrationLayerRow& o) const { return !(*this == o); }
 };
 
+/// Factors fitted to measured training runs (docs/calibration.md, "Calibrating from runs"), for one
+/// training precision: the step time's compute classes, its exposed communication per link class
+/// and a constant per step.
+///
+///   step = Σ_c f_c · compute_c + g_intra · comm_intra + g_inter · comm_inter + g_a2a · comm_a2a
+///          + launch · launches + overhead
+///
+/// compute_c the slowest stage's compute of class c (bubble included, in proportion), comm the
+/// exposed collectives by the link they cross (the EP all-to-all a class of its own: NCCL runs it
+/// with another algorithm), launches the kernel launches of the step's compute (a CPU cost per
+/// launch, not applied under CUDA graphs).
+struct CalibrationRunFit {
+  std::string precision;  ///< "bf16", "fp8-tensorwise", "fp8-delayed", "fp8-blockwise", "mxfp8"
+  double gemm = 1, attention = 1, expert_gemms = 1, memory_bound = 1;  ///< compute class factors
+  double intra_node = 1, inter_node = 1, all_to_all = 1;              ///< link class factors
+  double launch_us = 0;                                                ///< per kernel launch (no CUDA graphs)
+  double overhead_s = 0;                                               ///< per step
+  std::string runs;                        ///< the runs file fitted (its name as given)
+  std::vector<std::string> fitted_on;      ///< run ids
+  std::vector<std::string> validated_on;   ///< run ids kept out of the fit
+  double loo_median_error = 0, loo_max_error = 0;  ///< leave-one-run-out |error| over fitted_on
+
+  bool operator==(const CalibrationRunFit& o) const {
+    return std::tie(precision, gemm, attention, expert_gemms, memory_bound, intra_node, inter_node, all_to_all,
+                    launch_us, overhead_s, runs, fitted_on, validated_on, loo_median_error, loo_max_error) ==
+           std::tie(o.precision, o.gemm, o.attention, o.expert_gemms, o.memory_bound, o.intra_node, o.inter_node,
+                    o.all_to_all, o.launch_us, o.overhead_s, o.runs, o.fitted_on, o.validated_on, o.loo_median_error,
+                    o.loo_max_error);
+  }
+  bool operator!=(const CalibrationRunFit& o) const { return !(*this == o); }
+};
+
 struct CalibrationProfile {
   int schema_version = 1;
   CalibrationDevice device;
@@ -136,10 +190,11 @@ struct CalibrationProfile {
   CalibrationSource source;
   std::vector<CalibrationRow> rows;
   std::vector<CalibrationLayerRow> layers;  ///< measured whole layers (optional; JSON key "layers")
+  std::vector<CalibrationRunFit> run_fits;  ///< fitted to measured runs (optional; JSON key "run_fits")
 
   bool operator==(const CalibrationProfile& o) const {
-    return std::tie(schema_version, device, peaks, source, rows, layers) ==
-           std::tie(o.schema_version, o.device, o.peaks, o.source, o.rows, o.layers);
+    return std::tie(schema_version, device, peaks, source, rows, layers, run_fits) ==
+           std::tie(o.schema_version, o.device, o.peaks, o.source, o.rows, o.layers, o.run_fits);
   }
   bool operator!=(const CalibrationProfile& o) const { return !(*this == o); }
 };
@@ -173,6 +228,15 @@ CalibrationProfile load_torch_measurements(const std::string& path);
 /// Reads a profile file: a path ending in ".jsonl" is read as PyTorch-eager measurement lines,
 /// anything else as profile JSON. Throws budget::Error naming the path.
 CalibrationProfile load_calibration_profile(const std::string& path);
+
+/// A profile of one GPU from published kernel tables in the form of kernels.json (data/kernels/,
+/// docs/calibration.md "Profiles from published kernel tables"): `gpu_key` one of A100_SXM4_80GB,
+/// H100_SXM, H200_SXM, B200, GB200. Rows keep their precision (dtype) and, where carried from another
+/// GPU by a roofline, carried_from; source.kind "published", source.stack "megatron-core-te",
+/// source.references the rows' sources. budget::Error for another key or a file not of that form.
+CalibrationProfile profile_from_published_kernels(std::string_view json, const std::string& source,
+                                                  const std::string& gpu_key);
+CalibrationProfile load_published_kernels_profile(const std::string& path, const std::string& gpu_key);
 
 /// Parses whole-layer measurement lines (the form of ../shared/data/h200_torch_layers.jsonl): one
 /// CalibrationLayerRow object a line; an optional `op: device` line (keys "device", "torch",

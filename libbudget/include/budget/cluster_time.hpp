@@ -16,6 +16,7 @@
 ///
 /// Thread safety: reentrant; the TimeModel is shared read-only.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,6 +80,15 @@ struct ClusterStepTime {
   /// memory-bound ops (time classes indexed, elementwise, glue: norms, activations, dispatch and
   /// combine, the embedding lookup, residual adds and layout copies).
   double memory_bound_share = 0.0;
+  /// Of the slowest stage's forward and backward compute (recompute excluded), the share of each
+  /// provenance (TimeProvenance order: measured, published, interpolated, carried, extrapolated,
+  /// assumed); sums to 1 (docs/calibration.md, "Provenance"). Zero on the layout search's indexed path.
+  std::array<double, time_provenance_count> provenance_share{};
+  std::string stack;       ///< the kernel stack timed ("pytorch-eager", "megatron-core-te")
+  std::string fp8_recipe;  ///< "none" or the FP8 recipe of the GEMMs
+  /// The run fit applied ("" none): its precision; its constant per step is overhead_seconds.
+  std::string run_fit_precision;
+  double overhead_seconds = 0.0;
   std::vector<std::string> notes;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "budget/config.hpp"
+#include "budget/fp8_recipe.hpp"
 
 namespace budget {
 
@@ -78,11 +79,6 @@ std::string_view to_string(FsdpKind kind);
 /// gradients (ZeRO-2), also parameters (ZeRO-3). torch FSDP2 always shards all three.
 enum class FsdpSharding { optim, optim_grads, optim_grads_params };
 std::string_view to_string(FsdpSharding sharding);
-
-/// Transformer Engine FP8 recipe (--fp8-recipe; none: BF16 GEMMs): per-tensor scaling (tensorwise,
-/// delayed with an amax history), 1×128/128×128 block scaling, or MXFP8 (32-element E8M0 scales).
-enum class Fp8Recipe { none, tensorwise, delayed, blockwise, mxfp8 };
-std::string_view to_string(Fp8Recipe recipe);
 
 /// The MoE token dispatcher (--moe-token-dispatcher-type; flex: DeepEP / HybridEP).
 enum class MoeDispatcher { alltoall, allgather, flex };

@@ -26,10 +26,18 @@
 
 #include "budget/calibration.hpp"
 #include "budget/config.hpp"
+#include "budget/fp8_recipe.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
 
 namespace budget {
+
+/// Which kernels a training step runs (docs/calibration.md, "Kernel stacks"): as the profile says
+/// (source.stack), PyTorch eager (the op list's kernels and an eager layer's glue), or Megatron-Core
+/// with Transformer Engine (fused norm, RoPE, SwiGLU, router, permute and cross-entropy kernels,
+/// grouped GEMMs, no eager glue).
+enum class KernelStack { profile, pytorch_eager, megatron_core_te };
+std::string_view to_string(KernelStack stack);
 
 struct TimeModelOptions {
   /// Attention backend of the trainer: "auto" (the profile's "default" rows — the framework's own
@@ -39,7 +47,22 @@ struct TimeModelOptions {
   std::string attention_backend = "auto";
   /// Nearest measured shapes whose residuals correct the fit (0: the fit alone).
   int neighbours = 6;
+  /// The kernel stack timed (profile: the profile's source.stack, pytorch-eager when it names none).
+  KernelStack stack = KernelStack::profile;
+  /// FP8 GEMMs and their quantize kernels (none: bf16).
+  Fp8Recipe fp8 = Fp8Recipe::none;
+  /// CUDA graphs (Megatron --cuda-graph-impl / --enable-cuda-graph): no CPU launch gaps.
+  bool cuda_graphs = false;
 };
+
+/// Where a predicted time comes from (docs/calibration.md, "Provenance"), most trusted first:
+/// a row of a profile measured by its maker at this shape; a published table's row at this shape;
+/// interpolated between rows (inside their box); rows carried from another GPU or precision by the
+/// ratio of datasheet peaks (a roofline); extrapolated past the rows' box; assumed: no rows at all,
+/// the op's FLOPs or bytes at the profile's peaks (or a fused kernel's bytes at its bandwidth).
+enum class TimeProvenance { measured, published, interpolated, carried, extrapolated, assumed };
+inline constexpr std::size_t time_provenance_count = 6;
+std::string_view to_string(TimeProvenance provenance);
 
 /// One predicted time.
 struct TimePrediction {
@@ -49,6 +72,7 @@ struct TimePrediction {
   bool from_peaks = false;    ///< nothing measured for the op in any pass: its FLOPs or bytes at the peaks
   std::string backend;        ///< attention: the backend whose time this is
   std::string note;           ///< what was assumed, when anything was
+  TimeProvenance provenance = TimeProvenance::measured;
 };
 
 /// A time query with typed fields: the same op, pass, shape and matrix a CalibrationRow query
@@ -63,10 +87,13 @@ struct TimeQuery {
                                  combine_scatter_add };
   enum class Pass : std::uint8_t { forward, input_grad, weight_grad, backward, forward_backward };
   enum class Matrix : std::uint8_t { none, up, up_gate, down };
-  static constexpr std::size_t op_count = 8, pass_count = 5, max_dims = 6;
+  /// The kernel's input precision (CalibrationRow::dtype: "", "fp8", "fp8_block", "mxfp8").
+  enum class Dtype : std::uint8_t { bf16, fp8, fp8_block, mxfp8 };
+  static constexpr std::size_t op_count = 8, pass_count = 5, max_dims = 6, dtype_count = 4;
   Op op = Op::gemm;
   Pass pass = Pass::forward;
   Matrix matrix = Matrix::none;
+  Dtype dtype = Dtype::bf16;
   std::array<std::int64_t, max_dims> dims{};
   std::int64_t v_head_dim = 0;  ///< attention's optional field (0: absent); the model does not use it
 };
@@ -147,8 +174,12 @@ class TimeModel {
 
   const CalibrationProfile& profile() const;
   const TimeModelOptions& options() const;
-  /// The layer correction (identity without layer rows).
+  /// The layer correction (identity without layer rows), its class factors multiplied by the run
+  /// fit's (run_fit()) where the profile has one for the options' precision.
   const LayerCorrection& layer_correction() const;
+  /// The profile's factors fitted to measured runs for the options' precision (precision_name() of
+  /// options().fp8); nullptr when it has none (docs/calibration.md, "Calibrating from runs").
+  const CalibrationRunFit* run_fit() const;
 
  private:
   struct Impl;
@@ -164,6 +195,8 @@ struct OpStepTime {
   bool out_of_range = false;
   bool no_rows = false;
   std::string note;
+  /// Of seconds_per_step, by provenance (TimeProvenance order; the launch cost is "assumed").
+  std::array<double, time_provenance_count> provenance_seconds{};
 };
 
 /// A training step's predicted time (docs/calibration.md, "Step time").
@@ -183,6 +216,10 @@ struct StepTime {
   std::string attention_backend;  ///< the backend the attention time is for
   std::string attention_backend_reason;  ///< why that backend (e.g. "from the layer rows: head_dim …")
   double launch_seconds_per_step = 0;    ///< the launch cost part of seconds_per_step
+  /// seconds_per_step by where each op's time comes from (TimeProvenance order); sums to it.
+  std::array<double, time_provenance_count> provenance_seconds{};
+  std::string stack;  ///< the kernel stack timed ("pytorch-eager", "megatron-core-te")
+  std::string fp8_recipe;  ///< "none" or the FP8 recipe of the GEMMs
   bool layer_corrected = false;          ///< the profile's layer correction was applied
   bool out_of_range = false;      ///< any op's shape outside the measured range
   std::vector<OpStepTime> by_op;  ///< in op-list order, only ops that take time

@@ -141,6 +141,7 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
     add_part_seconds(out, part, op.seconds_per_step);
     if (part == Part::attention && op.kind == OpKind::attention_scores) out.attention_core += op.seconds_per_step;
     if (is_memory_bound_class(time_class_of(op.kind))) add_part_seconds(out.memory_bound, part, op.seconds_per_step);
+    for (std::size_t k = 0; k < time_provenance_count; ++k) add_part_seconds(out.by_provenance[k], part, op.provenance_seconds[k]);
   }
   return out;
 }
@@ -342,8 +343,17 @@ void set_step_time_throughput(ClusterStepTime& out, const TimeModel& model, cons
   for (const Op& op : layer_ops(config, w)) {
     if (op.kind != OpKind::mtp_module) forward_flops_per_token += op.total_forward_flops();
   }
-  out.mfu_peak_flops_per_s = model.profile().peaks.bf16_gemm_tflops * 1e12;
-  out.mfu_denominator = "the calibration profile's measured bf16 GEMM peak (8192^3) per GPU";
+  // MFU against the datasheet's dense BF16 peak where the profile names one (issue 32), else the
+  // profile's measured 8192³ GEMM rate.
+  const CalibrationPeaks& peaks = model.profile().peaks;
+  if (peaks.datasheet_peak_tflops > 0) {
+    out.mfu_peak_flops_per_s = peaks.datasheet_peak_tflops * 1e12;
+    out.mfu_denominator = fmt::format("the datasheet's dense BF16 peak, {:g} TFLOP/s per GPU ({})",
+                                      peaks.datasheet_peak_tflops, peaks.datasheet_peak_source);
+  } else {
+    out.mfu_peak_flops_per_s = peaks.bf16_gemm_tflops * 1e12;
+    out.mfu_denominator = "the calibration profile's measured bf16 GEMM peak (8192^3) per GPU";
+  }
   out.mfu = 3.0 * forward_flops_per_token * static_cast<double>(out.tokens_per_step) /
             (out.seconds_per_step * gpus * out.mfu_peak_flops_per_s);
 }
@@ -366,6 +376,7 @@ void set_step_time_components(ClusterStepTime& out) {
   for (const std::string& key : order) out.by_component.push_back(comm_parts[key]);
   if (slow.late_overlap_seconds > 0.0) out.by_component.push_back({"dp_beyond_backward", slow.late_overlap_seconds, false});
   out.by_component.push_back({"bubble", out.bubble_seconds, false});
+  if (out.overhead_seconds > 0.0) out.by_component.push_back({"overhead", out.overhead_seconds, false});
 }
 
 /// The profile GPU against the cluster's, and the notes on what is not rescaled or not timed;
@@ -395,6 +406,7 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   const ParallelLayout& l = memory.layout;
   ClusterStepTime out;
   out.communication = step_communication(config, memory, cluster, options.communication);
+  apply_run_fit_to_communication(model, out.communication);
   out.notes = times.notes;
   out.out_of_range = times.out_of_range;
   const Workload w = time_workload(l, options);
@@ -409,11 +421,19 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
       slowest_seconds = s.time.seconds;
       out.slowest_stage = s.time.pipeline_rank;
       out.memory_bound_share = s.base_seconds > 0.0 ? s.memory_bound_seconds / s.base_seconds : 0.0;
+      const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
+      const bool last = stage.pipeline_rank == l.pp - 1;
+      for (std::size_t k = 0; k < time_provenance_count; ++k) {
+        const double seconds = stage_part_sum(e, times, stage.has_embedding, stage.has_lm_head, last,
+                                              [k](const LayerPartTimes& p) -> const PartSeconds& { return p.by_provenance[k]; });
+        out.provenance_share[k] = s.base_seconds > 0.0 ? seconds / s.base_seconds : 0.0;
+      }
     }
     out.stages.push_back(s.time);
   }
   out.bubble_seconds = pipeline_bubble_micro_batches(l.pp, l.virtual_stages) * slowest_micro_batch;
   out.seconds_per_step = slowest_seconds + out.bubble_seconds;
+  set_step_time_calibration(out, model);
   set_step_time_throughput(out, model, config, l, w);
   set_step_time_components(out);
   set_step_time_profile_and_notes(out, model, config, cluster);
@@ -428,6 +448,17 @@ RunCost run_cost(const ClusterStepTime& time, std::int64_t gpus, double tokens) 
   c.gpu_hours = c.wall_clock_seconds * static_cast<double>(gpus) / 3600.0;
   return c;
 }
+
+namespace {
+/// The compute's shares by provenance (time_model.hpp, TimeProvenance), each named.
+nlohmann::ordered_json provenance_json(const ClusterStepTime& t) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (std::size_t k = 0; k < time_provenance_count; ++k) {
+    out[std::string(to_string(static_cast<TimeProvenance>(k)))] = t.provenance_share[k];
+  }
+  return out;
+}
+}  // namespace
 
 std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
   nlohmann::ordered_json components = nlohmann::ordered_json::object();
@@ -456,7 +487,12 @@ std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
                               {{"profile_gpu", t.profile_gpu},
                                {"same_gpu_as_cluster", t.profile_gpu_is_cluster_gpu},
                                {"rescaled", false},
-                               {"memory_bound_share", t.memory_bound_share}}},
+                               {"memory_bound_share", t.memory_bound_share},
+                               {"stack", t.stack},
+                               {"fp8_recipe", t.fp8_recipe},
+                               {"provenance", provenance_json(t)},
+                               {"run_fit", t.run_fit_precision.empty() ? nlohmann::ordered_json(nullptr)
+                                                                       : nlohmann::ordered_json(t.run_fit_precision)}}},
                              {"notes", t.notes}};
   return out.dump(indent);
 }

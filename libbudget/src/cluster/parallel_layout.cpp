@@ -32,9 +32,6 @@ constexpr auto fsdp_kind_names = detail::enum_names<FsdpKind::torch_fsdp2>(
 constexpr auto fsdp_sharding_names = detail::enum_names<FsdpSharding::optim_grads_params>(
     {{FsdpSharding::optim, "optim"}, {FsdpSharding::optim_grads, "optim_grads"},
      {FsdpSharding::optim_grads_params, "optim_grads_params"}});
-constexpr auto fp8_recipe_names = detail::enum_names<Fp8Recipe::mxfp8>(
-    {{Fp8Recipe::none, "none"}, {Fp8Recipe::tensorwise, "tensorwise"}, {Fp8Recipe::delayed, "delayed"},
-     {Fp8Recipe::blockwise, "blockwise"}, {Fp8Recipe::mxfp8, "mxfp8"}});
 constexpr auto dispatcher_names = detail::enum_names<MoeDispatcher::flex>(
     {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}, {MoeDispatcher::flex, "flex"}});
 
@@ -47,7 +44,6 @@ std::string_view to_string(RecomputeMethod method) { return detail::name_of(reco
 std::string_view to_string(RecomputeModule module) { return detail::name_of(recompute_module_names, module); }
 std::string_view to_string(FsdpKind kind) { return detail::name_of(fsdp_kind_names, kind); }
 std::string_view to_string(FsdpSharding sharding) { return detail::name_of(fsdp_sharding_names, sharding); }
-std::string_view to_string(Fp8Recipe recipe) { return detail::name_of(fp8_recipe_names, recipe); }
 std::string_view to_string(MoeDispatcher dispatcher) { return detail::name_of(dispatcher_names, dispatcher); }
 
 RecomputeModule parse_recompute_module(std::string_view text, const std::string& where) {

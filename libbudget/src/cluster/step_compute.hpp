@@ -2,6 +2,7 @@
 // The per-layer-part compute times of one GPU's shard under a layout (private to the cluster
 // domain): computed once per (TP, EP, ETP, CP, micro-batch size, recompute, imbalance) and reused
 // by the layout search.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -39,6 +40,9 @@ struct LayerPartTimes {
   /// norms, activations, dispatch and combine, the embedding lookup, the layer glue), which scale
   /// with the GPU's memory bandwidth rather than its tensor-core rate.
   PartSeconds memory_bound;
+  /// Of each part, the seconds by provenance (TimeProvenance order; the row path only, zero on the
+  /// indexed path): where the compute's times come from.
+  std::array<PartSeconds, time_provenance_count> by_provenance{};
   bool out_of_range = false;
 };
 
@@ -75,5 +79,25 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
 
 /// The workload the layout's attention is timed with.
 Workload time_workload(const ParallelLayout& layout, const ClusterTimeOptions& options);
+
+/// One micro-batch's forward and backward seconds of a stage from per-part seconds (`pick` chooses
+/// the PartSeconds of each LayerPartTimes: all seconds, the memory-bound ones, one provenance's).
+template <class Pick>
+double stage_part_sum(const StageExecutions& e, const LayerTimes& times, bool embedding, bool head, bool last,
+                      const Pick& pick) {
+  const PartSeconds& base = pick(times.base3);
+  const PartSeconds& moe = pick(times.moe3);
+  const PartSeconds& routed = pick(times.routed3);
+  return e.layers * base.attention + e.dense_layers() * base.dense_ffn + e.moe_layers * (moe.moe_tp_part + routed.routed) +
+         (embedding ? base.embedding : 0.0) + (head ? base.head : 0.0) + (last ? base.final_norm : 0.0);
+}
+
+/// The run fit of the model (time_model.hpp, run_fit()) on the step's communication: each
+/// collective's seconds × the factor of the link it crosses (inter- or intra-node); the stages'
+/// exposed and overlapped sums recomputed. No run fit: unchanged.
+void apply_run_fit_to_communication(const TimeModel& model, std::vector<StageCommunication>& communication);
+/// The run fit's constant per step (0 without one) and the notes on the kernel stack, the FP8
+/// recipe, the run fit and the provenance of the compute (cluster_time_calibration.cpp).
+void set_step_time_calibration(ClusterStepTime& out, const TimeModel& model);
 
 }  // namespace budget

@@ -53,7 +53,8 @@ CalibrationDevice read_device(const ObjectReader& r) {
 }
 
 CalibrationPeaks read_peaks(const ObjectReader& r) {
-  r.reject_unknown_keys({"bf16_gemm_tflops", "copy_gbytes_per_s", "datasheet_peak_tflops", "datasheet_peak_source"});
+  r.reject_unknown_keys(
+      {"bf16_gemm_tflops", "copy_gbytes_per_s", "datasheet_peak_tflops", "datasheet_peak_source", "datasheet_fp8_tflops"});
   CalibrationPeaks p;
   // Bounds a real device can have (calibration_rows.hpp, docs/calibration.md).
   p.bf16_gemm_tflops = r.number("bf16_gemm_tflops", detail::min_gemm_tflops, detail::max_gemm_tflops);
@@ -61,17 +62,19 @@ CalibrationPeaks read_peaks(const ObjectReader& r) {
   // A datasheet peak is at least what was measured (a measured GEMM cannot beat the hardware).
   p.datasheet_peak_tflops = r.number_or("datasheet_peak_tflops", 0, p.bf16_gemm_tflops, detail::max_gemm_tflops);
   p.datasheet_peak_source = r.string_or("datasheet_peak_source", "");
+  p.datasheet_fp8_tflops = r.number_or("datasheet_fp8_tflops", 0, 0, detail::max_gemm_tflops);
   return p;
 }
 
 CalibrationSource read_source(const ObjectReader& r) {
-  r.reject_unknown_keys({"tool", "method", "created", "notes"});
+  r.reject_unknown_keys({"tool", "method", "created", "notes", "stack", "kind", "references"});
   CalibrationSource s;
   s.tool = r.string("tool");
   if (s.tool.empty()) r.fail("tool", "the measuring tool is empty; allowed: a non-empty string");
   s.method = r.string_or("method", "");
   s.created = r.string_or("created", "");
   s.notes = r.string_or("notes", "");
+  detail::read_source_extras(r, s);
   return s;
 }
 
@@ -93,6 +96,8 @@ Json row_to_json(const CalibrationRow& row) {
   if (!row.matrix.empty()) j["matrix"] = row.matrix;
   if (!row.routing.empty()) j["routing"] = row.routing;
   if (!row.backend.empty()) j["backend"] = row.backend;
+  if (!row.dtype.empty()) j["dtype"] = row.dtype;
+  if (!row.carried_from.empty()) j["carried_from"] = row.carried_from;
   if (row.refused) {
     j["refused"] = true;
   } else {
@@ -145,10 +150,16 @@ Json profile_to_json_value(const CalibrationProfile& p) {
     j["peaks"]["datasheet_peak_tflops"] = p.peaks.datasheet_peak_tflops;
     j["peaks"]["datasheet_peak_source"] = p.peaks.datasheet_peak_source;
   }
+  if (p.peaks.datasheet_fp8_tflops > 0) j["peaks"]["datasheet_fp8_tflops"] = p.peaks.datasheet_fp8_tflops;
   j["source"] = {{"tool", p.source.tool},
                  {"method", p.source.method},
                  {"created", p.source.created},
                  {"notes", p.source.notes}};
+  // The keys of issue 32, written only when set: older profiles are written as before.
+  if (!p.source.stack.empty()) j["source"]["stack"] = p.source.stack;
+  if (!p.source.kind.empty()) j["source"]["kind"] = p.source.kind;
+  if (!p.source.references.empty()) j["source"]["references"] = p.source.references;
+  if (!p.run_fits.empty()) j["run_fits"] = Json::parse(detail::run_fits_to_json(p.run_fits).dump());
   j["rows"] = Json::array();
   for (const auto& row : p.rows) j["rows"].push_back(row_to_json<Json>(row));
   add_layers_json(j, p.layers);
@@ -157,7 +168,7 @@ Json profile_to_json_value(const CalibrationProfile& p) {
 
 CalibrationProfile read_profile(const nlohmann::json& root, const std::string& source) {
   const ObjectReader r(root, source, "");
-  r.reject_unknown_keys({"schema", "schema_version", "device", "peaks", "source", "rows", "layers"});
+  r.reject_unknown_keys({"schema", "schema_version", "device", "peaks", "source", "run_fits", "rows", "layers"});
   const std::string schema = r.string("schema");
   if (schema != schema_name) {
     r.fail("schema", fmt::format("value \"{}\" is not a calibration profile; allowed: \"{}\"", schema, schema_name));
@@ -182,6 +193,7 @@ CalibrationProfile read_profile(const nlohmann::json& root, const std::string& s
     p.rows.push_back(detail::read_calibration_row(ObjectReader(rows[i], source, fmt::format("/rows/{}", i))));
   }
   p.layers = read_layers(r);
+  p.run_fits = detail::read_run_fits(r);
   return p;
 }
 
@@ -230,6 +242,8 @@ void reject_unknown_row_keys(const ObjectReader& r, const std::string& op, const
     allowed.emplace_back("routing");
   }
   if (op == "attention") allowed.emplace_back("refused");
+  if (op == "gemm" || op == "expert_gemms" || op == "attention") allowed.emplace_back("dtype");
+  allowed.emplace_back("carried_from");
   for (const auto& item : r.json().items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
     std::string message = fmt::format("unknown key \"{}\" for op \"{}\"", item.key(), op);
@@ -350,6 +364,7 @@ CalibrationRow read_calibration_row(const ObjectReader& r) {
   if (row.op == "expert_gemms") read_expert_gemms_fields(r, row);
   if (is_attention) check_attention_heads(r, row.shape);
   row.backend = read_row_backend(r, is_attention);
+  read_row_provenance(r, row);
   read_row_timing(r, is_attention, row);
   return row;
 }

@@ -31,6 +31,15 @@ inline constexpr double max_row_flops_per_s = 1e18, max_row_bytes_per_s = 1e16;
 /// A device name from a profile: non-empty and without control characters (it is printed).
 std::string read_device_name(const ObjectReader& r, std::string_view key);
 
+/// The source's optional keys of issue 32: "stack", "kind", "references" (calibration_extras.cpp).
+void read_source_extras(const ObjectReader& r, CalibrationSource& source);
+/// A row's optional "dtype" (gemm, expert_gemms, attention) and "carried_from".
+void read_row_provenance(const ObjectReader& r, CalibrationRow& row);
+/// The optional "run_fits" array of a profile.
+std::vector<CalibrationRunFit> read_run_fits(const ObjectReader& root);
+/// The "run_fits" array as written (key order fixed).
+nlohmann::ordered_json run_fits_to_json(const std::vector<CalibrationRunFit>& fits);
+
 /// Reads and checks one row object (keys, op, pass, shape fields, backend, refused, ms, flops,
 /// bytes). Errors name the reader's source and pointer.
 CalibrationRow read_calibration_row(const ObjectReader& row);

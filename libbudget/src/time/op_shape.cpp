@@ -129,12 +129,36 @@ ShapeNumbers shape_numbers(TimeQuery::Op op, TimeQuery::Matrix matrix, TimeQuery
 
 std::string family_of(const std::string& op, const std::string& pass, const CalibrationRow& row,
                       const std::string& backend) {
+  // A precision other than bf16 is a family of its own (other kernels, another peak).
+  const std::string dtype = row.dtype.empty() || row.dtype == "bf16" ? "" : "|" + row.dtype;
   if (op == "expert_gemms") {
-    return fmt::format("expert_gemms|{}|{}{}", pass, row.matrix == "down" ? "down" : "up",
-                       row.routing == "skewed" ? "|skewed" : "");
+    return fmt::format("expert_gemms|{}|{}{}{}", pass, row.matrix == "down" ? "down" : "up",
+                       row.routing == "skewed" ? "|skewed" : "", dtype);
   }
-  if (op == "attention") return fmt::format("attention|{}|{}", pass, backend);
-  return op + "|" + pass;
+  if (op == "attention") return fmt::format("attention|{}|{}{}", pass, backend, dtype);
+  return op + "|" + pass + dtype;
+}
+
+std::string fallback_dtype(const std::string& dtype) {
+  if (dtype == "mxfp8" || dtype == "fp8_block") return "fp8";
+  return "";
+}
+
+TimeQuery::Dtype dtype_of(const std::string& dtype) {
+  if (dtype == "fp8") return TimeQuery::Dtype::fp8;
+  if (dtype == "fp8_block") return TimeQuery::Dtype::fp8_block;
+  if (dtype == "mxfp8") return TimeQuery::Dtype::mxfp8;
+  return TimeQuery::Dtype::bf16;
+}
+
+std::string dtype_name(TimeQuery::Dtype dtype) {
+  switch (dtype) {
+    case TimeQuery::Dtype::bf16: return "";
+    case TimeQuery::Dtype::fp8: return "fp8";
+    case TimeQuery::Dtype::fp8_block: return "fp8_block";
+    case TimeQuery::Dtype::mxfp8: return "mxfp8";
+  }
+  return "";
 }
 
 std::array<std::int64_t, TimeQuery::max_dims> row_dims(const CalibrationRow& row) {

@@ -88,6 +88,13 @@ std::array<std::int64_t, TimeQuery::max_dims> row_dims(const CalibrationRow& row
 
 TimeQuery::Matrix matrix_of(const std::string& matrix);
 
+/// The precision whose rows stand in for `dtype` when a profile has none of it: mxfp8 and fp8_block
+/// → fp8 (the same FP8 tensor-core peak), fp8 → "" (bf16 rows scaled by the datasheet FP8/BF16
+/// peak ratio); "" for bf16.
+std::string fallback_dtype(const std::string& dtype);
+TimeQuery::Dtype dtype_of(const std::string& dtype);
+std::string dtype_name(TimeQuery::Dtype dtype);  ///< "" for bf16
+
 /// The Shaped of a row queried for `pass` and `backend`.
 Shaped describe(const CalibrationRow& row, const std::string& pass, const std::string& backend);
 

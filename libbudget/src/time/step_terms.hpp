@@ -23,6 +23,7 @@ struct StepTerms {
   std::string attention_backend;
   std::string attention_backend_reason;
   double forward_flops_per_token = 0;
+  std::string stack;  ///< "pytorch-eager" or "megatron-core-te"
 };
 
 /// The op list of `config` under `workload` timed by `model`'s per-op fit alone.
@@ -36,6 +37,45 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& config, const Wor
 /// The workload of a layer row: `tokens` tokens in causal documents of `doc_len` tokens
 /// ((doc_len + 1)/2 mean attended keys), forward + backward (3 passes).
 Workload layer_workload(std::int64_t tokens, std::int64_t doc_len);
+
+/// The kernel stack of a step (step_stack.cpp, docs/calibration.md "Kernel stacks").
+struct StackPlan {
+  bool megatron = false;  ///< Megatron-Core with Transformer Engine, else PyTorch eager
+  Fp8Recipe recipe = Fp8Recipe::none;
+  TimeQuery::Dtype gemm_dtype = TimeQuery::Dtype::bf16;  ///< of the TE linear layers' GEMMs
+  double quantize_bytes_per_element = 0;  ///< FP8 quantize traffic per element of a GEMM input
+  double launch_seconds = 0;              ///< CPU cost of one launch (0 with CUDA graphs or eager's fitted ℓ)
+};
+StackPlan stack_plan(const TimeModel& model);
+/// The op is not run by the stack (Megatron-Core with TE: attention layout copies, routing-weight
+/// products, the zeroed combine buffer).
+bool stack_drops(const StackPlan& plan, OpKind kind);
+/// The op's GEMMs are Transformer Engine linear layers (FP8 under an FP8 recipe).
+bool fp8_gemm_op(OpKind kind);
+/// Kernels the stack adds to an op (fused RoPE to attention, fused cross-entropy to the LM head):
+/// bytes per step at the copy bandwidth, and their launches.
+struct StackExtra {
+  double bytes = 0;
+  double launches = 0;
+  std::string note;
+};
+StackExtra stack_extra(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload);
+/// FP8 quantize bytes of one GEMM (rows × K input, rows × N output gradient) over a step's passes.
+double quantize_bytes(const StackPlan& plan, std::int64_t rows, std::int64_t k, std::int64_t n, std::int64_t passes);
+/// The CPU launch time the GPU waits for: max(0, launch_seconds · launches − op seconds).
+double exposed_launch_seconds(const StackPlan& plan, double launches, double op_seconds);
+
+/// Adds to one execution of `op` (t, launches) what the stack runs beside its kernels: the FP8
+/// quantize traffic of its GEMMs, the stack's extra kernels (stack_extra()), at the copy bandwidth,
+/// and the CPU launch time the GPU waits for (exposed_launch_seconds()); noted on the rows path.
+void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload,
+                    double copy_bytes_per_s, double quantize_bytes, StepTermsPath path, OpStepTime& t,
+                    double& launches);
+
+/// The layer glue's time (no profile rows): forward bytes × T × (1 + backward ratio + extra
+/// forwards) at the copy bandwidth, and its launches (step_stack.cpp, glue_cost()).
+void time_layer_glue(const Op& op, const Workload& w, double copy_bytes_per_s, StepTermsPath path, OpStepTime& t,
+                     double& launches);
 
 /// The layer correction fitted on `layers` with `model`'s per-op fit (layer_fit.cpp); the backend
 /// map is the caller's.

@@ -17,6 +17,7 @@ struct TimeSample {
   /// `ms` = measured − its fixed part against the measured time (layer_fit.cpp).
   double relative_to_ms = 0;
   double log_residual = 0;  ///< ln(ms / fit(x)), set by fit_time_class()
+  bool carried = false;     ///< the row was carried from another GPU (CalibrationRow::carried_from)
 };
 
 /// argmin_{β ≥ 0} Σᵢ wᵢ (xᵢ·β − yᵢ)² with wᵢ = 1/rᵢ², rᵢ = `relative_to_ms` or else yᵢ (relative

@@ -113,6 +113,24 @@ std::map<std::string, std::string> layer_backends(const CalibrationProfile& prof
   return out;
 }
 
+/// The run fit's compute factors on the correction's classes (both paths read them from there):
+/// gemm; attention (both head-dim classes); expert GEMMs; the memory-bound classes.
+void apply_run_fit(const CalibrationRunFit& fit, LayerCorrection& c) {
+  const auto scale = [&c](TimeClass cls, double f) { c.factor[static_cast<std::size_t>(cls)] *= f; };
+  scale(TimeClass::gemm, fit.gemm);
+  scale(TimeClass::attention_aligned, fit.attention);
+  scale(TimeClass::attention_unaligned, fit.attention);
+  scale(TimeClass::expert_gemms, fit.expert_gemms);
+  scale(TimeClass::indexed, fit.memory_bound);
+  scale(TimeClass::elementwise, fit.memory_bound);
+  scale(TimeClass::glue, fit.memory_bound);
+}
+
+/// The run fit's cost per kernel launch, on top of the layer correction's (none under CUDA graphs).
+void apply_run_fit_launch(const CalibrationRunFit& fit, const TimeModelOptions& o, LayerCorrection& c) {
+  if (!o.cuda_graphs) c.launch_ms += fit.launch_us * 1e-3;
+}
+
 }  // namespace
 
 TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options) {
@@ -139,10 +157,13 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
     }
     if (row.refused) continue;
     for (std::size_t op = 0; op < TimeQuery::op_count; ++op) {
-      if (row.op == to_string(static_cast<TimeQuery::Op>(op))) impl->measured_ops[op] = true;
+      if (row.op != to_string(static_cast<TimeQuery::Op>(op))) continue;
+      if (row.dtype.empty()) impl->measured_ops[op] = true;
+      impl->dtype_rows[op][static_cast<std::size_t>(dtype_of(row.dtype))] = true;
     }
     const Shaped s = describe(row, row.pass, row.backend);
     TimeSample sample{s.features, s.coords, row.ms, 0};
+    sample.carried = !row.carried_from.empty();
     auto& family = impl->families[s.family];
     family.classes[s.cls].samples.push_back(sample);
     family.pooled.samples.push_back(sample);
@@ -161,9 +182,20 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
     impl->correction = std::move(correction);
     impl->build_index();  // the backends by class may have changed the attention plans
   }
+  if (const CalibrationRunFit* fit = run_fit()) {
+    apply_run_fit(*fit, impl->correction);
+    apply_run_fit_launch(*fit, impl->options, impl->correction);
+  }
 }
 
 const LayerCorrection& TimeModel::layer_correction() const { return impl_->correction; }
+
+const CalibrationRunFit* TimeModel::run_fit() const {
+  for (const CalibrationRunFit& f : impl_->profile.run_fits) {
+    if (f.precision == precision_name(impl_->options.fp8)) return &f;
+  }
+  return nullptr;
+}
 
 const CalibrationProfile& TimeModel::profile() const { return impl_->profile; }
 const TimeModelOptions& TimeModel::options() const { return impl_->options; }
@@ -201,9 +233,10 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
     return p;
   }
   p.ms = base * std::exp(detail::neighbour_log_residual(fit->samples, s.coords, options.neighbours));
-  // No GEMM or attention kernel beats the profile's measured bf16 GEMM peak: an extrapolated fit
-  // that would is held to it.
-  const double at_peak_ms = s.peak_flops / (profile.peaks.bf16_gemm_tflops * 1e12) * 1e3;
+  p.provenance = row_provenance(*fit, s.coords);
+  // No GEMM or attention kernel beats the profile's measured bf16 GEMM peak (FP8: scaled by the
+  // datasheet FP8/BF16 ratio): an extrapolated fit that would is held to it.
+  const double at_peak_ms = s.peak_flops / (peak_tflops(dtype_of(q.dtype)) * 1e12) * 1e3;
   if (p.ms < at_peak_ms) {
     p.ms = at_peak_ms;
     p.note = fmt::format("{}{}the fit would beat the measured bf16 GEMM peak: held to it", p.note,
@@ -214,6 +247,7 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
     const bool below = s.coords[i] < fit->lo[i] - 1e-9, above = s.coords[i] > fit->hi[i] + 1e-9;
     if (!below && !above) continue;
     p.out_of_range = true;
+    p.provenance = TimeProvenance::extrapolated;
     // Which dim, how far and by what factor: coordinates are logs, so the factor is e^|Δ|.
     const double value = std::exp(s.coords[i]), edge = std::exp(above ? fit->hi[i] : fit->lo[i]);
     p.note = fmt::format("{}{}{} {:.0f} is {:.3g}× the {} measured ({:.0f})", p.note, p.note.empty() ? "" : "; ",
@@ -223,8 +257,37 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
   return p;
 }
 
+TimeProvenance TimeModel::Impl::row_provenance(const detail::ClassFit& fit, const std::vector<double>& coords) const {
+  bool exact = false, carried = false;
+  for (const auto& s : fit.samples) {
+    carried = carried || s.carried;
+    bool same = s.coords.size() == coords.size();
+    for (std::size_t i = 0; same && i < coords.size(); ++i) same = std::abs(s.coords[i] - coords[i]) < 1e-9;
+    exact = exact || same;
+  }
+  if (carried) return TimeProvenance::carried;
+  if (!exact) return TimeProvenance::interpolated;
+  return profile.source.kind == "published" ? TimeProvenance::published : TimeProvenance::measured;
+}
+
 TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std::string& pass,
                                              const std::string& backend) const {
+  const TimeQuery::Dtype dtype = dtype_of(q.dtype);
+  if (dtype != TimeQuery::Dtype::bf16 && !has_dtype_rows(op_of(q.op), dtype)) {
+    // No rows of this precision: the precision standing in for it (dtype_fallback()).
+    const auto [other_dtype, factor] = dtype_fallback(dtype);
+    CalibrationRow other = q;
+    other.dtype = dtype_name(other_dtype);
+    TimePrediction p = predict_pass(other, pass, backend);
+    p.ms *= factor;
+    if (p.provenance != TimeProvenance::extrapolated && p.provenance != TimeProvenance::assumed) {
+      p.provenance = TimeProvenance::carried;
+    }
+    p.note = fmt::format("{}{}no {} {} rows: {} rows{}", p.note, p.note.empty() ? "" : "; ", q.dtype, q.op,
+                         other.dtype.empty() ? "bf16" : other.dtype,
+                         factor != 1.0 ? fmt::format(" × {:.3g} (datasheet BF16/FP8 peak ratio)", factor) : "");
+    return p;
+  }
   TimePrediction p = predict_fitted(q, pass, backend);
   if (!p.no_rows) return p;
   // No rows of this pass: derive it from the passes that have rows, by their relative cost.
@@ -236,6 +299,7 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
     if (!f.no_rows && !b.no_rows) {
       f.ms += b.ms;
       f.out_of_range = f.out_of_range || b.out_of_range;
+      f.provenance = std::max(f.provenance, b.provenance);  // the less trusted of the two
       return f;
     }
   }
@@ -245,6 +309,10 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
     if (o.no_rows) continue;
     o.ms *= pass_weight(q.op, pass) / pass_weight(q.op, other);
     o.no_rows = true;
+    // Another pass's time scaled by the passes' relative cost: not a row of this pass.
+    if (o.provenance == TimeProvenance::measured || o.provenance == TimeProvenance::published) {
+      o.provenance = TimeProvenance::interpolated;
+    }
     o.note = fmt::format("no {} {} rows: {} time × {:.3g}", q.op, pass, other,
                          pass_weight(q.op, pass) / pass_weight(q.op, other));
     return o;
@@ -255,6 +323,7 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
   p.backend = backend;
   p.no_rows = true;
   p.from_peaks = true;
+  p.provenance = TimeProvenance::assumed;
   if (s.peak_flops > 0) {
     p.ms = s.peak_flops / (profile.peaks.bf16_gemm_tflops * 1e12) * 1e3;
     p.note = fmt::format("no {} rows: FLOPs at the measured bf16 GEMM peak", q.op);

@@ -68,11 +68,30 @@ struct TimeModel::Impl {
   };
   std::array<AttentionPlan, 6> attention_plan;
 
-  std::size_t family_slot(TimeQuery::Op op, TimeQuery::Pass pass, bool down, std::size_t backend) const {
-    return ((static_cast<std::size_t>(op) * TimeQuery::pass_count + static_cast<std::size_t>(pass)) * 2 + (down ? 1 : 0)) *
-               backends.size() +
-           backend;
+  std::size_t family_slot(TimeQuery::Op op, TimeQuery::Pass pass, bool down, std::size_t backend,
+                          TimeQuery::Dtype dtype = TimeQuery::Dtype::bf16) const {
+    return (((static_cast<std::size_t>(op) * TimeQuery::pass_count + static_cast<std::size_t>(pass)) * 2 + (down ? 1 : 0)) *
+                backends.size() +
+            backend) *
+               TimeQuery::dtype_count +
+           static_cast<std::size_t>(dtype);
   }
+  /// Of a query whose precision has no rows at all: the precision standing in for it
+  /// (fallback_dtype()) and the time factor (the bf16 rows of an FP8 query: the datasheet BF16/FP8
+  /// peak ratio); budget::Error when the profile's GPU has no FP8 (no rows, no datasheet FP8 peak).
+  std::pair<TimeQuery::Dtype, double> dtype_fallback(TimeQuery::Dtype dtype) const;
+  bool has_dtype_rows(TimeQuery::Op op, TimeQuery::Dtype dtype) const;
+  /// The rate no GEMM or attention kernel of `dtype` beats: the measured bf16 GEMM peak, for FP8
+  /// scaled by the datasheet FP8/BF16 ratio (infinite, no hold, when the datasheet peaks are not given).
+  double peak_tflops(TimeQuery::Dtype dtype) const {
+    if (dtype == TimeQuery::Dtype::bf16) return profile.peaks.bf16_gemm_tflops;
+    if (profile.peaks.datasheet_fp8_tflops > 0 && profile.peaks.datasheet_peak_tflops > 0) {
+      return profile.peaks.bf16_gemm_tflops * profile.peaks.datasheet_fp8_tflops / profile.peaks.datasheet_peak_tflops;
+    }
+    return 1e300;
+  }
+  /// Per op and precision: the profile has (non-refused) rows of it.
+  std::array<std::array<bool, TimeQuery::dtype_count>, TimeQuery::op_count> dtype_rows{};
   void build_index();
   /// predict_fitted()'s ms; a negative value for no rows.
   double fitted_ms(const TimeQuery& q, TimeQuery::Pass pass, std::size_t backend) const;
@@ -80,6 +99,10 @@ struct TimeModel::Impl {
 
   TimePrediction predict_pass(const CalibrationRow& q, const std::string& pass, const std::string& backend) const;
   TimePrediction predict_fitted(const CalibrationRow& q, const std::string& pass, const std::string& backend) const;
+  /// A prediction inside the class's box: from a row at this very shape (measured or published, as
+  /// the profile's source.kind says), interpolated between rows, or carried (rows carried from
+  /// another GPU).
+  TimeProvenance row_provenance(const detail::ClassFit& fit, const std::vector<double>& coords) const;
   /// 1 accepts, 0 refuses, -1 unknown (no rows of that alignment).
   int accepts(const std::string& backend, std::int64_t head_dim) const;
 };

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "budget/error.hpp"
 #include "time/op_shape.hpp"
 #include "time/time_model_impl.hpp"
 #include "base/enum_names.hpp"
@@ -37,6 +38,7 @@ CalibrationRow to_row(const TimeQuery& query) {
   const auto fields = calibration_shape_fields(row.op);
   for (std::size_t i = 0; i < fields.required.size() && i < query.dims.size(); ++i) row.shape[fields.required[i]] = query.dims[i];
   if (query.op == TimeQuery::Op::attention && query.v_head_dim > 0) row.shape["v_head_dim"] = query.v_head_dim;
+  row.dtype = dtype_name(query.dtype);
   switch (query.matrix) {
     case TimeQuery::Matrix::none: break;
     case TimeQuery::Matrix::up: row.matrix = "up"; break;
@@ -58,18 +60,23 @@ void TimeModel::Impl::build_index() {
     return static_cast<std::size_t>(std::find(backends.begin(), backends.end(), name) - backends.begin());
   };
 
-  family_table.assign(TimeQuery::op_count * TimeQuery::pass_count * 2 * backends.size(), nullptr);
+  family_table.assign(TimeQuery::op_count * TimeQuery::pass_count * 2 * backends.size() * TimeQuery::dtype_count, nullptr);
   for (std::size_t o = 0; o < TimeQuery::op_count; ++o) {
     for (std::size_t pa = 0; pa < TimeQuery::pass_count; ++pa) {
       for (int down = 0; down < 2; ++down) {
         for (std::size_t b = 0; b < backends.size(); ++b) {
-          const auto op = static_cast<TimeQuery::Op>(o);
-          const auto pass = static_cast<TimeQuery::Pass>(pa);
-          CalibrationRow row;
-          row.matrix = down != 0 ? "down" : "up";
-          const std::string family = family_of(std::string(to_string(op)), std::string(to_string(pass)), row, backends[b]);
-          const auto it = families.find(family);
-          family_table[family_slot(op, pass, down != 0, b)] = it == families.end() ? nullptr : &it->second;
+          for (std::size_t dt = 0; dt < TimeQuery::dtype_count; ++dt) {
+            const auto op = static_cast<TimeQuery::Op>(o);
+            const auto pass = static_cast<TimeQuery::Pass>(pa);
+            const auto dtype = static_cast<TimeQuery::Dtype>(dt);
+            CalibrationRow row;
+            row.matrix = down != 0 ? "down" : "up";
+            row.dtype = dtype_name(dtype);
+            const std::string family =
+                family_of(std::string(to_string(op)), std::string(to_string(pass)), row, backends[b]);
+            const auto it = families.find(family);
+            family_table[family_slot(op, pass, down != 0, b, dtype)] = it == families.end() ? nullptr : &it->second;
+          }
         }
       }
     }
@@ -120,7 +127,7 @@ void TimeModel::Impl::build_index() {
 }
 
 double TimeModel::Impl::fitted_ms(const TimeQuery& q, TimeQuery::Pass pass, std::size_t backend) const {
-  const FamilyFit* family = family_table[family_slot(q.op, pass, q.matrix == TimeQuery::Matrix::down, backend)];
+  const FamilyFit* family = family_table[family_slot(q.op, pass, q.matrix == TimeQuery::Matrix::down, backend, q.dtype)];
   if (family == nullptr) return -1;
   const ShapeNumbers n = shape_numbers(q.op, q.matrix, pass, q.dims);
   const ClassFit* own = family->by_code[static_cast<std::size_t>(n.cls_code)];
@@ -128,12 +135,35 @@ double TimeModel::Impl::fitted_ms(const TimeQuery& q, TimeQuery::Pass pass, std:
   const double base = evaluate_fit(fit->beta, n);
   if (!(base > 0)) return -1;
   double ms = base * std::exp(fit->index.log_residual(n.coords.data(), n.coord_count, options.neighbours));
-  const double at_peak_ms = n.peak_flops / (profile.peaks.bf16_gemm_tflops * 1e12) * 1e3;
+  const double at_peak_ms = n.peak_flops / (peak_tflops(q.dtype) * 1e12) * 1e3;
   if (ms < at_peak_ms) ms = at_peak_ms;
   return ms;
 }
 
+bool TimeModel::Impl::has_dtype_rows(TimeQuery::Op op, TimeQuery::Dtype dtype) const {
+  return dtype_rows[static_cast<std::size_t>(op)][static_cast<std::size_t>(dtype)];
+}
+
+std::pair<TimeQuery::Dtype, double> TimeModel::Impl::dtype_fallback(TimeQuery::Dtype dtype) const {
+  const TimeQuery::Dtype next = dtype_of(fallback_dtype(dtype_name(dtype)));
+  if (next != TimeQuery::Dtype::bf16) return {next, 1.0};
+  // FP8 GEMMs timed as the bf16 rows at the datasheet FP8/BF16 peak ratio: a roofline carry.
+  if (!(profile.peaks.datasheet_fp8_tflops > 0 && profile.peaks.datasheet_peak_tflops > 0)) {
+    throw Error(fmt::format("the profile of {} has no {} rows and no datasheet FP8 peak: FP8 is not timed on it "
+                            "(a GPU without FP8 tensor cores, or a profile that does not say)",
+                            profile.device.name, dtype_name(dtype)),
+                "<time model>", "fp8");
+  }
+  return {TimeQuery::Dtype::bf16, profile.peaks.datasheet_peak_tflops / profile.peaks.datasheet_fp8_tflops};
+}
+
 double TimeModel::Impl::pass_ms(const TimeQuery& q, TimeQuery::Pass pass, std::size_t backend) const {
+  if (q.dtype != TimeQuery::Dtype::bf16 && !has_dtype_rows(q.op, q.dtype)) {
+    const auto [dtype, factor] = dtype_fallback(q.dtype);
+    TimeQuery other = q;
+    other.dtype = dtype;
+    return factor * pass_ms(other, pass, backend);
+  }
   const double ms = fitted_ms(q, pass, backend);
   if (ms >= 0) return ms;
   using P = TimeQuery::Pass;

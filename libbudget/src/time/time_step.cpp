@@ -99,33 +99,6 @@ bool layer_fitted(TimeClass cls) {
 
 namespace {
 
-/// Backward bytes / forward bytes and the launches of one execution of a layer glue op (PyTorch
-/// eager, the layer of ../shared/data/h200_torch_layers.jsonl):
-///   residual_add: the gradient of the residual stream is accumulated by an add of the same shape
-///     (ratio 1); 2 adds forward, 2 backward.
-///   attention_layout: the gradients of q, k, v and of the output are copied back (ratio 1); 4
-///     copies (q, k, v, output) each way.
-///   routing_weights: the gradient of the rows (k rows × weight: 4kH) and of the weights (a dot
-///     product over H of two k-row tensors: 4kH) (ratio 2); gather and product forward, 3 backward.
-///   combine_zero: no backward; 1 launch.
-///   router_softmax_fp32: softmax backward reads the probabilities and their gradient and writes
-///     one (12E), the cast back 6E: 18E over the forward's 14E; 2 launches each way.
-struct GlueCost {
-  double backward_ratio;
-  double forward_launches;
-  double backward_launches;
-};
-GlueCost glue_cost(OpKind kind) {
-  switch (kind) {
-    case OpKind::residual_add: return {1.0, 2, 2};
-    case OpKind::attention_layout: return {1.0, 4, 4};
-    case OpKind::routing_weights: return {2.0, 2, 3};
-    case OpKind::combine_zero: return {0.0, 1, 0};
-    case OpKind::router_softmax_fp32: return {18.0 / 14.0, 2, 2};
-    default: return {0.0, 0, 0};
-  }
-}
-
 using QOp = TimeQuery::Op;
 using QPass = TimeQuery::Pass;
 
@@ -166,6 +139,10 @@ struct StepQueries {
   double* launches;
   bool* from_peaks;  ///< set when a query has no rows in any pass (timed at the profile's peaks)
   detail::StepTermsPath path;
+  const detail::StackPlan& plan;
+  /// The precision of this op's GEMMs (the plan's for TE linear layers, else bf16).
+  TimeQuery::Dtype gemm_dtype = TimeQuery::Dtype::bf16;
+  double quantize_bytes = 0;  ///< FP8 quantize traffic of this op's GEMMs per execution
 
   void add(const TimeQuery& query, double multiplier) {
     *launches += multiplier * (query.pass == QPass::forward_backward ? 2.0 : 1.0);
@@ -176,6 +153,7 @@ struct StepQueries {
     }
     const TimePrediction p = model.predict(to_row(query));
     out->seconds_per_step += multiplier * p.ms * 1e-3;
+    out->provenance_seconds[static_cast<std::size_t>(p.provenance)] += multiplier * p.ms * 1e-3;
     out->out_of_range = out->out_of_range || p.out_of_range;
     out->no_rows = out->no_rows || p.no_rows;
     *from_peaks = *from_peaks || p.from_peaks;
@@ -200,7 +178,14 @@ struct StepQueries {
     }
   }
 
-  void gemm(std::int64_t k, std::int64_t n) { gemm_passes(query_of(QOp::gemm, {tokens, k, n})); }
+  /// A GEMM of `rows` × K by K × N (rows = the step's tokens unless given), at the op's precision,
+  /// with its FP8 quantize traffic.
+  void gemm(std::int64_t k, std::int64_t n, std::int64_t rows = 0) {
+    TimeQuery query = query_of(QOp::gemm, {rows > 0 ? rows : tokens, k, n});
+    query.dtype = gemm_dtype;
+    if (gemm_dtype != TimeQuery::Dtype::bf16) quantize_bytes += detail::quantize_bytes(plan, query.dims[0], k, n, passes);
+    gemm_passes(query);
+  }
 
   /// forward+backward of a row with such passes, plus (P − 3) extra forwards; P = 1: forward only.
   void fused_passes(TimeQuery query, double multiplier) {
@@ -273,6 +258,19 @@ void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
   const std::int64_t per_expert = std::max<std::int64_t>(
       1, static_cast<std::int64_t>(
              std::llround(static_cast<double>(routed_rows_of(q.tokens, f)) / static_cast<double>(E))));
+  if (q.plan.megatron && !q.model.measured(QOp::expert_gemms)) {
+    // TE's grouped GEMM without grouped rows in the profile: one GEMM over every expert's rows,
+    // each expert's rounded up to a 128-row tile (step_stack.cpp).
+    const std::int64_t rows = detail::checked_mul(E, (per_expert + 127) / 128 * 128, "grouped GEMM rows");
+    const std::int64_t up_width = detail::checked_mul(f.gated ? 2 : 1, f.expert_dim, "expert up width");
+    q.gemm(c.hidden_size, up_width, rows);
+    q.gemm(f.expert_dim, c.hidden_size, rows);
+    if (q.path == detail::StepTermsPath::rows) {
+      q.out->note += fmt::format("{}grouped GEMM timed as one GEMM of {} rows ({} experts × {} rows rounded up to 128)",
+                                 q.out->note.empty() ? "" : "; ", rows, E, per_expert);
+    }
+    return;
+  }
   TimeQuery up = query_of(QOp::expert_gemms, {E, per_expert, c.hidden_size, f.expert_dim, f.top_k, q.tokens},
                           f.gated ? TimeQuery::Matrix::up_gate : TimeQuery::Matrix::up);
   q.gemm_passes(up);
@@ -301,19 +299,6 @@ void query_attention(StepQueries& q, const Op& op, const ArchConfig& c, const Wo
     st.attention_backend_reason = probe.note;
   }
   q.fused_passes(a, 1.0);
-}
-
-/// KernelClass::layer_glue (no profile rows): forward bytes × T × (1 + backward ratio + extra
-/// forwards) at the copy bandwidth, and the glue op's launches (glue_cost()).
-void time_layer_glue(const Op& op, const Workload& w, double copy_bytes_per_s, detail::StepTermsPath path,
-                     OpStepTime& t, double& launches) {
-  const GlueCost cost = glue_cost(op.kind);
-  const double extra_forwards = w.training_passes > 3 ? static_cast<double>(w.training_passes - 3) : 0.0;
-  const double backward = w.training_passes >= 2 ? cost.backward_ratio : 0.0;
-  t.seconds_per_step =
-      op.forward_bytes * static_cast<double>(w.tokens_per_step) * (1.0 + backward + extra_forwards) / copy_bytes_per_s;
-  launches = cost.forward_launches * (1.0 + extra_forwards) + (w.training_passes >= 2 ? cost.backward_launches : 0.0);
-  if (path == detail::StepTermsPath::rows) t.note = "no rows: bytes at the measured copy bandwidth";
 }
 
 /// Times one execution of `op` into q.out / q.launches / q.from_peaks by its kernel class
@@ -373,10 +358,23 @@ detail::OpTerm make_op_term(const Op& op, const Workload& w, TimeClass cls, OpSt
   term.launches_per_execution = launches;
   term.layer_op = op.kind != OpKind::embedding && op.kind != OpKind::lm_head && op.kind != OpKind::final_norm;
   t.seconds_per_step *= static_cast<double>(op.executed_layers);
+  for (double& s : t.provenance_seconds) s *= static_cast<double>(op.executed_layers);
   t.launches_per_step = launches * static_cast<double>(op.executed_layers);
   t.flops_per_step = static_cast<double>(w.training_passes) * op.total_forward_flops() * static_cast<double>(w.tokens_per_step);
   term.time = std::move(t);
   return term;
+}
+
+/// The op's seconds by provenance after the correction: its queries' times scaled by the class
+/// factor, and the rest of its time (gradient pass, glue and stack kernels at the copy bandwidth,
+/// launch costs) "assumed".
+void set_op_provenance(OpStepTime& t, double factor) {
+  double known = 0;
+  for (double& s : t.provenance_seconds) {
+    s *= factor;
+    known += s;
+  }
+  t.provenance_seconds[static_cast<std::size_t>(TimeProvenance::assumed)] += std::max(0.0, t.seconds_per_step - known);
 }
 
 }  // namespace
@@ -397,13 +395,18 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
   const std::vector<Op> ops = layer_ops(c, w);
   StepTerms st;
   const double copy_bytes_per_s = model.profile().peaks.copy_gbytes_per_s * 1e9;
+  const StackPlan plan = stack_plan(model);
+  st.stack = plan.megatron ? "megatron-core-te" : "pytorch-eager";
   for (const Op& op : ops) {
     OpStepTime t;
     t.kind = op.kind;
     double launches = 0;
     bool from_peaks = false;
-    StepQueries q{model, w.tokens_per_step, w.training_passes, &t, &launches, &from_peaks, path};
+    if (stack_drops(plan, op.kind)) continue;  // not run by this stack
+    StepQueries q{model, w.tokens_per_step, w.training_passes, &t, &launches, &from_peaks, path, plan};
+    if (fp8_gemm_op(op.kind)) q.gemm_dtype = plan.gemm_dtype;
     if (!time_one_execution(q, op, c, w, copy_bytes_per_s, st)) continue;  // not timed
+    add_stack_time(plan, op, c, w, copy_bytes_per_s, q.quantize_bytes, path, t, launches);
     add_gradient_pass(op, w, copy_bytes_per_s, path == StepTermsPath::rows, t);
     const TimeClass cls = step_time_class(op, c, from_peaks);
     st.forward_flops_per_token += op.total_forward_flops();
@@ -435,6 +438,8 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
   const std::int64_t T = w.tokens_per_step;
   StepTime st;
   st.tokens_per_step = T;
+  st.stack = terms.stack;
+  st.fp8_recipe = std::string(to_string(model.options().fp8));
   st.attention_backend = terms.attention_backend;
   st.attention_backend_reason = terms.attention_backend_reason;
   st.layer_corrected = correction.fitted;
@@ -444,6 +449,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
     const double launch_s = correction.launch_ms * 1e-3 * t.launches_per_step;
     const double factor = correction.factor[static_cast<std::size_t>(term.cls)];
     t.seconds_per_step = factor * t.seconds_per_step + launch_s;
+    set_op_provenance(t, factor);
     if (correction.fitted && factor == 0) {
       t.note += fmt::format("{}layer correction: factor 0 for its class ({}): the layer rows show no time for it "
                             "beyond the other classes'",
@@ -451,6 +457,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
     }
     st.launch_seconds_per_step += launch_s;
     st.seconds_per_step += t.seconds_per_step;
+    for (std::size_t k = 0; k < time_provenance_count; ++k) st.provenance_seconds[k] += t.provenance_seconds[k];
     st.out_of_range = st.out_of_range || t.out_of_range;
     st.by_op.push_back(std::move(t));
   }

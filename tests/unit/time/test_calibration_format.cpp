@@ -23,22 +23,22 @@ CalibrationProfile small_profile() {
   CalibrationProfile p;
   p.device = {"NVIDIA H200", "9.0", "580.65", "13.0", "13.1.0", "9.14.0", 132, 139.8, 1980, 3201};
   p.peaks = {760.5, 4157.0};
-  p.source = {"test", "hand-written", "2026-11-30T18:00:00Z", "a fixture"};
-  CalibrationRow g{"gemm", "forward", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, "", "", "", false, 0.2, 6.87e10, 8e7};
+  p.source = {"test", "hand-written", "2026-11-30T18:00:00Z", "a fixture", "", "", {}};
+  CalibrationRow g{"gemm", "forward", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, "", "", "", false, 0.2, 6.87e10, 8e7, "", ""};
   CalibrationRow e{"expert_gemms", "weight_grad",
                    {{"E", 64}, {"tokens_per_expert", 4096}, {"H", 1024}, {"expert_dim", 512}, {"top_k", 8}, {"tokens", 32768}},
-                   "down", "skewed", "cublaslt-grouped", false, 1.25, 1e12, 0};
+                   "down", "skewed", "cublaslt-grouped", false, 1.25, 1e12, 0, "", ""};
   CalibrationRow a{"attention", "forward+backward",
                    {{"docs", 8}, {"doc_len", 4096}, {"tokens", 32768}, {"num_heads", 16}, {"num_kv_heads", 4},
                     {"head_dim", 84}},
-                   "", "", "cudnn", true, 0, 3e12, 0};
+                   "", "", "cudnn", true, 0, 3e12, 0, "", ""};
   CalibrationRow a2 = a;
   a2.backend = "fallback-math";
   a2.refused = false;
   a2.ms = 12.5;
   a2.shape["v_head_dim"] = 64;
-  CalibrationRow n{"rms_norm", "forward+backward", {{"tokens", 32768}, {"H", 2048}}, "", "", "", false, 0.31, 0, 6.7e8};
-  CalibrationRow r{"router_softmax_topk", "forward", {{"tokens", 32768}, {"E", 64}, {"top_k", 8}}, "", "", "", false, 0.05, 0, 1e7};
+  CalibrationRow n{"rms_norm", "forward+backward", {{"tokens", 32768}, {"H", 2048}}, "", "", "", false, 0.31, 0, 6.7e8, "", ""};
+  CalibrationRow r{"router_softmax_topk", "forward", {{"tokens", 32768}, {"E", 64}, {"top_k", 8}}, "", "", "", false, 0.05, 0, 1e7, "", ""};
   p.rows = {g, e, a, a2, n, r};
   return p;
 }

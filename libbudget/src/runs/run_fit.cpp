@@ -1,0 +1,205 @@
+// Fitting the step-time model's factors to measured runs (run_fit.hpp; docs/calibration.md,
+// "Calibrating from runs").
+#include "budget/run_fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "budget/cluster_time.hpp"
+#include "budget/error.hpp"
+#include "budget/training_memory.hpp"
+#include "time/time_fit.hpp"
+
+namespace budget {
+
+namespace {
+
+/// The fitted numbers in their order: compute gemm, attention, expert GEMMs, memory-bound; links
+/// intra-node, inter-node, all-to-all; µs per launch; the constant per step. The first seven are
+/// factors (unit: 1, a prior pulls them to 1); the launch cost's unit is 1 µs (no prior).
+constexpr std::size_t run_fit_params = 9, run_fit_factors = 7;
+
+CalibrationRunFit fit_with(const std::string& precision, const std::array<double, run_fit_params>& f) {
+  CalibrationRunFit fit;
+  fit.precision = precision;
+  fit.gemm = f[0];
+  fit.attention = f[1];
+  fit.expert_gemms = f[2];
+  fit.memory_bound = f[3];
+  fit.intra_node = f[4];
+  fit.inter_node = f[5];
+  fit.all_to_all = f[6];
+  fit.launch_us = f[7];
+  fit.overhead_s = f[8];
+  return fit;
+}
+
+/// Time models of one profile, keyed by (precision, the doubled factor or −1, CUDA graphs).
+class RunModels {
+ public:
+  explicit RunModels(const CalibrationProfile& profile) : profile_(profile) { profile_.run_fits.clear(); }
+
+  const TimeModel& model(Fp8Recipe recipe, int doubled, bool graphs) {
+    const auto key = std::make_tuple(static_cast<int>(recipe), doubled, graphs);
+    auto it = models_.find(key);
+    if (it != models_.end()) return *it->second;
+    std::array<double, run_fit_params> f{1, 1, 1, 1, 1, 1, 1, 0, 0};
+    if (doubled >= 0) f[static_cast<std::size_t>(doubled)] += 1.0;  // a factor doubled, or 1 µs a launch
+    CalibrationProfile p = profile_;
+    p.run_fits = {fit_with(std::string(precision_name(recipe)), f)};
+    TimeModelOptions o;
+    o.fp8 = recipe;
+    o.cuda_graphs = graphs;
+    return *models_.emplace(key, std::make_unique<TimeModel>(p, o)).first->second;
+  }
+
+ private:
+  CalibrationProfile profile_;
+  std::map<std::tuple<int, int, bool>, std::unique_ptr<TimeModel>> models_;
+};
+
+double step_seconds(const TimeModel& model, const MeasuredRun& run) {
+  const TrainingMemory memory = training_memory(run.config, run.layout, run.cluster, run.id);
+  ClusterTimeOptions options;
+  options.communication.overlap = run.overlap;
+  return cluster_step_time(model, run.config, memory, run.cluster, options).seconds_per_step;
+}
+
+/// The run's step at unit factors and its regressors (the change of the step when each factor is
+/// doubled; the constant's regressor is 1).
+struct RunTerms {
+  double before = 0;
+  std::array<double, run_fit_params> x{};
+};
+
+RunTerms run_terms(RunModels& models, const MeasuredRun& run) {
+  RunTerms t;
+  t.before = step_seconds(models.model(run.fp8, -1, run.cuda_graphs), run);
+  for (int k = 0; k < static_cast<int>(run_fit_params) - 1; ++k) {
+    // The launch cost is not fitted (its regressor left 0, so it stays 0): on the handed-over runs
+    // it came out at 55 µs a launch, unphysical, and the leave-one-run-out median rose from 6.6% to
+    // 8.7% (docs/calibration.md, "Calibrating from runs"). A profile may still carry one.
+    if (k == 7) continue;
+    t.x[static_cast<std::size_t>(k)] = std::max(0.0, step_seconds(models.model(run.fp8, k, run.cuda_graphs), run) - t.before);
+  }
+  t.x[run_fit_params - 1] = 1.0;
+  return t;
+}
+
+/// The factors fitted to `terms` (relative error, non-negative), with a prior of one run's weight
+/// pulling each factor to 1.
+std::array<double, run_fit_params> fit_terms(const std::vector<std::pair<RunTerms, double>>& terms) {
+  std::vector<detail::TimeSample> samples;
+  for (const auto& [t, measured] : terms) {
+    detail::TimeSample s;
+    s.features.assign(t.x.begin(), t.x.end());
+    s.ms = measured;
+    samples.push_back(std::move(s));
+  }
+  for (std::size_t k = 0; k < run_fit_factors; ++k) {
+    detail::TimeSample prior;
+    prior.features.assign(run_fit_params, 0.0);
+    prior.features[k] = 1.0;
+    prior.ms = 1.0;
+    samples.push_back(std::move(prior));
+  }
+  const std::vector<double> beta = detail::fit_nonnegative_relative(samples);
+  std::array<double, run_fit_params> f{1, 1, 1, 1, 1, 1, 1, 0, 0};
+  for (std::size_t k = 0; k < run_fit_params && k < beta.size(); ++k) f[k] = beta[k];
+  return f;
+}
+
+double predict_terms(const RunTerms& t, const std::array<double, run_fit_params>& f) {
+  double s = 0;
+  for (std::size_t k = 0; k < run_fit_params; ++k) s += f[k] * t.x[k];
+  return s;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// One precision's fit: the runs' terms, the leave-one-run-out errors, the validation.
+RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRun*>& runs, Fp8Recipe recipe,
+                           const std::string& runs_name) {
+  RunFitResult out;
+  std::vector<std::pair<RunTerms, double>> fit_terms_list;
+  std::vector<std::size_t> fit_index, validate_index;
+  std::vector<RunTerms> all_terms(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    RunPrediction p{runs[i]->id, runs[i]->role, runs[i]->step_time_s, 0, 0, ""};
+    try {
+      all_terms[i] = run_terms(models, *runs[i]);
+      p.before_s = all_terms[i].before;
+      (runs[i]->role == "fit" ? fit_index : validate_index).push_back(i);
+    } catch (const Error& e) {
+      p.skipped = e.what();
+    }
+    out.runs.push_back(p);
+  }
+  for (std::size_t i : fit_index) fit_terms_list.emplace_back(all_terms[i], runs[i]->step_time_s);
+  const std::array<double, run_fit_params> f = fit_terms(fit_terms_list);
+  std::vector<double> loo, validation, before;
+  for (std::size_t j = 0; j < fit_index.size(); ++j) {
+    std::vector<std::pair<RunTerms, double>> others = fit_terms_list;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
+    const std::size_t i = fit_index[j];
+    out.runs[i].predicted_s = predict_terms(all_terms[i], fit_terms(others));
+    loo.push_back(std::abs(out.runs[i].predicted_s / runs[i]->step_time_s - 1.0));
+  }
+  for (std::size_t i : validate_index) {
+    out.runs[i].predicted_s = predict_terms(all_terms[i], f);
+    validation.push_back(std::abs(out.runs[i].predicted_s / runs[i]->step_time_s - 1.0));
+  }
+  for (const RunPrediction& p : out.runs) {
+    if (p.skipped.empty()) before.push_back(std::abs(p.before_s / p.measured_s - 1.0));
+  }
+  out.fit = fit_with(std::string(precision_name(recipe)), f);
+  out.fit.runs = runs_name;
+  for (std::size_t i : fit_index) out.fit.fitted_on.push_back(runs[i]->id);
+  for (std::size_t i : validate_index) out.fit.validated_on.push_back(runs[i]->id);
+  out.fit.loo_median_error = median_of(loo);
+  out.fit.loo_max_error = loo.empty() ? 0.0 : *std::max_element(loo.begin(), loo.end());
+  out.validation_median_error = median_of(validation);
+  out.validation_max_error = validation.empty() ? 0.0 : *std::max_element(validation.begin(), validation.end());
+  out.before_median_error = median_of(before);
+  out.before_max_error = before.empty() ? 0.0 : *std::max_element(before.begin(), before.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, const std::vector<MeasuredRun>& runs,
+                                            const std::string& runs_name, const std::string& gpu) {
+  const std::string wanted = gpu.empty() ? profile.device.name : gpu;
+  RunModels models(profile);
+  std::vector<RunFitResult> out;
+  for (const Fp8Recipe recipe :
+       {Fp8Recipe::none, Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
+    std::vector<const MeasuredRun*> selected;
+    for (const MeasuredRun& r : runs) {
+      if (r.gpu == wanted && r.fp8 == recipe) selected.push_back(&r);
+    }
+    if (!selected.empty()) out.push_back(fit_precision(models, selected, recipe, runs_name));
+  }
+  if (out.empty()) throw Error(fmt::format("no run of {} in {}", wanted, runs_name), "--from-runs");
+  return out;
+}
+
+double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun& run) {
+  TimeModelOptions o;
+  o.fp8 = run.fp8;
+  o.cuda_graphs = run.cuda_graphs;
+  return step_seconds(TimeModel(profile, o), run);
+}
+
+}  // namespace budget

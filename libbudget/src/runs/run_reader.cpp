@@ -1,0 +1,124 @@
+// The run file (docs/calibration.md, "Run files"): one measured training run a line, read strictly.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "budget/config_hf.hpp"
+#include "budget/config_io.hpp"
+#include "budget/error.hpp"
+#include "budget/run_fit.hpp"
+#include "base/json_reader.hpp"
+#include "time/calibration_rows.hpp"
+
+namespace budget {
+
+namespace {
+
+using detail::ObjectReader;
+
+ParallelLayout read_run_layout(const ObjectReader& r) {
+  r.reject_unknown_keys({"tp", "pp", "vp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches",
+                         "seq_len", "sequence_parallel", "recompute", "distributed_optimizer", "precision",
+                         "cross_entropy_fusion", "capacity_factor", "imbalance", "vocab_divisible_by"});
+  constexpr std::int64_t big = std::int64_t{1} << 24;
+  ParallelLayout l;
+  l.tp = r.integer_or("tp", 1, 1, big);
+  l.pp = r.integer_or("pp", 1, 1, big);
+  l.virtual_stages = r.integer_or("vp", 1, 1, big);
+  l.ep = r.integer_or("ep", 1, 1, big);
+  l.etp = r.integer_or("etp", 0, 0, big);
+  l.cp = r.integer_or("cp", 1, 1, big);
+  l.gpus = r.integer_or("gpus", 0, 0, big);
+  l.dp = r.integer_or("dp", 0, 0, big);
+  if (l.gpus > 0 && l.dp > 0) r.fail("dp", "give one of \"gpus\" and \"dp\"");
+  if (l.gpus == 0 && l.dp == 0) l.dp = 1;
+  l.micro_batch_size = r.integer("micro_batch_size", 1, big);
+  l.micro_batches = r.integer("micro_batches", 1, big);
+  l.seq_len = r.integer_or("seq_len", 4096, 1, std::int64_t{1} << 31);
+  l.sequence_parallel = r.boolean_or("sequence_parallel", false);
+  l.recompute = parse_recompute(r.string_or("recompute", "none"), r.pointer_to("recompute"));
+  l.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
+  l.precision = parse_training_precision(r.string_or("precision", "bf16"), r.pointer_to("precision"));
+  l.cross_entropy_fusion = r.boolean_or("cross_entropy_fusion", false);
+  l.capacity_factor = r.number_or("capacity_factor", 0.0, 0.0, 1e6);
+  l.imbalance = r.number_or("imbalance", 1.0, 1.0, 1e6);
+  l.vocab_divisible_by = r.integer_or("vocab_divisible_by", 0, 0, big);
+  return l;
+}
+
+CommOverlap parse_run_overlap(const std::string& text, const ObjectReader& r) {
+  CommOverlap o{false, false, false, false, false};
+  if (text == "none") return o;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    bool* flag = item == "tp" ? &o.tp : item == "ep" ? &o.ep : item == "cp" ? &o.cp : item == "pp" ? &o.pp
+               : item == "dp" ? &o.dp : nullptr;
+    if (flag == nullptr) {
+      r.fail("overlap", fmt::format("\"{}\" is not allowed; allowed: none or a comma-separated list of tp, ep, cp, pp, dp",
+                                    item));
+    }
+    *flag = true;
+    start = end + 1;
+  }
+  return o;
+}
+
+void read_run_time(const ObjectReader& r, MeasuredRun& run) {
+  r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "overlap"});
+  run.fp8 = parse_fp8_recipe(r.string_or("fp8_recipe", "none"), r.pointer_to("fp8_recipe"));
+  run.cuda_graphs = r.boolean_or("cuda_graphs", false);
+  run.overlap = parse_run_overlap(r.string_or("overlap", "dp"), r);
+}
+
+MeasuredRun read_run(const ObjectReader& r) {
+  if (!r.json().is_object()) r.fail_here(fmt::format("expected a run object, found {}", detail::describe_value(r.json())));
+  r.reject_unknown_keys({"id", "role", "source", "gpu", "config", "hf_config", "cluster", "layout", "time",
+                         "step_time_s", "memory_gib", "megatron_args", "notes"});
+  MeasuredRun run;
+  run.id = r.string("id");
+  if (run.id.empty()) r.fail("id", "the run id is empty");
+  run.role = r.choice_or("role", "fit", {"fit", "validate"});
+  run.source = r.string_or("source", "");
+  run.gpu = detail::read_device_name(r, "gpu");
+  run.megatron_args = r.string_or("megatron_args", "");
+  if (!r.has("layout")) {
+    if (!run.megatron_args.empty()) {
+      r.fail("layout", "the run gives only megatron_args: megatron_args needs the Megatron-arguments reader; give "
+                       "\"layout\" (ParallelLayout's fields)");
+    }
+    r.fail("layout", "required key is missing");
+  }
+  if (r.has("config") == r.has("hf_config")) r.fail("config", "give exactly one of \"config\" and \"hf_config\"");
+  const char* key = r.has("config") ? "config" : "hf_config";
+  if (!r.raw(key).is_object()) r.fail(key, "expected a config object");
+  const std::string where = fmt::format("{} {}/{}", r.source(), r.pointer(), key);
+  run.config = r.has("config") ? parse_arch_config(r.raw(key).dump(), where) : parse_hf_config(r.raw(key).dump(), where);
+  if (!r.raw("cluster").is_object()) r.fail("cluster", "expected a cluster object (docs/cluster.md)");
+  run.cluster = parse_cluster_spec(r.raw("cluster").dump(), fmt::format("{} {}/cluster", r.source(), r.pointer()));
+  run.layout = read_run_layout(r.object("layout"));
+  if (r.has("time")) read_run_time(r.object("time"), run);
+  run.step_time_s = r.number("step_time_s", 1e-6, 1e9);
+  if (r.has("memory_gib") && !r.raw("memory_gib").is_null()) run.memory_gib = r.number("memory_gib", 0, 1e9);
+  return run;
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> parse_measured_runs(std::string_view jsonl, const std::string& source) {
+  std::vector<MeasuredRun> runs;
+  detail::for_each_jsonl_line(jsonl, source, [&runs](const ObjectReader& r) {
+    runs.push_back(read_run(r));
+    for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
+      if (runs[i].id == runs.back().id) r.fail("id", fmt::format("run id \"{}\" appears twice", runs.back().id));
+    }
+  });
+  if (runs.empty()) throw Error("the run file has no runs", source);
+  return runs;
+}
+
+std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
+  return parse_measured_runs(detail::read_text_file(path), path);
+}
+
+}  // namespace budget

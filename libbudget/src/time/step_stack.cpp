@@ -1,0 +1,225 @@
+// The kernel stack of a training step (docs/calibration.md, "Kernel stacks"): what PyTorch eager and
+// Megatron-Core with Transformer Engine run beyond the op list's GEMMs and attention, and FP8.
+//
+// PyTorch eager (the H200 profile's stack): the op list's memory-bound ops as the profile's rows
+// time them, plus the layer glue an eager layer runs (layer_glue_time(), the table of glue_cost()).
+//
+// Megatron-Core with Transformer Engine (Megatron-LM d98e8a64, TE as Megatron-Core's
+// --transformer-impl transformer_engine builds the layer; each kernel's source below):
+//   - no attention layout copies: TE's fused attention reads the QKV GEMM's output in place
+//     (sbhd/bshd views, megatron/core/transformer/attention.py); instead the fused RoPE kernel
+//     (--apply-rope-fusion, megatron/core/models/common/embeddings/rope_utils.py,
+//     fused_apply_rotary_pos_emb) reads and writes q and k: 2·2·(q + kv) bytes a token forward, the
+//     same backward;
+//   - no routing-weight products and no zeroed combine buffer: the fused unpermute applies the
+//     probabilities (--moe-permute-fusion, megatron/core/transformer/moe/moe_utils.py, unpermute
+//     with TE's moe_unpermute); the permute/unpermute themselves are the dispatch and combine ops
+//     (gather/scatter of top_k rows of H);
+//   - SwiGLU fused (bias_swiglu_impl, megatron/core/fusions/fused_bias_swiglu.py): the activation op;
+//   - the fused cross-entropy (--cross-entropy-loss-fusion, TE's parallel_cross_entropy): the
+//     bf16 logits read forward and read again with the gradient written backward, 6 bytes a logit
+//     (added to the LM head);
+//   - grouped GEMMs (--moe-grouped-gemm, TE GroupedLinear): a profile without expert_gemms rows times
+//     them as one GEMM over every expert's rows, each expert's rows rounded up to 128 (a tile);
+//   - FP8 (--fp8-format / --fp8-recipe, TE's Float8 quantizers): the TE linear layers' GEMMs at FP8
+//     (the router and the LM head stay bf16: Megatron builds them outside TE), and per GEMM the
+//     quantize kernels of its input (forward) and of its output gradient (backward): a cast of
+//     each element read in bf16 (2 bytes) and written in FP8 row- and column-wise (1 + 1 byte), 4
+//     bytes an element; current (tensorwise) scaling reads the tensor once more for its amax (6
+//     bytes). The weights' casts are once per step (TE caches them across micro-batches,
+//     is_first_microbatch): not counted per micro-batch.
+//   - kernel launches: without CUDA graphs each launch costs the CPU about 5 µs (PyTorch and TE's
+//     Python dispatch, an estimate); the GPU waits only where an op's kernels are shorter than
+//     that: max(0, 5 µs · launches − op time). With CUDA graphs nothing.
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
+#include "base/enum_names.hpp"
+#include "time/step_terms.hpp"
+
+namespace budget {
+
+namespace {
+constexpr auto fp8_recipe_names = detail::enum_names<Fp8Recipe::mxfp8>(
+    {{Fp8Recipe::none, "none"}, {Fp8Recipe::delayed, "delayed"}, {Fp8Recipe::tensorwise, "tensorwise"},
+     {Fp8Recipe::blockwise, "blockwise"}, {Fp8Recipe::mxfp8, "mxfp8"}});
+constexpr auto kernel_stack_names = detail::enum_names<KernelStack::megatron_core_te>(
+    {{KernelStack::profile, "profile"}, {KernelStack::pytorch_eager, "pytorch-eager"},
+     {KernelStack::megatron_core_te, "megatron-core-te"}});
+constexpr auto time_provenance_names = detail::enum_names<TimeProvenance::assumed>(
+    {{TimeProvenance::measured, "measured"}, {TimeProvenance::published, "published"},
+     {TimeProvenance::interpolated, "interpolated"}, {TimeProvenance::carried, "carried"},
+     {TimeProvenance::extrapolated, "extrapolated"}, {TimeProvenance::assumed, "assumed"}});
+
+/// CPU time to launch one kernel through PyTorch and TE without CUDA graphs (an estimate).
+constexpr double te_launch_seconds = 5e-6;
+}  // namespace
+
+std::string_view to_string(Fp8Recipe recipe) { return detail::name_of(fp8_recipe_names, recipe); }
+std::string_view to_string(KernelStack stack) { return detail::name_of(kernel_stack_names, stack); }
+std::string_view to_string(TimeProvenance provenance) { return detail::name_of(time_provenance_names, provenance); }
+
+std::string_view precision_name(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::none: return "bf16";
+    case Fp8Recipe::delayed: return "fp8-delayed";
+    case Fp8Recipe::tensorwise: return "fp8-tensorwise";
+    case Fp8Recipe::blockwise: return "fp8-blockwise";
+    case Fp8Recipe::mxfp8: return "mxfp8";
+  }
+  return "bf16";
+}
+
+Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where) {
+  for (const auto& row : fp8_recipe_names) {
+    if (text == row.name || text == precision_name(row.value)) return row.value;
+  }
+  throw Error(fmt::format("FP8 recipe \"{}\" is not known; allowed: none (bf16), delayed, tensorwise, blockwise, "
+                          "mxfp8 (or bf16, fp8-delayed, fp8-tensorwise, fp8-blockwise)",
+                          text),
+              where);
+}
+
+namespace detail {
+
+StackPlan stack_plan(const TimeModel& model) {
+  StackPlan plan;
+  const TimeModelOptions& o = model.options();
+  plan.megatron = o.stack == KernelStack::megatron_core_te ||
+                  (o.stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
+  plan.recipe = o.fp8;
+  switch (o.fp8) {
+    case Fp8Recipe::none: plan.gemm_dtype = TimeQuery::Dtype::bf16; break;
+    case Fp8Recipe::delayed:
+    case Fp8Recipe::tensorwise: plan.gemm_dtype = TimeQuery::Dtype::fp8; break;
+    case Fp8Recipe::blockwise: plan.gemm_dtype = TimeQuery::Dtype::fp8_block; break;
+    case Fp8Recipe::mxfp8: plan.gemm_dtype = TimeQuery::Dtype::mxfp8; break;
+  }
+  plan.quantize_bytes_per_element = o.fp8 == Fp8Recipe::none ? 0.0 : o.fp8 == Fp8Recipe::tensorwise ? 6.0 : 4.0;
+  plan.launch_seconds = plan.megatron && !o.cuda_graphs ? te_launch_seconds : 0.0;
+  return plan;
+}
+
+bool stack_drops(const StackPlan& plan, OpKind kind) {
+  if (!plan.megatron) return false;
+  return kind == OpKind::attention_layout || kind == OpKind::routing_weights || kind == OpKind::combine_zero;
+}
+
+bool fp8_gemm_op(OpKind kind) {
+  switch (kind) {
+    case OpKind::qkv_projection:
+    case OpKind::output_projection:
+    case OpKind::shared_experts:
+    case OpKind::dense_ffn:
+    case OpKind::routed_experts:
+    case OpKind::q_down_projection:
+    case OpKind::q_up_projection:
+    case OpKind::kv_down_projection:
+    case OpKind::kv_up_projection: return true;
+    default: return false;
+  }
+}
+
+StackExtra stack_extra(const StackPlan& plan, const Op& op, const ArchConfig& c, const Workload& w) {
+  StackExtra e;
+  if (!plan.megatron) return e;
+  const double T = static_cast<double>(w.tokens_per_step);
+  const double backward = w.training_passes >= 2 ? 1.0 : 0.0;
+  const double extra_forwards = w.training_passes > 3 ? static_cast<double>(w.training_passes - 3) : 0.0;
+  const double forwards = 1.0 + extra_forwards;
+  if (op.kind == OpKind::attention_scores && !c.attention.mla) {
+    // Fused RoPE on q and k (rope_utils.py): read and write, 2 bytes an element, each pass.
+    const double width = static_cast<double>(c.attention.num_heads + c.attention.num_kv_heads) *
+                         static_cast<double>(c.attention.head_dim);
+    e.bytes += 4.0 * width * T * (forwards + backward);
+    e.launches += 2.0 * (forwards + backward);
+    e.note = "fused RoPE (q and k read and written)";
+  }
+  if (op.kind == OpKind::lm_head && w.training_passes >= 2) {
+    // Fused cross-entropy: the bf16 logits read forward, read and their gradient written backward.
+    e.bytes += 6.0 * static_cast<double>(op.out_features) * T;
+    e.launches += 2.0;
+    e.note = "fused cross-entropy (6 bytes a logit)";
+  }
+  return e;
+}
+
+double quantize_bytes(const StackPlan& plan, std::int64_t rows, std::int64_t k, std::int64_t n, std::int64_t passes) {
+  if (plan.quantize_bytes_per_element <= 0) return 0.0;
+  const double forward = static_cast<double>(rows) * static_cast<double>(k);   // the input X (rows × K)
+  const double backward = static_cast<double>(rows) * static_cast<double>(n);  // the output gradient dY (rows × N)
+  const double forwards = passes <= 2 ? 1.0 : static_cast<double>(passes - 2);
+  return plan.quantize_bytes_per_element * (forwards * forward + (passes >= 2 ? backward : 0.0));
+}
+
+double exposed_launch_seconds(const StackPlan& plan, double launches, double op_seconds) {
+  return std::max(0.0, plan.launch_seconds * launches - op_seconds);
+}
+
+void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload,
+                    double copy_bytes_per_s, double quantize_bytes, StepTermsPath path, OpStepTime& t,
+                    double& launches) {
+  if (!plan.megatron && quantize_bytes <= 0) return;
+  const StackExtra extra = stack_extra(plan, op, config, workload);
+  const double bytes = quantize_bytes + extra.bytes;
+  t.seconds_per_step += bytes / copy_bytes_per_s;
+  launches += extra.launches + (quantize_bytes > 0 ? 2.0 : 0.0);
+  const double waited = exposed_launch_seconds(plan, launches, t.seconds_per_step);
+  t.seconds_per_step += waited;
+  if (path != StepTermsPath::rows) return;
+  const auto add_note = [&t](const std::string& text) { t.note += (t.note.empty() ? "" : "; ") + text; };
+  if (quantize_bytes > 0) add_note(fmt::format("FP8 ({}) quantize kernels at the copy bandwidth", to_string(plan.recipe)));
+  if (!extra.note.empty()) add_note(extra.note + " at the copy bandwidth");
+  if (waited > 0) add_note("kernels shorter than their CPU launch time (5 µs a launch without CUDA graphs)");
+}
+
+namespace {
+/// Backward bytes / forward bytes and the launches of one execution of a layer glue op (PyTorch
+/// eager, the layer of ../shared/data/h200_torch_layers.jsonl):
+///   residual_add: the gradient of the residual stream is accumulated by an add of the same shape
+///     (ratio 1); 2 adds forward, 2 backward.
+///   attention_layout: the gradients of q, k, v and of the output are copied back (ratio 1); 4
+///     copies (q, k, v, output) each way.
+///   routing_weights: the gradient of the rows (k rows × weight: 4kH) and of the weights (a dot
+///     product over H of two k-row tensors: 4kH) (ratio 2); gather and product forward, 3 backward.
+///   combine_zero: no backward; 1 launch.
+///   router_softmax_fp32: softmax backward reads the probabilities and their gradient and writes
+///     one (12E), the cast back 6E: 18E over the forward's 14E; 2 launches each way.
+struct GlueCost {
+  double backward_ratio;
+  double forward_launches;
+  double backward_launches;
+};
+GlueCost glue_cost(OpKind kind) {
+  switch (kind) {
+    case OpKind::residual_add: return {1.0, 2, 2};
+    case OpKind::attention_layout: return {1.0, 4, 4};
+    case OpKind::routing_weights: return {2.0, 2, 3};
+    case OpKind::combine_zero: return {0.0, 1, 0};
+    case OpKind::router_softmax_fp32: return {18.0 / 14.0, 2, 2};
+    default: return {0.0, 0, 0};
+  }
+}
+
+}  // namespace
+
+/// KernelClass::layer_glue (no profile rows): forward bytes × T × (1 + backward ratio + extra
+/// forwards) at the copy bandwidth, and the glue op's launches (glue_cost()).
+void time_layer_glue(const Op& op, const Workload& w, double copy_bytes_per_s, StepTermsPath path, OpStepTime& t,
+                     double& launches) {
+  const GlueCost cost = glue_cost(op.kind);
+  const double extra_forwards = w.training_passes > 3 ? static_cast<double>(w.training_passes - 3) : 0.0;
+  const double backward = w.training_passes >= 2 ? cost.backward_ratio : 0.0;
+  t.seconds_per_step =
+      op.forward_bytes * static_cast<double>(w.tokens_per_step) * (1.0 + backward + extra_forwards) / copy_bytes_per_s;
+  launches = cost.forward_launches * (1.0 + extra_forwards) + (w.training_passes >= 2 ? cost.backward_launches : 0.0);
+  if (path == StepTermsPath::rows) t.note = "no rows: bytes at the measured copy bandwidth";
+}
+
+
+}  // namespace detail
+}  // namespace budget

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Convert the handed-over measured training runs into the run-file form that
+`budget-match calibrate --from-runs FILE` reads (docs/calibration.md, "Calibrating from runs"):
+
+  python3 scripts/convert_measured_runs.py ../shared/data/measured_runs data/runs/measured_runs.jsonl
+
+One JSON object a line: id, role ("fit" or "validate"), source, gpu (the profile's device name),
+hf_config (a Hugging Face config object), cluster (a cluster object, docs/cluster.md), layout (the
+fields of ParallelLayout), time (fp8_recipe, cuda_graphs, overlap), step_time_s, memory_gib (or
+null), megatron_args (the run's Megatron-LM arguments as published or reconstructed: kept for the
+Megatron-arguments reader, not read by the fit), notes.
+
+Which runs are kept and how each field is set is written below, once; every value is copied from
+the source files (shared/data/measured_runs/*.json, which cite their own sources) or says what was
+assumed.
+"""
+import copy
+import json
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def cluster(name, nodes):
+    c = load(os.path.join(REPO, "examples", "clusters", name))
+    c["nodes"] = nodes
+    return c
+
+
+def gb200_cluster(nodes):
+    """A GB200 NVL72 rack seen as one NVLink domain of 72 GPUs (docs/cluster.md: a 'node' is a
+    GPU's NVLink domain): B200-class GPU, 186 GB HBM3e, NVLink 5 900 GB/s per direction, one
+    ConnectX-7 400 Gb/s NIC per GPU between racks (kernels.json "gpus"/GB200; NVIDIA GB200 NVL72 page)."""
+    c = cluster("b200.json", nodes)
+    c["name"] = "GB200 NVL72 racks (72 GPUs per NVLink domain)"
+    c["gpu"]["name"] = "NVIDIA GB200"
+    c["gpu"]["memory_GiB"] = 173.2
+    c["gpu"]["memory_source"] = "datasheet: 186 GB HBM3e per GPU = 173.2 GiB"
+    c["gpus_per_node"] = 72
+    c["inter_node"]["source"] = "datasheet: one ConnectX-7 400 Gb/s per GPU = 50 GB/s per direction; latency an estimate"
+    return c
+
+
+def simumax_hf(model):
+    if model["arch"] == "dense":
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": model["hidden_size"],
+                "num_hidden_layers": model["num_layers_run"], "num_attention_heads": model["num_attention_heads"],
+                "num_key_value_heads": model["num_query_groups"], "intermediate_size": model["ffn_hidden_size"],
+                "hidden_act": "silu", "vocab_size": model["tokenizer_vocab_size"], "tie_word_embeddings": False,
+                "rms_norm_eps": model["norm_epsilon"], "attention_bias": False, "mlp_bias": False}
+    base = load(os.path.join(REPO, "tests", "data", "hf", "deepseek-v2.json" if model["name"] == "deepseekv2"
+                             else "deepseek-v3.json"))
+    hf = copy.deepcopy(base)
+    moe = model["moe"]
+    hf.update({"num_hidden_layers": model["num_layers_run"], "first_k_dense_replace": moe["num_dense_first_layers"],
+               "n_routed_experts": moe["num_experts"], "num_experts_per_tok": moe["router_topk"],
+               "moe_intermediate_size": moe["moe_ffn_hidden_size"],
+               "n_shared_experts": moe["shared_expert_intermediate_size"] // moe["moe_ffn_hidden_size"],
+               "intermediate_size": moe["dense_layer_ffn_hidden_size"], "vocab_size": model["tokenizer_vocab_size"]})
+    hf.pop("num_nextn_predict_layers", None)  # the runs have no MTP (mtp_num_layers 0)
+    return hf
+
+
+def simumax_runs(data):
+    out = []
+    for r in data["runs"]:
+        m, u, res = r["model"], r["run"], r["results"]
+        moe = m.get("moe")
+        # Validation: the 8-micro-batch runs and the interleaved one; the rest fit.
+        role = "validate" if u["num_microbatches"] == 8 or u.get("vpp") else "fit"
+        out.append({
+            "id": r["id"], "role": role,
+            "source": f"MooreThreads/SimuMax@{data['source']['commit']}:{r['sources'][0]} "
+                      "(via shared/data/measured_runs/simumax_b200_runs.json)",
+            "gpu": "NVIDIA B200",
+            "hf_config": simumax_hf(m),
+            "cluster": cluster("b200.json", 1),
+            "layout": {"tp": u["tp"], "pp": u["pp"], "vp": u.get("vpp") or 1, "ep": u["ep"] or 1,
+                       "etp": u.get("etp") or u["tp"], "cp": u["cp"], "gpus": u["world_size"],
+                       "micro_batch_size": u["micro_batch_size"], "micro_batches": u["num_microbatches"],
+                       "seq_len": u["seq_length"], "sequence_parallel": bool(u["sequence_parallel_effective"]),
+                       "recompute": "none", "distributed_optimizer": u["distributed_optimizer"], "precision": "bf16",
+                       "cross_entropy_fusion": bool(u["cross_entropy_loss_fusion"]),
+                       "capacity_factor": moe["expert_capacity_factor"] if moe else 0,
+                       "vocab_divisible_by": m["make_vocab_size_divisible_by"]},
+            # No overlap of any kind: --overlap-grad-reduce/--overlap-param-gather not passed, TP
+            # overlap disabled, p2p overlap off for the non-interleaved schedule (the source's notes).
+            "time": {"fp8_recipe": "none", "cuda_graphs": False, "overlap": "none"},
+            "step_time_s": res["real_ms"] / 1000.0,
+            "memory_gib": res.get("real_alloc_gib"),
+            "megatron_args": u.get("megatron_cli_reconstructed", ""),
+            "notes": r.get("notes", []),
+        })
+    return out
+
+
+LLAMA = {
+    "Llama-3-8B": {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                   "intermediate_size": 14336},
+    "Llama-3-70B": {"hidden_size": 8192, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+                    "intermediate_size": 28672},
+    "Llama-3.1-405B": {"hidden_size": 16384, "num_hidden_layers": 126, "num_attention_heads": 128,
+                       "num_key_value_heads": 8, "intermediate_size": 53248},
+}
+
+
+def bridge_runs(data):
+    out = []
+    for r in data["runs"]:
+        lay = r["layout"]
+        settings = (r.get("recipe_hint") or {}).get("settings") or {}
+        if r["task"] != "pretrain" or r["gpu"] not in ("H100-SXM", "B200", "GB200") or r["quality"] != "ok":
+            continue
+        if r["precision"] not in ("fp8-cs", "mxfp8") or lay["fsdp"] or settings.get("cpu_offloading_num_layers"):
+            continue  # FSDP and CPU offloading are not modelled; NVFP4 has no kernel rows
+        name = r["model"]["name"]
+        arch = LLAMA[name]
+        hf = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu", "vocab_size": 128256,
+              "tie_word_embeddings": False, "rms_norm_eps": 1e-5, "attention_bias": False, "mlp_bias": False}
+        hf.update(arch)
+        n = r["num_gpus"]
+        dp = n // (lay["tp"] * lay["pp"] * lay["cp"])
+        if lay["gbs"] % (lay["mbs"] * dp):
+            continue
+        graphs = bool(settings.get("cuda_graphs")) or settings.get("cuda_graph_impl") in ("local", "transformer_engine")
+        c = gb200_cluster((n + 71) // 72) if r["gpu"] == "GB200" else \
+            cluster("h100-sxm.json" if r["gpu"] == "H100-SXM" else "b200.json", max(1, n // 8))
+        out.append({
+            "id": r["id"], "role": "fit", "source": r["source"] + " (via shared/data/measured_runs/megatron_bridge_dense_llama3.json)",
+            "gpu": {"H100-SXM": "NVIDIA H100 SXM5 80GB", "B200": "NVIDIA B200", "GB200": "NVIDIA GB200"}[r["gpu"]],
+            "hf_config": hf, "cluster": c,
+            "layout": {"tp": lay["tp"], "pp": lay["pp"], "vp": lay["vp"] or 1, "ep": lay["ep"] or 1,
+                       "etp": lay["tp"], "cp": lay["cp"], "gpus": n, "micro_batch_size": lay["mbs"],
+                       "micro_batches": lay["gbs"] // (lay["mbs"] * dp), "seq_len": lay["seq_len"],
+                       "sequence_parallel": lay["tp"] > 1, "recompute": "none", "distributed_optimizer": True,
+                       "precision": "bf16", "cross_entropy_fusion": True, "capacity_factor": 0,
+                       "vocab_divisible_by": 128},
+            # Assumed: the Megatron-Bridge performance recipes overlap DP, TP and PP communication.
+            "time": {"fp8_recipe": "tensorwise" if r["precision"] == "fp8-cs" else "mxfp8", "cuda_graphs": graphs,
+                     "overlap": "dp,tp,pp"},
+            "step_time_s": r["derived"]["step_time_s"],
+            "memory_gib": None,
+            "megatron_args": "",
+            "notes": r.get("notes", []) + ["overlap of DP, TP and PP communication assumed (performance recipes)",
+                                           "recompute none assumed (model-level recipe defaults not expanded)"],
+        })
+    return out
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    runs = simumax_runs(load(os.path.join(argv[1], "simumax_b200_runs.json")))
+    runs += bridge_runs(load(os.path.join(argv[1], "megatron_bridge_dense_llama3.json")))
+    with open(argv[2], "w", encoding="utf-8") as f:
+        for r in runs:
+            f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+    print(f"{len(runs)} runs written to {argv[2]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

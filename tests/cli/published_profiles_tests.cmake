@@ -1,0 +1,42 @@
+# CLI tests of issue 32: profiles from published kernel tables, the Megatron-Core/TE stack, FP8,
+# provenance and calibration from measured runs. Run from the repository root.
+
+set(kernels data/kernels/kernels.json)
+set(runs data/runs/measured_runs.jsonl)
+set(b200_profile cuda_profiler/profiles/b200-published.json)
+set(llama tests/data/hf/llama-3-70b.json)
+
+# The shipped profiles are the builder's output (rebuilt here, compared byte for byte by the
+# profile test in tests/unit/time/test_published_profiles.cpp); the builder names its sources.
+budget_cli_test(NAME published.calibrate_from_kernels ARGS calibrate --from-kernels ${kernels} --gpu H100_SXM
+  STDOUT_MATCHES [=["name": "NVIDIA H100 SXM5 80GB"]=] [=["datasheet_peak_tflops": 989(\.0)?,]=]
+    [=["datasheet_fp8_tflops": 1979(\.0)?]=] [=["stack": "megatron-core-te",]=] [=["kind": "published",]=]
+    [=["ai-dynamo/aiconfigurator@095f58a51c4ca8e61b66ec108d86f223f8d559ce:aic-core/src/aiconfigurator_core/systems/data/h100_sxm/gemm/sglang/0.5.10/gemm_perf.parquet"]=]
+    [=[{"op":"gemm","pass":"forward","M":8192,"K":8192,"N":8192,"backend":"cublas","ms":]=])
+budget_cli_test(NAME published.gb200_carried_from_b200 ARGS calibrate --from-kernels ${kernels} --gpu GB200
+  STDOUT_MATCHES [=["carried_from":"NVIDIA B200"]=] [=["backend":"cudnn"]=])
+budget_cli_test(NAME published.unknown_gpu ARGS calibrate --from-kernels ${kernels} --gpu MI300X
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--gpu: GPU "MI300X" has no published profile; allowed: A100_SXM4_80GB, H100_SXM]=])
+budget_cli_test(NAME published.from_kernels_needs_gpu ARGS calibrate --from-kernels ${kernels}
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--from-kernels and --gpu go together]=])
+
+# Calibration from runs: leave-one-run-out errors per precision, the acceptance bound of issue 32
+# (median |error| at most 8%) on the B200 BF16 runs.
+budget_cli_test(NAME published.from_runs_b200 ARGS calibrate --profile ${b200_profile} --from-runs ${runs}
+  STDOUT_MATCHES [=[bf16: 31 runs fitted, 13 validated]=] [=[median [0-7]\.[0-9]%, worst]=])
+budget_cli_test(NAME published.from_runs_json ARGS calibrate --profile ${b200_profile} --from-runs ${runs} --format json
+  STDOUT_MATCHES [=["precision": "bf16"]=])
+
+# The step time on the published B200 profile: the stack, the FP8 recipe, provenance shares, MFU
+# against the datasheet peak.
+budget_cli_test(NAME published.layout_stack_provenance ARGS layout ${llama} --cluster examples/clusters/b200.json
+    --gpus 8 --tp 8 --sequence-parallel --micro-batch-size 1 --micro-batches 4 --seq-len 8192
+    --profile ${b200_profile} --fp8-recipe mxfp8 --format json
+  EXPECT_EXIT 3 STDOUT_MATCHES [=["stack": "megatron-core-te"]=] [=["fp8_recipe": "mxfp8"]=] [=["provenance": {
+        "measured": 0(\.0)?,
+        "published": [0-9.e+-]+,
+        "interpolated": [0-9.e+-]+,]=] [=["run_fit": "mxfp8"]=] [=[the datasheet's dense BF16 peak, 2250 TFLOP/s]=])
+budget_cli_test(NAME published.layout_fp8_refused_on_a100 ARGS layout ${llama} --cluster examples/clusters/a100-80gb.json
+    --gpus 8 --tp 8 --sequence-parallel --micro-batch-size 1 --micro-batches 1 --profile cuda_profiler/profiles/a100-80gb-published.json
+    --fp8-recipe tensorwise
+  EXPECT_EXIT 2 STDERR_MATCHES [=[has no fp8 rows and no datasheet FP8 peak: FP8 is not timed on it]=])

@@ -1,0 +1,138 @@
+// Issue 32: profiles from published kernel tables (their rebuild, provenance, FP8) and the
+// Megatron-Core/TE stack in the step time (the indexed path bit for bit the row path's).
+
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "budget/calibration.hpp"
+#include "budget/config_hf.hpp"
+#include "budget/error.hpp"
+#include "budget/run_fit.hpp"
+#include "budget/time_model.hpp"
+#include "budget/workload.hpp"
+
+using namespace budget;
+
+namespace {
+const std::string source_dir = BUDGET_SOURCE_DIR;
+const std::string kernels = source_dir + "/data/kernels/kernels.json";
+
+ArchConfig llama_70b() {
+  return parse_hf_config(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":8192,
+    "num_hidden_layers":2,"num_attention_heads":64,"num_key_value_heads":8,"intermediate_size":28672,
+    "hidden_act":"silu","vocab_size":128256,"tie_word_embeddings":false})",
+                         "llama");
+}
+
+Workload step_of(std::int64_t tokens) {
+  Workload w = causal_workload(8192);
+  w.tokens_per_step = tokens;
+  return w;
+}
+}  // namespace
+
+TEST_CASE("published profiles: the shipped files are the builder's output (and the run fits of the runs file)",
+          "[time][published]") {
+  struct Case { const char* key; const char* file; bool runs; };
+  for (const Case c : {Case{"A100_SXM4_80GB", "a100-80gb", false}, Case{"H100_SXM", "h100-sxm", true},
+                       Case{"H200_SXM", "h200", false}, Case{"B200", "b200", true}, Case{"GB200", "gb200", true}}) {
+    CAPTURE(c.key);
+    const CalibrationProfile shipped =
+        load_calibration_profile(source_dir + "/cuda_profiler/profiles/" + c.file + "-published.json");
+    CalibrationProfile built = load_published_kernels_profile(kernels, c.key);
+    if (c.runs) {
+      const std::string runs = "data/runs/measured_runs.jsonl";
+      for (const RunFitResult& r : fit_measured_runs(built, load_measured_runs(source_dir + "/" + runs), runs)) {
+        built.run_fits.push_back(r.fit);
+      }
+    }
+    built.source.created = shipped.source.created;
+    built.source.notes = shipped.source.notes;
+    CHECK(built.rows == shipped.rows);
+    CHECK(built.peaks == shipped.peaks);
+    CHECK(built.run_fits.size() == shipped.run_fits.size());
+    CHECK(shipped.source.kind == "published");
+    CHECK(shipped.source.stack == "megatron-core-te");
+    CHECK_FALSE(shipped.source.references.empty());
+  }
+}
+
+TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row; GB200 is B200's carried by the peak ratio",
+          "[time][published]") {
+  const CalibrationProfile b200 = load_published_kernels_profile(kernels, "B200");
+  const CalibrationProfile gb200 = load_published_kernels_profile(kernels, "GB200");
+  // Datasheet dense BF16: B200 2250, GB200 2500 TFLOP/s (kernels.json "gpus").
+  CHECK(gb200.peaks.bf16_gemm_tflops == Approx(b200.peaks.bf16_gemm_tflops * 2500.0 / 2250.0).epsilon(1e-12));
+  std::size_t carried = 0;
+  for (const CalibrationRow& r : gb200.rows) carried += r.carried_from == "NVIDIA B200" ? 1 : 0;
+  CHECK(carried > 500);  // every GEMM row of the three tables
+  REQUIRE_THROWS_WITH(load_published_kernels_profile(kernels, "MI300X"), Catch::Contains("has no published profile"));
+}
+
+TEST_CASE("published profiles: FP8 GEMMs beat bf16 where rows exist; without FP8 rows the datasheet ratio; A100 refuses",
+          "[time][published]") {
+  TimeModelOptions fp8;
+  fp8.fp8 = Fp8Recipe::tensorwise;
+  const TimeModel h100(load_published_kernels_profile(kernels, "H100_SXM"));
+  TimeQuery q;
+  q.op = TimeQuery::Op::gemm;
+  q.dims = {8192, 8192, 8192, 0, 0, 0};
+  const double bf16 = h100.predict_ms(q);
+  q.dtype = TimeQuery::Dtype::fp8;
+  const double f8 = h100.predict_ms(q);
+  CHECK(f8 < bf16);
+  CHECK(h100.predict(to_row(q)).ms == f8);
+  // GB200's mxfp8 GEMMs: no mxfp8 rows, carried from its FP8 rows (themselves carried from B200).
+  const TimeModel gb200(load_published_kernels_profile(kernels, "GB200"));
+  q.dtype = TimeQuery::Dtype::mxfp8;
+  const TimePrediction mx = gb200.predict(to_row(q));
+  CHECK(mx.provenance == TimeProvenance::carried);
+  q.dtype = TimeQuery::Dtype::fp8;
+  CHECK(mx.ms == gb200.predict(to_row(q)).ms);
+  const TimeModel a100(load_published_kernels_profile(kernels, "A100_SXM4_80GB"));
+  REQUIRE_THROWS_WITH(a100.predict_ms(q), Catch::Contains("no fp8 rows and no datasheet FP8 peak"));
+}
+
+TEST_CASE("Megatron-Core stack: the step's provenance shares sum to it, the indexed path equals the row path",
+          "[time][published]") {
+  const CalibrationProfile profile = load_published_kernels_profile(kernels, "B200");
+  for (const Fp8Recipe recipe : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::mxfp8}) {
+    for (const bool graphs : {false, true}) {
+      TimeModelOptions o;
+      o.fp8 = recipe;
+      o.cuda_graphs = graphs;
+      const TimeModel model(profile, o);
+      const ArchConfig c = llama_70b();
+      const Workload w = step_of(8192);
+      const StepTime st = predict_step_time(model, c, w);
+      CHECK(st.stack == "megatron-core-te");
+      double sum = 0;
+      for (double s : st.provenance_seconds) sum += s;
+      CHECK(sum == Approx(st.seconds_per_step).epsilon(1e-9));
+      CHECK(predict_step_seconds(model, c, w) == st.seconds_per_step);
+    }
+  }
+}
+
+TEST_CASE("Megatron-Core stack: no eager layout copies; fused RoPE, cross-entropy and FP8 quantize kernels add time",
+          "[time][published]") {
+  const CalibrationProfile profile = load_published_kernels_profile(kernels, "H100_SXM");
+  TimeModelOptions eager;
+  eager.stack = KernelStack::pytorch_eager;
+  const StepTime e = predict_step_time(TimeModel(profile, eager), llama_70b(), step_of(8192));
+  const StepTime te = predict_step_time(TimeModel(profile), llama_70b(), step_of(8192));
+  bool eager_layout = false, te_layout = false;
+  for (const OpStepTime& op : e.by_op) eager_layout = eager_layout || op.kind == OpKind::attention_layout;
+  for (const OpStepTime& op : te.by_op) te_layout = te_layout || op.kind == OpKind::attention_layout;
+  CHECK(eager_layout);
+  CHECK_FALSE(te_layout);
+  // The LM head gains the fused cross-entropy: 6 bytes a logit, V = 128256, T = 8192, at the copy
+  // bandwidth (a hand count), plus at most the CPU launch gap of its two kernels.
+  double head_e = 0, head_te = 0;
+  for (const OpStepTime& op : e.by_op) head_e += op.kind == OpKind::lm_head ? op.seconds_per_step : 0;
+  for (const OpStepTime& op : te.by_op) head_te += op.kind == OpKind::lm_head ? op.seconds_per_step : 0;
+  const double ce = 6.0 * 128256 * 8192 / (profile.peaks.copy_gbytes_per_s * 1e9);
+  CHECK(head_te - head_e == Approx(ce).epsilon(1e-9));
+}
