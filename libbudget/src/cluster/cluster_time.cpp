@@ -36,7 +36,17 @@ Part part_of(OpKind kind) {
     // the attention part (per layer, H or q wide), the fp32 router softmax with the router, the
     // routing-weight product and the combine buffer with the routed experts.
     case OpKind::residual_add:
-    case OpKind::attention_layout: return Part::attention;
+    case OpKind::attention_layout:
+    // The other mixers (linear attention, Mamba-2) and DeepSeek-V3.2's indexer: the layer's mixer part.
+    case OpKind::mixer_in_projection:
+    case OpKind::short_convolution:
+    case OpKind::delta_rule_scan:
+    case OpKind::ssd_scan:
+    case OpKind::mixer_out_projection:
+    case OpKind::indexer_projection:
+    case OpKind::indexer_scores:
+    case OpKind::indexer_topk:
+    case OpKind::attention_gate: return Part::attention;
     case OpKind::router_softmax_fp32: return Part::moe_tp;
     case OpKind::routing_weights:
     case OpKind::combine_zero: return Part::routed;

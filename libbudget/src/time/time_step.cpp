@@ -33,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "budget/accounting.hpp"
+#include "budget/error.hpp"
 #include "budget/kernel_class.hpp"
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
@@ -63,7 +64,14 @@ TimeClass time_class_of(OpKind kind) {
     case OpKind::q_up_projection:
     case OpKind::kv_down_projection:
     case OpKind::kv_up_projection:
+    case OpKind::mixer_in_projection:
+    case OpKind::mixer_out_projection:
+    case OpKind::indexer_projection:
+    case OpKind::delta_rule_scan:
+    case OpKind::ssd_scan:
     case OpKind::mtp_module: return TimeClass::gemm;
+    case OpKind::indexer_scores: return TimeClass::attention_aligned;
+    case OpKind::short_convolution: return TimeClass::elementwise;
     case OpKind::attention_scores: return TimeClass::attention_aligned;
     case OpKind::routed_experts: return TimeClass::expert_gemms;
     case OpKind::embedding:
@@ -79,7 +87,9 @@ TimeClass time_class_of(OpKind kind) {
     case OpKind::attention_layout:
     case OpKind::routing_weights:
     case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32: return TimeClass::glue;
+    case OpKind::router_softmax_fp32:
+    case OpKind::indexer_topk:
+    case OpKind::attention_gate: return TimeClass::glue;
   }
   return TimeClass::gemm;
 }
@@ -349,6 +359,12 @@ bool time_one_execution(StepQueries& q, const Op& op, const ArchConfig& c, const
       break;
     case KernelClass::embedding_lookup: q.gather_scatter(T, H, true); break;
     case KernelClass::layer_glue: time_layer_glue(op, w, copy_bytes_per_s, q.path, *q.out, *q.launches); break;
+    case KernelClass::short_convolution:
+    case KernelClass::recurrent_scan:
+    case KernelClass::indexer_scores:
+      throw Error(fmt::format("op {} (kernel class {}) is not priced by the time model yet", to_string(op.kind),
+                              to_string(kernel_class(op.kind))),
+                  c.name);
   }
   return true;
 }
