@@ -349,6 +349,11 @@ struct ArchConfig {
   }
   /// Physical and executed layers of every kind.
   LayerCounts layer_counts() const;
+  /// The period of the layer pattern: the smallest p <= num_layers / 2 with layer l and layer l + p
+  /// of the same kind (mixer, attention kind, FFN) for every l; 1 when every layer is alike (gpt-oss:
+  /// 2, Qwen3-Next and Llama-4: 4); 0 when the pattern does not repeat within the stack (Nemotron-3
+  /// Nano). The matcher's loops span whole periods (LoopSpec::period).
+  std::int64_t layer_pattern_period() const;
   /// Physical and executed layers with sliding-window attention (the rest are full).
   std::int64_t sliding_attention_layers() const;
   std::int64_t executed_sliding_attention_layers() const;

@@ -64,6 +64,20 @@ LayerCounts ArchConfig::layer_counts() const {
   return n;
 }
 
+std::int64_t ArchConfig::layer_pattern_period() const {
+  if (!has_per_layer_kinds()) return 1;
+  const auto same_kind = [&](std::int64_t a, std::int64_t b) {
+    return mixer_of_layer(a) == mixer_of_layer(b) && ffn_of_layer(a) == ffn_of_layer(b) &&
+           (mixer_of_layer(a) != LayerMixer::attention || attention_of_layer(a) == attention_of_layer(b));
+  };
+  for (std::int64_t p = 1; p <= num_layers / 2; ++p) {
+    bool periodic = true;
+    for (std::int64_t layer = 1; periodic && layer + p <= num_layers; ++layer) periodic = same_kind(layer, layer + p);
+    if (periodic) return p;
+  }
+  return 0;
+}
+
 std::int64_t ArchConfig::sliding_attention_layers() const {
   return attention.layer_types.empty() ? 0 : layer_counts().sliding_attention.physical;
 }
