@@ -122,6 +122,10 @@ void add_indexer_scores(std::vector<Op>& ops, const OpListContext& x) {
   scores.forward_flops = per_key * w.attended_keys;
   scores.kernel_forward_flops = per_key * w.executed_attended_keys();
   scores.kernel_training_flops = x.passes * scores.kernel_forward_flops;
+  // Bytes (time prediction only): the index queries read (heads·head_dim) and the A index keys
+  // (head_dim each), bf16, and the A fp32 scores written.
+  const double keys = w.attended_keys, q = static_cast<double>(idx.num_heads * idx.head_dim);
+  scores.forward_bytes = 2.0 * q + 2.0 * static_cast<double>(idx.head_dim) * keys + 4.0 * keys;
 }
 
 }  // namespace

@@ -33,11 +33,11 @@
 #include <fmt/format.h>
 
 #include "budget/accounting.hpp"
-#include "budget/error.hpp"
 #include "budget/kernel_class.hpp"
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
 #include "time/step_terms.hpp"
+#include "time/time_no_rows.hpp"
 #include "base/enum_names.hpp"
 
 namespace budget {
@@ -362,9 +362,10 @@ bool time_one_execution(StepQueries& q, const Op& op, const ArchConfig& c, const
     case KernelClass::short_convolution:
     case KernelClass::recurrent_scan:
     case KernelClass::indexer_scores:
-      throw Error(fmt::format("op {} (kernel class {}) is not priced by the time model yet", to_string(op.kind),
-                              to_string(kernel_class(op.kind))),
-                  c.name);
+      // No profile rows: the roofline at the profile's peaks, flagged (time_no_rows.cpp).
+      detail::time_without_rows(op, w, q.model.profile().peaks, *q.out, *q.launches);
+      *q.from_peaks = true;
+      break;
   }
   return true;
 }

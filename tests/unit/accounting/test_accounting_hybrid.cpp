@@ -6,10 +6,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "budget/accounting.hpp"
+#include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
+#include "budget/time_model.hpp"
 
 using namespace budget;
 
@@ -159,4 +163,34 @@ TEST_CASE("hybrid: invalid per-layer configs are refused with the field", "[acco
              Catch::Contains("/attention/layer_types: layer 2 is \"sliding\" but its mixer is \"linear_attention\""));
   CHECK_THAT(error_of(head + R"("mtp_layers": 1, "layer_ffns": ["dense", "dense"]})"),
              Catch::Contains("/mtp_layers: mtp_layers 1 with per-layer mixers or FFNs is not modelled"));
+}
+
+TEST_CASE("hybrid: ops without profile rows are timed at the profile's peaks and flagged", "[time][hybrid]") {
+  const ArchConfig c = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/qwen3-next-80b-a3b-thinking.json");
+  const TimeModel model(load_calibration_profile(std::string(BUDGET_SOURCE_DIR) +
+                                                 "/cuda_profiler/profiles/h200-torch-eager.json"));
+  Workload w = paper_workload();
+  const StepTime st = predict_step_time(model, c, w);
+  const CalibrationPeaks& peaks = model.profile().peaks;
+  bool scan_seen = false;
+  for (const OpStepTime& op : st.by_op) {
+    if (op.kind != OpKind::delta_rule_scan) continue;
+    scan_seen = true;
+    CHECK(op.no_rows);
+    CHECK_THAT(op.note, Catch::Contains("extrapolated: no profile rows for delta_rule_scan"));
+    // The roofline: max(3·forward FLOPs / GEMM peak, 3·forward bytes / copy bandwidth) over 32,768
+    // tokens and 36 layers, times the layer correction of its class, plus its launches and the
+    // gradient pass of its 64 weights (checked: at least the roofline).
+    const std::vector<Op> ops = layer_ops(c, w);
+    for (const Op& o : ops) {
+      if (o.kind != OpKind::delta_rule_scan) continue;
+      const double T = 32'768.0;
+      const double roofline = std::max(3.0 * o.forward_flops * T / (peaks.bf16_gemm_tflops * 1e12),
+                                       3.0 * o.forward_bytes * T / (peaks.copy_gbytes_per_s * 1e9));
+      CHECK(op.seconds_per_step > 0.5 * 36 * roofline);
+    }
+  }
+  CHECK(scan_seen);
+  // The step time of the indexed path (time ranking, cluster) is the same, bit for bit.
+  CHECK(predict_step_seconds(model, c, w) == st.seconds_per_step);
 }
