@@ -155,9 +155,22 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
   return out;
 }
 
+/// The step time on N GPUs times one attention + FFN layer for every layer; a stack whose layers
+/// differ in their mixer or FFN (Nemotron-H, Qwen3-Next, Llama-4 Maverick) would need each kind
+/// timed apart: refused by name rather than timed as another model (training memory and the
+/// one-GPU time model do read them).
+void refuse_per_layer_stacks(const ArchConfig& config) {
+  if (config.layer_mixers.empty() && config.layer_ffns.empty()) return;
+  throw Error("the step time on a cluster of a stack whose layers differ in their mixer or FFN (per-layer "
+              "layer_mixers / layer_ffns) is not modelled: each layer kind would need its own timing; the "
+              "one-GPU step time (report --calibration) and training memory do read it",
+              config.name.empty() ? "<config>" : config.name, config.layer_mixers.empty() ? "/layer_ffns" : "/layer_mixers");
+}
+
 /// One physical layer of `config` as one GPU of the layout computes it: heads, KV heads, the dense
 /// and shared-expert widths and the vocabulary divided by TP; no loop, no MTP.
 ArchConfig tp_shard(const ArchConfig& config, const ParallelLayout& l, std::vector<std::string>& notes) {
+  refuse_per_layer_stacks(config);
   ArchConfig s = config;
   s.num_layers = 1;
   s.loop = std::nullopt;

@@ -11,110 +11,15 @@
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
+#include "cluster/memory_shapes.hpp"
 
 namespace budget {
 namespace {
 
-/// Parameters of one physical layer by how they are held (Megatron's theoretical_memory_usage.py
-/// lines 214-230 split them the same way): sharded by TP, replicated on every TP rank, and routed
-/// experts sharded by ETP·EP.
-struct LayerParams {
-  double tp_sharded = 0.0;
-  double replicated = 0.0;
-  double expert = 0.0;
-  LayerParams& operator+=(const LayerParams& o) {
-    tp_sharded += o.tp_sharded;
-    replicated += o.replicated;
-    expert += o.expert;
-    return *this;
-  }
-};
-
-/// Widths and per-layer parameters read off the op list (layer_ops), so every family the accounting
-/// knows (GQA, MLA, dense, MoE, shared experts, first dense layers) is handled the same way here.
-struct OpListShapes {
-  LayerParams attention;  ///< every layer: projections and the layer's norms
-  LayerParams dense_ffn;  ///< a dense-FFN layer's MLP
-  LayerParams moe_ffn;    ///< an MoE layer's router, routed and shared experts
-  double final_norm = 0.0;
-  double embedding = 0.0;      ///< V·H (unpadded; the padded size is used instead)
-  double lm_head_own = 0.0;    ///< untied head weights (0 when tied) plus its bias
-  double mtp_params = 0.0;     ///< all multi-token-prediction modules
-  double mtp_expert_params = 0.0;
-  // Activation widths (elements per token).
-  double query_width = 0.0;   ///< Q as the attention kernel reads it (MLA: heads·(nope + rope))
-  double key_width = 0.0;     ///< K (GQA: kv; MLA: heads·(nope + rope))
-  double value_width = 0.0;   ///< V (GQA: kv; MLA: heads·v_head_dim)
-  double output_width = 0.0;  ///< attention output = output-projection input
-  double mla_latent = 0.0;    ///< MLA: q_lora + kv_lora (each stored twice: norm input, up-projection input) …
-  double mla_rope = 0.0;      ///< … and the shared rotary key
-  double dense_dim = 0.0;
-  double expert_dim = 0.0;
-  double shared_width = 0.0;
-};
-
-OpListShapes read_shapes(const ArchConfig& c) {
-  OpListShapes s;
-  const auto& a = c.attention;
-  const std::vector<Op> ops = layer_ops(c, paper_workload());  // parameters and widths do not depend on the workload
-  for (const Op& op : ops) {
-    const double p = static_cast<double>(op.params_per_layer);
-    switch (op.kind) {
-      case OpKind::qkv_projection:
-        s.attention.tp_sharded += p;
-        break;
-      case OpKind::q_up_projection:
-      case OpKind::kv_up_projection:
-      case OpKind::output_projection:
-        s.attention.tp_sharded += p;
-        break;
-      case OpKind::q_down_projection:
-      case OpKind::kv_down_projection:
-        // Megatron-Core MLA builds the down projections as TELinear with parallel_mode='duplicated'
-        // (megatron/core/transformer/multi_latent_attention.py lines 526-527, 573-574): replicated.
-        s.attention.replicated += p;
-        break;
-      case OpKind::norms: s.attention.replicated += p; break;
-      case OpKind::router: s.moe_ffn.replicated += p; break;
-      case OpKind::routed_experts: s.moe_ffn.expert += p; break;
-      case OpKind::shared_experts: {
-        const double gate = c.ffn.shared_expert_gate ? static_cast<double>(c.hidden_size) : 0.0;
-        s.moe_ffn.tp_sharded += p - gate;
-        s.moe_ffn.replicated += gate;  // theoretical_memory_usage.py line 225: the gate is replicated
-        break;
-      }
-      case OpKind::dense_ffn: s.dense_ffn.tp_sharded += p; break;
-      case OpKind::final_norm: s.final_norm += p; break;
-      case OpKind::embedding: s.embedding += p; break;
-      case OpKind::lm_head: s.lm_head_own += p; break;
-      case OpKind::mtp_module: s.mtp_params += p * static_cast<double>(op.physical_layers); break;
-      default: break;
-    }
-  }
-  const bool last_is_moe = c.ffn.is_moe() && c.num_layers > c.dense_ffn_layers();
-  if (c.mtp_layers > 0 && last_is_moe) s.mtp_expert_params = s.moe_ffn.expert * static_cast<double>(c.mtp_layers);
-  if (a.mla) {
-    const MlaConfig& m = *a.mla;
-    s.query_width = static_cast<double>(a.num_heads * m.qk_head_dim());
-    s.key_width = s.query_width;
-    s.value_width = static_cast<double>(a.num_heads * m.v_head_dim);
-    s.mla_latent = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
-    s.mla_rope = static_cast<double>(m.qk_rope_head_dim);
-  } else {
-    s.query_width = static_cast<double>(a.query_width());
-    s.key_width = static_cast<double>(a.kv_width());
-    s.value_width = s.key_width;
-  }
-  s.output_width = static_cast<double>(a.value_width());
-  s.dense_dim = static_cast<double>(c.ffn.dense_dim);
-  s.expert_dim = static_cast<double>(c.ffn.expert_dim);
-  s.shared_width = static_cast<double>(c.ffn.num_shared_experts * c.ffn.shared_expert_dim);
-  return s;
-}
-
-bool layer_is_moe(const ArchConfig& c, std::int64_t layer) {
-  return c.ffn.is_moe() && layer > c.ffn.first_dense_layers;
-}
+using cluster_detail::layer_is_moe;
+using cluster_detail::LayerParams;
+using cluster_detail::OpListShapes;
+using cluster_detail::read_shapes;
 
 /// Tokens of one micro-batch on one GPU before sequence parallelism: b·s/CP.
 double micro_batch_tokens(const ParallelLayout& l) {
@@ -127,6 +32,9 @@ double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l) {
   const double factor = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
   return static_cast<double>(c.ffn.top_k) * factor;
 }
+
+LayerActivationBytes ffn_activation_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t layer,
+                                          const ParallelLayout& l, LayerActivationBytes bytes);
 
 LayerActivationBytes activation_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t layer,
                                       const ParallelLayout& l, bool recomputed) {
@@ -151,6 +59,13 @@ LayerActivationBytes activation_bytes(const ArchConfig& c, const OpListShapes& s
     bytes.attention = 2.0 * H * T / r;
     return bytes;
   }
+  const LayerMixer mixer = c.mixer_of_layer(layer);
+  if (mixer != LayerMixer::attention) {
+    // Linear-attention and Mamba-2 blocks (memory_shapes.cpp); a single-FFN block keeps none here.
+    const cluster_detail::MixerActivationBytes m = cluster_detail::mixer_activation_bytes(c, mixer);
+    if (mixer != LayerMixer::none) bytes.attention = T * (m.replicated / r + m.sharded / t);
+    return ffn_activation_bytes(c, s, layer, l, bytes);
+  }
   const double dropout_mask = l.dropout ? 1.0 : 0.0;  // one byte an element (Korthikanti: sbh per mask)
   // Attention block.
   double replicated = 2.0 * H      // input norm's input
@@ -169,6 +84,18 @@ LayerActivationBytes activation_bytes(const ArchConfig& c, const OpListShapes& s
     }
   }
   bytes.attention = T * (replicated / r + sharded / t);
+  return ffn_activation_bytes(c, s, layer, l, bytes);
+}
+
+/// The FFN block's part of activation_bytes() (none for a single-mixer block, Nemotron-H).
+LayerActivationBytes ffn_activation_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t layer,
+                                          const ParallelLayout& l, LayerActivationBytes bytes) {
+  if (c.ffn_of_layer(layer) == LayerFfn::none) return bytes;
+  const double T = micro_batch_tokens(l);
+  const double t = static_cast<double>(l.tp);
+  const double r = l.sequence_parallel_active() ? t : 1.0;
+  const double H = static_cast<double>(c.hidden_size);
+  const double dropout_mask = l.dropout ? 1.0 : 0.0;
   // FFN block.
   const double gated_factor = c.ffn.gated ? 6.0 : 4.0;  // fc1 output (2d, or 4d gate+up) + fc2 input (2d)
   if (!layer_is_moe(c, layer)) {
@@ -230,6 +157,7 @@ struct MemoryStageShared {
   const ArchConfig& config;
   const ParallelLayout& l;
   OpListShapes s;
+  std::vector<LayerParams> layers;  ///< per-layer kinds: each layer's parameters (else empty)
   std::vector<ModelChunk> chunks;
   ParameterBytes per_param;
   double t = 1.0;              ///< TP
@@ -246,6 +174,7 @@ struct MemoryStageShared {
 MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLayout& l) {
   MemoryStageShared m(config, l);
   m.s = read_shapes(config);
+  m.layers = cluster_detail::per_layer_params(config);
   m.chunks = model_chunks(config, l);
   m.per_param = parameter_bytes(l.precision);
   m.t = static_cast<double>(l.tp);
@@ -276,6 +205,10 @@ LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::ve
         continue;  // replicated loop weights: a rank's chunks share one copy
       }
       stage.stored_layers.push_back(layer);
+      if (!m.layers.empty()) {  // per-layer kinds: each layer's own (memory_shapes.cpp)
+        params += m.layers[static_cast<std::size_t>(layer - 1)];
+        continue;
+      }
       params += m.s.attention;
       params += layer_is_moe(m.config, layer) ? m.s.moe_ffn : m.s.dense_ffn;
     }

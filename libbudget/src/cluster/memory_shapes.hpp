@@ -1,0 +1,70 @@
+#pragma once
+// Private: the op list's shapes as training memory reads them (memory_shapes.cpp): per-layer
+// parameters split as Megatron holds them, activation widths, and the layers of hybrid stacks.
+
+#include <cstdint>
+#include <vector>
+
+#include "budget/config.hpp"
+
+namespace budget::cluster_detail {
+
+/// Parameters of one physical layer by how they are held (Megatron's theoretical_memory_usage.py
+/// lines 214-230 split them the same way): sharded by TP, replicated on every TP rank, and routed
+/// experts sharded by ETP·EP.
+struct LayerParams {
+  double tp_sharded = 0.0;
+  double replicated = 0.0;
+  double expert = 0.0;
+  LayerParams& operator+=(const LayerParams& o) {
+    tp_sharded += o.tp_sharded;
+    replicated += o.replicated;
+    expert += o.expert;
+    return *this;
+  }
+};
+
+/// Widths and per-layer parameters read off the op list (layer_ops), so every family the accounting
+/// knows (GQA, MLA, dense, MoE, shared experts, first dense layers) is handled the same way here.
+struct OpListShapes {
+  LayerParams attention;  ///< every layer: projections and the layer's norms
+  LayerParams dense_ffn;  ///< a dense-FFN layer's MLP
+  LayerParams moe_ffn;    ///< an MoE layer's router, routed and shared experts
+  double final_norm = 0.0;
+  double embedding = 0.0;      ///< V·H (unpadded; the padded size is used instead)
+  double lm_head_own = 0.0;    ///< untied head weights (0 when tied) plus its bias
+  double mtp_params = 0.0;     ///< all multi-token-prediction modules
+  double mtp_expert_params = 0.0;
+  // Activation widths (elements per token).
+  double query_width = 0.0;   ///< Q as the attention kernel reads it (MLA: heads·(nope + rope))
+  double key_width = 0.0;     ///< K (GQA: kv; MLA: heads·(nope + rope))
+  double value_width = 0.0;   ///< V (GQA: kv; MLA: heads·v_head_dim)
+  double output_width = 0.0;  ///< attention output = output-projection input
+  double mla_latent = 0.0;    ///< MLA: q_lora + kv_lora (each stored twice: norm input, up-projection input) …
+  double mla_rope = 0.0;      ///< … and the shared rotary key
+  double dense_dim = 0.0;
+  double expert_dim = 0.0;
+  double shared_width = 0.0;
+};
+
+/// The shapes of `c` (every layer alike; the layers of a hybrid stack: per_layer_params()).
+OpListShapes read_shapes(const ArchConfig& c);
+/// Whether physical layer `layer` (1-based) has an MoE FFN.
+bool layer_is_moe(const ArchConfig& c, std::int64_t layer);
+
+/// Stacks with per-layer kinds (ArchConfig::has_per_layer_kinds(): mixers, FFNs, attention kinds):
+/// the parameters of each physical layer (index layer − 1), read off the op list of that layer
+/// alone, since read_shapes() sums ops that hold different layers; empty for other configs, whose
+/// layers are all OpListShapes::attention + the FFN of their kind.
+std::vector<LayerParams> per_layer_params(const ArchConfig& c);
+
+/// Activation bytes per token a linear-attention or Mamba-2 block keeps for its backward, in the
+/// classes of activation_bytes(): replicated (on every TP rank without sequence parallelism) and
+/// TP-sharded.
+struct MixerActivationBytes {
+  double replicated = 0.0;
+  double sharded = 0.0;
+};
+MixerActivationBytes mixer_activation_bytes(const ArchConfig& c, LayerMixer mixer);
+
+}  // namespace budget::cluster_detail
