@@ -105,6 +105,7 @@ using Check = ConfigCheck;
 
 /// Each list empty or one entry per layer; no layer without a mixer and an FFN.
 Check check_layer_lists(const ArchConfig& c) {
+  if (c.layer_mixers.empty() && c.layer_ffns.empty()) return std::nullopt;  // every layer attention + FFN
   const auto sized = [&](std::size_t size, const char* path, const char* what) {
     return unless(size == 0 || static_cast<std::int64_t>(size) == c.num_layers, path, [&] {
       return fmt::format("{} lists {} layers but num_layers is {}; allowed: one entry per layer, or absent ({})",
