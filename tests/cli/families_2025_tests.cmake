@@ -25,3 +25,14 @@ budget_cli_test(NAME match.hf_nemotron_no_period ARGS --baseline tests/data/hf/n
   STDOUT_MATCHES [=[layer by layer: the layer pattern does not repeat within the stack]=] "11 mamba")
 budget_cli_test(NAME export.hf_hybrid_refused ARGS export tests/data/hf/qwen3-next-80b-a3b-thinking.json --to megatron
   EXPECT_EXIT 2 STDERR_MATCHES [=[/linear_attention: linear-attention \(Gated DeltaNet\) layers cannot be expressed in a megatron export]=])
+# Priced: the one-GPU step time of hybrid stacks, what no profile row measures flagged as extrapolated.
+budget_cli_test(NAME time.hf_qwen3_next_extrapolated
+  ARGS report tests/data/hf/qwen3-next-80b-a3b-thinking.json --calibration cuda_profiler/profiles/h200-torch-eager.json
+  STDOUT_MATCHES "predicted training step" [=[delta_rule_scan .*extrapolated: no profile rows for delta_rule_scan \(recurrent_scan\)]=]
+                 [=[short_convolution .*extrapolated: no profile rows]=])
+budget_cli_test(NAME time.hf_nemotron_extrapolated_json
+  ARGS report tests/data/hf/nemotron-3-nano-30b-a3b.json --calibration cuda_profiler/profiles/h200-torch-eager.json --format json
+  STDOUT_MATCHES [=["op": "ssd_scan",]=] [=["no_rows": true,]=] [=[extrapolated: no profile rows for ssd_scan]=])
+budget_cli_test(NAME time.hf_deepseek_v32_indexer
+  ARGS report tests/data/hf/deepseek-v3.2.json --calibration cuda_profiler/profiles/h200-torch-eager.json
+  STDOUT_MATCHES [=[indexer_scores .*extrapolated: no profile rows for indexer_scores]=])
