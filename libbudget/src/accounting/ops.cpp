@@ -50,7 +50,7 @@ std::vector<Op> layer_ops(const ArchConfig& c, const Workload& w) {
   if (c.vocab_size > 0) add_head_ops(ops, x);
   add_ffn_memory_ops(ops, x);
   add_attention_memory_ops(ops, x);
-  append_glue_ops(c, ops);  // residual adds, layout copies, routing weights, ... (ops_glue.cpp)
+  append_glue_ops(c, x.n, ops);  // residual adds, layout copies, routing weights, ... (ops_glue.cpp)
   return ops;
 }
 

@@ -15,13 +15,12 @@ namespace budget {
 
 using accounting_detail::add_memory;
 
-void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
+void append_glue_ops(const ArchConfig& c, const LayerCounts& n, std::vector<Op>& ops) {
   const double H = static_cast<double>(c.hidden_size);
   const auto& a = c.attention;
   const auto& f = c.ffn;
   const std::int64_t L = c.num_layers;
   const std::int64_t executed = c.executed_layers();
-  const LayerCounts n = c.layer_counts();
   const std::int64_t moe_physical = n.moe.physical;
   const std::int64_t moe_executed = n.moe.executed;
 

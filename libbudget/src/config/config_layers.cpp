@@ -235,6 +235,12 @@ Check check_attention_features(const ArchConfig& c, const LayerCounts& n) {
 }  // namespace
 
 ConfigCheck check_layer_kinds(const ArchConfig& c) {
+  // validate() runs on every account(): a stack of one kind of layer without a mixer's settings, a
+  // chunk or an indexer passes every check below (sinks and the gate are refused with MLA only).
+  const auto& a = c.attention;
+  if (!c.has_per_layer_kinds() && !c.linear_attention && !c.mamba && a.chunk_size == 0 && !a.indexer &&
+      !(a.mla && (a.sinks || a.output_gate)))
+    return std::nullopt;
   if (auto p = check_layer_lists(c)) return p;
   const LayerCounts n = c.layer_counts();
   if (auto p = check_layer_ffns(c, n)) return p;
