@@ -69,6 +69,7 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   flops_row("routed experts", f.routed_experts);
   flops_row("shared experts", f.shared_experts);
   flops_row("dense FFN", f.dense_ffn);
+  flops_row("linear attention / Mamba-2", f.mixers);
   if (b.kernel_training_flops_per_token != b.training_flops_per_token) {
     row("kernel-executed training FLOPs", si(b.kernel_training_flops_per_token, "FLOP"),
         fmt::format("{:.3f}×", b.kernel_training_flops_per_token / b.training_flops_per_token));
@@ -90,6 +91,7 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   param_row("shared experts", p.shared_experts);
   param_row("dense FFN", p.dense_ffn);
   param_row("norms", p.norms);
+  param_row("linear attention / Mamba-2", p.mixers);
   row("active params",
       fmt::format("{} = {}", si(static_cast<double>(b.non_embedding_params_active)),
                   grouped(b.non_embedding_params_active)),
@@ -104,10 +106,29 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
   row("KV cache / token", fmt::format("{} elem = {}", grouped(b.kv_elements_per_token),
                                        si(static_cast<double>(b.kv_bytes_per_token), "B")));
   if (b.kv_window_elements_per_sequence > 0) {
-    row(fmt::format("  sliding-window layers ({}, window {})", c.sliding_attention_layers(), c.attention.sliding_window),
-        fmt::format("{} elem / sequence", grouped(b.kv_window_elements_per_sequence)), "bounded");
+    const LayerCounts n = c.layer_counts();
+    const std::string label =
+        n.chunked_attention.physical == 0
+            ? fmt::format("  sliding-window layers ({}, window {})", c.sliding_attention_layers(), c.attention.sliding_window)
+            : n.sliding_attention.physical == 0
+                  ? fmt::format("  chunked layers ({}, chunk {})", n.chunked_attention.physical, c.attention.chunk_size)
+                  : fmt::format("  sliding-window and chunked layers ({}, {})", n.sliding_attention.physical,
+                                n.chunked_attention.physical);
+    row(label, fmt::format("{} elem / sequence", grouped(b.kv_window_elements_per_sequence)), "bounded");
   }
   row(fmt::format("KV cache / {}-token sequence", w.seq_len), si(static_cast<double>(b.kv_bytes_per_sequence), "B"));
+  if (b.state_elements_per_sequence > 0) {
+    const LayerCounts n = c.layer_counts();
+    const std::string kinds =
+        n.linear_attention.executed > 0 && n.mamba.executed > 0
+            ? fmt::format("{} linear-attention, {} Mamba-2", n.linear_attention.executed, n.mamba.executed)
+            : n.mamba.executed > 0 ? fmt::format("{} Mamba-2", n.mamba.executed)
+                                   : fmt::format("{} linear-attention", n.linear_attention.executed);
+    row(fmt::format("recurrent state / sequence ({} layer executions)", kinds),
+        fmt::format("{} elem = {}", grouped(b.state_elements_per_sequence),
+                    si(static_cast<double>(b.state_bytes_per_sequence), "B")),
+        "beside KV");
+  }
   t.add_separator();
   row("layers (physical / executed)", fmt::format("{} / {}", b.physical_layers, b.executed_layers));
   row("loop", loop_text(c));

@@ -98,8 +98,9 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
         break;
       case KernelClass::rms_norm:
         if (op.kind == OpKind::norms) {
-          // Two RMSNorms per layer (before attention and before the FFN).
-          for (const char* pass : passes) plan.ops.push_back(StepOp{"norms", rms_norm_case(T, H, pass), 2 * layers});
+          // One RMSNorm per block: two per layer (before attention and before the FFN), one per
+          // single-block layer (Nemotron-H).
+          for (const char* pass : passes) plan.ops.push_back(StepOp{"norms", rms_norm_case(T, H, pass), op.matrices * layers});
         } else {
           for (const char* pass : passes) plan.ops.push_back(StepOp{"final_norm", rms_norm_case(T, H, pass), 1});
         }
@@ -118,6 +119,13 @@ StepPlan step_plan(const ArchConfig& config, const Workload& workload, std::int6
       case KernelClass::layer_glue:
         // The layer glue (residual adds, layout copies, routing weights, ...; ops_glue.cpp) has no
         // kernels here: the time model times it from its bytes (docs/calibration.md, "Layer glue").
+        break;
+      case KernelClass::short_convolution:
+      case KernelClass::recurrent_scan:
+      case KernelClass::indexer_scores:
+        // Linear-attention and Mamba-2 convolutions and scans, DeepSeek-V3.2's index scores: no
+        // kernels here; the time model prices them from their FLOPs and bytes at the profile's peaks
+        // and flags them (docs/calibration.md, "Ops without profile rows").
         break;
     }
   }

@@ -44,6 +44,12 @@ nlohmann::ordered_json budgets_json(const Budgets& b) {
            {"kv_cache", kv},               {"effective_layers", b.executed_layers},
            {"physical_layers", b.physical_layers}, {"sparsity", b.sparsity},
            {"param_sparsity", b.param_sparsity}};
+  // Linear-attention and Mamba-2 layers: the recurrent state of one sequence, beside the KV cache
+  // (written only when there is one, so other configs' JSON is as before).
+  if (b.state_elements_per_sequence > 0) {
+    out["recurrent_state"] = json{{"elements_per_sequence", b.state_elements_per_sequence},
+                                  {"bytes_per_sequence", b.state_bytes_per_sequence}};
+  }
   if (b.mtp_params > 0) {
     out["mtp"] = json{{"params", b.mtp_params},
                       {"active_params", b.mtp_active_params},

@@ -22,7 +22,7 @@ nlohmann::ordered_json range_edges_json(const std::vector<RangeEdge>& edges) {
 }
 
 nlohmann::ordered_json candidate_json(const Candidate& c) {
-  return nlohmann::ordered_json{
+  nlohmann::ordered_json out{
       {"config", config_json(c.config)},
       {"budgets", budgets_json(c.budgets)},
       {"deviation", {{"flops", c.deviation.flops}, {"params", c.deviation.params}, {"kv", c.deviation.kv},
@@ -37,6 +37,9 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
       {"off_kernel_path", off_kernel_path(c.config)},
       // Searched variables on a bound of their range (docs/matching.md, "Range edges").
       {"range_edges", range_edges_json(c.range_edges)}};
+  // The fourth budget of hybrid stacks (MatchConstraints::weight_state), only where there is a state.
+  if (c.budgets.state_elements_per_sequence > 0) out["deviation"]["state"] = c.deviation.state;
+  return out;
 }
 
 namespace {
@@ -115,6 +118,9 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   if (show_head) t.add_column(head_in ? "FLOPs w/o head" : "FLOPs w/ head");
   t.add_column("params");
   t.add_column("KV");
+  // The recurrent state per sequence of linear-attention and Mamba-2 layers, when the baseline has one.
+  const bool stateful = r.baseline_budgets.state_elements_per_sequence > 0;
+  if (stateful) t.add_column("state");
   if (timed) t.add_column("time ×");
   t.add_column("layers");
   t.add_column("loop");
@@ -126,11 +132,12 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   t.add_column("sparsity");
   const auto row = [&](const std::string& rank, const ArchConfig& c, const Budgets& b, const std::string& dmax,
                        const std::string& df, const std::string& df_other, const std::string& dn,
-                       const std::string& dkv, const std::string& time) {
+                       const std::string& dkv, const std::string& dstate, const std::string& time) {
     std::vector<std::string> cells{rank, dmax, df};
     if (show_head) cells.push_back(df_other);
     cells.push_back(dn);
     cells.push_back(dkv);
+    if (stateful) cells.push_back(dstate);
     if (timed) cells.push_back(time);
     for (auto&& cell : {fmt::format("{}/{}", b.physical_layers, b.executed_layers), loop_text(c),
                         std::to_string(c.hidden_size), heads_text(c.attention), ffn_text(c.ffn),
@@ -144,7 +151,7 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   const double base_f_head = base_f + r.baseline_lm_head_training_flops_per_token;
   row("base", r.baseline, r.baseline_budgets, "", si(head_in ? base_f_head : base_f, "F"),
       si(head_in ? base_f : base_f_head, "F"), si(static_cast<double>(r.baseline_budgets.non_embedding_params_total)),
-      grouped(r.baseline_budgets.kv_elements_per_token),
+      grouped(r.baseline_budgets.kv_elements_per_token), si(static_cast<double>(r.baseline_budgets.state_elements_per_sequence)),
       fmt::format("{:.{}f}×", 1.0, accuracy != nullptr && !time_ratios.empty()
                                        ? time_ratio_decimals(accuracy->ratio_half_width(time_ratios.front()))
                                        : 3));
@@ -154,7 +161,7 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
     row(std::to_string(i + 1), c.config, c.budgets, percent(c.deviation.max_abs(), 2),
         signed_percent(c.deviation.flops, 2),
         signed_percent(head_in ? c.flops_deviation_without_lm_head : c.flops_deviation_with_lm_head, 2),
-        signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2),
+        signed_percent(c.deviation.params, 2), signed_percent(c.deviation.kv, 2), signed_percent(c.deviation.state, 2),
         i < time_ratios.size()
             ? time_ratio_text(time_ratios[i], accuracy != nullptr ? accuracy->ratio_half_width(time_ratios[i]) : 0.0)
             : "");

@@ -418,3 +418,16 @@ if __name__ == "__main__":
         fn()
         print("ok", name)
     print(f"{len(tests)} tests passed", file=sys.stderr)
+
+
+def test_hybrid_state_beside_kv():
+    # Qwen3-Next-80B-A3B (tests/data/hf): 36 Gated DeltaNet layers keep 32·128·128 + 8192·3 state
+    # elements each per sequence, beside the KV cache of its 12 full-attention layers (2·2·256 each).
+    qwen3_next = os.path.join(SOURCE, "tests", "data", "hf", "qwen3-next-80b-a3b-thinking.json")
+    b = budget.account(qwen3_next)
+    assert b["recurrent_state"]["elements_per_sequence"] == 36 * 548_864
+    assert b["kv_cache"]["elements_per_token"] == 12 * 1_024
+    # A config without linear attention or Mamba-2 has no such key.
+    assert "recurrent_state" not in budget.account(BASELINE)
+    config = budget.load_config(qwen3_next).to_dict()
+    assert config["layer_mixers"].count("linear_attention") == 36

@@ -36,6 +36,34 @@ def _grid_configs():
     return configs
 
 
+# The 2025 layer kinds budget.torch does not build (docs/torch.md): a released config using one is
+# refused by name, the refusal's path naming the field.
+_NOT_BUILT = ("/attention/indexer", "/attention/sinks", "/attention/output_gate", "/attention/layer_types",
+              "/attention/chunk_size", "/settings/partial_rotary_factor", "/settings/nope_layers", "/layer_mixers",
+              "/layer_ffns", "/linear_attention", "/mamba")
+
+
+def _uses_unbuilt_kinds(config):
+    """The fields of the native config (budget.load_config) that budget.torch refuses."""
+    native = budget.load_config(config).to_dict()
+    attention = native.get("attention", {})
+    settings = native.get("settings", {})
+    found = [f"/attention/{key}" for key in ("indexer", "sinks", "output_gate", "chunk_size") if attention.get(key)]
+    if "chunked" in attention.get("layer_types", []):
+        found.append("/attention/layer_types")
+    found += [f"/settings/{key}" for key in ("partial_rotary_factor", "nope_layers") if key in settings]
+    found += [f"/{key}" for key in ("layer_mixers", "layer_ffns", "linear_attention", "mamba") if native.get(key)]
+    return found
+
+
+def _assert_refused_by_name(config, build):
+    """build(config) raises budget.Error whose path names one of the fields the config uses."""
+    fields = _uses_unbuilt_kinds(config)
+    with pytest.raises(budget.Error) as refusal:
+        build(config)
+    assert any(field in str(refusal.value) for field in fields), (fields, str(refusal.value))
+
+
 def _assert_counts_match(config):
     model = bt.build_model(config, device="meta")
     counts = bt.parameter_counts(model)
@@ -70,7 +98,18 @@ def test_hf_files_are_all_found():
 
 @pytest.mark.parametrize("path", HF_FILES, ids=os.path.basename)
 def test_meta_parameters_of_released_families(path):
+    if _uses_unbuilt_kinds(path):
+        _assert_refused_by_name(path, lambda config: bt.build_model(config, device="meta"))
+        return
     _assert_counts_match(path)
+
+
+def test_released_files_with_2025_kinds_are_refused_not_skipped():
+    # The refusal above is a check of its own: these released files use kinds budget.torch lacks.
+    refused = {os.path.basename(path) for path in HF_FILES if _uses_unbuilt_kinds(path)}
+    assert {"gpt-oss-120b.json", "qwen3-next-80b-a3b-thinking.json", "nemotron-3-nano-30b-a3b.json",
+            "deepseek-v3.2.json", "llama-4-scout-17b-16e-instruct.json"} <= refused
+    assert "deepseek-v3.json" not in refused and "llama-3-8b.json" not in refused
 
 
 @pytest.mark.parametrize("path", PAPER_CONFIGS, ids=os.path.basename)
@@ -278,7 +317,7 @@ def test_loop_scales_the_residual_update_by_one_over_r():
 def test_schedule_follows_executed_depth_of_the_planner():
     assert bt.execution_schedule(5, None) == [(i, 1.0) for i in range(5)]
     assert [i for i, _ in bt.execution_schedule(12, (4, 9, 2))] == list(range(3)) + list(range(3, 9)) * 2 + [9, 10, 11]
-    for path in PAPER_CONFIGS + HF_FILES:
+    for path in PAPER_CONFIGS + [path for path in HF_FILES if not _uses_unbuilt_kinds(path)]:
         model = bt.build_model(path, device="meta")
         assert len(model.schedule) == budget.account(path)["effective_layers"]
 
@@ -341,6 +380,8 @@ def test_torch_export_round_trip_keeps_every_budget():
     # import → export --to torch → the file's CONFIG → import: the same budgets, for every released
     # config, the paper configs and the grid's baselines and matches.
     for config in HF_FILES + PAPER_CONFIGS + _grid_configs():
+        if isinstance(config, str) and config in HF_FILES and _uses_unbuilt_kinds(config):
+            continue  # budget.torch does not build it; the torch export refuses some by name (test_export)
         namespace = {"__name__": "exported"}
         exec(compile(budget.export(config, to="torch")["text"], "exported.py", "exec"), namespace)
         assert budget.account(namespace["CONFIG"]) == budget.account(config), config

@@ -25,24 +25,28 @@ struct FlopsByComponent {
   double routed_experts = 0;     ///< the top_k routed experts a token uses
   double shared_experts = 0;     ///< the shared experts every token uses
   double dense_ffn = 0;          ///< the dense FFN of dense layers
+  /// Linear-attention and Mamba-2 layers: projections, convolution and scan. (DeepSeek-V3.2's
+  /// indexer is attention: its projections in qkv_projection, its scores in attention_scores.)
+  double mixers = 0;
 
   double total() const {
     return qkv_projection + attention_scores + output_projection + router + routed_experts +
-           shared_experts + dense_ffn;
+           shared_experts + dense_ffn + mixers;
   }
 };
 
 /// Non-embedding parameters by component (each stored weight once).
 struct ParamsByComponent {
-  std::int64_t attention = 0;  ///< W_q, W_k, W_v, W_o
+  std::int64_t attention = 0;  ///< W_q, W_k, W_v, W_o (and sinks, the indexer)
   std::int64_t router = 0;
   std::int64_t routed_experts = 0;
   std::int64_t shared_experts = 0;
   std::int64_t dense_ffn = 0;
   std::int64_t norms = 0;      ///< per-layer and final RMSNorm weights
+  std::int64_t mixers = 0;     ///< linear-attention and Mamba-2 layers (projections, convolution, scan)
 
   std::int64_t total() const {
-    return attention + router + routed_experts + shared_experts + dense_ffn + norms;
+    return attention + router + routed_experts + shared_experts + dense_ffn + norms + mixers;
   }
 };
 
@@ -70,13 +74,20 @@ struct Budgets {
   double mtp_forward_flops_per_token = 0;        ///< one pass through every module, LM head excluded
 
   // --- KV cache: per token, executed full-attention layers × (2 · kv_heads · head_dim for GQA,
-  // kv_lora_rank + qk_rope_head_dim for MLA); sliding-window layers hold a bounded cache apart.
+  // kv_lora_rank + qk_rope_head_dim for MLA); sliding-window and chunked layers hold a bounded cache
+  // apart.
   std::int64_t kv_elements_per_token = 0;        ///< the matched budget
-  /// Sliding-window layers: executions × per-layer elements × min(window, seq_len), per sequence.
+  /// Sliding-window and chunked layers: executions × per-layer elements × min(window or chunk,
+  /// seq_len), per sequence.
   std::int64_t kv_window_elements_per_sequence = 0;
   std::int64_t kv_bytes_per_token = 0;
   /// One full seq_len window: per-token bytes × seq_len + the sliding-window caches.
   std::int64_t kv_bytes_per_sequence = 0;
+
+  // --- Recurrent state (linear-attention and Mamba-2 layers), per sequence, beside the KV cache: it
+  // does not grow with the context, but each execution of a looped layer keeps its own.
+  std::int64_t state_elements_per_sequence = 0;  ///< ArchConfig::state_elements_per_sequence()
+  std::int64_t state_bytes_per_sequence = 0;     ///< × the workload's kv_bytes
 
   // --- Depth and sparsity.
   std::int64_t physical_layers = 0;

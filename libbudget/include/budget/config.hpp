@@ -40,12 +40,39 @@ struct MlaConfig {
 /// (OLMoE: q + kv per layer).
 enum class QkNorm { none, per_head, full };
 
-/// Attention kind of one layer: full causal attention (its KV cache grows with the context) or
-/// sliding-window attention over at most `sliding_window` keys (its cache is bounded by the window).
-enum class LayerAttention { full, sliding };
+/// Attention kind of one layer: full causal attention (its KV cache grows with the context),
+/// sliding-window attention over at most `sliding_window` keys (its cache is bounded by the window),
+/// or chunked local attention (Llama-4): a query attends to the earlier keys of its own chunk of
+/// `chunk_size` tokens (its cache is bounded by the chunk).
+enum class LayerAttention { full, sliding, chunked };
+
+/// What mixes the tokens of a layer: softmax attention (AttentionConfig), linear attention (Gated
+/// DeltaNet, LinearAttentionConfig), a Mamba-2 state-space layer (MambaConfig), or nothing (a
+/// layer that is a single FFN block, Nemotron-H's "-" and "E").
+enum class LayerMixer { attention, linear_attention, mamba, none };
+
+/// The feed-forward block of a layer: a mixture of experts, a dense MLP of `ffn.dense_dim`, or
+/// none (a layer that is a single mixer block, Nemotron-H's "M" and "*").
+enum class LayerFfn { moe, dense, none };
 
 std::string_view to_string(QkNorm norm);
 std::string_view to_string(LayerAttention kind);
+std::string_view to_string(LayerMixer kind);
+std::string_view to_string(LayerFfn kind);
+
+/// DeepSeek-V3.2's lightning indexer (DeepSeek Sparse Attention): per layer, index queries
+/// q_lora_rank → num_heads·head_dim from MLA's query latent, one index key H → head_dim with a
+/// LayerNorm, head weights H → num_heads; each query scores every earlier key (ReLU of q·k, weighted
+/// over the index heads) and attends to the `top_k` best. The index keys are cached per token.
+struct IndexerConfig {
+  std::int64_t num_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t top_k = 0;  ///< keys each query attends to (at most)
+
+  bool operator==(const IndexerConfig& o) const {
+    return num_heads == o.num_heads && head_dim == o.head_dim && top_k == o.top_k;
+  }
+};
 
 /// Grouped-query attention, or multi-head latent attention when `mla` is set. Query width
 /// q = num_heads·head_dim, KV width kv = num_kv_heads·head_dim. The query width need not equal
@@ -60,17 +87,26 @@ struct AttentionConfig {
   bool output_bias = false;                     ///< bias on the output projection
   QkNorm qk_norm = QkNorm::none;
   std::int64_t sliding_window = 0;              ///< keys a sliding-window layer attends to (0: none)
-  /// Per physical layer: full or sliding. Empty: every layer full.
+  std::int64_t chunk_size = 0;                  ///< tokens of a chunked layer's chunk (0: none)
+  /// Per physical layer: full, sliding or chunked. Empty: every layer full. Layers whose mixer is not
+  /// attention (ArchConfig::layer_mixers) are "full" here and have no attention.
   std::vector<LayerAttention> layer_types = {};
+  /// A learned sink logit per head in every softmax denominator (gpt-oss): num_heads parameters a
+  /// layer, no counted FLOPs.
+  bool sinks = false;
+  /// Gated attention (Qwen3-Next): the query projection also emits a gate of the query width, and
+  /// the attention output is multiplied by sigmoid(gate) before W_o: H·q more weights, 2·H·q FLOPs.
+  bool output_gate = false;
+  std::optional<IndexerConfig> indexer = std::nullopt;  ///< DeepSeek-V3.2 (needs MLA with q_lora_rank)
 
   std::int64_t query_width() const { return num_heads * head_dim; }
   std::int64_t kv_width() const { return num_kv_heads * head_dim; }
   /// Width of the attention output (the values of all heads): heads·v_head_dim for MLA, else q.
   std::int64_t value_width() const { return mla ? num_heads * mla->v_head_dim : query_width(); }
   /// KV-cache elements one layer stores per token: 2·kv (K and V) for GQA, kv_lora_rank +
-  /// qk_rope_head_dim for MLA (absorbed form).
+  /// qk_rope_head_dim for MLA (absorbed form); + the indexer's key (head_dim) with an indexer.
   std::int64_t kv_elements_per_layer() const {
-    return mla ? mla->kv_lora_rank + mla->qk_rope_head_dim : 2 * kv_width();
+    return (mla ? mla->kv_lora_rank + mla->qk_rope_head_dim : 2 * kv_width()) + (indexer ? indexer->head_dim : 0);
   }
   /// Query/key-norm weights per layer.
   std::int64_t qk_norm_params() const {
@@ -100,6 +136,85 @@ struct FfnConfig {
   /// Bias parameters of one MLP of `width` (0 without biases).
   std::int64_t mlp_bias_params(std::int64_t hidden, std::int64_t width) const {
     return bias ? (gated ? 2 : 1) * width + hidden : 0;
+  }
+};
+
+/// Gated DeltaNet linear attention (Yang et al. 2024, arXiv:2412.06464; Qwen3-Next's
+/// Qwen3NextGatedDeltaNet): q, k (num_key_heads × key_head_dim each), v and the output gate z
+/// (num_value_heads × value_head_dim each) and the per-head β and decay a from one H-input projection,
+/// a depthwise causal convolution of `conv_kernel` taps over q, k, v, the gated delta rule computed
+/// in chunks of `chunk_size` tokens, a gated RMSNorm of value_head_dim, and value width → H. Each
+/// sequence keeps a recurrent state of num_value_heads × key_head_dim × value_head_dim and the last
+/// conv_kernel − 1 inputs of the convolution instead of a per-token KV cache.
+struct LinearAttentionConfig {
+  std::int64_t num_key_heads = 0;
+  std::int64_t num_value_heads = 0;   ///< a multiple of num_key_heads (keys are shared like GQA)
+  std::int64_t key_head_dim = 0;
+  std::int64_t value_head_dim = 0;
+  std::int64_t conv_kernel = 4;
+  std::int64_t chunk_size = 64;       ///< the chunked kernel's chunk (FLOPs only)
+
+  std::int64_t key_width() const { return num_key_heads * key_head_dim; }
+  std::int64_t value_width() const { return num_value_heads * value_head_dim; }
+  /// Channels of the convolution: q, k and v.
+  std::int64_t conv_width() const { return 2 * key_width() + value_width(); }
+  /// Outputs of the input projection: q, k, v, z and β, a per value head.
+  std::int64_t in_projection_width() const { return 2 * key_width() + 2 * value_width() + 2 * num_value_heads; }
+  /// Recurrent state of one layer and sequence: the delta-rule state and the convolution's inputs.
+  std::int64_t state_elements() const {
+    return num_value_heads * key_head_dim * value_head_dim + conv_width() * (conv_kernel - 1);
+  }
+  bool operator==(const LinearAttentionConfig& o) const {
+    return num_key_heads == o.num_key_heads && num_value_heads == o.num_value_heads &&
+           key_head_dim == o.key_head_dim && value_head_dim == o.value_head_dim && conv_kernel == o.conv_kernel &&
+           chunk_size == o.chunk_size;
+  }
+};
+
+/// A Mamba-2 layer (Dao & Gu 2024, arXiv:2405.21060, the SSD layer; Nemotron-H's NemotronHMamba2Mixer):
+/// one H-input projection to z and x (inner = num_heads·head_dim each), B and C (num_groups ×
+/// state_size each) and dt (num_heads); a depthwise causal convolution of `conv_kernel` taps over x,
+/// B, C; the SSD scan in chunks of `chunk_size`; a gated RMSNorm of inner; inner → H. Each sequence
+/// keeps num_heads × head_dim × state_size of SSM state and the last conv_kernel − 1 convolution inputs.
+struct MambaConfig {
+  std::int64_t num_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t state_size = 0;
+  std::int64_t num_groups = 1;      ///< B and C are shared by num_heads / num_groups heads
+  std::int64_t conv_kernel = 4;
+  std::int64_t chunk_size = 128;    ///< the SSD chunk (FLOPs only)
+  bool conv_bias = true;            ///< a bias per convolution channel
+  bool projection_bias = false;     ///< biases on the in and out projections
+
+  std::int64_t inner() const { return num_heads * head_dim; }
+  std::int64_t conv_width() const { return inner() + 2 * num_groups * state_size; }
+  std::int64_t in_projection_width() const { return 2 * inner() + 2 * num_groups * state_size + num_heads; }
+  std::int64_t state_elements() const {
+    return num_heads * head_dim * state_size + conv_width() * (conv_kernel - 1);
+  }
+  bool operator==(const MambaConfig& o) const {
+    return num_heads == o.num_heads && head_dim == o.head_dim && state_size == o.state_size &&
+           num_groups == o.num_groups && conv_kernel == o.conv_kernel && chunk_size == o.chunk_size &&
+           conv_bias == o.conv_bias && projection_bias == o.projection_bias;
+  }
+};
+
+/// Physical layers and executions per token (loops included) of one kind of layer.
+struct LayerCount {
+  std::int64_t physical = 0;
+  std::int64_t executed = 0;
+};
+
+/// How many layers of each kind a config has (ArchConfig::layer_counts()): attention layers by
+/// attention kind, the other mixers, and the FFN kinds.
+struct LayerCounts {
+  LayerCount full_attention, sliding_attention, chunked_attention;
+  LayerCount linear_attention, mamba, no_mixer;
+  LayerCount moe, dense, no_ffn;
+  /// Layers with softmax attention of any kind.
+  LayerCount attention() const {
+    return {full_attention.physical + sliding_attention.physical + chunked_attention.physical,
+            full_attention.executed + sliding_attention.executed + chunked_attention.executed};
   }
 };
 
@@ -171,11 +286,17 @@ struct ModelSettings {
   /// Top-k weights renormalised to sum to 1 (HF norm_topk_prob; a softmax over the top-k logits).
   std::optional<bool> router_normalize_top_k = std::nullopt;
   std::optional<RopeScaling> rope_scaling = std::nullopt;  ///< absent: unscaled RoPE (or not said)
+  /// Partial RoPE: the fraction of each head's query/key dims that is rotated (GLM-4.5 0.5,
+  /// Qwen3-Next 0.25, MiniMax-M2 rotary_dim / head_dim); absent: all (or not said). No weights.
+  std::optional<double> partial_rotary_factor = std::nullopt;
+  /// Layers (1-based) whose attention uses no rotary embedding (Llama-4's no_rope_layers).
+  std::vector<std::int64_t> nope_layers = {};
 
   bool operator==(const ModelSettings& o) const {
     return rope_theta == o.rope_theta && norm_epsilon == o.norm_epsilon &&
            max_position_embeddings == o.max_position_embeddings && router_score == o.router_score &&
-           router_normalize_top_k == o.router_normalize_top_k && rope_scaling == o.rope_scaling;
+           router_normalize_top_k == o.router_normalize_top_k && rope_scaling == o.rope_scaling &&
+           partial_rotary_factor == o.partial_rotary_factor && nope_layers == o.nope_layers;
   }
 };
 
@@ -193,6 +314,14 @@ struct ArchConfig {
   /// kind plus a 2H × H projection and three norms; reported apart from the main budgets.
   std::int64_t mtp_layers = 0;
   std::optional<LoopConfig> loop = std::nullopt;  ///< absent: unlooped
+  /// Per physical layer: what mixes its tokens. Empty: every layer has attention. Hybrid stacks
+  /// (Qwen3-Next's 3 linear : 1 full, Nemotron-H's Mamba/attention/MLP blocks) list every layer.
+  std::vector<LayerMixer> layer_mixers = {};
+  /// Per physical layer: its FFN. Empty: the first `ffn.first_dense_layers` layers dense, the others
+  /// MoE (all dense for a dense model). Given, first_dense_layers must be 0.
+  std::vector<LayerFfn> layer_ffns = {};
+  std::optional<LinearAttentionConfig> linear_attention = std::nullopt;  ///< the linear_attention layers
+  std::optional<MambaConfig> mamba = std::nullopt;                       ///< the mamba layers
   ModelSettings settings = {};                     ///< change no budget (exports write them)
   /// What reading the config took that the file did not say (a Hugging Face key absent and taken
   /// at its transformers default, a transformers alias read as the family's key): one line each,
@@ -210,15 +339,34 @@ struct ArchConfig {
   std::int64_t executed_dense_ffn_layers() const;
   /// The attention kind of physical layer `layer` (1-based).
   LayerAttention attention_of_layer(std::int64_t layer) const;
+  /// The mixer and the FFN of physical layer `layer` (1-based).
+  LayerMixer mixer_of_layer(std::int64_t layer) const;
+  LayerFfn ffn_of_layer(std::int64_t layer) const;
+  /// True when the stack is not one kind of layer throughout the per-layer lists describe
+  /// (layer_mixers, layer_ffns or layer_types given).
+  bool has_per_layer_kinds() const {
+    return !layer_mixers.empty() || !layer_ffns.empty() || !attention.layer_types.empty();
+  }
+  /// Physical and executed layers of every kind.
+  LayerCounts layer_counts() const;
+  /// The period of the layer pattern: the smallest p <= num_layers / 2 with layer l and layer l + p
+  /// of the same kind (mixer, attention kind, FFN) for every l; 1 when every layer is alike (gpt-oss:
+  /// 2, Qwen3-Next and Llama-4: 4); 0 when the pattern does not repeat within the stack (Nemotron-3
+  /// Nano). The matcher's loops span whole periods (LoopSpec::period).
+  std::int64_t layer_pattern_period() const;
   /// Physical and executed layers with sliding-window attention (the rest are full).
   std::int64_t sliding_attention_layers() const;
   std::int64_t executed_sliding_attention_layers() const;
   /// Parameters of one norm over `width` (width for RMSNorm, 2·width for LayerNorm).
   std::int64_t norm_params(std::int64_t width) const { return norm == NormKind::layernorm ? 2 * width : width; }
   /// KV-cache elements per token that grow with the context: executed full-attention layers ×
-  /// attention.kv_elements_per_layer(). Sliding-window layers keep a bounded cache instead
-  /// (Budgets::kv_window_elements_per_sequence, docs/accounting.md).
+  /// attention.kv_elements_per_layer(). Sliding-window and chunked layers keep a bounded cache
+  /// instead (Budgets::kv_window_elements_per_sequence), linear-attention and Mamba layers a
+  /// recurrent state (state_elements_per_sequence(); docs/accounting.md).
   std::int64_t kv_elements_per_token() const;
+  /// Recurrent state of one sequence: executed linear-attention layers × their state + executed
+  /// Mamba layers × theirs (each execution of a looped layer keeps its own state).
+  std::int64_t state_elements_per_sequence() const;
 };
 
 /// Upper bound accepted for every size field (hidden_size, head_dim, widths, counts): 2^31 − 1.

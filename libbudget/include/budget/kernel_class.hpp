@@ -27,14 +27,20 @@ enum class KernelClass {
   embedding_lookup,  ///< a gather of one V×H row per token
   layer_glue,        ///< what a real layer runs around its kernels (residual adds, attention layout
                      ///< copies, routing-weight products, combine-buffer zeroing, the fp32 router
-                     ///< softmax; ops.hpp is_layer_glue()): memory-bound, timed from its bytes at the
-                     ///< profile's copy bandwidth, not measured by budget-profile
+                     ///< softmax, the indexer's top-k, the attention gate; ops.hpp is_layer_glue()):
+                     ///< memory-bound, timed from its bytes at the profile's copy bandwidth, not
+                     ///< measured by budget-profile
+  short_convolution, ///< the depthwise causal conv1d of linear-attention and Mamba-2 layers
+  recurrent_scan,    ///< the chunked scans: Gated DeltaNet's delta rule, Mamba-2's SSD
+  indexer_scores,    ///< DeepSeek-V3.2's index scores (q·k of every earlier key, ReLU, head weights)
   not_timed,         ///< multi-token-prediction modules: reported apart from the budgets, never timed
 };
 
 /// The kernel class of `kind`. Every OpKind has exactly one; the memory-bound kinds
 /// (is_memory_bound()) map to router_topk, gather_scatter, activation or layer_glue, and only
-/// they do.
+/// they do. short_convolution, recurrent_scan and indexer_scores have no rows in the calibration
+/// profiles: the time model prices them from their FLOPs and bytes at the profile's peaks and says
+/// so (docs/calibration.md, "Ops without profile rows").
 KernelClass kernel_class(OpKind kind);
 
 /// "projection_gemm", "mlp_gemms", ... (the enumerator's name).

@@ -42,11 +42,20 @@ struct LoopSpec {
   std::int64_t first = 0;  ///< explicit 1-based range when > 0
   std::int64_t last = 0;
   std::int64_t repeats = 2;
+  /// The centred loop spans whole periods of this many layers, starting on a period boundary
+  /// (a hybrid stack's pattern: gpt-oss's sliding/full pair, Qwen3-Next's 3 linear : 1 full); 1: any
+  /// span; 0: the baseline's layer_pattern_period() (for_baseline(), which match() applies; a stack
+  /// without a repeating pattern spans layers as with 1). An explicit first/last is kept as given.
+  std::int64_t period = 0;
 
   /// The SMELT default: the centred middle half, twice.
   static LoopSpec smelt() { return {}; }
+  /// This spec with `period` 0 replaced by the baseline's pattern period (1 when it has none).
+  LoopSpec for_baseline(const ArchConfig& baseline) const;
   /// The loop for a stack of `num_layers` (nullopt for span 0 or repeats 1). budget::Error if an
-  /// explicit range does not fit in the stack.
+  /// explicit range does not fit in the stack. With a period p > 1 the centred span is round(f·L/p)
+  /// periods (at least one, at most ⌊L/p⌋) and starts on the period boundary k·p + 1 that best
+  /// balances the layers before and after it (the earlier on a tie).
   std::optional<LoopConfig> resolve(std::int64_t num_layers) const;
   std::string describe() const;
   /// What is wrong with the spec, or empty: repeats in [1, 1024] (1: no loop), span_fraction
@@ -137,10 +146,18 @@ struct MatchConstraints {
   std::optional<double> max_flops_deviation;
   std::optional<double> max_params_deviation;
   std::optional<double> max_kv_deviation;
-  /// Objective: minimise max(w_F·|dF|, w_N·|dN|, w_KV·|dKV|).
+  /// The fourth budget, for baselines with linear-attention or Mamba-2 layers: the recurrent state
+  /// per sequence (Budgets::state_elements_per_sequence), which a loop multiplies as it does the KV
+  /// cache. The search holds the mixers' sizes, so at the baseline's depth every candidate has the
+  /// state the loop gives: it is reported, and held only when asked (weight_state > 0 puts it in the
+  /// objective; a cap accepts or refuses the loop). Deviation 0 when the baseline keeps no state.
+  /// Constraints file: "max_deviation": {"state": ...}, "weights": {"state": ...}.
+  std::optional<double> max_state_deviation;
+  /// Objective: minimise max(w_F·|dF|, w_N·|dN|, w_KV·|dKV|, w_S·|dS|).
   double weight_flops = 1.0;
   double weight_params = 1.0;
   double weight_kv = 1.0;
+  double weight_state = 0.0;  ///< 0: the state is reported, not matched
   /// The window of "equally matched" (absolute, as a fraction; docs/matching.md, "Equally
   /// matched"): a point is equally matched when its objective is within `tolerance` of the best
   /// g* and each budget's weighted |deviation| is within `tolerance` (plus the excess x*) of the
@@ -240,6 +257,8 @@ struct Deviation {
   double flops = 0;
   double params = 0;
   double kv = 0;
+  double state = 0;  ///< recurrent state per sequence (0 when the baseline keeps none)
+  /// The largest |deviation| of F, N and KV (the state is shown apart; weighted, it is in the objective).
   double max_abs() const;
 };
 
@@ -305,7 +324,7 @@ std::string describe(RowOrder order);
 
 /// Why a budget cannot be met under the constraints.
 struct InfeasibleBudget {
-  std::string budget;                   ///< "flops", "params" or "kv"
+  std::string budget;                   ///< "flops", "params", "kv" or "state"
   double best_attainable = 0;           ///< smallest |deviation| of that budget alone
   std::vector<std::string> binding;     ///< constraints whose relaxation alone makes it attainable
 };

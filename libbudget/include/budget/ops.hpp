@@ -11,6 +11,9 @@
 ///    query head still attends over A keys of head_dim). With MLA, QKᵀ runs over qk_nope + qk_rope
 ///    dims and PV over v_head_dim: 2·heads·(qk_nope + qk_rope + v_head_dim)·A. Sliding-window
 ///    layers attend to A_w keys (docs/accounting.md, "Hybrid attention").
+///  - Linear attention, Mamba-2 and DeepSeek-V3.2's indexer: projections as matmuls, the depthwise
+///    convolution at 2·taps FLOPs per channel, the chunked scans as their reference algorithms'
+///    matmuls (docs/accounting.md, "Linear attention and Mamba-2").
 ///  - Not counted in FLOPs: norms, softmax, activations, residual adds, rotary embeddings, router
 ///    softmax/top-k, and the embedding lookup. The LM head is an op but is kept out of the
 ///    non-embedding budgets (reported apart).
@@ -62,16 +65,31 @@ enum class OpKind {
   routing_weights,      ///< each token's top_k routing weights gathered into dispatch order and multiplied into its expert rows
   combine_zero,         ///< zeroing the combine buffer the expert rows are scatter-added into: one row of H
   router_softmax_fp32,  ///< the router logits cast to fp32 and their fp32 softmax (top-k selection: router_topk)
+  // Hybrid stacks and sparse attention (docs/accounting.md, "Linear attention and Mamba-2", "DeepSeek
+  // sparse attention"); per layer of their kind.
+  mixer_in_projection,   ///< linear attention / Mamba-2: x·W_in, k = H, n = in_projection_width()
+  short_convolution,     ///< depthwise causal conv1d: in_features = channels, out_features = taps
+  delta_rule_scan,       ///< Gated DeltaNet's chunked gated delta rule (value heads, key/value dims, chunk)
+  ssd_scan,              ///< Mamba-2's chunked SSD scan (heads, head dim, state size, chunk)
+  mixer_out_projection,  ///< value width (Mamba: inner) → H
+  indexer_projection,    ///< DeepSeek-V3.2 indexer: index queries from the query latent, key and head weights from x
+  indexer_scores,        ///< the indexer's q·k over every attended key, ReLU, weighted over its heads
+  // Memory-bound, timed as layer glue (no profile rows).
+  indexer_topk,          ///< top-k selection of the keys each query attends to, from the index scores
+  attention_gate,        ///< sigmoid(gate)·attention output of gated attention (Qwen3-Next)
 };
 
-/// True for the layer glue ops (residual_add … router_softmax_fp32): memory-bound ops with no
-/// per-op profile rows, timed from their bytes (docs/calibration.md, "Layer glue").
+/// True for the layer glue ops (residual_add … router_softmax_fp32, indexer_topk, attention_gate):
+/// memory-bound ops with no per-op profile rows, timed from their bytes (docs/calibration.md, "Layer
+/// glue").
 constexpr bool is_layer_glue(OpKind kind) {
   return kind == OpKind::residual_add || kind == OpKind::attention_layout || kind == OpKind::routing_weights ||
-         kind == OpKind::combine_zero || kind == OpKind::router_softmax_fp32;
+         kind == OpKind::combine_zero || kind == OpKind::router_softmax_fp32 || kind == OpKind::indexer_topk ||
+         kind == OpKind::attention_gate;
 }
 
-/// True for the memory-bound ops listed after lm_head (no FLOPs, no parameters, bytes only).
+/// True for the memory-bound ops (no FLOPs, no parameters, bytes only): router_topk …
+/// router_softmax_fp32, indexer_topk and attention_gate.
 constexpr bool is_memory_bound(OpKind kind) {
   return kind == OpKind::router_topk || kind == OpKind::expert_dispatch || kind == OpKind::expert_combine ||
          kind == OpKind::expert_activation || kind == OpKind::shared_activation || kind == OpKind::dense_activation ||
@@ -125,7 +143,8 @@ struct Op {
 
 /// The operation list of `config` under `workload`. Preconditions: both are valid (validate()).
 /// Ops with no cost (a dense model's router, absent shared experts, vocab_size = 0) are left out.
-/// Attention scores appear once per attention kind present (full layers, sliding-window layers).
+/// Attention scores appear once per attention kind present (full, sliding-window, chunked layers);
+/// every other part once per group of layers that has it (layer_counts()).
 std::vector<Op> layer_ops(const ArchConfig& config, const Workload& workload);
 
 }  // namespace budget

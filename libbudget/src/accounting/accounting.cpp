@@ -24,9 +24,17 @@ ComponentOf component_of(OpKind kind) {
     case OpKind::q_down_projection:
     case OpKind::q_up_projection:
     case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection: return {&F::qkv_projection, &P::attention};
+    case OpKind::kv_up_projection:
+    case OpKind::indexer_projection: return {&F::qkv_projection, &P::attention};
     case OpKind::output_projection: return {&F::output_projection, &P::attention};
-    case OpKind::attention_scores: return {&F::attention_scores, nullptr};
+    // Scores hold no weights but attention sinks (gpt-oss).
+    case OpKind::attention_scores:
+    case OpKind::indexer_scores: return {&F::attention_scores, &P::attention};
+    case OpKind::mixer_in_projection:
+    case OpKind::short_convolution:
+    case OpKind::delta_rule_scan:
+    case OpKind::ssd_scan:
+    case OpKind::mixer_out_projection: return {&F::mixers, &P::mixers};
     case OpKind::router: return {&F::router, &P::router};
     case OpKind::routed_experts: return {&F::routed_experts, &P::routed_experts};
     case OpKind::shared_experts: return {&F::shared_experts, &P::shared_experts};
@@ -46,7 +54,9 @@ ComponentOf component_of(OpKind kind) {
     case OpKind::attention_layout:
     case OpKind::routing_weights:
     case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32: return {};  // memory-bound: no FLOPs, no parameters
+    case OpKind::router_softmax_fp32:
+    case OpKind::indexer_topk:
+    case OpKind::attention_gate: return {};  // memory-bound: no FLOPs, no parameters
   }
   return {};
 }
@@ -66,13 +76,21 @@ void add_depth_kv_and_sparsity(const ArchConfig& c, const Workload& w, Budgets& 
   b.physical_layers = c.num_layers;
   b.executed_layers = c.executed_layers();
   // Per executed full-attention layer: K and V, one vector of kv_heads·head_dim each (GQA), or the
-  // latent and the rotary key (MLA). Sliding-window layers: a cache of min(window, seq_len) tokens.
+  // latent and the rotary key (MLA). Sliding-window layers: a cache of min(window, seq_len) tokens;
+  // chunked layers: of min(chunk, seq_len) tokens (the current chunk).
   b.kv_elements_per_token = c.kv_elements_per_token();
-  b.kv_window_elements_per_sequence = c.executed_sliding_attention_layers() *
-                                      c.attention.kv_elements_per_layer() *
-                                      std::min(c.attention.sliding_window, w.seq_len);
+  if (c.has_per_layer_kinds()) {
+    const LayerCounts n = c.layer_counts();
+    const std::int64_t per_layer = c.attention.kv_elements_per_layer();
+    b.kv_window_elements_per_sequence =
+        n.sliding_attention.executed * per_layer * std::min(c.attention.sliding_window, w.seq_len) +
+        n.chunked_attention.executed * per_layer * std::min(c.attention.chunk_size, w.seq_len);
+  }
   b.kv_bytes_per_token = b.kv_elements_per_token * w.kv_bytes;
   b.kv_bytes_per_sequence = b.kv_bytes_per_token * w.seq_len + b.kv_window_elements_per_sequence * w.kv_bytes;
+  // Recurrent state (linear attention, Mamba-2): per sequence, whatever its length.
+  b.state_elements_per_sequence = c.state_elements_per_sequence();
+  b.state_bytes_per_sequence = b.state_elements_per_sequence * w.kv_bytes;
   const double total = static_cast<double>(b.non_embedding_params_total);
   b.sparsity = 1.0 - b.executed_active_params / total;
   b.param_sparsity = 1.0 - static_cast<double>(b.non_embedding_params_active) / total;
@@ -121,7 +139,9 @@ Budgets account(const ArchConfig& config, const Workload& workload) {
   const long double kv_bytes_per_sequence = static_cast<long double>(config.executed_layers()) *
                                             static_cast<long double>(config.attention.kv_elements_per_layer()) *
                                             static_cast<long double>(workload.kv_bytes) *
-                                            static_cast<long double>(workload.seq_len);
+                                            static_cast<long double>(workload.seq_len) +
+                                        static_cast<long double>(config.state_elements_per_sequence()) *
+                                            static_cast<long double>(workload.kv_bytes);
   if (kv_bytes_per_sequence >= 9.0e18L) {
     throw Error(fmt::format("the KV cache of one {}-token window would be about {:.3g} bytes, beyond the "
                             "supported 9e18 (64-bit counts); reduce seq_len or the KV width",

@@ -19,24 +19,28 @@ namespace budget::accounting_detail {
 struct OpListContext {
   OpListContext(const ArchConfig& config, const Workload& workload)
       : c(config), w(workload), H(config.hidden_size), L(config.num_layers), executed(config.executed_layers()),
-        dense_physical(config.dense_ffn_layers()), dense_executed(config.executed_dense_ffn_layers()),
-        moe_physical(L - dense_physical), moe_executed(executed - dense_executed),
-        sliding_physical(config.sliding_attention_layers()),
-        sliding_executed(config.executed_sliding_attention_layers()), matrices_per_mlp(config.ffn.matrices_per_mlp()),
-        passes(static_cast<double>(workload.training_passes)) {}
+        n(config.layer_counts()), attention(n.attention()), dense_physical(n.dense.physical),
+        dense_executed(n.dense.executed), moe_physical(n.moe.physical), moe_executed(n.moe.executed),
+        matrices_per_mlp(config.ffn.matrices_per_mlp()), passes(static_cast<double>(workload.training_passes)) {}
 
   const ArchConfig& c;
   const Workload& w;
   std::int64_t H, L, executed;
+  LayerCounts n;                                ///< layers of every kind (ArchConfig::layer_counts())
+  LayerCount attention;                         ///< layers with softmax attention (any kind)
   std::int64_t dense_physical, dense_executed;  ///< layers with a dense FFN
   std::int64_t moe_physical, moe_executed;      ///< layers with an MoE FFN
-  std::int64_t sliding_physical, sliding_executed;
   std::int64_t matrices_per_mlp;
   double passes;  ///< training passes (3 = forward + backward)
 };
 
-/// QKV (or MLA) projections, attention scores (full and sliding layers), output projection.
+/// QKV (or MLA) projections, attention scores (full, sliding and chunked layers), output projection,
+/// DeepSeek-V3.2's indexer.
 void add_attention_ops(std::vector<Op>& ops, const OpListContext& x);
+/// Linear-attention and Mamba-2 layers: projections, convolution, scan (ops_mixers.cpp).
+void add_mixer_ops(std::vector<Op>& ops, const OpListContext& x);
+/// Memory-bound ops of attention: the indexer's top-k and the attention gate (bytes only).
+void add_attention_memory_ops(std::vector<Op>& ops, const OpListContext& x);
 /// MoE layers (router, routed and shared experts) and dense FFN layers.
 void add_ffn_ops(std::vector<Op>& ops, const OpListContext& x);
 /// Memory-bound FFN ops: router top-k, dispatch, combine, activations (bytes only).

@@ -15,17 +15,24 @@ namespace budget {
 
 using accounting_detail::add_memory;
 
-void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
+void append_glue_ops(const ArchConfig& c, const LayerCounts& n, std::vector<Op>& ops) {
   const double H = static_cast<double>(c.hidden_size);
   const auto& a = c.attention;
   const auto& f = c.ffn;
   const std::int64_t L = c.num_layers;
   const std::int64_t executed = c.executed_layers();
-  const std::int64_t moe_physical = L - c.dense_ffn_layers();
-  const std::int64_t moe_executed = executed - c.executed_dense_ffn_layers();
+  const std::int64_t moe_physical = n.moe.physical;
+  const std::int64_t moe_executed = n.moe.executed;
 
-  // Residual adds, two a layer: each reads two rows of H and writes one: 2 · 3 · 2H = 12·H.
-  add_memory(ops, OpKind::residual_add, c.hidden_size, 2, 12.0 * H, L, executed);
+  // Residual adds, one a block (two a layer; one a single-block layer, Nemotron-H): each reads two
+  // rows of H and writes one: 3 · 2H = 6·H.
+  const LayerCount single{n.no_mixer.physical + n.no_ffn.physical, n.no_mixer.executed + n.no_ffn.executed};
+  if (L > single.physical) {
+    add_memory(ops, OpKind::residual_add, c.hidden_size, 2, 12.0 * H, L - single.physical, executed - single.executed);
+  }
+  if (single.physical > 0) {
+    add_memory(ops, OpKind::residual_add, c.hidden_size, 1, 6.0 * H, single.physical, single.executed);
+  }
 
   // Attention layout (fused QKV only; MLA's projections are separate GEMMs and not modelled here):
   // q, k and v are strided views of the QKV output; the attention kernel takes each as a
@@ -33,10 +40,11 @@ void append_glue_ops(const ArchConfig& c, std::vector<Op>& ops) {
   // element, heads + 2·kv_heads rows of head_dim), and the attention output is copied back to
   // tokens × q (4·q): 4·head_dim·(heads + 2·kv_heads) + 4·q. `in_features` = head_dim (its
   // alignment decides the copy kernels' speed), `matrices` = heads + 2·kv_heads.
-  if (!a.mla) {
+  const LayerCount attention = n.attention();
+  if (!a.mla && attention.physical > 0) {
     const std::int64_t rows = a.num_heads + 2 * a.num_kv_heads;
     const double bytes = 4.0 * static_cast<double>(a.head_dim * rows) + 4.0 * static_cast<double>(a.query_width());
-    add_memory(ops, OpKind::attention_layout, a.head_dim, rows, bytes, L, executed);
+    add_memory(ops, OpKind::attention_layout, a.head_dim, rows, bytes, attention.physical, attention.executed);
   }
 
   if (moe_physical > 0) {

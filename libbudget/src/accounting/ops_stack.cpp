@@ -5,18 +5,43 @@
 
 namespace budget::accounting_detail {
 
-/// Two norms per layer; each reads and writes one row of H (4·H bytes per norm, bf16). The q/k
-/// and MLA latent norms are counted in the parameters but not in the bytes.
+/// Two norms per layer (before the mixer, before the FFN); each reads and writes one row of H (4·H
+/// bytes per norm, bf16). The q/k and MLA latent norms are counted in the parameters of attention
+/// layers, the gated norms of linear-attention (value_head_dim) and Mamba-2 (inner) layers in theirs,
+/// but not in the bytes. A layer that is a single block (Nemotron-H) has one norm. Layers with the
+/// same norms share one op.
 void add_norm_ops(std::vector<Op>& ops, const OpListContext& x) {
   const ArchConfig& c = x.c;
   const auto& a = c.attention;
   const std::int64_t H = x.H;
-  const std::int64_t latent_norms = a.mla ? a.mla->q_lora_rank + a.mla->kv_lora_rank : 0;
-  Op& norms = add_parameters(ops, OpKind::norms, 2 * c.norm_params(H) + a.qk_norm_params() + latent_norms, x.L,
-                             x.executed);
-  norms.in_features = H;
-  norms.matrices = 2;
-  norms.forward_bytes = 2 * 4.0 * static_cast<double>(H);
+  const std::int64_t attention_norms = a.qk_norm_params() + (a.mla ? a.mla->q_lora_rank + a.mla->kv_lora_rank : 0);
+  const auto add = [&](std::int64_t blocks, std::int64_t params, std::int64_t physical, std::int64_t executed) {
+    Op& norms = add_parameters(ops, OpKind::norms, params, physical, executed);
+    norms.in_features = H;
+    norms.matrices = blocks;
+    norms.forward_bytes = static_cast<double>(blocks) * 4.0 * static_cast<double>(H);
+  };
+  if (!c.has_per_layer_kinds()) {
+    add(2, 2 * c.norm_params(H) + attention_norms, x.L, x.executed);
+  } else {
+    struct Group {
+      std::int64_t blocks, params, physical, executed;
+    };
+    std::vector<Group> groups;
+    for (std::int64_t layer = 1; layer <= x.L; ++layer) {
+      const LayerMixer mixer = c.mixer_of_layer(layer);
+      const std::int64_t blocks = (mixer != LayerMixer::none ? 1 : 0) + (c.ffn_of_layer(layer) != LayerFfn::none ? 1 : 0);
+      const std::int64_t params = blocks * c.norm_params(H) + (mixer == LayerMixer::attention ? attention_norms : 0) +
+                                  (mixer == LayerMixer::linear_attention ? c.linear_attention->value_head_dim : 0) +
+                                  (mixer == LayerMixer::mamba ? c.mamba->inner() : 0);
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const Group& g) { return g.blocks == blocks && g.params == params; });
+      if (it == groups.end()) it = groups.insert(groups.end(), Group{blocks, params, 0, 0});
+      it->physical += 1;
+      it->executed += c.executions_of_layer(layer);
+    }
+    for (const Group& g : groups) add(g.blocks, g.params, g.physical, g.executed);
+  }
   Op& final_norm = add_parameters(ops, OpKind::final_norm, c.norm_params(H), 1, 1);
   final_norm.in_features = H;
   final_norm.matrices = 1;

@@ -36,7 +36,17 @@ Part part_of(OpKind kind) {
     // the attention part (per layer, H or q wide), the fp32 router softmax with the router, the
     // routing-weight product and the combine buffer with the routed experts.
     case OpKind::residual_add:
-    case OpKind::attention_layout: return Part::attention;
+    case OpKind::attention_layout:
+    // The other mixers (linear attention, Mamba-2) and DeepSeek-V3.2's indexer: the layer's mixer part.
+    case OpKind::mixer_in_projection:
+    case OpKind::short_convolution:
+    case OpKind::delta_rule_scan:
+    case OpKind::ssd_scan:
+    case OpKind::mixer_out_projection:
+    case OpKind::indexer_projection:
+    case OpKind::indexer_scores:
+    case OpKind::indexer_topk:
+    case OpKind::attention_gate: return Part::attention;
     case OpKind::router_softmax_fp32: return Part::moe_tp;
     case OpKind::routing_weights:
     case OpKind::combine_zero: return Part::routed;
@@ -146,9 +156,22 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
   return out;
 }
 
+/// The step time on N GPUs times one attention + FFN layer for every layer; a stack whose layers
+/// differ in their mixer or FFN (Nemotron-H, Qwen3-Next, Llama-4 Maverick) would need each kind
+/// timed apart: refused by name rather than timed as another model (training memory and the
+/// one-GPU time model do read them).
+void refuse_per_layer_stacks(const ArchConfig& config) {
+  if (config.layer_mixers.empty() && config.layer_ffns.empty()) return;
+  throw Error("the step time on a cluster of a stack whose layers differ in their mixer or FFN (per-layer "
+              "layer_mixers / layer_ffns) is not modelled: each layer kind would need its own timing; the "
+              "one-GPU step time (report --calibration) and training memory do read it",
+              config.name.empty() ? "<config>" : config.name, config.layer_mixers.empty() ? "/layer_ffns" : "/layer_mixers");
+}
+
 /// One physical layer of `config` as one GPU of the layout computes it: heads, KV heads, the dense
 /// and shared-expert widths and the vocabulary divided by TP; no loop, no MTP.
 ArchConfig tp_shard(const ArchConfig& config, const ParallelLayout& l, std::vector<std::string>& notes) {
+  refuse_per_layer_stacks(config);
   ArchConfig s = config;
   s.num_layers = 1;
   s.loop = std::nullopt;

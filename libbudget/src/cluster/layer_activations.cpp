@@ -31,6 +31,15 @@ OpListShapes read_shapes(const ArchConfig& c) {
         s.attention.replicated += p;
         break;
       case OpKind::norms: s.attention.replicated += p; break;
+      // The 2025 layer kinds: linear-attention and Mamba-2 mixers (Megatron-Core's Mamba mixer
+      // shards its projections, convolution and heads over TP), the indexer, attention sinks.
+      case OpKind::mixer_in_projection:
+      case OpKind::short_convolution:
+      case OpKind::delta_rule_scan:
+      case OpKind::ssd_scan:
+      case OpKind::mixer_out_projection:
+      case OpKind::indexer_projection:
+      case OpKind::attention_scores: s.attention.tp_sharded += p; break;
       case OpKind::router: s.moe_ffn.replicated += p; break;
       case OpKind::routed_experts: s.moe_ffn.expert += p; break;
       case OpKind::shared_experts: {
@@ -68,9 +77,7 @@ OpListShapes read_shapes(const ArchConfig& c) {
   return s;
 }
 
-bool layer_is_moe(const ArchConfig& c, std::int64_t layer) {
-  return c.ffn.is_moe() && layer > c.ffn.first_dense_layers;
-}
+bool layer_is_moe(const ArchConfig& c, std::int64_t layer) { return c.ffn_of_layer(layer) == LayerFfn::moe; }
 
 /// Tokens of one micro-batch on one GPU before sequence parallelism: b·s/CP.
 double micro_batch_tokens(const ParallelLayout& l) {
@@ -192,8 +199,15 @@ LayerActivationBytes activation_bytes(const ArchConfig& c, const OpListShapes& s
     bytes.attention = 2.0 * H * T / r;
     return bytes;
   }
-  bytes.attention = T * attention_kept_per_token(c, s, l, r, t);
-  bytes.ffn = ffn_kept_bytes(c, s, layer, l, T, r, t);
+  const LayerMixer mixer = c.mixer_of_layer(layer);
+  if (mixer == LayerMixer::attention) {
+    bytes.attention = T * attention_kept_per_token(c, s, l, r, t);
+  } else if (mixer != LayerMixer::none) {
+    // Linear-attention and Mamba-2 blocks (memory_shapes.cpp); a single-FFN block keeps none here.
+    const MixerActivationBytes m = mixer_activation_bytes(c, mixer);
+    bytes.attention = T * (m.replicated / r + m.sharded / t);
+  }
+  if (c.ffn_of_layer(layer) != LayerFfn::none) bytes.ffn = ffn_kept_bytes(c, s, layer, l, T, r, t);
   return bytes;
 }
 

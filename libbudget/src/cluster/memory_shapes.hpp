@@ -1,8 +1,10 @@
 #pragma once
 // Private to the cluster domain: the per-layer parameter split and activation widths read off the
 // op list, and one layer execution's activation and transient bytes (docs/cluster.md, "Memory
-// terms"); defined in layer_activations.cpp, used by training_memory.cpp.
+// terms"); defined in layer_activations.cpp (hybrid stacks: memory_shapes.cpp), used by
+// training_memory.cpp.
 #include <cstdint>
+#include <vector>
 
 #include "budget/config.hpp"
 #include "budget/parallel_layout.hpp"
@@ -48,8 +50,25 @@ struct OpListShapes {
   double shared_width = 0.0;
 };
 
+/// The shapes of `c` (every layer alike; the layers of a hybrid stack: per_layer_params()).
 OpListShapes read_shapes(const ArchConfig& c);
+/// Whether physical layer `layer` (1-based) has an MoE FFN.
 bool layer_is_moe(const ArchConfig& c, std::int64_t layer);
+
+/// Stacks with per-layer kinds (ArchConfig::has_per_layer_kinds(): mixers, FFNs, attention kinds):
+/// the parameters of each physical layer (index layer − 1), read off the op list of that layer
+/// alone, since read_shapes() sums ops that hold different layers; empty for other configs, whose
+/// layers are all OpListShapes::attention + the FFN of their kind.
+std::vector<LayerParams> per_layer_params(const ArchConfig& c);
+
+/// Activation bytes per token a linear-attention or Mamba-2 block keeps for its backward, in the
+/// classes of activation_bytes(): replicated (on every TP rank without sequence parallelism) and
+/// TP-sharded.
+struct MixerActivationBytes {
+  double replicated = 0.0;
+  double sharded = 0.0;
+};
+MixerActivationBytes mixer_activation_bytes(const ArchConfig& c, LayerMixer mixer);
 /// Tokens of one micro-batch on one GPU before sequence parallelism: b·s/CP.
 double micro_batch_tokens(const ParallelLayout& l);
 /// Rows of H the most loaded expert rank receives per token it sends: top_k · min(F, G) with a

@@ -32,6 +32,7 @@ struct MemoryStageShared {
   const ArchConfig& config;
   const ParallelLayout& l;
   memory_detail::OpListShapes s;
+  std::vector<memory_detail::LayerParams> layers;  ///< per-layer kinds: each layer's parameters (else empty)
   std::vector<ModelChunk> chunks;
   ParameterBytes per_param;
   double t = 1.0;              ///< TP
@@ -46,6 +47,7 @@ struct MemoryStageShared {
 MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLayout& l) {
   MemoryStageShared m(config, l);
   m.s = memory_detail::read_shapes(config);
+  m.layers = memory_detail::per_layer_params(config);
   m.chunks = model_chunks(config, l);
   m.per_param = parameter_bytes(l.precision);
   m.t = static_cast<double>(l.tp);
@@ -89,7 +91,11 @@ memory_detail::LayerParams memory_stored_layer_params(const MemoryStageShared& m
       stage.stored_layers.push_back(layer);
       const bool moe = memory_detail::layer_is_moe(m.config, layer);
       memory_detail::LayerParams one = m.s.attention;
-      one += moe ? m.s.moe_ffn : m.s.dense_ffn;
+      if (!m.layers.empty()) {  // per-layer kinds: each layer's own (memory_shapes.cpp)
+        one = m.layers[static_cast<std::size_t>(layer - 1)];
+      } else {
+        one += moe ? m.s.moe_ffn : m.s.dense_ffn;
+      }
       params += one;
       extras.largest_layer =
           std::max(extras.largest_layer, one.tp_sharded / m.t + one.replicated + one.expert / m.expert_shards);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "config/config_checks.hpp"
 #include "config/config_names.hpp"
 
 namespace budget {
@@ -22,10 +23,12 @@ std::int64_t ArchConfig::executed_layers() const {
 }
 
 std::int64_t ArchConfig::dense_ffn_layers() const {
+  if (!layer_ffns.empty()) return layer_counts().dense.physical;
   return ffn.is_moe() ? std::min(ffn.first_dense_layers, num_layers) : num_layers;
 }
 
 std::int64_t ArchConfig::executed_dense_ffn_layers() const {
+  if (!layer_ffns.empty()) return layer_counts().dense.executed;
   const std::int64_t dense = dense_ffn_layers();
   if (!loop || dense == 0) return dense;
   // Dense layers are 1..dense; the loop re-executes the overlap [first, min(last, dense)].
@@ -33,32 +36,10 @@ std::int64_t ArchConfig::executed_dense_ffn_layers() const {
   return dense + (loop->repeats - 1) * overlap;
 }
 
-LayerAttention ArchConfig::attention_of_layer(std::int64_t layer) const {
-  const auto& types = attention.layer_types;
-  if (layer < 1 || static_cast<std::size_t>(layer) > types.size()) return LayerAttention::full;
-  return types[static_cast<std::size_t>(layer - 1)];
-}
-
-std::int64_t ArchConfig::sliding_attention_layers() const {
-  return static_cast<std::int64_t>(
-      std::count(attention.layer_types.begin(), attention.layer_types.end(), LayerAttention::sliding));
-}
-
-std::int64_t ArchConfig::executed_sliding_attention_layers() const {
-  if (!loop) return sliding_attention_layers();
-  std::int64_t executed = 0;
-  for (std::int64_t layer = 1; layer <= static_cast<std::int64_t>(attention.layer_types.size()); ++layer) {
-    if (attention_of_layer(layer) == LayerAttention::sliding) executed += executions_of_layer(layer);
-  }
-  return executed;
-}
-
-std::int64_t ArchConfig::kv_elements_per_token() const {
-  return (executed_layers() - executed_sliding_attention_layers()) * attention.kv_elements_per_layer();
-}
-
 std::string_view to_string(QkNorm norm) { return detail::name_of(detail::qk_norm_names, norm); }
 std::string_view to_string(LayerAttention kind) { return detail::name_of(detail::layer_attention_names, kind); }
+std::string_view to_string(LayerMixer kind) { return detail::name_of(detail::layer_mixer_names, kind); }
+std::string_view to_string(LayerFfn kind) { return detail::name_of(detail::layer_ffn_names, kind); }
 std::string_view to_string(NormKind kind) { return detail::name_of(detail::norm_kind_names, kind); }
 std::string_view to_string(RouterScore score) { return detail::name_of(detail::router_score_names, score); }
 
@@ -87,26 +68,9 @@ LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int6
 }
 
 namespace {
-// validate() runs on every account(config, workload), so a passing check must cost a comparison
-// only: messages are formatted when a check fails, never before. Each check_* returns the first
-// problem of its part of docs/config.md, or nothing.
-struct Problem {
-  const char* path;
-  std::string message;
-};
-using Check = std::optional<Problem>;
-
-template <typename MakeMessage>
-Check unless(bool ok, const char* path, MakeMessage&& make_message) {
-  if (ok) return std::nullopt;
-  return Problem{path, make_message()};
-}
-
-Check range(std::int64_t value, std::int64_t min, std::int64_t max, const char* path) {
-  return unless(value >= min && value <= max, path, [&] {
-    return fmt::format("value {} is out of range; allowed: an integer in [{}, {}]", value, min, max);
-  });
-}
+using Check = detail::ConfigCheck;
+using detail::range;
+using detail::unless;
 
 Check check_sizes(const ArchConfig& c) {
   const auto& a = c.attention;
@@ -278,8 +242,8 @@ long double size_bound(const ArchConfig& c) {
   // LayerNorm biases, q/k norms, MLP biases and the LM-head bias are below these terms' scale;
   // MTP modules add at most one layer each plus a 2H × H projection.
   const long double mtp = static_cast<long double>(c.mtp_layers);
-  return (attention + ffn_params + 4 * H) * executed + 2 * H * static_cast<long double>(c.vocab_size) +
-         (attention + ffn_params + 2 * H * H + 8 * H) * mtp;
+  return (attention + ffn_params + detail::mixer_size_bound(c) + 4 * H) * executed +
+         2 * H * static_cast<long double>(c.vocab_size) + (attention + ffn_params + 2 * H * H + 8 * H) * mtp;
 }
 
 // Totals must fit comfortably in 64 bits.
@@ -295,6 +259,7 @@ Check check_totals(const ArchConfig& c) {
 Check first_problem(const ArchConfig& c) {
   if (auto p = check_sizes(c)) return p;
   if (auto p = check_mla(c)) return p;
+  if (auto p = detail::check_layer_kinds(c)) return p;  // before the sliding-window rule: names the layer
   if (auto p = check_layer_attention(c)) return p;
   if (auto p = check_ffn_sizes(c)) return p;
   if (auto p = c.ffn.is_moe() ? check_moe_ffn(c.ffn) : check_dense_ffn(c.ffn)) return p;

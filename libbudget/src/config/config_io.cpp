@@ -9,6 +9,7 @@
 #include "config/config_hf_json.hpp"
 #include "config/config_names.hpp"
 #include "config/config_json.hpp"
+#include "config/config_layers_json.hpp"
 #include "config/rope_scaling_json.hpp"
 #include "base/json_reader.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 ModelSettings read_model_settings(const ObjectReader& settings) {
   settings.reject_unknown_keys(
       {"rope_theta", "norm_epsilon", "max_position_embeddings", "router_score", "router_normalize_top_k",
-                               "rope_scaling"});
+       "rope_scaling", "partial_rotary_factor", "nope_layers"});
   ModelSettings s;
   if (settings.has("rope_theta")) s.rope_theta = settings.number("rope_theta", 1e-6, 1e15);
   if (settings.has("norm_epsilon")) s.norm_epsilon = settings.number("norm_epsilon", 1e-30, 0.5);
@@ -35,6 +36,7 @@ ModelSettings read_model_settings(const ObjectReader& settings) {
     s.router_normalize_top_k = settings.raw("router_normalize_top_k").get<bool>();
   }
   if (settings.has("rope_scaling")) s.rope_scaling = read_rope_scaling(settings.object("rope_scaling"), nullptr);
+  read_rope_layout_settings(settings, s);
   return s;
 }
 
@@ -46,6 +48,7 @@ nlohmann::ordered_json model_settings_json(const ModelSettings& s) {
   if (s.router_score) j["router_score"] = std::string(to_string(*s.router_score));
   if (s.router_normalize_top_k) j["router_normalize_top_k"] = *s.router_normalize_top_k;
   if (s.rope_scaling) j["rope_scaling"] = rope_scaling_json(*s.rope_scaling, "type");
+  write_rope_layout_settings(s, j);
   return j;
 }
 
@@ -56,7 +59,8 @@ nlohmann::ordered_json model_settings_json(const ModelSettings& s) {
 // Top-level scalar keys (and the check for unknown top-level keys), in reading order.
 void read_arch_top_level(const ObjectReader& root, ArchConfig& c) {
   root.reject_unknown_keys({"name", "hidden_size", "num_layers", "vocab_size", "tie_embeddings", "lm_head_bias",
-                            "norm", "mtp_layers", "attention", "ffn", "loop", "settings"});
+                            "norm", "mtp_layers", "attention", "ffn", "loop", "settings", "layer_mixers",
+                            "layer_ffns", "linear_attention", "mamba"});
   c.name = root.string_or("name", "");
   c.hidden_size = root.integer("hidden_size", 1, max_dimension);
   c.num_layers = root.integer("num_layers", 1, 1'000'000);
@@ -79,27 +83,11 @@ MlaConfig read_arch_mla(const ObjectReader& mla) {
   return m;
 }
 
-// attention.layer_types: an array of "full" / "sliding", one per layer (its length is checked by
-// validate()). An element that is neither is reported at its own path, counted from layer 1.
-void read_arch_layer_types(const ObjectReader& attention, AttentionConfig& a) {
-  const nlohmann::json& types = attention.raw("layer_types");
-  if (!types.is_array()) attention.fail("layer_types", "expected an array of \"full\" / \"sliding\", one per layer");
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    const nlohmann::json& t = types[i];
-    const std::optional<LayerAttention> kind =
-        t.is_string() ? enum_named(layer_attention_names, t.get<std::string>()) : std::nullopt;
-    if (!kind) {
-      throw Error(fmt::format("layer {} is {}; allowed: \"full\" or \"sliding\"", i + 1, describe_value(t)),
-                  attention.source(), attention.pointer_to("layer_types") + "/" + std::to_string(i));
-    }
-    a.layer_types.push_back(*kind);
-  }
-}
-
 // The "attention" object.
 void read_arch_attention(const ObjectReader& attention, AttentionConfig& a) {
   attention.reject_unknown_keys({"num_heads", "head_dim", "num_kv_heads", "mla", "qkv_bias", "output_bias",
-                                 "qk_norm", "sliding_window", "layer_types"});
+                                 "qk_norm", "sliding_window", "layer_types", "chunk_size", "sinks", "output_gate",
+                                 "indexer"});
   a.num_heads = attention.integer("num_heads", 1, max_dimension);
   if (attention.has("mla")) {
     const MlaConfig m = read_arch_mla(attention.object("mla"));
@@ -116,7 +104,7 @@ void read_arch_attention(const ObjectReader& attention, AttentionConfig& a) {
   a.output_bias = attention.boolean_or("output_bias", false);
   a.qk_norm = attention.enum_or("qk_norm", QkNorm::none, qk_norm_names);
   a.sliding_window = attention.integer_or("sliding_window", 0, 0, max_dimension);
-  if (attention.has("layer_types")) read_arch_layer_types(attention, a);
+  read_attention_features(attention, a);
 }
 
 // The "ffn" object; first_dense_layers is bounded by num_layers (read before).
@@ -175,6 +163,7 @@ ArchConfig read_arch_config(const nlohmann::json& object, const std::string& sou
   read_arch_top_level(root, c);
   read_arch_attention(root.object("attention"), c.attention);
   read_arch_ffn(root.object("ffn"), c.num_layers, c.ffn);
+  read_layer_kinds(root, c);
   if (root.has("loop")) c.loop = read_arch_loop(root.object("loop"), c.num_layers, source, pointer);
   if (root.has("settings")) c.settings = read_model_settings(root.object("settings"));
 
@@ -215,11 +204,7 @@ nlohmann::ordered_json arch_config_json(const ArchConfig& c) {
   if (a.output_bias) attention["output_bias"] = true;
   if (a.qk_norm != QkNorm::none) attention["qk_norm"] = std::string(to_string(a.qk_norm));
   if (a.sliding_window > 0) attention["sliding_window"] = a.sliding_window;
-  if (!a.layer_types.empty()) {
-    nlohmann::ordered_json types = nlohmann::ordered_json::array();
-    for (LayerAttention t : a.layer_types) types.push_back(std::string(to_string(t)));
-    attention["layer_types"] = types;
-  }
+  write_attention_features(a, attention);
   j["attention"] = attention;
   nlohmann::ordered_json ffn{{"num_experts", c.ffn.num_experts},
                              {"top_k", c.ffn.top_k},
@@ -233,6 +218,7 @@ nlohmann::ordered_json arch_config_json(const ArchConfig& c) {
   ffn["first_dense_layers"] = c.ffn.first_dense_layers;
   ffn["dense_dim"] = c.ffn.dense_dim;
   j["ffn"] = ffn;
+  write_layer_kinds(c, j);
   if (c.loop) {
     j["loop"] = nlohmann::ordered_json{{"first", c.loop->first}, {"last", c.loop->last}, {"repeats", c.loop->repeats}};
   }

@@ -11,8 +11,15 @@ namespace budget::detail {
 inline constexpr auto qk_norm_names =
     enum_names<QkNorm::full>({{QkNorm::none, "none"}, {QkNorm::per_head, "per_head"}, {QkNorm::full, "full"}});
 
-inline constexpr auto layer_attention_names =
-    enum_names<LayerAttention::sliding>({{LayerAttention::full, "full"}, {LayerAttention::sliding, "sliding"}});
+inline constexpr auto layer_attention_names = enum_names<LayerAttention::chunked>(
+    {{LayerAttention::full, "full"}, {LayerAttention::sliding, "sliding"}, {LayerAttention::chunked, "chunked"}});
+
+inline constexpr auto layer_mixer_names = enum_names<LayerMixer::none>(
+    {{LayerMixer::attention, "attention"}, {LayerMixer::linear_attention, "linear_attention"},
+     {LayerMixer::mamba, "mamba"}, {LayerMixer::none, "none"}});
+
+inline constexpr auto layer_ffn_names =
+    enum_names<LayerFfn::none>({{LayerFfn::moe, "moe"}, {LayerFfn::dense, "dense"}, {LayerFfn::none, "none"}});
 
 inline constexpr auto norm_kind_names =
     enum_names<NormKind::layernorm>({{NormKind::rmsnorm, "rmsnorm"}, {NormKind::layernorm, "layernorm"}});

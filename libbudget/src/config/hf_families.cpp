@@ -9,6 +9,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace budget::detail {
 namespace {
@@ -226,12 +227,18 @@ std::array<HfFamily, 17> make_families() {
   }};
 }
 
-const std::array<HfFamily, 17>& family_table() {
-  static const std::array<HfFamily, 17> table = make_families();
+/// The families above, then those of 2025 (hf_families_2025.cpp).
+const std::vector<HfFamily>& family_table() {
+  static const std::vector<HfFamily> table = [] {
+    const std::array<HfFamily, 17> first = make_families();
+    std::vector<HfFamily> all(first.begin(), first.end());
+    for (const HfFamily& f : hf_families_2025()) all.push_back(f);
+    return all;
+  }();
   return table;
 }
 
-constexpr std::array<HfCountingKey, 36> counting_keys{{
+constexpr std::array<HfCountingKey, 64> counting_keys{{
     {"num_local_experts", false, "routed experts"},
     {"num_experts", false, "routed experts"},
     {"n_routed_experts", false, "routed experts"},
@@ -268,6 +275,35 @@ constexpr std::array<HfCountingKey, 36> counting_keys{{
     {"num_key_value_heads", false, "grouped-query attention"},
     {"head_dim", false, "a head width other than hidden_size / num_attention_heads"},
     {"max_window_layers", false, "sliding-window attention"},
+    // The families of 2025 (hf_families_2025.cpp): their keys, refused in any other family.
+    {"intermediate_size_mlp", false, "dense MLP layers between MoE layers (Llama-4)"},
+    {"moe_layers", false, "MoE layers at given positions (Llama-4)"},
+    {"hybrid_override_pattern", false, "a hybrid Mamba/attention/MLP stack (Nemotron-H)"},
+    {"layers_block_type", false, "a hybrid Mamba/attention/MLP stack (Nemotron-H)"},
+    {"mtp_hybrid_override_pattern", false, "multi-token-prediction layers of a hybrid stack"},
+    {"mamba_num_heads", false, "Mamba-2 layers"},
+    {"mamba_head_dim", false, "Mamba-2 layers"},
+    {"ssm_state_size", false, "Mamba-2 layers"},
+    {"n_groups", false, "Mamba-2 layers"},
+    {"conv_kernel", false, "Mamba-2 layers"},
+    {"use_conv_bias", false, "Mamba-2 layers"},
+    {"mamba_proj_bias", false, "Mamba-2 projection biases"},
+    {"use_bias", false, "biases on every linear layer"},
+    {"moe_shared_expert_intermediate_size", false, "a shared expert"},
+    {"moe_latent_size", false, "latent MoE (experts in a projected latent space)"},
+    {"index_n_heads", false, "DeepSeek sparse attention's indexer"},
+    {"index_head_dim", false, "DeepSeek sparse attention's indexer"},
+    {"index_topk", false, "DeepSeek sparse attention's indexer"},
+    {"qk_norm_type", false, "query/key norms"},
+    {"use_routing_bias", false, "a router bias"},
+    {"use_mtp", false, "multi-token-prediction modules"},
+    {"num_mtp_modules", false, "multi-token-prediction modules"},
+    {"moe_k", false, "experts per token (ERNIE)"},
+    {"moe_num_shared_experts", false, "shared experts (ERNIE)"},
+    {"moe_layer_start_index", false, "MoE layers from a given layer (ERNIE)"},
+    {"moe_layer_end_index", false, "MoE layers up to a given layer (ERNIE)"},
+    {"moe_layer_interval", true, "MoE on every k-th layer (ERNIE)"},
+    {"zero_expert_num", false, "zero-computation experts (LongCat-Flash), not modelled"},
 }};
 
 // Spellings of one quantity: the families' keys, other tools' names and likely slips. Names that
@@ -306,7 +342,7 @@ constexpr std::array<std::span<const std::string_view>, 12> spelling_groups{
 
 // Keys of released configs that change no count (transformers' runtime, training and rope
 // settings, the DeepSeek router's grouping, Granite's multipliers, ...).
-constexpr std::array<std::string_view, 52> non_counting_keys{
+constexpr std::array<std::string_view, 77> non_counting_keys{
     "_name_or_path", "architectures", "attention_dropout", "attention_multiplier", "auto_map", "aux_loss_alpha",
     "bos_token_id", "classifier_dropout", "clip_qkv", "dtype", "embd_pdrop", "embedding_multiplier", "eos_token_id",
     "ep_size", "hidden_act", "hidden_dropout", "initializer_range", "input_jitter_noise", "is_decoder",
@@ -316,7 +352,14 @@ constexpr std::array<std::string_view, 52> non_counting_keys{
     "rope_interleave", "rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "rotary_pct",
     "routed_scaling_factor", "router_aux_loss_coef", "router_jitter_noise", "router_z_loss_coef", "scoring_func",
     "seq_aux", "topk_group", "topk_method", "torch_dtype", "transformers_version", "use_cache", "use_mrope",
-    "use_parallel_residual"};
+    "use_parallel_residual",
+    // The families of 2025: activation clamps, attention temperature, Mamba's time-step init and
+    // cache dtype, norms' epsilons under other names, routing groups, runtime settings.
+    "swiglu_limit", "swiglu_alpha", "initial_context_length", "no_rope_layers", "no_rope_layer_interval",
+    "attn_temperature_tuning", "floor_scale", "attn_scale", "expand", "time_step_min", "time_step_max",
+    "time_step_floor", "time_step_limit", "time_step_rank", "mamba_hidden_act", "mlp_hidden_act",
+    "mamba_ssm_cache_dtype", "num_logits_to_keep", "use_mamba_kernels", "norm_eps", "layer_norm_epsilon",
+    "residual_in_fp32", "rescale_prenorm_residual", "moe_shared_expert_overlap", "moe_norm_min"};
 
 }  // namespace
 

@@ -41,8 +41,23 @@ struct HfAlias {
   std::string_view key;
 };
 
+/// The families of 2025 whose layers need a reader of their own beyond the traits below
+/// (config/hf_layouts.cpp): hybrid stacks, per-layer FFNs, attention features, their own key names.
+enum class HfLayout {
+  standard,      ///< every layer alike but for the traits (and layer_types / sliding keys)
+  gpt_oss,       ///< attention sinks; openai's experts_per_token checked against num_experts_per_tok
+  llama4,        ///< chunked and no-RoPE layers, MoE every k-th layer, a shared expert, dense MLPs
+  qwen3_next,    ///< Gated DeltaNet and gated full attention (layer_types / full_attention_interval)
+  nemotron_h,    ///< Mamba-2, attention, MLP and MoE blocks from hybrid_override_pattern
+  glm4_moe,      ///< q/k/v biases only, use_qk_norm, partial RoPE
+  deepseek_v32,  ///< DeepSeek-V3 plus the lightning indexer
+  minimax_m2,    ///< routing bias, q/k norms per layer or head, rotary_dim, MTP said not counted
+  ernie4_5_moe,  ///< moe_* keys, MoE on layers start..end every interval, shared experts
+};
+
 /// How a family's layers are built (what no key of the config changes).
 struct HfTraits {
+  HfLayout layout = HfLayout::standard;
   bool moe = false;                     ///< every layer (after the dense ones) is a mixture of experts
   std::string_view expert_count_key;    ///< the key of the routed-expert count (MoE families)
   bool expert_width_key = false;        ///< experts sized by moe_intermediate_size (else intermediate_size)
@@ -61,6 +76,7 @@ struct HfTraits {
   bool refuse_use_sliding_window = false;
   bool router_bias = false;             ///< always present (DeepSeek-V3 e_score_correction_bias)
   bool router_bias_from_topk_method = false;  ///< `topk_method: noaux_tc` adds it (DeepSeek-V2)
+  bool sigmoid_router = false;          ///< scoring_func absent means sigmoid (DeepSeek-V3 style routers)
 };
 
 struct HfFamily {
@@ -73,6 +89,9 @@ struct HfFamily {
   std::span<const HfKey> keys;          ///< every key the family reads, beyond the common ones
   std::span<const HfAlias> aliases = {};
 };
+
+/// The families of 2025 (hf_families_2025.cpp), appended to the table by hf_families().
+std::span<const HfFamily> hf_families_2025();
 
 /// Every supported family, in the order docs/config.md lists them.
 std::span<const HfFamily> hf_families();

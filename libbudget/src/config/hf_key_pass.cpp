@@ -154,7 +154,7 @@ class KeyPass {
                                 k.meaning));
     }
     for (const auto& [key, value] : doc_.items()) {
-      if (key.rfind("linear_", 0) == 0 && !value.is_null()) {
+      if (key.rfind("linear_", 0) == 0 && !value.is_null() && !reads(key)) {
         refuse(key, "linear-attention layers (a hybrid linear/full attention stack) are not modelled: their "
                     "recurrent state is not a KV cache");
       }

@@ -25,6 +25,7 @@
 #include "config/config_names.hpp"
 #include "config/hf_families.hpp"
 #include "config/hf_key_pass.hpp"
+#include "config/hf_layouts.hpp"
 
 namespace budget {
 namespace detail {
@@ -53,8 +54,11 @@ class LayerPass {
     c.norm = traits_.norm;
     read_attention(c);
     read_ffn(c);
-    read_layer_types(c);
-    if (reads("num_nextn_predict_layers")) c.mtp_layers = integer_or("num_nextn_predict_layers", 0, 0, 1024);
+    if (hf_generic_layer_types(traits_.layout)) read_layer_types(c);
+    read_hf_layout(HfLayoutInput{doc_, root_, family_}, c);  // the 2025 families (config/hf_layouts.cpp)
+    if (reads("num_nextn_predict_layers") && traits_.layout != HfLayout::nemotron_h) {
+      c.mtp_layers = integer_or("num_nextn_predict_layers", 0, 0, 1024);
+    }
     read_settings(c);
     return c;
   }
@@ -85,7 +89,8 @@ class LayerPass {
     read_rope_scaling_setting(c);
     if (!c.ffn.is_moe() || family == "phimoe") return;
     // DeepSeek's scoring_func values are budget's RouterScore names; any other value is refused.
-    const RouterScore fallback = family == "deepseek_v3" ? RouterScore::sigmoid : RouterScore::softmax;
+    const RouterScore fallback =
+        family == "deepseek_v3" || traits_.sigmoid_router ? RouterScore::sigmoid : RouterScore::softmax;
     s.router_score = root_.enum_or("scoring_func", fallback, router_score_names);
     if (family == "mixtral" || family == "granitemoe") {
       s.router_normalize_top_k = true;
@@ -431,6 +436,17 @@ ArchConfig read_hf_config(const nlohmann::json& document, const std::string& sou
   } else {
     c = read_model_object(root, "", [](nlohmann::json&) {});
     c.name = root.string_or("_name_or_path", root.string_or("model_type", "hf-config"));
+  }
+  // quantization_config says how the released weights are stored (FP8, MXFP4, NVFP4), not the
+  // architecture trained: ignored, and said so.
+  for (const nlohmann::json* object : {&document, document.contains("text_config") ? &document.at("text_config") : nullptr}) {
+    if (object == nullptr || !object->is_object() || !hf_key_present(*object, "quantization_config")) continue;
+    const auto& q = object->at("quantization_config");
+    const std::string method = q.is_object() && q.contains("quant_method") && q.at("quant_method").is_string()
+                                   ? " (" + printable_text(q.at("quant_method").get<std::string>(), 40) + ")"
+                                   : std::string();
+    c.notes.push_back("quantization_config" + method + ": ignored; it says how the released weights are stored, "
+                      "not the architecture trained (budgets count parameters and FLOPs, not their bytes)");
   }
   // The loop key written by export (config_hf.hpp, hf_loop_key); transformers ignores it.
   if (root.has(hf_loop_key)) {

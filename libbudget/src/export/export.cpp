@@ -20,7 +20,8 @@ namespace budget {
 namespace detail {
 namespace {
 
-// Every field of the config must be exported or refused by every target. When a field is added
+// Every field of the config must be exported or refused by every target (the layer kinds of the
+// 2025 families, layer_mixers … nope_layers, by refuse_unexpressed_layer_kinds()). When a field is added
 // to ArchConfig, AttentionConfig, FfnConfig, ModelSettings or LoopConfig, the structured binding of that struct
 // below stops compiling (the count of names no longer matches): handle the new field in
 // export_hf.cpp, export_megatron.cpp and export_torchtitan.cpp (write it, or throw budget::Error
@@ -28,13 +29,14 @@ namespace {
 // model is: no target writes them.
 void check_every_field_is_handled(const ArchConfig& c) {
   [[maybe_unused]] const auto& [name, hidden_size, num_layers, vocab_size, tie_embeddings, lm_head_bias, norm,
-                                attention, ffn, mtp_layers, loop, settings, notes] = c;
+                                attention, ffn, mtp_layers, loop, layer_mixers, layer_ffns, linear_attention, mamba,
+                                settings, notes] = c;
   [[maybe_unused]] const auto& [num_heads, head_dim, num_kv_heads, mla, qkv_bias, output_bias, qk_norm,
-                                sliding_window, layer_types] = c.attention;
+                                sliding_window, chunk_size, layer_types, sinks, output_gate, indexer] = c.attention;
   [[maybe_unused]] const auto& [num_experts, top_k, expert_dim, gated, bias, router_bias, shared_expert_gate,
                                 num_shared_experts, shared_expert_dim, first_dense_layers, dense_dim] = c.ffn;
   [[maybe_unused]] const auto& [rope_theta, norm_epsilon, max_position_embeddings, router_score,
-                                router_normalize_top_k, rope_scaling] = c.settings;
+                                router_normalize_top_k, rope_scaling, partial_rotary_factor, nope_layers] = c.settings;
   [[maybe_unused]] const LoopConfig l;
   [[maybe_unused]] const auto& [first, last, repeats] = l;
 }
@@ -82,6 +84,7 @@ ExportTarget parse_export_target(std::string_view name, const std::string& sourc
 ExportedConfig export_config(const ArchConfig& config, ExportTarget target, const ExportOptions& options) {
   detail::check_every_field_is_handled(config);
   validate(config, config.name.empty() ? "<config>" : config.name);
+  detail::refuse_unexpressed_layer_kinds(config, target);
   ExportedConfig out;
   out.target = target;
   switch (target) {

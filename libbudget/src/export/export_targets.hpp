@@ -18,6 +18,11 @@ std::string export_torchtitan(const ArchConfig& config, const ExportOptions& opt
                               std::vector<std::string>& not_expressed);
 std::string export_torch(const ArchConfig& config, std::vector<std::string>& not_expressed);  // export_torch.cpp
 
+/// Refuses, naming the native field, the layer kinds no trainer target writes yet (linear attention,
+/// Mamba-2, per-layer mixers and FFNs, chunked attention, sinks, the output gate, the indexer,
+/// partial and absent rotary embeddings); nothing for `native` (export_layer_kinds.cpp).
+void refuse_unexpressed_layer_kinds(const ArchConfig& config, ExportTarget target);
+
 /// "layers 4–9 run 2 times with shared weights (18 executed layers from 12 stored)".
 std::string describe_loop(const ArchConfig& config);
 

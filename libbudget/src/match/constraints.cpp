@@ -147,15 +147,18 @@ std::optional<Error> constraints_error(const MatchConstraints& c) {
     const char* path;
   };
   for (const Weight& w : {Weight{c.weight_flops, "/weights/flops"}, Weight{c.weight_params, "/weights/params"},
-                          Weight{c.weight_kv, "/weights/kv"}}) {
+                          Weight{c.weight_kv, "/weights/kv"}, Weight{c.weight_state, "/weights/state"}}) {
     if (!(w.value >= 0 && std::isfinite(w.value))) {
       return Error(fmt::format("weight {} must be a finite number >= 0", w.value), "", w.path);
     }
   }
-  if (c.weight_flops + c.weight_params + c.weight_kv <= 0) return Error("at least one weight must be positive", "", "/weights");
+  if (c.weight_flops + c.weight_params + c.weight_kv + c.weight_state <= 0) {
+    return Error("at least one weight must be positive", "", "/weights");
+  }
   for (const auto& [cap, path] : {std::pair{c.max_flops_deviation, "/max_deviation/flops"},
                                   std::pair{c.max_params_deviation, "/max_deviation/params"},
-                                  std::pair{c.max_kv_deviation, "/max_deviation/kv"}}) {
+                                  std::pair{c.max_kv_deviation, "/max_deviation/kv"},
+                                  std::pair{c.max_state_deviation, "/max_deviation/state"}}) {
     if (cap && !(*cap >= 0 && std::isfinite(*cap))) {
       return Error(fmt::format("cap {} is out of range; allowed: a finite number >= 0", *cap), "", path);
     }
@@ -238,18 +241,22 @@ MatchConstraints apply_constraints_file(const detail::ObjectReader& root, MatchC
   }
   if (root.has("max_deviation")) {
     const detail::ObjectReader caps = root.object("max_deviation");
-    caps.reject_unknown_keys({"flops", "params", "kv"});
+    caps.reject_unknown_keys({"flops", "params", "kv", "state"});
     read_cap(caps, "flops", c.max_flops_deviation);
     read_cap(caps, "params", c.max_params_deviation);
     read_cap(caps, "kv", c.max_kv_deviation);
+    read_cap(caps, "state", c.max_state_deviation);  // the recurrent state (hybrid stacks)
   }
   if (root.has("weights")) {
     const detail::ObjectReader w = root.object("weights");
-    w.reject_unknown_keys({"flops", "params", "kv"});
+    w.reject_unknown_keys({"flops", "params", "kv", "state"});
     c.weight_flops = w.number_or("flops", c.weight_flops, 0.0, 1e6);
     c.weight_params = w.number_or("params", c.weight_params, 0.0, 1e6);
     c.weight_kv = w.number_or("kv", c.weight_kv, 0.0, 1e6);
-    if (c.weight_flops + c.weight_params + c.weight_kv <= 0) w.fail_here("at least one weight must be positive");
+    c.weight_state = w.number_or("state", c.weight_state, 0.0, 1e6);
+    if (c.weight_flops + c.weight_params + c.weight_kv + c.weight_state <= 0) {
+      w.fail_here("at least one weight must be positive");
+    }
   }
   c.tolerance = root.number_or("tolerance", c.tolerance, 0.0, 0.5);
   // Work limits (docs/reliability.md): raise them for spaces larger than the defaults allow.

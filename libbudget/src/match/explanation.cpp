@@ -57,7 +57,7 @@ std::optional<InfeasibleBudget> budget_alone(const ArchConfig& baseline, const L
                                              const MatchConstraints& uncapped, const char* name, double cap,
                                              double MatchConstraints::*weight, std::string& part) {
   MatchConstraints alone = uncapped;
-  alone.weight_flops = alone.weight_params = alone.weight_kv = 0;
+  alone.weight_flops = alone.weight_params = alone.weight_kv = alone.weight_state = 0;
   alone.*weight = 1;
   const RelaxedSearch attainable = search_relaxed(baseline, loop, workload, alone);
   if (attainable.objective <= cap + cap_slack) return std::nullopt;
@@ -143,6 +143,7 @@ void explain_infeasibility(const ArchConfig& baseline, const LoopSpec& loop, con
   uncapped.max_flops_deviation.reset();
   uncapped.max_params_deviation.reset();
   uncapped.max_kv_deviation.reset();
+  uncapped.max_state_deviation.reset();
   {
     const SearchSpace space(baseline, loop, workload, uncapped);
     CandidateSearch free_search = search_candidates(space, 1);
@@ -155,7 +156,8 @@ void explain_infeasibility(const ArchConfig& baseline, const LoopSpec& loop, con
   };
   const Budget budgets[] = {{"flops", c.max_flops_deviation, &MatchConstraints::weight_flops},
                             {"params", c.max_params_deviation, &MatchConstraints::weight_params},
-                            {"kv", c.max_kv_deviation, &MatchConstraints::weight_kv}};
+                            {"kv", c.max_kv_deviation, &MatchConstraints::weight_kv},
+                            {"state", c.max_state_deviation, &MatchConstraints::weight_state}};
   std::vector<std::string> parts;
   for (const Budget& b : budgets) {
     if (!b.cap) continue;

@@ -24,6 +24,7 @@
 #include "match/candidate_search.hpp"
 #include "match/explanation.hpp"
 #include "match/lattice.hpp"
+#include "match/loop_kinds.hpp"
 #include "match/search_space.hpp"
 
 namespace budget {
@@ -43,9 +44,15 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   MatchResult result;
   result.baseline = baseline;
   const match_detail::SearchSpace space(baseline, loop, workload, constraints);  // checks the work limits first
+  const LoopSpec effective = loop.for_baseline(baseline);  // whole periods of a hybrid stack's pattern
   {
     const match_detail::Progression layers = match_detail::Progression::of(constraints.num_layers);
-    for (std::int64_t i = 0; i < layers.count(); ++i) (void)loop.resolve(layers.at(i));  // loop fits every depth
+    for (std::int64_t i = 0; i < layers.count(); ++i) (void)effective.resolve(layers.at(i));  // fits every depth
+  }
+  if (baseline.has_per_layer_kinds()) {
+    if (const std::string note = match_detail::loop_kinds_note(baseline, effective); !note.empty()) {
+      result.summary.notes.push_back(note);
+    }
   }
   result.baseline_budgets = space.baseline_budgets();
   result.baseline_lm_head_training_flops_per_token = lm_head_training_flops_per_token(result.baseline_budgets, workload);

@@ -64,7 +64,7 @@ double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std
 
 namespace {
 /// |deviation| of the three budgets in units of the 0.01% the tables show (round(10^4·|d|)),
-/// largest first.
+/// largest first. (The recurrent state orders rows only when it is weighted: weighted_objective.)
 std::array<long long, 3> shown_deviations(const Deviation& d) {
   std::array<long long, 3> v{std::llround(1e4 * std::fabs(d.flops)), std::llround(1e4 * std::fabs(d.params)),
                              std::llround(1e4 * std::fabs(d.kv))};
@@ -206,7 +206,8 @@ std::string_view to_string(MatchOrder order) { return detail::name_of(match_deta
 std::string_view to_string(ShapeSpace shapes) { return detail::name_of(match_detail::shape_space_names, shapes); }
 
 RowOrder tightest_order(const MatchConstraints& c) {
-  const bool unit = c.weight_flops == 1.0 && c.weight_params == 1.0 && c.weight_kv == 1.0;
+  // The recurrent state is matched only when weighted (MatchConstraints::weight_state, default 0).
+  const bool unit = c.weight_flops == 1.0 && c.weight_params == 1.0 && c.weight_kv == 1.0 && c.weight_state == 0.0;
   return unit ? RowOrder::shown_deviation : RowOrder::weighted_objective;
 }
 
@@ -238,7 +239,9 @@ std::string describe(RowOrder order) {
   return "";
 }
 
-double Deviation::max_abs() const { return std::max({std::fabs(flops), std::fabs(params), std::fabs(kv)}); }
+double Deviation::max_abs() const {
+  return std::max({std::fabs(flops), std::fabs(params), std::fabs(kv)});
+}
 
 Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& baseline, const Budgets& base,
                              const Workload& workload, const MatchConstraints& constraints) {
@@ -254,10 +257,16 @@ Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& base
                                           static_cast<double>(base.non_embedding_params_total));
   c.deviation.kv = relative_deviation(static_cast<double>(c.budgets.kv_elements_per_token),
                                       static_cast<double>(base.kv_elements_per_token));
+  // The recurrent state, a fourth budget when the baseline keeps one (linear attention, Mamba-2).
+  if (base.state_elements_per_sequence > 0) {
+    c.deviation.state = relative_deviation(static_cast<double>(c.budgets.state_elements_per_sequence),
+                                           static_cast<double>(base.state_elements_per_sequence));
+  }
   // The weighted |deviations| sorted descending: the objective and the second largest.
-  std::array<double, 3> w{constraints.weight_flops * std::fabs(c.deviation.flops),
+  std::array<double, 4> w{constraints.weight_flops * std::fabs(c.deviation.flops),
                           constraints.weight_params * std::fabs(c.deviation.params),
-                          constraints.weight_kv * std::fabs(c.deviation.kv)};
+                          constraints.weight_kv * std::fabs(c.deviation.kv),
+                          constraints.weight_state * std::fabs(c.deviation.state)};
   std::sort(w.begin(), w.end(), std::greater<>());
   c.objective = w[0];
   c.second_objective = w[1];

@@ -127,7 +127,7 @@ void SearchCounters::count_work(std::int64_t units, std::int64_t max_work) {
 
 SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                          const MatchConstraints& c)
-    : baseline_(baseline), loop_(loop), workload_(workload), c_(c) {
+    : baseline_(baseline), loop_(loop.for_baseline(baseline)), workload_(workload), c_(c) {
   base_ = account(baseline, workload);
   if (base_.kv_elements_per_token == 0) {
     throw Error("the baseline keeps no per-token KV cache (every layer has sliding-window attention), so the "
@@ -202,6 +202,12 @@ std::int64_t SearchSpace::space_size() const {
     if (in_space(v, c_, mla)) s *= static_cast<double>((c_.*v.range).size());
   }
   return s > 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(s);
+}
+
+double SearchSpace::state_deviation(const ArchConfig& shape) const {
+  const double base = static_cast<double>(base_.state_elements_per_sequence);
+  if (base <= 0.0) return 0.0;
+  return static_cast<double>(shape.state_elements_per_sequence()) / base - 1.0;
 }
 
 ArchConfig SearchSpace::structure_config(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
@@ -313,8 +319,8 @@ void SearchSpace::build_kv_structures() {
   for (std::int64_t a = 0; a < layers.count(); ++a) {
     const std::int64_t L = layers.at(a);
     const std::optional<LoopConfig> loop = loop_.resolve(L);  // throws if the loop does not fit L
-    // Per-layer attention kinds are tied to the baseline's depth.
-    if (!baseline_.attention.layer_types.empty() && L != baseline_.num_layers) continue;
+    // Per-layer kinds (attention kinds, mixers, FFNs) are tied to the baseline's depth.
+    if (baseline_.has_per_layer_kinds() && L != baseline_.num_layers) continue;
     for (std::int64_t b = 0; b < top_k.count(); ++b) {
       const std::int64_t k = top_k.at(b);
       if (!dense_ && (k < 1)) continue;
@@ -330,8 +336,12 @@ void SearchSpace::build_kv_structures() {
             assign(head_dim_, shape, hd);
             assign(latent_, shape, latent);
             const double kv = static_cast<double>(shape.kv_elements_per_token());
-            const double term = c_.weight_kv * std::fabs(kv / KV_b_ - 1.0);
             if (c_.max_kv_deviation && std::fabs(kv / KV_b_ - 1.0) > *c_.max_kv_deviation + slack) continue;
+            // The recurrent state, like the KV cache, is fixed by the structure: its weighted
+            // deviation joins the KV term (the larger of the two bounds the objective).
+            const double state_dev = state_deviation(shape);
+            if (c_.max_state_deviation && std::fabs(state_dev) > *c_.max_state_deviation + slack) continue;
+            const double term = std::max(c_.weight_kv * std::fabs(kv / KV_b_ - 1.0), c_.weight_state * std::fabs(state_dev));
             kv_structures_.push_back({L, k, kvh, hd, loop, term, latent, kv / KV_b_ - 1.0});
           }
         }

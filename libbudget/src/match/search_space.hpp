@@ -164,6 +164,8 @@ class SearchSpace {
 
   /// Points of the full discrete space (all variables in it), saturating.
   std::int64_t space_size() const;
+  /// Relative deviation of `shape`'s recurrent state from the baseline's (0 without one).
+  double state_deviation(const ArchConfig& shape) const;
   /// The config of structure (kv, hidden, heads), widths and experts at the baseline's.
   ArchConfig structure_config(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const;
   /// The config of a point (named after the baseline, "-matched").

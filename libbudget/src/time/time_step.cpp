@@ -37,6 +37,7 @@
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
 #include "time/step_terms.hpp"
+#include "time/time_no_rows.hpp"
 #include "base/enum_names.hpp"
 
 namespace budget {
@@ -63,7 +64,14 @@ TimeClass time_class_of(OpKind kind) {
     case OpKind::q_up_projection:
     case OpKind::kv_down_projection:
     case OpKind::kv_up_projection:
+    case OpKind::mixer_in_projection:
+    case OpKind::mixer_out_projection:
+    case OpKind::indexer_projection:
+    case OpKind::delta_rule_scan:
+    case OpKind::ssd_scan:
     case OpKind::mtp_module: return TimeClass::gemm;
+    case OpKind::indexer_scores: return TimeClass::attention_aligned;
+    case OpKind::short_convolution: return TimeClass::elementwise;
     case OpKind::attention_scores: return TimeClass::attention_aligned;
     case OpKind::routed_experts: return TimeClass::expert_gemms;
     case OpKind::embedding:
@@ -79,7 +87,9 @@ TimeClass time_class_of(OpKind kind) {
     case OpKind::attention_layout:
     case OpKind::routing_weights:
     case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32: return TimeClass::glue;
+    case OpKind::router_softmax_fp32:
+    case OpKind::indexer_topk:
+    case OpKind::attention_gate: return TimeClass::glue;
   }
   return TimeClass::gemm;
 }
@@ -334,6 +344,13 @@ bool time_one_execution(StepQueries& q, const Op& op, const ArchConfig& c, const
       break;
     case KernelClass::embedding_lookup: q.gather_scatter(T, H, true); break;
     case KernelClass::layer_glue: time_layer_glue(op, w, copy_bytes_per_s, q.path, *q.out, *q.launches); break;
+    case KernelClass::short_convolution:
+    case KernelClass::recurrent_scan:
+    case KernelClass::indexer_scores:
+      // No profile rows: the roofline at the profile's peaks, flagged (time_no_rows.cpp).
+      detail::time_without_rows(op, w, q.model.profile().peaks, *q.out, *q.launches);
+      *q.from_peaks = true;
+      break;
   }
   return true;
 }

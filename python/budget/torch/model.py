@@ -573,6 +573,15 @@ def build_model(config, device=None, dtype=None, rope_theta=None, norm_eps=None)
     file's rope_theta and rms_norm_eps), else 10000 and 1e-6; no count depends on them."""
     native = native_config(config)
     settings = native.get("settings", {})
+    # The 2025 layer kinds this module does not build (docs/config.md, "Hybrid stacks"): refused by
+    # name rather than built as full attention with full RoPE. (layer_mixers, layer_ffns,
+    # linear_attention, mamba and the attention keys sinks, output_gate, indexer, chunk_size are
+    # refused by the key checks.)
+    if "chunked" in native["attention"].get("layer_types", []):
+        raise _error("/attention/layer_types", "chunked attention layers are not built by budget.torch")
+    for key in ("partial_rotary_factor", "nope_layers"):
+        if key in settings:
+            raise _error(f"/settings/{key}", f"{key} (partial or absent rotary embeddings) is not built by budget.torch")
     if rope_theta is None:
         rope_theta = float(settings.get("rope_theta", 10000.0))
     if norm_eps is None:

@@ -47,6 +47,15 @@ const std::map<OpKind, KernelClass>& expected_classes() {
       {OpKind::routing_weights, KernelClass::layer_glue},
       {OpKind::combine_zero, KernelClass::layer_glue},
       {OpKind::router_softmax_fp32, KernelClass::layer_glue},
+      {OpKind::mixer_in_projection, KernelClass::projection_gemm},
+      {OpKind::short_convolution, KernelClass::short_convolution},
+      {OpKind::delta_rule_scan, KernelClass::recurrent_scan},
+      {OpKind::ssd_scan, KernelClass::recurrent_scan},
+      {OpKind::mixer_out_projection, KernelClass::projection_gemm},
+      {OpKind::indexer_projection, KernelClass::projection_gemm},
+      {OpKind::indexer_scores, KernelClass::indexer_scores},
+      {OpKind::indexer_topk, KernelClass::layer_glue},
+      {OpKind::attention_gate, KernelClass::layer_glue},
   };
   return table;
 }
@@ -58,8 +67,9 @@ bool memory_bound_class(KernelClass k) {
 }  // namespace
 
 TEST_CASE("kernel_class: every op kind has its documented class", "[accounting][kernel_class]") {
-  // 27 kinds: qkv_projection .. dense_activation and the five layer-glue kinds (budget/ops.hpp).
-  REQUIRE(expected_classes().size() == 27);
+  // 36 kinds: qkv_projection .. dense_activation, the five layer-glue kinds, and the nine of hybrid
+  // stacks and sparse attention (mixer_in_projection .. attention_gate; budget/ops.hpp).
+  REQUIRE(expected_classes().size() == 36);
   std::set<std::string> kind_names;
   for (const auto& [kind, expected] : expected_classes()) {
     INFO(to_string(kind));
@@ -68,17 +78,19 @@ TEST_CASE("kernel_class: every op kind has its documented class", "[accounting][
     CHECK(is_memory_bound(kind) == memory_bound_class(kernel_class(kind)));
   }
   CHECK(kind_names.count("?") == 0);
-  CHECK(kind_names.size() == 27);
+  CHECK(kind_names.size() == 36);
 }
 
 TEST_CASE("kernel_class: names are the enumerators' and distinct", "[accounting][kernel_class]") {
   const KernelClass all[] = {KernelClass::projection_gemm, KernelClass::mlp_gemms,      KernelClass::expert_gemms,
                              KernelClass::attention,       KernelClass::rms_norm,       KernelClass::router_topk,
                              KernelClass::gather_scatter,  KernelClass::activation,     KernelClass::embedding_lookup,
-                             KernelClass::layer_glue,      KernelClass::not_timed};
+                             KernelClass::layer_glue,      KernelClass::short_convolution,
+                             KernelClass::recurrent_scan,  KernelClass::indexer_scores,
+                             KernelClass::not_timed};
   std::set<std::string_view> names;
   for (KernelClass k : all) names.insert(to_string(k));
-  CHECK(names.size() == 11);
+  CHECK(names.size() == 14);
   CHECK(names.count("?") == 0);
   CHECK(to_string(KernelClass::expert_gemms) == "expert_gemms");
 }

@@ -95,7 +95,9 @@ TEST_CASE("enum names: a reader takes a table's names, its fallback when absent,
 
 TEST_CASE("enum names: every public enum names each enumerator, once", "[base][enum_names]") {
   all_names(QkNorm::full);
-  all_names(LayerAttention::sliding);
+  all_names(LayerAttention::chunked);
+  all_names(LayerMixer::none);
+  all_names(LayerFfn::none);
   all_names(NormKind::layernorm);
   all_names(RouterScore::sigmoid);
   all_names(RopeScalingType::longrope);
@@ -106,9 +108,10 @@ TEST_CASE("enum names: every public enum names each enumerator, once", "[base][e
   all_names(LengthSourceKind::lengths_file);
   all_names(LengthFileFormat::u64);
   all_names(KernelClass::not_timed);
-  const std::set<std::string> ops = all_names(OpKind::router_softmax_fp32);
+  const std::set<std::string> ops = all_names(OpKind::attention_gate);
   CHECK(ops.count("qkv_projection") == 1);
   CHECK(ops.count("router_softmax_fp32") == 1);
+  CHECK(ops.count("delta_rule_scan") == 1);
   all_names(RowOrder::predicted_time_within_accuracy);
   all_names(SearchStatus::over_search_limit);
   all_names(FitTermination::failure);

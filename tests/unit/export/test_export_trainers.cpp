@@ -238,7 +238,12 @@ const std::set<std::string> megatron_refusals{"/attention/output_bias", "/ffn/bi
                                               "/attention/qk_norm",     "/attention/layer_types", "/lm_head_bias",
                                               "/ffn/router_bias",       "/settings/router_normalize_top_k",
                                               "/settings/rope_theta",   "/settings/max_position_embeddings",
-                                              "/settings/rope_scaling"};
+                                              "/settings/rope_scaling",
+                                              // the 2025 families' layer kinds (export_layer_kinds.cpp)
+                                              "/linear_attention", "/mamba", "/layer_mixers", "/layer_ffns",
+                                              "/attention/chunk_size", "/attention/sinks", "/attention/output_gate",
+                                              "/attention/indexer", "/settings/partial_rotary_factor",
+                                              "/settings/nope_layers"};
 
 // --- torchtitan --------------------------------------------------------------------------------
 
@@ -364,7 +369,12 @@ void check_torchtitan(const std::string& text) {
 const std::set<std::string> torchtitan_refusals{"/attention/qkv_bias", "/attention/output_bias", "/ffn/bias",
                                                 "/attention/qk_norm",  "/attention/layer_types",  "/norm",
                                                 "/lm_head_bias",       "/mtp_layers",             "/ffn/gated",
-                                                "/settings/rope_scaling"};
+                                                "/settings/rope_scaling",
+                                                // the 2025 families' layer kinds (export_layer_kinds.cpp)
+                                                "/linear_attention", "/mamba", "/layer_mixers", "/layer_ffns",
+                                                "/attention/chunk_size", "/attention/sinks", "/attention/output_gate",
+                                                "/attention/indexer", "/settings/partial_rotary_factor",
+                                                "/settings/nope_layers"};
 
 /// A module-level constant of a torchtitan export: `NAME = value`.
 std::string py_constant(const std::string& text, const std::string& name) {
