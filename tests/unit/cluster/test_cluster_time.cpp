@@ -65,7 +65,10 @@ TEST_CASE("cluster time: one GPU equals the single-GPU step prediction (baseline
     CHECK(t.communication[0].terms.empty());
     CHECK(t.tokens_per_step == 2 * 4096);
     CHECK(t.tokens_per_second_per_gpu == Approx(single.tokens_per_second).epsilon(1e-9));
-    CHECK(t.mfu == Approx(single.mfu).epsilon(1e-9));
+    // The cluster's MFU is against the datasheet peak where the profile names one (issue 32), the
+    // single-GPU prediction gives the same FLOPs against both denominators.
+    REQUIRE(single.mfu_datasheet > 0.0);
+    CHECK(t.mfu == Approx(single.mfu_datasheet).epsilon(1e-9));
   }
 }
 
