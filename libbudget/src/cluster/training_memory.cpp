@@ -269,19 +269,20 @@ MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLa
 /// stage's sorted stored layers and its executed-layer count.
 LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own,
                                        StageMemory& stage) {
-  LayerParams params;
+  // The chunks' stored layers gathered, sorted and made unique (replicated loop weights: a rank's
+  // chunks share one copy): O(n log n) in the stage's layers, not a search per layer.
   for (const ModelChunk* chunk : own) {
-    for (const std::int64_t layer : chunk->stored_layers) {
-      if (std::find(stage.stored_layers.begin(), stage.stored_layers.end(), layer) != stage.stored_layers.end()) {
-        continue;  // replicated loop weights: a rank's chunks share one copy
-      }
-      stage.stored_layers.push_back(layer);
-      params += m.s.attention;
-      params += layer_is_moe(m.config, layer) ? m.s.moe_ffn : m.s.dense_ffn;
-    }
+    stage.stored_layers.insert(stage.stored_layers.end(), chunk->stored_layers.begin(), chunk->stored_layers.end());
     stage.executed_layers += static_cast<std::int64_t>(chunk->executed_layers.size());
   }
   std::sort(stage.stored_layers.begin(), stage.stored_layers.end());
+  stage.stored_layers.erase(std::unique(stage.stored_layers.begin(), stage.stored_layers.end()),
+                            stage.stored_layers.end());
+  LayerParams params;
+  for (const std::int64_t layer : stage.stored_layers) {
+    params += m.s.attention;
+    params += layer_is_moe(m.config, layer) ? m.s.moe_ffn : m.s.dense_ffn;
+  }
   return params;
 }
 
@@ -439,8 +440,9 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
   const ParallelLayout l = resolve_layout(given, source);
   l.validate(config, source);
   if (l.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} nodes of {}); set more nodes (--nodes)",
-                            l.gpus, cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
+    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} node{} of {}); set more nodes (--nodes)",
+                            l.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",
+                            cluster.gpus_per_node),
                 source);
   }
   const MemoryStageShared shared = memory_stage_shared(config, l);
