@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "budget/config.hpp"
 #include "budget/export.hpp"
 
@@ -17,6 +19,14 @@ std::string export_megatron(const ArchConfig& config, const ExportOptions& optio
 std::string export_torchtitan(const ArchConfig& config, const ExportOptions& options,
                               std::vector<std::string>& not_expressed);
 std::string export_torch(const ArchConfig& config, std::vector<std::string>& not_expressed);  // export_torch.cpp
+
+/// DeepSeek's router keys of a Hugging Face document (`deepseek`: a family that has them, DeepSeek
+/// V2/V3 and Kimi-K2): routed_scaling_factor, n_group, topk_group and, in DeepSeek-V2 files,
+/// topk_method (group_limited_greedy for groups scored by their highest expert, noaux_tc for the
+/// sum of two), from settings.router_scaling_factor and settings.router_groups; a template's
+/// grouping the config's experts cannot take is set to ungrouped (export_hf_router.cpp). A setting
+/// the family cannot hold is caught by the export's read-back check, which names it.
+void write_hf_router_settings(const ArchConfig& config, bool deepseek, nlohmann::ordered_json& doc);
 
 /// "layers 4–9 run 2 times with shared weights (18 executed layers from 12 stored)".
 std::string describe_loop(const ArchConfig& config);
