@@ -18,6 +18,7 @@
 
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/export.hpp"
 #include "budget/match.hpp"
@@ -273,7 +274,7 @@ void write_best_candidate(const MatchOptions& o, const MatchInputs& in, const Ma
   export_options.seq_length = in.workload.seq_len;  // Megatron's --seq-length, torchtitan's RoPE context
   write_exported_config(result.candidates.front().config, parse_export_target(o.out_format, "--out-format"),
                         export_options, o.out_path);
-  if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << o.out_path << "\n";
+  if (o.format != OutputFormat::json) std::cerr << "wrote the best candidate to " << printable_text(o.out_path) << "\n";
 }
 
 void run_match(const MatchOptions& o) {
