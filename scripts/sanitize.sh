@@ -63,7 +63,7 @@ if [ "${1:-}" = --integer ]; then
   checks="signed-integer-overflow,shift,integer-divide-by-zero,float-cast-overflow,implicit-signed-integer-truncation,implicit-integer-sign-change"
   # Third-party headers are exempt (scripts/intsan-ignorelist.txt says which and why).
   sanitize="-fsanitize=$checks -fno-sanitize-recover=all -fno-omit-frame-pointer -fsanitize-ignorelist=$PWD/scripts/intsan-ignorelist.txt"
-  CC=clang-14 CXX=clang++-14 configure "$build_dir" "$sanitize" -DBUDGET_BUILD_PYTHON=OFF
+  CC=clang-14 CXX=clang++-14 configure "$build_dir" "$sanitize" -DBUDGET_BUILD_PYTHON=OFF -DBUDGET_CLUSTER_ONLY_TESTS=ON
   cmake --build "$build_dir" -j"$(nproc)" --target budget-match budget_cluster_tests
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   if [ $# -eq 0 ]; then

@@ -416,9 +416,9 @@ void add_layout_command(CLI::App& app) {
                       "Workload JSON: the sequence length and attended keys of the step time (default: the paper's, "
                       "as the cluster ranking)");
   cmd->add_option("--attended-keys", o->attended_keys,
-                  "Mean attended keys per query (default: the workload's: a document mask's mean, else causal "
-                  "(s + 1)/2)")
-      ->check(positive_real(1e12));
+                  "Mean attended keys per query; 0: a causal window, (s + 1)/2 (default: the workload's: a document "
+                  "mask's mean, else causal)")
+      ->check(non_negative_real(1e12));
   cmd->add_option("--max-nodes-per-token", o->max_nodes_per_token,
                   "Node-limited routing: each token to at most M nodes (DeepSeek-V3; default unlimited)")
       ->check(CLI::Range(0, 1 << 20));
