@@ -10,7 +10,7 @@
 # implicit conversions that truncate or change the sign of a signed value; every report fatal.
 # Only budget-match and the cluster domain's unit tests (budget_cluster_tests: the layout, its
 # search, memory, time and links) are built (into build-intsan/ or $BUDGET_INTSAN_BUILD_DIR), and
-# only the CLI tests and those unit tests (ctest -R '^(cli[.]|cluster-only: )') run unless other
+# only the CLI tests and those unit tests (ctest -R '^(cli[.]|cluster-only[.])') run unless other
 # ctest arguments are given.
 #
 # scripts/sanitize.sh --thread [ctest arguments...]: ThreadSanitizer (the system C++ compiler,
@@ -67,7 +67,7 @@ if [ "${1:-}" = --integer ]; then
   cmake --build "$build_dir" -j"$(nproc)" --target budget-match budget_cluster_tests
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   if [ $# -eq 0 ]; then
-    set -- -R '^(cli[.]|cluster-only: )'
+    set -- -R '^(cli[.]|cluster-only[.])'
   fi
   ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "$@"
   exit
