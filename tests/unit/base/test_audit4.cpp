@@ -55,7 +55,7 @@ detail::StartThread failing_after(unsigned allowed, std::atomic<unsigned>& start
 
 }  // namespace
 
-TEST_CASE("audit4: a worker thread that cannot be started is budget::Error, the started ones joined",
+TEST_CASE("parallel for: a worker thread that cannot be started is budget::Error, the started ones joined (audit4)",
           "[base][parallel][audit4]") {
   // Before: the std::system_error left the loop with joinable threads in the pool: std::terminate.
   for (const unsigned allowed : {0u, 1u, 3u}) {
@@ -74,7 +74,7 @@ TEST_CASE("audit4: a worker thread that cannot be started is budget::Error, the 
   }
 }
 
-TEST_CASE("audit4: one thread runs on the calling thread and starts none", "[base][parallel][audit4]") {
+TEST_CASE("parallel for: one thread runs on the calling thread and starts none (audit4)", "[base][parallel][audit4]") {
   std::atomic<unsigned> started{0};
   std::vector<std::thread::id> ids(50);
   detail::parallel_for_with(ids.size(), 1, "test", [&](std::size_t i) { ids[i] = std::this_thread::get_id(); }, {},
