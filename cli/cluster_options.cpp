@@ -14,7 +14,17 @@ ClusterSpec ClusterRankOptions::load() const {
 }
 
 LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload) const {
-  return cluster_rank_search_options(workload, gpus, global_batch_tokens, max_nodes_per_token);
+  LayoutSearchOptions o = cluster_rank_search_options(workload, gpus, global_batch_tokens, max_nodes_per_token);
+  o.min_headroom_bytes = min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
+  return o;
+}
+
+CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::string& when) {
+  return command
+      .add_option("--min-headroom", gib,
+                  "GiB of memory a layout must leave free on its fullest GPU to count as fitting (" + when +
+                      "default 0: any layout within the usable memory)")
+      ->check(non_negative_real(1e6));
 }
 
 void default_calibration_from_cluster(const ClusterRankOptions& cluster, std::string& calibration_path) {
@@ -44,13 +54,14 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
       .add_option("--max-nodes-per-token", target.max_nodes_per_token,
                   "Node-limited routing: each token to at most M nodes (with --cluster; DeepSeek-V3; default unlimited)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
+  add_min_headroom_option(command, target.min_headroom_gib, "with --cluster; ");
 }
 
 void check_cluster_rank_options(const CLI::App& command) {
   check_option_needs(command, "--cluster", {"--gpus"},
                      "the layout search lays out on --gpus GPUs (and times each layout from the cluster file's "
                      "calibration profile, or --calibration)");
-  for (const char* option : {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token"}) {
+  for (const char* option : {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom"}) {
     check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
   }
 }

@@ -1,5 +1,6 @@
 #pragma once
-// `--cluster C.json --gpus N [--nodes K] [--global-batch-tokens T] [--max-nodes-per-token M]`: the
+// `--cluster C.json --gpus N [--nodes K] [--global-batch-tokens T] [--max-nodes-per-token M]
+// [--min-headroom GiB]`: the
 // options that put a matched candidate (match, grid) or an architecture (ce-gain) at its best layout
 // on N GPUs of a cluster (budget/layout_search.hpp, docs/cluster.md). Declared once here so that
 // they mean the same in every command; their dependencies are checked with check_option_needs()
@@ -22,6 +23,7 @@ struct ClusterRankOptions {
   std::int64_t nodes = 0;  ///< 0: the file's
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;
   std::int64_t max_nodes_per_token = 0;  ///< 0: unlimited routing
+  double min_headroom_gib = 0.0;         ///< --min-headroom: a layout fits with at least this headroom
   bool given() const { return !cluster_path.empty(); }
   /// The cluster file (budget::Error naming it when bad), with --nodes applied.
   ClusterSpec load() const;
@@ -36,12 +38,16 @@ struct ClusterRankOptions {
 /// --calibration is.
 void default_calibration_from_cluster(const ClusterRankOptions& cluster, std::string& calibration_path);
 
+/// Adds `--min-headroom GiB` (a layout fits with at least this headroom; 0 to 10^6) to `command`;
+/// `when` opens the help's parenthesis ("with --cluster; ").
+CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::string& when = {});
+
 /// Adds the options above to `command`.
 void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target);
 
 /// Checks the options' dependencies after parsing (budget::Error naming the options):
-/// --cluster needs --gpus and --calibration; --gpus, --nodes, --global-batch-tokens and
-/// --max-nodes-per-token need --cluster.
+/// --cluster needs --gpus and --calibration; --gpus, --nodes, --global-batch-tokens,
+/// --max-nodes-per-token and --min-headroom need --cluster.
 void check_cluster_rank_options(const CLI::App& command);
 
 }  // namespace budget::cli

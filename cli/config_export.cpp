@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 #include "output_file.hpp"
 
 namespace budget::cli {
@@ -33,7 +34,7 @@ void write_exported_config(const ArchConfig& config, ExportTarget target, const 
     write_output_file(path, exported.text);  // temporary name + rename, checked (docs/reliability.md)
   }
   for (const auto& note : exported.not_expressed) {
-    std::cerr << "note: " << to_string(target) << " export: " << note << "\n";
+    std::cerr << "note: " << to_string(target) << " export: " << printable_text(note) << "\n";
   }
 }
 

@@ -16,6 +16,7 @@
 #include "budget/text_escape.hpp"
 #include "budget/version.hpp"
 #include "command_registry.hpp"
+#include "did_you_mean.hpp"
 #include "output_file.hpp"
 #include "progress_output.hpp"
 
@@ -24,35 +25,6 @@ namespace {
 /// A message made safe for one terminal line (budget::printable_text: control bytes, NUL, C1
 /// escapes and invalid UTF-8 shown as \xNN / \u00NN; an overlong message cut with its size).
 std::string printable_message(std::string_view text) { return budget::printable_text(text, 2000); }
-
-/// The subcommand `word` is probably a slip of (at most two edits, one for words under 5
-/// letters), or empty. Levenshtein distance, one row at a time.
-std::string closest_subcommand(const CLI::App& app, const std::string& word) {
-  const auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    return row[b.size()];
-  };
-  std::string best;
-  std::size_t best_distance = word.size() < 5 ? 2 : 3;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    const std::size_t d = distance(word, sub->get_name());
-    if (d < best_distance) {
-      best_distance = d;
-      best = sub->get_name();
-    }
-  }
-  return best;
-}
 
 }  // namespace
 
@@ -69,8 +41,11 @@ int main(int argc, char** argv) {
   install_interrupt_handler();
   add_progress_options(app);  // --quiet, --max-seconds; progress lines on stderr (progress_output.hpp)
 
+  // `budget-match match CFG ...` is the matcher (`budget-match --baseline CFG ...`): did_you_mean.hpp.
+  const std::vector<std::string> args = match_alias(std::vector<std::string>(argv + 1, argv + argc));
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the words last first
+    app.parse(reversed);
     // `budget-match --baseline ...` runs the matcher registered on the top-level app; with neither
     // a subcommand nor --baseline there is nothing to do, so show the help.
     const CLI::Option* baseline = app.get_option_no_throw("--baseline");
@@ -85,16 +60,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string suggestion;
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && argc > 1 && argv[1][0] != '-') {
-      const std::string word = closest_subcommand(app, argv[1]);
-      // The word may be the subcommand itself (its extra arguments are the error): point to its help.
-      if (word == argv[1]) {
-        suggestion = fmt::format(" (`budget-match {} --help` lists what it takes)", word);
-      } else if (!word.empty()) {
-        suggestion = fmt::format(" (did you mean the subcommand \"{}\"?)", word);
-      }
-    }
+    // A mistyped option or subcommand, a config where a subcommand belongs: one hint (did_you_mean.hpp).
+    const std::string suggestion = command_line_hint(app, args);
     std::cerr << "budget-match: error: " << printable_message(e.what()) << suggestion << "\n"
               << "Run with --help for usage.\n";
     return exit_usage_error;

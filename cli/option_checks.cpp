@@ -28,6 +28,21 @@ CLI::Validator positive_real(double max) {
       fmt::format("POSITIVE <= {:g}", max));
 }
 
+CLI::Validator non_negative_real(double max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        const std::string shown = budget::printable_text(text, 60);
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("value \"{}\" is not a number", shown);
+        if (!std::isfinite(value) || !(value >= 0) || value > max) {
+          return fmt::format("value \"{}\" is not allowed; allowed: a finite number in [0, {:g}]", shown, max);
+        }
+        return {};
+      },
+      fmt::format("NUMBER in [0, {:g}]", max));
+}
+
 void throw_option_dependency_error(const std::string& option, const std::string& message) {
   throw CLI::RequiresError(option + ": " + message, CLI::ExitCodes::RequiresError);
 }

@@ -16,6 +16,9 @@ namespace budget::cli {
 /// A real number x, finite, with 0 < x <= max (denormals such as 5e-324 included).
 CLI::Validator positive_real(double max);
 
+/// A real number x, finite, with 0 <= x <= max ("nan", "inf" and "-0.5" refused).
+CLI::Validator non_negative_real(double max);
+
 /// An option-dependency error: an option given without one it needs or with one it excludes, or
 /// a choice among options not made ("give exactly one of ..."). Exit 64 like CLI11's own
 /// ->needs()/->excludes() errors (docs/cli.md, exit codes: a bad command line); the message is

@@ -32,6 +32,7 @@
 #include "budget_render/match.hpp"
 #include "budget_render/match_outcome.hpp"
 #include "budget_render/step_time.hpp"
+#include "arguments.hpp"
 
 namespace py = pybind11;
 
@@ -65,8 +66,8 @@ std::string path_string(const py::handle& h) {
   return py::str(py::module_::import("os").attr("fspath")(h)).cast<std::string>();
 }
 
-/// A dict (or list) → JSON text.
-std::string dict_text(const py::handle& h) { return json_module().attr("dumps")(h).cast<std::string>(); }
+/// A dict (or list) → JSON text; what json cannot write (a set, bytes) is budget.Error.
+std::string dict_text(const py::handle& h) { return budget_python::json_argument(h, "dict"); }
 
 [[noreturn]] void bad_argument(const std::string& argument, const py::handle& value, const std::string& allowed) {
   throw budget::Error(std::string("a ") + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
@@ -231,6 +232,8 @@ budget::CalibrationProfile calibration_profile(const py::handle& calibration) {
 
 /// calibration_profile() for the cluster bindings (python/cluster_bindings.cpp).
 budget::CalibrationProfile calibration_argument(const py::handle& calibration) { return calibration_profile(calibration); }
+/// workload_of() for the cluster bindings.
+budget::Workload workload_argument(const py::handle& workload) { return workload_of(workload); }
 
 namespace {
 
@@ -341,9 +344,17 @@ PYBIND11_MODULE(_budget, m) {
         [](const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,
            const py::handle& workload, const py::handle& constraints, int top, const py::handle& calibration,
            const std::string& rank_by, const std::string& attention_backend, bool explain, std::int64_t align,
-           const py::handle& max_time_ratio, const py::handle& cluster, std::optional<std::int64_t> gpus,
-           std::optional<std::int64_t> nodes, std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token,
-           bool free_shapes, const py::handle& order) {
+           const py::handle& max_time_ratio, const py::handle& cluster, const py::object& gpus_arg,
+           const py::object& nodes_arg, const py::object& global_batch_tokens_arg, const py::object& max_nodes_per_token_arg,
+           const py::object& min_headroom, const py::object& free_shapes_arg, const py::handle& order) {
+          const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
+          // The cluster arguments converted here: budget.Error naming them, never TypeError (arguments.hpp).
+          const std::optional<std::int64_t> gpus = budget_python::optional_int_argument(gpus_arg, "gpus");
+          const std::optional<std::int64_t> nodes = budget_python::optional_int_argument(nodes_arg, "nodes");
+          const std::int64_t global_batch_tokens =
+              budget_python::int_argument(global_batch_tokens_arg, "global_batch_tokens");
+          const std::int64_t max_nodes_per_token =
+              budget_python::int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
           const budget::ArchConfig base = arch_config(baseline, "baseline");
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
@@ -397,6 +408,8 @@ PYBIND11_MODULE(_budget, m) {
             cluster_spec = cluster_argument(cluster, nodes);
             request.cluster = &*cluster_spec;
             request.cluster_search = budget::cluster_rank_search_options(w, *gpus, global_batch_tokens, max_nodes_per_token);
+            request.cluster_search.min_headroom_bytes =
+                budget_python::float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
           } else if (gpus || nodes) {
             throw budget::Error("gpus and nodes set up the cluster layout search; give cluster too", gpus ? "gpus" : "nodes");
           }
@@ -410,13 +423,13 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("explain") = false, py::arg("align") = 0, py::arg("max_time_ratio") = py::none(),
         py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
         py::arg("global_batch_tokens") = 4 * 1024 * 1024, py::arg("max_nodes_per_token") = 0,
-        py::arg("free_shapes") = false, py::arg("order") = py::none(),
+        py::arg("min_headroom") = 0.0, py::arg("free_shapes") = false, py::arg("order") = py::none(),
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
-        "max_nodes_per_token: --cluster ... --gpus N, each equally matched candidate at its own best layout, "
-        "docs/cluster.md; free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; order: "
-        "--order, \"proportions\" (default) or \"tightest\"). export(result, row=N) writes row N.");
+        "max_nodes_per_token, min_headroom: --cluster ... --gpus N, each equally matched candidate at its own best "
+        "layout, docs/cluster.md; free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; "
+        "order: --order, \"proportions\" (default) or \"tightest\"). export(result, row=N) writes row N.");
 
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,

@@ -8,8 +8,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
@@ -21,14 +24,14 @@
 #include "budget/megatron_args.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
+#include "budget/workload.hpp"
+#include "arguments.hpp"
 
 namespace py = pybind11;
 
 namespace {
 
-std::string json_text(const py::handle& h) {
-  return py::module_::import("json").attr("dumps")(h).cast<std::string>();
-}
+std::string json_text(const py::handle& h) { return budget_python::json_argument(h, "dict"); }
 
 bool is_path(const py::handle& h) { return py::isinstance<py::str>(h) || py::hasattr(h, "__fspath__"); }
 
@@ -68,10 +71,7 @@ budget::ClusterSpec cluster_of(const py::handle& value, std::optional<std::int64
   budget::ClusterSpec c;
   if (py::isinstance<py::dict>(value)) {
     c = budget::parse_cluster_spec(json_text(value), "cluster");
-    if (nodes) {
-      c.nodes = *nodes;
-      c.validate("nodes");
-    }
+    if (nodes) budget::resize_cluster(c, *nodes, "nodes");
     return c;
   }
   if (is_path(value)) return budget::load_cluster_spec(path_string(value), nodes);
@@ -81,17 +81,128 @@ budget::ClusterSpec cluster_of(const py::handle& value, std::optional<std::int64
 }  // namespace
 
 budget::CalibrationProfile calibration_argument(const py::handle& calibration);  // budget_module.cpp
+budget::Workload workload_argument(const py::handle& workload);                  // budget_module.cpp
+
+namespace {
+
+/// The profile of a layout search: `calibration` when given, else the one the cluster file names.
+budget::CalibrationProfile search_profile(const py::handle& calibration, const budget::ClusterSpec& spec) {
+  if (!calibration.is_none()) return calibration_argument(calibration);
+  if (spec.compute.source == budget::ComputeSource::calibration) {
+    return budget::load_calibration_profile(spec.compute.calibration_profile);
+  }
+  throw budget::Error("the layout search ranks by step time and needs a calibration profile (calibration=..., "
+                      "e.g. cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
+                      "calibration");
+}
+
+/// layout()'s keywords, each converted by python/arguments.hpp (budget.Error naming it); an
+/// unknown keyword is budget.Error too.
+struct LayoutArguments {
+  budget::ParallelLayout layout;
+  std::optional<std::int64_t> nodes;
+  std::optional<std::string> megatron_args;  ///< megatron_args=FILE: the layout from Megatron-LM's arguments
+
+  explicit LayoutArguments(const py::kwargs& kwargs) {
+    using namespace budget_python;
+    budget::ParallelLayout& l = layout;
+    const auto integer = [&](const char* key, std::int64_t& target) {
+      if (kwargs.contains(key)) target = int_argument(kwargs[key], key);
+    };
+    const auto real = [&](const char* key, double& target) {
+      if (kwargs.contains(key)) target = float_argument(kwargs[key], key);
+    };
+    const auto flag = [&](const char* key, bool& target) {
+      if (kwargs.contains(key)) target = bool_argument(kwargs[key], key);
+    };
+    for (const auto& item : kwargs) {
+      const std::string key = py::str(item.first).cast<std::string>();
+      const std::vector<std::string> keys = known_keys();
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        std::string allowed;
+        for (const std::string& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
+        throw budget::Error("unexpected keyword argument; allowed: " + allowed, key);
+      }
+    }
+    l.dp = 0;
+    for (const auto& [key, target] : {std::pair<const char*, std::int64_t*>{"tp", &l.tp}, {"pp", &l.pp}, {"ep", &l.ep},
+                                      {"etp", &l.etp}, {"cp", &l.cp}, {"gpus", &l.gpus}, {"dp", &l.dp},
+                                      {"micro_batch_size", &l.micro_batch_size}, {"micro_batches", &l.micro_batches},
+                                      {"seq_len", &l.seq_len}, {"virtual_stages", &l.virtual_stages},
+                                      {"vocab_divisible_by", &l.vocab_divisible_by}}) {
+      integer(key, *target);
+    }
+    if (l.gpus == 0 && l.dp == 0) l.dp = 1;
+    real("capacity_factor", l.capacity_factor);
+    real("imbalance", l.imbalance);
+    flag("distributed_optimizer", l.distributed_optimizer);
+    flag("sequence_parallel", l.sequence_parallel);
+    flag("cross_entropy_fusion", l.cross_entropy_fusion);
+    flag("replicate_loop_weights", l.replicate_loop_weights);
+    if (kwargs.contains("recompute")) l.recompute = budget::parse_recompute(string_argument(kwargs["recompute"], "recompute"), "recompute");
+    if (kwargs.contains("precision")) {
+      l.precision = budget::parse_training_precision(string_argument(kwargs["precision"], "precision"), "precision");
+    }
+    if (kwargs.contains("nodes")) nodes = optional_int_argument(kwargs["nodes"], "nodes");
+    // The layouts teams run (issue 31): uneven pipelines, FSDP, FP8, offload, the dispatcher.
+    if (kwargs.contains("pipeline_layout")) l.pipeline_layout = string_argument(kwargs["pipeline_layout"], "pipeline_layout");
+    integer("first_stage_layers", l.first_stage_layers);
+    integer("last_stage_layers", l.last_stage_layers);
+    integer("cpu_offload_layers", l.cpu_offload_layers);
+    flag("fp8_param_gather", l.fp8_param_gather);
+    if (kwargs.contains("fsdp")) {
+      l.fsdp = enum_of<budget::FsdpKind, budget::FsdpKind::torch_fsdp2>(string_argument(kwargs["fsdp"], "fsdp"), "fsdp");
+    }
+    if (kwargs.contains("fsdp_sharding")) {
+      l.fsdp_sharding = enum_of<budget::FsdpSharding, budget::FsdpSharding::optim_grads_params>(
+          string_argument(kwargs["fsdp_sharding"], "fsdp_sharding"), "fsdp_sharding");
+    }
+    if (kwargs.contains("fp8")) {
+      l.fp8 = enum_of<budget::Fp8Recipe, budget::Fp8Recipe::mxfp8>(string_argument(kwargs["fp8"], "fp8"), "fp8");
+    }
+    if (kwargs.contains("dispatcher")) {
+      l.dispatcher = enum_of<budget::MoeDispatcher, budget::MoeDispatcher::flex>(
+          string_argument(kwargs["dispatcher"], "dispatcher"), "dispatcher");
+    }
+    if (kwargs.contains("megatron_args") && !kwargs["megatron_args"].is_none()) {
+      megatron_args = string_argument(kwargs["megatron_args"], "megatron_args");
+    }
+  }
+
+  static std::vector<std::string> known_keys() {
+    return {"tp", "pp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches", "seq_len", "recompute",
+            "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
+            "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "nodes", "pipeline_layout",
+            "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
+            "cpu_offload_layers", "dispatcher", "megatron_args"};
+  }
+};
+
+}  // namespace
 
 budget::ClusterSpec cluster_argument(const py::handle& cluster, std::optional<std::int64_t> nodes) {
   return cluster_of(cluster, nodes);
 }
 
 void bind_cluster(py::module_& m) {
+  using budget_python::bool_argument;
+  using budget_python::float_argument;
+  using budget_python::int_argument;
+  using budget_python::optional_int_argument;
+  using budget_python::string_argument;
+  // Every argument but the config and the cluster is a py::object converted here, so a wrong type
+  // or an int beyond 64 bits raises budget.Error naming it (python/arguments.hpp), not TypeError.
   m.def(
       "layout_search",
-      [](const py::handle& config, const py::handle& cluster, std::int64_t gpus, const py::handle& calibration,
-         std::optional<std::int64_t> nodes, std::int64_t seq_len, std::int64_t global_batch_tokens, int top,
-         double imbalance, double attended_keys, std::int64_t max_nodes_per_token) {
+      [](const py::handle& config, const py::handle& cluster, const py::object& gpus_arg, const py::handle& calibration,
+         const py::object& nodes_arg, const py::object& seq_len_arg, const py::object& global_batch_tokens,
+         const py::object& top_arg, const py::object& imbalance, const py::object& attended_keys,
+         const py::object& max_nodes_per_token_arg, const py::handle& workload, const py::object& min_headroom,
+         const py::object& run_tokens) {
+        const std::int64_t gpus = int_argument(gpus_arg, "gpus");
+        const std::optional<std::int64_t> nodes = optional_int_argument(nodes_arg, "nodes");
+        const std::int64_t top = int_argument(top_arg, "top");
+        const std::int64_t max_nodes_per_token = int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
         const budget::ArchConfig c = config_of(config);
         const budget::ClusterSpec spec = cluster_of(cluster, nodes);
         if (top < 1 || top > 1000) throw budget::Error("top = " + std::to_string(top) + "; allowed: 1 to 1000", "top");
@@ -99,57 +210,49 @@ void bind_cluster(py::module_& m) {
           throw budget::Error("max_nodes_per_token = " + std::to_string(max_nodes_per_token) + "; allowed: 0 (unlimited) or more",
                               "max_nodes_per_token");
         }
-        // As `layout`: the profile given, else the one the cluster file names.
-        budget::CalibrationProfile profile;
-        if (!calibration.is_none()) {
-          profile = calibration_argument(calibration);
-        } else if (spec.compute.source == budget::ComputeSource::calibration) {
-          profile = budget::load_calibration_profile(spec.compute.calibration_profile);
-        } else {
-          throw budget::Error("the layout search ranks by step time and needs a calibration profile (calibration=..., "
-                              "e.g. cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
-                              "calibration");
-        }
-        const budget::TimeModel model(profile);
+        const budget::TimeModel model(search_profile(calibration, spec));
+        // The attention and sequence length of `budget-match layout`: the workload's (default the
+        // paper's) unless given (layout_attended_keys(): the one default of layout and the ranking).
+        const budget::Workload w = workload_argument(workload);
         budget::LayoutSearchOptions o;
         o.gpus = gpus;
-        o.seq_len = seq_len;
-        o.global_batch_tokens = global_batch_tokens;
+        o.seq_len = seq_len_arg.is_none() ? w.seq_len : int_argument(seq_len_arg, "seq_len");
+        o.global_batch_tokens = int_argument(global_batch_tokens, "global_batch_tokens");
         o.keep = static_cast<std::size_t>(top);
-        o.imbalance = imbalance;
-        o.time.attended_keys = attended_keys;
+        o.imbalance = float_argument(imbalance, "imbalance");
+        o.time.attended_keys = !attended_keys.is_none() ? float_argument(attended_keys, "attended_keys")
+                               : o.seq_len == w.seq_len ? budget::layout_attended_keys(w)
+                                                        : 0.0;
         o.time.communication.max_nodes_per_token = max_nodes_per_token;
+        o.min_headroom_bytes = float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
+        o.run_tokens = float_argument(run_tokens, "run_tokens");
         const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
         // The CLI names a config without a name by its path.
         const std::string name = !c.name.empty() ? c.name : is_path(config) ? path_string(config) : std::string("config");
         return py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
       },
       py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("gpus"), py::arg("calibration") = py::none(),
-      py::arg("nodes") = py::none(), py::arg("seq_len") = 4096, py::arg("global_batch_tokens") = 4 * 1024 * 1024,
-      py::arg("top") = 5, py::arg("imbalance") = 1.0, py::arg("attended_keys") = 0.0,
-      py::arg("max_nodes_per_token") = 0,
+      py::arg("nodes") = py::none(), py::arg("seq_len") = py::none(), py::arg("global_batch_tokens") = 4 * 1024 * 1024,
+      py::arg("top") = 5, py::arg("imbalance") = 1.0, py::arg("attended_keys") = py::none(),
+      py::arg("max_nodes_per_token") = 0, py::arg("workload") = py::none(), py::arg("min_headroom") = 0.0,
+      py::arg("run_tokens") = 0.0,
       "The best layouts of a config on `gpus` GPUs of a cluster (docs/cluster.md, \"Layout search\"): the dict of "
       "`budget-match layout CFG --cluster C --gpus N --format json` without its schema keys: enumerated, valid, "
       "fitting and layouts (best first, each with layout, memory and time). calibration: --profile (default: the "
-      "cluster file's profile); the default overlap (DP overlapped, the rest exposed).");
+      "cluster file's profile); workload: the sequence length and attended keys (default the paper's, as "
+      "`layout` and the cluster ranking); min_headroom: GiB a layout must leave free (--min-headroom); run_tokens: "
+      "each layout's run (--run-tokens); the default overlap (DP overlapped, the rest exposed).");
 
   m.def(
       "layout",
-      [](const py::handle& config, const py::handle& cluster, std::int64_t tp, std::int64_t pp, std::int64_t ep,
-         std::int64_t etp, std::int64_t cp, std::int64_t gpus, std::int64_t dp, std::int64_t micro_batch_size,
-         std::int64_t micro_batches, std::int64_t seq_len, const std::string& recompute, bool distributed_optimizer,
-         bool sequence_parallel, bool cross_entropy_fusion, double capacity_factor, double imbalance,
-         std::int64_t virtual_stages, std::int64_t vocab_divisible_by, const std::string& precision,
-         bool replicate_loop_weights, std::optional<std::int64_t> nodes, std::optional<std::string> megatron_args,
-         const std::string& pipeline_layout, std::int64_t first_stage_layers, std::int64_t last_stage_layers,
-         const std::string& fsdp, const std::string& fsdp_sharding, const std::string& fp8, bool fp8_param_gather,
-         std::int64_t cpu_offload_layers, const std::string& dispatcher) {
+      [](const py::handle& config, const py::handle& cluster, const py::kwargs& kwargs) {
         const budget::ArchConfig c = config_of(config);
-        const budget::ClusterSpec spec = cluster_of(cluster, nodes);
-        if (megatron_args) {
+        const LayoutArguments a(kwargs);
+        const budget::ClusterSpec spec = cluster_of(cluster, a.nodes);
+        if (a.megatron_args) {
           // The layout as Megatron-LM's arguments give it (docs/megatron.md); gpus needed.
-          const budget::MegatronRun run = budget::load_megatron_args(*megatron_args, c, gpus);
-          const budget::TrainingMemory memory = budget::training_memory(c, run.layout, spec, *megatron_args);
+          const budget::MegatronRun run = budget::load_megatron_args(*a.megatron_args, c, a.layout.gpus);
+          const budget::TrainingMemory memory = budget::training_memory(c, run.layout, spec, *a.megatron_args);
           py::object out = py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));
           py::dict args;
           args["modelled"] = run.modelled;
@@ -160,53 +263,19 @@ void bind_cluster(py::module_& m) {
           out["megatron_args"] = args;
           return out;
         }
-        budget::ParallelLayout l;
-        l.pipeline_layout = pipeline_layout;
-        l.first_stage_layers = first_stage_layers;
-        l.last_stage_layers = last_stage_layers;
-        l.fsdp = enum_of<budget::FsdpKind, budget::FsdpKind::torch_fsdp2>(fsdp, "fsdp");
-        l.fsdp_sharding = enum_of<budget::FsdpSharding, budget::FsdpSharding::optim_grads_params>(fsdp_sharding,
-                                                                                                 "fsdp_sharding");
-        l.fp8 = enum_of<budget::Fp8Recipe, budget::Fp8Recipe::mxfp8>(fp8, "fp8");
-        l.fp8_param_gather = fp8_param_gather;
-        l.cpu_offload_layers = cpu_offload_layers;
-        l.dispatcher = enum_of<budget::MoeDispatcher, budget::MoeDispatcher::flex>(dispatcher, "dispatcher");
-        l.tp = tp;
-        l.pp = pp;
-        l.ep = ep;
-        l.etp = etp;
-        l.cp = cp;
-        l.gpus = gpus;
-        l.dp = gpus == 0 && dp == 0 ? 1 : dp;
-        l.micro_batch_size = micro_batch_size;
-        l.micro_batches = micro_batches;
-        l.seq_len = seq_len;
-        l.recompute = budget::parse_recompute(recompute, "recompute");
-        l.distributed_optimizer = distributed_optimizer;
-        l.sequence_parallel = sequence_parallel;
-        l.cross_entropy_fusion = cross_entropy_fusion;
-        l.capacity_factor = capacity_factor;
-        l.imbalance = imbalance;
-        l.virtual_stages = virtual_stages;
-        l.vocab_divisible_by = vocab_divisible_by;
-        l.precision = budget::parse_training_precision(precision, "precision");
-        l.replicate_loop_weights = replicate_loop_weights;
-        const budget::TrainingMemory memory = budget::training_memory(c, l, spec, "layout");
+        const budget::TrainingMemory memory = budget::training_memory(c, a.layout, spec, "layout");
         return py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));
       },
-      py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("tp") = 1, py::arg("pp") = 1, py::arg("ep") = 1,
-      py::arg("etp") = 0, py::arg("cp") = 1, py::arg("gpus") = 0, py::arg("dp") = 0, py::arg("micro_batch_size") = 1,
-      py::arg("micro_batches") = 1, py::arg("seq_len") = 4096, py::arg("recompute") = "none",
-      py::arg("distributed_optimizer") = false, py::arg("sequence_parallel") = false,
-      py::arg("cross_entropy_fusion") = false, py::arg("capacity_factor") = 0.0, py::arg("imbalance") = 1.0,
-      py::arg("virtual_stages") = 1, py::arg("vocab_divisible_by") = 0, py::arg("precision") = "bf16",
-      py::arg("replicate_loop_weights") = false, py::arg("nodes") = py::none(), py::arg("megatron_args") = py::none(),
-      py::arg("pipeline_layout") = "", py::arg("first_stage_layers") = -1, py::arg("last_stage_layers") = -1,
-      py::arg("fsdp") = "none", py::arg("fsdp_sharding") = "optim_grads_params", py::arg("fp8") = "none",
-      py::arg("fp8_param_gather") = false, py::arg("cpu_offload_layers") = 0, py::arg("dispatcher") = "alltoall",
+      py::arg("config"), py::arg("cluster"),
       "Memory per GPU per pipeline stage under a parallel layout (docs/cluster.md): the dict of `budget-match "
       "layout ... --format json` without its schema keys: layout, memory (peak_bytes, stages[i] with layers, "
-      "peak_bytes, by_component), notes. megatron_args=FILE (with gpus=N) reads the layout from Megatron-LM's "
-      "arguments instead (docs/megatron.md) and adds megatron_args (what was read). recompute: none, selective, "
-      "selective:MODULE,..., full, full:N, full-uniform:N. budget.Error when the layout does not divide.");
+      "peak_bytes, by_component), notes. Keywords (defaults): tp (1), pp (1), ep (1), etp (0: TP), cp (1), gpus (0), "
+      "dp (0; 1 without gpus), micro_batch_size (1), micro_batches (1), seq_len (4096), recompute (\"none\"; also "
+      "selective:MODULE,..., full:N, full-uniform:N), distributed_optimizer, sequence_parallel, cross_entropy_fusion "
+      "(False), capacity_factor (0.0), imbalance (1.0), virtual_stages (1), vocab_divisible_by (0), precision "
+      "(\"bf16\"), replicate_loop_weights (False), nodes (None), pipeline_layout (\"\"), first_stage_layers and "
+      "last_stage_layers (-1: even), fsdp (\"none\"), fsdp_sharding (\"optim_grads_params\"), fp8 (\"none\"), "
+      "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"); megatron_args=FILE (with gpus=N) "
+      "reads the layout from Megatron-LM's arguments instead (docs/megatron.md) and adds megatron_args (what was "
+      "read). budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
 }

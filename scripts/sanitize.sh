@@ -8,8 +8,10 @@
 # with UBSan's integer set short of unsigned wrap-around (which hashing and the random generators
 # use on purpose): signed overflow, shifts, division by zero, float-to-integer overflow and
 # implicit conversions that truncate or change the sign of a signed value; every report fatal.
-# Only budget-match is built (into build-intsan/ or $BUDGET_INTSAN_BUILD_DIR) and only the CLI
-# tests (ctest -R '^cli[.]') run unless other ctest arguments are given.
+# Only budget-match and the cluster domain's unit tests (budget_cluster_tests: the layout, its
+# search, memory, time and links) are built (into build-intsan/ or $BUDGET_INTSAN_BUILD_DIR), and
+# only the CLI tests and those unit tests (ctest -R '^(cli[.]|cluster-only[.])') run unless other
+# ctest arguments are given.
 #
 # scripts/sanitize.sh --thread [ctest arguments...]: ThreadSanitizer (the system C++ compiler,
 # -O1, every report fatal) on the code that runs on several threads: the library's parallel loop
@@ -61,11 +63,11 @@ if [ "${1:-}" = --integer ]; then
   checks="signed-integer-overflow,shift,integer-divide-by-zero,float-cast-overflow,implicit-signed-integer-truncation,implicit-integer-sign-change"
   # Third-party headers are exempt (scripts/intsan-ignorelist.txt says which and why).
   sanitize="-fsanitize=$checks -fno-sanitize-recover=all -fno-omit-frame-pointer -fsanitize-ignorelist=$PWD/scripts/intsan-ignorelist.txt"
-  CC=clang-14 CXX=clang++-14 configure "$build_dir" "$sanitize" -DBUDGET_BUILD_PYTHON=OFF
-  cmake --build "$build_dir" -j"$(nproc)" --target budget-match
+  CC=clang-14 CXX=clang++-14 configure "$build_dir" "$sanitize" -DBUDGET_BUILD_PYTHON=OFF -DBUDGET_CLUSTER_ONLY_TESTS=ON
+  cmake --build "$build_dir" -j"$(nproc)" --target budget-match budget_cluster_tests
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   if [ $# -eq 0 ]; then
-    set -- -R '^cli[.]'
+    set -- -R '^(cli[.]|cluster-only[.])'
   fi
   ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "$@"
   exit

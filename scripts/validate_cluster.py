@@ -78,7 +78,8 @@ def layout_args(run):
     args = ["--gpus", str(run["gpus"]), "--nodes", str(run["nodes"]), "--tp", str(lay.get("tp", 1)),
             "--pp", str(lay.get("pp", 1)), "--vp", str(lay.get("vp", 1)), "--ep", str(lay.get("ep", 1)),
             "--cp", str(lay.get("cp", 1)), "--micro-batch-size", str(mbs), "--micro-batches", str(micro_batches),
-            "--seq-len", str(run["seq_len"]), "--recompute", lay.get("recompute", "none")]
+            "--seq-len", str(run["seq_len"]), "--recompute", lay.get("recompute", "none"),
+            "--attended-keys", "0"]  # causal sequences, as Megatron's pretraining runs them (layout's default is the workload's)
     if "etp" in lay:
         args += ["--etp", str(lay["etp"])]
     if lay.get("sequence_parallel"):

@@ -14,6 +14,7 @@
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
 #include "budget/run_fit.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/time_baselines.hpp"
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
@@ -265,7 +266,7 @@ void run_calibrate(const CalibrateOptions& o) {
     write_output_file(o.out_path, calibration_profile_to_json(profile));
     if (o.format != OutputFormat::json) {
       std::cerr << fmt::format("wrote {} rows ({}, {}) to {}\n", profile.rows.size(), profile.device.name,
-                               profile.source.tool, o.out_path);
+                               printable_text(profile.source.tool), printable_text(o.out_path));
     }
   }
   if (runs) {

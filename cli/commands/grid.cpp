@@ -312,6 +312,7 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
     const MatchResult& r = row.match.result;
     cell["summary"] = r.summary.feasible ? r.summary.brief() : r.summary.message;
     cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, search) : json(nullptr);
+    if (!row.failure.empty()) cell["cluster_failure"] = row.failure;
     if (row.ranking && !r.candidates.empty()) cell["matched"]["cluster"] = cluster_candidate_json(row.ranking->candidates.front());
   });
   json out = timed_grid_json(grid, loop, workload, model, "time");
@@ -323,6 +324,11 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
   std::string differences;
   for (const ClusterGridRow& row : rows) {
     const MatchResult& r = row.match.result;
+    if (!row.failure.empty()) {  // the cell's baseline has no layout: said in its row, the grid goes on
+      t.add_row({row.cell->size, "no layout", "-", "-", "-", "-", "-", "-"});
+      differences += fmt::format("{} ({}): {}\n", row.cell->size, r.baseline.name, row.failure);
+      continue;
+    }
     if (!row.ranking || r.candidates.empty()) {
       t.add_row({row.cell->size, "-", "infeasible", "-", "-", "-", "-", "-"});
       continue;
@@ -333,11 +339,11 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
     const std::string shape = fmt::format("H{} {} {}", cfg.hidden_size, heads_text(cfg.attention), ffn_text(cfg.ffn));
     if (!c.found) {
       t.add_row({row.cell->size, layout_brief(b.best.memory.layout), shape, "no layout fits memory",
-                 fmt::format("{:.3f}", 1e6 * b.seconds_per_token), "-", "-", time_ratio_text(c.single_gpu_ratio_to_baseline)});
+                 microseconds_per_token_text(b.seconds_per_token), "-", "-", time_ratio_text(c.single_gpu_ratio_to_baseline)});
       continue;
     }
     t.add_row({row.cell->size, layout_brief(b.best.memory.layout), shape, layout_brief(c.best.memory.layout),
-               fmt::format("{:.3f}", 1e6 * b.seconds_per_token), fmt::format("{:.3f}", 1e6 * c.seconds_per_token),
+               microseconds_per_token_text(b.seconds_per_token), microseconds_per_token_text(c.seconds_per_token),
                time_ratio_text(c.ratio_to_baseline), time_ratio_text(c.single_gpu_ratio_to_baseline)});
     differences += fmt::format("{} ({}): cluster {:.3f}× vs 1-GPU {:.3f}×\n", row.cell->size, r.baseline.name,
                                c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);

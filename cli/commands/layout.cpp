@@ -1,8 +1,8 @@
 // budget-match layout CFG --cluster C.json --tp T --pp P --ep E [--etp] [--cp C] [--gpus N | --dp D]
 //   --micro-batch-size b --micro-batches m [--seq-len s] [--recompute none|selective|full[:layers]]
 //   [--distributed-optimizer] [--sequence-parallel] [--cross-entropy-fusion] [--capacity-factor F]
-//   [--imbalance G] [--profile P] [--attended-keys A] [--max-nodes-per-token M] [--overlap LIST]
-//   [--run-tokens N] [--format table|json|markdown]
+//   [--imbalance G] [--profile P] [--workload W] [--attended-keys A] [--max-nodes-per-token M]
+//   [--overlap LIST] [--run-tokens N] [--min-headroom GiB] [--format table|json|markdown]
 // Memory per GPU of one training step under a parallel layout, per pipeline stage and by
 // component, against the cluster GPU's capacity, with the verdict, and, where a calibration profile
 // is known (the cluster's, or --profile), the step time: compute, each collective, the bubble
@@ -33,8 +33,10 @@
 #include "budget/training_memory.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
+#include "cluster_options.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
+#include "options.hpp"
 #include "output_format.hpp"
 #include "budget_render/table.hpp"
 
@@ -50,7 +52,11 @@ struct LayoutOptions {
   ParallelLayout layout;
   OutputFormat format = OutputFormat::table;
   std::string profile_path;
-  double attended_keys = 0.0;
+  WorkloadOption workload;
+  double attended_keys = 0.0;  ///< 0 until resolved: --attended-keys, else the workload's
+  bool attended_keys_given = false;
+  bool seq_len_given = false;
+  double min_headroom_gib = 0.0;
   std::int64_t max_nodes_per_token = 0;
   std::string overlap = "dp";
   double run_tokens = 0.0;
@@ -73,7 +79,29 @@ struct LayoutResult {
   std::string time_missing;             ///< why there is no time, else empty
   std::optional<RunCost> run;
   std::optional<MegatronRun> megatron;  ///< what --megatron-args read
+  double attended_keys = 0.0;        ///< of the step time (0: causal)
+  std::string attention;             ///< attended_keys_text() and where it comes from
+  double min_headroom_bytes = 0.0;   ///< --min-headroom
+  bool fits() const { return memory.fits && memory.headroom_bytes >= min_headroom_bytes; }
 };
+
+/// The attention of the step time, the one default of `layout` and of the cluster ranking
+/// (layout_attended_keys()): --attended-keys, else the workload's (--workload, default the paper's:
+/// a document mask's mean attended keys, a causal window otherwise; a --seq-len other than the
+/// workload's: causal); the sequence length: --seq-len, else the workload's. Returns what it says.
+std::string resolve_attention(LayoutOptions& o) {
+  const Workload w = o.workload.load();
+  if (!o.seq_len_given) o.layout.seq_len = w.seq_len;
+  if (o.attended_keys_given) {
+    return attended_keys_text(o.attended_keys, o.layout.seq_len) + " (--attended-keys)";
+  }
+  o.attended_keys = o.layout.seq_len == w.seq_len ? layout_attended_keys(w) : 0.0;
+  const bool from_workload = o.attended_keys > 0.0;
+  return attended_keys_text(o.attended_keys, o.layout.seq_len) +
+         (from_workload                  ? " (the workload's document mask; --attended-keys to change)"
+          : o.layout.seq_len == w.seq_len ? " (the workload's causal mask)"
+                                          : " (--seq-len differs from the workload's)");
+}
 
 /// --overlap: a comma-separated list of tp, ep, cp, pp, dp, or none (default dp).
 CommOverlap parse_overlap(const std::string& text) {
@@ -149,22 +177,31 @@ Table stage_table(const TrainingMemory& m) {
   return t;
 }
 
+/// "1 GPU", "8 GPUs": a count and its noun, singular for 1.
+std::string counted(std::int64_t n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+
 std::string layout_text(const ParallelLayout& l) {
-  return fmt::format("{} GPUs: TP {}{} x CP {} x DP {} x PP {}{}; experts ETP {} x EP {} x EDP {}; {} micro-batches of {} "
-                     "sequences of {} tokens; recompute {}{}; {}{}",
-                     l.gpus, l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.cp, l.data_parallel(), l.pp,
+  return fmt::format("{}: TP {}{} x CP {} x DP {} x PP {}{}; experts ETP {} x EP {} x EDP {}; {} of {} of {} tokens; "
+                     "recompute {}{}; {}{}",
+                     counted(l.gpus, "GPU", "GPUs"), l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.cp, l.data_parallel(), l.pp,
                      l.virtual_stages > 1 ? fmt::format(" (V {})", l.virtual_stages) : "", l.expert_tp(), l.ep,
-                     l.expert_data_parallel(), l.micro_batches, l.micro_batch_size, l.seq_len, to_string(l.recompute.kind),
+                     l.expert_data_parallel(), counted(l.micro_batches, "micro-batch", "micro-batches"),
+                     counted(l.micro_batch_size, "sequence", "sequences"), l.seq_len, to_string(l.recompute.kind),
                      l.recompute.kind == RecomputeKind::full && l.recompute.full_layers > 0
                          ? fmt::format(":{}", l.recompute.full_layers)
                          : "",
                      to_string(l.precision), l.distributed_optimizer ? ", distributed optimizer" : "");
 }
 
-std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster) {
+std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster, double min_headroom_bytes) {
   const std::string capacity =
       fmt::format("{} GiB usable of {} GiB on {}", gib(m.capacity_bytes), gib(static_cast<double>(cluster.memory_bytes)),
                   cluster.gpu_name);
+  if (m.fits && m.headroom_bytes < min_headroom_bytes) {
+    return fmt::format("does not fit with the headroom asked for: peak {} GiB on stage {} leaves {} GiB, less than the "
+                       "{} GiB of --min-headroom ({})",
+                       gib(m.peak_bytes), m.peak_stage, gib(m.headroom_bytes), gib(min_headroom_bytes), capacity);
+  }
   if (m.fits) {
     return fmt::format("fits: peak {} GiB on stage {}, headroom {} GiB ({})", gib(m.peak_bytes), m.peak_stage,
                        gib(m.headroom_bytes), capacity);
@@ -183,6 +220,11 @@ Document layout_document(const LayoutResult& r) {
                              {"cluster", r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name}};
   const nlohmann::ordered_json body = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
   for (const auto& [key, value] : body.items()) out[key] = value;
+  out["min_headroom_bytes"] = r.min_headroom_bytes;
+  out["fits_with_min_headroom"] = r.fits();
+  out["attended_keys"] = r.attended_keys > 0.0 ? r.attended_keys
+                                               : (static_cast<double>(r.memory.layout.seq_len) + 1.0) / 2.0;
+  out["attention"] = r.attention;
   if (r.time) {
     out["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(*r.time, -1));
     if (r.run) {
@@ -203,11 +245,11 @@ Document layout_document(const LayoutResult& r) {
   }
   doc.set_json(std::move(out));
 
-  doc.text(fmt::format("{} on {} node{} of {} x {}\n{}\n\n", r.config_name, r.cluster.nodes,
+  doc.text(fmt::format("{} on {} node{} of {} x {}\n{}\nattention: {}\n\n", r.config_name, r.cluster.nodes,
                        r.cluster.nodes == 1 ? "" : "s", r.cluster.gpus_per_node, r.cluster.gpu_name,
-                       layout_text(r.memory.layout)));
+                       layout_text(r.memory.layout), r.attention));
   doc.table(stage_table(r.memory), Forms::text);
-  std::string verdict = "\n" + verdict_text(r.memory, r.cluster) + "\n";
+  std::string verdict = "\n" + verdict_text(r.memory, r.cluster, r.min_headroom_bytes) + "\n";
   for (const std::string& note : r.memory.notes) verdict += "note: " + note + "\n";
   if (!r.time) {
     doc.text(verdict + "step time: " + r.time_missing + "\n");
@@ -239,7 +281,7 @@ Document layout_document(const LayoutResult& r) {
 /// The layout search's result in every form: its JSON (the layouts kept, each with memory and
 /// time) and the ranked table with its heading.
 Document search_document(const std::string& name, const ClusterSpec& cluster, const LayoutSearchOptions& so,
-                         const LayoutSearchResult& found) {
+                         const LayoutSearchResult& found, const std::string& attention) {
   Document doc;
   // The JSON body is the library's (layout_search_json: the same object Python's layout_search returns).
   nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string}};
@@ -247,19 +289,28 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
   for (const auto& [key, value] : body.items()) out[key] = value;
   doc.set_json(std::move(out));
 
-  doc.text(fmt::format("{} on {} of {} GPUs ({}): {} layouts enumerated, {} valid, {} fit\n", name, so.gpus,
-                       cluster.total_gpus(), cluster.gpu_name, found.enumerated, found.valid, found.fitting));
+  doc.text(fmt::format("{} on {} of {} GPUs ({} node{} of {} x {}): {} layouts enumerated, {} valid, {} fit{}\n"
+                       "attention: {}\n",
+                       name, so.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",
+                       cluster.gpus_per_node, cluster.gpu_name, found.enumerated, found.valid, found.fitting,
+                       so.min_headroom_bytes > 0.0 ? fmt::format(" with {} GiB of headroom", gib(so.min_headroom_bytes))
+                                                   : "",
+                       attention));
   Table t;
   for (const char* h : {"rank", "layout"}) t.add_column(h, Align::left);
   for (const char* h : {"s/step", "tokens/s/GPU", "MFU", "compute", "comm exposed", "bubble", "headroom GiB"}) {
     t.add_column(h);
+  }
+  if (so.run_tokens > 0.0) {
+    t.add_column("run h");
+    t.add_column("GPU-hours");
   }
   std::size_t rank = 1;
   for (const RankedLayout& r : found.layouts) {
     const ClusterStepTime& st = r.time;
     const StageTime& slow = st.stages[static_cast<std::size_t>(st.slowest_stage)];
     const ParallelLayout& l = r.memory.layout;
-    t.add_row({std::to_string(rank++),
+    std::vector<std::string> cells{std::to_string(rank++),
                fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
                            l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(),
                            l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
@@ -267,25 +318,29 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
                fmt::format("{:.4f}", st.seconds_per_step), fmt::format("{:.0f}", st.tokens_per_second_per_gpu),
                fmt::format("{:.1f}%", 100.0 * st.mfu), fmt::format("{:.4f}", slow.compute_seconds),
                fmt::format("{:.4f}", slow.exposed_communication_seconds + slow.late_overlap_seconds),
-               fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)});
+               fmt::format("{:.4f}", st.bubble_seconds), gib(r.memory.headroom_bytes)};
+    if (so.run_tokens > 0.0) {
+      const RunCost run = run_cost(st, l.gpus, so.run_tokens);
+      cells.push_back(fmt::format("{:.1f}", run.wall_clock_seconds / 3600.0));
+      cells.push_back(fmt::format("{:.0f}", run.gpu_hours));
+    }
+    t.add_row(std::move(cells));
   }
   doc.table(t, Forms::text);
-  if (found.valid == 0) {
-    doc.text(found.enumerated == 0
-                 ? "\nno layout: no combination divides the global batch into b · seq_len · DP micro-batches "
-                   "(--global-batch-tokens)\n"
-                 : "\nno layout is valid for this config; the first refused: " + found.first_rejection + "\n");
-  } else {
-    doc.text(found.layouts.empty() ? "\nno layout fits\n" : "\n");
-  }
+  const std::string none = no_layout_reason(found, so);
+  doc.text(none.empty() ? (so.run_tokens > 0.0 ? fmt::format("\nrun: {:g} tokens\n", so.run_tokens) : "\n")
+                        : "\n" + none + "\n");
   return doc;
 }
 
-void run_layout(const LayoutOptions& o) {
+void run_layout(LayoutOptions o) {
   const ArchConfig config = load_arch_config(o.config_path);
   LayoutResult result;
   result.config_name = config.name.empty() ? o.config_path : config.name;
   result.cluster = load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
+  result.attention = resolve_attention(o);
+  result.attended_keys = o.attended_keys;
+  result.min_headroom_bytes = o.min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
   ParallelLayout layout = o.layout;
   CommOverlap overlap = parse_overlap(o.overlap);
   if (!o.megatron_args.empty()) {
@@ -335,11 +390,11 @@ void run_layout(const LayoutOptions& o) {
     if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
   }
   print(layout_document(result), o.format);
-  if (!result.memory.fits) throw CommandExit{exit_infeasible};
+  if (!result.fits()) throw CommandExit{exit_infeasible};
 }
 
 /// The layout search: every valid layout on --gpus, those that fit ranked by step time.
-void run_search(const LayoutOptions& o) {
+void run_search(LayoutOptions o) {
   const ArchConfig config = load_arch_config(o.config_path);
   const ClusterSpec cluster =
       load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
@@ -355,6 +410,7 @@ void run_search(const LayoutOptions& o) {
   }
   const TimeModel model(load_calibration_profile(profile),
                         time_model_options(o, parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe")));
+  const std::string attention = resolve_attention(o);
   LayoutSearchOptions so;
   so.gpus = o.layout.gpus;
   so.seq_len = o.layout.seq_len;
@@ -364,9 +420,11 @@ void run_search(const LayoutOptions& o) {
   so.time.attended_keys = o.attended_keys;
   so.time.communication.max_nodes_per_token = o.max_nodes_per_token;
   so.time.communication.overlap = parse_overlap(o.overlap);
+  so.min_headroom_bytes = o.min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
+  so.run_tokens = o.run_tokens;
   const LayoutSearchResult found = search_layouts(model, config, cluster, so);
   const std::string name = config.name.empty() ? o.config_path : config.name;
-  print(search_document(name, cluster, so, found), o.format);
+  print(search_document(name, cluster, so, found, attention), o.format);
   if (found.layouts.empty()) throw CommandExit{exit_infeasible};
 }
 
@@ -394,7 +452,7 @@ void add_layout_command(CLI::App& app) {
                   "Search: tokens per step b·s·m·DP (default 4,194,304)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
   cmd->add_option("--top", o->top, "Search: best layouts printed (default 5)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--seq-len", l.seq_len, "Tokens per sequence (default 4096)");
+  cmd->add_option("--seq-len", l.seq_len, "Tokens per sequence (default: the workload's, 4096 for the paper's)");
   cmd->add_option("--recompute", o->recompute, "none (default), selective (attention core), full or full:N layers per chunk");
   cmd->add_option("--precision", o->precision, "bf16 (default: bf16 weights, fp32 grads and Adam), fp16 or fp32");
   cmd->add_flag("--distributed-optimizer", l.distributed_optimizer, "Shard optimizer states over DP (experts: expert DP)");
@@ -414,8 +472,13 @@ void add_layout_command(CLI::App& app) {
   cmd->add_flag("--dropout", l.dropout, "Count dropout masks (hidden and attention dropout > 0)");
   cmd->add_option("--profile,--calibration", o->profile_path,
                   "Calibration profile for the step time (default: the cluster file's, if it names one)");
-  cmd->add_option("--attended-keys", o->attended_keys, "Mean attended keys per query (default: causal, (s + 1)/2)")
-      ->check(CLI::Range(0.0, 1e12));
+  add_workload_option(*cmd, o->workload,
+                      "Workload JSON: the sequence length and attended keys of the step time (default: the paper's, "
+                      "as the cluster ranking)");
+  cmd->add_option("--attended-keys", o->attended_keys,
+                  "Mean attended keys per query; 0: a causal window, (s + 1)/2 (default: the workload's: a document "
+                  "mask's mean, else causal)")
+      ->check(non_negative_real(1e12));
   cmd->add_option("--max-nodes-per-token", o->max_nodes_per_token,
                   "Node-limited routing: each token to at most M nodes (DeepSeek-V3; default unlimited)")
       ->check(CLI::Range(0, 1 << 20));
@@ -425,16 +488,20 @@ void add_layout_command(CLI::App& app) {
   cmd->add_flag("--cuda-graphs", o->cuda_graphs, "CUDA graphs: no CPU launch gaps (Megatron-Core stack)");
   cmd->add_option("--stack", o->stack,
                   "Kernel stack timed: profile (default: the profile's), pytorch-eager or megatron-core-te");
-  cmd->add_option("--run-tokens", o->run_tokens, "Training tokens of the run: wall clock and GPU-hours")
-      ->check(CLI::Range(0.0, 1e30));
   cmd->add_option("--megatron-args", o->megatron_args,
                   "Megatron-LM's arguments (shell words, or the bash-array file export --to megatron writes): the "
                   "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
   cmd->add_option("--megatron-out", o->megatron_out,
                   "Write the layout as Megatron-LM's arguments (MODEL_ARGS and TRAINING_ARGS bash arrays)");
+  cmd->add_option("--run-tokens", o->run_tokens,
+                  "Training tokens of the run: wall clock and GPU-hours (of the layout, or of each layout found)")
+      ->check(positive_real(1e30));
+  add_min_headroom_option(*cmd, o->min_headroom_gib);
   add_format_option(*cmd, o->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([o, cmd] {
+    o->attended_keys_given = cmd->count("--attended-keys") > 0;
+    o->seq_len_given = cmd->count("--seq-len") > 0;
     o->layout_given = false;
     for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
                              "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer"}) {

@@ -19,6 +19,7 @@
 
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/export.hpp"
 #include "budget/match.hpp"
@@ -298,7 +299,7 @@ void write_best_candidate(const MatchOptions& o, const MatchInputs& in, const Ma
   export_options.seq_length = in.workload.seq_len;  // Megatron's --seq-length, torchtitan's RoPE context
   write_exported_config(result.candidates[static_cast<std::size_t>(o.out_row - 1)].config,
                         parse_export_target(o.out_format, "--out-format"), export_options, o.out_path);
-  if (o.format != OutputFormat::json) std::cerr << "wrote row #" << o.out_row << " to " << o.out_path << "\n";
+  if (o.format != OutputFormat::json) std::cerr << "wrote row #" << o.out_row << " to " << printable_text(o.out_path) << "\n";
 }
 
 void run_match(const MatchOptions& o) {

@@ -12,6 +12,7 @@
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
 #include "budget/plan.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
@@ -36,10 +37,12 @@ struct PlanOptions {
 void write_data_template(const Plan& plan, const std::string& path) {
   std::ostringstream out;
   out << "# Scaling-law data of a budget-match plan: fill in `loss` (validation loss at each endpoint),\n"
-         "# then run `budget-match fit " << path << "`. D = branch_step · tokens_per_step + decay_tokens.\n";
+         "# then run `budget-match fit " << comment_text(path) << "`. D = branch_step · tokens_per_step + decay_tokens.\n";
   out << "arch,cell,F,S,D,loss\n";
+  // Names from the grid as CSV fields a spreadsheet keeps as text (csv_cell: quoted, formulas neutralised).
   for (const auto& e : plan.endpoints) {
-    out << fmt::format("{},{},{:.17g},{:.17g},{:.17g},\n", e.arch, e.cell, e.flops_per_token, e.sparsity, e.tokens);
+    out << fmt::format("{},{},{:.17g},{:.17g},{:.17g},\n", csv_cell(e.arch), csv_cell(e.cell), e.flops_per_token,
+                       e.sparsity, e.tokens);
   }
   write_output_file(path, out.str());
 }

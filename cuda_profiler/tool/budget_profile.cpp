@@ -260,6 +260,8 @@ int run_collectives(const CommonOptions& o, const CollectivesArgs& a) {
                         "its memory, compute and the inter-node link come from the base file",
                         "budget-profile collectives");
   }
+  // Two outputs in one file are refused now, not after the sweep has run (OutputFiles would).
+  budget::check_distinct_outputs({{"--out", a.out}, {"--cluster-out", a.cluster_out}});
   std::optional<budget::ClusterSpec> base;
   if (!a.base_cluster.empty()) base = budget::load_cluster_spec(a.base_cluster);
   CollectiveSweepOptions options;

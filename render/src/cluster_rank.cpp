@@ -27,6 +27,11 @@ std::string layout_brief(const ParallelLayout& l) {
                      l.distributed_optimizer ? " dist-opt" : "");
 }
 
+std::string microseconds_per_token_text(double seconds_per_token) {
+  const double us = 1e6 * seconds_per_token;
+  return us >= 1.0 || us == 0.0 ? fmt::format("{:.3f}", us) : fmt::format("{:.3g}", us);
+}
+
 nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
   using json = nlohmann::ordered_json;
   json out{{"found", c.found}};
@@ -39,7 +44,7 @@ nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
     out["layout"] = nullptr;
     out["memory"] = nullptr;
     out["time"] = nullptr;
-    out["reason"] = "no layout of the search space fits the GPU's memory";
+    out["reason"] = c.no_layout_reason;
   }
   out["seconds_per_token"] = c.found ? json(c.seconds_per_token) : json(nullptr);
   out["gpu_seconds_per_token"] = c.found ? json(c.gpu_seconds_per_token) : json(nullptr);
@@ -99,7 +104,7 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
       return;
     }
     t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
-               layout_brief(c.best.memory.layout), fmt::format("{:.3f}", 1e6 * c.seconds_per_token),
+               layout_brief(c.best.memory.layout), microseconds_per_token_text(c.seconds_per_token),
                fmt::format("{:.0f}", c.best.time.tokens_per_second_per_gpu), fmt::format("{:.1f}%", 100.0 * c.best.time.mfu),
                fmt::format("{:.3f}×", c.ratio_to_baseline),
                fmt::format("{:.3f}×", ratio_at_matched_work(c, ranking.baseline)),
@@ -115,12 +120,13 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
 std::string cluster_ranking_heading(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& o) {
   return fmt::format(
-      "\nOn {} of {} GPUs ({}; {} nodes of {}), each at its own best layout, {} tokens a step of {}-token sequences "
+      "\nOn {} of {} GPUs ({}; {} node{} of {}), each at its own best layout, {} tokens a step of {}-token sequences "
       "({}): time per token of the whole cluster; cluster × and 1-GPU × are each one's time per token over the "
       "baseline's (1-GPU: one GPU, 8 sequences a step); × equal F: the cluster's at matched work (GPU-seconds per "
       "training FLOP over the baseline's), which ranks them; baseline at {}\n\n",
-      o.gpus, cluster.total_gpus(), cluster.gpu_name, cluster.nodes, cluster.gpus_per_node, grouped(o.global_batch_tokens),
-      o.seq_len, o.time.attended_keys > 0.0 ? fmt::format("{:g} attended keys a query", o.time.attended_keys) : "causal",
+      o.gpus, cluster.total_gpus(), cluster.gpu_name, cluster.nodes, cluster.nodes == 1 ? "" : "s", cluster.gpus_per_node,
+      grouped(o.global_batch_tokens),
+      o.seq_len, attended_keys_text(o.time.attended_keys, o.seq_len),
       ranking.baseline.found ? layout_brief(ranking.baseline.best.memory.layout) : "no layout");
 }
 
@@ -130,7 +136,7 @@ std::string cluster_ranking_differences(const ClusterRanking& ranking) {
   for (std::size_t i = 0; i < ranking.candidates.size(); ++i) {
     const ClusterCandidateTime& c = ranking.candidates[i];
     if (!c.found) {
-      out += fmt::format("#{}: no layout of the search space fits the GPU's memory\n", i + 1);
+      out += fmt::format("#{}: {}\n", i + 1, c.no_layout_reason);
       continue;
     }
     out += fmt::format("#{}: cluster {:.3f}× vs 1-GPU {:.3f}×\n", i + 1, c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);

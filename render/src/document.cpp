@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "budget/text_escape.hpp"
+
 namespace budget::render {
 
 Document::Document() : json_(std::make_unique<nlohmann::ordered_json>()) {}
@@ -44,7 +46,7 @@ std::string Document::render(Format format) const {
   for (const Block& block : blocks_) {
     if (!contains(block.where, format)) continue;
     if (!block.is_table) {
-      out += block.text;
+      out += terminal_text(block.text);  // names from data in text blocks: printable lines
     } else if (format == Format::markdown) {
       out += block.table.render_markdown();
     } else if (format == Format::csv) {

@@ -65,7 +65,7 @@ std::string SaidNotes::say(const std::string& note) {
     // An out-of-range fragment of the time model ("<dim> <value> is <f>× the largest measured
     // (<edge>)", time/time_model.cpp); other notes are the op's own and always kept.
     const bool out_of_range = fragment.find("× the largest measured (") != std::string::npos ||
-                              fragment.find("× the smallest measured (") != std::string::npos;
+                              fragment.find("× below the smallest measured (") != std::string::npos;
     if (!out_of_range) {
       out += (out.empty() ? "" : "; ") + fragment;
       continue;

@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "budget/text_escape.hpp"
+
 namespace budget::render {
 
+// Cells are made printable (budget::printable_text) as they are added: a name from data (a config,
+// cluster or GPU name) cannot bring a newline, an escape sequence or a NUL into any form.
 void Table::add_column(std::string header, Align align) {
-  headers_.push_back(std::move(header));
+  headers_.push_back(printable_text(header));
   aligns_.push_back(align);
 }
 
@@ -17,6 +22,7 @@ void Table::add_row(std::vector<std::string> cells) {
   if (cells.size() != headers_.size()) {
     throw std::logic_error(fmt::format("table row has {} cells for {} columns", cells.size(), headers_.size()));
   }
+  for (std::string& cell : cells) cell = printable_text(cell);
   rows_.push_back(std::move(cells));
 }
 
@@ -90,13 +96,50 @@ std::string Table::render_markdown() const {
   return out;
 }
 
-std::string Table::render_csv() const {
-  const auto quote = [](const std::string& cell) {
-    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
-    std::string out = "\"";
-    for (char ch : cell) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return out + "\"";
+namespace {
+/// A cell that is a plain number (optionally signed, with a fraction, an exponent or a trailing
+/// '%'), or a lone "-": what a spreadsheet may read as a value without running anything.
+bool plain_number_cell(std::string_view cell) {
+  if (cell == "-") return true;
+  if (!cell.empty() && cell.back() == '%') cell.remove_suffix(1);
+  if (!cell.empty() && (cell.front() == '+' || cell.front() == '-')) cell.remove_prefix(1);
+  const auto digits = [&cell] {
+    std::size_t n = 0;
+    while (n < cell.size() && cell[n] >= '0' && cell[n] <= '9') ++n;
+    cell.remove_prefix(n);
+    return n;
   };
+  std::size_t mantissa = digits();
+  if (!cell.empty() && cell.front() == '.') {
+    cell.remove_prefix(1);
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (!cell.empty() && (cell.front() == 'e' || cell.front() == 'E')) {
+    cell.remove_prefix(1);
+    if (!cell.empty() && (cell.front() == '+' || cell.front() == '-')) cell.remove_prefix(1);
+    if (digits() == 0) return false;
+  }
+  return cell.empty();
+}
+}  // namespace
+
+std::string csv_cell(const std::string& cell) {
+  // OWASP "CSV Injection": a cell starting with = + - @ (or a tab or carriage return) is a formula
+  // to a spreadsheet; a leading ' makes it text. Numbers (-1.5, +24%) are left as they are.
+  std::string text = cell;
+  if (!text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos &&
+      !plain_number_cell(text)) {
+    text.insert(0, 1, '\'');
+  }
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string Table::render_csv() const {
+  const auto quote = [](const std::string& cell) { return csv_cell(cell); };
   const auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (std::size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + quote(cells[c]);

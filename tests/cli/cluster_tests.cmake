@@ -41,7 +41,7 @@ $]=])
 budget_cli_test(NAME cluster.layout_refuses_gpus ARGS layout ${base} --cluster ${h200} --pp 4 --gpus 6 --micro-batch-size 1 --micro-batches 4
   EXPECT_EXIT 2 STDERR_MATCHES [=[6 GPUs do not divide by TP·CP·PP = 1·1·4 = 4]=])
 budget_cli_test(NAME cluster.layout_refuses_too_many_gpus ARGS layout ${base} --cluster ${h200} --gpus 16 --micro-batch-size 1 --micro-batches 1
-  EXPECT_EXIT 2 STDERR_MATCHES [=[the layout needs 16 GPUs; the cluster has 8 \(1 nodes of 8\); set more nodes]=])
+  EXPECT_EXIT 2 STDERR_MATCHES [=[the layout needs 16 GPUs; the cluster has 8 \(1 node of 8\); set more nodes]=])
 budget_cli_test(NAME cluster.layout_bad_recompute ARGS layout ${base} --cluster ${h200} --micro-batch-size 1 --micro-batches 1 --recompute full:x
   EXPECT_EXIT 2 STDERR_MATCHES [=[--recompute: value "full:x" is not allowed; allowed: none, selective, selective:MODULE.*full, full:N]=])
 budget_cli_test(NAME cluster.layout_needs_cluster ARGS layout ${base} --micro-batch-size 1 --micro-batches 1
@@ -101,7 +101,7 @@ budget_cli_test(NAME cluster.layout_needs_micro_batches ARGS layout ${base} --cl
 set(rank_args --baseline ${base} --calibration ${h200_profile} --rank-by time --cluster ${h200} --gpus 8
     --global-batch-tokens 131072 --top 2 --constraints tests/data/match/tolerance_2pct.json)
 budget_cli_test(NAME cluster.match_rank_table ARGS ${rank_args}
-  STDOUT_MATCHES [=[On 8 of 8 GPUs \(NVIDIA H200 SXM 141GB; 1 nodes of 8\), each at its own best layout, 131,072 tokens]=]
+  STDOUT_MATCHES [=[On 8 of 8 GPUs \(NVIDIA H200 SXM 141GB; 1 node of 8\), each at its own best layout, 131,072 tokens]=]
     [=[rank +hidden +heads×dim \(KV\) +experts×width +best layout +µs/token +tokens/s/GPU +MFU +cluster × +× equal F +1-GPU × +headroom GiB]=]
     [=[baseline +1280 +10×128 \(KV 2\) +192×432 \(top 8\) +TP[0-9]+ CP[0-9]+ PP[0-9]+ ]=]
     [=[
@@ -152,7 +152,7 @@ budget_cli_test(NAME cluster.match_csv_needs_cluster ARGS --baseline ${base} --f
   EXPECT_EXIT 64 STDERR_MATCHES [=[--format: --format csv prints the cluster ranking table; it needs --cluster]=])
 budget_cli_test(NAME cluster.match_cluster_too_many_gpus
   ARGS --baseline ${base} --calibration ${h200_profile} --rank-by time --cluster ${h200} --gpus 64
-  EXPECT_EXIT 2 STDERR_MATCHES [=[--gpus: 64 GPUs: the cluster has 8 \(1 nodes of 8\); set more nodes]=])
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--gpus: 64 GPUs: the cluster has 8 \(1 node of 8\); set more nodes]=])
 budget_cli_test(NAME cluster.match_cluster_nodes ARGS --baseline ${base} --calibration ${h200_profile} --rank-by time
     --cluster ${h200} --nodes 8 --gpus 64 --global-batch-tokens 1048576 --top 1 --format json
   STDOUT_MATCHES [=["gpus": 64,]=] [=["dp": ]=])
@@ -207,10 +207,10 @@ budget_cli_test(NAME cluster.layout_search_imbalance_below_one ARGS layout ${mix
 # No valid layout: the table says why (the first refusal, or that no combination divides the batch).
 budget_cli_test(NAME cluster.layout_search_none_valid_says_why ARGS layout ${mixtral} --cluster ${h200} --nodes 8
   --calibration cuda_profiler/profiles/h200-torch-eager.json --gpus 64 --global-batch-tokens 1125899906842624
-  EXPECT_EXIT 3 STDOUT_MATCHES "0 valid, 0 fit" "no layout is valid for this config; the first refused: a parallel size or batch count [(]4294967296[)] is above")
+  EXPECT_EXIT 3 STDOUT_MATCHES "0 valid, 0 fit" "no layout is valid on 64 GPUs: the first refused: a parallel size or batch count [(]4294967296[)] is above")
 budget_cli_test(NAME cluster.layout_search_batch_not_divisible_says_why ARGS layout ${mixtral} --cluster ${h200}
   --calibration cuda_profiler/profiles/h200-torch-eager.json --gpus 8 --global-batch-tokens 4097 --format json
-  EXPECT_EXIT 3 STDOUT_MATCHES [=["no_valid_layout": "no combination divides the global batch]=])
+  EXPECT_EXIT 3 STDOUT_MATCHES [=["no_valid_layout": "no layout: the global batch of 4097 tokens divides into no micro-batch]=])
 
 # Megatron-LM arguments in (issue 31, docs/megatron.md): the published layouts priced without
 # refusal (exit 0 fits, 3 does not fit; never 2), what was read listed; an argument Megatron does not

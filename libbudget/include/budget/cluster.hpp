@@ -71,8 +71,15 @@ struct ClusterSpec {
 /// calibration-profile path is resolved against `base_directory` (empty: kept as written).
 ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& source,
                                const std::string& base_directory = {});
-/// Reads and parses a cluster file; `nodes`, when given, replaces the file's node count.
+/// Reads and parses a cluster file; `nodes`, when given, replaces the file's node count
+/// (resize_cluster()).
 ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_t> nodes = std::nullopt);
+
+/// Sets the node count (the CLI's --nodes, Python's nodes=) and validates (budget::Error naming
+/// `source`). A named cluster whose count changes gets ", resized to N nodes of G" after its name,
+/// so no heading printed from the name ("1 node of 8x H200 ...") states the file's size instead of
+/// the one planned on.
+void resize_cluster(ClusterSpec& cluster, std::int64_t nodes, const std::string& source);
 
 /// The cluster file text of `cluster` (the form parse_cluster_spec() reads; `notes` becomes its
 /// "notes"). A calibration profile's path is written absolute, so the file reads back from any

@@ -45,12 +45,16 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
 struct ClusterGridRow {
   const GridCell* cell = nullptr;
   TimedMatch match;                      ///< cut to the best candidate by cluster time
-  std::optional<ClusterRanking> ranking;  ///< none when the cell has no match
+  std::optional<ClusterRanking> ranking;  ///< none when the cell has no match or `failure`
+  /// Why the cell has no ranking although it matched: its baseline has no layout on the cluster
+  /// (no_layout_reason()); the other cells are ranked all the same.
+  std::string failure;
   std::vector<ClusterDropped> dropped;    ///< candidates passed over on the way to the best
 };
 
 /// match_grid_with_time() with RankBy::time over every equally matched candidate, then
-/// rank_matched_on_cluster() per cell, keeping the best.
+/// rank_matched_on_cluster() per cell, keeping the best. A cell whose baseline has no layout is
+/// kept with its `failure`; any other error (an option, the time limit) stops the grid.
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                                   const std::string& constraints_path, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options);

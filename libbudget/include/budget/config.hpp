@@ -275,6 +275,25 @@ struct RopeScaling {
   bool operator!=(const RopeScaling& o) const { return !(*this == o); }
 };
 
+/// Group-limited routing (DeepSeek's `n_group`, `topk_group`): the routed experts split into
+/// `groups` equal groups; a token's top_k experts are chosen among the experts of the `top_groups`
+/// groups of highest score, a group's score being the sum of its `score_top` highest expert scores
+/// (DeepSeek-V3 and Kimi-K2: 2, transformers' modeling_deepseek_v3 `topk(2).sum`; DeepSeek-V2's
+/// `group_limited_greedy`: 1, the group's highest score). Changes which experts a token uses, not
+/// how many: no budget depends on it.
+struct RouterGroups {
+  std::int64_t groups = 0;
+  std::int64_t top_groups = 0;
+  std::int64_t score_top = 0;
+  bool operator==(const RouterGroups& o) const {
+    return groups == o.groups && top_groups == o.top_groups && score_top == o.score_top;
+  }
+  bool operator!=(const RouterGroups& o) const { return !(*this == o); }
+  /// The groups split `ffn`'s routed experts equally, hold its top_k, and score_top fits a group
+  /// (what validate() checks of settings.router_groups).
+  bool fits(const FfnConfig& ffn) const;
+};
+
 /// Settings a trainer needs to build the same model that size no weight and change no budget
 /// (docs/config.md, "settings"). Each is optional: absent means the input did not say, and an
 /// export then states the trainer's default it leaves in place. The accounting never reads them.
@@ -291,12 +310,17 @@ struct ModelSettings {
   std::optional<double> partial_rotary_factor = std::nullopt;
   /// Layers (1-based) whose attention uses no rotary embedding (Llama-4's no_rope_layers).
   std::vector<std::int64_t> nope_layers = {};
+  /// The routed experts' weights multiplied by this after the top-k (DeepSeek's
+  /// routed_scaling_factor); absent: 1, no scaling.
+  std::optional<double> router_scaling_factor = std::nullopt;
+  std::optional<RouterGroups> router_groups = std::nullopt;  ///< absent: every routed expert a candidate
 
   bool operator==(const ModelSettings& o) const {
     return rope_theta == o.rope_theta && norm_epsilon == o.norm_epsilon &&
            max_position_embeddings == o.max_position_embeddings && router_score == o.router_score &&
            router_normalize_top_k == o.router_normalize_top_k && rope_scaling == o.rope_scaling &&
-           partial_rotary_factor == o.partial_rotary_factor && nope_layers == o.nope_layers;
+           partial_rotary_factor == o.partial_rotary_factor && nope_layers == o.nope_layers &&
+           router_scaling_factor == o.router_scaling_factor && router_groups == o.router_groups;
   }
 };
 

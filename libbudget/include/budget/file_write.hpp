@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace budget {
@@ -61,6 +62,16 @@ class AtomicFile {
   bool finished_ = false;
   bool committed_ = false;
 };
+
+/// True when `a` and `b` name one file: the same path once ".", ".." and symbolic links are
+/// resolved (std::filesystem::weakly_canonical; a file that does not exist yet is compared by its
+/// resolved directory and name). For commands with several outputs to refuse a clash when they
+/// read their options, before any work (check_distinct_outputs()).
+bool same_output_file(const std::string& a, const std::string& b);
+
+/// budget::Error naming both options when two of `outputs` (option name, path; empty paths
+/// skipped) name one file (same_output_file()).
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 /// Writes `contents` to `path` through an AtomicFile.
 void write_file_atomically(const std::string& path, std::string_view contents);

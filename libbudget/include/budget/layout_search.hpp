@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "budget/cluster.hpp"
@@ -42,6 +43,13 @@ struct LayoutSearchOptions {
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;
   ClusterTimeOptions time;
   double imbalance = 1.0;
+  /// A layout fits when its headroom (usable memory − peak) is at least this many bytes (the CLI's
+  /// --min-headroom GiB; 0: every layout within the usable memory): a margin for what the memory
+  /// model leaves out (fragmentation, a framework's own buffers).
+  double min_headroom_bytes = 0.0;
+  /// Training tokens of the run (0: none): layout_search_json() gives each layout's run cost
+  /// (run_cost(): steps, wall clock, GPU-hours).
+  double run_tokens = 0.0;
   std::size_t keep = 5;  ///< best layouts returned
   /// Check the memory of every valid layout, so that `fitting` counts them all (layout's output);
   /// false: only of the layouts whose compute bound can still beat the kept ones (the cluster
@@ -50,6 +58,10 @@ struct LayoutSearchOptions {
   /// Time every fitting layout through the row path, no bound: the reference the pruned search is
   /// tested against (tests/unit/cluster/test_layout_search.cpp) and measured beside (bench_cluster).
   bool exhaustive = false;
+  /// Reports progress ("layout search", budget/progress.hpp) while searching; false: checks the
+  /// time limit alone (the cluster ranking, which reports its own progress). The time limit
+  /// (set_work_time_limit, the CLI's --max-seconds) bounds every search either way.
+  bool report_progress = true;
   /// Threads of rank_by_cluster_time(), a layout search per candidate on each (0: every hardware
   /// thread). The ranking is identical for any count; search_layouts() itself runs on one.
   unsigned threads = 0;
@@ -69,7 +81,26 @@ struct LayoutSearchResult {
   /// Why the first enumerated layout was invalid (ParallelLayout::validation_error), when none was
   /// valid: what to change (empty when some layout is valid or none was enumerated).
   std::string first_rejection;
+  /// Combinations (TP, CP, PP, V, EP, ETP, micro-batch size b) not enumerated because b·seq_len·DP
+  /// does not divide the global batch, and the first of them as (b, DP).
+  std::int64_t batch_skipped = 0;
+  std::pair<std::int64_t, std::int64_t> first_batch_skip{0, 0};
 };
+
+/// Why `found` holds no layout, in one sentence naming the cause: the global batch that divides
+/// into no b·seq_len·DP micro-batch (with an example), the first layout refused and why, or, with
+/// valid layouts, that none fits the memory (with the headroom asked for). Empty when a layout was
+/// found.
+std::string no_layout_reason(const LayoutSearchResult& found, const LayoutSearchOptions& options);
+
+/// The mean attended keys a query of the step time for `workload`: a document mask's mean, else 0
+/// (a causal window of the sequence, (s + 1)/2). The one default of `layout` and of the cluster
+/// ranking (cluster_rank_search_options()).
+double layout_attended_keys(const Workload& workload);
+
+/// "400 mean attended keys a query" or "causal, (s + 1)/2 = 2048.5 keys a query": what a step time
+/// was computed with (printed by `layout` and the cluster ranking).
+std::string attended_keys_text(double attended_keys, std::int64_t seq_len);
 
 /// Every layout of the space above for `config` on `options.gpus` of `cluster`'s GPUs. budget::Error
 /// when the GPU count exceeds the cluster or an option is out of range.
@@ -120,6 +151,7 @@ struct ClusterCandidateTime {
   std::string name;
   std::size_t input_index = 0;  ///< position in the candidates given to rank_by_cluster_time (baseline: 0)
   bool found = false;  ///< some layout fits
+  std::string no_layout_reason;  ///< when not found: why (no_layout_reason())
   RankedLayout best;
   double seconds_per_token = 0.0;             ///< cluster: seconds per step / tokens per step (whole cluster)
   double gpu_seconds_per_token = 0.0;         ///< cluster: seconds_per_token × N
@@ -144,9 +176,14 @@ struct ClusterRanking {
 std::vector<RatioComponent> ratio_components(const ClusterCandidateTime& candidate,
                                              const ClusterCandidateTime& baseline);
 
+/// The source of the budget::Error rank_by_cluster_time() throws when the baseline has no layout
+/// (a grid keeps the other cells: match_grid_on_cluster()).
+inline constexpr const char* no_baseline_layout_source = "cluster ranking: the baseline";
+
 /// Each config (and the baseline) at its own best layout (search_layouts with `options`), ranked
 /// by time per token on the cluster, with its ratio to the baseline beside the single-GPU ratio.
-/// budget::Error as search_layouts; a baseline with no fitting layout is an error.
+/// budget::Error as search_layouts; a baseline with no fitting layout is an error whose source is
+/// no_baseline_layout_source and whose message says why (no_layout_reason()).
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options);

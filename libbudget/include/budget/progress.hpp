@@ -30,6 +30,11 @@ void set_progress_callback(ProgressCallback callback);
 /// limit. Work that calls it is therefore bounded in time as well as in steps.
 void report_progress(std::string_view what, std::uint64_t done, std::uint64_t total);
 
+/// The time limit's check alone (what report_progress() checks), without reporting: for work
+/// nested inside work that reports its own progress (a layout search per candidate of the cluster
+/// ranking), so that one progress line is shown while every level stays bounded in time.
+void check_work_time_limit(std::string_view what, std::uint64_t done, std::uint64_t total);
+
 /// Sets the time limit of long work in seconds, counted from now (0 or less: no limit, the
 /// default). `how_to_raise` ends the error message (e.g. "raise it with --max-seconds").
 /// Not thread-safe: set it before starting work.

@@ -20,6 +20,19 @@ namespace budget {
 /// of output the rest is cut with "... (N bytes in all)".
 std::string printable_text(std::string_view text, std::size_t max_bytes = std::string_view::npos);
 
+/// `text` as printable lines for a terminal: each line (split at '\n', which is kept) made
+/// printable as printable_text() makes it, so no escape sequence, carriage return or NUL from data
+/// (a config's, cluster's or GPU's name) reaches the terminal raw; nothing is cut. The text forms
+/// of every command's output pass through it (budget::render::Document).
+std::string terminal_text(std::string_view text);
+
+/// A name or note from data as part of one comment line of a generated file (a Megatron bash
+/// array file that is `source`d, a torchtitan or torch Python module): printable_text() without a
+/// length cut, so no newline, carriage return, NUL, form feed or other control character can end
+/// the comment and start code, and invalid UTF-8 (a Python SyntaxError) becomes "\xNN". The one
+/// function every export target uses for its comments (docs/reliability.md).
+std::string comment_text(std::string_view text);
+
 /// A gnuplot string literal holding `text` as data: single-quoted (gnuplot does neither backquote
 /// command substitution, nor macro (@) expansion, nor backslash escapes inside single quotes), a
 /// quote doubled (''), and the text first made printable (printable_text), so no newline, NUL or

@@ -5,7 +5,9 @@
 // wrong answer (a negative token count, an op that vanishes from a table).
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -38,6 +40,19 @@ inline std::int64_t checked_add(std::int64_t a, std::int64_t b, std::string_view
 inline std::int64_t checked_sub(std::int64_t a, std::int64_t b, std::string_view quantity) {
   std::int64_t out = 0;
   if (__builtin_sub_overflow(a, b, &out)) throw_integer_overflow(quantity, a, b, '-');
+  return out;
+}
+
+/// The product of `factors` (each >= 0) when it is at most `limit`, else std::nullopt; never
+/// overflows. For sizes that multiply into a count a caller compares or divides by (b·s·DP tokens
+/// of a micro-batch step, TP·CP·PP GPUs): a product past the limit is "too large", not a wrapped
+/// value (a product that wraps to 0 and is then used as a divisor is a SIGFPE).
+inline std::optional<std::int64_t> product_within(std::initializer_list<std::int64_t> factors, std::int64_t limit) {
+  std::int64_t out = 1;
+  for (const std::int64_t f : factors) {
+    if (f < 0 || __builtin_mul_overflow(out, f, &out)) return std::nullopt;
+  }
+  if (out > limit) return std::nullopt;
   return out;
 }
 

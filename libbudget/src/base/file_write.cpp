@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -163,9 +164,42 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   file.commit();
 }
 
+bool same_output_file(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  // Each as its write resolves it (the final target of a chain of links, dangling ones included),
+  // then "." and ".." and the directories' own links.
+  const auto resolved = [](const std::string& path) -> std::optional<std::filesystem::path> {
+    try {
+      std::error_code ec;
+      std::filesystem::path p = std::filesystem::weakly_canonical(resolve_symlinks(path), ec);
+      if (ec) return std::nullopt;
+      return p;
+    } catch (const Error&) {
+      return std::nullopt;  // a loop of links: the write refuses it by name
+    }
+  };
+  const auto ra = resolved(a), rb = resolved(b);
+  return ra && rb && *ra == *rb;
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (outputs[i].second.empty() || outputs[j].second.empty()) continue;
+      if (same_output_file(outputs[i].second, outputs[j].second)) {
+        throw Error(fmt::format("{} and {} name one file ({}); give each output its own file",
+                                outputs[i].first, outputs[j].first, printable_text(outputs[j].second, 200)),
+                    outputs[j].first);
+      }
+    }
+  }
+}
+
 void OutputFiles::check_new_target(const std::string& path) const {
   for (const auto& file : files_) {
-    if (file->target() == path) throw Error("two outputs of the command would be written to this one file", path);
+    if (same_output_file(file->target(), path)) {
+      throw Error("two outputs of the command would be written to this one file", path);
+    }
   }
 }
 

@@ -201,6 +201,14 @@ BasicJson parse_strict(std::string_view text, const std::string& source) {
                             text.size(), max_input_file_bytes(), max_input_file_env),
                 source);
   }
+  // nlohmann's lexer takes a NUL byte for the end of the input, so "{...}\0anything" would read
+  // as a complete document with the rest ignored. No valid JSON text holds a NUL (inside a string
+  // it must be written \u0000): refuse it where it is, so no byte after the document is ignored.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw Error(fmt::format("not valid JSON: a NUL byte at {} (JSON text holds none; inside a string write \\u0000)",
+                            line_column(text, nul)),
+                source);
+  }
   BasicJson result;
   StrictSax<BasicJson> sax(result, source);
   try {
@@ -254,6 +262,10 @@ std::uint64_t max_input_file_bytes() {
 
 std::uintmax_t check_input_file(const std::string& path) {
   if (path.empty()) throw Error("the file name is empty; give the path of a file", "\"\"");
+  // The system calls take the name up to its first NUL: "a.json\0x" would open a.json.
+  if (path.find('\0') != std::string::npos) {
+    throw Error("the file name holds a NUL byte, which no file name can hold (the name would be cut there)", path);
+  }
   // Name the fault: std::ifstream alone reports every failure alike, opens a directory without
   // complaint on POSIX, and reads /dev/zero or a FIFO forever. Only regular files are read, and
   // only up to max_input_file_bytes().

@@ -12,10 +12,15 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
 #include "budget/progress.hpp"
 
 namespace budget::detail {
@@ -27,15 +32,42 @@ inline unsigned thread_count(unsigned requested, std::size_t tasks) {
   return static_cast<unsigned>(std::clamp<std::size_t>(tasks, 1, threads));
 }
 
-/// Runs task(i) once for each i in [0, count) on `threads` worker threads. The calling thread waits
-/// and, every 200 ms, calls `progress(done, count)` (when set) and report_progress(what, done, count):
-/// the process-wide progress line and time limit (budget/progress.hpp), so a limit reached stops
-/// the hand-out of new indices. The first exception a task
-/// lets escape (or the time limit's) stops the hand-out too, and is rethrown after every thread
-/// has joined.
+/// Starts one worker thread (std::thread's constructor); a test passes its own to fail on purpose.
+using StartThread = std::function<std::thread(std::function<void()>)>;
+
+inline std::thread start_std_thread(std::function<void()> body) { return std::thread(std::move(body)); }
+
+/// The budget::Error of a worker thread that could not be started (std::system_error from
+/// std::thread: EAGAIN under `ulimit -u` or a container's pids limit).
+[[noreturn]] inline void throw_thread_start_error(std::string_view what, unsigned started, unsigned wanted,
+                                                  const std::system_error& e) {
+  throw Error(fmt::format("cannot start worker thread {} of {} ({}): the process may start no more threads (ulimit -u, "
+                          "a container's pids limit); the {} started were stopped and joined. Run on fewer threads "
+                          "(one thread runs on the calling thread and starts none)",
+                          started + 1, wanted, e.what(), started),
+              std::string(what));
+}
+
+/// Runs task(i) once for each i in [0, count) on `threads` worker threads, started by `start`.
+/// The calling thread waits and, every 200 ms, calls `progress(done, count)` (when set) and
+/// report_progress(what, done, count): the process-wide progress line and time limit
+/// (budget/progress.hpp), so a limit reached stops the hand-out of new indices. The first exception
+/// a task lets escape (or the time limit's) stops the hand-out too, and is rethrown after every
+/// thread has joined. One thread: the tasks run on the calling thread, reporting after each, and no
+/// thread is started. A thread that cannot be started stops the hand-out; the threads started are
+/// joined and budget::Error says so (never std::terminate from a joinable std::thread).
 template <typename Task>
-void parallel_for(std::size_t count, unsigned threads, std::string_view what, const Task& task,
-                  const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+void parallel_for_with(std::size_t count, unsigned threads, std::string_view what, const Task& task,
+                       const std::function<void(std::size_t, std::size_t)>& progress, const StartThread& start) {
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (progress) progress(i, count);
+      report_progress(what, i, count);
+      task(i);
+    }
+    if (progress) progress(count, count);
+    return;
+  }
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::mutex mutex;
@@ -58,7 +90,14 @@ void parallel_for(std::size_t count, unsigned threads, std::string_view what, co
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::max(1u, threads); ++t) pool.emplace_back(worker);
+  pool.reserve(threads);
+  try {
+    for (unsigned t = 0; t < threads; ++t) pool.push_back(start(worker));
+  } catch (const std::system_error& e) {
+    next.store(count);
+    for (auto& thread : pool) thread.join();
+    throw_thread_start_error(what, static_cast<unsigned>(pool.size()), threads, e);
+  }
   {
     std::unique_lock lock(mutex);
     while (!finished.wait_for(lock, std::chrono::milliseconds(200), [&] { return done.load() >= count || error; })) {
@@ -78,6 +117,13 @@ void parallel_for(std::size_t count, unsigned threads, std::string_view what, co
   for (auto& thread : pool) thread.join();
   if (error) std::rethrow_exception(error);
   if (progress) progress(done.load(), count);
+}
+
+/// parallel_for_with() on std::thread.
+template <typename Task>
+void parallel_for(std::size_t count, unsigned threads, std::string_view what, const Task& task,
+                  const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+  parallel_for_with(count, threads, what, task, progress, start_std_thread);
 }
 
 }  // namespace budget::detail

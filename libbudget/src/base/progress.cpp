@@ -39,20 +39,34 @@ void set_work_time_limit(double seconds, std::string_view how_to_raise) {
   s.how_to_raise = std::string(how_to_raise);
 }
 
+namespace {
+
+/// Throws the time limit's budget::Error when the limit is set and `now` is past it.
+void check_limit_at(const ProgressState& s, Clock::time_point now, std::string_view what, std::uint64_t done,
+                    std::uint64_t total) {
+  if (s.limit_s <= 0 || (total > 0 && done >= total)) return;
+  const double elapsed_s = std::chrono::duration<double>(now - s.limit_start).count();
+  if (elapsed_s > s.limit_s) {
+    throw Error(fmt::format("stopped after {:.0f} s, the time limit of {:g} s, at {}{}{}{}", elapsed_s, s.limit_s, done,
+                            total > 0 ? fmt::format(" of {}", total) : std::string(), s.how_to_raise.empty() ? "" : "; ",
+                            s.how_to_raise),
+                std::string(what), "time limit");
+  }
+}
+
+}  // namespace
+
+void check_work_time_limit(std::string_view what, std::uint64_t done, std::uint64_t total) {
+  const ProgressState& s = state();
+  if (s.limit_s > 0) check_limit_at(s, Clock::now(), what, done, total);
+}
+
 void report_progress(std::string_view what, std::uint64_t done, std::uint64_t total) {
   ProgressState& s = state();
   if (!s.callback && s.limit_s <= 0) return;
   const bool finished = total > 0 && done >= total;
   const auto now = Clock::now();
-  if (s.limit_s > 0 && !finished) {
-    const double elapsed_s = std::chrono::duration<double>(now - s.limit_start).count();
-    if (elapsed_s > s.limit_s) {
-      throw Error(fmt::format("stopped after {:.0f} s, the time limit of {:g} s, at {}{}{}{}", elapsed_s, s.limit_s, done,
-                              total > 0 ? fmt::format(" of {}", total) : std::string(),
-                              s.how_to_raise.empty() ? "" : "; ", s.how_to_raise),
-                  std::string(what), "time limit");
-    }
-  }
+  check_limit_at(s, now, what, done, total);
   if (!s.callback) return;
   std::unique_lock lock(s.mutex, std::try_to_lock);
   if (!lock.owns_lock()) {

@@ -1,5 +1,6 @@
 #include "budget/text_escape.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -75,6 +76,21 @@ std::string printable_text(std::string_view text, std::size_t max_bytes) {
   }
   return out;
 }
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out += printable_text(text.substr(start, end - start));
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string comment_text(std::string_view text) { return printable_text(text); }
 
 std::string gnuplot_string_literal(std::string_view text) {
   const std::string safe = printable_text(text);

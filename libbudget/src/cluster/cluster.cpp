@@ -9,6 +9,7 @@
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
 #include "base/enum_names.hpp"
+#include "time/calibration_rows.hpp"
 
 namespace budget {
 namespace {
@@ -73,7 +74,7 @@ ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, 
   {
     const ObjectReader g = r.object("gpu");
     g.reject_unknown_keys({"name", "memory_GiB", "reserved_GiB", "memory_source", "compute", "default_profile"});
-    c.gpu_name = g.string("name");
+    c.gpu_name = detail::read_device_name(g, "name");  // printable, as a profile's device name (it is printed)
     const double memory_gib = g.number("memory_GiB", 1e-3, 1e6);
     const double reserved_gib = g.number_or("reserved_GiB", 0.0, 0.0, 1e6);
     if (reserved_gib >= memory_gib) {
@@ -143,11 +144,17 @@ ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& so
 ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_t> nodes) {
   const std::string text = detail::read_text_file(path);
   ClusterSpec c = parse_cluster_spec(text, path, std::filesystem::path(path).parent_path().string());
-  if (nodes) {
-    c.nodes = *nodes;
-    c.validate(path + " (with --nodes)");
-  }
+  if (nodes) resize_cluster(c, *nodes, path + " (with --nodes)");
   return c;
+}
+
+void resize_cluster(ClusterSpec& c, std::int64_t nodes, const std::string& source) {
+  const std::int64_t before = c.nodes;
+  c.nodes = nodes;
+  c.validate(source);
+  if (nodes != before && !c.name.empty()) {
+    c.name += fmt::format(", resized to {} node{} of {}", nodes, nodes == 1 ? "" : "s", c.gpus_per_node);
+  }
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
+#include "base/checked_math.hpp"
 #include "cluster/stage_executions.hpp"
 #include "cluster/step_compute.hpp"
 #include "time/step_terms.hpp"
@@ -359,7 +361,11 @@ StageStepTime step_time_of_stage(const ArchConfig& config, const ParallelLayout&
 /// counted) · tokens per step / (step seconds · GPUs · the profile's bf16 GEMM peak).
 void set_step_time_throughput(ClusterStepTime& out, const TimeModel& model, const ArchConfig& config,
                               const ParallelLayout& l, const Workload& w) {
-  out.tokens_per_step = l.micro_batch_size * l.seq_len * l.micro_batches * l.data_parallel();
+  // b·s·m·DP, at most 2^50 in a valid layout (ParallelLayout::validation_error); checked all the same.
+  const std::optional<std::int64_t> tokens =
+      detail::product_within({l.micro_batch_size, l.seq_len, l.micro_batches, l.data_parallel()}, std::int64_t{1} << 50);
+  if (!tokens) throw Error("the layout's tokens a step (b x s x m x DP) are more than 2^50", "layout");
+  out.tokens_per_step = *tokens;
   const double gpus = static_cast<double>(l.gpu_count());
   out.tokens_per_second_per_gpu = static_cast<double>(out.tokens_per_step) / out.seconds_per_step / gpus;
   double forward_flops_per_token = 0.0;

@@ -19,7 +19,10 @@
 #include "budget/progress.hpp"
 #include "budget/workload.hpp"
 #include "cluster/stage_executions.hpp"
+#include "cluster/layout_search_options.hpp"
+#include "cluster/search_progress.hpp"
 #include "cluster/step_compute.hpp"
+#include "base/checked_math.hpp"
 #include "base/parallel_for.hpp"
 
 namespace budget {
@@ -30,6 +33,10 @@ bool ranks_before(const RankedLayout& a, const RankedLayout& b) {
 }
 
 namespace {
+
+using detail::search_progress;
+constexpr std::string_view enumerating = "layout search (valid layouts of the space)";
+constexpr std::string_view timing = "layout search (layouts timed, best bound first)";
 
 /// Every combination of the space (budget/layout_search.hpp) in its order, outermost first: TP, CP,
 /// PP, V, EP, ETP, micro-batch size, recompute, distributed optimizer; `visit(layout)` for each
@@ -53,12 +60,17 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
             for (const std::int64_t etp : {std::int64_t{1}, tp}) {
               if (tp > 1 && etp == tp && !config.ffn.is_moe()) continue;  // ETP only matters with experts
               for (std::int64_t b = 1; b <= 4; b *= 2) {
-                const std::int64_t per_micro_batch = b * o.seq_len * dp;
-                if (o.global_batch_tokens % per_micro_batch != 0) continue;
-                const std::int64_t m = o.global_batch_tokens / per_micro_batch;
+                // b·s·DP tokens, checked: a product past the global batch cannot divide it.
+                const std::optional<std::int64_t> per_micro_batch =
+                    detail::product_within({b, o.seq_len, dp}, o.global_batch_tokens);
+                if (!per_micro_batch || o.global_batch_tokens % *per_micro_batch != 0) {
+                  if (result.batch_skipped++ == 0) result.first_batch_skip = {b, dp};
+                  continue;
+                }
+                const std::int64_t m = o.global_batch_tokens / *per_micro_batch;
                 for (int rc = 0; rc < 3; ++rc) {
                   for (const bool dist : {true, false}) {
-                    ++result.enumerated;
+                    search_progress(o.report_progress, enumerating, ++result.enumerated, 0);
                     ParallelLayout l;
                     l.tp = tp;
                     l.sequence_parallel = tp > 1;
@@ -122,13 +134,14 @@ LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& c
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
     if (!count_if_valid(l, config, result)) return;
     TrainingMemory mem = training_memory(config, l, cluster);
-    if (!mem.fits) return;
+    if (!detail::fits_search(mem, o)) return;
     ++result.fitting;
     ++result.timed;
     ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time,
                                               layer_times(model, config, l, o.time, &cache));
     ranked.push_back({{std::move(mem), std::move(time)}, ranked.size()});
   });
+  search_progress(o.report_progress, enumerating, result.enumerated, result.enumerated);
   const std::size_t keep = std::min(o.keep, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(), ranked_before);
   for (std::size_t i = 0; i < keep; ++i) result.layouts.push_back(std::move(ranked[i].ranked));
@@ -195,7 +208,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
     p.bound_seconds = compute_bound_seconds(l, *p.times, e->second);
     if (o.count_fitting) {
       TrainingMemory mem = training_memory(config, l, cluster);
-      if (!mem.fits) return;
+      if (!detail::fits_search(mem, o)) return;
       ++result.fitting;
       p.memory = std::move(mem);
     }
@@ -207,8 +220,11 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return points[a].bound_seconds < points[b].bound_seconds; });
+  search_progress(o.report_progress, enumerating, result.enumerated, result.enumerated);
   std::vector<Ranked> kept;  // sorted by ranked_before, at most o.keep
+  std::int64_t visited = 0;
   for (const std::size_t i : order) {
+    search_progress(o.report_progress, timing, visited++, static_cast<std::int64_t>(points.size()));
     SpacePoint& p = points[i];
     if (kept.size() == o.keep) {
       const double worst = kept.back().ranked.time.seconds_per_step;
@@ -216,7 +232,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
     }
     if (!p.memory) {
       TrainingMemory mem = training_memory(config, p.layout, cluster);
-      if (!mem.fits) continue;
+      if (!detail::fits_search(mem, o)) continue;
       ++result.fitting;
       p.memory = std::move(mem);
     }
@@ -227,6 +243,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
     kept.insert(at, std::move(r));
     if (kept.size() > o.keep) kept.pop_back();
   }
+  search_progress(o.report_progress, timing, static_cast<std::int64_t>(points.size()), static_cast<std::int64_t>(points.size()));
   // The kept layouts again through the row path: the same seconds, with the out-of-range flags.
   PartTimesCache rows;
   for (Ranked& r : kept) {
@@ -251,34 +268,11 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
 
 LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
                                   const LayoutSearchOptions& o) {
-  if (o.gpus < 1 || o.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("{} GPUs: the cluster has {} ({} nodes of {}); set more nodes (--nodes)", o.gpus,
-                            cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
-                "--gpus");
-  }
-  if (o.seq_len < 1) throw Error(fmt::format("seq_len = {} is below 1", o.seq_len), "--seq-len");
-  if (o.global_batch_tokens < o.seq_len) {
-    throw Error(fmt::format("global batch of {} tokens is less than one sequence of {}", o.global_batch_tokens,
-                            o.seq_len),
-                "--global-batch-tokens");
-  }
-  if (o.keep < 1) throw Error("keep at least one layout", "keep");
+  detail::check_layout_search_options(o, cluster);
   LayoutSearchResult found =
       o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o);
   if (found.valid > 0) found.first_rejection.clear();
   return found;
-}
-
-LayoutSearchOptions cluster_rank_search_options(const Workload& workload, std::int64_t gpus,
-                                                std::int64_t global_batch_tokens, std::int64_t max_nodes_per_token) {
-  LayoutSearchOptions o;
-  o.gpus = gpus;
-  o.seq_len = workload.seq_len;
-  o.global_batch_tokens = global_batch_tokens;
-  o.keep = 1;
-  o.time.communication.max_nodes_per_token = max_nodes_per_token;
-  if (workload.attention_mask == AttentionMask::document) o.time.attended_keys = workload.attended_keys;
-  return o;
 }
 
 namespace {
@@ -308,6 +302,7 @@ ClusterCandidateTime time_one(const TimeModel& model, const ArchConfig& config, 
   out.name = config.name;
   LayoutSearchOptions one = o;
   one.keep = 1;
+  one.report_progress = false;  // the ranking's own progress line; the time limit still holds
   one.count_fitting = false;  // the best layout alone: memory checked only where the bound allows
   LayoutSearchResult found = search_layouts(model, config, cluster, one);
   ParallelLayout window;
@@ -318,7 +313,10 @@ ClusterCandidateTime time_one(const TimeModel& model, const ArchConfig& config, 
   out.single_gpu_seconds_per_token = predict_step_seconds(model, config, w) / static_cast<double>(w.tokens_per_step);
   out.moe_executions_per_token = moe_executions(config);
   out.training_flops_per_token = account(config, w).training_flops_per_token;
-  if (found.layouts.empty()) return out;
+  if (found.layouts.empty()) {
+    out.no_layout_reason = no_layout_reason(found, one);
+    return out;
+  }
   out.found = true;
   out.best = std::move(found.layouts.front());
   out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
@@ -415,9 +413,9 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
   ClusterRanking out;
   out.baseline = time_one(model, baseline, cluster, options);
   if (!out.baseline.found) {
-    throw Error(fmt::format("no layout of the baseline {} fits {} GPUs of {}", baseline.name, options.gpus,
-                            cluster.gpu_name),
-                "--baseline");
+    throw Error(fmt::format("{} on {} GPUs of {}: {}", baseline.name, options.gpus, cluster.gpu_name,
+                            out.baseline.no_layout_reason),
+                no_baseline_layout_source);
   }
   out.baseline.ratio_to_baseline = 1.0;
   out.baseline.single_gpu_ratio_to_baseline = 1.0;
@@ -469,7 +467,7 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
         if (part.seconds_per_token > 0.0 || part.baseline_seconds_per_token > 0.0) t.differences.push_back(component_text(part));
       }
     } else {
-      t.differences.push_back("no layout fits");
+      t.differences.push_back(t.no_layout_reason);
     }
     out.candidates.push_back(std::move(t));
   }

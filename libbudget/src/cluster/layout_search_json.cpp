@@ -13,20 +13,33 @@ std::string layout_search_json(const LayoutSearchResult& found, const std::strin
                                const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent) {
   nlohmann::ordered_json out{{"config", config_name},
                              {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
+                             {"nodes", cluster.nodes},
+                             {"gpus_per_node", cluster.gpus_per_node},
                              {"gpus", options.gpus},
                              {"global_batch_tokens", options.global_batch_tokens},
+                             {"seq_len", options.seq_len},
+                             {"attended_keys", options.time.attended_keys > 0.0
+                                                   ? options.time.attended_keys
+                                                   : (static_cast<double>(options.seq_len) + 1.0) / 2.0},
+                             {"attention", attended_keys_text(options.time.attended_keys, options.seq_len)},
+                             {"min_headroom_bytes", options.min_headroom_bytes},
+                             {"run_tokens", options.run_tokens > 0.0 ? nlohmann::ordered_json(options.run_tokens)
+                                                                     : nlohmann::ordered_json(nullptr)},
                              {"enumerated", found.enumerated},
                              {"valid", found.valid},
-                             {"fitting", found.fitting}};
-  if (found.valid == 0) {
-    out["no_valid_layout"] = found.enumerated == 0
-                                 ? "no combination divides the global batch into b · seq_len · DP micro-batches"
-                                 : "every layout is invalid, e.g.: " + found.first_rejection;
-  }
+                             {"fitting", found.fitting},
+                             {"batch_skipped", found.batch_skipped}};
+  if (found.valid == 0) out["no_valid_layout"] = no_layout_reason(found, options);
+  if (found.layouts.empty()) out["no_layout"] = no_layout_reason(found, options);
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (const RankedLayout& r : found.layouts) {
     nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
     item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
+    if (options.run_tokens > 0.0) {
+      const RunCost run = run_cost(r.time, r.memory.layout.gpus, options.run_tokens);
+      item["time"]["run"] = {{"wall_clock_seconds", run.wall_clock_seconds}, {"gpu_hours", run.gpu_hours},
+                             {"steps", run.steps}};
+    }
     layouts.push_back(item);
   }
   out["layouts"] = layouts;

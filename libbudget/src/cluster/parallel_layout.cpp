@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "base/checked_math.hpp"
 #include "base/enum_names.hpp"
 
 namespace budget {
@@ -124,8 +125,9 @@ std::int64_t ParallelLayout::padded_vocab(std::int64_t vocab_size) const {
   // Megatron's _vocab_size_with_padding: round up to a multiple of
   // make_vocab_size_divisible_by × tensor_model_parallel_size.
   if (vocab_divisible_by <= 0 || vocab_size <= 0) return vocab_size;
-  const std::int64_t multiple = vocab_divisible_by * tp;
-  return (vocab_size + multiple - 1) / multiple * multiple;
+  const std::int64_t multiple = detail::checked_mul(vocab_divisible_by, tp, "vocabulary multiple (vocab_divisible_by x TP)");
+  const std::int64_t rounded = detail::checked_add(vocab_size, multiple - 1, "padded vocabulary");
+  return rounded / multiple * multiple;
 }
 
 std::vector<std::int64_t> executed_layer_sequence(const ArchConfig& config) {
@@ -164,11 +166,13 @@ std::string layout_minimum_error(const ParallelLayout& l, const ArchConfig& /*co
   return {};
 }
 
-// Upper bounds: each size at most 2^20 and N at most 2^40, so products of sizes never overflow
-// 64 bits; seq_len at most 2^32; imbalance in [1, 1e6], capacity factor in [0, 1e6]; the GPU count
-// or DP given; at most 2^20 layer executions.
+// Upper bounds: each size (and vocab_divisible_by) at most 2^20 and N at most 2^40, so products of
+// parallel sizes never overflow 64 bits; seq_len at most 2^32; tokens a step at most 2^50;
+// imbalance in [1, 1e6], capacity factor in [0, 1e6]; the GPU count or DP given; at most 2^20
+// layer executions.
 std::string layout_range_error(const ParallelLayout& l, const ArchConfig& config) {
   constexpr std::int64_t max_size = std::int64_t{1} << 20;
+  constexpr std::int64_t max_step_tokens = std::int64_t{1} << 50;
   for (const std::int64_t v :
        {l.tp, l.pp, l.virtual_stages, l.ep, l.etp, l.cp, l.dp, l.micro_batch_size, l.micro_batches}) {
     if (v > max_size) return fmt::format("a parallel size or batch count ({}) is above {}", v, max_size);
@@ -177,6 +181,16 @@ std::string layout_range_error(const ParallelLayout& l, const ArchConfig& config
   if (l.gpus > max_gpus) return fmt::format("gpus = {} is above 2^40", l.gpus);
   if (l.gpus == 0 && l.dp > 0 && l.tp * l.cp * l.pp > max_gpus / l.dp) return "the GPU count TP·CP·DP·PP is above 2^40";
   if (l.seq_len > (std::int64_t{1} << 32)) return fmt::format("seq_len = {} is above 2^32", l.seq_len);
+  if (l.vocab_divisible_by > max_size) {
+    return fmt::format("vocab_divisible_by = {} is above {} (Megatron's default is 128)", l.vocab_divisible_by, max_size);
+  }
+  // Tokens a step b·s·m·DP, checked before any product is formed (sizes up to 2^20, s up to 2^32
+  // and DP up to 2^40 multiply past 64 bits): at most 2^50, the global batch a search takes.
+  if (!detail::product_within({l.micro_batch_size, l.seq_len, l.micro_batches, l.data_parallel()}, max_step_tokens)) {
+    return fmt::format("a step of micro_batch_size x seq_len x micro_batches x DP = {} x {} x {} x {} tokens is more "
+                       "than the 2^50 a layout is planned for",
+                       l.micro_batch_size, l.seq_len, l.micro_batches, l.data_parallel());
+  }
   if (!(l.imbalance >= 1.0) || l.imbalance > 1e6) {
     return fmt::format("imbalance = {} is not in [1, 1e6] (1 = balanced routing)", l.imbalance);
   }
@@ -387,12 +401,12 @@ void ParallelLayout::validate(const ArchConfig& config, const std::string& sourc
 }
 
 ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) {
-  const std::int64_t group = layout.tp * layout.cp * layout.pp;
   if (layout.tp < 1 || layout.cp < 1 || layout.pp < 1) throw Error("TP, CP and PP must be at least 1", source);
   constexpr std::int64_t max_size = std::int64_t{1} << 20;
   if (layout.tp > max_size || layout.cp > max_size || layout.pp > max_size) {
     throw Error("TP, CP and PP must be at most 2^20", source);
   }
+  const std::int64_t group = layout.tp * layout.cp * layout.pp;  // at most 2^60: the bounds above
   if (layout.gpus <= 0 && layout.dp <= 0) throw Error("give the GPU count (--gpus) or the data-parallel size (--dp)", source);
   if (layout.gpus > 0) {
     if (layout.gpus % group != 0) {

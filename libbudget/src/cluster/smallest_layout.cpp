@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "budget/training_memory.hpp"
+#include "cluster/search_progress.hpp"
 
 namespace budget {
 
@@ -37,6 +38,8 @@ SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSp
             l.micro_batches = pp;
             l.distributed_optimizer = true;
             l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective : RecomputeKind::full;
+            detail::search_progress(true, "smallest layout (layouts of the space)",
+                                    static_cast<std::int64_t>(candidates.size()), 0);
             if (!l.validation_error(config).empty()) continue;
             candidates.push_back({l, rc});
           }
@@ -53,15 +56,18 @@ SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSp
   ClusterSpec unlimited = cluster;
   unlimited.nodes = (max_gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   SmallestLayout result;
+  const auto total = static_cast<std::int64_t>(candidates.size());
   for (const Candidate& c : candidates) {
+    detail::search_progress(true, "smallest layout (layouts tried, fewest GPUs first)", result.candidates_tried, total);
     ++result.candidates_tried;
     TrainingMemory m = training_memory(config, c.layout, unlimited);
     if (m.fits) {
       result.found = true;
       result.memory = std::move(m);
-      return result;
+      break;
     }
   }
+  detail::search_progress(true, "smallest layout (layouts tried, fewest GPUs first)", total, total);
   return result;
 }
 

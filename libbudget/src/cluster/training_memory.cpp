@@ -80,30 +80,32 @@ double layer_fp8_gemms(const ArchConfig& c, const ParallelLayout& l, bool moe) {
 /// Parameters of the layers the stage stores: every stored layer once (a looped layer counts once
 /// however often it runs; a rank's chunks share one copy of replicated loop weights). Fills the
 /// stage's sorted stored layers and its executed-layer count.
-memory_detail::LayerParams memory_stored_layer_params(const MemoryStageShared& m, const std::vector<const ModelChunk*>& own,
-                                       StageMemory& stage, StoredLayerExtras& extras) {
-  memory_detail::LayerParams params;
+memory_detail::LayerParams memory_stored_layer_params(const MemoryStageShared& m,
+                                                      const std::vector<const ModelChunk*>& own, StageMemory& stage,
+                                                      StoredLayerExtras& extras) {
+  // The chunks' stored layers gathered, sorted and made unique (replicated loop weights: a rank's
+  // chunks share one copy): O(n log n) in the stage's layers, not a search per layer.
   for (const ModelChunk* chunk : own) {
-    for (const std::int64_t layer : chunk->stored_layers) {
-      if (std::find(stage.stored_layers.begin(), stage.stored_layers.end(), layer) != stage.stored_layers.end()) {
-        continue;  // replicated loop weights: a rank's chunks share one copy
-      }
-      stage.stored_layers.push_back(layer);
-      const bool moe = memory_detail::layer_is_moe(m.config, layer);
-      memory_detail::LayerParams one = m.s.attention;
-      if (!m.layers.empty()) {  // per-layer kinds: each layer's own (memory_shapes.cpp)
-        one = m.layers[static_cast<std::size_t>(layer - 1)];
-      } else {
-        one += moe ? m.s.moe_ffn : m.s.dense_ffn;
-      }
-      params += one;
-      extras.largest_layer =
-          std::max(extras.largest_layer, one.tp_sharded / m.t + one.replicated + one.expert / m.expert_shards);
-      extras.fp8_gemms += layer_fp8_gemms(m.config, m.l, moe);
-    }
+    stage.stored_layers.insert(stage.stored_layers.end(), chunk->stored_layers.begin(), chunk->stored_layers.end());
     stage.executed_layers += static_cast<std::int64_t>(chunk->executed_layers.size());
   }
   std::sort(stage.stored_layers.begin(), stage.stored_layers.end());
+  stage.stored_layers.erase(std::unique(stage.stored_layers.begin(), stage.stored_layers.end()),
+                            stage.stored_layers.end());
+  memory_detail::LayerParams params;
+  for (const std::int64_t layer : stage.stored_layers) {
+    const bool moe = memory_detail::layer_is_moe(m.config, layer);
+    memory_detail::LayerParams one = m.s.attention;
+    if (!m.layers.empty()) {  // per-layer kinds: each layer's own (memory_shapes.cpp)
+      one = m.layers[static_cast<std::size_t>(layer - 1)];
+    } else {
+      one += moe ? m.s.moe_ffn : m.s.dense_ffn;
+    }
+    params += one;
+    extras.largest_layer =
+        std::max(extras.largest_layer, one.tp_sharded / m.t + one.replicated + one.expert / m.expert_shards);
+    extras.fp8_gemms += layer_fp8_gemms(m.config, m.l, moe);
+  }
   return params;
 }
 
@@ -312,8 +314,9 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
   const ParallelLayout l = resolve_layout(given, source);
   l.validate(config, source);
   if (l.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} nodes of {}); set more nodes (--nodes)",
-                            l.gpus, cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
+    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} node{} of {}); set more nodes (--nodes)",
+                            l.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",
+                            cluster.gpus_per_node),
                 source);
   }
   const MemoryStageShared shared = memory_stage_shared(config, l);

@@ -43,6 +43,13 @@ std::string_view to_string(LayerFfn kind) { return detail::name_of(detail::layer
 std::string_view to_string(NormKind kind) { return detail::name_of(detail::norm_kind_names, kind); }
 std::string_view to_string(RouterScore score) { return detail::name_of(detail::router_score_names, score); }
 
+bool RouterGroups::fits(const FfnConfig& f) const {
+  if (!f.is_moe() || groups < 2 || f.num_experts % groups != 0) return false;
+  const std::int64_t per_group = f.num_experts / groups;
+  return top_groups >= 1 && top_groups <= groups && score_top >= 1 && score_top <= per_group &&
+         f.top_k <= top_groups * per_group;
+}
+
 LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int64_t repeats) {
   if (!(span_fraction > 0.0 && span_fraction <= 1.0)) {
     throw Error(fmt::format("span_fraction {} is out of range; allowed: a number in (0, 1]", span_fraction),
@@ -210,6 +217,29 @@ Check check_loop(const ArchConfig& c) {
   return range(l.repeats, 1, 1024, "/loop/repeats");
 }
 
+/// The router settings name routed experts: an MoE model's, in equal groups that hold the top_k.
+Check check_router_settings(const ArchConfig& c) {
+  const ModelSettings& s = c.settings;
+  const FfnConfig& f = c.ffn;
+  if (auto p = unless(!s.router_scaling_factor || f.is_moe(), "/settings/router_scaling_factor", [] {
+        return std::string("a router scaling factor needs an MoE model; allowed: absent");
+      }))
+    return p;
+  if (!s.router_groups) return std::nullopt;
+  const RouterGroups& g = *s.router_groups;
+  if (auto p = unless(f.is_moe() && f.num_experts % g.groups == 0, "/settings/router_groups/groups", [&] {
+        return fmt::format("{} expert groups do not split the {} routed experts into equal groups", g.groups,
+                           f.num_experts);
+      }))
+    return p;
+  if (auto p = range(g.top_groups, 1, g.groups, "/settings/router_groups/top_groups")) return p;
+  const std::int64_t per_group = f.num_experts / g.groups;
+  if (auto p = range(g.score_top, 1, per_group, "/settings/router_groups/score_top")) return p;
+  return unless(f.top_k <= g.top_groups * per_group, "/settings/router_groups/top_groups", [&] {
+    return fmt::format("{} groups of {} experts hold fewer than top_k = {}", g.top_groups, per_group, f.top_k);
+  });
+}
+
 /// An upper bound of the parameters (and so of the per-token FLOPs' scale), in long double so
 /// that no integer product can overflow before the check.
 long double size_bound(const ArchConfig& c) {
@@ -264,6 +294,7 @@ Check first_problem(const ArchConfig& c) {
   if (auto p = check_ffn_sizes(c)) return p;
   if (auto p = c.ffn.is_moe() ? check_moe_ffn(c.ffn) : check_dense_ffn(c.ffn)) return p;
   if (auto p = check_loop(c)) return p;
+  if (auto p = check_router_settings(c)) return p;
   return check_totals(c);  // last: the bound assumes the sizes above are in range
 }
 }  // namespace

@@ -21,7 +21,8 @@ namespace {
 ModelSettings read_model_settings(const ObjectReader& settings) {
   settings.reject_unknown_keys(
       {"rope_theta", "norm_epsilon", "max_position_embeddings", "router_score", "router_normalize_top_k",
-       "rope_scaling", "partial_rotary_factor", "nope_layers"});
+       "rope_scaling", "partial_rotary_factor", "nope_layers", "router_scaling_factor",
+                               "router_groups"});
   ModelSettings s;
   if (settings.has("rope_theta")) s.rope_theta = settings.number("rope_theta", 1e-6, 1e15);
   if (settings.has("norm_epsilon")) s.norm_epsilon = settings.number("norm_epsilon", 1e-30, 0.5);
@@ -37,6 +38,14 @@ ModelSettings read_model_settings(const ObjectReader& settings) {
   }
   if (settings.has("rope_scaling")) s.rope_scaling = read_rope_scaling(settings.object("rope_scaling"), nullptr);
   read_rope_layout_settings(settings, s);
+  if (settings.has("router_scaling_factor")) s.router_scaling_factor = settings.number("router_scaling_factor", 1e-6, 1e6);
+  if (settings.has("router_groups")) {
+    // Each count checked against the experts by validate() (/settings/router_groups/...).
+    const ObjectReader g = settings.object("router_groups");
+    g.reject_unknown_keys({"groups", "top_groups", "score_top"});
+    s.router_groups = RouterGroups{g.integer("groups", 2, max_dimension), g.integer("top_groups", 1, max_dimension),
+                                   g.integer("score_top", 1, max_dimension)};
+  }
   return s;
 }
 
@@ -49,6 +58,11 @@ nlohmann::ordered_json model_settings_json(const ModelSettings& s) {
   if (s.router_normalize_top_k) j["router_normalize_top_k"] = *s.router_normalize_top_k;
   if (s.rope_scaling) j["rope_scaling"] = rope_scaling_json(*s.rope_scaling, "type");
   write_rope_layout_settings(s, j);
+  if (s.router_scaling_factor) j["router_scaling_factor"] = *s.router_scaling_factor;
+  if (s.router_groups) {
+    j["router_groups"] = {{"groups", s.router_groups->groups}, {"top_groups", s.router_groups->top_groups},
+                          {"score_top", s.router_groups->score_top}};
+  }
   return j;
 }
 

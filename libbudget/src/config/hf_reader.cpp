@@ -101,6 +101,28 @@ class LayerPass {
       }
       s.router_normalize_top_k = root_.raw("norm_topk_prob").get<bool>();
     }
+    if (family == "deepseek_v2" || family == "deepseek_v3") read_deepseek_router(s);
+  }
+
+  /// DeepSeek's routed_scaling_factor (1: none) and expert groups (n_group > 1, topk_group of them
+  /// per token), scored as transformers' routers do: DeepSeek-V3 (and Kimi-K2) by the sum of a
+  /// group's two highest scores; DeepSeek-V2 by topk_method: "group_limited_greedy" its highest,
+  /// "noaux_tc" the sum of two, "greedy" (the default) not at all (the groups are ignored).
+  void read_deepseek_router(ModelSettings& s) const {
+    const bool v3 = family_.model_type == "deepseek_v3";
+    if (root_.has("routed_scaling_factor") && !root_.raw("routed_scaling_factor").is_null()) {
+      const double factor = root_.number("routed_scaling_factor", 1e-6, 1e6);
+      if (factor != 1.0) s.router_scaling_factor = factor;
+    }
+    const std::int64_t groups = root_.integer_or("n_group", 1, 1, max_dimension);
+    if (groups <= 1) return;
+    std::int64_t score_top = 2;
+    if (!v3) {
+      const std::string method = root_.string_or("topk_method", "greedy");
+      if (method == "greedy") return;
+      score_top = method == "group_limited_greedy" ? 1 : 2;
+    }
+    s.router_groups = RouterGroups{groups, root_.integer_or("topk_group", 1, 1, max_dimension), score_top};
   }
 
   /// settings.rope_scaling: `rope_scaling` (null: unscaled), else the scaling inside newer files'

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "budget/training_memory.hpp"
+#include "budget/error.hpp"
 
 namespace budget {
 
@@ -94,7 +95,12 @@ std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSp
   for (TimedGridRow& row : match_grid_with_time(grid, loop, workload, constraints_path, model, time_options)) {
     ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}};
     if (out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
-      out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1, &out.dropped);
+      try {
+        out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1, &out.dropped);
+      } catch (const Error& e) {
+        if (e.source() != no_baseline_layout_source) throw;
+        out.failure = e.message();
+      }
     }
     rows.push_back(std::move(out));
   }

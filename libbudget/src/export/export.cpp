@@ -36,7 +36,8 @@ void check_every_field_is_handled(const ArchConfig& c) {
   [[maybe_unused]] const auto& [num_experts, top_k, expert_dim, gated, bias, router_bias, shared_expert_gate,
                                 num_shared_experts, shared_expert_dim, first_dense_layers, dense_dim] = c.ffn;
   [[maybe_unused]] const auto& [rope_theta, norm_epsilon, max_position_embeddings, router_score,
-                                router_normalize_top_k, rope_scaling, partial_rotary_factor, nope_layers] = c.settings;
+                                router_normalize_top_k, rope_scaling, partial_rotary_factor, nope_layers,
+                                router_scaling_factor, router_groups] = c.settings;
   [[maybe_unused]] const LoopConfig l;
   [[maybe_unused]] const auto& [first, last, repeats] = l;
 }

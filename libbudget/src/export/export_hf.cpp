@@ -367,6 +367,8 @@ void check_reads_back(const ArchConfig& c, const std::string& text) {
   if (!w.router_score) b.router_score.reset();
   if (!w.router_normalize_top_k) b.router_normalize_top_k.reset();
   if (!w.rope_scaling) b.rope_scaling.reset();
+  if (!w.router_scaling_factor) b.router_scaling_factor.reset();
+  if (!w.router_groups) b.router_groups.reset();
   const nlohmann::json want = canonical(c);
   const nlohmann::json got = canonical(back);
   if (want != got) {
@@ -419,6 +421,7 @@ void write_shape(const ArchConfig& c, Json& doc, const HfStyle& style, bool fres
   doc["tie_word_embeddings"] = c.tie_embeddings;
   if (c.mtp_layers > 0 || doc.contains("num_nextn_predict_layers")) doc["num_nextn_predict_layers"] = c.mtp_layers;
   write_settings(c.settings, style, c.ffn.is_moe(), doc);
+  write_hf_router_settings(c, style.scoring_func, doc);  // DeepSeek's families (export_hf_router.cpp)
   if (!fresh) resize_per_layer_lists(doc, old_layers, c.num_layers, source);
 }
 

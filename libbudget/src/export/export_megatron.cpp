@@ -34,6 +34,7 @@
 
 #include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
+#include "budget/text_escape.hpp"
 #include "export/export_targets.hpp"
 
 namespace budget::detail {
@@ -360,6 +361,36 @@ void write_megatron_sequence(const ArchConfig& c, const ExportOptions& options, 
   list.add("--max-position-embeddings", max_positions);
 }
 
+/// DeepSeek's routed_scaling_factor and expert groups (TC:804 --moe-router-topk-scaling-factor:
+/// the top-k weights times it after any renormalisation, moe_utils.py:933-934, as transformers'
+/// DeepSeek-V3 router; TC:780 --moe-router-num-groups and TC:796 --moe-router-group-topk, checked
+/// at TC:2671-2687). Megatron scores a group by the sum of its top_k / group_topk highest router
+/// scores (group_limited_topk, moe_utils.py:710-713): the sigmoid scores plus the expert bias, a
+/// softmax router's probabilities with --moe-router-pre-softmax, its logits otherwise
+/// (moe_utils.py:900-926). The config's groups are written where that is its own rule (a sigmoid or
+/// pre-softmax router whose top_k / top_groups is its score_top: DeepSeek-V3's 8 / 4 = 2), and
+/// stated as not expressed otherwise (DeepSeek-V2's highest score per group).
+void write_megatron_router_groups(const ArchConfig& c, MegatronArgList& list, std::vector<std::string>& not_expressed) {
+  const ModelSettings& s = c.settings;
+  if (s.router_scaling_factor) list.add("--moe-router-topk-scaling-factor", *s.router_scaling_factor);
+  if (!s.router_groups) return;
+  const RouterGroups& g = *s.router_groups;
+  // What Megatron groups on: the sigmoid scores; a softmax router's probabilities under
+  // --moe-router-pre-softmax (written for unrenormalised weights), its logits otherwise.
+  const RouterScore score = router_score_of(c);
+  const bool pre_softmax = score == RouterScore::softmax && s.router_normalize_top_k == false;
+  const char* grouped_on = score == RouterScore::sigmoid ? "sigmoid scores" : pre_softmax ? "softmax scores" : "router logits";
+  if ((score == RouterScore::sigmoid || pre_softmax) && c.ffn.top_k / g.top_groups == g.score_top) {
+    list.add("--moe-router-num-groups", g.groups);
+    list.add("--moe-router-group-topk", g.top_groups);
+    return;
+  }
+  not_expressed.push_back(fmt::format(
+      "the expert groups ({} groups, {} a token, each scored by the sum of its {} highest {} scores): Megatron-LM "
+      "scores a group by the sum of its top_k / group_topk = {} highest {}; the model is written ungrouped",
+      g.groups, g.top_groups, g.score_top, to_string(score), c.ffn.top_k / g.top_groups, grouped_on));
+}
+
 /// The MoE arguments (none for a dense model): experts, shared experts, dense layers, router.
 void write_megatron_moe(const ArchConfig& c, MegatronArgList& list, std::vector<std::string>& not_expressed) {
   const FfnConfig& f = c.ffn;
@@ -390,6 +421,7 @@ void write_megatron_moe(const ArchConfig& c, MegatronArgList& list, std::vector<
     list.args.emplace_back("--moe-router-pre-softmax");
   }
   if (f.router_bias) list.args.emplace_back("--moe-router-enable-expert-bias");
+  write_megatron_router_groups(c, list, not_expressed);
 }
 
 /// Every line's flag is one of Megatron's at the target commit: the library's one table of
@@ -405,13 +437,15 @@ std::string megatron_args_file(const ArchConfig& c, const MegatronArgList& list,
                                const std::vector<std::string>& training_args) {
   check_megatron_lines(list.args);
   check_megatron_lines(training_args);
+  // Every comment line's text from data through comment_text(): the file is `source`d, so a newline
+  // in a name would start a bash command.
   std::string out = fmt::format("# Megatron-LM model arguments for {} (budget-match export; docs/export.md)\n",
-                                c.name.empty() ? "the config" : c.name);
+                                comment_text(c.name.empty() ? "the config" : c.name));
   out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target_commit);
   out += "# Use: source this file, then: torchrun ... pretrain_gpt.py \"${MODEL_ARGS[@]}\" <data, training and "
          "parallelism arguments>\n";
-  for (const auto& d : list.defaults) out += "# Megatron default left in place: " + d + "\n";
-  for (const auto& note : not_expressed) out += "# NOT EXPRESSED: " + note + "\n";
+  for (const auto& d : list.defaults) out += "# Megatron default left in place: " + comment_text(d) + "\n";
+  for (const auto& note : not_expressed) out += "# NOT EXPRESSED: " + comment_text(note) + "\n";
   out += "MODEL_ARGS=(\n";
   for (const auto& line : list.args) out += "  " + line + "\n";
   out += ")\n";

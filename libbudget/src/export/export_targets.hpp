@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "budget/config.hpp"
 #include "budget/export.hpp"
 
@@ -22,6 +24,14 @@ std::string export_torch(const ArchConfig& config, std::vector<std::string>& not
 /// Mamba-2, per-layer mixers and FFNs, chunked attention, sinks, the output gate, the indexer,
 /// partial and absent rotary embeddings); nothing for `native` (export_layer_kinds.cpp).
 void refuse_unexpressed_layer_kinds(const ArchConfig& config, ExportTarget target);
+
+/// DeepSeek's router keys of a Hugging Face document (`deepseek`: a family that has them, DeepSeek
+/// V2/V3 and Kimi-K2): routed_scaling_factor, n_group, topk_group and, in DeepSeek-V2 files,
+/// topk_method (group_limited_greedy for groups scored by their highest expert, noaux_tc for the
+/// sum of two), from settings.router_scaling_factor and settings.router_groups; a template's
+/// grouping the config's experts cannot take is set to ungrouped (export_hf_router.cpp). A setting
+/// the family cannot hold is caught by the export's read-back check, which names it.
+void write_hf_router_settings(const ArchConfig& config, bool deepseek, nlohmann::ordered_json& doc);
 
 /// "layers 4–9 run 2 times with shared weights (18 executed layers from 12 stored)".
 std::string describe_loop(const ArchConfig& config);

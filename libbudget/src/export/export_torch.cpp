@@ -12,10 +12,9 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "budget/config_io.hpp"
 #include "config/rope_scaling_json.hpp"
+#include "budget/text_escape.hpp"
 #include "export/export_targets.hpp"
 
 namespace budget::detail {
@@ -63,8 +62,8 @@ if __name__ == "__main__":
                       "embedding_params": counts["embedding"], "mtp_params": counts["mtp"],
                       "executed_layers": len(model.schedule)}}))
 )py",
-                     // The name quoted and escaped as JSON: one comment line, whatever it holds.
-                     fmt::arg("name", nlohmann::json(c.name).dump()), fmt::arg("json", arch_config_to_json(c)),
+                     // The name quoted and made one printable line: a comment, whatever it holds.
+                     fmt::arg("name", "\"" + comment_text(c.name) + "\""), fmt::arg("json", arch_config_to_json(c)),
                      fmt::arg("loop", c.loop ? describe_loop(c) : std::string("no loop")),
                      fmt::arg("notes", header_notes));
 }

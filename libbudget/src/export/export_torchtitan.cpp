@@ -76,13 +76,6 @@ std::string py_float(double value) {
   return text;
 }
 
-/// `text` safe inside a Python comment: one line, printable ASCII.
-std::string comment_safe(const std::string& text) {
-  std::string out;
-  for (const char ch : text) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
-  return out;
-}
-
 /// A flavor name for qwen3_configs: the config's name in [A-Za-z0-9._-].
 std::string flavor_of(const ArchConfig& c) {
   std::string out = "budget-";
@@ -237,10 +230,15 @@ void note_loop(const ArchConfig& c, std::vector<std::string>& not_expressed) {
 void note_deepseek_v3(const ArchConfig& c, RouterScore score, bool route_norm,
                       std::vector<std::string>& not_expressed) {
   note_router(c, score, route_norm, not_expressed);
-  if (c.ffn.is_moe()) {
-    not_expressed.push_back("DeepSeek's routed_scaling_factor and expert groups (n_group, topk_group) are not carried "
-                            "by budget: route_scale=1.0 and ungrouped routing are written; set route_scale, "
-                            "num_expert_groups and num_limited_groups of make_router_config by hand");
+  const ModelSettings& s = c.settings;
+  if (c.ffn.is_moe() && (s.router_scaling_factor || s.router_groups)) {
+    // Not written: torchtitan's route_scale and group routing were not checked against its source.
+    not_expressed.push_back(fmt::format(
+        "DeepSeek's router scaling ({}) and expert groups ({}): route_scale=1.0 and ungrouped routing are written; "
+        "set route_scale, num_expert_groups and num_limited_groups of make_router_config by hand",
+        s.router_scaling_factor ? fmt::format("routed_scaling_factor {:g}", *s.router_scaling_factor) : "none",
+        s.router_groups ? fmt::format("n_group {}, topk_group {}", s.router_groups->groups, s.router_groups->top_groups)
+                        : "none"));
   }
   note_router_bias(c, not_expressed);
   if (c.mtp_layers > 0) {

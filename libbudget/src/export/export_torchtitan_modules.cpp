@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "export/export_targets.hpp"
+#include "budget/text_escape.hpp"
 #include "export/torchtitan_text.hpp"
 
 namespace budget::detail {
@@ -88,7 +89,7 @@ void write_module_header(const ArchConfig& c, const TorchtitanFamily& family,
                          const std::vector<std::string>& not_expressed, std::string& o) {
   const std::string flavor = flavor_of(c);
   o += fmt::format("# torchtitan model config for {} (budget-match export; docs/export.md)\n",
-                   comment_safe(c.name.empty() ? "the config" : c.name));
+                   comment_text(c.name.empty() ? "the config" : c.name));
   o += fmt::format("# Target: {} (torchtitan/models/{}: {}.Config from per-layer configs)\n", torchtitan_target_commit,
                    family.package, family.model);
   o += fmt::format("# Use: save as torchtitan/models/{}/budget_config.py and add {}\n", family.package,
@@ -97,12 +98,12 @@ void write_module_header(const ArchConfig& c, const TorchtitanFamily& family,
   o += "#     from .budget_config import budget_config\n";
   o += fmt::format("#     {}[\"{}\"] = budget_config\n", family.configs, flavor);
   o += fmt::format("# then train with the {} model, flavor \"{}\".\n", family.package, flavor);
-  for (const auto& note : not_expressed) o += "# NOT EXPRESSED: " + comment_safe(note) + "\n";
+  for (const auto& note : not_expressed) o += "# NOT EXPRESSED: " + comment_text(note) + "\n";
   o += family.imports;
   o += "NOT_EXPRESSED = [\n";
   for (const auto& note : not_expressed) {
     std::string quoted;
-    for (const char ch : comment_safe(note)) {
+    for (const char ch : comment_text(note)) {
       if (ch == '\\' || ch == '"') quoted += '\\';
       quoted += ch;
     }

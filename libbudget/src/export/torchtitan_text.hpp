@@ -17,9 +17,6 @@ namespace budget::detail {
 /// A Python float literal: "1e-06", "1000000.0".
 std::string py_float(double value);
 
-/// `text` safe inside a Python comment: one line, printable ASCII.
-std::string comment_safe(const std::string& text);
-
 /// A flavor name for qwen3_configs: the config's name in [A-Za-z0-9._-].
 std::string flavor_of(const ArchConfig& c);
 

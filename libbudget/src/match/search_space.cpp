@@ -243,6 +243,14 @@ ArchConfig SearchSpace::make_config(const Point& p) const {
   }
   if (has_shared_) cfg.ffn.shared_expert_dim = p.shared;
   cfg.ffn.first_dense_layers = std::min(cfg.ffn.first_dense_layers, cfg.num_layers);
+  // The baseline's expert groups (DeepSeek's n_group) stay where the candidate's experts still
+  // split into them; otherwise the candidate routes ungrouped, and its notes say so.
+  if (cfg.settings.router_groups && !cfg.settings.router_groups->fits(cfg.ffn)) {
+    cfg.notes.push_back(fmt::format("the baseline's {} expert groups do not split {} experts with top_k {}: "
+                                    "routing ungrouped", cfg.settings.router_groups->groups, cfg.ffn.num_experts,
+                                    cfg.ffn.top_k));
+    cfg.settings.router_groups.reset();
+  }
   return cfg;
 }
 

@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "budget/accounting.hpp"
 #include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "time/calibration_rows.hpp"
+#include "time/step_terms.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget {
@@ -41,6 +43,21 @@ std::string read_name(const ObjectReader& r, std::string_view key) {
   });
   if (!ok) r.fail(key, fmt::format("value \"{}\" is not allowed; allowed: letters, digits, '-', '_', '.', '+'", value));
   return value;
+}
+
+/// A whole layer's forward + backward does its training FLOPs (the accounting's, per executed
+/// layer: every layer of a row's config is alike) times `tokens` in layer_ms: at most
+/// max_row_flops_per_s, as an op row (a faster row has its time in the wrong unit).
+void check_layer_row_rate(const ObjectReader& r, const CalibrationLayerRow& row) {
+  const Budgets b = account(row.config, detail::layer_workload(row.tokens, row.doc_len));
+  const double flops = b.training_flops_per_token / static_cast<double>(row.config.executed_layers()) *
+                       static_cast<double>(row.tokens);
+  const double rate = flops / (row.layer_ms * 1e-3);
+  if (rate > detail::max_row_flops_per_s) {
+    r.fail("layer_ms", fmt::format("one layer's {:.3g} training FLOPs in {:g} ms is {:.3g} FLOP/s, more than any device "
+                                   "does (at most {:g}); check the time's unit (milliseconds)",
+                                   flops, row.layer_ms, rate, detail::max_row_flops_per_s));
+  }
 }
 
 }  // namespace
@@ -82,16 +99,17 @@ CalibrationLayerRow read_calibration_layer_row(const ObjectReader& r) {
                                             c.executed_layers()));
     }
   }
-  const auto positive_ms = [&](std::string_view key, bool required) {
+  // The op rows' plausibility bounds (calibration_rows.hpp; docs/calibration.md, "Plausible values"):
+  // a time in [1e-6, 1e9] ms, and the layer's training FLOPs at most 1e18 FLOP/s.
+  const auto row_ms = [&](std::string_view key, bool required) {
     if (!required && !r.has(key)) return 0.0;
-    const double ms = r.number(key, 0, 1e9);
-    if (!(ms > 0)) r.fail(key, fmt::format("value {} is not allowed; allowed: milliseconds > 0", ms));
-    return ms;
+    return r.number(key, detail::min_row_ms, detail::max_row_ms);
   };
-  row.layer_ms = positive_ms("layer_ms", true);
-  row.attn_block_ms = positive_ms("attn_block_ms", false);
-  row.moe_block_ms = positive_ms("moe_block_ms", false);
-  row.layer_spread_ms = r.number_or("layer_spread_ms", 0, 0, 1e9);
+  row.layer_ms = row_ms("layer_ms", true);
+  row.attn_block_ms = row_ms("attn_block_ms", false);
+  row.moe_block_ms = row_ms("moe_block_ms", false);
+  row.layer_spread_ms = r.number_or("layer_spread_ms", 0, 0, detail::max_row_ms);
+  check_layer_row_rate(r, row);
   row.pad_fraction = r.number_or("pad_fraction", 0, 0, 1);
   if (r.has("attention_backend_ms")) {
     const ObjectReader backends = r.object("attention_backend_ms");
@@ -105,9 +123,10 @@ CalibrationLayerRow read_calibration_layer_row(const ObjectReader& r) {
         row.attention_backend_ms[name] = 0;
         continue;
       }
-      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() <= 0) {
-        backends.fail(name, fmt::format("value {} is not allowed; allowed: milliseconds > 0 or \"refused…\"",
-                                        describe_value(value)));
+      if (!value.is_number() || !(value.get<double>() >= detail::min_row_ms) ||
+          !(value.get<double>() <= detail::max_row_ms)) {
+        backends.fail(name, fmt::format("value {} is not allowed; allowed: milliseconds in [{:g}, {:g}] or \"refused…\"",
+                                        describe_value(value), detail::min_row_ms, detail::max_row_ms));
       }
       row.attention_backend_ms[name] = value.get<double>();
     }

@@ -250,9 +250,10 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
     p.provenance = TimeProvenance::extrapolated;
     // Which dim, how far and by what factor: coordinates are logs, so the factor is e^|Δ|.
     const double value = std::exp(s.coords[i]), edge = std::exp(above ? fit->hi[i] : fit->lo[i]);
-    p.note = fmt::format("{}{}{} {:.0f} is {:.3g}× the {} measured ({:.0f})", p.note, p.note.empty() ? "" : "; ",
+    // "8× the largest measured" above the range, "8× below the smallest measured" under it.
+    p.note = fmt::format("{}{}{} {:.0f} is {:.3g}× {} measured ({:.0f})", p.note, p.note.empty() ? "" : "; ",
                          i < names.size() ? names[i] : "dim", value, above ? value / edge : edge / value,
-                         above ? "largest" : "smallest", edge);
+                         above ? "the largest" : "below the smallest", edge);
   }
   return p;
 }

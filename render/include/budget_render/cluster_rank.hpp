@@ -27,6 +27,10 @@ nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& candid
 nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                             const LayoutSearchOptions& options);
 
+/// Microseconds per token of a whole cluster: three decimals ("6.204"), three significant digits
+/// below 1 µs ("0.000123" on 10^6 GPUs), so a fast cluster never prints "0.000".
+std::string microseconds_per_token_text(double seconds_per_token);
+
 /// "TP2 CP1 PP1 DP4 EP8 ETP1 b1 m128 selective dist-opt".
 std::string layout_brief(const ParallelLayout& layout);
 

@@ -27,7 +27,7 @@ void count_fragments(const nlohmann::ordered_json& j, std::multiset<std::string>
           if (e == std::string::npos) e = note.size();
           const std::string f = note.substr(b, e - b);
           if (f.find("× the largest measured (") != std::string::npos ||
-              f.find("× the smallest measured (") != std::string::npos) {
+              f.find("× below the smallest measured (") != std::string::npos) {
             out.insert(f);
           }
           b = e + 2;
@@ -49,8 +49,8 @@ TEST_CASE("SaidNotes: a fragment said before in the output is not said again", "
         "M (tokens) 65536 is 2× the largest measured (32768); K 14336 is 14× the largest measured (1024); "
         "N 14336 is 14× the largest measured (1024)");
   // The next op (or candidate) of the same output: only what is new; nothing new: "as above".
-  CHECK(said.say("K 14336 is 14× the largest measured (1024); head_dim 84 is 1.2× the smallest measured (64)") ==
-        "head_dim 84 is 1.2× the smallest measured (64)");
+  CHECK(said.say("K 14336 is 14× the largest measured (1024); head_dim 84 is 1.2× below the smallest measured (100)") ==
+        "head_dim 84 is 1.2× below the smallest measured (100)");
   CHECK(said.say("N 14336 is 14× the largest measured (1024)") == "as above");
   CHECK(said.say("") == "");
   // An op's own notes are not out-of-range facts: kept every time.

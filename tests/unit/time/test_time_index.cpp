@@ -200,5 +200,5 @@ TEST_CASE("time model: an out-of-range note names the dim, the factor and the ed
   const TimePrediction p = model.predict(to_row(q));
   REQUIRE(p.out_of_range);
   CHECK(p.note.find("N 1 is ") != std::string::npos);
-  CHECK(p.note.find("× the smallest measured (") != std::string::npos);
+  CHECK(p.note.find("× below the smallest measured (") != std::string::npos);
 }
