@@ -93,7 +93,7 @@ std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSp
   time_options.top_n = std::numeric_limits<int>::max() / 8;  // every equally matched candidate
   std::vector<ClusterGridRow> rows;
   for (TimedGridRow& row : match_grid_with_time(grid, loop, workload, constraints_path, model, time_options)) {
-    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}};
+    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}, {}};
     if (out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
       try {
         out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1, &out.dropped);
