@@ -22,11 +22,17 @@ namespace budget {
 
 /// The equally matched candidates of `timed` (its first within_tolerance, as match_with_time()
 /// with RankBy::time orders them; every one of them must be in the list, so ask with a top_n at
-/// least as large) ranked by rank_by_cluster_time(); then `timed` reordered to that order and cut
-/// to `top` (candidate_times and time_ratios kept parallel), the ranking cut alike. Candidates
+/// least as large) ranked by rank_by_cluster_time(..., top); then `timed` reordered to that order and
+/// cut to `top` (candidate_times, when there are any, and time_ratios kept parallel), the ranking cut
+/// alike. Candidates
 /// with no fitting layout come last and are kept. budget::Error as rank_by_cluster_time().
 ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model, const ClusterSpec& cluster,
                                        const LayoutSearchOptions& options, std::size_t top);
+
+/// Fills timed.candidate_times up to the candidates kept (predict_step_time() at `workload`, the
+/// workload `timed` was matched with): after a ranking that asked for none (TimeRankOptions::
+/// full_step_times false) and kept only the candidates it shows.
+void add_step_times(TimedMatch& timed, const TimeModel& model, const Workload& workload);
 
 /// One grid cell matched with time and ranked on the cluster.
 struct ClusterGridRow {

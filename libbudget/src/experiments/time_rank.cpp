@@ -102,7 +102,9 @@ void keep_ranked_entries(const std::vector<TimedRankEntry>& entries, const std::
   const std::size_t keep = std::min<std::size_t>(entries.size(), static_cast<std::size_t>(options.top_n));
   for (std::size_t i = 0; i < keep; ++i) {
     out.result.candidates.push_back(candidates[entries[i].order]);
-    out.candidate_times.push_back(predict_step_time(model, out.result.candidates.back().config, workload));
+    if (options.full_step_times) {
+      out.candidate_times.push_back(predict_step_time(model, out.result.candidates.back().config, workload));
+    }
     out.time_ratios.push_back(entries[i].ratio);
     if (options.max_time_ratio && entries[i].ratio > *options.max_time_ratio) ++out.above_cap_within_interval;
   }
