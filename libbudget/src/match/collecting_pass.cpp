@@ -236,11 +236,14 @@ void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double 
   p.q_objective = quantized(p.objective);
   p.q_second = quantized(p.second);
   p.q_sum = quantized(p.sum);
+  // current_ is a max-heap by better_model_match (its front the worst point): O(log keep) a point
+  // (a linear search for the worst made a wide pool quadratic). The order is total within a
+  // structure, so the points kept are the same whichever way the worst is found.
   current_.push_back(p);
+  std::push_heap(current_.begin(), current_.end(), better_model_match);
   const std::size_t keep = keep_per_structure();
   if (current_.size() > keep) {
-    const auto worst = std::max_element(current_.begin(), current_.end(), better_model_match);
-    *worst = current_.back();
+    std::pop_heap(current_.begin(), current_.end(), better_model_match);
     current_.pop_back();
   }
   if (current_.size() >= keep) update_pool_bound(kv);
@@ -252,7 +255,7 @@ void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double 
 /// <= s_w. (f, n: weighted |dF|, |dN|.) Ties pass (slack).
 void CollectingPass::update_pool_bound(const KvStructure& kv) {
   if (current_.size() < keep_per_structure()) return;
-  const Point& worst = *std::max_element(current_.begin(), current_.end(), better_model_match);
+  const Point& worst = current_.front();  // the heap's top (consider())
   pool_bound_ = worst.objective > kv.kv_term ? worst.objective : worst.second;
 }
 
