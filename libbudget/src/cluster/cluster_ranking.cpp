@@ -225,13 +225,14 @@ ClusterRanking rank_each_on_its_own(const TimeModel& model, const ArchConfig& ba
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options) {
   ClusterRanking out;
-  out.baseline = detail::baseline_on_cluster(model, baseline, cluster, options, detail::SearchSharing{});
+  detail::SearchSharing on_its_own;
+  on_its_own.reference = true;
+  out.baseline = detail::baseline_on_cluster(model, baseline, cluster, options, on_its_own);
   constexpr std::string_view progress_name = "cluster ranking (a layout search per matched candidate)";
   std::vector<ClusterCandidateTime> timed(candidates.size());
   detail::parallel_for(candidates.size(), detail::thread_count(options.threads, candidates.size()), progress_name,
                        [&](std::size_t i) {
-                         timed[i] = detail::best_layout_on_cluster(model, candidates[i], cluster, options,
-                                                                   detail::SearchSharing{});
+                         timed[i] = detail::best_layout_on_cluster(model, candidates[i], cluster, options, on_its_own);
                          detail::add_single_gpu_figures(timed[i], model, candidates[i], options);
                        });
   report_progress(progress_name, candidates.size(), candidates.size());

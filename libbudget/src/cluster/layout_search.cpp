@@ -176,7 +176,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
                                  const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
   LayoutSearchResult result;
   std::optional<detail::StructureShare> own;
-  detail::StructureShare& share = sharing.share != nullptr ? *sharing.share : own.emplace();
+  detail::StructureShare& share = sharing.share != nullptr ? *sharing.share : own.emplace(sharing.reference);
   const double prune_above = sharing.prune_above_seconds;
   std::map<ShardKey, LayerTimes> times_by_shard;
   std::vector<SpacePoint> points;

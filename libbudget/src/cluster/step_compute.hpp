@@ -65,6 +65,10 @@ struct PartTimesCache {
   /// Predict through the indexed path (predict_step_time()'s seconds bit for bit, out_of_range
   /// not known and left false): for ranking layouts; the layouts kept are timed again without it.
   bool indexed = false;
+  /// The indexed path times every op of a part's one-layer config, not only the part's own (the
+  /// same seconds, more work): the cost of the search before that filter, for the reference
+  /// ranking (LayoutSearchOptions::share_work false) that bench_cluster measures beside.
+  bool time_every_op = false;
   /// Set when threads share the cache: held around each lookup and insertion (a part is computed
   /// outside it; two threads computing one part insert the same value).
   std::mutex* mutex = nullptr;

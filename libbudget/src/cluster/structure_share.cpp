@@ -7,8 +7,9 @@
 
 namespace budget::detail {
 
-StructureShare::StructureShare() {
+StructureShare::StructureShare(bool reference) {
   indexed_.indexed = true;
+  indexed_.time_every_op = reference;
   indexed_.mutex = &parts_mutex_;
   rows_.mutex = &parts_mutex_;
 }

@@ -42,7 +42,8 @@ namespace budget::detail {
 /// What the layout searches of the configs of one structure share. Thread-safe.
 class StructureShare {
  public:
-  StructureShare();
+  /// `reference`: the part times of the search as it was before sharing (PartTimesCache::time_every_op).
+  explicit StructureShare(bool reference = false);
   StructureShare(const StructureShare&) = delete;
   StructureShare& operator=(const StructureShare&) = delete;
 
@@ -74,11 +75,13 @@ class StructureShares {
 
 /// One search's share and the step time above which its layouts need not be timed.
 struct SearchSharing {
-  StructureShare* share = nullptr;
+  StructureShare* share = nullptr;  ///< none: the search's own caches
   /// A layout whose compute bound exceeds this (by more than 10⁻⁹ relative) is neither
   /// memory-checked nor timed: the search then returns its best among the others, which is its
   /// true best whenever that is at most this (docs/cluster.md, "Shared work across candidates").
   double prune_above_seconds = std::numeric_limits<double>::infinity();
+  /// With no share: the search's own caches time every op of a part's config (the reference).
+  bool reference = false;
 };
 
 /// search_layouts() with the structure's shared caches and the pruning bound of `sharing`.
