@@ -15,12 +15,14 @@
 //                                             its signed relative FLOPs and params deviations)
 // A template, not virtual calls: the hooks are inlined into the walk of each pass.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 
 #include "match/closed_form.hpp"
 #include "match/search_space.hpp"
+#include "match/shared_width_range.hpp"
 
 namespace budget::match_detail {
 
@@ -101,15 +103,19 @@ class StructureWalk {
     }
     if (pass_.cannot_rank_widths(kv, hidden, heads, k)) return;
     // Shared widths outward from the baseline's proportion S_b·H/H_b (good points first tighten
-    // the bounds). As the pass's pool bound tightens, cannot_rank_widths() is asked again: a
-    // structure found unrankable midway is dropped whole.
+    // the bounds), only those where the FLOPs and parameter bounds can both still hold
+    // (shared_width_range(): one interval per structure). As the pass's pool bound tightens,
+    // cannot_rank_widths() is asked again: a structure found unrankable midway is dropped whole.
     const ArchConfig& b = space_.baseline();
     const double s_centre = static_cast<double>(b.ffn.shared_expert_dim) * static_cast<double>(hidden) /
                             static_cast<double>(b.hidden_size);
-    const std::int64_t centre = nearest_index(space_.shareds(), s_centre);
+    const SharedWidthRange range = shared_width_range(space_, k, pass_.pruning_bound());
+    const std::int64_t centre = std::clamp(nearest_index(space_.shareds(), s_centre), range.begin,
+                                           std::max(range.begin, range.end - 1));
     bool unrankable = false;
     double checked_bound = pass_.pool_bound();
-    outward(space_.shareds().count(), centre, [&](std::int64_t si) {
+    outward(range.end - range.begin, centre - range.begin, [&](std::int64_t offset) {
+      const std::int64_t si = range.begin + offset;
       if (pass_.cannot_improve(kv) || unrankable) return false;
       if (pass_.pool_bound() < checked_bound) {
         checked_bound = pass_.pool_bound();
