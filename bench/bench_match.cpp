@@ -12,6 +12,7 @@
 #include "budget/config_io.hpp"
 #include "budget/grid.hpp"
 #include "budget/match.hpp"
+#include "match/shared_width_range.hpp"
 
 using namespace budget;
 
@@ -68,8 +69,14 @@ void match_released(benchmark::State& state, const char* file) {
   state.counters["closed_form_solves"] = static_cast<double>(r.summary.evaluated);
   state.counters["best_max_dev_pct"] = 100.0 * r.summary.best_objective;
 }
-void BM_MatchDeepSeekV3_GQA(benchmark::State& state) { match_released(state, "deepseek-v3-gqa-baseline.json"); }
-BENCHMARK(BM_MatchDeepSeekV3_GQA)->Unit(benchmark::kMillisecond);
+// /shared_range:0 is the walk without the closed-form range of shared widths (every shared width
+// of the lattice visited, as before issue 35), /shared_range:1 with it: the ratio in one run.
+void BM_MatchDeepSeekV3_GQA(benchmark::State& state) {
+  budget::match_detail::set_shared_width_range_enabled(state.range(0) != 0);
+  match_released(state, "deepseek-v3-gqa-baseline.json");
+  budget::match_detail::set_shared_width_range_enabled(true);
+}
+BENCHMARK(BM_MatchDeepSeekV3_GQA)->ArgName("shared_range")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 // The same model with the query width equal to the hidden size (56 heads × 128 = 7168): the
 // convention of the paper's configs, where the number of heads follows from the hidden size.
 void BM_MatchDeepSeekV3_GQA_56x128(benchmark::State& state) {

@@ -1,11 +1,14 @@
 #include "match/shared_width_range.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
 namespace budget::match_detail {
 namespace {
+
+std::atomic<bool> shared_width_range_enabled{true};
 
 /// The S interval [lo, hi] where a + b·S <= c (b may be 0: all or nothing), intersected into it.
 void keep_where_at_most(double a, double b, double c, double& lo, double& hi) {
@@ -62,6 +65,7 @@ void tied_interval(const Coefficients& k, const SharedRangeInputs& in, double& l
 SharedWidthRange shared_width_range(const SearchSpace& space, const Coefficients& k, double pruning_bound) {
   const Progression& shareds = space.shareds();
   SharedWidthRange range{0, shareds.count(), false};
+  if (!shared_width_range_enabled.load(std::memory_order_relaxed)) return range;
   if (space.dense() || space.experts().is_fixed() || !space.has_shared()) return range;
   const MatchConstraints& c = space.constraints();
   const double fbound = flops_bound(c, pruning_bound), nbound = params_bound(c, pruning_bound);
@@ -95,5 +99,7 @@ SharedWidthRange shared_width_range(const SearchSpace& space, const Coefficients
   range.end = std::max(range.begin, shareds.index_above(std::floor(hi)));
   return range;
 }
+
+void set_shared_width_range_enabled(bool enabled) { shared_width_range_enabled.store(enabled); }
 
 }  // namespace budget::match_detail

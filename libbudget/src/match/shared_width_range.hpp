@@ -34,4 +34,8 @@ struct SharedWidthRange {
 /// no shared experts, an infinite bound, or coefficients not of that form.
 SharedWidthRange shared_width_range(const SearchSpace& space, const Coefficients& k, double pruning_bound);
 
+/// Off: shared_width_range() never bounds (the walk as it was before it): the reference that
+/// bench_match measures beside and the tests compare match() against. On by default; process-wide.
+void set_shared_width_range_enabled(bool enabled);
+
 }  // namespace budget::match_detail

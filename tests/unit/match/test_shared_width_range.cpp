@@ -105,3 +105,27 @@ TEST_CASE("shared width range: no pruning where it does not apply", "[match][sha
       calibrate(no_shared, no_shared.structure_config(pkv, plain.hidden_size, plain.attention.num_heads), pkv.top_k);
   CHECK_FALSE(shared_width_range(no_shared, pk, 1e-3).bounded);
 }
+
+TEST_CASE("shared width range: match() gives the same candidates and counters with and without it",
+          "[match][shared-range]") {
+  const ArchConfig b = shared_baseline();
+  for (const bool tied : {false, true}) {
+    const MatchConstraints c = small_lattices(b, tied);
+    const MatchResult with = match(b, LoopSpec::smelt(), paper_workload(), c, 20);
+    set_shared_width_range_enabled(false);
+    const MatchResult without = match(b, LoopSpec::smelt(), paper_workload(), c, 20);
+    set_shared_width_range_enabled(true);
+    INFO((tied ? "tied" : "separate"));
+    CHECK(with.summary.evaluated == without.summary.evaluated);
+    CHECK(with.summary.structures == without.summary.structures);
+    CHECK(with.summary.best_objective == without.summary.best_objective);
+    REQUIRE(with.candidates.size() == without.candidates.size());
+    for (std::size_t i = 0; i < with.candidates.size(); ++i) {
+      CHECK(with.candidates[i].config.hidden_size == without.candidates[i].config.hidden_size);
+      CHECK(with.candidates[i].config.ffn.num_experts == without.candidates[i].config.ffn.num_experts);
+      CHECK(with.candidates[i].config.ffn.expert_dim == without.candidates[i].config.ffn.expert_dim);
+      CHECK(with.candidates[i].config.ffn.shared_expert_dim == without.candidates[i].config.ffn.shared_expert_dim);
+      CHECK(with.candidates[i].objective == without.candidates[i].objective);
+    }
+  }
+}
