@@ -16,6 +16,7 @@
 // ranking, whatever the order in which threads finish.
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -105,6 +106,7 @@ ClusterRanking rank_top_shared(const TimeModel& model, const ArchConfig& baselin
   out.baseline = baseline_on_cluster(model, baseline, cluster, options, SearchSharing{&shares.of(baseline)});
   std::vector<SharedRankOutcome> outcomes(candidates.size());
   TopStepTimes best(top);
+  std::atomic<std::size_t> finished_count{0};
   constexpr std::string_view progress_name = "cluster ranking (matched candidates at their best layouts)";
   const auto search = [&](std::size_t i) {
     const double threshold = best.threshold();
@@ -115,6 +117,9 @@ ClusterRanking rank_top_shared(const TimeModel& model, const ArchConfig& baselin
     if (o.established && o.time.found) best.add(o.time.best.time.seconds_per_step);
     o.finished = true;
     outcomes[i] = std::move(o);
+    // From the worker too (parallel_for reports from the caller every 200 ms): the time limit is
+    // checked as each candidate finishes, however quick the candidates are. Finished ones are kept.
+    report_progress(progress_name, finished_count.fetch_add(1) + 1, candidates.size());
   };
   try {
     parallel_for(candidates.size(), thread_count(options.threads, candidates.size()), progress_name, search);

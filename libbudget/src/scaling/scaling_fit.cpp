@@ -270,9 +270,8 @@ double rmse_of(const HuberObjective& objective, const Theta& theta) {
   return std::sqrt(r.square().mean());
 }
 
-/// Runs every start and summarises; `held` gives the values of parameters not in `free`. The starts
-/// run on options.threads threads, each with its own objective (its scratch buffers), each outcome
-/// into its own slot: the same outcomes in the same order on any thread count.
+/// Runs every start and summarises; `held` gives the values of parameters not in `free`. Starts run on
+/// options.threads threads, each with its own objective and slot: the same outcomes on any count.
 FitResult search(const std::vector<LossPoint>& points, const CentredData& data, const std::vector<int>& free,
                  const Theta& held, const std::vector<Theta>& starts, const FitOptions& options) {
   const HuberObjective objective(data, options.huber_delta);
@@ -283,13 +282,11 @@ FitResult search(const std::vector<LossPoint>& points, const CentredData& data, 
     outcomes[i] = run_start(Problem{own, free, held}, clip(s, options.bounds), options);
   };
   const unsigned threads = detail::thread_count(options.threads, starts.size());
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < starts.size(); ++i) run(i, objective);
-  } else {
-    detail::parallel_for(starts.size(), threads, "scaling-law fit (starts)", [&](std::size_t i) {
-      run(i, HuberObjective(data, options.huber_delta));
-    });
+  if (threads > 1) {
+    detail::parallel_for(starts.size(), threads, "scaling-law fit (starts)",
+                         [&](std::size_t i) { run(i, HuberObjective(data, options.huber_delta)); });
   }
+  for (std::size_t i = 0; threads <= 1 && i < starts.size(); ++i) run(i, objective);
   const auto best = std::min_element(outcomes.begin(), outcomes.end(), [](const auto& l, const auto& r) {
     return l.objective < r.objective;
   });
