@@ -171,8 +171,9 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
 /// can still reach the top: in the order given (put the likely fastest first), a layout whose
 /// compute bound exceeds the top-th best step time found so far is neither memory-checked nor
 /// timed, and a candidate left with none is dropped unranked (docs/cluster.md, "Shared work across
-/// candidates"). When the time limit (budget/progress.hpp) stops it, it returns the best of the
-/// candidates finished, `partial` set, instead of throwing.
+/// candidates"); when the time limit (budget/progress.hpp) stops it, it returns the best of the
+/// candidates finished, `partial` set, instead of throwing. Without share_work: the reference
+/// ranking cut to `top` (the time limit is then an error, as in the five-argument form).
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options, std::size_t top);

@@ -8,15 +8,11 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#include "budget/accounting.hpp"
-#include "budget/communication.hpp"
 #include "budget/error.hpp"
-#include "budget/progress.hpp"
 #include "budget/workload.hpp"
 #include "cluster/stage_executions.hpp"
 #include "cluster/step_compute.hpp"
@@ -251,7 +247,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
 namespace {
 
 LayoutSearchResult checked_layout_search(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
-                                  const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
+                                         const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
   if (o.gpus < 1 || o.gpus > cluster.total_gpus()) {
     throw Error(fmt::format("{} GPUs: the cluster has {} ({} nodes of {}); set more nodes (--nodes)", o.gpus,
                             cluster.total_gpus(), cluster.nodes, cluster.gpus_per_node),
