@@ -88,7 +88,7 @@ std::vector<ArchConfig> equally_matched(const ArchConfig& baseline) {
 
 }  // namespace
 
-TEST_CASE("shared cluster ranking: the reference's rows, bit for bit, for every top and thread count",
+TEST_CASE("cluster ranking: shared work, the reference's rows, bit for bit, for every top and thread count",
           "[cluster][search][shared]") {
   // The paper's 200M cell matched (tens of candidates over several structures, some sharing one)
   // on 64 H200s: the top 1, 3, 5 and every candidate, on 1, 2 and 3 threads.
@@ -119,7 +119,7 @@ TEST_CASE("shared cluster ranking: the reference's rows, bit for bit, for every 
   CHECK(rank_by_cluster_time(shared_rank_model(), base, candidates, cluster, o, 1).searched < candidates.size());
 }
 
-TEST_CASE("shared cluster ranking: duplicates, a candidate that fits nowhere, a tight memory, another cluster",
+TEST_CASE("cluster ranking: shared work, duplicates, a candidate that fits nowhere, a tight memory, another cluster",
           "[cluster][search][shared]") {
   // Equal candidates tie in input order; one with 64× the routed weights fits no layout of 8 GPUs
   // of 16 GiB (it ranks last, and is cut when enough others fit); structures shared by several
@@ -154,7 +154,7 @@ TEST_CASE("shared cluster ranking: duplicates, a candidate that fits nowhere, a 
   check_same_ranking(rank_by_cluster_time(shared_rank_model(), base, list, cluster, o), reference, list.size());
 }
 
-TEST_CASE("shared cluster ranking: a MoE with first dense layers and shared experts on 1,024 GPUs",
+TEST_CASE("cluster ranking: shared work, a MoE with first dense layers and shared experts on 1,024 GPUs",
           "[cluster][search][shared]") {
   // DeepSeek-V3's candidates (MLA, first dense layers, a shared expert, 256 experts): the first 24
   // of its equally matched set, top 3, against the reference on 1,024 H200s.
@@ -173,7 +173,7 @@ TEST_CASE("shared cluster ranking: a MoE with first dense layers and shared expe
   CHECK(shared.searched < candidates.size());
 }
 
-TEST_CASE("shared cluster ranking: stopped by the time limit, it returns the best of what it finished",
+TEST_CASE("cluster ranking: shared work, stopped by the time limit, it returns the best of what it finished",
           "[cluster][search][shared]") {
   const ArchConfig base = test::paper_200m_baseline();
   const std::vector<ArchConfig> candidates = equally_matched(base);
