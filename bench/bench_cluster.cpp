@@ -2,14 +2,16 @@
 // looped config on one GPU, Mixtral-8x7B under TP 2 (SP) × PP 4 × EP 4 on 16 GPUs, and the same
 // with interleaving (V 2), plus one smallest-layout search (report --cluster) for Mixtral on H200.
 // Part 2 (issue 20): one layout's communication and step time for DeepSeek-V3 on 1,024 GPUs, and
-// the whole layout search for DeepSeek-V3 on 1,024 GPUs (goal: under a second); the matched
-// ranking of item 4 (every equally matched DeepSeek-V3 candidate at its best layout on 1,024 GPUs,
-// the match itself done once outside the loop). Each beside the exhaustive reference (/exhaustive:1,
-// the search before its bound) in the same run.
+// the whole layout search for DeepSeek-V3 on 1,024 GPUs (goal: under a second), beside the
+// exhaustive reference (/exhaustive:1, the search before its bound) in the same run; the matched
+// ranking (issue 35: DeepSeek-V3 on 1,024 GPUs and Qwen3-30B-A3B on 256, every equally matched
+// candidate at its best layout, the top 5 kept), shared (/shared:1) beside the reference that
+// searches each candidate on its own (/shared:0) in the same run.
 //
-//   bench_cluster [--benchmark_min_time=0.2] [--benchmark_filter=layout_search|rank_matched]
+//   bench_cluster [--benchmark_min_time=0.2] [--benchmark_filter=layout_search|rank_matched|qwen3]
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -123,42 +125,88 @@ void bm_layout_search_deepseek_v3_1024(benchmark::State& state) {
 }
 BENCHMARK(bm_layout_search_deepseek_v3_1024)->ArgName("exhaustive")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
-// The first `candidates` equally matched (0: all of them, 2,634) ranked; /exhaustive:1 each
-// searched by the exhaustive reference (before the bound; minutes for all, so compared on 64);
-// /threads: 1 against 0 (every hardware thread) for the parallel ranking, same run.
-void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
-  const budget::ArchConfig c = budget::load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
-  const budget::ClusterSpec cluster = h200(128);
+// The matched ranking (budget-match --baseline B --rank-by time --cluster C --gpus N --top 5, the
+// match done once outside the loop): the first `candidates` of the equally matched set (0: all of
+// them) ranked and cut to the top 5. /shared:1 is the ranking with shared work (part times per
+// structure, layouts above the top-th best step time skipped; docs/cluster.md, "Shared work across
+// candidates"); /shared:0 the reference, every candidate searched on its own as before it (each
+// part timed with its whole layer): their ratio on the same candidates in one run is the speed-up.
+// /threads: 1 against 0 (every hardware thread). Time is wall time, CPU that of every thread.
+struct RankedMatch {
+  budget::ArchConfig baseline;
+  budget::TimedMatch timed;
+  budget::ClusterSpec cluster;
+  budget::LayoutSearchOptions search;
+};
+
+const RankedMatch& ranked_match(const std::string& config, const std::string& cluster, std::int64_t nodes,
+                                std::int64_t gpus) {
+  static std::map<std::string, RankedMatch> cache;
+  const std::string key = config + cluster + std::to_string(gpus);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  RankedMatch m;
+  m.baseline = budget::load_arch_config(source_dir + config);
+  m.cluster = budget::load_cluster_spec(source_dir + cluster, nodes);
   budget::TimeRankOptions t;
   t.rank_by = budget::RankBy::time;
-  t.top_n = 1 << 20;
+  t.top_n = 1 << 28;
+  t.full_step_times = false;
   const budget::Workload w = budget::paper_workload();
-  const budget::TimedMatch timed = budget::match_with_time(c, budget::LoopSpec{}, w, budget::default_constraints(c),
-                                                           h200_model(), t);
-  budget::LayoutSearchOptions o;
-  o.gpus = 1024;
-  o.global_batch_tokens = 4096 * 4096;
-  o.keep = 1;
-  o.time.attended_keys = w.attended_keys;
-  o.exhaustive = state.range(1) != 0;
+  m.timed = budget::match_with_time(m.baseline, budget::LoopSpec::smelt(), w, budget::default_constraints(m.baseline),
+                                    h200_model(), t);
+  m.search = budget::cluster_rank_search_options(w, gpus, 4 * 1024 * 1024, 0);
+  return cache.emplace(key, std::move(m)).first->second;
+}
+
+void rank_matched(benchmark::State& state, const RankedMatch& m) {
+  budget::LayoutSearchOptions o = m.search;
+  o.share_work = state.range(1) != 0;
   o.threads = static_cast<unsigned>(state.range(2));  // 0: every hardware thread
   const auto candidates = static_cast<std::size_t>(state.range(0));
-  state.counters["equally_matched"] = static_cast<double>(timed.within_tolerance);
+  const std::size_t ranked = candidates > 0 ? std::min(m.timed.within_tolerance, candidates) : m.timed.within_tolerance;
+  budget::ClusterRanking last;
   for (auto _ : state) {
-    budget::TimedMatch copy = timed;
-    if (candidates > 0) copy.within_tolerance = std::min(copy.within_tolerance, candidates);
-    benchmark::DoNotOptimize(budget::rank_matched_on_cluster(copy, h200_model(), cluster, o, 5));
+    budget::TimedMatch copy = m.timed;
+    copy.within_tolerance = ranked;
+    last = budget::rank_matched_on_cluster(copy, h200_model(), m.cluster, o, 5);
+    benchmark::DoNotOptimize(last);
   }
-  state.counters["ranked"] = static_cast<double>(candidates > 0 ? std::min(timed.within_tolerance, candidates)
-                                                                 : timed.within_tolerance);
+  state.counters["equally_matched"] = static_cast<double>(m.timed.within_tolerance);
+  state.counters["ranked"] = static_cast<double>(ranked);
+  state.counters["established"] = static_cast<double>(last.searched);
+  state.counters["best_us_per_token"] = last.candidates.empty() ? 0.0 : 1e6 * last.candidates[0].seconds_per_token;
+}
+
+// DeepSeek-V3 (tests/data/hf/deepseek-v3.json, 2,634 equally matched) on 1,024 H200s.
+void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
+  rank_matched(state, ranked_match("/tests/data/hf/deepseek-v3.json", "/examples/clusters/h200.json", 128, 1024));
 }
 BENCHMARK(bm_rank_matched_deepseek_v3_1024)
-    ->ArgNames({"candidates", "exhaustive", "threads"})
-    ->Args({64, 0, 1})
-    ->Args({64, 0, 0})
-    ->Args({64, 1, 1})
-    ->Args({0, 0, 0})
-    ->UseRealTime()  // the work runs on worker threads: wall time, not the main thread's CPU
+    ->ArgNames({"candidates", "shared", "threads"})
+    ->Args({128, 0, 0})
+    ->Args({128, 1, 0})
+    ->Args({0, 1, 0})
+    ->Args({0, 1, 1})
+    ->Iterations(1)
+    ->MeasureProcessCPUTime()  // CPU: every thread's (on a shared machine, wall time says little)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// Qwen3-30B-A3B (tests/data/hf/qwen3-30b-a3b.json, 42,428 equally matched) on 256 H100s (the H200
+// profile's compute, docs/cluster.md): the reference on the first 256, the shared ranking on the
+// same and on all (minutes: --benchmark_filter=qwen3 to run it alone).
+void bm_rank_matched_qwen3_30b_256(benchmark::State& state) {
+  rank_matched(state, ranked_match("/tests/data/hf/qwen3-30b-a3b.json", "/examples/clusters/h100-sxm.json", 32, 256));
+}
+BENCHMARK(bm_rank_matched_qwen3_30b_256)
+    ->ArgNames({"candidates", "shared", "threads"})
+    ->Args({256, 0, 0})
+    ->Args({256, 1, 0})
+    ->Args({0, 1, 0})
+    ->Iterations(1)
+    ->MeasureProcessCPUTime()  // CPU: every thread's (on a shared machine, wall time says little)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

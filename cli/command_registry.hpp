@@ -37,6 +37,7 @@ enum ExitCode : int {
   exit_input_error = 2,     ///< bad config, workload, data or option value (budget::Error)
   exit_usage_error = 64,    ///< bad command line (CLI11 parse error)
   exit_infeasible = 3,      ///< a request that has no answer under its constraints
+  exit_partial = 4,         ///< the time limit stopped long work: what was finished is printed, marked partial
   exit_internal_error = 70  ///< a bug: an unexpected exception
 };
 

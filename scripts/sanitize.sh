@@ -15,7 +15,7 @@
 #
 # scripts/sanitize.sh --thread [ctest arguments...]: ThreadSanitizer (the system C++ compiler,
 # -O1, every report fatal) on the code that runs on several threads: the library's parallel loop
-# (base/parallel_for.hpp), the cluster ranking and the bootstrap that use it. Only the unit tests
+# (base/parallel_for.hpp), the cluster ranking, the bootstrap and the fit's starts that use it. Only the unit tests
 # are built (into build-tsan/ or $BUDGET_TSAN_BUILD_DIR) and only those tests run unless other
 # ctest arguments are given.
 set -euo pipefail
@@ -51,7 +51,7 @@ if [ "${1:-}" = --thread ]; then
   export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
   "${runner[@]}" cmake --build "$build_dir" -j"$(nproc)" --target budget_tests
   if [ $# -eq 0 ]; then
-    set -- -R '^(parallel for|cluster ranking|scaling bootstrap):'
+    set -- -R '^(parallel for|cluster ranking|scaling bootstrap|scaling fit):'
   fi
   "${runner[@]}" ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "$@"
   exit

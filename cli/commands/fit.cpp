@@ -159,6 +159,7 @@ void run_fit(const FitCommandOptions& o) {
   const LossData data = read_loss_csv(o.data_path);
   FitOptions fit_options;
   fit_options.huber_delta = o.delta;
+  fit_options.threads = 0;  // the starts on every core (the same result on any count)
   if (const std::string message = fit_options.validation_error(); !message.empty()) throw Error(message, "--delta");
 
   const std::vector<std::string> names = o.arch.empty() ? architectures(data.points) : std::vector{o.arch};

@@ -266,6 +266,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   if (m.cluster) {
     std::vector<ArchConfig> configs;
     for (const Candidate& c : m.result.candidates) configs.push_back(c.config);
+    doc.text(partial_ranking_note(*m.cluster), Forms::text);
     doc.text(cluster_ranking_heading(*m.cluster, *in.cluster, in.search_options), Forms::text);
     doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
     doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
@@ -308,6 +309,12 @@ void run_match(const MatchOptions& o) {
   const MatchOutcome outcome = run_search(o, inputs, request);
   print(match_document(o, inputs, request, outcome), o.format);
   if (!outcome.result.summary.feasible) throw CommandExit{exit_infeasible};
+  if (outcome.cluster && outcome.cluster->partial) {
+    // The rows are the best of the candidates finished: said above, and no --out written from them.
+    if (o.format == OutputFormat::csv) std::cerr << partial_ranking_note(*outcome.cluster);
+    if (!o.out_path.empty()) std::cerr << "budget-match: " << o.out_path << " not written: the ranking is partial\n";
+    throw CommandExit{exit_partial};
+  }
   if (!o.out_path.empty()) write_best_candidate(o, inputs, outcome.result);
 }
 

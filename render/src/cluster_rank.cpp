@@ -70,10 +70,10 @@ nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
   return out;
 }
 
-nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
-                                            const LayoutSearchOptions& o) {
-  std::size_t without = 0;
-  for (const ClusterCandidateTime& c : ranking.candidates) without += c.found ? 0 : 1;
+namespace {
+
+nlohmann::ordered_json cluster_ranking_settings_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
+                                                     const LayoutSearchOptions& o, std::size_t without) {
   return {{"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
           {"gpu", cluster.gpu_name},
           {"gpus", o.gpus},
@@ -85,6 +85,36 @@ nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const
           {"ranked", ranking.candidates.size()},
           {"candidates_without_layout", without},
           {"baseline", cluster_candidate_json(ranking.baseline)}};
+}
+
+}  // namespace
+
+std::string partial_ranking_advice() {
+  return "fewer candidates (a smaller \"tolerance\" or narrower ranges, e.g. a fixed \"hidden_size\", in a "
+         "--constraints file: docs/matching.md), fewer GPUs, or more time (--max-seconds S; 0: no limit)";
+}
+
+nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
+                                            const LayoutSearchOptions& o) {
+  std::size_t without = 0;
+  for (const ClusterCandidateTime& c : ranking.candidates) without += c.found ? 0 : 1;
+  nlohmann::ordered_json out = cluster_ranking_settings_json(ranking, cluster, o, without);
+  if (ranking.partial) {
+    // Only when the time limit stopped the ranking (docs/cli.md, exit 4): the rows are the best of
+    // the candidates finished, not of all.
+    out["partial"] = {{"finished", ranking.finished},
+                      {"given", ranking.given},
+                      {"stopped_by", ranking.stopped_by},
+                      {"to_finish", partial_ranking_advice()}};
+  }
+  return out;
+}
+
+std::string partial_ranking_note(const ClusterRanking& ranking) {
+  if (!ranking.partial) return {};
+  return fmt::format("\nPARTIAL: {}. The rows are the best of the {} of {} equally matched candidates finished (taken "
+                     "fastest on one GPU first), not of all. To finish: {}.\n",
+                     ranking.stopped_by, ranking.finished, ranking.given, partial_ranking_advice());
 }
 
 Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<ArchConfig>& configs,

@@ -36,10 +36,16 @@ struct ClusterDropped {
 /// the others go to `dropped` (when given) with the reason, until `top` are kept (the rule is not
 /// applied when no layout of the baseline fits up to 4096 GPUs). `timed` is then reordered to the
 /// kept candidates (candidate_times and both ratio lists kept parallel), the ranking alike.
-/// budget::Error as rank_by_cluster_time().
+/// The time limit may stop the ranking: `partial` says so and the rows are the best of the finished
+/// candidates. budget::Error as rank_by_cluster_time().
 ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model, const ClusterSpec& cluster,
                                        const LayoutSearchOptions& options, std::size_t top,
                                        std::vector<ClusterDropped>* dropped = nullptr);
+
+/// Fills timed.candidate_times up to the candidates kept (predict_step_time() at `workload`, the
+/// workload `timed` was matched with): after a ranking that asked for none (TimeRankOptions::
+/// full_step_times false) and kept only the candidates it shows.
+void add_step_times(TimedMatch& timed, const TimeModel& model, const Workload& workload);
 
 /// One grid cell matched with time and ranked on the cluster.
 struct ClusterGridRow {

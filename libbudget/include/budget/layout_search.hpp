@@ -65,6 +65,11 @@ struct LayoutSearchOptions {
   /// Threads of rank_by_cluster_time(), a layout search per candidate on each (0: every hardware
   /// thread). The ranking is identical for any count; search_layouts() itself runs on one.
   unsigned threads = 0;
+  /// rank_by_cluster_time(): share part times and stage executions across the candidates of one
+  /// structure and, with `top`, skip what cannot reach the top (docs/cluster.md, "Shared work across
+  /// candidates"); false: every candidate searched on its own, the reference the shared ranking is
+  /// tested against (bit for bit) and measured beside (bench_cluster).
+  bool share_work = true;
 };
 
 struct RankedLayout {
@@ -78,6 +83,7 @@ struct LayoutSearchResult {
   std::int64_t valid = 0;             ///< of them, valid for the config
   std::int64_t fitting = 0;           ///< of them, fitting memory (of those checked: count_fitting)
   std::int64_t timed = 0;             ///< of the fitting ones, timed (all of them when exhaustive)
+  std::int64_t memory_checked = 0;    ///< layouts whose training memory was computed
   /// Why the first enumerated layout was invalid (ParallelLayout::validation_error), when none was
   /// valid: what to change (empty when some layout is valid or none was enumerated).
   std::string first_rejection;
@@ -169,6 +175,15 @@ struct ClusterCandidateTime {
 struct ClusterRanking {
   ClusterCandidateTime baseline;
   std::vector<ClusterCandidateTime> candidates;  ///< fitting ones by seconds per token, then those with no layout
+  std::size_t given = 0;     ///< candidates given
+  std::size_t finished = 0;  ///< of them, searched to the end (all but when `partial`)
+  /// Of the finished ones, those whose best layout was established; the others were proven slower
+  /// than the top-th by their layouts' compute bounds (rank_by_cluster_time(..., top)).
+  std::size_t searched = 0;
+  /// The time limit (--max-seconds, budget/progress.hpp) stopped the ranking: `candidates` are the
+  /// best of the `finished` candidates, not of all of them; `stopped_by` is the limit's message.
+  bool partial = false;
+  std::string stopped_by;
 };
 
 /// The ratio decomposition of `candidate` against `baseline` (both found): one entry per component
@@ -187,5 +202,17 @@ inline constexpr const char* no_baseline_layout_source = "cluster ranking: the b
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options);
+
+/// The first `top` of rank_by_cluster_time()'s ranking, the same candidates in the same order with
+/// the same figures, bit for bit. With options.share_work a candidate is searched only as far as it
+/// can still reach the top: in the order given (put the likely fastest first), a layout whose
+/// compute bound exceeds the top-th best step time found so far is neither memory-checked nor
+/// timed, and a candidate left with none is dropped unranked (docs/cluster.md, "Shared work across
+/// candidates"); when the time limit (budget/progress.hpp) stops it, it returns the best of the
+/// candidates finished, `partial` set, instead of throwing. Without share_work: the reference
+/// ranking cut to `top` (the time limit is then an error, as in the five-argument form).
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options, std::size_t top);
 
 }  // namespace budget

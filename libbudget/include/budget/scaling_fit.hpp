@@ -64,6 +64,10 @@ struct FitOptions {
   /// A start "reached the best" when its objective is within this relative tolerance of the
   /// lowest (or within 1e-18 × points absolutely: a residual RMS of about 1e-9, numerically zero).
   double same_objective_rel = 1e-9;
+  /// Threads the starts run on (0: every hardware thread). Each start is independent and the best
+  /// is chosen in start order, so the result is the same bit for bit on any count. 1 (the default)
+  /// inside work that is parallel already (the bootstrap's refits); the CLI's `fit` uses 0.
+  unsigned threads = 1;
 
   /// Empty when the options are usable, else a message naming the bad field and what is allowed.
   std::string validation_error() const;

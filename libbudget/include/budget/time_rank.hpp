@@ -46,6 +46,10 @@ struct TimeRankOptions {
   /// when its ratio exceeds the cap by more than its ± (ratio − ± > cap): the model cannot tell
   /// the others from the cap.
   std::optional<TimeAccuracy> accuracy;
+  /// Build each kept candidate's full StepTime (breakdown, notes) into candidate_times; false leaves
+  /// candidate_times empty, for a caller that reorders the list and times only what it shows (the
+  /// cluster ranking keeps every equally matched candidate: tens of thousands of them).
+  bool full_step_times = true;
 };
 
 /// A match with predicted times.

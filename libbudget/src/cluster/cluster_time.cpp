@@ -101,9 +101,16 @@ std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const
 /// predict_step_time(model, c, w).by_op's kinds and seconds, bit for bit, through the indexed path
 /// (TimeModel::predict_ms(), detail::StepTermsPath::indexed): each op's corrected seconds
 /// factor_class · t + launch_ms · launches, as predict_step_time() writes it, without its flags
-/// and notes (tests/unit/cluster/test_layout_search.cpp compares the two paths).
-std::vector<OpStepTime> indexed_op_times(const TimeModel& model, const ArchConfig& c, const Workload& w) {
-  const detail::StepTerms terms = detail::step_terms(model, c, w, detail::StepTermsPath::indexed);
+/// and notes (tests/unit/cluster/test_layout_search.cpp compares the two paths). Only the ops of the
+/// `wanted` parts are timed (each op's term is its own: the same seconds as in the whole list).
+std::vector<OpStepTime> indexed_op_times(const TimeModel& model, const ArchConfig& c, const Workload& w,
+                                         std::initializer_list<Part> wanted, bool every_op) {
+  const auto in_wanted = [](OpKind kind, const void* parts) {
+    const auto& list = *static_cast<const std::initializer_list<Part>*>(parts);
+    return std::find(list.begin(), list.end(), part_of(kind)) != list.end();
+  };
+  const detail::StepTerms terms = detail::step_terms(model, c, w, detail::StepTermsPath::indexed,
+                                                     every_op ? nullptr : +in_wanted, &wanted);
   const LayerCorrection& correction = model.layer_correction();
   std::vector<OpStepTime> out;
   for (const detail::OpTerm& term : terms.ops) {
@@ -135,13 +142,13 @@ void add_part_seconds(Parts& parts, Part part, double seconds) {
 }
 
 LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
-                          std::int64_t passes, std::initializer_list<Part> wanted, bool indexed) {
+                          std::int64_t passes, std::initializer_list<Part> wanted, bool indexed, bool every_op) {
   w.tokens_per_step = std::max<std::int64_t>(1, tokens);
   w.training_passes = passes;
   LayerPartTimes out;
   std::vector<OpStepTime> by_op;
   if (indexed) {
-    by_op = indexed_op_times(model, c, w);
+    by_op = indexed_op_times(model, c, w, wanted, every_op);
   } else {
     StepTime st = predict_step_time(model, c, w);
     out.out_of_range = st.out_of_range;
@@ -221,16 +228,17 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
                        const ClusterTimeOptions& options, PartTimesCache* cache) {
   LayerTimes out;
   // part_times through the cache: group 0 attention/dense/head and 1 router/shared (the TP shard),
-  // group 2 routed experts (E/EP experts of width expert_dim/ETP).
+  // group 2 routed experts (E/EP experts of width expert_dim/ETP). The key's expert fields are those
+  // each group reads (PartTimesCache).
   const auto timed = [&](int group, std::int64_t a, std::int64_t b, const ArchConfig& c, const Workload& wl,
                          std::int64_t tokens, std::int64_t passes, std::initializer_list<Part> parts) {
-    if (!cache) return part_times(model, c, wl, tokens, passes, parts, false);
-    const auto key = std::make_tuple(group, a, b, tokens, passes);
-    auto it = cache->entries.find(key);
-    if (it == cache->entries.end()) {
-      it = cache->entries.emplace(key, part_times(model, c, wl, tokens, passes, parts, cache->indexed)).first;
-    }
-    return it->second;
+    if (!cache) return part_times(model, c, wl, tokens, passes, parts, false, true);
+    const std::int64_t experts = group == 0 ? 0 : config.ffn.num_experts;
+    const std::int64_t width = group == 2 ? config.ffn.expert_dim : 0;
+    const std::int64_t shared = group == 1 ? config.ffn.shared_expert_dim : 0;
+    return cache->find_or_add({group, a, b, tokens, passes, experts, width, shared},
+                              [&] { return part_times(model, c, wl, tokens, passes, parts, cache->indexed,
+                                                      cache->time_every_op); });
   };
   const Workload w = time_workload(l, options);
   const std::int64_t T = l.micro_batch_size * (l.seq_len / l.cp);  // tokens of one micro-batch on a rank

@@ -8,15 +8,11 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#include "budget/accounting.hpp"
-#include "budget/communication.hpp"
 #include "budget/error.hpp"
-#include "budget/progress.hpp"
 #include "budget/workload.hpp"
 #include "cluster/stage_executions.hpp"
 #include "cluster/layout_search_options.hpp"
@@ -24,6 +20,7 @@
 #include "cluster/step_compute.hpp"
 #include "base/checked_math.hpp"
 #include "base/parallel_for.hpp"
+#include "cluster/structure_share.hpp"
 
 namespace budget {
 
@@ -133,6 +130,7 @@ LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& c
   std::vector<Ranked> ranked;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
     if (!count_if_valid(l, config, result)) return;
+    ++result.memory_checked;
     TrainingMemory mem = training_memory(config, l, cluster);
     if (!detail::fits_search(mem, o)) return;
     ++result.fitting;
@@ -182,36 +180,34 @@ struct SpacePoint {
   std::optional<TrainingMemory> memory;  ///< count_fitting: checked up front (kept when it fits)
 };
 
+/// The bound-pruned search. `sharing`: the caches of the config's structure (its own when none) and
+/// the step time above which a layout need not be timed (cluster/structure_share.hpp).
 LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
-                                 const LayoutSearchOptions& o) {
+                                 const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
   LayoutSearchResult result;
-  PartTimesCache indexed;
-  indexed.indexed = true;
+  std::optional<detail::StructureShare> own;
+  detail::StructureShare& share = sharing.share != nullptr ? *sharing.share : own.emplace(sharing.reference);
+  const double prune_above = sharing.prune_above_seconds;
   std::map<ShardKey, LayerTimes> times_by_shard;
-  std::map<std::tuple<std::int64_t, std::int64_t, int>, std::vector<StageExecutions>> executions;
   std::vector<SpacePoint> points;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
     if (!count_if_valid(l, config, result)) return;
     SpacePoint p;
     p.layout = l;
     auto t = times_by_shard.find(shard_key(l));
-    if (t == times_by_shard.end()) t = times_by_shard.emplace(shard_key(l), layer_times(model, config, l, o.time, &indexed)).first;
-    p.times = &t->second;
-    auto e = executions.find({l.pp, l.virtual_stages, static_cast<int>(l.recompute.kind)});
-    if (e == executions.end()) {
-      const std::vector<ModelChunk> chunks = model_chunks(config, l);
-      std::vector<StageExecutions> stages;
-      for (std::int64_t rank = 0; rank < l.pp; ++rank) stages.push_back(stage_executions(config, l, chunks, rank));
-      e = executions.emplace(std::make_tuple(l.pp, l.virtual_stages, static_cast<int>(l.recompute.kind)),
-                             std::move(stages)).first;
+    if (t == times_by_shard.end()) {
+      t = times_by_shard.emplace(shard_key(l), layer_times(model, config, l, o.time, &share.indexed())).first;
     }
-    p.bound_seconds = compute_bound_seconds(l, *p.times, e->second);
+    p.times = &t->second;
+    p.bound_seconds = compute_bound_seconds(l, *p.times, share.stage_executions_of(config, l));
     if (o.count_fitting) {
+      ++result.memory_checked;
       TrainingMemory mem = training_memory(config, l, cluster);
       if (!detail::fits_search(mem, o)) return;
       ++result.fitting;
       p.memory = std::move(mem);
     }
+    if (p.bound_seconds > prune_above + 1e-9 * std::abs(prune_above)) return;  // cannot matter to the caller
     points.push_back(std::move(p));
   });
   // Best first by bound; a layout whose bound exceeds the keep-th best time cannot enter the list,
@@ -231,6 +227,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
       if (p.bound_seconds > worst + 1e-9 * std::abs(worst)) break;
     }
     if (!p.memory) {
+      ++result.memory_checked;
       TrainingMemory mem = training_memory(config, p.layout, cluster);
       if (!detail::fits_search(mem, o)) continue;
       ++result.fitting;
@@ -245,11 +242,10 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   }
   search_progress(o.report_progress, timing, static_cast<std::int64_t>(points.size()), static_cast<std::int64_t>(points.size()));
   // The kept layouts again through the row path: the same seconds, with the out-of-range flags.
-  PartTimesCache rows;
   for (Ranked& r : kept) {
     const TrainingMemory& mem = r.ranked.memory;
     ClusterStepTime time = assemble_step_time(model, config, mem, cluster, o.time,
-                                              layer_times(model, config, mem.layout, o.time, &rows));
+                                              layer_times(model, config, mem.layout, o.time, &share.rows()));
     if (time.seconds_per_step != r.ranked.time.seconds_per_step) {
       const ParallelLayout& l = mem.layout;
       throw Error(fmt::format("internal: the indexed and row paths time {} at TP {} CP {} PP {} V {} EP {} differently "
@@ -264,219 +260,26 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   return result;
 }
 
-}  // namespace
-
-LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
-                                  const LayoutSearchOptions& o) {
+LayoutSearchResult checked_layout_search(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
+                                         const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
   detail::check_layout_search_options(o, cluster);
   LayoutSearchResult found =
-      o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o);
+      o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o, sharing);
   if (found.valid > 0) found.first_rejection.clear();
   return found;
 }
 
-namespace {
-
-double moe_executions(const ArchConfig& c) {
-  double n = 0.0;
-  for (const std::int64_t layer : executed_layer_sequence(c)) {
-    if (c.ffn.is_moe() && layer > c.ffn.first_dense_layers) n += 1.0;
-  }
-  return n;
-}
-
-/// Seconds per token of a time component of the best layout ("compute", communication, "bubble").
-double component_per_token(const ClusterCandidateTime& c, bool communication) {
-  double s = 0.0;
-  for (const TimeComponent& part : c.best.time.by_component) {
-    if (part.overlapped) continue;
-    const bool is_comm = part.name != "compute" && part.name != "bubble";
-    if (is_comm == communication) s += part.seconds;
-  }
-  return s / static_cast<double>(c.best.time.tokens_per_step);
-}
-
-ClusterCandidateTime time_one(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
-                              const LayoutSearchOptions& o) {
-  ClusterCandidateTime out;
-  out.name = config.name;
-  LayoutSearchOptions one = o;
-  one.keep = 1;
-  one.report_progress = false;  // the ranking's own progress line; the time limit still holds
-  one.count_fitting = false;  // the best layout alone: memory checked only where the bound allows
-  LayoutSearchResult found = search_layouts(model, config, cluster, one);
-  ParallelLayout window;
-  window.seq_len = o.seq_len;
-  Workload w = time_workload(window, o.time);
-  w.tokens_per_step = 8 * o.seq_len;  // the single-GPU reference: 8 sequences a step
-  // predict_step_time()'s seconds_per_token, bit for bit (the indexed path, no per-op breakdown).
-  out.single_gpu_seconds_per_token = predict_step_seconds(model, config, w) / static_cast<double>(w.tokens_per_step);
-  out.moe_executions_per_token = moe_executions(config);
-  out.training_flops_per_token = account(config, w).training_flops_per_token;
-  if (found.layouts.empty()) {
-    out.no_layout_reason = no_layout_reason(found, one);
-    return out;
-  }
-  out.found = true;
-  out.best = std::move(found.layouts.front());
-  out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
-  out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
-  if (out.training_flops_per_token > 0.0) out.gpu_seconds_per_flop = out.gpu_seconds_per_token / out.training_flops_per_token;
-  return out;
-}
-
-/// A component's exposed seconds per token, and its collective's calls per token and mean bytes a
-/// call on one GPU of the slowest stage (the by_component key is "<term>_<collective>").
-struct ComponentFigures {
-  double seconds_per_token = 0.0;
-  double calls_per_token = 0.0;
-  double bytes_per_call = 0.0;
-};
-
-std::map<std::string, ComponentFigures> component_figures(const ClusterCandidateTime& c) {
-  std::map<std::string, ComponentFigures> out;
-  const double tokens = static_cast<double>(c.best.time.tokens_per_step);
-  for (const TimeComponent& part : c.best.time.by_component) {
-    out[part.name].seconds_per_token += part.overlapped ? 0.0 : part.seconds / tokens;
-  }
-  const auto slowest = static_cast<std::size_t>(c.best.time.slowest_stage);
-  if (slowest < c.best.time.communication.size()) {
-    std::map<std::string, double> bytes;  // Σ size · calls
-    for (const CommTerm& term : c.best.time.communication[slowest].terms) {
-      const std::string key = fmt::format("{}_{}", term.name, to_string(term.kind));
-      out[key].calls_per_token += term.calls_per_step / tokens;
-      bytes[key] += term.size_bytes * term.calls_per_step;
-    }
-    for (const auto& [key, total] : bytes) {
-      ComponentFigures& f = out[key];
-      f.bytes_per_call = f.calls_per_token > 0.0 ? total / (f.calls_per_token * tokens) : 0.0;
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> component_order(const ClusterCandidateTime& candidate, const ClusterCandidateTime& baseline) {
-  std::vector<std::string> names;
-  for (const ClusterCandidateTime* c : {&baseline, &candidate}) {
-    for (const TimeComponent& part : c->best.time.by_component) {
-      if (std::find(names.begin(), names.end(), part.name) == names.end()) names.push_back(part.name);
-    }
-  }
-  return names;
-}
-
-/// "ep_all_to_all: +24% per token (+50% calls, -17% bytes a call); +0.031 of the ratio".
-std::string component_text(const RatioComponent& c) {
-  const auto change = [](double x, double y) { return y > 0.0 ? fmt::format("{:+.0f}%", 100.0 * (x / y - 1.0)) : std::string("new"); };
-  std::string out = fmt::format("{}: {} per token", c.name,
-                                c.seconds_per_token == 0.0 && c.baseline_seconds_per_token > 0.0
-                                    ? std::string("none")
-                                    : change(c.seconds_per_token, c.baseline_seconds_per_token));
-  if (c.calls_per_token > 0.0 && c.baseline_calls_per_token > 0.0) {
-    out += fmt::format(" ({} calls, {} bytes a call)", change(c.calls_per_token, c.baseline_calls_per_token),
-                       change(c.bytes_per_call, c.baseline_bytes_per_call));
-  }
-  return out + fmt::format("; {:+.3f} of the ratio", c.contribution);
-}
-
 }  // namespace
 
-std::vector<RatioComponent> ratio_components(const ClusterCandidateTime& candidate,
-                                             const ClusterCandidateTime& baseline) {
-  if (!candidate.found || !baseline.found) throw Error("a ratio decomposition needs both at a fitting layout", "ratio");
-  const std::map<std::string, ComponentFigures> x = component_figures(candidate);
-  const std::map<std::string, ComponentFigures> b = component_figures(baseline);
-  const double baseline_per_token = baseline.seconds_per_token;
-  std::vector<RatioComponent> out;
-  for (const std::string& name : component_order(candidate, baseline)) {
-    const auto xi = x.find(name);
-    const auto bi = b.find(name);
-    const ComponentFigures xf = xi == x.end() ? ComponentFigures{} : xi->second;
-    const ComponentFigures bf = bi == b.end() ? ComponentFigures{} : bi->second;
-    RatioComponent c;
-    c.name = name;
-    c.seconds_per_token = xf.seconds_per_token;
-    c.baseline_seconds_per_token = bf.seconds_per_token;
-    c.contribution = (xf.seconds_per_token - bf.seconds_per_token) / baseline_per_token;
-    c.calls_per_token = xf.calls_per_token;
-    c.baseline_calls_per_token = bf.calls_per_token;
-    c.bytes_per_call = xf.bytes_per_call;
-    c.baseline_bytes_per_call = bf.bytes_per_call;
-    out.push_back(std::move(c));
-  }
-  return out;
+LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
+                                  const LayoutSearchOptions& o) {
+  return checked_layout_search(model, config, cluster, o, detail::SearchSharing{});
 }
 
-ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
-                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
-                                    const LayoutSearchOptions& options) {
-  ClusterRanking out;
-  out.baseline = time_one(model, baseline, cluster, options);
-  if (!out.baseline.found) {
-    throw Error(fmt::format("{} on {} GPUs of {}: {}", baseline.name, options.gpus, cluster.gpu_name,
-                            out.baseline.no_layout_reason),
-                no_baseline_layout_source);
-  }
-  out.baseline.ratio_to_baseline = 1.0;
-  out.baseline.single_gpu_ratio_to_baseline = 1.0;
-  const ClusterCandidateTime& b = out.baseline;
-  // A layout search per candidate (about 30 ms each for DeepSeek-V3 on 1,024 GPUs), independent
-  // of the others: on options.threads threads, each writing its own slot, so the ranking is the
-  // same for any thread count. Progress on stderr and the --max-seconds limit (progress.hpp) bound
-  // the time of a long list.
-  constexpr std::string_view progress_name = "cluster ranking (a layout search per matched candidate)";
-  std::vector<ClusterCandidateTime> timed(candidates.size());
-  detail::parallel_for(candidates.size(), detail::thread_count(options.threads, candidates.size()), progress_name,
-                       [&](std::size_t i) { timed[i] = time_one(model, candidates[i], cluster, options); });
-  report_progress(progress_name, candidates.size(), candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    ClusterCandidateTime t = std::move(timed[i]);
-    t.input_index = i;
-    t.single_gpu_ratio_to_baseline = t.single_gpu_seconds_per_token / b.single_gpu_seconds_per_token;
-    if (t.found) {
-      t.ratio_to_baseline = t.seconds_per_token / b.seconds_per_token;
-      const auto change = [](double x, double y) { return y > 0.0 ? 100.0 * (x / y - 1.0) : 0.0; };
-      const ParallelLayout& tl = t.best.memory.layout;
-      const ParallelLayout& bl = b.best.memory.layout;
-      if (b.moe_executions_per_token > 0.0 && t.moe_executions_per_token != b.moe_executions_per_token) {
-        // An executed MoE layer pays an all-to-all pair only under expert parallelism (EP > 1).
-        std::string all_to_all;
-        if (tl.ep > 1 && bl.ep > 1) {
-          all_to_all = fmt::format("as many more all-to-all calls (EP {} and {})", tl.ep, bl.ep);
-        } else if (tl.ep == 1 && bl.ep == 1) {
-          all_to_all = "no all-to-all at either best layout (EP 1)";
-        } else {
-          all_to_all = fmt::format("all-to-all calls per token: {} at EP {} against {} at the baseline's EP {}",
-                                   tl.ep > 1 ? t.moe_executions_per_token : 0.0, tl.ep,
-                                   bl.ep > 1 ? b.moe_executions_per_token : 0.0, bl.ep);
-        }
-        t.differences.push_back(fmt::format("{:+.0f}% MoE layer executions per token ({} vs {}); {}",
-                                            change(t.moe_executions_per_token, b.moe_executions_per_token),
-                                            t.moe_executions_per_token, b.moe_executions_per_token, all_to_all));
-      }
-      t.differences.push_back(fmt::format("{:+.0f}% compute per token, {:+.0f}% exposed communication per token",
-                                          change(component_per_token(t, false), component_per_token(b, false)),
-                                          change(component_per_token(t, true), component_per_token(b, true))));
-      if (tl.tp != bl.tp || tl.pp != bl.pp || tl.ep != bl.ep || tl.cp != bl.cp) {
-        t.differences.push_back(fmt::format("its best layout differs: TP {} PP {} EP {} CP {} (baseline TP {} PP {} EP {} "
-                                            "CP {})",
-                                            tl.tp, tl.pp, tl.ep, tl.cp, bl.tp, bl.pp, bl.ep, bl.cp));
-      }
-      t.ratio_components = ratio_components(t, b);
-      for (const RatioComponent& part : t.ratio_components) {
-        if (part.seconds_per_token > 0.0 || part.baseline_seconds_per_token > 0.0) t.differences.push_back(component_text(part));
-      }
-    } else {
-      t.differences.push_back(t.no_layout_reason);
-    }
-    out.candidates.push_back(std::move(t));
-  }
-  std::stable_sort(out.candidates.begin(), out.candidates.end(),
-                   [](const ClusterCandidateTime& x, const ClusterCandidateTime& y) {
-                     if (x.found != y.found) return x.found;
-                     return x.seconds_per_token < y.seconds_per_token;
-                   });
-  return out;
+LayoutSearchResult detail::search_layouts_shared(const TimeModel& model, const ArchConfig& config,
+                                                 const ClusterSpec& cluster, const LayoutSearchOptions& o,
+                                                 const SearchSharing& sharing) {
+  return checked_layout_search(model, config, cluster, o, sharing);
 }
 
 }  // namespace budget

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -52,13 +53,45 @@ struct LayerTimes {
   std::vector<std::string> notes;
 };
 
-/// Memoised part times of one search (one config, one model, one workload, one imbalance): keyed by
-/// (part group, the shard's sizes, tokens, passes).
+/// Memoised part times (one model, one workload, one imbalance): keyed by (part group, the shard's
+/// sizes, tokens, passes, the routed expert count and width, the shared expert width) of the part's
+/// config. One cache may serve several configs when they differ in nothing else than those three
+/// widths and counts (and name and notes): one *structure* (cluster/structure_share.hpp, docs/cluster.md,
+/// "Shared work"). That rests on an invariant of layer_times(): a part group's times depend on the
+/// config only through the shard sizes of its key; the attention, dense-FFN, embedding, LM-head and
+/// final-norm group (0) does not read the routed or shared experts (key values 0), the router and
+/// shared-expert group (1) reads the expert count and shared width, the routed group (2) the expert
+/// count and width. A part that comes to depend on another field must add it to the key.
 struct PartTimesCache {
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, LayerPartTimes> entries;
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                         std::int64_t>;
+  std::map<Key, LayerPartTimes> entries;
   /// Predict through the indexed path (predict_step_time()'s seconds bit for bit, out_of_range
   /// not known and left false): for ranking layouts; the layouts kept are timed again without it.
   bool indexed = false;
+  /// The indexed path times every op of a part's one-layer config, not only the part's own (the
+  /// same seconds, more work): the cost of the search before that filter, for the reference
+  /// ranking (LayoutSearchOptions::share_work false) that bench_cluster measures beside.
+  bool time_every_op = false;
+  /// Set when threads share the cache: held around each lookup and insertion (a part is computed
+  /// outside it; two threads computing one part insert the same value).
+  std::mutex* mutex = nullptr;
+
+  /// The entry of `key`, computed by `compute()` and kept when absent.
+  template <class Compute>
+  LayerPartTimes find_or_add(const Key& key, const Compute& compute) {
+    {
+      std::unique_lock<std::mutex> lock;
+      if (mutex != nullptr) lock = std::unique_lock<std::mutex>(*mutex);
+      const auto it = entries.find(key);
+      if (it != entries.end()) return it->second;
+    }
+    LayerPartTimes times = compute();
+    std::unique_lock<std::mutex> lock;
+    if (mutex != nullptr) lock = std::unique_lock<std::mutex>(*mutex);
+    entries.emplace(key, times);
+    return times;
+  }
 };
 
 /// The part times of `layout`'s shards (forward + backward, and at 4 passes where recompute needs it).

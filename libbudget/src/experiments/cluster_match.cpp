@@ -44,7 +44,9 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   std::vector<ArchConfig> configs;
   configs.reserve(equal);
   for (std::size_t i = 0; i < equal; ++i) configs.push_back(timed.result.candidates[i].config);
-  ClusterRanking ranking = rank_by_cluster_time(model, timed.result.baseline, configs, cluster, options);
+  // Every candidate ranked (no cut at `top`: the order below is at matched work, and drops may reach
+  // past `top`), with the work shared across the candidates of one structure.
+  ClusterRanking ranking = rank_by_cluster_time(model, timed.result.baseline, configs, cluster, options, configs.size());
   // At matched work: GPU-seconds per training FLOP, the ones with a layout first (ties: as ranked).
   std::stable_sort(ranking.candidates.begin(), ranking.candidates.end(),
                    [](const ClusterCandidateTime& a, const ClusterCandidateTime& b) {
@@ -65,7 +67,7 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
       continue;
     }
     candidates.push_back(std::move(timed.result.candidates[i]));
-    times.push_back(std::move(timed.candidate_times[i]));
+    if (!timed.candidate_times.empty()) times.push_back(std::move(timed.candidate_times[i]));
     ratios.push_back(timed.time_ratios[i]);
     per_token.push_back(i < timed.time_ratios_per_token.size() ? timed.time_ratios_per_token[i] : timed.time_ratios[i]);
     kept.push_back(std::move(c));
@@ -85,12 +87,19 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   return ranking;
 }
 
+void add_step_times(TimedMatch& timed, const TimeModel& model, const Workload& workload) {
+  for (std::size_t i = timed.candidate_times.size(); i < timed.result.candidates.size(); ++i) {
+    timed.candidate_times.push_back(predict_step_time(model, timed.result.candidates[i].config, workload));
+  }
+}
+
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                                   const std::string& constraints_path, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options) {
   TimeRankOptions time_options;
   time_options.rank_by = RankBy::time;
   time_options.top_n = std::numeric_limits<int>::max() / 8;  // every equally matched candidate
+  time_options.full_step_times = false;                      // the one shown is timed below
   std::vector<ClusterGridRow> rows;
   for (TimedGridRow& row : match_grid_with_time(grid, loop, workload, constraints_path, model, time_options)) {
     ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}, {}};
@@ -102,6 +111,7 @@ std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSp
         out.failure = e.message();
       }
     }
+    add_step_times(out.match, model, workload);
     rows.push_back(std::move(out));
   }
   return rows;

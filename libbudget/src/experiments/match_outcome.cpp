@@ -43,6 +43,7 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
     TimeRankOptions options = request.time_options;
     // On a cluster every equally matched candidate is timed there, not only the first `top`.
     options.top_n = request.cluster != nullptr ? std::numeric_limits<int>::max() / 8 : request.top;
+    options.full_step_times = request.cluster == nullptr;  // on a cluster: only the rows shown (below)
     out.timed = match_with_time(baseline, loop, workload, constraints, *request.model, options);
     if (request.cluster != nullptr && out.timed->result.summary.feasible) {
       try {
@@ -53,6 +54,7 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
         throw;
       }
     }
+    add_step_times(*out.timed, *request.model, workload);
     out.result = out.timed->result;
     out.baseline_fit = one_gpu_fit(baseline, request.model->profile(), workload);
     for (const Candidate& c : out.result.candidates) {

@@ -104,7 +104,9 @@ void keep_ranked_entries(const std::vector<TimedRankEntry>& entries, const std::
   const std::size_t keep = std::min<std::size_t>(entries.size(), static_cast<std::size_t>(options.top_n));
   for (std::size_t i = 0; i < keep; ++i) {
     out.result.candidates.push_back(candidates[entries[i].order]);
-    out.candidate_times.push_back(predict_step_time(model, out.result.candidates.back().config, workload));
+    if (options.full_step_times) {
+      out.candidate_times.push_back(predict_step_time(model, out.result.candidates.back().config, workload));
+    }
     out.time_ratios.push_back(entries[i].ratio);
     out.time_ratios_per_token.push_back(entries[i].per_token_ratio);
     if (options.max_time_ratio && entries[i].ratio > *options.max_time_ratio) ++out.above_cap_within_interval;
@@ -148,16 +150,13 @@ MatchResult every_equally_matched(const ArchConfig& baseline, const LoopSpec& lo
                                   const MatchConstraints& constraints, int initial_width) {
   // The collecting pass keeps every point within the tolerance while there are fewer than the
   // width asked for (it trims a structure's points or prunes structures only beyond the width), so
-  // a list shorter than the width is the whole equally matched set. A full list may be cut: ask
-  // again four times wider. The widths grow geometrically, so the repeated searches cost at most
-  // about 4/3 of the last one.
+  // a list shorter than the width is the whole equally matched set. It is asked for the widest
+  // list at once: a narrower pass costs no less once the set is larger than its width (it visits
+  // the same points, then is repeated wider), and no more when the set is smaller (it collects the
+  // same points). (Until issue 35 it asked `initial_width` first, then four times wider each time.)
+  (void)initial_width;
   constexpr int max_width = std::numeric_limits<int>::max() / 4;
-  int width = std::max(initial_width, 1);
-  for (;;) {
-    MatchResult wide = match(baseline, loop, workload, constraints, width);
-    if (wide.candidates.size() < static_cast<std::size_t>(width) || width >= max_width) return wide;
-    width *= 4;
-  }
+  return match(baseline, loop, workload, constraints, max_width);
 }
 
 TimedMatch match_with_time(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,

@@ -141,6 +141,12 @@ double flops_bound(const MatchConstraints& c, double pruning_bound) {
   return b;
 }
 
+double params_bound(const MatchConstraints& c, double pruning_bound) {
+  double b = c.weight_params > 0 ? (pruning_bound + slack) / c.weight_params : std::numeric_limits<double>::infinity();
+  if (c.max_params_deviation) b = std::min(b, *c.max_params_deviation + slack);
+  return b;
+}
+
 WidthBand flops_width_band(const SearchSpace& space, const Coefficients& k, std::int64_t S, double fbound) {
   const Progression& widths = space.widths();
   WidthBand band{0, widths.count(), false};
@@ -168,8 +174,7 @@ void narrow_by_params(const SearchSpace& space, const Coefficients& k, std::int6
                       double pruning_bound, WidthBand& band) {
   const MatchConstraints& c = space.constraints();
   if (space.dense() || space.experts().is_fixed()) return;
-  double nbound = c.weight_params > 0 ? (pruning_bound + slack) / c.weight_params : std::numeric_limits<double>::infinity();
-  if (c.max_params_deviation) nbound = std::min(nbound, *c.max_params_deviation + slack);
+  const double nbound = params_bound(c, pruning_bound);
   if (!std::isfinite(nbound)) return;
   const Progression& widths = space.widths();
   const double F_b = space.baseline_flops(), N_b = space.baseline_params();

@@ -76,6 +76,8 @@ HeadsModel cached_heads_model(const SearchSpace& space, SearchCounters& counters
 
 /// The largest |dF| that can still matter under `pruning_bound` (weighted) or the FLOPs cap.
 double flops_bound(const MatchConstraints& c, double pruning_bound);
+/// The largest |dN| that can still matter under `pruning_bound` (weighted) or the parameters cap.
+double params_bound(const MatchConstraints& c, double pruning_bound);
 
 /// The index range [begin, end) of widths where |dF| <= fbound is reachable for some E of the
 /// range at shared width S (F increasing in W). `bounded` false: no narrowing applies (an

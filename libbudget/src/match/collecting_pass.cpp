@@ -260,12 +260,15 @@ void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double 
     p.distance = proportion_distance_of(p.head_dim, p.num_heads * p.head_dim, p.hidden, p.width,
                                         space_.has_shared() ? p.shared : 0, space_.baseline(), c_.proportions);
   }
+  // current_ is a max-heap by pool_before (its front the worst point): O(log keep) a point (a linear
+  // search for the worst made a wide pool quadratic). The order is total within a structure, so the
+  // points kept are the same whichever way the worst is found.
+  const auto before = [this](const Point& x, const Point& y) { return pool_before(x, y); };
   current_.push_back(p);
+  std::push_heap(current_.begin(), current_.end(), before);
   const std::size_t keep = keep_per_structure();
   if (current_.size() > keep) {
-    const auto worst =
-        std::max_element(current_.begin(), current_.end(), [this](const Point& x, const Point& y) { return pool_before(x, y); });
-    *worst = current_.back();
+    std::pop_heap(current_.begin(), current_.end(), before);
     current_.pop_back();
   }
   if (!by_proportions_ && current_.size() >= keep) update_pool_bound(kv);
@@ -277,7 +280,7 @@ void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double 
 /// <= s_w. (f, n: weighted |dF|, |dN|.) Ties pass (slack).
 void CollectingPass::update_pool_bound(const KvStructure& kv) {
   if (current_.size() < keep_per_structure()) return;
-  const Point& worst = *std::max_element(current_.begin(), current_.end(), better_model_match);
+  const Point& worst = current_.front();  // the heap's top (consider())
   pool_bound_ = worst.objective > kv.kv_term ? worst.objective : worst.second;
 }
 

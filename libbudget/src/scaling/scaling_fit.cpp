@@ -14,6 +14,7 @@
 #include "budget/error.hpp"
 #include "scaling/scaling_objective.hpp"
 #include "base/enum_names.hpp"
+#include "base/parallel_for.hpp"
 
 namespace budget {
 
@@ -269,19 +270,23 @@ double rmse_of(const HuberObjective& objective, const Theta& theta) {
   return std::sqrt(r.square().mean());
 }
 
-/// Runs every start and summarises; `held` gives the values of parameters not in `free`.
+/// Runs every start and summarises; `held` gives the values of parameters not in `free`. Starts run on
+/// options.threads threads, each with its own objective and slot: the same outcomes on any count.
 FitResult search(const std::vector<LossPoint>& points, const CentredData& data, const std::vector<int>& free,
                  const Theta& held, const std::vector<Theta>& starts, const FitOptions& options) {
   const HuberObjective objective(data, options.huber_delta);
-  const Problem problem{objective, free, held};
-
-  std::vector<StartOutcome> outcomes;
-  outcomes.reserve(starts.size());
-  for (const Theta& start : starts) {
+  std::vector<StartOutcome> outcomes(starts.size());
+  const auto run = [&](std::size_t i, const HuberObjective& own) {
     Theta s = held;
-    for (int k : free) s[static_cast<std::size_t>(k)] = start[static_cast<std::size_t>(k)];
-    outcomes.push_back(run_start(problem, clip(s, options.bounds), options));
+    for (int k : free) s[static_cast<std::size_t>(k)] = starts[i][static_cast<std::size_t>(k)];
+    outcomes[i] = run_start(Problem{own, free, held}, clip(s, options.bounds), options);
+  };
+  const unsigned threads = detail::thread_count(options.threads, starts.size());
+  if (threads > 1) {
+    detail::parallel_for(starts.size(), threads, "scaling-law fit (starts)",
+                         [&](std::size_t i) { run(i, HuberObjective(data, options.huber_delta)); });
   }
+  for (std::size_t i = 0; threads <= 1 && i < starts.size(); ++i) run(i, objective);
   const auto best = std::min_element(outcomes.begin(), outcomes.end(), [](const auto& l, const auto& r) {
     return l.objective < r.objective;
   });

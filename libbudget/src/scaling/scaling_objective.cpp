@@ -59,7 +59,11 @@ HuberObjective::HuberObjective(const CentredData& data, double delta)
       w_A_(data.size()),
       w_K_(data.size()),
       sum_(data.size()),
-      residual_(data.size()) {}
+      residual_(data.size()),
+      abs_r_(data.size()),
+      g_(data.size()),
+      g_A_(data.size()),
+      g_K_(data.size()) {}
 
 void HuberObjective::predict(const Theta& t) const {
   const double e = t[theta_log_E];
@@ -77,19 +81,20 @@ void HuberObjective::predict(const Theta& t) const {
 double HuberObjective::evaluate(const Theta& t, Theta* gradient) const {
   predict(t);
   const double d = delta_;
-  const Eigen::ArrayXd abs_r = residual_.abs();
-  const double f = (abs_r <= d).select(0.5 * residual_.square(), d * (abs_r - 0.5 * d)).sum();
+  // Into the scratch buffers (no allocation per evaluation: the fit evaluates thousands of times).
+  abs_r_ = residual_.abs();
+  const double f = (abs_r_ <= d).select(0.5 * residual_.square(), d * (abs_r_ - 0.5 * d)).sum();
   if (gradient != nullptr) {
     // g_i = −ψ(r_i)/s_i, so that ∂f/∂θ_j = Σ_i g_i · exp(t_j − m)·∂t_j/∂θ_j.
-    const Eigen::ArrayXd g = -residual_.min(d).max(-d) / sum_;
-    const Eigen::ArrayXd g_A = g * w_A_;
-    const Eigen::ArrayXd g_K = g * w_K_;
-    (*gradient)[theta_log_E] = (g * w_E_).sum();
-    (*gradient)[theta_alpha] = g_A.sum();
-    (*gradient)[theta_kappa] = g_K.sum();
-    (*gradient)[theta_a] = -(g_A * data_.x).sum();
-    (*gradient)[theta_b] = (g_A * data_.u).sum();
-    (*gradient)[theta_c] = -(g_K * data_.y).sum();
+    g_ = -residual_.min(d).max(-d) / sum_;
+    g_A_ = g_ * w_A_;
+    g_K_ = g_ * w_K_;
+    (*gradient)[theta_log_E] = (g_ * w_E_).sum();
+    (*gradient)[theta_alpha] = g_A_.sum();
+    (*gradient)[theta_kappa] = g_K_.sum();
+    (*gradient)[theta_a] = -(g_A_ * data_.x).sum();
+    (*gradient)[theta_b] = (g_A_ * data_.u).sum();
+    (*gradient)[theta_c] = -(g_K_ * data_.y).sum();
   }
   return f;
 }

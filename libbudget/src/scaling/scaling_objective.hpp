@@ -71,6 +71,8 @@ class HuberObjective {
   double delta_;
   // Scratch: the three log-terms' weights relative to their max, their sum, the prediction.
   mutable Eigen::ArrayXd t_A_, t_K_, shift_, w_E_, w_A_, w_K_, sum_, residual_;
+  // Scratch of evaluate(): |r|, and the gradient's per-point factors.
+  mutable Eigen::ArrayXd abs_r_, g_, g_A_, g_K_;
 };
 
 }  // namespace budget::detail

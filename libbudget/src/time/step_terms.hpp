@@ -30,9 +30,13 @@ struct StepTerms {
 /// How the per-op times are predicted: `rows` through TimeModel::predict() with its notes and flags
 /// (the attention backend recorded), `indexed` through TimeModel::predict_ms() (the same times, no
 /// notes, flags or backend).
+/// `timed`, when set, keeps only the ops whose kind it accepts (the others are left out of `ops` and
+/// of forward_flops_per_token): each op's term depends on that op alone, so the kept terms are those
+/// of the whole list, bit for bit (the cluster's part times, cluster_time.cpp).
 enum class StepTermsPath { rows, indexed };
 StepTerms step_terms(const TimeModel& model, const ArchConfig& config, const Workload& workload,
-                     StepTermsPath path = StepTermsPath::rows);
+                     StepTermsPath path = StepTermsPath::rows, bool (*timed)(OpKind, const void*) = nullptr,
+                     const void* timed_context = nullptr);
 
 /// The workload of a layer row: `tokens` tokens in causal documents of `doc_len` tokens
 /// ((doc_len + 1)/2 mean attended keys), forward + backward (3 passes).

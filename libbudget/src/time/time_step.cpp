@@ -408,13 +408,15 @@ Workload layer_workload(std::int64_t tokens, std::int64_t doc_len) {
   return w;
 }
 
-StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload& w, StepTermsPath path) {
+StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload& w, StepTermsPath path,
+                     bool (*timed)(OpKind, const void*), const void* timed_context) {
   const std::vector<Op> ops = layer_ops(c, w);
   StepTerms st;
   const double copy_bytes_per_s = model.profile().peaks.copy_gbytes_per_s * 1e9;
   const StackPlan plan = stack_plan(model);
   st.stack = plan.megatron ? "megatron-core-te" : "pytorch-eager";
   for (const Op& op : ops) {
+    if (timed != nullptr && !timed(op.kind, timed_context)) continue;
     OpStepTime t;
     t.kind = op.kind;
     double launches = 0;

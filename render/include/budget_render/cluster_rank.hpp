@@ -23,13 +23,19 @@ namespace budget::render {
 nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& candidate);
 
 /// The run's settings and the baseline: {cluster, gpu, gpus, global_batch_tokens, seq_len,
-/// attended_keys, baseline (cluster_candidate_json), candidates_without_layout}.
+/// attended_keys, baseline (cluster_candidate_json), candidates_without_layout}; when the time limit
+/// stopped the ranking, `partial`: {finished, given, stopped_by, to_finish} (docs/cli.md, exit 4).
 nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                             const LayoutSearchOptions& options);
 
 /// Microseconds per token of a whole cluster: three decimals ("6.204"), three significant digits
 /// below 1 µs ("0.000123" on 10^6 GPUs), so a fast cluster never prints "0.000".
 std::string microseconds_per_token_text(double seconds_per_token);
+/// What narrows a cluster ranking the time limit stopped: fewer candidates, fewer GPUs, more time.
+std::string partial_ranking_advice();
+/// Empty unless ranking.partial: a paragraph saying that the rows are the best of the candidates
+/// finished, what stopped it and how to finish it.
+std::string partial_ranking_note(const ClusterRanking& ranking);
 
 /// "TP2 CP1 PP1 DP4 EP8 ETP1 b1 m128 selective dist-opt".
 std::string layout_brief(const ParallelLayout& layout);

@@ -257,3 +257,26 @@ TEST_CASE("scaling fit: a search stopped by max_evaluations is reported as not c
   CHECK_THAT(fit.summary.brief(), Contains("NOT converged (max_evaluations reached)"));
   CHECK(fit.summary.evaluations <= 3);
 }
+
+TEST_CASE("scaling fit: the starts on several threads give the same fit, bit for bit", "[scaling][fit]") {
+  // Each start has its own objective and slot; the best is chosen in start order (issue 35).
+  const auto points = synthetic_paper_grid(paper_looped_coefficients(), "looped", 0.005, 9);
+  FitOptions one;
+  const FitResult reference = budget::fit_scaling_law(points, one);
+  for (const unsigned threads : {2u, 3u, 0u}) {
+    FitOptions many;
+    many.threads = threads;
+    const FitResult fit = budget::fit_scaling_law(points, many);
+    INFO(threads << " threads");
+    CHECK(fit.coefficients.E == reference.coefficients.E);
+    CHECK(fit.coefficients.A == reference.coefficients.A);
+    CHECK(fit.coefficients.K == reference.coefficients.K);
+    CHECK(fit.coefficients.a == reference.coefficients.a);
+    CHECK(fit.coefficients.b == reference.coefficients.b);
+    CHECK(fit.coefficients.c == reference.coefficients.c);
+    CHECK(fit.summary.objective == reference.summary.objective);
+    CHECK(fit.summary.evaluations == reference.summary.evaluations);
+    CHECK(fit.summary.total_evaluations == reference.summary.total_evaluations);
+    CHECK(fit.summary.starts_at_best == reference.summary.starts_at_best);
+  }
+}

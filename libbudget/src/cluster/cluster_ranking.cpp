@@ -1,0 +1,276 @@
+// Matched candidates ranked by cluster time (docs/cluster.md, "Matched candidates by cluster time"):
+// each config at its own best layout (search_layouts()), its ratio to the baseline beside the
+// single-GPU one, and what makes the two differ. rank_by_cluster_time() with share_work searches the
+// candidates with shared caches and prunes those proven slower than the top-th (shared_ranking.cpp);
+// rank_each_on_its_own() below is the reference it is tested against and measured beside.
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "budget/accounting.hpp"
+#include "budget/error.hpp"
+#include "budget/layout_search.hpp"
+#include "budget/progress.hpp"
+#include "budget/workload.hpp"
+#include "base/parallel_for.hpp"
+#include "cluster/step_compute.hpp"
+#include "cluster/structure_share.hpp"
+
+namespace budget {
+
+namespace {
+
+double moe_executions(const ArchConfig& c) {
+  double n = 0.0;
+  for (const std::int64_t layer : executed_layer_sequence(c)) {
+    if (c.ffn.is_moe() && layer > c.ffn.first_dense_layers) n += 1.0;
+  }
+  return n;
+}
+
+/// Seconds per token of a time component of the best layout ("compute", communication, "bubble").
+double component_per_token(const ClusterCandidateTime& c, bool communication) {
+  double s = 0.0;
+  for (const TimeComponent& part : c.best.time.by_component) {
+    if (part.overlapped) continue;
+    const bool is_comm = part.name != "compute" && part.name != "bubble";
+    if (is_comm == communication) s += part.seconds;
+  }
+  return s / static_cast<double>(c.best.time.tokens_per_step);
+}
+
+/// A component's exposed seconds per token, and its collective's calls per token and mean bytes a
+/// call on one GPU of the slowest stage (the by_component key is "<term>_<collective>").
+struct ComponentFigures {
+  double seconds_per_token = 0.0;
+  double calls_per_token = 0.0;
+  double bytes_per_call = 0.0;
+};
+
+std::map<std::string, ComponentFigures> component_figures(const ClusterCandidateTime& c) {
+  std::map<std::string, ComponentFigures> out;
+  const double tokens = static_cast<double>(c.best.time.tokens_per_step);
+  for (const TimeComponent& part : c.best.time.by_component) {
+    out[part.name].seconds_per_token += part.overlapped ? 0.0 : part.seconds / tokens;
+  }
+  const auto slowest = static_cast<std::size_t>(c.best.time.slowest_stage);
+  if (slowest < c.best.time.communication.size()) {
+    std::map<std::string, double> bytes;  // Σ size · calls
+    for (const CommTerm& term : c.best.time.communication[slowest].terms) {
+      const std::string key = fmt::format("{}_{}", term.name, to_string(term.kind));
+      out[key].calls_per_token += term.calls_per_step / tokens;
+      bytes[key] += term.size_bytes * term.calls_per_step;
+    }
+    for (const auto& [key, total] : bytes) {
+      ComponentFigures& f = out[key];
+      f.bytes_per_call = f.calls_per_token > 0.0 ? total / (f.calls_per_token * tokens) : 0.0;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> component_order(const ClusterCandidateTime& candidate, const ClusterCandidateTime& baseline) {
+  std::vector<std::string> names;
+  for (const ClusterCandidateTime* c : {&baseline, &candidate}) {
+    for (const TimeComponent& part : c->best.time.by_component) {
+      if (std::find(names.begin(), names.end(), part.name) == names.end()) names.push_back(part.name);
+    }
+  }
+  return names;
+}
+
+/// "ep_all_to_all: +24% per token (+50% calls, -17% bytes a call); +0.031 of the ratio".
+std::string component_text(const RatioComponent& c) {
+  const auto change = [](double x, double y) { return y > 0.0 ? fmt::format("{:+.0f}%", 100.0 * (x / y - 1.0)) : std::string("new"); };
+  std::string out = fmt::format("{}: {} per token", c.name,
+                                c.seconds_per_token == 0.0 && c.baseline_seconds_per_token > 0.0
+                                    ? std::string("none")
+                                    : change(c.seconds_per_token, c.baseline_seconds_per_token));
+  if (c.calls_per_token > 0.0 && c.baseline_calls_per_token > 0.0) {
+    out += fmt::format(" ({} calls, {} bytes a call)", change(c.calls_per_token, c.baseline_calls_per_token),
+                       change(c.bytes_per_call, c.baseline_bytes_per_call));
+  }
+  return out + fmt::format("; {:+.3f} of the ratio", c.contribution);
+}
+
+}  // namespace
+
+std::vector<RatioComponent> ratio_components(const ClusterCandidateTime& candidate,
+                                             const ClusterCandidateTime& baseline) {
+  if (!candidate.found || !baseline.found) throw Error("a ratio decomposition needs both at a fitting layout", "ratio");
+  const std::map<std::string, ComponentFigures> x = component_figures(candidate);
+  const std::map<std::string, ComponentFigures> b = component_figures(baseline);
+  const double baseline_per_token = baseline.seconds_per_token;
+  std::vector<RatioComponent> out;
+  for (const std::string& name : component_order(candidate, baseline)) {
+    const auto xi = x.find(name);
+    const auto bi = b.find(name);
+    const ComponentFigures xf = xi == x.end() ? ComponentFigures{} : xi->second;
+    const ComponentFigures bf = bi == b.end() ? ComponentFigures{} : bi->second;
+    RatioComponent c;
+    c.name = name;
+    c.seconds_per_token = xf.seconds_per_token;
+    c.baseline_seconds_per_token = bf.seconds_per_token;
+    c.contribution = (xf.seconds_per_token - bf.seconds_per_token) / baseline_per_token;
+    c.calls_per_token = xf.calls_per_token;
+    c.baseline_calls_per_token = bf.calls_per_token;
+    c.bytes_per_call = xf.bytes_per_call;
+    c.baseline_bytes_per_call = bf.bytes_per_call;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+
+namespace detail {
+
+ClusterCandidateTime best_layout_on_cluster(const TimeModel& model, const ArchConfig& config,
+                                            const ClusterSpec& cluster, const LayoutSearchOptions& o,
+                                            const SearchSharing& sharing) {
+  ClusterCandidateTime out;
+  out.name = config.name;
+  LayoutSearchOptions one = o;
+  one.keep = 1;
+  one.report_progress = false;  // the ranking's own progress line; the time limit still holds
+  one.count_fitting = false;  // the best layout alone: memory checked only where the bound allows
+  LayoutSearchResult found = search_layouts_shared(model, config, cluster, one, sharing);
+  if (found.layouts.empty()) {
+    out.no_layout_reason = no_layout_reason(found, one);
+    return out;
+  }
+  out.found = true;
+  out.best = std::move(found.layouts.front());
+  out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
+  out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
+  return out;
+}
+
+void add_single_gpu_figures(ClusterCandidateTime& out, const TimeModel& model, const ArchConfig& config,
+                            const LayoutSearchOptions& o) {
+  ParallelLayout window;
+  window.seq_len = o.seq_len;
+  Workload w = time_workload(window, o.time);
+  w.tokens_per_step = 8 * o.seq_len;  // the single-GPU reference: 8 sequences a step
+  // predict_step_time()'s seconds_per_token, bit for bit (the indexed path, no per-op breakdown).
+  out.single_gpu_seconds_per_token = predict_step_seconds(model, config, w) / static_cast<double>(w.tokens_per_step);
+  out.moe_executions_per_token = moe_executions(config);
+  out.training_flops_per_token = account(config, w).training_flops_per_token;
+  if (out.found && out.training_flops_per_token > 0.0) {
+    out.gpu_seconds_per_flop = out.gpu_seconds_per_token / out.training_flops_per_token;
+  }
+}
+
+void compare_with_baseline(ClusterCandidateTime& t, const ClusterCandidateTime& b) {
+  t.single_gpu_ratio_to_baseline = t.single_gpu_seconds_per_token / b.single_gpu_seconds_per_token;
+  if (t.found) {
+    t.ratio_to_baseline = t.seconds_per_token / b.seconds_per_token;
+    const auto change = [](double x, double y) { return y > 0.0 ? 100.0 * (x / y - 1.0) : 0.0; };
+    const ParallelLayout& tl = t.best.memory.layout;
+    const ParallelLayout& bl = b.best.memory.layout;
+    if (b.moe_executions_per_token > 0.0 && t.moe_executions_per_token != b.moe_executions_per_token) {
+      // An executed MoE layer pays an all-to-all pair only under expert parallelism (EP > 1).
+      std::string all_to_all;
+      if (tl.ep > 1 && bl.ep > 1) {
+        all_to_all = fmt::format("as many more all-to-all calls (EP {} and {})", tl.ep, bl.ep);
+      } else if (tl.ep == 1 && bl.ep == 1) {
+        all_to_all = "no all-to-all at either best layout (EP 1)";
+      } else {
+        all_to_all = fmt::format("all-to-all calls per token: {} at EP {} against {} at the baseline's EP {}",
+                                 tl.ep > 1 ? t.moe_executions_per_token : 0.0, tl.ep,
+                                 bl.ep > 1 ? b.moe_executions_per_token : 0.0, bl.ep);
+      }
+      t.differences.push_back(fmt::format("{:+.0f}% MoE layer executions per token ({} vs {}); {}",
+                                          change(t.moe_executions_per_token, b.moe_executions_per_token),
+                                          t.moe_executions_per_token, b.moe_executions_per_token, all_to_all));
+    }
+    t.differences.push_back(fmt::format("{:+.0f}% compute per token, {:+.0f}% exposed communication per token",
+                                        change(component_per_token(t, false), component_per_token(b, false)),
+                                        change(component_per_token(t, true), component_per_token(b, true))));
+    if (tl.tp != bl.tp || tl.pp != bl.pp || tl.ep != bl.ep || tl.cp != bl.cp) {
+      t.differences.push_back(fmt::format("its best layout differs: TP {} PP {} EP {} CP {} (baseline TP {} PP {} EP {} "
+                                          "CP {})",
+                                          tl.tp, tl.pp, tl.ep, tl.cp, bl.tp, bl.pp, bl.ep, bl.cp));
+    }
+    t.ratio_components = ratio_components(t, b);
+    for (const RatioComponent& part : t.ratio_components) {
+      if (part.seconds_per_token > 0.0 || part.baseline_seconds_per_token > 0.0) t.differences.push_back(component_text(part));
+    }
+  } else {
+    t.differences.push_back(t.no_layout_reason);
+  }
+}
+
+/// The baseline at its best layout with its single-GPU figures; an error when no layout fits.
+ClusterCandidateTime baseline_on_cluster(const TimeModel& model, const ArchConfig& baseline, const ClusterSpec& cluster,
+                                         const LayoutSearchOptions& options, const SearchSharing& sharing) {
+  ClusterCandidateTime out = best_layout_on_cluster(model, baseline, cluster, options, sharing);
+  add_single_gpu_figures(out, model, baseline, options);
+  if (!out.found) {
+    throw Error(fmt::format("{} on {} GPUs of {}: {}", baseline.name, options.gpus, cluster.gpu_name,
+                            out.no_layout_reason),
+                no_baseline_layout_source);
+  }
+  out.ratio_to_baseline = 1.0;
+  out.single_gpu_ratio_to_baseline = 1.0;
+  return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+/// The reference (share_work false): every candidate searched on its own, a layout search each
+/// (about 30 ms for DeepSeek-V3 on 1,024 GPUs), on options.threads threads, each writing its own
+/// slot, so the ranking is the same for any thread count. Progress on stderr and the --max-seconds
+/// limit (progress.hpp) bound the time of a long list.
+ClusterRanking rank_each_on_its_own(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options) {
+  ClusterRanking out;
+  detail::SearchSharing on_its_own;
+  on_its_own.reference = true;
+  out.baseline = detail::baseline_on_cluster(model, baseline, cluster, options, on_its_own);
+  constexpr std::string_view progress_name = "cluster ranking (a layout search per matched candidate)";
+  std::vector<ClusterCandidateTime> timed(candidates.size());
+  detail::parallel_for(candidates.size(), detail::thread_count(options.threads, candidates.size()), progress_name,
+                       [&](std::size_t i) {
+                         timed[i] = detail::best_layout_on_cluster(model, candidates[i], cluster, options, on_its_own);
+                         detail::add_single_gpu_figures(timed[i], model, candidates[i], options);
+                       });
+  report_progress(progress_name, candidates.size(), candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    ClusterCandidateTime t = std::move(timed[i]);
+    t.input_index = i;
+    detail::compare_with_baseline(t, out.baseline);
+    out.candidates.push_back(std::move(t));
+  }
+  std::stable_sort(out.candidates.begin(), out.candidates.end(),
+                   [](const ClusterCandidateTime& x, const ClusterCandidateTime& y) {
+                     if (x.found != y.found) return x.found;
+                     return x.seconds_per_token < y.seconds_per_token;
+                   });
+  out.given = out.finished = out.searched = candidates.size();
+  return out;
+}
+
+}  // namespace
+
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options) {
+  if (!options.share_work) return rank_each_on_its_own(model, baseline, candidates, cluster, options);
+  return rank_by_cluster_time(model, baseline, candidates, cluster, options, candidates.size());
+}
+
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options, std::size_t top) {
+  if (options.share_work) return detail::rank_top_shared(model, baseline, candidates, cluster, options, top);
+  ClusterRanking out = rank_each_on_its_own(model, baseline, candidates, cluster, options);
+  out.candidates.resize(std::min(out.candidates.size(), top));
+  return out;
+}
+
+}  // namespace budget
