@@ -170,8 +170,8 @@ budget_cli_test(NAME audit4.did_you_mean_required_flag
   ARGS layout ${audit4_base} --clustr ${audit4_h200} EXPECT_EXIT 64
   STDERR_MATCHES "--cluster is required [(]--clustr: did you mean --cluster[?][)]")
 budget_cli_test(NAME audit4.flag_of_another_command
-  ARGS report ${audit4_base} --gpus 8 EXPECT_EXIT 64
-  STDERR_MATCHES "[(]--gpus is an option of the matcher [(]budget-match --baseline[)], layout, .*not of `budget-match report`")
+  ARGS report ${audit4_base} --min-headroom 8 EXPECT_EXIT 64
+  STDERR_MATCHES "[(]--min-headroom is an option of the matcher [(]budget-match --baseline[)], layout, .*not of `budget-match report`")
 budget_cli_test(NAME audit4.min_headroom_search
   ARGS layout ${audit4_base} --cluster ${audit4_h200} --gpus 8 --profile ${audit4_profile} --min-headroom 1000
   EXPECT_EXIT 3 STDOUT_MATCHES "no layout fits: none of the [0-9]+ valid layouts leaves the 1000 GiB of headroom asked for [(]--min-headroom[)]")

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
@@ -475,63 +474,6 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   set_step_time_components(out);
   set_step_time_profile_and_notes(out, model, config, cluster);
   return out;
-}
-
-RunCost run_cost(const ClusterStepTime& time, std::int64_t gpus, double tokens) {
-  if (!(tokens > 0.0)) throw Error(fmt::format("run tokens = {} must be positive", tokens), "tokens");
-  RunCost c;
-  c.steps = tokens / static_cast<double>(time.tokens_per_step);
-  c.wall_clock_seconds = c.steps * time.seconds_per_step;
-  c.gpu_hours = c.wall_clock_seconds * static_cast<double>(gpus) / 3600.0;
-  return c;
-}
-
-namespace {
-/// The compute's shares by provenance (time_model.hpp, TimeProvenance), each named.
-nlohmann::ordered_json provenance_json(const ClusterStepTime& t) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (std::size_t k = 0; k < time_provenance_count; ++k) {
-    out[std::string(to_string(static_cast<TimeProvenance>(k)))] = t.provenance_share[k];
-  }
-  return out;
-}
-}  // namespace
-
-std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
-  nlohmann::ordered_json components = nlohmann::ordered_json::object();
-  for (const TimeComponent& c : t.by_component) {
-    components[c.name] = {{"seconds", c.seconds}, {"overlapped", c.overlapped}};
-  }
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const StageTime& s : t.stages) {
-    stages.push_back({{"pipeline_rank", s.pipeline_rank},
-                      {"micro_batch_compute_seconds", s.micro_batch_compute_seconds},
-                      {"compute_seconds", s.compute_seconds},
-                      {"exposed_communication_seconds", s.exposed_communication_seconds},
-                      {"overlapped_communication_seconds", s.overlapped_communication_seconds},
-                      {"seconds", s.seconds}});
-  }
-  nlohmann::ordered_json out{{"seconds_per_step", t.seconds_per_step},
-                             {"tokens_per_step", t.tokens_per_step},
-                             {"tokens_per_second_per_gpu", t.tokens_per_second_per_gpu},
-                             {"mfu", t.mfu},
-                             {"mfu_denominator", t.mfu_denominator},
-                             {"slowest_stage", t.slowest_stage},
-                             {"by_component", components},
-                             {"stages", stages},
-                             {"out_of_range", t.out_of_range},
-                             {"compute_timed_on",
-                              {{"profile_gpu", t.profile_gpu},
-                               {"same_gpu_as_cluster", t.profile_gpu_is_cluster_gpu},
-                               {"rescaled", false},
-                               {"memory_bound_share", t.memory_bound_share},
-                               {"stack", t.stack},
-                               {"fp8_recipe", t.fp8_recipe},
-                               {"provenance", provenance_json(t)},
-                               {"run_fit", t.run_fit_precision.empty() ? nlohmann::ordered_json(nullptr)
-                                                                       : nlohmann::ordered_json(t.run_fit_precision)}}},
-                             {"notes", t.notes}};
-  return out.dump(indent);
 }
 
 }  // namespace budget

@@ -23,6 +23,7 @@
 #include "config/config_hf_json.hpp"
 #include "config/rope_scaling_json.hpp"
 #include "config/config_names.hpp"
+#include "config/hf_architecture.hpp"
 #include "config/hf_families.hpp"
 #include "config/hf_key_pass.hpp"
 #include "config/hf_layouts.hpp"
@@ -370,35 +371,6 @@ class LayerPass {
   const HfFamily& family_;
   const HfTraits& traits_;
 };
-
-/// `architectures[0]` names the class transformers builds; `model_type` decides how the config is
-/// read. A class of another family, or one that is not a causal language model (a sequence
-/// classifier or reward model has a score head, not the LM head counted here), is refused rather
-/// than counted as the model_type's causal LM. Any other `...ForCausalLM` name (remote code under
-/// its own class name) is read through model_type.
-void check_architecture_agrees(const nlohmann::json& object, const ObjectReader& root, const HfFamily& family) {
-  if (!object.contains("architectures") || !object.at("architectures").is_array() ||
-      object.at("architectures").empty() || !object.at("architectures").at(0).is_string()) {
-    return;
-  }
-  const std::string architecture = object.at("architectures").at(0).get<std::string>();
-  if (architecture == family.architecture) return;
-  if (const HfFamily* other = find_hf_family_by_architecture(architecture);
-      other != nullptr && other->architecture != family.architecture) {
-    root.fail("architectures", fmt::format("architecture \"{}\" is family \"{}\"'s class, but model_type is \"{}\" "
-                                             "(whose class is {}); the file contradicts itself: correct one of them",
-                                             architecture, other->model_type, family.model_type,
-                                             family.architecture));
-  }
-  constexpr std::string_view causal_lm = "ForCausalLM";
-  if (architecture.size() < causal_lm.size() ||
-      architecture.compare(architecture.size() - causal_lm.size(), causal_lm.size(), causal_lm) != 0) {
-    root.fail("architectures",
-              fmt::format("architecture \"{}\" is not a causal language model (its head is not the LM head "
-                          "counted here); allowed: {} or another ...ForCausalLM class of family \"{}\"",
-                          architecture, family.architecture, family.model_type));
-  }
-}
 
 const HfFamily& resolve_family(const nlohmann::json& object, const ObjectReader& root, const std::string& wrapper) {
   if (root.has("model_type") && !root.raw("model_type").is_null()) {
