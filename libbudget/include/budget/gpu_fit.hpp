@@ -63,6 +63,9 @@ struct OneGpuFit {
   /// Known capacity and not fitting: the fewest-GPU layout that fits (found false: none up to
   /// 4096 GPUs).
   std::optional<SmallestLayout> smallest;
+  /// Not fitting, and the fewest-GPU layout not searched because the time limit (--max-seconds)
+  /// had passed: the limit's message (smallest is then absent).
+  std::string smallest_not_searched;
 
   /// "fits one NVIDIA H200 (needs 61.2 GiB of 139.4 GiB usable)", "does not fit one NVIDIA H200
   /// (needs 1.90 TiB of 139.4 GiB usable; smallest layout that fits: 32 GPUs, TP 8 x PP 4 x DP 1,

@@ -53,7 +53,21 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
                      if (a.found != b.found) return a.found;
                      return a.found && a.gpu_seconds_per_flop < b.gpu_seconds_per_flop;
                    });
-  const std::int64_t baseline_gpus = baseline_min_gpus(timed.result.baseline, cluster, options.seq_len);
+  // The time limit (--max-seconds) may pass during the checks below as during the ranking: the rows
+  // checked so far stay, the others found are kept unchecked and said so, the ranking is partial.
+  bool stopped = ranking.partial;
+  const auto stop = [&](const Error& e) {
+    if (e.path() != "time limit") throw e;
+    stopped = true;
+    if (!ranking.partial) ranking.stopped_by = e.text();
+    ranking.partial = true;
+  };
+  std::int64_t baseline_gpus = 0;
+  try {
+    if (!stopped) baseline_gpus = baseline_min_gpus(timed.result.baseline, cluster, options.seq_len);
+  } catch (const Error& e) {
+    stop(e);
+  }
   std::vector<ClusterCandidateTime> kept;
   std::vector<Candidate> candidates;
   std::vector<StepTime> times;
@@ -61,7 +75,18 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   for (ClusterCandidateTime& c : ranking.candidates) {
     if (kept.size() >= top) break;
     const std::size_t i = c.input_index;
-    std::string why = not_trainable_at_scale(c, configs[i], cluster, options, baseline_gpus);
+    std::string why;
+    if (!stopped) {
+      try {
+        why = not_trainable_at_scale(c, configs[i], cluster, options, baseline_gpus);
+      } catch (const Error& e) {
+        stop(e);
+      }
+    }
+    if (stopped && why.empty()) {
+      if (!c.found) continue;
+      c.differences.push_back(fmt::format("not checked against twice the baseline's GPUs: {}", ranking.stopped_by));
+    }
     if (!why.empty()) {
       if (dropped != nullptr) dropped->push_back({configs[i], std::move(why)});
       continue;

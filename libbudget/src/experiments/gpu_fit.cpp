@@ -116,7 +116,14 @@ OneGpuFit one_gpu_fit(const ArchConfig& config, const CalibrationProfile& profil
   for (const StageMemory& stage : m.stages) {
     if (stage.pipeline_rank == m.peak_stage) out.needed = stage.by_component;
   }
-  if (!m.fits) out.smallest = smallest_fitting_layout(config, *out.gpu.cluster, workload.seq_len);
+  if (!m.fits) {
+    try {
+      out.smallest = smallest_fitting_layout(config, *out.gpu.cluster, workload.seq_len);
+    } catch (const Error& e) {
+      if (e.path() != "time limit") throw;
+      out.smallest_not_searched = e.text();  // the time limit passed: the rest of the answer stands
+    }
+  }
   return out;
 }
 
@@ -127,6 +134,7 @@ std::string OneGpuFit::note() const {
                                         bytes_text(capacity_bytes));
   if (*fits) return fmt::format("fits one {} ({})", name, needs);
   std::string smallest_text = "no layout up to 4096 GPUs fits";
+  if (!smallest_not_searched.empty()) smallest_text = "smallest layout not searched: " + smallest_not_searched;
   if (smallest && smallest->found) {
     const ParallelLayout& l = smallest->memory.layout;
     smallest_text = fmt::format("smallest layout that fits: {} GPUs, TP {} x PP {} x DP {}, EP {}, recompute {}",
