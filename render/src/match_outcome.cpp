@@ -72,11 +72,7 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
   }
   if (m.cluster && request.cluster != nullptr) {
     out["cluster"] = cluster_ranking_json(*m.cluster, *request.cluster, request.cluster_search);
-    nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
-    for (const ClusterDropped& d : m.cluster_dropped) {
-      dropped.push_back({{"config", config_json(d.config)}, {"reason", d.reason}});
-    }
-    out["cluster"]["dropped"] = std::move(dropped);
+    out["cluster"]["dropped"] = cluster_dropped_json(m.cluster_dropped);
   }
   if (request.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (request.explain && request.model != nullptr) out["alignment"] = alignment_json(m.alignment);
