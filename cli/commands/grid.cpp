@@ -148,8 +148,9 @@ std::optional<int> paper_sparsity(const GridCell& cell) {
 }
 
 /// "KV heads, head_dim", "KV heads", "head_dim" or "-": what of the ablation's family a point's row
-/// #1 holds (with a search space that fixes them, every point).
+/// #1 holds; "reference" for the baseline's depth unlooped, outside the family.
 std::string holds_text(const AblationPoint& p) {
+  if (p.reference) return "reference";
   if (p.holds_kv_heads && p.holds_head_dim) return "KV heads, head_dim";
   if (p.holds_kv_heads) return "KV heads";
   if (p.holds_head_dim) return "head_dim";
@@ -213,6 +214,7 @@ Document ablation_document(const GridOptions& o, const GridCell& cell, const Abl
                           {"loop", p.loop.describe()},
                           {"matched", feasible ? candidate_json(p.result.candidates.front()) : json(nullptr)},
                           {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)},
+                          {"reference", p.reference},
                           {"holds_kv_heads", p.holds_kv_heads},
                           {"holds_head_dim", p.holds_head_dim},
                           {"family_note", p.family_note.empty() ? json(nullptr) : json(p.family_note)},

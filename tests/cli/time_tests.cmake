@@ -118,6 +118,6 @@ budget_cli_test(NAME time.compare_bad_backend ARGS compare ${base} examples/conf
   --calibration ${profile} --attention-backend xformers
   EXPECT_EXIT 2 STDERR_MATCHES [=[attention backend "xformers"]=])
 budget_cli_test(NAME time.ablation ARGS grid --ablation span --calibration ${profile}
-  STDOUT_MATCHES [=[paper loss +time ×]=] [=[span 0 .* 1\.000×]=] [=[span 6 .* 1\.[0-9]+×]=])
+  STDOUT_MATCHES [=[paper loss +family held +time ×]=] [=[span 0 .* reference +1\.000×]=] [=[span 6 .* KV heads +1\.[0-9]+×]=])
 budget_cli_test(NAME time.ablation_rank_by_time ARGS grid --ablation span --calibration ${profile} --rank-by time
   EXPECT_EXIT 64 STDERR_MATCHES [=[--rank-by: .*apply to the grid, not to --ablation]=])

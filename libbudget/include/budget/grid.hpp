@@ -102,14 +102,18 @@ struct AblationPoint {
   /// match in it is within the window (0, 0 when the point is infeasible).
   double best_objective_any_family = 0;
   double window = 0;
+  /// The baseline's depth without a loop (span 0, repeats 1, the baseline's depth unlooped): the
+  /// ablation's reference, matched over its whole space (row #1 the baseline itself when the space
+  /// holds it: the paper's loss there is the baseline's), outside the family.
+  bool reference = false;
   bool holds_kv_heads = false;  ///< row #1 has the family's KV heads (AblationFamily::num_kv_heads)
   bool holds_head_dim = false;  ///< row #1 has the family's head dim (AblationFamily::head_dim)
   /// Why the point does not hold the family (what it would cost), or empty.
   std::string family_note;
 };
 
-/// What an ablation holds across its points (docs/matching.md, "Ablations in one shape family"):
-/// the KV heads, then the head dim, each the value held at the most points (ties: the smaller
+/// What an ablation holds across its points but the reference (docs/matching.md, "Ablations in one
+/// shape family"): the KV heads, then the head dim, each the value held at the most points (ties: the smaller
 /// worst objective over those points, then the baseline's nearest). A point holds a value when its
 /// best match with it is within the point's equally matched window (g* + tolerance of its own
 /// space); a point's row #1 is then the match in that family with the same window. The KV cache

@@ -84,7 +84,8 @@ struct AblationSearch {
   const ArchConfig& baseline;
   const Workload& workload;
   std::vector<MatchConstraints> spaces;  ///< parallel to the points
-  std::vector<bool> feasible;            ///< the point's whole space holds a match
+  /// The points the family is held over: matched (the whole space holds a match), not the reference.
+  std::vector<bool> feasible;
 };
 
 /// A value of the KV heads or the head dim and the points it is held at.
@@ -203,25 +204,13 @@ MatchResult family_match(const AblationSearch& s, const AblationPoint& p, std::s
   if (head_dim) c.head_dim = VariableRange::fixed(*head_dim);
   // The equally matched of the family are those within the point's own window g* + tolerance.
   c.tolerance = std::max(0.0, p.window - objective);
-  return match(s.baseline, p.loop, s.workload, c, 1);
+  MatchResult r = match(s.baseline, p.loop, s.workload, c, 1);
+  // Range edges are those of the point's whole space (the family's fixed values are no edges of it).
+  for (Candidate& candidate : r.candidates) candidate.range_edges = range_edges(candidate.config, s.baseline, s.spaces[i]);
+  return r;
 }
 
 void fix_kv_heads(MatchConstraints& c, std::int64_t v) { c.num_kv_heads = VariableRange::fixed(v); }
-
-/// A point at the baseline's depth without a loop is the baseline's own reference (the paper's span 0
-/// and repeats 1 are the baseline): when the family held gives it other attention shapes, say so.
-void add_unlooped_baseline_note(const ArchConfig& baseline, AblationResult& out) {
-  const AttentionConfig& b = baseline.attention;
-  for (const AblationPoint& p : out.points) {
-    if (p.result.candidates.empty() || p.num_layers != baseline.num_layers || p.loop.repeats != 1) continue;
-    const AttentionConfig& a = p.result.candidates.front().config.attention;
-    if (a.num_kv_heads == b.num_kv_heads && a.head_dim == b.head_dim) continue;
-    out.family.notes.push_back(fmt::format(
-        "{} is the baseline's depth unlooped, in the family held: {}×{} (KV heads × head_dim) where the baseline "
-        "itself has {}×{}",
-        p.label, a.num_kv_heads, a.head_dim, b.num_kv_heads, b.head_dim));
-  }
-}
 
 }  // namespace
 
@@ -237,7 +226,9 @@ AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Wor
     c.num_layers = VariableRange::fixed(p.num_layers);
     p.result = match(baseline, p.loop, workload, c, 1);
     s.spaces.push_back(c);
-    s.feasible.push_back(p.result.summary.feasible);
+    p.reference = p.num_layers == baseline.num_layers && !p.loop.resolve(p.num_layers);
+    // The reference is the baseline itself (its g* is 0): the family is held over the looped points.
+    s.feasible.push_back(p.result.summary.feasible && !p.reference);
     if (p.result.summary.feasible) {
       p.best_objective_any_family = p.result.summary.best_objective;
       p.window = p.best_objective_any_family + c.tolerance;
@@ -270,7 +261,7 @@ AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Wor
   }
   for (std::size_t i = 0; i < points.size(); ++i) {
     AblationPoint& p = points[i];
-    if (!s.feasible[i]) continue;
+    if (!s.feasible[i]) continue;  // infeasible, or the reference
     const bool holds_kv = kv && kv->at[i], holds_hd = hd && hd->at[i];
     if (holds_hd) {
       p.result = family_match(s, p, i, kv_fix, hd->value, hd->objective[i]);
@@ -298,7 +289,13 @@ AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Wor
         "the KV cache per token (2 · executed attention layers · KV heads · head_dim) ties KV heads × head_dim to "
         "each point's executed layers (" + head_dims_by_depth(points) + ")");
   }
-  add_unlooped_baseline_note(baseline, out);
+  for (const AblationPoint& p : points) {
+    if (!p.reference || p.result.candidates.empty()) continue;
+    const AttentionConfig& a = p.result.candidates.front().config.attention;
+    family.notes.push_back(fmt::format("{} is the reference, the baseline's depth unlooped: matched over its whole "
+                                       "space ({}×{}, KV heads × head_dim), outside the family",
+                                       p.label, a.num_kv_heads, a.head_dim));
+  }
   return out;
 }
 
