@@ -42,7 +42,8 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
     const TimeModel& model = *request.model;
     const std::optional<double>& cap = request.time_options.max_time_ratio;
     SaidNotes said;  // each note once in this output, in its order: the candidates' rows, then the baseline
-    out["summary"]["equally_matched"] = timed.within_tolerance;
+    // The equally matched set's bounds (an object, as without a model) with how many it holds.
+    out["summary"]["equally_matched"]["count"] = timed.within_tolerance;
     out["summary"]["timed"] = timed.considered;
     out["time"] = {{"profile", profile_label(model)},
                    {"rank_by", request.time_options.rank_by == RankBy::time ? "time" : "budget"},

@@ -365,7 +365,10 @@ def test_match_with_calibration_is_the_cli_json():
     timed = budget.match(BASELINE, top=3, calibration=PROFILE)
     assert timed["time"]["rank_by"] == "budget" and timed["time"]["max_time_ratio"] is None
     assert all(c["time_ratio"] > 0 for c in timed["candidates"])
-    assert timed["summary"]["timed"] >= timed["summary"]["equally_matched"] >= 1
+    assert timed["summary"]["timed"] >= timed["summary"]["equally_matched"]["count"] >= 1
+    # With or without a profile, summary.equally_matched is the same object (its bounds), plus the count.
+    plain = budget.match(BASELINE, top=3)["summary"]["equally_matched"]
+    assert {k: v for k, v in timed["summary"]["equally_matched"].items() if k != "count"} == plain
     # The trainable defaults are kernel-ready already: no aligned alternative is searched; on the
     # whole lattice there is one.
     assert "aligned_alternative" not in timed
