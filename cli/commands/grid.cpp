@@ -278,11 +278,20 @@ std::string grid_space_line(const MatchSummary& s) {
             "the whole lattice)"
           : "the whole lattice (--free-shapes: shapes may be off the fused kernels and off the baselines' "
             "expert-parallel degrees)";
-  const std::string first = s.order == RowOrder::proportions
-                                ? "the equally matched shape nearest its baseline's proportions (--order tightest: "
-                                  "the tightest match)"
-                                : "the tightest equally matched (--order tightest; the default: nearest the "
-                                  "baseline's proportions)";
+  std::string first;
+  switch (s.order) {
+    case RowOrder::proportions:
+      first = "the equally matched shape nearest its baseline's proportions (--order tightest: the tightest match)";
+      break;
+    case RowOrder::shown_deviation:
+    case RowOrder::weighted_objective:
+      first = "the tightest equally matched (--order tightest; the default: nearest the baseline's proportions)";
+      break;
+    case RowOrder::predicted_time:
+    case RowOrder::predicted_time_within_accuracy:
+      first = "the fastest equally matched at matched work (--rank-by time)";
+      break;
+  }
   return fmt::format("search space: {}; row #1 of each cell: {}\n", space, first);
 }
 
