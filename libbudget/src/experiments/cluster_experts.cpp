@@ -24,7 +24,10 @@ ClusterExpertCount follow_baseline_expert_parallel(const ArchConfig& baseline, c
                                                    const LayoutSearchOptions& options) {
   ClusterExpertCount out;
   out.multiple = constraints.num_experts.multiple_of;
-  if (!baseline.ffn.is_moe() || constraints.num_experts.is_fixed()) return out;
+  // The whole lattice (--free-shapes) is asked for shapes off the baseline's parallel degrees too.
+  if (!baseline.ffn.is_moe() || constraints.num_experts.is_fixed() || constraints.shapes == ShapeSpace::free) {
+    return out;
+  }
   LayoutSearchOptions one = options;
   one.keep = 1;
   one.count_fitting = false;

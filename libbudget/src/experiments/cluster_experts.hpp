@@ -15,7 +15,9 @@ namespace budget::experiments_detail {
 
 struct ClusterExpertCount {
   /// The expert-parallel degree of the baseline's best layout on the cluster (0: not asked: a dense
-  /// baseline, a fixed expert count, or no layout of the baseline, which the ranking reports).
+  /// baseline, a fixed expert count, the whole lattice (ShapeSpace::free, whose counts may be off
+  /// the baseline's parallel degrees by request), or no layout of the baseline, which the ranking
+  /// reports).
   std::int64_t baseline_ep = 0;
   std::int64_t multiple = 0;  ///< the expert-count multiple searched (after)
   bool followed = false;      ///< raised to lcm(multiple, baseline_ep)

@@ -66,6 +66,14 @@ TEST_CASE("on a cluster the expert count keeps the baseline's EP when it costs t
   CHECK(e.objective == without);
   CHECK(e.objective_keeping_ep == with);
   CHECK_THAT(e.note, Catch::Contains("multiples of 128 (not 64)") && Catch::Contains("EP 128"));
+  // The whole lattice (--free-shapes) asks for counts off the baseline's degrees: left as it is.
+  MatchConstraints free = default_constraints(v3, ShapeSpace::free);
+  const experiments_detail::ClusterExpertCount on_free =
+      experiments_detail::follow_baseline_expert_parallel(v3, LoopSpec::smelt(), w, free, model, cluster, options);
+  CHECK(on_free.baseline_ep == 0);
+  CHECK(on_free.note.empty());
+  CHECK(on_free.multiple == free.num_experts.multiple_of);
+  CHECK_FALSE(on_free.followed);
   // End to end, as budget-match --cluster runs it: every candidate's count keeps EP 128, the note says why.
   MatchRequest request;
   request.top = 3;
