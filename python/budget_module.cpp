@@ -433,7 +433,8 @@ PYBIND11_MODULE(_budget, m) {
 
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,
-           const py::handle& constraints, bool free_shapes) {
+           const py::handle& constraints, const py::object& free_shapes_arg, const py::handle& order) {
+          const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
           budget::Grid g;
           if (grid.is_none()) {
             g = budget::paper_grid();
@@ -446,21 +447,25 @@ PYBIND11_MODULE(_budget, m) {
           }
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(py::none(), span_fraction, repeats);
-          // As match_grid(), with the constraints (a dict or a file) over each cell's defaults.
+          // As match_grid(), with the constraints (a dict or a file) over each cell's defaults, then
+          // the order (grid --order).
           std::vector<budget::GridRow> rows;
           for (const budget::GridCell& cell : g.cells) {
+            budget::MatchConstraints c = constraints_of(constraints, cell.baseline, free_shapes);
+            apply_order(order, c);
             rows.push_back({&cell, with_loop_argument([&] {
-                              return budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w,
-                                                   constraints_of(constraints, cell.baseline, free_shapes), 1);
+                              return budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w, c, 1);
                             })});
           }
           return to_python(budget::render::grid_json(g, rows, spec, w));
         },
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("free_shapes") = false,
+        py::arg("order") = py::none(),
         "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid). "
         "`constraints` (a dict or a file path, as for match()) override each cell's default constraints; "
-        "free_shapes: the whole lattice instead of the trainable defaults.");
+        "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; order: --order, "
+        "\"proportions\" (default) or \"tightest\" (each cell's row #1).");
 
   m.def("export",
         [](const py::handle& config, const std::string& to, const py::handle& hf_template, const py::handle& row) {

@@ -1,4 +1,5 @@
 // budget-match grid [--grid FILE] [--ablation span|repeats|depth] [--cell NAME] [--format ...]
+//                   [--constraints C.json] [--free-shapes] [--order proportions|tightest]
 //                   [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
 //                   [--cluster C.json --gpus N --calibration P.json --rank-by time [--global-batch-tokens T]]
 // The paper's grid (or any family of baselines) with each cell's matched looped config, in the
@@ -40,6 +41,8 @@ struct GridOptions {
   std::string cell;
   WorkloadOption workload;
   std::string constraints_path;
+  bool free_shapes = false;  // --free-shapes: ShapeSpace::free
+  std::string order;         // --order: empty keeps the constraints' (default proportions)
   double span_fraction = 0.5;
   std::int64_t repeats = 2;
   OutputFormat format = OutputFormat::table;
@@ -51,6 +54,15 @@ struct GridOptions {
 };
 
 std::string ratio(double value) { return fmt::format("{:.3f}", value); }
+
+/// Every cell's constraints, as `budget-match --baseline` makes them (--constraints, --free-shapes,
+/// --order).
+GridConstraints grid_constraints_of(const GridOptions& o) {
+  GridConstraints c{o.constraints_path};
+  c.shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
+  if (!o.order.empty()) c.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
+  return c;
+}
 
 void add_arch_row(Table& t, const std::string& size, const std::string& arch, const ArchConfig& c, const Budgets& b,
                   const std::string& flops_ratio, const std::string& kv_ratio, const std::string& max_dev,
@@ -135,58 +147,105 @@ std::optional<int> paper_sparsity(const GridCell& cell) {
   return std::nullopt;
 }
 
-/// The ablation's result in every form: its JSON (each point's matched config, and its time
-/// ratio with a profile: `ratios` not null), the points' table, and in text and Markdown a title.
-Document ablation_document(const GridOptions& o, const GridCell& cell, const std::vector<AblationPoint>& points,
-                           const std::vector<std::optional<double>>* ratios) {
+/// "KV heads, head_dim", "KV heads", "head_dim" or "-": what of the ablation's family a point's row
+/// #1 holds; "reference" for the baseline's depth unlooped, outside the family.
+std::string holds_text(const AblationPoint& p) {
+  if (p.reference) return "reference";
+  if (p.holds_kv_heads && p.holds_head_dim) return "KV heads, head_dim";
+  if (p.holds_kv_heads) return "KV heads";
+  if (p.holds_head_dim) return "head_dim";
+  return "-";
+}
+
+/// The ablation's shape family in JSON: what is held, and each note.
+nlohmann::ordered_json ablation_family_json(const AblationFamily& f) {
   using json = nlohmann::ordered_json;
-  Document doc;
-  json out_points = json::array();
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto& p = points[i];
-    out_points.push_back({{"label", p.label},
-                          {"num_layers", p.num_layers},
-                          {"loop", p.loop.describe()},
-                          {"matched", p.result.candidates.empty() ? json(nullptr) : candidate_json(p.result.candidates.front())},
-                          {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)}});
-    if (ratios) out_points.back()["time_ratio"] = (*ratios)[i] ? json(*(*ratios)[i]) : json(nullptr);
-  }
-  doc.set_json(json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
-                    {"baseline", config_json(cell.baseline)}, {"points", out_points}});
+  return {{"num_kv_heads", f.num_kv_heads ? json(*f.num_kv_heads) : json(nullptr)},
+          {"head_dim", f.head_dim ? json(*f.head_dim) : json(nullptr)},
+          {"kv_heads_fixed", f.kv_heads_fixed},
+          {"head_dim_fixed", f.head_dim_fixed},
+          {"notes", f.notes}};
+}
+
+/// The ablation's table: each point's row #1, what of the family it holds, and its time ratio with a
+/// profile (`ratios` not null).
+Table ablation_table(const std::vector<AblationPoint>& points, const std::vector<std::optional<double>>* ratios) {
   Table t;
   t.add_column("point", Align::left);
   for (const char* h : {"layers", "loop", "hidden"}) t.add_column(h);
   t.add_column("heads×dim (KV)", Align::left);
   t.add_column("experts×width", Align::left);
   for (const char* h : {"FLOPs", "params", "KV", "max dev", "active", "sparsity", "paper loss"}) t.add_column(h);
+  t.add_column("family held", Align::left);
   if (ratios) t.add_column("time ×");
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     std::vector<std::string> cells;
     if (p.result.candidates.empty()) {
-      cells = {p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", ""};
+      cells = {p.label, std::to_string(p.num_layers), p.loop.describe(), "-", "-", "-", "-", "-", "-", "infeasible", "-", "-", "", "-"};
     } else {
       const Candidate& c = p.result.candidates.front();
       cells = {p.label, fmt::format("{}/{}", c.budgets.physical_layers, c.budgets.executed_layers), loop_text(c.config),
                std::to_string(c.config.hidden_size), heads_text(c.config.attention), ffn_text(c.config.ffn),
                signed_percent(c.deviation.flops), signed_percent(c.deviation.params), signed_percent(c.deviation.kv),
                percent(c.deviation.max_abs()), si(static_cast<double>(c.budgets.non_embedding_params_active)),
-               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : ""};
+               percent(c.budgets.sparsity, 1), p.paper_loss ? fmt::format("{:.4f}", *p.paper_loss) : "", holds_text(p)};
     }
     if (ratios) cells.push_back((*ratios)[i] ? time_ratio_text(*(*ratios)[i]) : "-");
     t.add_row(std::move(cells));
   }
-  doc.text(fmt::format("{} ablation around {} (every point budget-matched to it){}\n\n", o.ablation,
-                       cell.baseline.name,
+  return t;
+}
+
+/// The ablation's result in every form: its JSON (each point's matched config, what of the shape
+/// family it holds, and its time ratio with a profile: `ratios` not null), the points' table, in text
+/// and Markdown a title, and under the table the family held and each point that does not hold it.
+Document ablation_document(const GridOptions& o, const GridCell& cell, const AblationResult& ablation,
+                           const std::vector<std::optional<double>>* ratios) {
+  using json = nlohmann::ordered_json;
+  const std::vector<AblationPoint>& points = ablation.points;
+  Document doc;
+  json out_points = json::array();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    const bool feasible = !p.result.candidates.empty();
+    out_points.push_back({{"label", p.label},
+                          {"num_layers", p.num_layers},
+                          {"loop", p.loop.describe()},
+                          {"matched", feasible ? candidate_json(p.result.candidates.front()) : json(nullptr)},
+                          {"paper_loss", p.paper_loss ? json(*p.paper_loss) : json(nullptr)},
+                          {"reference", p.reference},
+                          {"holds_kv_heads", p.holds_kv_heads},
+                          {"holds_head_dim", p.holds_head_dim},
+                          {"family_note", p.family_note.empty() ? json(nullptr) : json(p.family_note)},
+                          {"best_objective_any_family", feasible ? json(p.best_objective_any_family) : json(nullptr)},
+                          {"window", feasible ? json(p.window) : json(nullptr)}});
+    if (ratios) out_points.back()["time_ratio"] = (*ratios)[i] ? json(*(*ratios)[i]) : json(nullptr);
+  }
+  doc.set_json(json{{"schema_version", output_schema_version}, {"ablation", o.ablation},
+                    {"baseline", config_json(cell.baseline)}, {"family", ablation_family_json(ablation.family)},
+                    {"points", out_points}});
+  doc.text(fmt::format("{} ablation around {} (every point budget-matched to it, in one shape family where the "
+                       "budgets allow){}\n\n",
+                       o.ablation, cell.baseline.name,
                        paper_sparsity(cell) ? fmt::format("; paper losses at S≈{}%", *paper_sparsity(cell)) : ""));
-  doc.table(std::move(t));
+  doc.table(ablation_table(points, ratios));
+  std::string family = "\nshape family (each point's row #1 in it where its best there is within the point's own "
+                       "equally matched window, g* + tolerance):\n";
+  for (const std::string& note : ablation.family.notes) family += "  " + note + "\n";
+  for (const AblationPoint& p : points) {
+    if (!p.family_note.empty()) family += fmt::format("  {}: not held: {}\n", p.label, p.family_note);
+  }
+  doc.text(family);
   return doc;
 }
 
 void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload& workload) {
   const GridCell& cell = pick_cell(grid, o.cell);
   const Ablation kind = o.ablation == "span" ? Ablation::span : o.ablation == "repeats" ? Ablation::repeats : Ablation::depth;
-  const std::vector<AblationPoint> points = run_ablation(kind, cell.baseline, workload, paper_sparsity(cell));
+  const AblationResult ablation =
+      run_ablation(kind, cell.baseline, workload, paper_sparsity(cell), grid_constraints_of(o));
+  const std::vector<AblationPoint>& points = ablation.points;
   // With a profile: each point's matched config's predicted time per token / the baseline's, at
   // matched work (over its FLOPs ratio, 1 + dF: time_rank.hpp).
   std::optional<TimeModel> model;
@@ -206,7 +265,34 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
                   fmt::format("{} ablation around {}", o.ablation, cell.baseline.name),
                   o.plot_path);
   }
-  print(ablation_document(o, cell, points, model ? &ratios : nullptr), o.format);
+  print(ablation_document(o, cell, ablation, model ? &ratios : nullptr), o.format);
+}
+
+/// Which search space every cell was matched in and how its row #1 was chosen (the matcher's footer
+/// says it per match; docs/matching.md).
+std::string grid_space_line(const MatchSummary& s) {
+  const std::string space =
+      s.shapes == ShapeSpace::trainable
+          ? "trainable shapes (the default: head dims multiples of 8 up to 256, expert counts keeping each baseline's "
+            "expert-parallel degrees, widths within the proportion factor of its proportions; --free-shapes searches "
+            "the whole lattice)"
+          : "the whole lattice (--free-shapes: shapes may be off the fused kernels and off the baselines' "
+            "expert-parallel degrees)";
+  std::string first;
+  switch (s.order) {
+    case RowOrder::proportions:
+      first = "the equally matched shape nearest its baseline's proportions (--order tightest: the tightest match)";
+      break;
+    case RowOrder::shown_deviation:
+    case RowOrder::weighted_objective:
+      first = "the tightest equally matched (--order tightest; the default: nearest the baseline's proportions)";
+      break;
+    case RowOrder::predicted_time:
+    case RowOrder::predicted_time_within_accuracy:
+      first = "the fastest equally matched at matched work (--rank-by time)";
+      break;
+  }
+  return fmt::format("search space: {}; row #1 of each cell: {}\n", space, first);
 }
 
 /// The keys both timed grids' JSON (--calibration, --cluster) start with, in this order.
@@ -280,6 +366,7 @@ Document timed_grid_document(const GridOptions& o, const Grid& grid, const std::
     tail += fmt::format("\npredicted time ratios of the matched configs: {:.{}f}× to {:.{}f}×\n", lo, d, hi, d);
   }
   tail += "time ± from the " + accuracy.source + "\n";
+  if (!rows.empty()) tail += grid_space_line(rows.front().match.result.summary);
   if (o.rank_by == "time") {
     tail += "each cell's pick: the best match among the equally matched candidates within the ± of the fastest "
             "(equal within the model's accuracy)\n";
@@ -296,7 +383,7 @@ void run_timed_grid(const GridOptions& o, const Grid& grid, const Workload& work
   options.top_n = 1;
   options.accuracy = time_accuracy(model.profile(), model.options());
   const TimeAccuracy& accuracy = *options.accuracy;
-  const std::vector<TimedGridRow> rows = match_grid_with_time(grid, loop, workload, o.constraints_path, model, options);
+  const std::vector<TimedGridRow> rows = match_grid_with_time(grid, loop, workload, grid_constraints_of(o), model, options);
   if (!o.plot_path.empty()) plot_timed_grid(rows, o.plot_path);
   print(timed_grid_document(o, grid, rows, loop, workload, model, accuracy), o.format);
 }
@@ -311,7 +398,11 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
   json cells = timed_cells_json(rows, [&](const ClusterGridRow& row, json& cell) {
     const MatchResult& r = row.match.result;
     cell["summary"] = r.summary.feasible ? r.summary.brief() : r.summary.message;
+    cell["notes"] = r.summary.notes;  // with the expert count on the cluster (docs/matching.md)
     cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, search) : json(nullptr);
+    if (row.ranking) {  // as the matcher's cluster.dropped: passed over as not trainable at scale
+      cell["cluster"]["dropped"] = cluster_dropped_json(row.dropped);
+    }
     if (!row.failure.empty()) cell["cluster_failure"] = row.failure;
     if (row.ranking && !r.candidates.empty()) cell["matched"]["cluster"] = cluster_candidate_json(row.ranking->candidates.front());
   });
@@ -320,17 +411,21 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
   doc.set_json(std::move(out));
   Table t;
   for (const char* h : {"size", "baseline layout", "looped", "looped layout"}) t.add_column(h, Align::left);
-  for (const char* h : {"µs/token base", "µs/token looped", "cluster ×", "1-GPU ×"}) t.add_column(h);
-  std::string differences;
+  for (const char* h : {"µs/token base", "µs/token looped", "cluster ×", "1-GPU ×", "dropped"}) t.add_column(h);
+  std::string differences, dropped;
   for (const ClusterGridRow& row : rows) {
     const MatchResult& r = row.match.result;
     if (!row.failure.empty()) {  // the cell's baseline has no layout: said in its row, the grid goes on
-      t.add_row({row.cell->size, "no layout", "-", "-", "-", "-", "-", "-"});
+      t.add_row({row.cell->size, "no layout", "-", "-", "-", "-", "-", "-", "-"});
       differences += fmt::format("{} ({}): {}\n", row.cell->size, r.baseline.name, row.failure);
       continue;
     }
+    for (const ClusterDropped& d : row.dropped) {
+      dropped += fmt::format("{} ({}): {}\n", row.cell->size, r.baseline.name, cluster_dropped_line(d));
+    }
+    const std::string dropped_count = std::to_string(row.dropped.size());
     if (!row.ranking || r.candidates.empty()) {
-      t.add_row({row.cell->size, "-", "infeasible", "-", "-", "-", "-", "-"});
+      t.add_row({row.cell->size, "-", "infeasible", "-", "-", "-", "-", "-", dropped_count});
       continue;
     }
     const ClusterCandidateTime& b = row.ranking->baseline;
@@ -339,15 +434,17 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
     const std::string shape = fmt::format("H{} {} {}", cfg.hidden_size, heads_text(cfg.attention), ffn_text(cfg.ffn));
     if (!c.found) {
       t.add_row({row.cell->size, layout_brief(b.best.memory.layout), shape, "no layout fits memory",
-                 microseconds_per_token_text(b.seconds_per_token), "-", "-", time_ratio_text(c.single_gpu_ratio_to_baseline)});
+                 microseconds_per_token_text(b.seconds_per_token), "-", "-", time_ratio_text(c.single_gpu_ratio_to_baseline),
+                 dropped_count});
       continue;
     }
     t.add_row({row.cell->size, layout_brief(b.best.memory.layout), shape, layout_brief(c.best.memory.layout),
                microseconds_per_token_text(b.seconds_per_token), microseconds_per_token_text(c.seconds_per_token),
-               time_ratio_text(c.ratio_to_baseline), time_ratio_text(c.single_gpu_ratio_to_baseline)});
+               time_ratio_text(c.ratio_to_baseline), time_ratio_text(c.single_gpu_ratio_to_baseline), dropped_count});
     differences += fmt::format("{} ({}): cluster {:.3f}× vs 1-GPU {:.3f}×\n", row.cell->size, r.baseline.name,
                                c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
     for (const std::string& d : c.differences) differences += "  " + d + "\n";
+    for (const std::string& note : r.summary.notes) differences += "  note: " + note + "\n";
   }
   doc.text(fmt::format("{}: {} cells, loop {}, on {} GPUs of {}, {} tokens a step; per cell the fastest equally "
                        "matched config at its best layout, the baseline at its own (cluster ×: time per token over "
@@ -357,6 +454,11 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
            Forms::table);
   doc.table(std::move(t));
   doc.text("\nWhat makes the difference:\n" + differences, Forms::table);
+  if (!rows.empty()) doc.text(grid_space_line(rows.front().match.result.summary), Forms::table);
+  if (!dropped.empty()) {
+    doc.text("\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs), before "
+             "each cell's pick:\n" + dropped, Forms::text);
+  }
   return doc;
 }
 
@@ -368,7 +470,7 @@ void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& wo
   const LayoutSearchOptions search = o.cluster.search_options(workload);
   std::vector<ClusterGridRow> rows;
   try {
-    rows = match_grid_on_cluster(grid, loop, workload, o.constraints_path, model, cluster, search);
+    rows = match_grid_on_cluster(grid, loop, workload, grid_constraints_of(o), model, cluster, search);
   } catch (const Error& e) {
     if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
     throw;
@@ -377,7 +479,7 @@ void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& wo
 }
 
 /// The grid's result in every form: its JSON (grid_json), the cells' table, and in aligned text a
-/// heading and the largest deviation over the grid.
+/// heading, the largest deviation over the grid and the search space.
 Document grid_document(const GridOptions& o, const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
                        const Workload& workload) {
   Document doc;
@@ -394,7 +496,8 @@ Document grid_document(const GridOptions& o, const Grid& grid, const std::vector
   for (const auto& r : rows) {
     if (!r.result.candidates.empty()) worst = std::max(worst, r.result.candidates.front().deviation.max_abs());
   }
-  doc.text(fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2)), Forms::table);
+  doc.text(fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2)) + grid_space_line(rows.front().result.summary),
+           Forms::table);
   return doc;
 }
 
@@ -439,7 +542,7 @@ void run_grid(const GridOptions& o) {
     run_timed_grid(o, grid, workload, loop);
     return;
   }
-  const std::vector<GridRow> rows = match_grid(grid, loop, workload, o.constraints_path);
+  const std::vector<GridRow> rows = match_grid(grid, loop, workload, grid_constraints_of(o));
   if (!o.plot_path.empty()) plot_grid_deviations(rows, o.plot_path);
   print(grid_document(o, grid, rows, loop, workload), o.format);
 }
@@ -455,7 +558,16 @@ void add_grid_command(CLI::App& app) {
                   "ratio − 1) into this .svg or .png file (needs gnuplot); with --ablation, one group per point");
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
   add_workload_option(*cmd, o->workload);
-  cmd->add_option("--constraints", o->constraints_path, "Constraints JSON applied to every cell");
+  cmd->add_option("--constraints", o->constraints_path,
+                  "Constraints JSON applied to every cell (and, with --ablation, to every point, its depth fixed to "
+                  "the point's)");
+  cmd->add_flag("--free-shapes", o->free_shapes,
+                "Search the whole lattice in every cell instead of the default trainable shapes, as budget-match "
+                "--baseline --free-shapes does (constraints key \"free_shapes\")");
+  cmd->add_option("--order", o->order,
+                  "proportions (default): each cell's row #1 is the equally matched shape nearest its baseline's "
+                  "proportions; tightest: the tightest match (constraints key \"order\")")
+      ->check(CLI::IsMember({"proportions", "tightest"}));
   cmd->add_option("--span-fraction", o->span_fraction, "Loop span for cells without their own (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--repeats", o->repeats, "Loop repeats (default 2)")->check(CLI::Range(1, 1024));

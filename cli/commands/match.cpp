@@ -213,8 +213,7 @@ std::string cluster_dropped_lines(const MatchOutcome& m) {
   if (m.cluster_dropped.empty()) return "";
   std::string out = "\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs):\n";
   for (const ClusterDropped& d : m.cluster_dropped) {
-    out += fmt::format("  hidden {}, heads {}, experts {}: {}\n", d.config.hidden_size, heads_text(d.config.attention),
-                       ffn_text(d.config.ffn), d.reason);
+    out += "  " + cluster_dropped_line(d) + "\n";
   }
   return out;
 }

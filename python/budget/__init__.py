@@ -76,7 +76,8 @@ load_config = _reports_values(_budget.load_config, "config")
 account = _reports_values(_budget.account, "config", "workload")
 match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints", "top",
                         "calibration", "cluster")
-grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints")
+grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints", "free_shapes",
+                       "order")
 export = _reports_values(_budget.export, "config", "to", "hf_template", "row")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")
 layout = _reports_values(_budget.layout, "config", "cluster")

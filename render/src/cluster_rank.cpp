@@ -175,4 +175,15 @@ std::string cluster_ranking_differences(const ClusterRanking& ranking) {
   return out;
 }
 
+nlohmann::ordered_json cluster_dropped_json(const std::vector<ClusterDropped>& dropped) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ClusterDropped& d : dropped) out.push_back({{"config", config_json(d.config)}, {"reason", d.reason}});
+  return out;
+}
+
+std::string cluster_dropped_line(const ClusterDropped& d) {
+  return fmt::format("hidden {}, heads {}, experts {}: {}", d.config.hidden_size, heads_text(d.config.attention),
+                     ffn_text(d.config.ffn), d.reason);
+}
+
 }  // namespace budget::render

@@ -314,7 +314,9 @@ nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& r
     json cell{{"size", row.cell->size},
               {"baseline", {{"config", config_json(row.result.baseline)}, {"budgets", budgets_json(row.result.baseline_budgets)}}},
               {"matched", row.result.candidates.empty() ? json(nullptr) : candidate_json(row.result.candidates.front())},
-              {"summary", row.result.summary.brief()}};
+              {"summary", row.result.summary.brief()},
+              {"shapes", to_string(row.result.summary.shapes)},
+              {"order", to_string(row.result.summary.order)}};
     const auto paper = row.cell->published_max_deviation();
     cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);
     cells.push_back(cell);

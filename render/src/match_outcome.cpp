@@ -42,7 +42,8 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
     const TimeModel& model = *request.model;
     const std::optional<double>& cap = request.time_options.max_time_ratio;
     SaidNotes said;  // each note once in this output, in its order: the candidates' rows, then the baseline
-    out["summary"]["equally_matched"] = timed.within_tolerance;
+    // The equally matched set's bounds (an object, as without a model) with how many it holds.
+    out["summary"]["equally_matched"]["count"] = timed.within_tolerance;
     out["summary"]["timed"] = timed.considered;
     out["time"] = {{"profile", profile_label(model)},
                    {"rank_by", request.time_options.rank_by == RankBy::time ? "time" : "budget"},
@@ -72,11 +73,7 @@ nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec&
   }
   if (m.cluster && request.cluster != nullptr) {
     out["cluster"] = cluster_ranking_json(*m.cluster, *request.cluster, request.cluster_search);
-    nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
-    for (const ClusterDropped& d : m.cluster_dropped) {
-      dropped.push_back({{"config", config_json(d.config)}, {"reason", d.reason}});
-    }
-    out["cluster"]["dropped"] = std::move(dropped);
+    out["cluster"]["dropped"] = cluster_dropped_json(m.cluster_dropped);
   }
   if (request.explain) out["sensitivity"] = sensitivity_json(m.sensitivity);
   if (request.explain && request.model != nullptr) out["alignment"] = alignment_json(m.alignment);

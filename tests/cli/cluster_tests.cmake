@@ -157,17 +157,23 @@ budget_cli_test(NAME cluster.match_cluster_nodes ARGS --baseline ${base} --calib
     --cluster ${h200} --nodes 8 --gpus 64 --global-batch-tokens 1048576 --top 1 --format json
   STDOUT_MATCHES [=["gpus": 64,]=] [=["dp": ]=])
 
+# Issue 30: on a cluster the expert count keeps the EP of the baseline's best layout when that costs
+# the match nothing; Mixtral's EP 8 would cost 9.83%, so its multiples of 2 stay and the note says so.
+budget_cli_test(NAME cluster.match_expert_count_note ARGS --baseline ${mixtral} --calibration ${h200_profile}
+    --rank-by time --cluster ${h200} --nodes 8 --gpus 64 --top 1
+  STDOUT_MATCHES [=[note: expert counts: multiples of 2, which the EP 8 of the baseline's best layout on the cluster does not divide: multiples of 8 would keep it, but the best match keeping it is 9\.83% against 1\.56%]=])
+
 budget_cli_test(NAME cluster.grid_cluster ARGS grid --grid tests/data/grid-two-cells.json --calibration ${h200_profile}
     --rank-by time --cluster ${h200} --gpus 8 --global-batch-tokens 131072
   STDOUT_MATCHES [=[2 cells, loop .*on 8 GPUs of NVIDIA H200 SXM 141GB, 131,072 tokens a step]=]
-    [=[size +baseline layout +looped +looped layout +µs/token base +µs/token looped +cluster × +1-GPU ×]=]
+    [=[size +baseline layout +looped +looped layout +µs/token base +µs/token looped +cluster × +1-GPU × +dropped]=]
     [=[
 200M +TP[0-9]+ ]=] [=[200M \(paper-200M-E192-baseline\): cluster [0-9.]+× vs 1-GPU [0-9.]+×]=])
 budget_cli_test(NAME cluster.grid_cluster_json ARGS grid --grid tests/data/grid-two-cells.json --calibration ${h200_profile}
     --rank-by time --cluster ${h200} --gpus 8 --global-batch-tokens 131072 --format json
   STDOUT_MATCHES [=["cluster": {
           "found": true,]=] [=["cluster": {
-        "cluster": ]=])
+        "cluster": ]=] [=["dropped": \[\]]=] [=["notes": \[]=])
 budget_cli_test(NAME cluster.grid_cluster_needs_gpus ARGS grid --cluster ${h200} --calibration ${h200_profile} --rank-by time
   EXPECT_EXIT 64 STDERR_MATCHES [=[--cluster needs --gpus \(]=])
 budget_cli_test(NAME cluster.grid_cluster_needs_rank_by_time ARGS grid --cluster ${h200} --gpus 8 --calibration ${h200_profile}

@@ -86,6 +86,16 @@ endfunction()
 budget_plot_test(grid_svg "${export_out}/grid.svg" grid --plot "${export_out}/grid.svg")
 budget_plot_test(grid_png "${export_out}/grid.png" grid --plot "${export_out}/grid.png" --format csv)
 budget_plot_test(fit_svg "${export_out}/fit.svg" fit ${fit_data} --plot "${export_out}/fit.svg")
+# Issue 30, item 6: an ablation's deviations (%) and time ratios on separate axes.
+if(BUDGET_GNUPLOT)
+  add_test(NAME cli.plot.ablation_two_axes
+    COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match>
+            "-DARGS=grid\;--ablation\;span\;--calibration\;cuda_profiler/profiles/h200-torch-eager.json\;--plot\;${export_out}/ablation.svg"
+            -DPLOT=${export_out}/ablation.svg
+            "-DSVG_CONTAINS=deviation (%)\;predicted time ratio at matched work (x)"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_file.cmake
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+endif()
 budget_plot_test(frontier_png "${export_out}/frontier.png"
   frontier examples/scaling/looped.json --C 1e20,1e21 --S 0.85 --plot "${export_out}/frontier.png")
 budget_cli_test(NAME plot.bad_extension ARGS grid --plot "${export_out}/grid.pdf" EXPECT_EXIT 2

@@ -71,6 +71,25 @@ budget_cli_test(NAME grid.ablation_repeats ARGS grid --ablation repeats --cell p
   STDOUT_MATCHES "repeats 4 +12/30" "1\\.9360")
 budget_cli_test(NAME grid.ablation_depth ARGS grid --ablation depth STDOUT_MATCHES "18 layers, middle half ×2")
 budget_cli_test(NAME grid.bad_ablation ARGS grid --ablation width EXPECT_EXIT 64 STDERR_MATCHES "width")
+# Issue 30: grid takes --free-shapes and --order as budget-match --baseline does, and says which applied.
+budget_cli_test(NAME grid.trainable_footer ARGS grid
+  STDOUT_MATCHES "search space: trainable shapes \\(the default" "row #1 of each cell: the equally matched shape nearest")
+budget_cli_test(NAME grid.free_shapes_order ARGS grid --free-shapes --order tightest
+  STDOUT_MATCHES "200M +looped +1680 +12/18 +20×84 \\(KV 2\\) +712" "search space: the whole lattice \\(--free-shapes"
+                 "row #1 of each cell: the tightest equally matched")
+budget_cli_test(NAME grid.free_shapes_json ARGS grid --free-shapes --format json
+  STDOUT_MATCHES "\"shapes\": \"free\"" "\"order\": \"proportions\""
+  STDOUT_NOT_MATCHES "\"shapes\": \"trainable\"")
+budget_cli_test(NAME grid.bad_order ARGS grid --order widest EXPECT_EXIT 64 STDERR_MATCHES "widest")
+# Ablations in one shape family (issue 30, item 6): the family held and why not, in the table and JSON.
+budget_cli_test(NAME grid.ablation_family ARGS grid --ablation span
+  STDOUT_MATCHES "family held" "span 0 .* reference" "span 6 .* KV heads" "KV heads 1 held at 6 of 6 points"
+                 "head_dim follows the executed depth" "span 0 is the reference")
+budget_cli_test(NAME grid.ablation_family_json ARGS grid --ablation depth --format json
+  STDOUT_MATCHES "\"family\": {" "\"num_kv_heads\": 2" "\"holds_kv_heads\": false" "\"reference\": true"
+                 "\"family_note\": \"2 KV heads: KV \\+3\\.12%")
+budget_cli_test(NAME grid.ablation_constraints ARGS grid --ablation repeats --free-shapes
+  STDOUT_MATCHES "KV heads fixed at 2 by the search space")
 budget_cli_test(NAME grid.unknown_cell ARGS grid --ablation span --cell nope EXPECT_EXIT 2
   STDERR_MATCHES "--cell: no cell whose baseline is named \"nope\"")
 budget_cli_test(NAME plan.table ARGS plan STDOUT_MATCHES "32 runs × 6 branches = 192 endpoints" "total compute of the grid")

@@ -103,6 +103,8 @@ budget_cli_test(NAME time.match_explain_alignment ARGS --baseline ${base} --cali
 budget_cli_test(NAME time.grid ARGS grid --calibration ${profile}
   STDOUT_MATCHES [=[paper max dev +time ×]=] [=[predicted time ratios of the matched configs: 1\.[0-9]+× to 1\.[0-9]+×]=]
   STDOUT_NOT_MATCHES [=[infeasible]=])
+budget_cli_test(NAME time.grid_rank_by_time_footer ARGS grid --calibration ${profile} --rank-by time
+  STDOUT_MATCHES [=[search space: trainable shapes \(the default]=] [=[row #1 of each cell: the fastest equally matched at matched work \(--rank-by time\)]=])
 budget_cli_test(NAME time.grid_rank_by_time_csv ARGS grid --calibration ${profile} --rank-by time --format csv
   STDOUT_MATCHES [=[time ×]=] [=[1\.[0-9]+×]=])
 
@@ -118,6 +120,6 @@ budget_cli_test(NAME time.compare_bad_backend ARGS compare ${base} examples/conf
   --calibration ${profile} --attention-backend xformers
   EXPECT_EXIT 2 STDERR_MATCHES [=[attention backend "xformers"]=])
 budget_cli_test(NAME time.ablation ARGS grid --ablation span --calibration ${profile}
-  STDOUT_MATCHES [=[paper loss +time ×]=] [=[span 0 .* 1\.000×]=] [=[span 6 .* 1\.[0-9]+×]=])
+  STDOUT_MATCHES [=[paper loss +family held +time ×]=] [=[span 0 .* reference +1\.000×]=] [=[span 6 .* KV heads +1\.[0-9]+×]=])
 budget_cli_test(NAME time.ablation_rank_by_time ARGS grid --ablation span --calibration ${profile} --rank-by time
   EXPECT_EXIT 64 STDERR_MATCHES [=[--rank-by: .*apply to the grid, not to --ablation]=])

@@ -134,6 +134,28 @@ def test_grid_paper():
         assert cli["loop"] == g["loop"] and cli["workload"] == g["workload"]
 
 
+def test_grid_free_shapes_and_order():
+    # grid(free_shapes=, order=) as grid --free-shapes --order (issue 30): every cell's search space and
+    # row order say so, each cell's row #1 is match()'s with the same options, and equals the CLI's.
+    g = budget.grid(free_shapes=True, order="tightest")
+    assert all(cell["shapes"] == "free" and cell["order"] != "proportions" for cell in g["cells"])
+    assert all(cell["shapes"] == "trainable" and cell["order"] == "proportions" for cell in budget.grid()["cells"])
+    cell = json.load(open(os.path.join(SOURCE, "examples", "grids", "paper_grid.json")))["cells"][6]
+    direct = budget.match(cell["baseline"], loop=tuple(cell["loop_layers_1based"]), top=1, free_shapes=True,
+                          order="tightest")
+    assert g["cells"][6]["matched"] == direct["candidates"][0]
+    if CLI:
+        out = subprocess.run([CLI, "grid", "--free-shapes", "--order", "tightest", "--format", "json"], check=True,
+                             capture_output=True, text=True)
+        assert [c["matched"] for c in json.loads(out.stdout)["cells"]] == [c["matched"] for c in g["cells"]]
+    try:
+        budget.grid(order="widest")
+    except budget.Error as error:
+        assert error.source == "order" and "widest" in str(error)
+    else:
+        raise AssertionError("grid(order='widest'): no budget.Error")
+
+
 def test_grid_with_constraints():
     # hidden sizes multiples of 128 in every cell: each cell's match obeys it, equals the CLI's
     # grid --constraints, and a constraint over a cell's own defaults is refused with the key named.
@@ -343,7 +365,10 @@ def test_match_with_calibration_is_the_cli_json():
     timed = budget.match(BASELINE, top=3, calibration=PROFILE)
     assert timed["time"]["rank_by"] == "budget" and timed["time"]["max_time_ratio"] is None
     assert all(c["time_ratio"] > 0 for c in timed["candidates"])
-    assert timed["summary"]["timed"] >= timed["summary"]["equally_matched"] >= 1
+    assert timed["summary"]["timed"] >= timed["summary"]["equally_matched"]["count"] >= 1
+    # With or without a profile, summary.equally_matched is the same object (its bounds), plus the count.
+    plain = budget.match(BASELINE, top=3)["summary"]["equally_matched"]
+    assert {k: v for k, v in timed["summary"]["equally_matched"].items() if k != "count"} == plain
     # The trainable defaults are kernel-ready already: no aligned alternative is searched; on the
     # whole lattice there is one.
     assert "aligned_alternative" not in timed

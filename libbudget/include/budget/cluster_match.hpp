@@ -62,7 +62,7 @@ struct ClusterGridRow {
 /// rank_matched_on_cluster() per cell, keeping the best. A cell whose baseline has no layout is
 /// kept with its `failure`; any other error (an option, the time limit) stops the grid.
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
-                                                  const std::string& constraints_path, const TimeModel& model,
+                                                  const GridConstraints& constraints, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options);
 
 }  // namespace budget

@@ -100,7 +100,7 @@ struct TimedGridRow {
 
 /// match_grid() with time: each cell's loop and constraints as match_grid() sets them.
 std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec& loop, const Workload& workload,
-                                               const std::string& constraints_path, const TimeModel& model,
+                                               const GridConstraints& constraints, const TimeModel& model,
                                                const TimeRankOptions& options);
 
 /// One alignment requirement and what it gives.

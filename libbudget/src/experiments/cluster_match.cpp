@@ -9,6 +9,7 @@
 
 #include "budget/training_memory.hpp"
 #include "budget/error.hpp"
+#include "experiments/cluster_experts.hpp"
 
 namespace budget {
 
@@ -119,14 +120,21 @@ void add_step_times(TimedMatch& timed, const TimeModel& model, const Workload& w
 }
 
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
-                                                  const std::string& constraints_path, const TimeModel& model,
+                                                  const GridConstraints& constraints, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options) {
   TimeRankOptions time_options;
   time_options.rank_by = RankBy::time;
   time_options.top_n = std::numeric_limits<int>::max() / 8;  // every equally matched candidate
   time_options.full_step_times = false;                      // the one shown is timed below
   std::vector<ClusterGridRow> rows;
-  for (TimedGridRow& row : match_grid_with_time(grid, loop, workload, constraints_path, model, time_options)) {
+  for (const GridCell& cell : grid.cells) {
+    // Each cell's expert count keeps its baseline's EP on the cluster when free (cluster_experts.hpp).
+    MatchConstraints c = cell_constraints(cell, constraints);
+    const std::string note = experiments_detail::follow_baseline_expert_parallel(
+                                 cell.baseline, cell_loop_spec(cell, loop), workload, c, model, cluster, options)
+                                 .note;
+    TimedGridRow row{&cell, match_with_time(cell.baseline, cell_loop_spec(cell, loop), workload, c, model, time_options)};
+    if (!note.empty()) row.match.result.summary.notes.push_back(note);
     ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}, {}};
     if (out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
       try {

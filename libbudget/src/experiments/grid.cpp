@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -97,98 +96,27 @@ LoopSpec cell_loop_spec(const GridCell& cell, const LoopSpec& loop) {
   return cell_loop;
 }
 
-MatchConstraints cell_constraints(const GridCell& cell, const std::string& constraints_path) {
+MatchConstraints grid_constraints(const ArchConfig& baseline, const GridConstraints& constraints) {
   // A file's "free_shapes": true starts from the free defaults (docs/matching.md).
-  return constraints_path.empty() ? default_constraints(cell.baseline) : load_constraints(constraints_path, cell.baseline);
+  MatchConstraints c = constraints.path.empty() ? default_constraints(baseline, constraints.shapes)
+                                                : load_constraints(constraints.path, baseline, constraints.shapes);
+  if (constraints.order) c.order = *constraints.order;
+  return c;
+}
+
+MatchConstraints cell_constraints(const GridCell& cell, const GridConstraints& constraints) {
+  return grid_constraints(cell.baseline, constraints);
 }
 
 std::vector<GridRow> match_grid(const Grid& grid, const LoopSpec& loop, const Workload& workload,
-                                const std::string& constraints_path) {
+                                const GridConstraints& constraints) {
   std::vector<GridRow> rows;
   rows.reserve(grid.cells.size());
   for (const GridCell& cell : grid.cells) {
     rows.push_back({&cell, match(cell.baseline, cell_loop_spec(cell, loop), workload,
-                                 cell_constraints(cell, constraints_path), 1)});
+                                 cell_constraints(cell, constraints), 1)});
   }
   return rows;
-}
-
-namespace {
-/// The paper's published validation losses of the 200M ablations (PAPER.md, "Ablations").
-/// Keys: loop span (centred layers) → {loss at S≈85%, loss at S≈95%}.
-const std::map<std::int64_t, std::pair<double, double>>& paper_span_losses() {
-  static const std::map<std::int64_t, std::pair<double, double>> losses{
-      {0, {1.9445, 1.8735}}, {4, {1.9275, 1.8524}}, {6, {1.9257, 1.8517}}, {8, {1.9374, 1.8544}}, {12, {1.9322, 1.8601}}};
-  return losses;
-}
-/// Repeats over the middle half → loss (published at S≈85% only).
-const std::map<std::int64_t, double>& paper_repeat_losses() {
-  static const std::map<std::int64_t, double> losses{{1, 1.9445}, {2, 1.9257}, {3, 1.9385}, {4, 1.9360}};
-  return losses;
-}
-
-AblationPoint ablation_point(std::string label, const ArchConfig& baseline, std::int64_t num_layers, LoopSpec loop,
-                             const Workload& workload) {
-  MatchConstraints constraints = default_constraints(baseline);
-  constraints.num_layers = VariableRange::fixed(num_layers);
-  AblationPoint point;
-  point.label = std::move(label);
-  point.num_layers = num_layers;
-  point.loop = loop;
-  point.result = match(baseline, loop, workload, constraints, 1);
-  return point;
-}
-
-LoopSpec centred_span(std::int64_t num_layers, std::int64_t span, std::int64_t repeats) {
-  LoopSpec loop;
-  loop.repeats = repeats;
-  if (span == 0 || repeats <= 1) {
-    loop.repeats = 1;
-    return loop;
-  }
-  // Same centring rule as centred_loop(): first = floor((L − span)/2) + 1.
-  loop.first = (num_layers - span) / 2 + 1;
-  loop.last = loop.first + span - 1;
-  return loop;
-}
-}  // namespace
-
-std::vector<AblationPoint> run_ablation(Ablation kind, const ArchConfig& baseline, const Workload& workload,
-                                        std::optional<int> paper_sparsity_pct) {
-  std::vector<AblationPoint> points;
-  const std::int64_t L = baseline.num_layers;
-  const bool s85 = paper_sparsity_pct == 85, s95 = paper_sparsity_pct == 95;
-  switch (kind) {
-    case Ablation::span:
-      for (std::int64_t span = 0; span <= L; span += 2) {
-        AblationPoint p = ablation_point(fmt::format("span {}", span), baseline, L, centred_span(L, span, 2), workload);
-        const auto it = paper_span_losses().find(span);
-        if (it != paper_span_losses().end() && (s85 || s95) && L == 12) {
-          p.paper_loss = s85 ? it->second.first : it->second.second;
-        }
-        points.push_back(std::move(p));
-      }
-      break;
-    case Ablation::repeats:
-      for (std::int64_t r = 1; r <= 4; ++r) {
-        AblationPoint p = ablation_point(fmt::format("repeats {}", r), baseline, L,
-                                         centred_span(L, std::llround(0.5 * static_cast<double>(L)), r), workload);
-        const auto it = paper_repeat_losses().find(r);
-        if (it != paper_repeat_losses().end() && s85 && L == 12) p.paper_loss = it->second;
-        points.push_back(std::move(p));
-      }
-      break;
-    case Ablation::depth:
-      for (std::int64_t depth = 6; depth <= 18; depth += 2) {
-        points.push_back(ablation_point(fmt::format("{} layers, unlooped", depth), baseline, depth,
-                                        centred_span(depth, 0, 1), workload));
-        points.push_back(ablation_point(fmt::format("{} layers, middle half ×2", depth), baseline, depth,
-                                        centred_span(depth, std::llround(0.5 * static_cast<double>(depth)), 2),
-                                        workload));
-      }
-      break;
-  }
-  return points;
 }
 
 }  // namespace budget

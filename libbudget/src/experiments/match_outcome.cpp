@@ -4,6 +4,7 @@
 #include <string>
 
 #include "budget/error.hpp"
+#include "experiments/cluster_experts.hpp"
 
 namespace budget {
 
@@ -25,7 +26,7 @@ bool already_aligned(const MatchConstraints& c) {
 }  // namespace
 
 MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
-                           const MatchConstraints& constraints, const MatchRequest& request) {
+                           const MatchConstraints& given, const MatchRequest& request) {
   if (request.model == nullptr && request.time_options.rank_by != RankBy::budget) {
     throw Error("ranking by time needs a calibration profile (a time model to predict time from)", "rank_by");
   }
@@ -39,12 +40,28 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
                 "cluster");
   }
   MatchOutcome out;
+  // On a cluster the expert count keeps the EP of the baseline's best layout when that costs the
+  // match nothing (experiments/cluster_experts.hpp); the note says which.
+  MatchConstraints constraints = given;
+  std::string expert_note;
+  if (request.cluster != nullptr) {
+    try {
+      expert_note = experiments_detail::follow_baseline_expert_parallel(baseline, loop, workload, constraints,
+                                                                        *request.model, *request.cluster,
+                                                                        request.cluster_search)
+                        .note;
+    } catch (const Error& e) {
+      if (e.source().empty()) throw e.with_source("cluster");
+      throw;
+    }
+  }
   if (request.model != nullptr) {
     TimeRankOptions options = request.time_options;
     // On a cluster every equally matched candidate is timed there, not only the first `top`.
     options.top_n = request.cluster != nullptr ? std::numeric_limits<int>::max() / 8 : request.top;
     options.full_step_times = request.cluster == nullptr;  // on a cluster: only the rows shown (below)
     out.timed = match_with_time(baseline, loop, workload, constraints, *request.model, options);
+    if (!expert_note.empty()) out.timed->result.summary.notes.push_back(expert_note);
     if (request.cluster != nullptr && out.timed->result.summary.feasible) {
       try {
         out.cluster = rank_matched_on_cluster(*out.timed, *request.model, *request.cluster, request.cluster_search,

@@ -168,13 +168,13 @@ TimedMatch match_with_time(const ArchConfig& baseline, const LoopSpec& loop, con
 }
 
 std::vector<TimedGridRow> match_grid_with_time(const Grid& grid, const LoopSpec& loop, const Workload& workload,
-                                               const std::string& constraints_path, const TimeModel& model,
+                                               const GridConstraints& constraints, const TimeModel& model,
                                                const TimeRankOptions& options) {
   std::vector<TimedGridRow> rows;
   rows.reserve(grid.cells.size());
   for (const GridCell& cell : grid.cells) {
     rows.push_back({&cell, match_with_time(cell.baseline, cell_loop_spec(cell, loop), workload,
-                                           cell_constraints(cell, constraints_path), model, options)});
+                                           cell_constraints(cell, constraints), model, options)});
   }
   return rows;
 }

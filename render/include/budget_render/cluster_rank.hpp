@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "budget/cluster.hpp"
+#include "budget/cluster_match.hpp"
 #include "budget/config.hpp"
 #include "budget/layout_search.hpp"
 #include "budget_render/table.hpp"
@@ -50,5 +51,12 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
 std::string cluster_ranking_heading(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options);
 std::string cluster_ranking_differences(const ClusterRanking& ranking);
+
+/// The equally matched candidates a cluster ranking passed over as not trainable at scale
+/// (rank_matched_on_cluster()): [{config, reason}], the `cluster.dropped` of `budget-match --cluster`
+/// and of each `grid --cluster` cell.
+nlohmann::ordered_json cluster_dropped_json(const std::vector<ClusterDropped>& dropped);
+/// "hidden 1008, heads 6×168 (KV 1), experts 288×368 (top 8): <reason>".
+std::string cluster_dropped_line(const ClusterDropped& dropped);
 
 }  // namespace budget::render

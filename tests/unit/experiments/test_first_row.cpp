@@ -18,6 +18,8 @@
 #include "budget/grid.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/match.hpp"
+#include "budget/time_model.hpp"
+#include "budget/time_rank.hpp"
 
 using namespace budget;
 
@@ -65,14 +67,18 @@ void check_both_orders(const ArchConfig& baseline, const LoopSpec& loop, MatchCo
   }
 }
 
-std::vector<std::filesystem::path> released_configs() {
+/// The .json files of `dir` (under the source tree), sorted.
+std::vector<std::filesystem::path> json_files(const std::string& dir) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf")) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(BUDGET_SOURCE_DIR) + dir)) {
     if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
 }
+std::vector<std::filesystem::path> released_configs() { return json_files("/tests/data/hf"); }
+/// The Hugging Face configs of the examples (Mixtral-8x7B, DeepSeek-MoE-16B, Qwen1.5-MoE-A2.7B).
+std::vector<std::filesystem::path> example_configs() { return json_files("/examples/hf"); }
 
 /// |ln(candidate ratio / baseline ratio)| of a width to hidden: how far out of proportion.
 double log_factor(double width, double hidden, double baseline_width, double baseline_hidden) {
@@ -167,7 +173,59 @@ TEST_CASE("row #1 is trainable: released Hugging Face configs", "[match][trainab
   CHECK(worst_factor <= default_proportion_factor);
 }
 
-TEST_CASE("row #1 is trainable: Mixtral-8x7B", "[match][trainable]") {
-  const ArchConfig mixtral = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/examples/hf/mixtral-8x7b.json");
-  check_trainable_first_row(mixtral, LoopSpec::smelt());
+TEST_CASE("row #1 is trainable: the example Hugging Face configs", "[match][trainable]") {
+  const std::vector<std::filesystem::path> files = example_configs();
+  REQUIRE(files.size() >= 3);
+  for (const auto& path : files) {
+    INFO(path.filename().string());
+    check_trainable_first_row(load_arch_config(path.string()), LoopSpec::smelt());
+  }
+}
+
+namespace {
+/// The time pick (RankBy::time on the shipped H200 profile) is equally matched: its FLOPs,
+/// parameters and KV each within the caps of the equally matched set, so that it is compared at
+/// equal work (issue 30, item 3), and trainable like row #1 (it is one of the same set).
+void check_time_pick_at_equal_work(const ArchConfig& baseline, const LoopSpec& loop, const TimeModel& model) {
+  TimeRankOptions options;
+  options.rank_by = RankBy::time;
+  options.top_n = 1;
+  const TimedMatch timed = match_with_time(baseline, loop, paper_workload(), default_constraints(baseline), model, options);
+  REQUIRE(timed.result.summary.feasible);
+  const Candidate& pick = timed.result.candidates.front();
+  INFO("time pick: hidden " << pick.config.hidden_size << "; F " << pick.deviation.flops << ", N "
+                            << pick.deviation.params << ", KV " << pick.deviation.kv);
+  const EqualMatchBounds& e = timed.result.summary.equal_match;
+  CHECK(std::fabs(pick.deviation.flops) <= e.cap(e.flops) + 1e-12);
+  CHECK(std::fabs(pick.deviation.params) <= e.cap(e.params) + 1e-12);
+  CHECK(std::fabs(pick.deviation.kv) <= e.cap(e.kv) + 1e-12);
+  CHECK(off_kernel_path(pick.config).empty());
+  if (baseline.ffn.is_moe()) CHECK(pick.deviation.max_abs() <= paper_worst_deviation);
+}
+const std::string shipped_h200 = std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json";
+}  // namespace
+
+TEST_CASE("the time pick is at equal work: every paper grid cell and the example configs", "[match][trainable][time_rank]") {
+  const TimeModel model(load_calibration_profile(shipped_h200));
+  for (const GridCell& cell : paper_grid().cells) {
+    INFO("cell " << cell.baseline.name);
+    check_time_pick_at_equal_work(cell.baseline, cell_loop_spec(cell, LoopSpec::smelt()), model);
+  }
+  for (const auto& path : example_configs()) {
+    INFO(path.filename().string());
+    check_time_pick_at_equal_work(load_arch_config(path.string()), LoopSpec::smelt(), model);
+  }
+}
+
+TEST_CASE("the time pick is at equal work: released MoE configs", "[match][trainable][time_rank]") {
+  const TimeModel model(load_calibration_profile(shipped_h200));
+  int checked = 0;
+  for (const auto& path : released_configs()) {
+    const ArchConfig baseline = load_arch_config(path.string());
+    if (!baseline.ffn.is_moe()) continue;  // a dense FFN cannot trade parameters for FLOPs (noted)
+    INFO(path.filename().string());
+    check_time_pick_at_equal_work(baseline, LoopSpec::smelt(), model);
+    ++checked;
+  }
+  CHECK(checked >= 15);
 }

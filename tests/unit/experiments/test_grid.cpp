@@ -64,7 +64,7 @@ TEST_CASE("grid files: errors name the cell and the field", "[grid]") {
 TEST_CASE("ablations: every point is budget-matched and carries the paper's loss", "[grid]") {
   const Grid g = load_grid(grid_path);
   const ArchConfig& base = g.cells[6].baseline;  // 200M, 192 experts
-  const auto span = run_ablation(Ablation::span, base, paper_workload(), 95);
+  const auto span = run_ablation(Ablation::span, base, paper_workload(), 95).points;
   REQUIRE(span.size() == 7);  // 0, 2, ..., 12
   CHECK(span[0].result.summary.best_objective == 0.0);
   CHECK(span[3].paper_loss == Approx(1.8517));  // span 6
@@ -77,13 +77,13 @@ TEST_CASE("ablations: every point is budget-matched and carries the paper's loss
   for (std::size_t i = 0; i < span.size(); ++i) {
     CHECK(span[i].result.candidates.front().config.executed_layers() == 12 + 2 * static_cast<std::int64_t>(i));
   }
-  const auto repeats = run_ablation(Ablation::repeats, base, paper_workload(), 85);
+  const auto repeats = run_ablation(Ablation::repeats, base, paper_workload(), 85).points;
   REQUIRE(repeats.size() == 4);
   for (std::size_t r = 0; r < 4; ++r) {
     CHECK(repeats[r].result.candidates.front().config.executed_layers() == 12 + 6 * static_cast<std::int64_t>(r));
   }
   CHECK(repeats[2].paper_loss == Approx(1.9385));
-  const auto depth = run_ablation(Ablation::depth, base, paper_workload());
+  const auto depth = run_ablation(Ablation::depth, base, paper_workload()).points;
   REQUIRE(depth.size() == 14);
   for (const auto& p : depth) {
     REQUIRE(p.result.summary.feasible);
