@@ -61,8 +61,12 @@ void restore_nonfinite(nlohmann::json& value, const std::string& pointer, std::v
 std::optional<nlohmann::json> parse_json_text_with_python_nonfinite(std::string_view text, const std::string& source,
                                                                    std::vector<PythonNonfinite>& found) {
   found.clear();
-  // The marker cannot come from the file: a text that already holds it is left to the strict reader.
-  if (text.find("budget-python-nonfinite:") != std::string_view::npos) return std::nullopt;
+  // The marker cannot come from the file: a text that holds it, or the escape of its first character
+  // (U+0001, which JSON can only spell \u0001), is left to the strict reader.
+  if (text.find("budget-python-nonfinite:") != std::string_view::npos ||
+      text.find("\\u0001") != std::string_view::npos) {
+    return std::nullopt;
+  }
   std::string rewritten;
   rewritten.reserve(text.size());
   bool in_string = false, any = false;

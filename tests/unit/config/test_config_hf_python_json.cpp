@@ -94,6 +94,9 @@ TEST_CASE("python non-finite: only Hugging Face configs, only bare tokens, stric
   // The reader's own marker in the text: left to the strict reader.
   CHECK_THAT(nonfinite_error_of(small_nemotron_h(R"(, "a": "budget-python-nonfinite:NaN", "b": NaN)")),
              Catch::Contains("not valid JSON"));
+  // Nor spelled with escapes (a string decoding to the marker is never taken for a token).
+  CHECK_THAT(nonfinite_error_of(small_nemotron_h(R"(, "a": "\u0001budget\u002dpython-nonfinite:NaN", "b": NaN)")),
+             Catch::Contains("not valid JSON"));
 
   // The rewrite itself: tokens in strings untouched, each bare one listed by JSON pointer.
   std::vector<detail::PythonNonfinite> found;
