@@ -71,6 +71,11 @@ budget_cli_test(NAME cluster.layout_time_table ARGS layout ${base} --cluster ${h
     --ep 4 --micro-batch-size 1 --micro-batches 4 --profile ${h200_profile} --overlap none
   STDOUT_MATCHES [=[tp_all_gather +[0-9.]+ +[0-9.]+%]=] [=[dp_grad_all_reduce +[0-9.]+ +[0-9.]+%]=]
     [=[s a step of 65536 tokens, [0-9]+ tokens/s per GPU, MFU [0-9.]+% \(the datasheet's dense BF16 peak, 989 TFLOP/s]=])
+# A hybrid stack (Mamba-2, attention, MoE) timed per layer kind, with Mamba-2's CP all-to-alls.
+budget_cli_test(NAME cluster.layout_time_hybrid ARGS layout tests/data/hf/nemotron-3-nano-30b-a3b.json --cluster ${h200}
+    --nodes 2 --gpus 16 --tp 2 --sequence-parallel --cp 2 --ep 4 --micro-batch-size 1 --micro-batches 8 --seq-len 8192
+    --profile ${h200_profile} --distributed-optimizer
+  STDOUT_MATCHES [=[cp_mamba_all_to_all +[0-9.]+ +[0-9.]+%]=] [=[cp_send_recv +[0-9.]+]=] [=[s a step of 262144 tokens]=])
 budget_cli_test(NAME cluster.layout_time_needs_profile ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
     --micro-batches 1
   STDOUT_MATCHES [=[step time: not computed: the cluster gives datasheet peaks only; give a calibration profile]=])

@@ -13,8 +13,11 @@ budget_cli_test(NAME report.hf_unsupported_family ARGS report tests/data/hf/refu
   EXPECT_EXIT 2 STDERR_MATCHES "/model_type: family \"jetmoe\" is not supported; supported families: llama")
 budget_cli_test(NAME report.hf_abridged_config_refused ARGS report tests/data/hf/refused/glm-4.7-fp8-abridged.json
   EXPECT_EXIT 2 STDERR_MATCHES "/attention_bias: required key is missing: the family \"glm4_moe\"")
-budget_cli_test(NAME report.hf_not_json_refused ARGS report tests/data/hf/refused/nemotron-h-56b-base-8k.json
-  EXPECT_EXIT 2 STDERR_MATCHES "not valid JSON")
+# Python's Infinity in a released HF config (time_step_limit): read, and said in a note.
+budget_cli_test(NAME report.hf_python_infinity_read ARGS report tests/data/hf/refused/nemotron-h-56b-base-8k.json
+  STDOUT_MATCHES "H 8192, 118 layers" "time_step_limit/1: Infinity")
+budget_cli_test(NAME report.hf_python_nan_in_counted_key_refused ARGS report tests/data/hf/mutated/nemotron-h-nan-hidden-size.json
+  EXPECT_EXIT 2 STDERR_MATCHES "nemotron-h-nan-hidden-size.json: /hidden_size: .*NaN")
 # MLA baselines are matched (the KV latent searched, the other MLA dims held), in grids and plans too.
 budget_cli_test(NAME match.hf_deepseek_v3 ARGS --baseline tests/data/hf/deepseek-v3.json --top 1
   STDOUT_MATCHES "MLA 320\\+64" "matched: #1 max deviation 0\\.5")

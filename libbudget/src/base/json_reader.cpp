@@ -54,9 +54,6 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best_distance <= limit ? best : std::string{};
 }
 
-namespace {
-
-/// JSON pointer escaping (RFC 6901): "~" → "~0", "/" → "~1".
 std::string escape_pointer_token(std::string_view token) {
   std::string out;
   for (char c : token) {
@@ -66,6 +63,8 @@ std::string escape_pointer_token(std::string_view token) {
   }
   return out;
 }
+
+namespace {
 
 /// nlohmann's DOM builder plus what the strict reader needs: the JSON pointer of the value being
 /// parsed (to name the place of a duplicate key or a number out of range) and the byte offset of
@@ -304,7 +303,7 @@ std::string describe_value(const nlohmann::json& value) {
   if (value.is_array()) return "an array";
   if (value.is_object()) return "an object";
   if (value.is_null()) return "null";
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = number_text(value);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return printable_text(text, 40);
 }
@@ -383,16 +382,16 @@ std::int64_t ObjectReader::integer(std::string_view key, std::int64_t min, std::
   };
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) out_of_range(v.dump());
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) out_of_range(number_text(v));
     result = static_cast<std::int64_t>(u);
   } else if (v.is_number_integer()) {
     result = v.get<std::int64_t>();
   } else if (v.is_number_float()) {
     const double d = v.get<double>();
     if (!std::isfinite(d) || d != std::floor(d)) {
-      fail(key, fmt::format("value {} is not an integer; allowed: an integer in [{}, {}]", v.dump(), min, max));
+      fail(key, fmt::format("value {} is not an integer; allowed: an integer in [{}, {}]", number_text(v), min, max));
     }
-    if (d < -9.2e18 || d > 9.2e18) out_of_range(v.dump());
+    if (d < -9.2e18 || d > 9.2e18) out_of_range(number_text(v));
     result = static_cast<std::int64_t>(d);
   } else {
     fail(key, fmt::format("expected an integer in [{}, {}], found {} ({})", min, max, type_name(v),
@@ -418,7 +417,7 @@ double ObjectReader::number(std::string_view key, double min, double max) const 
   }
   const double d = v.get<double>();
   if (!std::isfinite(d) || d < min || d > max) {
-    fail(key, fmt::format("value {} is out of range; allowed: a number in [{}, {}]", v.dump(), min, max));
+    fail(key, fmt::format("value {} is out of range; allowed: a number in [{}, {}]", number_text(v), min, max));
   }
   return d;
 }

@@ -31,6 +31,27 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
 /// The same, keeping the objects' key order (for documents written back, e.g. hf export templates).
 nlohmann::ordered_json parse_ordered_json_text(std::string_view text, const std::string& source);
 
+/// A value of Python's JSON extensions found by parse_json_text_with_python_nonfinite(): its JSON
+/// pointer and its token (Infinity, -Infinity or NaN).
+struct PythonNonfinite {
+  std::string pointer;
+  std::string token;
+};
+/// For a text the strict reader refuses: the document read with Python's JSON extensions (the bare
+/// tokens Infinity, -Infinity and NaN where a value may stand, outside strings) as non-finite
+/// numbers, each listed in `found`; nullopt when the text holds none of them or is not JSON for
+/// another reason too (the strict reader's error then stands). Only for inputs whose format allows
+/// them (Hugging Face configs: transformers reads them through Python's json module).
+std::optional<nlohmann::json> parse_json_text_with_python_nonfinite(std::string_view text, const std::string& source,
+                                                                   std::vector<PythonNonfinite>& found);
+
+/// A JSON number as text, non-finite ones as Python writes them (Infinity, -Infinity, NaN); any
+/// other value as compact JSON.
+std::string number_text(const nlohmann::json& value);
+
+/// JSON pointer escaping of one reference token (RFC 6901): "~" → "~0", "/" → "~1".
+std::string escape_pointer_token(std::string_view token);
+
 /// Reads a whole regular file of at most max_input_file_bytes() (budget::Error otherwise: a
 /// missing file, an empty name, a directory, a device or FIFO, a file over the limit).
 std::string read_text_file(const std::string& path);

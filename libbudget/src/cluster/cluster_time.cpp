@@ -14,6 +14,7 @@
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
 #include "base/checked_math.hpp"
+#include "cluster/layer_kinds.hpp"
 #include "cluster/stage_executions.hpp"
 #include "cluster/step_compute.hpp"
 #include "time/step_terms.hpp"
@@ -79,22 +80,12 @@ bool is_memory_bound_class(TimeClass cls) {
 /// ops' seconds and all seconds, from the part times and the stage's executions.
 std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const LayerTimes& times, bool embedding,
                                                  bool head, bool last) {
-  const auto sum = [&](const PartSeconds& p) {
-    return e.layers * p.attention + e.dense_layers() * p.dense_ffn + e.moe_layers * (p.moe_tp_part + p.routed) +
-           (embedding ? p.embedding : 0.0) + (head ? p.head : 0.0) + (last ? p.final_norm : 0.0);
+  const auto all_seconds = [](const LayerPartTimes& p) {
+    return PartSeconds{p.attention, p.dense_ffn, p.moe_tp_part, p.routed, p.embedding, p.head, p.final_norm};
   };
-  PartSeconds all;
-  all.attention = times.base3.attention;
-  all.dense_ffn = times.base3.dense_ffn;
-  all.moe_tp_part = times.moe3.moe_tp_part;
-  all.routed = times.routed3.routed;
-  all.embedding = times.base3.embedding;
-  all.head = times.base3.head;
-  all.final_norm = times.base3.final_norm;
-  PartSeconds mb = times.base3.memory_bound;
-  mb.moe_tp_part = times.moe3.memory_bound.moe_tp_part;
-  mb.routed = times.routed3.memory_bound.routed;
-  return {sum(mb), sum(all)};
+  const auto memory_bound = [](const LayerPartTimes& p) -> const PartSeconds& { return p.memory_bound; };
+  return {stage_part_sum(e, times, embedding, head, last, memory_bound),
+          stage_part_sum(e, times, embedding, head, last, all_seconds)};
 }
 
 /// predict_step_time(model, c, w).by_op's kinds and seconds, bit for bit, through the indexed path
@@ -164,27 +155,19 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
   return out;
 }
 
-/// The step time on N GPUs times one attention + FFN layer for every layer; a stack whose layers
-/// differ in their mixer or FFN (Nemotron-H, Qwen3-Next, Llama-4 Maverick) would need each kind
-/// timed apart: refused by name rather than timed as another model (training memory and the
-/// one-GPU time model do read them).
-void refuse_per_layer_stacks(const ArchConfig& config) {
-  if (config.layer_mixers.empty() && config.layer_ffns.empty()) return;
-  throw Error("the step time on a cluster of a stack whose layers differ in their mixer or FFN (per-layer "
-              "layer_mixers / layer_ffns) is not modelled: each layer kind would need its own timing; the "
-              "one-GPU step time (report --calibration) and training memory do read it",
-              config.name.empty() ? "<config>" : config.name, config.layer_mixers.empty() ? "/layer_ffns" : "/layer_mixers");
-}
-
 /// One physical layer of `config` as one GPU of the layout computes it: heads, KV heads, the dense
-/// and shared-expert widths and the vocabulary divided by TP; no loop, no MTP.
+/// and shared-expert widths and the vocabulary divided by TP; no loop, no MTP; an attention layer
+/// with full attention (a hybrid stack's kinds: layer_kind_shard()).
 ArchConfig tp_shard(const ArchConfig& config, const ParallelLayout& l, std::vector<std::string>& notes) {
-  refuse_per_layer_stacks(config);
   ArchConfig s = config;
   s.num_layers = 1;
   s.loop = std::nullopt;
   s.mtp_layers = 0;
   s.attention.layer_types.clear();
+  s.layer_mixers.clear();
+  s.layer_ffns.clear();
+  s.linear_attention.reset();
+  s.mamba.reset();
   const std::int64_t tp = l.tp;
   s.attention.num_heads = config.attention.num_heads / tp;
   s.attention.num_kv_heads =
@@ -232,7 +215,8 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
   const auto timed = [&](int group, std::int64_t a, std::int64_t b, const ArchConfig& c, const Workload& wl,
                          std::int64_t tokens, std::int64_t passes, std::initializer_list<Part> parts) {
     if (!cache) return part_times(model, c, wl, tokens, passes, parts, false, true);
-    const std::int64_t experts = group == 0 ? 0 : config.ffn.num_experts;
+    // Group 0 and the layer kinds' mixer parts (groups from layer_kind_group) read no expert field.
+    const std::int64_t experts = group == 0 || group >= layer_kind_group ? 0 : config.ffn.num_experts;
     const std::int64_t width = group == 2 ? config.ffn.expert_dim : 0;
     const std::int64_t shared = group == 1 ? config.ffn.shared_expert_dim : 0;
     return cache->find_or_add({group, a, b, tokens, passes, experts, width, shared},
@@ -281,7 +265,20 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
     out.routed3 = timed(2, l.ep, l.expert_tp(), experts, w, tokens, 3, {Part::routed});
     out.routed4 = full ? timed(2, l.ep, l.expert_tp(), experts, w, tokens, 4, {Part::routed}) : out.routed3;
   }
-  out.out_of_range = out.base3.out_of_range || out.moe3.out_of_range || out.routed3.out_of_range;
+  // A stack whose layers differ: each kind's mixer part on one layer of the kind (layer_kinds.hpp).
+  if (config.has_per_layer_kinds()) {
+    const ArchConfig shard = tp_shard(config, l, out.notes);
+    for (const int kind : layer_kinds_present(config)) {
+      const ArchConfig one = layer_kind_shard(shard, config, kind, l);
+      LayerKindTimes k;
+      k.kind = kind;
+      k.times3 = timed(layer_kind_group + kind, l.tp, 0, one, w, T, 3, {Part::attention});
+      k.times4 = full || selective ? timed(layer_kind_group + kind, l.tp, 0, one, w, T, 4, {Part::attention}) : k.times3;
+      out.out_of_range = out.out_of_range || k.times3.out_of_range;
+      out.kinds.push_back(k);
+    }
+  }
+  out.out_of_range = out.out_of_range || out.base3.out_of_range || out.moe3.out_of_range || out.routed3.out_of_range;
   if (r > 1) out.notes.push_back("under sequence parallelism the norms are timed on all T tokens (an upper bound)");
   return out;
 }
@@ -299,16 +296,14 @@ double stage_micro_batch_seconds(const ParallelLayout& l, const LayerTimes& time
   const LayerPartTimes& moe4 = times.moe4;
   const LayerPartTimes& routed3 = times.routed3;
   const LayerPartTimes& routed4 = times.routed4;
-  double t = e.layers * base3.attention + e.dense_layers() * base3.dense_ffn +
-             e.moe_layers * (moe3.moe_tp_part + routed3.routed);
+  double t = mixer_part_sum(e, times, [](const LayerPartTimes& p) { return p.attention; }) +
+             e.dense_layers() * base3.dense_ffn + e.moe_layers * (moe3.moe_tp_part + routed3.routed);
   // Full recompute: the recomputed layers' forward again (time at 4 passes − at 3).
-  t += e.recomputed_layers * (base4.attention - base3.attention) +
-       e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
+  t += mixer_recompute_seconds(e, times) + e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
        e.recomputed_moe_layers * (moe4.moe_tp_part - moe3.moe_tp_part + routed4.routed - routed3.routed);
-  // Selective recompute: the attention core's forward again in every execution.
   // Selective recompute: the attention core's forward again when core_attn is recomputed (the other
   // modules' repeated forwards are not timed).
-  if (l.recompute.recomputes(RecomputeModule::core_attn)) t += e.layers * (base4.attention_core - base3.attention_core);
+  if (l.recompute.recomputes(RecomputeModule::core_attn)) t += mixer_core_recompute_seconds(e, times);
   if (has_embedding) t += base3.embedding;
   if (has_lm_head) t += base3.head;
   if (last_stage) t += base3.final_norm;

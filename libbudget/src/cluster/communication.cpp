@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "cluster/layer_kinds.hpp"
 #include "cluster/stage_executions.hpp"
 #include "cluster/collective_names.hpp"
 
@@ -159,10 +160,14 @@ StepCommShared step_comm_shared(const ArchConfig& config, const ParallelLayout& 
 
 /// TP collectives of one stage (when TP > 1). Forward-like passes of a layer's collective per
 /// micro-batch: the forward, its mirror in the backward, and the recomputed forward under full
-/// recompute; embedding (first stage) and LM head (last stage) one TP collective pair each.
+/// recompute; embedding (first stage) and LM head (last stage) one TP collective pair each. A TP
+/// region per mixer (attention, and Mamba-2 and Gated DeltaNet alike: a column-parallel input
+/// projection and a row-parallel output projection, Megatron-Core hybrid_layer_specs.py:110-131 at
+/// d98e8a64) and per TP-split FFN.
 void add_tp_comm_terms(StageCommunication& sc, const StepCommShared& s, const StageExecutions& e,
                        const StageMemory& stage) {
-  const double tp_sublayers = (e.layers + e.ffn_tp_layers) * 2.0 + (e.recomputed_layers + e.recomputed_ffn_tp_layers);
+  const double tp_sublayers =
+      (e.mixer_layers + e.ffn_tp_layers) * 2.0 + (e.recomputed_mixer_layers + e.recomputed_ffn_tp_layers);
   const double head_pairs = (stage.has_embedding ? 1.0 : 0.0) + (stage.has_lm_head ? 1.0 : 0.0);
   if (s.l.tp <= 1) return;
   const double size = s.T * s.H * s.A;  // the layer's whole activation [s/CP, b, H]
@@ -236,14 +241,26 @@ void add_ep_all_to_all_comm_term(StageCommunication& sc, const StepCommShared& s
 
 /// Ring attention (when CP > 1; Transformer Engine's p2p context parallelism): forward CP − 1
 /// steps each passing one rank's K and V of T tokens (heads split by TP); backward CP − 1 steps of
-/// K, V and CP − 1 of their gradients; a recomputed forward CP − 1 more.
-void add_cp_ring_comm_term(StageCommunication& sc, const StepCommShared& s, const StageExecutions& e) {
+/// K, V and CP − 1 of their gradients; a recomputed forward CP − 1 more. Attention layers only;
+/// Mamba-2 and linear-attention layers exchange their heads by all-to-all (layer_kinds.hpp).
+void add_cp_ring_comm_term(StageCommunication& sc, const StepCommShared& s, const StageExecutions& e,
+                           const ArchConfig& config) {
   if (s.l.cp <= 1) return;
   const double size = s.T * s.kv_width / static_cast<double>(s.l.tp) * s.A;
-  const double passes = e.layers * 3.0 + e.recomputed_layers;
+  const double attention = config.layer_mixers.empty() ? e.layers : e.mixer_executions(LayerMixer::attention, false);
+  const double recomputed =
+      config.layer_mixers.empty() ? e.recomputed_layers : e.mixer_executions(LayerMixer::attention, true);
+  const double passes = attention * 3.0 + recomputed;
   const double calls = s.m * passes * static_cast<double>(s.l.cp - 1);
-  sc.terms.push_back(
-      ring_term("cp", CollectiveKind::send_recv, s.cp_group, size, calls, s.cluster, s.options.overlap.cp));
+  if (calls > 0.0 || config.layer_mixers.empty()) {  // a stack without attention layers has no ring
+    sc.terms.push_back(
+        ring_term("cp", CollectiveKind::send_recv, s.cp_group, size, calls, s.cluster, s.options.overlap.cp));
+  }
+  const auto passes_of = [&](LayerMixer mixer) {
+    return s.m * (2.0 * e.mixer_executions(mixer, false) + e.mixer_executions(mixer, true));
+  };
+  add_mixer_cp_comm_terms(sc.terms, config, s.l, s.cluster, s.cp_group, s.T, s.A, passes_of(LayerMixer::mamba),
+                          passes_of(LayerMixer::linear_attention), s.options.overlap.cp);
 }
 
 /// Pipeline send/recv (when PP > 1), 1F1B: per micro-batch and model chunk one activation sent
@@ -300,7 +317,7 @@ StageCommunication stage_communication_of(const ArchConfig& config, const StepCo
   const double moe_passes = e.moe_layers * 2.0 + e.recomputed_moe_layers;
   add_etp_comm_terms(sc, s, moe_passes);
   add_ep_all_to_all_comm_term(sc, s, moe_passes);
-  add_cp_ring_comm_term(sc, s, e);
+  add_cp_ring_comm_term(sc, s, e, config);
   add_pp_send_recv_comm_term(sc, s);
   add_dp_reduction_comm_terms(sc, s, "dp", s.dp_cp_group, stage.dense_params);
   add_dp_reduction_comm_terms(sc, s, "expert_dp", s.edp_group, stage.expert_params);

@@ -12,6 +12,7 @@
 #include "budget/error.hpp"
 #include "base/checked_math.hpp"
 #include "base/enum_names.hpp"
+#include "cluster/layer_kinds.hpp"
 
 namespace budget {
 
@@ -384,11 +385,11 @@ std::string layout_recompute_error(const ParallelLayout& l, const ArchConfig& co
 // the first failing one's message is returned.
 std::string ParallelLayout::validation_error(const ArchConfig& config) const {
   using LayoutCheck = std::string (*)(const ParallelLayout&, const ArchConfig&);
-  constexpr std::array<LayoutCheck, 9> checks{layout_minimum_error,      layout_range_error,
-                                               layout_gpu_group_error,    layout_tensor_split_error,
-                                               layout_expert_error,       layout_sequence_and_vocab_error,
-                                               layout_pipeline_error,     layout_recompute_error,
-                                               layout_memory_option_error};
+  constexpr std::array<LayoutCheck, 10> checks{layout_minimum_error,      layout_range_error,
+                                                layout_gpu_group_error,    layout_tensor_split_error,
+                                                layout_layer_kinds_error,  layout_expert_error,
+                                                layout_sequence_and_vocab_error, layout_pipeline_error,
+                                                layout_recompute_error,    layout_memory_option_error};
   for (const LayoutCheck check : checks) {
     if (std::string error = check(*this, config); !error.empty()) return error;
   }

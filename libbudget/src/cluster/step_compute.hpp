@@ -47,11 +47,39 @@ struct LayerPartTimes {
   bool out_of_range = false;
 };
 
+/// One layer kind's times (layer_kinds.hpp), of a stack whose layers differ: the `attention` part
+/// of each (and its attention_core, memory_bound and by_provenance) is the kind's mixer with its
+/// norms and layer glue, timed on one layer of the kind at its TP shard; its FFN is the stack's
+/// dense FFN (base3) or MoE parts (moe3, routed3).
+struct LayerKindTimes {
+  int kind = 0;
+  LayerPartTimes times3, times4;  ///< at 3 and 4 training passes (4: recompute)
+};
+
 struct LayerTimes {
   LayerPartTimes base3, base4, moe3, moe4, routed3, routed4;
+  /// Empty for stacks of one kind of layer (ArchConfig::has_per_layer_kinds() false), whose
+  /// layers' mixer part is base3.attention; else one entry per kind present, in kind order.
+  std::vector<LayerKindTimes> kinds;
   bool out_of_range = false;
   std::vector<std::string> notes;
 };
+
+/// The mixer parts (`attention`: norms, the mixer, the layer glue) of a stage's executions `e`, with
+/// `pick` choosing a number of each LayerPartTimes at 3 passes (`pick4`: at 4, recompute): uniform
+/// stacks e.layers · pick(base3); per-layer-kind stacks Σ_kind executions · pick(its times3).
+template <class Pick>
+double mixer_part_sum(const StageExecutions& e, const LayerTimes& times, const Pick& pick) {
+  if (times.kinds.empty()) return e.layers * pick(times.base3);
+  double seconds = 0.0;
+  for (const LayerKindTimes& k : times.kinds) seconds += e.kind_layers[static_cast<std::size_t>(k.kind)] * pick(k.times3);
+  return seconds;
+}
+/// Full recompute's extra forward of the mixer parts: recomputed executions · (time at 4 passes −
+/// at 3), per kind.
+double mixer_recompute_seconds(const StageExecutions& e, const LayerTimes& times);
+/// Selective recompute of the attention core: executions · (core at 4 passes − at 3), per kind.
+double mixer_core_recompute_seconds(const StageExecutions& e, const LayerTimes& times);
 
 /// Memoised part times (one model, one workload, one imbalance): keyed by (part group, the shard's
 /// sizes, tokens, passes, the routed expert count and width, the shared expert width) of the part's
@@ -121,7 +149,8 @@ double stage_part_sum(const StageExecutions& e, const LayerTimes& times, bool em
   const PartSeconds& base = pick(times.base3);
   const PartSeconds& moe = pick(times.moe3);
   const PartSeconds& routed = pick(times.routed3);
-  return e.layers * base.attention + e.dense_layers() * base.dense_ffn + e.moe_layers * (moe.moe_tp_part + routed.routed) +
+  const double mixers = mixer_part_sum(e, times, [&pick](const LayerPartTimes& p) { return pick(p).attention; });
+  return mixers + e.dense_layers() * base.dense_ffn + e.moe_layers * (moe.moe_tp_part + routed.routed) +
          (embedding ? base.embedding : 0.0) + (head ? base.head : 0.0) + (last ? base.final_norm : 0.0);
 }
 

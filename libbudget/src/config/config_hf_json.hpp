@@ -1,7 +1,9 @@
 #pragma once
 // Private: Hugging Face config detection and reading from parsed JSON (hf_reader.cpp; the families: hf_families.cpp).
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -14,5 +16,12 @@ namespace budget::detail {
 bool looks_like_hf_config(const nlohmann::json& document);
 
 ArchConfig read_hf_config(const nlohmann::json& document, const std::string& source);
+
+/// For a text the strict JSON reader refused: the Hugging Face config it is when read with Python's
+/// JSON extensions (Infinity, -Infinity, NaN; base/json_reader.hpp), each value of them said in a
+/// note naming its key; nullopt when the text holds none of them, is not JSON for another reason
+/// or is not a Hugging Face config (a native config never holds them). A key the reader counts or
+/// sets with cannot hold one: the reader refuses it by name (ObjectReader's numbers are finite).
+std::optional<ArchConfig> read_hf_config_with_python_nonfinite(std::string_view text, const std::string& source);
 
 }  // namespace budget::detail

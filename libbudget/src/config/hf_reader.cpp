@@ -467,7 +467,14 @@ ArchConfig read_hf_config(const nlohmann::json& document, const std::string& sou
 }  // namespace detail
 
 ArchConfig parse_hf_config(std::string_view json_text, const std::string& source) {
-  return detail::read_hf_config(detail::parse_json_text(json_text, source), source);
+  nlohmann::json document;
+  try {
+    document = detail::parse_json_text(json_text, source);
+  } catch (const Error&) {
+    if (auto hf = detail::read_hf_config_with_python_nonfinite(json_text, source)) return *std::move(hf);
+    throw;
+  }
+  return detail::read_hf_config(document, source);
 }
 
 }  // namespace budget

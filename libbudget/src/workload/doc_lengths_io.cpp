@@ -104,20 +104,6 @@ double histogram_count(const nlohmann::json& value, const std::string& source, c
   return value.get<double>();
 }
 
-std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 namespace detail {

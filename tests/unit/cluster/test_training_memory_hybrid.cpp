@@ -1,6 +1,6 @@
 // Training memory of hybrid stacks (cluster/memory_shapes.cpp): each layer's own parameters (the
 // sum over the stored layers is the accounting's N), the activations of Mamba-2 and linear-attention
-// blocks by hand, and the cluster step time's refusal of per-layer stacks.
+// blocks by hand (their step time on a cluster: test_cluster_time_hybrid.cpp).
 
 #include <string>
 
@@ -70,13 +70,4 @@ TEST_CASE("hybrid memory: a Mamba-2 block's activations by hand", "[cluster][hyb
   // Layer 2 is an MoE block: no mixer activations.
   CHECK(layer_activation_bytes(c, 2, l, false).attention == 0.0);
   CHECK(layer_activation_bytes(c, 2, l, false).ffn > 0.0);
-}
-
-TEST_CASE("hybrid memory: the cluster step time refuses per-layer stacks by name", "[cluster][hybrid]") {
-  const ArchConfig c = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/qwen3-next-80b-a3b-thinking.json");
-  const TimeModel model(load_calibration_profile(std::string(BUDGET_SOURCE_DIR) +
-                                                 "/cuda_profiler/profiles/h200-torch-eager.json"));
-  const TrainingMemory memory = training_memory(c, one_gpu(), roomy_cluster());
-  CHECK_THROWS_WITH(cluster_step_time(model, c, memory, roomy_cluster()),
-                    Catch::Contains("/layer_mixers: the step time on a cluster of a stack whose layers differ"));
 }
