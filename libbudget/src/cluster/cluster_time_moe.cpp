@@ -107,6 +107,11 @@ bool selective_recompute_in_moe(const RecomputeSpec& r) {
 MoeDispatchSeconds moe_dispatch_seconds(const TimeModel& model, const ArchConfig& config, const ParallelLayout& l,
                                         const MoeDispatchOptions& options, double rows, std::int64_t local_experts) {
   MoeDispatchSeconds s;
+  // Megatron-Core's dispatcher: none of it on the PyTorch-eager stack (its layer rows time their own
+  // balanced dispatch).
+  const bool megatron = model.options().stack == KernelStack::megatron_core_te ||
+                        (model.options().stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
+  if (!megatron) return s;
   const double copy_bytes_per_s = model.profile().peaks.copy_gbytes_per_s * 1e9;
   const double indexed = model.layer_correction().factor[static_cast<std::size_t>(TimeClass::indexed)];
   if (l.dispatcher != MoeDispatcher::flex && local_experts > 1) {
@@ -116,9 +121,7 @@ MoeDispatchSeconds moe_dispatch_seconds(const TimeModel& model, const ArchConfig
   }
   const bool dropless_sync = !(options.pad_to_capacity && l.capacity_factor > 0.0);
   if (dropless_sync) s.forward_exposed += moe_host_sync_seconds;
-  const bool megatron = model.options().stack == KernelStack::megatron_core_te ||
-                        (model.options().stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
-  if (megatron && !model.options().cuda_graphs) {
+  if (!model.options().cuda_graphs) {
     const double launches = options.router_fusion ? router_launches_fused : router_launches_unfused;
     s.forward_exposed += 0.5 * launches * moe_launch_seconds;
     s.backward_exposed += 0.5 * launches * moe_launch_seconds;
