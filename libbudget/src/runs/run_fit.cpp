@@ -89,9 +89,14 @@ double step_seconds(const TimeModel& model, const MeasuredRun& run) {
 }
 
 /// The run's step at unit factors and its regressors (the change of the step when each factor is
-/// doubled; the constant's regressor is 1).
+/// doubled; the constant's regressor is 1), and what the regressors do not add up to: the step is
+/// not linear in the factors (the slowest stage, the EP overlap's windows, the DP overlap's excess),
+/// so the fit predicts
+///   step(f) = remainder + Σ_k f_k·x_k,   remainder = before − Σ_k x_k (at unit factors, no constant),
+/// which is the model's own step at unit factors (a group no run fits predicts its runs as before).
 struct RunTerms {
   double before = 0;
+  double remainder = 0;
   std::array<double, run_fit_params> x{};
 };
 
@@ -105,6 +110,9 @@ RunTerms run_terms(RunModels& models, const MeasuredRun& run) {
     if (k == 7 || (k == 2 && models.tie_expert())) continue;
     t.x[static_cast<std::size_t>(k)] = std::max(0.0, step_seconds(models.model(run.fp8, k, run.cuda_graphs, run.main_grad_bytes), run) - t.before);
   }
+  double linear = 0.0;
+  for (std::size_t k = 0; k < run_fit_factors; ++k) linear += t.x[k];
+  t.remainder = t.before - linear;
   t.x[run_fit_params - 1] = 1.0;
   return t;
 }
@@ -116,7 +124,8 @@ std::array<double, run_fit_params> fit_terms(const std::vector<std::pair<RunTerm
   for (const auto& [t, measured] : terms) {
     detail::TimeSample s;
     s.features.assign(t.x.begin(), t.x.end());
-    s.ms = measured;
+    s.ms = measured - t.remainder;  // the regressors' part of the measured step
+    s.relative_to_ms = measured;      // the error relative to the step
     samples.push_back(std::move(s));
   }
   for (std::size_t k = 0; k < run_fit_factors; ++k) {
@@ -134,7 +143,7 @@ std::array<double, run_fit_params> fit_terms(const std::vector<std::pair<RunTerm
 }
 
 double predict_terms(const RunTerms& t, const std::array<double, run_fit_params>& f) {
-  double s = 0;
+  double s = t.remainder;
   for (std::size_t k = 0; k < run_fit_params; ++k) s += f[k] * t.x[k];
   return s;
 }

@@ -164,6 +164,9 @@ TEST_CASE("run fit: the published Qwen3-30B-A3B run on 16 H100 (HybridEP, EP ove
   const RunPrediction& run = prediction_named(*bf16, "mbridge-qwen3-30b-a3b-h100-bf16-n16");
   const RunPrediction& ab = prediction_named(*bf16, "mbridge-qwen3-30b-a3b-h100-bf16-n16-no-ep-overlap");
   CHECK(std::abs(run.before_s / run.measured_s - 1.0) < 0.10);  // 20.15 s measured; issue 32 quotes 37.8 s before
+  // No run fitted: the fit's prediction is the model's own (its factors 1, no constant), overlap and all.
+  CHECK(run.predicted_s == Approx(run.before_s).epsilon(1e-9));
+  CHECK(ab.predicted_s == Approx(ab.before_s).epsilon(1e-9));
   CHECK(std::abs(ab.before_s / ab.measured_s - 1.0) < 0.05);
   CHECK(ab.before_s > run.before_s);  // the overlap hides part of the all-to-all
 }
