@@ -230,6 +230,24 @@ budget::CalibrationProfile calibration_profile(const py::handle& calibration) {
 
 }  // namespace
 
+/// Whether `cluster` (None, a path or a dict) names its GPU's calibration profile (gpu.compute.calibration).
+bool cluster_names_profile(const py::handle& cluster, std::optional<std::int64_t> nodes = std::nullopt) {
+  return !cluster.is_none() && cluster_argument(cluster, nodes).compute.source == budget::ComputeSource::calibration;
+}
+
+/// The profile `calibration` gives, else the one the cluster file names; budget.Error naming
+/// calibration when neither gives one.
+budget::CalibrationProfile default_calibration_profile(const py::handle& calibration, const py::handle& cluster,
+                                                       std::optional<std::int64_t> nodes = std::nullopt) {
+  if (!calibration.is_none()) return calibration_profile(calibration);
+  if (cluster_names_profile(cluster, nodes)) {
+    return budget::load_calibration_profile(cluster_argument(cluster, nodes).compute.calibration_profile);
+  }
+  throw budget::Error(cluster.is_none() ? "a calibration profile is needed (calibration=, or cluster= whose file names one)"
+                                        : "the cluster file gives datasheet peaks only: give calibration=",
+                      "calibration");
+}
+
 /// calibration_profile() for the cluster bindings (python/cluster_bindings.cpp).
 budget::CalibrationProfile calibration_argument(const py::handle& calibration) { return calibration_profile(calibration); }
 /// workload_of() for the cluster bindings.
@@ -321,8 +339,8 @@ PYBIND11_MODULE(_budget, m) {
 
   m.def("predict_time",
         [](const py::handle& config, const py::handle& calibration, const py::handle& workload,
-           const std::string& attention_backend) {
-          const budget::CalibrationProfile profile = calibration_profile(calibration);
+           const std::string& attention_backend, const py::handle& cluster) {
+          const budget::CalibrationProfile profile = default_calibration_profile(calibration, cluster);
           budget::TimeModelOptions options;
           options.attention_backend = attention_backend;
           const budget::TimeModel model(profile, options);
@@ -335,10 +353,11 @@ PYBIND11_MODULE(_budget, m) {
           budget::render::add_one_gpu_fit_json(out, budget::one_gpu_fit(arch, profile, w));
           return to_python(out);
         },
-        py::arg("config"), py::arg("calibration"), py::arg("workload") = py::none(),
-        py::arg("attention_backend") = "auto",
+        py::arg("config"), py::arg("calibration") = py::none(), py::arg("workload") = py::none(),
+        py::arg("attention_backend") = "auto", py::arg("cluster") = py::none(),
         "Predicted training step time from a calibration profile (docs/calibration.md): the `time` object of "
-        "`budget-match report --calibration P.json --format json`.");
+        "`budget-match report --calibration P.json --format json`. calibration: a profile (dict or path); "
+        "default the profile the cluster file names (cluster=, its gpu.compute.calibration).");
 
   m.def("match",
         [](const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,
@@ -373,8 +392,9 @@ PYBIND11_MODULE(_budget, m) {
             }
           }
           std::optional<budget::TimeModel> model;
-          if (!calibration.is_none()) {
-            model.emplace(calibration_profile(calibration), budget::TimeModelOptions{attention_backend});
+          if (!calibration.is_none() || cluster_names_profile(cluster, nodes)) {
+            // The profile given, else the cluster file's (gpu.compute.calibration), as --cluster does.
+            model.emplace(default_calibration_profile(calibration, cluster, nodes), budget::TimeModelOptions{attention_backend});
           } else if (attention_backend != "auto") {
             throw budget::Error("attention_backend needs calibration (a profile whose attention rows it selects)",
                                 "attention_backend");

@@ -16,6 +16,7 @@
 
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
+#include "budget/cluster_time.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/export.hpp"
@@ -167,14 +168,17 @@ struct LayoutArguments {
     if (kwargs.contains("megatron_args") && !kwargs["megatron_args"].is_none()) {
       megatron_args = string_argument(kwargs["megatron_args"], "megatron_args");
     }
+    if (kwargs.contains("calibration") && !kwargs["calibration"].is_none()) calibration = kwargs["calibration"];
   }
+  /// calibration=PROFILE (a dict or a path): the step time's profile; default the cluster file's.
+  py::object calibration = py::none();
 
   static std::vector<std::string> known_keys() {
     return {"tp", "pp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches", "seq_len", "recompute",
             "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
             "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "nodes", "pipeline_layout",
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
-            "cpu_offload_layers", "dispatcher", "megatron_args"};
+            "cpu_offload_layers", "dispatcher", "megatron_args", "calibration"};
   }
 };
 
@@ -249,22 +253,36 @@ void bind_cluster(py::module_& m) {
         const budget::ArchConfig c = config_of(config);
         const LayoutArguments a(kwargs);
         const budget::ClusterSpec spec = cluster_of(cluster, a.nodes);
-        if (a.megatron_args) {
-          // The layout as Megatron-LM's arguments give it (docs/megatron.md); gpus needed.
-          const budget::MegatronRun run = budget::load_megatron_args(*a.megatron_args, c, a.layout.gpus);
-          const budget::TrainingMemory memory = budget::training_memory(c, run.layout, spec, *a.megatron_args);
-          py::object out = py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));
+        const auto json = py::module_::import("json").attr("loads");
+        std::optional<budget::MegatronRun> run;
+        if (a.megatron_args) run = budget::load_megatron_args(*a.megatron_args, c, a.layout.gpus);  // gpus needed
+        const budget::TrainingMemory memory =
+            run ? budget::training_memory(c, run->layout, spec, *a.megatron_args) : budget::training_memory(c, a.layout, spec, "layout");
+        py::object out = json(budget::training_memory_json(memory, -1));
+        if (run) {
+          // The layout as Megatron-LM's arguments give it (docs/megatron.md).
           py::dict args;
-          args["modelled"] = run.modelled;
-          args["checked_against_config"] = run.checked;
-          args["read_not_modelled"] = run.read;
-          args["not_modelled"] = run.not_modelled;
-          args["global_batch_size"] = run.global_batch_size;
+          args["modelled"] = run->modelled;
+          args["checked_against_config"] = run->checked;
+          args["read_not_modelled"] = run->read;
+          args["not_modelled"] = run->not_modelled;
+          args["global_batch_size"] = run->global_batch_size;
           out["megatron_args"] = args;
-          return out;
         }
-        const budget::TrainingMemory memory = budget::training_memory(c, a.layout, spec, "layout");
-        return py::module_::import("json").attr("loads")(budget::training_memory_json(memory, -1));
+        // The step time as `budget-match layout` gives it by default: the profile given, else the
+        // cluster file's (gpu.compute.calibration); the paper's workload's attention at its sequence
+        // length; DP overlapped, or the overlap of the Megatron-LM arguments.
+        if (!a.calibration.is_none() || spec.compute.source == budget::ComputeSource::calibration) {
+          budget::TimeModelOptions to;
+          to.fp8 = memory.layout.fp8;
+          const budget::TimeModel model(search_profile(a.calibration, spec), to);
+          const budget::Workload w = workload_argument(py::none());
+          budget::ClusterTimeOptions time_options;
+          time_options.attended_keys = memory.layout.seq_len == w.seq_len ? budget::layout_attended_keys(w) : 0.0;
+          if (run) time_options.communication.overlap = run->overlap;
+          out["time"] = json(budget::cluster_step_time_json(budget::cluster_step_time(model, c, memory, spec, time_options), -1));
+        }
+        return out;
       },
       py::arg("config"), py::arg("cluster"),
       "Memory per GPU per pipeline stage under a parallel layout (docs/cluster.md): the dict of `budget-match "
@@ -277,5 +295,6 @@ void bind_cluster(py::module_& m) {
       "last_stage_layers (-1: even), fsdp (\"none\"), fsdp_sharding (\"optim_grads_params\"), fp8 (\"none\"), "
       "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"); megatron_args=FILE (with gpus=N) "
       "reads the layout from Megatron-LM's arguments instead (docs/megatron.md) and adds megatron_args (what was "
-      "read). budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
+      "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
+      "has `time`, the step time `budget-match layout` prints with its defaults. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
 }

@@ -223,10 +223,15 @@ nlohmann::ordered_json report_json(const ArchConfig& config, const Workload& wor
   return out;
 }
 
-void run_report(const ReportOptions& o) {
+void run_report(ReportOptions o) {
   const ArchConfig config = load_arch_config(o.config_path);
   const Workload workload = o.workload.load();
   const Budgets b = account(config, workload);
+  // With --cluster and no --calibration, the profile the cluster file names (gpu.compute.calibration).
+  if (!o.calibration.given() && !o.cluster_path.empty()) {
+    const ClusterSpec cluster = load_cluster_spec(o.cluster_path);
+    if (cluster.compute.source == ComputeSource::calibration) o.calibration.path = cluster.compute.calibration_profile;
+  }
   const std::optional<TimeModel> model = o.calibration.load_if_given();
   std::optional<StepTime> time;
   if (model) time = predict_step_time(*model, config, workload);

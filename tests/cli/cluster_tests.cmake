@@ -7,6 +7,8 @@ set(smelt examples/configs/paper-200M-S95-smelt.json)
 set(mixtral examples/hf/mixtral-8x7b.json)
 set(h200 examples/clusters/h200.json)
 set(a100 examples/clusters/a100-80gb.json)
+# The H200 example without its profile (gpu.compute.datasheet only): the refusals that need one.
+set(h200_datasheet tests/data/clusters/h200-datasheet-only.json)
 
 budget_cli_test(NAME cluster.layout_table ARGS layout ${base} --cluster ${h200} --micro-batch-size 8 --micro-batches 1
   STDOUT_MATCHES [=[stage +layers +executed +in flight +weights +grads +optimizer +activations +logits +buffers +total GiB]=]
@@ -76,9 +78,17 @@ budget_cli_test(NAME cluster.layout_time_hybrid ARGS layout tests/data/hf/nemotr
     --nodes 2 --gpus 16 --tp 2 --sequence-parallel --cp 2 --ep 4 --micro-batch-size 1 --micro-batches 8 --seq-len 8192
     --profile ${h200_profile} --distributed-optimizer
   STDOUT_MATCHES [=[cp_mamba_all_to_all +[0-9.]+ +[0-9.]+%]=] [=[cp_send_recv +[0-9.]+]=] [=[s a step of 262144 tokens]=])
-budget_cli_test(NAME cluster.layout_time_needs_profile ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
+budget_cli_test(NAME cluster.layout_time_needs_profile ARGS layout ${base} --cluster ${h200_datasheet} --micro-batch-size 1
     --micro-batches 1
   STDOUT_MATCHES [=[step time: not computed: the cluster gives datasheet peaks only; give a calibration profile]=])
+# Issue 32: without --profile the cluster file's profile (gpu.compute.calibration) times the step:
+# the H200 example names h200-published.json, whose MFU denominator is the datasheet peak it cites;
+# report --cluster without --calibration likewise (the B200 example's profile, its device named).
+budget_cli_test(NAME cluster.layout_time_cluster_profile ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
+    --micro-batches 1
+  STDOUT_MATCHES [=[s a step of 4096 tokens, [0-9]+ tokens/s per GPU, MFU [0-9.]+% \(the datasheet's dense BF16 peak, 989 TFLOP/s]=])
+budget_cli_test(NAME cluster.report_cluster_profile ARGS report ${base} --cluster examples/clusters/b200.json
+  STDOUT_MATCHES [=[predicted training step \(NVIDIA B200, budget-match calibrate --from-kernels;]=])
 budget_cli_test(NAME cluster.layout_bad_overlap ARGS layout ${base} --cluster ${h200} --micro-batch-size 1
     --micro-batches 1 --profile ${h200_profile} --overlap dp,xp
   EXPECT_EXIT 2 STDERR_MATCHES [=[--overlap: value "xp" is not allowed; allowed: none or a comma-separated list]=])
@@ -95,7 +105,7 @@ budget_cli_test(NAME cluster.layout_search_json ARGS layout ${smelt} --cluster $
     {
       "layout": {]=] [=["memory": {]=] [=["time": {
         "seconds_per_step": ]=])
-budget_cli_test(NAME cluster.layout_search_needs_profile ARGS layout ${base} --cluster ${h200} --gpus 8
+budget_cli_test(NAME cluster.layout_search_needs_profile ARGS layout ${base} --cluster ${h200_datasheet} --gpus 8
   EXPECT_EXIT 2 STDERR_MATCHES [=[the layout search ranks by step time and needs a calibration profile]=])
 budget_cli_test(NAME cluster.layout_needs_micro_batches ARGS layout ${base} --cluster ${h200} --tp 2 --gpus 8
   EXPECT_EXIT 64 STDERR_MATCHES [=[a layout needs --micro-batch-size and --micro-batches]=])
@@ -142,7 +152,7 @@ budget_cli_test(NAME cluster.match_rank_needs_gpus
 # Issue 32: without --calibration the cluster file's profile is used; a cluster of datasheet peaks
 # only is refused by name.
 budget_cli_test(NAME cluster.match_rank_needs_a_profile
-  ARGS --baseline ${base} --rank-by time --cluster ${h200} --gpus 8
+  ARGS --baseline ${base} --rank-by time --cluster ${h200_datasheet} --gpus 8
   EXPECT_EXIT 2 STDERR_MATCHES [=[--cluster: the cluster file gives datasheet peaks only: give a calibration profile]=])
 budget_cli_test(NAME cluster.match_gpus_needs_cluster ARGS --baseline ${base} --gpus 8
   EXPECT_EXIT 64 STDERR_MATCHES [=[--gpus: --gpus needs --cluster \(it sets up the cluster layout search\)]=])

@@ -16,6 +16,8 @@ BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.
 SMELT = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-smelt.json")
 MIXTRAL = os.path.join(SOURCE, "examples", "hf", "mixtral-8x7b.json")
 H200 = os.path.join(SOURCE, "examples", "clusters", "h200.json")
+# The H200 example without its profile (gpu.compute.datasheet only): the refusals that need one.
+H200_DATASHEET = os.path.join(SOURCE, "tests", "data", "clusters", "h200-datasheet-only.json")
 PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
 
 
@@ -147,7 +149,7 @@ def test_match_on_a_cluster():
 def test_cluster_errors():
     for kwargs, source in [({"gpus": 8}, "gpus"),                                      # gpus without cluster
                            ({"cluster": H200}, "gpus"),                                # cluster without gpus
-                           ({"cluster": H200, "gpus": 8, "rank_by": "time"}, "rank_by"),  # no calibration
+                           ({"cluster": H200_DATASHEET, "gpus": 8, "rank_by": "time"}, "rank_by"),  # no profile
                            ({"cluster": H200, "gpus": 8, "calibration": PROFILE}, "cluster")]:  # rank_by budget
         try:
             budget.match(BASELINE, top=1, **kwargs)
@@ -156,7 +158,7 @@ def test_cluster_errors():
         else:
             raise AssertionError(f"no budget.Error for {kwargs}")
     try:
-        budget.layout_search(BASELINE, H200, gpus=8)  # the example cluster gives datasheet peaks only
+        budget.layout_search(BASELINE, H200_DATASHEET, gpus=8)  # a cluster of datasheet peaks only
     except budget.Error as e:
         assert e.source == "calibration"
     else:
@@ -175,3 +177,20 @@ if __name__ == "__main__":
         fn()
         print("ok", name)
     print(f"{len(tests)} tests passed", file=sys.stderr)
+
+
+def test_cluster_file_profile_by_default():
+    # Issue 32: the cluster file's gpu.compute.calibration times the step when no profile is given:
+    # layout() has the step time of the example's h200-published.json, the same as naming it.
+    args = dict(micro_batch_size=1, micro_batches=1)
+    r = budget.layout(BASELINE, H200, **args)
+    named = budget.layout(BASELINE, H200, calibration=os.path.join(SOURCE, "cuda_profiler", "profiles",
+                                                                   "h200-published.json"), **args)
+    assert r["time"]["seconds_per_step"] > 0
+    assert r["time"]["seconds_per_step"] == named["time"]["seconds_per_step"]
+    eager = budget.layout(BASELINE, H200, calibration=PROFILE, **args)
+    assert eager["time"]["seconds_per_step"] != r["time"]["seconds_per_step"]
+    assert "time" not in budget.layout(BASELINE, H200_DATASHEET, **args)
+    p = budget.predict_time(BASELINE, cluster=H200)
+    assert p == budget.predict_time(BASELINE, calibration=os.path.join(SOURCE, "cuda_profiler", "profiles",
+                                                                       "h200-published.json"))

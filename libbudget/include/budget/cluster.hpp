@@ -23,16 +23,20 @@ struct LinkSpec {
   std::string source;  ///< where the figures come from (datasheet, measurement)
 };
 
-/// Where the GPU's compute figures come from: a calibration profile (docs/calibration.md, a path
-/// resolved against the cluster file's folder) or datasheet peaks, stated as such.
+/// Where the GPU's step time comes from: a calibration profile (docs/calibration.md, a path resolved
+/// against the cluster file's folder: gpu.compute.calibration, the one key naming the GPU's profile),
+/// or only datasheet peaks, stated as such (no step time without a profile given elsewhere).
 enum class ComputeSource { calibration, datasheet };
 std::string_view to_string(ComputeSource source);
 
 struct ComputeSpec {
+  /// calibration when the file names a profile (gpu.compute.calibration), else datasheet.
   ComputeSource source = ComputeSource::datasheet;
-  std::string calibration_profile;          ///< calibration: the profile's path
-  double peak_bf16_dense_flops_per_s = 0.0;  ///< datasheet: dense BF16 tensor-core peak
-  std::string datasheet_source;              ///< datasheet: the document the peak comes from
+  std::string calibration_profile;          ///< the profile's path ("" when none is named)
+  /// gpu.compute.datasheet (optional beside a profile): the dense BF16 tensor-core peak (0: not given)
+  /// and the document it comes from; informational (MFU's denominator is the profile's).
+  double peak_bf16_dense_flops_per_s = 0.0;
+  std::string datasheet_source;
 };
 
 struct ClusterSpec {
@@ -50,9 +54,6 @@ struct ClusterSpec {
   /// GPUs one NVLink domain joins (GB200 NVL72: 72 GPUs over 18 nodes of 4); 0: one node. A
   /// collective inside a domain runs on `intra_node`, one across domains on `inter_node`.
   std::int64_t nvlink_domain_gpus = 0;
-  /// The calibration profile this GPU's step time is meant to be calibrated with (the `kernels`
-  /// profiles, cuda_profiler/profiles/<gpu>.json); informational, not loaded (gpu.compute is).
-  std::string default_profile;
   LinkSpec intra_node;  ///< e.g. NVLink through NVSwitch, per GPU and direction
   LinkSpec inter_node;  ///< e.g. InfiniBand / RoCE, per GPU and direction
 

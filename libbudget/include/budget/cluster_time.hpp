@@ -51,7 +51,13 @@ struct StageTime {
   double exposed_communication_seconds = 0.0;
   double overlapped_communication_seconds = 0.0;
   double late_overlap_seconds = 0.0;  ///< overlapped DP time beyond the backward compute
-  double seconds = 0.0;               ///< compute + exposed + late
+  /// An overlapped EP all-to-all (docs/cluster.md, "MoE dispatch"): the part its windows of the
+  /// combined 1F1B do not hide, and the compute its kernels slow (their SMs taken from the compute).
+  double overlap_exposed_seconds = 0.0;
+  double overlap_slowdown_seconds = 0.0;
+  /// The optimizer step after the micro-batches (docs/cluster.md, "Optimizer step").
+  double optimizer_seconds = 0.0;
+  double seconds = 0.0;  ///< compute + exposed + late + the EP overlap's exposed and slowdown + optimizer
 };
 
 struct ClusterStepTime {

@@ -69,8 +69,26 @@ struct CommOverlap {
   bool dp = true;   ///< Megatron --overlap-grad-reduce and --overlap-param-gather
 };
 
+/// The flex dispatcher's backend (Megatron --moe-flex-dispatcher-backend; NCCL-EP not modelled).
+enum class FlexBackend { deepep, hybridep };
+std::string_view to_string(FlexBackend backend);
+
+/// How Megatron-Core dispatches an MoE layer's tokens beyond what the layout says (the layout's
+/// `dispatcher`, capacity factor): its time (docs/cluster.md, "MoE dispatch").
+struct MoeDispatchOptions {
+  FlexBackend flex_backend = FlexBackend::deepep;  ///< with ParallelLayout::dispatcher flex
+  /// --moe-pad-expert-input-to-capacity (with a capacity factor): fixed shapes, no host synchronisation.
+  bool pad_to_capacity = false;
+  bool router_fusion = false;  ///< --moe-router-fusion: the router's top-k and aux loss in a few fused kernels
+  /// SMs the dispatcher's communication kernels occupy while they overlap compute (--overlap-moe-
+  /// expert-parallel-comm): --moe-flex-dispatcher-num-sms; 0: the backend's default (DeepEP and
+  /// HybridEP 20, Megatron's historical DeepEP default; NCCL's all-to-all 32, its default channel limit).
+  std::int64_t comm_sms = 0;
+};
+
 struct CommOptions {
   CommOverlap overlap;
+  MoeDispatchOptions moe;
   /// Node-limited routing (DeepSeek-V3 §2.1.2): each token is sent to at most this many nodes,
   /// once per node over the inter-node link and forwarded inside the node; 0: unlimited.
   std::int64_t max_nodes_per_token = 0;

@@ -41,15 +41,46 @@ struct MeasuredRun {
   ParallelLayout layout;
   Fp8Recipe fp8 = Fp8Recipe::none;
   bool cuda_graphs = false;
+  double main_grad_bytes = 4;  ///< TimeModelOptions::main_grad_bytes (2: --no-accumulate-allreduce-grads-in-fp32 style bf16 grads)
   CommOverlap overlap{false, false, false, false, false};
+  MoeDispatchOptions moe;  ///< the MoE dispatcher's settings beyond the layout (pad to capacity, router fusion, ...)
   double step_time_s = 0;
   double memory_gib = -1;  ///< peak allocated memory, GiB (−1: not given)
-  std::string megatron_args;  ///< the run's Megatron-LM arguments (for the Megatron-arguments reader)
+  std::string megatron_args;  ///< the run's Megatron-LM arguments as given (or its log's, as words)
+  std::vector<std::string> notes;  ///< what the reader assumed (Megatron arguments read but not modelled, ...)
 };
 
+/// What a Megatron-LM training log (the standard output of pretrain_gpt.py, Megatron-LM d98e8a64)
+/// says of its run (docs/calibration.md, "Megatron-LM logs"): the "arguments" block as command-line
+/// words (by the flag table's destinations: None and flags at their default left out, derived
+/// values the parser does not have skipped and listed), every "elapsed time per iteration (ms)" line
+/// with its throughput per GPU and global batch size, and the largest "max allocated" of the memory
+/// reports.
+struct MegatronLog {
+  struct Iteration {
+    std::int64_t iteration = 0;
+    double elapsed_ms = 0;
+    double tflops_per_gpu = -1;      ///< "throughput per GPU (TFLOP/s/GPU)" (−1: not logged)
+    std::int64_t global_batch_size = -1;
+  };
+  std::vector<std::string> arguments;
+  std::vector<std::string> derived;  ///< printed destinations Megatron's parser does not have
+  std::vector<Iteration> iterations;
+  double max_allocated_mib = -1;
+  /// The median elapsed time of the logged iterations after the first (which includes start-up), in
+  /// seconds; −1 with fewer than two.
+  double step_time_s() const;
+};
+/// budget::Error naming `source` and the line: no arguments block (or two, or one without its end), a
+/// malformed argument line, no iteration line, a field that is not a non-negative number.
+MegatronLog parse_megatron_log(std::string_view text, const std::string& source);
+MegatronLog load_megatron_log(const std::string& path);
+
 /// Reads run lines (docs/calibration.md, "Run files"); errors name `source` and "line <n>/<field>".
-/// A run with "megatron_args" but no "layout" is refused: "megatron_args needs the
-/// Megatron-arguments reader".
+/// A run gives its layout as "layout" (ParallelLayout's fields, with "time"), or as "megatron_args"
+/// (Megatron-LM's arguments, read by read_megatron_args()), or as the arguments block of its
+/// "megatron_log" (a Megatron-LM log, a path relative to the run file's directory, which also gives
+/// the step time and the peak memory).
 std::vector<MeasuredRun> parse_measured_runs(std::string_view jsonl, const std::string& source);
 std::vector<MeasuredRun> load_measured_runs(const std::string& path);
 

@@ -53,6 +53,11 @@ struct TimeModelOptions {
   Fp8Recipe fp8 = Fp8Recipe::none;
   /// CUDA graphs (Megatron --cuda-graph-impl / --enable-cuda-graph): no CPU launch gaps.
   bool cuda_graphs = false;
+  /// Bytes of one element of the main gradients the Megatron-Core stack accumulates weight
+  /// gradients into (--gradient-accumulation-fusion, Megatron's default): 4 (fp32, the grad buffer
+  /// with --accumulate-allreduce-grads-in-fp32, and ParallelLayout's bf16 precision), 2 (bf16).
+  /// A grouped expert GEMM's weight-gradient pass reads and writes them: 2 × this per weight.
+  double main_grad_bytes = 4;
 };
 
 /// Where a predicted time comes from (docs/calibration.md, "Provenance"), most trusted first:
@@ -171,6 +176,8 @@ class TimeModel {
   /// True when the profile has a (not refused) row of `op` in some pass; false when predict()
   /// times every query of it at the profile's peaks (TimePrediction::from_peaks).
   bool measured(TimeQuery::Op op) const;
+  /// True when the profile has a (not refused) row of `op` at precision `dtype` (carried rows count).
+  bool has_rows(TimeQuery::Op op, TimeQuery::Dtype dtype) const;
 
   const CalibrationProfile& profile() const;
   const TimeModelOptions& options() const;

@@ -30,12 +30,13 @@ LinkSpec read_link(const ObjectReader& r) {
   return link;
 }
 
-/// {"calibration": "profile.json"} or {"datasheet": {"bf16_dense_TFLOPs": x, "source": "..."}}.
+/// {"calibration": "profile.json", "datasheet": {"bf16_dense_TFLOPs": x, "source": "..."}}: at least
+/// one; the profile (a path, relative to the cluster file's folder) is what times the GPU.
 ComputeSpec read_compute(const ObjectReader& r, const std::string& base_directory) {
   r.reject_unknown_keys({"calibration", "datasheet"});
   ComputeSpec compute;
-  if (r.has("calibration") == r.has("datasheet")) {
-    r.fail_here("exactly one of \"calibration\" (a calibration profile's path) and \"datasheet\" (peak figures) is "
+  if (!r.has("calibration") && !r.has("datasheet")) {
+    r.fail_here("\"calibration\" (the GPU's calibration profile's path), \"datasheet\" (peak figures) or both are "
                 "required");
   }
   if (r.has("calibration")) {
@@ -46,13 +47,13 @@ ComputeSpec read_compute(const ObjectReader& r, const std::string& base_director
       path = (std::filesystem::path(base_directory) / path).lexically_normal().string();
     }
     compute.calibration_profile = path;
-    return compute;
   }
-  const ObjectReader d = r.object("datasheet");
-  d.reject_unknown_keys({"bf16_dense_TFLOPs", "source"});
-  compute.source = ComputeSource::datasheet;
-  compute.peak_bf16_dense_flops_per_s = d.number("bf16_dense_TFLOPs", 1e-3, 1e6) * 1e12;
-  compute.datasheet_source = d.string("source");
+  if (r.has("datasheet")) {
+    const ObjectReader d = r.object("datasheet");
+    d.reject_unknown_keys({"bf16_dense_TFLOPs", "source"});
+    compute.peak_bf16_dense_flops_per_s = d.number("bf16_dense_TFLOPs", 1e-3, 1e6) * 1e12;
+    compute.datasheet_source = d.string("source");
+  }
   return compute;
 }
 
@@ -73,7 +74,10 @@ ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, 
   c.name = r.string_or("name", "");
   {
     const ObjectReader g = r.object("gpu");
-    g.reject_unknown_keys({"name", "memory_GiB", "reserved_GiB", "memory_source", "compute", "default_profile"});
+    if (g.has("default_profile")) {
+      g.fail("default_profile", "is replaced by gpu.compute.calibration (the profile that times this GPU, issue 32)");
+    }
+    g.reject_unknown_keys({"name", "memory_GiB", "reserved_GiB", "memory_source", "compute"});
     c.gpu_name = detail::read_device_name(g, "name");  // printable, as a profile's device name (it is printed)
     const double memory_gib = g.number("memory_GiB", 1e-3, 1e6);
     const double reserved_gib = g.number_or("reserved_GiB", 0.0, 0.0, 1e6);
@@ -84,7 +88,6 @@ ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, 
     c.reserved_bytes = static_cast<std::int64_t>(reserved_gib * bytes_per_gib);
     c.memory_source = g.string_or("memory_source", "");
     c.compute = read_compute(g.object("compute"), base_directory);
-    c.default_profile = g.string_or("default_profile", "");
   }
   c.gpus_per_node = r.integer("gpus_per_node", 1, 1 << 20);
   c.nodes = r.integer("nodes", 1, 1 << 20);
@@ -123,7 +126,7 @@ std::string ClusterSpec::validation_error() const {
     if (!(link->latency_s >= 0.0)) return "a link latency is negative";
   }
   if (compute.source == ComputeSource::datasheet && !(compute.peak_bf16_dense_flops_per_s > 0.0)) {
-    return "the datasheet compute peak is not positive";
+    return "the datasheet compute peak is not positive (and no calibration profile is named)";
   }
   if (compute.source == ComputeSource::calibration && compute.calibration_profile.empty()) {
     return "the calibration profile path is empty";
@@ -180,7 +183,8 @@ std::string cluster_spec_json(const ClusterSpec& c, const std::string& notes) {
   nlohmann::ordered_json compute;
   if (c.compute.source == ComputeSource::calibration) {
     compute["calibration"] = std::filesystem::absolute(c.compute.calibration_profile).lexically_normal().string();
-  } else {
+  }
+  if (c.compute.peak_bf16_dense_flops_per_s > 0.0) {
     compute["datasheet"] = nlohmann::ordered_json{{"bf16_dense_TFLOPs", c.compute.peak_bf16_dense_flops_per_s * 1e-12},
                                                   {"source", c.compute.datasheet_source}};
   }
@@ -189,7 +193,6 @@ std::string cluster_spec_json(const ClusterSpec& c, const std::string& notes) {
                              {"reserved_GiB", gib_that_reads_back(c.reserved_bytes)}};
   if (!c.memory_source.empty()) gpu["memory_source"] = c.memory_source;
   gpu["compute"] = std::move(compute);
-  if (!c.default_profile.empty()) gpu["default_profile"] = c.default_profile;
   nlohmann::ordered_json j;
   j["schema"] = cluster_schema;
   j["schema_version"] = cluster_schema_version;

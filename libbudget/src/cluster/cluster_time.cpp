@@ -22,60 +22,6 @@
 namespace budget {
 namespace {
 
-enum class Part { attention, dense, moe_tp, routed, embedding, head, final_norm, none };
-
-Part part_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::qkv_projection:
-    case OpKind::attention_scores:
-    case OpKind::output_projection:
-    case OpKind::q_down_projection:
-    case OpKind::q_up_projection:
-    case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection:
-    case OpKind::norms:
-    // Layer glue (ops_glue.cpp): the residual adds and the attention layout copies are timed with
-    // the attention part (per layer, H or q wide), the fp32 router softmax with the router, the
-    // routing-weight product and the combine buffer with the routed experts.
-    case OpKind::residual_add:
-    case OpKind::attention_layout:
-    // The other mixers (linear attention, Mamba-2) and DeepSeek-V3.2's indexer: the layer's mixer part.
-    case OpKind::mixer_in_projection:
-    case OpKind::short_convolution:
-    case OpKind::delta_rule_scan:
-    case OpKind::ssd_scan:
-    case OpKind::mixer_out_projection:
-    case OpKind::indexer_projection:
-    case OpKind::indexer_scores:
-    case OpKind::indexer_topk:
-    case OpKind::attention_gate: return Part::attention;
-    case OpKind::router_softmax_fp32: return Part::moe_tp;
-    case OpKind::routing_weights:
-    case OpKind::combine_zero: return Part::routed;
-    case OpKind::dense_ffn:
-    case OpKind::dense_activation: return Part::dense;
-    case OpKind::router:
-    case OpKind::router_topk:
-    case OpKind::shared_experts:
-    case OpKind::shared_activation: return Part::moe_tp;
-    case OpKind::routed_experts:
-    case OpKind::expert_dispatch:
-    case OpKind::expert_combine:
-    case OpKind::expert_activation: return Part::routed;
-    case OpKind::embedding: return Part::embedding;
-    case OpKind::final_norm: return Part::final_norm;
-    case OpKind::lm_head: return Part::head;
-    case OpKind::mtp_module: return Part::none;
-  }
-  return Part::none;
-}
-
-/// The time classes that move bytes rather than multiply matrices (time_model.hpp, TimeClass): their
-/// time follows the GPU's memory bandwidth, the others' its tensor-core rate.
-bool is_memory_bound_class(TimeClass cls) {
-  return cls == TimeClass::indexed || cls == TimeClass::elementwise || cls == TimeClass::glue;
-}
-
 /// Of one micro-batch's forward and backward on a stage (recompute excluded), the memory-bound
 /// ops' seconds and all seconds, from the part times and the stage's executions.
 std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const LayerTimes& times, bool embedding,
@@ -88,71 +34,6 @@ std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const
           stage_part_sum(e, times, embedding, head, last, all_seconds)};
 }
 
-/// predict_step_time(model, c, w).by_op's kinds and seconds, bit for bit, through the indexed path
-/// (TimeModel::predict_ms(), detail::StepTermsPath::indexed): each op's corrected seconds
-/// factor_class · t + launch_ms · launches, as predict_step_time() writes it, without its flags
-/// and notes (tests/unit/cluster/test_layout_search.cpp compares the two paths). Only the ops of the
-/// `wanted` parts are timed (each op's term is its own: the same seconds as in the whole list).
-std::vector<OpStepTime> indexed_op_times(const TimeModel& model, const ArchConfig& c, const Workload& w,
-                                         std::initializer_list<Part> wanted, bool every_op) {
-  const auto in_wanted = [](OpKind kind, const void* parts) {
-    const auto& list = *static_cast<const std::initializer_list<Part>*>(parts);
-    return std::find(list.begin(), list.end(), part_of(kind)) != list.end();
-  };
-  const detail::StepTerms terms = detail::step_terms(model, c, w, detail::StepTermsPath::indexed,
-                                                     every_op ? nullptr : +in_wanted, &wanted);
-  const LayerCorrection& correction = model.layer_correction();
-  std::vector<OpStepTime> out;
-  for (const detail::OpTerm& term : terms.ops) {
-    OpStepTime t;
-    t.kind = term.time.kind;
-    if (term.time.seconds_per_step <= 0) continue;
-    const double launch_s = correction.launch_ms * 1e-3 * term.time.launches_per_step;
-    t.seconds_per_step = correction.factor[static_cast<std::size_t>(term.cls)] * term.time.seconds_per_step + launch_s;
-    out.push_back(t);
-  }
-  return out;
-}
-
-/// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes;
-/// `indexed`: through indexed_op_times() (the same seconds, out_of_range not known, left false).
-/// Adds `seconds` to `part`'s field of `parts` (LayerPartTimes or PartSeconds: the same field names).
-template <class Parts>
-void add_part_seconds(Parts& parts, Part part, double seconds) {
-  switch (part) {
-    case Part::attention: parts.attention += seconds; break;
-    case Part::dense: parts.dense_ffn += seconds; break;
-    case Part::moe_tp: parts.moe_tp_part += seconds; break;
-    case Part::routed: parts.routed += seconds; break;
-    case Part::embedding: parts.embedding += seconds; break;
-    case Part::head: parts.head += seconds; break;
-    case Part::final_norm: parts.final_norm += seconds; break;
-    case Part::none: break;
-  }
-}
-
-LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
-                          std::int64_t passes, std::initializer_list<Part> wanted, bool indexed, bool every_op) {
-  w.tokens_per_step = std::max<std::int64_t>(1, tokens);
-  w.training_passes = passes;
-  LayerPartTimes out;
-  std::vector<OpStepTime> by_op;
-  if (indexed) {
-    by_op = indexed_op_times(model, c, w, wanted, every_op);
-  } else {
-    StepTime st = predict_step_time(model, c, w);
-    out.out_of_range = st.out_of_range;
-    by_op = std::move(st.by_op);
-  }
-  for (const OpStepTime& op : by_op) {
-    const Part part = part_of(op.kind);
-    if (std::find(wanted.begin(), wanted.end(), part) == wanted.end()) continue;
-    add_part_seconds(out, part, op.seconds_per_step);
-    if (part == Part::attention && op.kind == OpKind::attention_scores) out.attention_core += op.seconds_per_step;
-    if (is_memory_bound_class(time_class_of(op.kind))) add_part_seconds(out.memory_bound, part, op.seconds_per_step);
-    for (std::size_t k = 0; k < time_provenance_count; ++k) add_part_seconds(out.by_provenance[k], part, op.provenance_seconds[k]);
-  }
-  return out;
 }
 
 /// One physical layer of `config` as one GPU of the layout computes it: heads, KV heads, the dense
@@ -213,7 +94,7 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
   // group 2 routed experts (E/EP experts of width expert_dim/ETP). The key's expert fields are those
   // each group reads (PartTimesCache).
   const auto timed = [&](int group, std::int64_t a, std::int64_t b, const ArchConfig& c, const Workload& wl,
-                         std::int64_t tokens, std::int64_t passes, std::initializer_list<Part> parts) {
+                         std::int64_t tokens, std::int64_t passes, std::initializer_list<LayerPart> parts) {
     if (!cache) return part_times(model, c, wl, tokens, passes, parts, false, true);
     // Group 0 and the layer kinds' mixer parts (groups from layer_kind_group) read no expert field.
     const std::int64_t experts = group == 0 || group >= layer_kind_group ? 0 : config.ffn.num_experts;
@@ -242,14 +123,17 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
     dense_layer.ffn.first_dense_layers = 0;
     dense_layer.ffn.dense_dim = config.ffn.dense_dim / l.tp;
   }
-  const auto base_parts = {Part::attention, Part::dense, Part::embedding, Part::head, Part::final_norm};
+  const auto base_parts = {LayerPart::attention, LayerPart::dense, LayerPart::embedding, LayerPart::head, LayerPart::final_norm};
   out.base3 = timed(0, l.tp, 0, dense_layer, w, T, 3, base_parts);
-  out.base4 = full || selective ? timed(0, l.tp, 0, dense_layer, w, T, 4, base_parts) : out.base3;
+  // The forwards again: recompute's, and the forward/backward split of the EP overlap's windows.
+  const bool ep_overlap = options.communication.overlap.ep && config.ffn.is_moe() && l.ep > 1;
+  out.base4 = full || selective || ep_overlap ? timed(0, l.tp, 0, dense_layer, w, T, 4, base_parts) : out.base3;
   if (config.ffn.is_moe()) {
     ArchConfig moe_layer = tp_shard(config, l, out.notes);
     moe_layer.ffn.first_dense_layers = 0;
-    out.moe3 = timed(1, l.tp, 0, moe_layer, w, T, 3, {Part::moe_tp});
-    out.moe4 = full ? timed(1, l.tp, 0, moe_layer, w, T, 4, {Part::moe_tp}) : out.moe3;
+    out.moe3 = timed(1, l.tp, 0, moe_layer, w, T, 3, {LayerPart::moe_tp});
+    const bool again = full || selective_recompute_in_moe(l.recompute) || ep_overlap;
+    out.moe4 = again ? timed(1, l.tp, 0, moe_layer, w, T, 4, {LayerPart::moe_tp}) : out.moe3;
     // Routed experts on one EP rank: E/EP local experts of width expert_dim/ETP, receiving
     // R = (T/r)·top_k·min(F, G)·ETP rows in all (the most loaded rank; ETP gathers its group's
     // rows). Timed as a config of E' = E/EP experts with top_k' = min(top_k, E') and
@@ -262,8 +146,24 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
     experts.ffn.top_k = std::min(config.ffn.top_k, experts.ffn.num_experts);
     experts.ffn.expert_dim = config.ffn.expert_dim / l.expert_tp();
     const auto tokens = static_cast<std::int64_t>(std::llround(rows / static_cast<double>(experts.ffn.top_k)));
-    out.routed3 = timed(2, l.ep, l.expert_tp(), experts, w, tokens, 3, {Part::routed});
-    out.routed4 = full ? timed(2, l.ep, l.expert_tp(), experts, w, tokens, 4, {Part::routed}) : out.routed3;
+    out.routed3 = timed(2, l.ep, l.expert_tp(), experts, w, tokens, 3, {LayerPart::routed});
+    out.routed4 = again ? timed(2, l.ep, l.expert_tp(), experts, w, tokens, 4, {LayerPart::routed}) : out.routed3;
+    // The dispatcher's kernels beyond the op list, in the routed part (not cached: the layout's).
+    const MoeDispatchSeconds d =
+        moe_dispatch_seconds(model, config, l, options.communication.moe, rows, experts.ffn.num_experts);
+    const auto add_dispatch = [&](LayerPartTimes& p, double extra_forwards) {
+      const double seconds = d.training() + extra_forwards * d.forward();
+      p.routed += seconds;
+      p.memory_bound.routed += d.memory_bound() + extra_forwards * d.forward_memory_bound;
+      p.by_provenance[static_cast<std::size_t>(TimeProvenance::assumed)].routed += seconds;
+    };
+    add_dispatch(out.routed3, 0.0);
+    if (again) {
+      add_dispatch(out.routed4, 1.0);
+    } else {
+      out.routed4 = out.routed3;
+    }
+    out.moe_dispatch_forward_seconds = d.forward();
   }
   // A stack whose layers differ: each kind's mixer part on one layer of the kind (layer_kinds.hpp).
   if (config.has_per_layer_kinds()) {
@@ -272,8 +172,8 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
       const ArchConfig one = layer_kind_shard(shard, config, kind, l);
       LayerKindTimes k;
       k.kind = kind;
-      k.times3 = timed(layer_kind_group + kind, l.tp, 0, one, w, T, 3, {Part::attention});
-      k.times4 = full || selective ? timed(layer_kind_group + kind, l.tp, 0, one, w, T, 4, {Part::attention}) : k.times3;
+      k.times3 = timed(layer_kind_group + kind, l.tp, 0, one, w, T, 3, {LayerPart::attention});
+      k.times4 = full || selective || ep_overlap ? timed(layer_kind_group + kind, l.tp, 0, one, w, T, 4, {LayerPart::attention}) : k.times3;
       out.out_of_range = out.out_of_range || k.times3.out_of_range;
       out.kinds.push_back(k);
     }
@@ -301,9 +201,8 @@ double stage_micro_batch_seconds(const ParallelLayout& l, const LayerTimes& time
   // Full recompute: the recomputed layers' forward again (time at 4 passes − at 3).
   t += mixer_recompute_seconds(e, times) + e.recomputed_dense_layers() * (base4.dense_ffn - base3.dense_ffn) +
        e.recomputed_moe_layers * (moe4.moe_tp_part - moe3.moe_tp_part + routed4.routed - routed3.routed);
-  // Selective recompute: the attention core's forward again when core_attn is recomputed (the other
-  // modules' repeated forwards are not timed).
-  if (l.recompute.recomputes(RecomputeModule::core_attn)) t += mixer_core_recompute_seconds(e, times);
+  // Selective recompute: each recomputed module's forward again (cluster_time_moe.cpp).
+  t += selective_recompute_seconds(l, times, e);
   if (has_embedding) t += base3.embedding;
   if (has_lm_head) t += base3.head;
   if (last_stage) t += base3.final_norm;
@@ -337,7 +236,8 @@ double step_time_late_dp_overlap_seconds(const StageCommunication& comm, double 
 /// of its overlapped DP collectives that runs past the backward.
 StageStepTime step_time_of_stage(const ArchConfig& config, const ParallelLayout& l,
                                  const std::vector<ModelChunk>& chunks, const StageMemory& stage,
-                                 const LayerTimes& times, const StageCommunication& comm) {
+                                 const LayerTimes& times, const StageCommunication& comm,
+                                 const EpOverlapSeconds& overlap, double optimizer) {
   const double m = static_cast<double>(l.micro_batches);
   const StageExecutions e = stage_executions(config, l, chunks, stage.pipeline_rank);
   StageStepTime out;
@@ -352,7 +252,11 @@ StageStepTime step_time_of_stage(const ArchConfig& config, const ParallelLayout&
   st.exposed_communication_seconds = comm.exposed_seconds;
   st.overlapped_communication_seconds = comm.overlapped_seconds;
   st.late_overlap_seconds = step_time_late_dp_overlap_seconds(comm, st.compute_seconds);
-  st.seconds = st.compute_seconds + st.exposed_communication_seconds + st.late_overlap_seconds;
+  st.overlap_exposed_seconds = overlap.exposed;
+  st.overlap_slowdown_seconds = overlap.slowdown;
+  st.optimizer_seconds = optimizer;
+  st.seconds = st.compute_seconds + st.exposed_communication_seconds + st.late_overlap_seconds + overlap.exposed +
+               overlap.slowdown + optimizer;
   out.micro_batch_seconds = t;
   out.memory_bound_seconds = memory_bound_s;
   out.base_seconds = base_s;
@@ -406,6 +310,11 @@ void set_step_time_components(ClusterStepTime& out) {
   }
   for (const std::string& key : order) out.by_component.push_back(comm_parts[key]);
   if (slow.late_overlap_seconds > 0.0) out.by_component.push_back({"dp_beyond_backward", slow.late_overlap_seconds, false});
+  if (slow.overlap_exposed_seconds > 0.0) out.by_component.push_back({"ep_not_hidden", slow.overlap_exposed_seconds, false});
+  if (slow.overlap_slowdown_seconds > 0.0) {
+    out.by_component.push_back({"ep_overlap_slowdown", slow.overlap_slowdown_seconds, false});
+  }
+  if (slow.optimizer_seconds > 0.0) out.by_component.push_back({"optimizer", slow.optimizer_seconds, false});
   out.by_component.push_back({"bubble", out.bubble_seconds, false});
   if (out.overhead_seconds > 0.0) out.by_component.push_back({"overhead", out.overhead_seconds, false});
 }
@@ -446,7 +355,10 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   double slowest_seconds = -1.0;
   for (const StageMemory& stage : memory.stages) {
     const StageCommunication& comm = out.communication[static_cast<std::size_t>(stage.pipeline_rank)];
-    const StageStepTime s = step_time_of_stage(config, l, chunks, stage, times, comm);
+    const EpOverlapSeconds overlap = ep_overlap_seconds(model, l, options.communication.moe, comm, times,
+                                                        stage_executions(config, l, chunks, stage.pipeline_rank));
+    const StageStepTime s = step_time_of_stage(config, l, chunks, stage, times, comm, overlap,
+                                               optimizer_step_seconds(model, l, stage));
     slowest_micro_batch = std::max(slowest_micro_batch, s.micro_batch_seconds);
     if (s.time.seconds > slowest_seconds) {
       slowest_seconds = s.time.seconds;

@@ -17,6 +17,7 @@
 namespace budget {
 
 std::string_view to_string(CollectiveKind kind) { return detail::name_of(detail::collective_kind_names, kind); }
+std::string_view to_string(FlexBackend backend) { return detail::name_of(detail::flex_backend_names, backend); }
 
 double bus_factor(CollectiveKind kind, std::int64_t ranks) {
   if (kind == CollectiveKind::send_recv) return 1.0;
@@ -196,29 +197,57 @@ void add_etp_comm_terms(StageCommunication& sc, const StepCommShared& s, double 
   sc.terms.push_back(ring_term("etp", CollectiveKind::reduce_scatter, s.etp_group, size, calls, s.cluster, overlapped));
 }
 
+/// Of a link's bandwidth, what the dispatcher's all-to-all kernels reach (large messages):
+///   NCCL's all-to-all (the alltoall and allgather dispatchers): 0.6 over NVLink, SimuMax's measured
+///     efficiency on a B200 node (MooreThreads/SimuMax@4dcaae5:configs/system/b200_bf16_ceperm.json,
+///     networks.high_intra_node.op.all2all.efficient_factor 0.5968 of 900 GB/s); 0.85 between nodes
+///     (an estimate);
+///   DeepEP's normal kernels (flex): 0.8 over NVLink (deepseek-ai/DeepEP@dd758ca:README.md, SM100 EP8
+///     643-740 GB/s of 900 at 24-64 SMs; docs/legacy.md, H800 EP8 153-158 GB/s of 160 at 20 SMs),
+///     0.86 over RDMA (docs/legacy.md: 43 GB/s of 50 at EP16); HybridEP taken as DeepEP (estimate).
+struct AllToAllEfficiency {
+  double intra = 1.0, inter = 1.0;
+};
+AllToAllEfficiency all_to_all_efficiency(const ParallelLayout& l) {
+  if (l.dispatcher == MoeDispatcher::flex) return {0.8, 0.86};
+  return {0.6, 0.85};
+}
+
 /// EP all-to-all (when the stage runs MoE layers and EP > 1): dispatch and combine per MoE
 /// execution and pass. One call's send buffer S = (T/r) · top_k · min(F, G) · H · bytes; of it
 /// (EP − 1)/EP leaves the GPU: (p − 1)/EP to the p − 1 other members on its node, (EP − p)/EP to
 /// other nodes (uniform routing). Intra- and inter-node parts run concurrently: time = max of the
-/// two + latency.
+/// two at the dispatcher's reached bandwidths (all_to_all_efficiency()) + latency. The alltoall
+/// dispatcher sends the routing probabilities in a second all-to-all after the tokens (token_dispatch
+/// at d98e8a64; its backward likewise): one more latency and 4 bytes a row.
 void add_ep_all_to_all_comm_term(StageCommunication& sc, const StepCommShared& s, double moe_passes) {
   if (!(moe_passes > 0.0 && s.l.ep > 1)) return;
   const ClusterSpec& cluster = s.cluster;
   const GroupPlacement& ep_group = s.ep_group;
-  const double size = (s.T / s.r) * s.rows_per_token * s.H * s.A;
+  const double rows = (s.T / s.r) * s.rows_per_token;
+  const bool probs = s.l.dispatcher != MoeDispatcher::flex;
+  const double size = rows * (s.H * s.A + (probs ? 4.0 : 0.0));
   const double calls = s.m * moe_passes * 2.0;
   const double n = static_cast<double>(s.l.ep);
   const double p = static_cast<double>(ep_group.members_per_node);
   const double nodes = static_cast<double>(ep_group.nodes);
   double inter = size * (n - p) / n;
   double intra = size * (p - 1.0) / n;
-  if (s.options.max_nodes_per_token > 0 && ep_group.nodes > 1) {
-    // Node-limited routing: each token crosses to at most M nodes once (its rows for that node
-    // travel as one copy), forwarded over NVLink there. With the M nodes uniform over the group's
-    // nodes, own node included, M·(nodes − 1)/nodes copies of H leave per token; the forwarded
-    // rows (all but the receiving GPU's share) are intra-node traffic on the receiving node.
-    const double m_nodes = std::min(static_cast<double>(s.options.max_nodes_per_token), nodes);
-    const double copies = std::min(m_nodes * (nodes - 1.0) / nodes * s.imbalance, s.rows_per_token * (n - p) / n);
+  const bool flex = s.l.dispatcher == MoeDispatcher::flex;
+  if ((s.options.max_nodes_per_token > 0 || flex) && ep_group.nodes > 1) {
+    // Node-limited routing, and DeepEP's and HybridEP's kernels always: each token crosses to a
+    // remote node once (its rows for that node travel as one copy; the combine reduces them there
+    // before they cross back) and is forwarded over NVLink there. Node-limited: M nodes uniform over
+    // the group's, own node included: M·(nodes − 1)/nodes copies of H leave per token. Otherwise the
+    // remote nodes its k = top_k·min(F, G) rows reach, routing uniform: (nodes − 1)(1 − (1 − 1/nodes)^k).
+    // The forwarded rows (all but the receiving GPU's share) are intra-node traffic on the
+    // receiving node.
+    double remote = (nodes - 1.0) * (1.0 - std::pow(1.0 - 1.0 / nodes, s.rows_per_token));
+    if (s.options.max_nodes_per_token > 0) {
+      const double m_nodes = std::min(static_cast<double>(s.options.max_nodes_per_token), nodes);
+      remote = std::min(remote, m_nodes * (nodes - 1.0) / nodes * s.imbalance);
+    }
+    const double copies = std::min(remote, s.rows_per_token * (n - p) / n);
     inter = (s.T / s.r) * copies * s.H * s.A;
     intra += size * (n - p) / n * (p - 1.0) / p;
   }
@@ -230,10 +259,15 @@ void add_ep_all_to_all_comm_term(StageCommunication& sc, const StepCommShared& s
   t.calls_per_step = calls;
   t.bytes_per_step = calls * (intra + inter);
   t.inter_node_bytes_per_step = calls * inter;
-  const double one = std::max(intra / cluster.intra_node.bandwidth_bytes_per_s,
-                              inter / cluster.inter_node.bandwidth_bytes_per_s) +
-                     static_cast<double>(latency_steps(CollectiveKind::all_to_all, s.l.ep)) *
+  const AllToAllEfficiency reach = all_to_all_efficiency(s.l);
+  const double latency = static_cast<double>(latency_steps(CollectiveKind::all_to_all, s.l.ep)) *
                          (ep_group.inter_node() ? cluster.inter_node.latency_s : cluster.intra_node.latency_s);
+  // NCCL's all-to-all sends to every peer at once: its intra- and inter-node parts run concurrently.
+  // DeepEP's and HybridEP's rows cross the NIC and are then forwarded over NVLink by a GPU of the
+  // receiving node, store and forward: the two parts add.
+  const double intra_s = intra / (reach.intra * cluster.intra_node.bandwidth_bytes_per_s);
+  const double inter_s = inter / (reach.inter * cluster.inter_node.bandwidth_bytes_per_s);
+  const double one = (flex ? intra_s + inter_s : std::max(intra_s, inter_s)) + (probs ? 2.0 : 1.0) * latency;
   t.seconds_per_step = calls * one;
   t.overlapped = s.options.overlap.ep;
   sc.terms.push_back(t);
@@ -314,7 +348,10 @@ StageCommunication stage_communication_of(const ArchConfig& config, const StepCo
   sc.pipeline_rank = stage.pipeline_rank;
   const StageExecutions e = stage_executions(config, s.l, chunks, stage.pipeline_rank);
   add_tp_comm_terms(sc, s, e, stage);
-  const double moe_passes = e.moe_layers * 2.0 + e.recomputed_moe_layers;
+  // Each MoE execution's forward and backward, a fully recomputed one's forward again, and the
+  // forward again of a selectively recomputed moe module (its dispatch and combine rerun).
+  const bool moe_recomputed = s.l.recompute.kind == RecomputeKind::selective && s.l.recompute.recomputes(RecomputeModule::moe);
+  const double moe_passes = e.moe_layers * 2.0 + e.recomputed_moe_layers + (moe_recomputed ? e.moe_layers : 0.0);
   add_etp_comm_terms(sc, s, moe_passes);
   add_ep_all_to_all_comm_term(sc, s, moe_passes);
   add_cp_ring_comm_term(sc, s, e, config);

@@ -147,11 +147,11 @@ double mixer_recompute_seconds(const StageExecutions& e, const LayerTimes& times
   return seconds;
 }
 
-double mixer_core_recompute_seconds(const StageExecutions& e, const LayerTimes& times) {
-  if (times.kinds.empty()) return e.layers * (times.base4.attention_core - times.base3.attention_core);
+double mixer_op_recompute_seconds(const StageExecutions& e, const LayerTimes& times, std::size_t op) {
+  if (times.kinds.empty()) return e.layers * (times.base4.by_kind[op] - times.base3.by_kind[op]);
   double seconds = 0.0;
   for (const LayerKindTimes& k : times.kinds) {
-    seconds += e.kind_layers[static_cast<std::size_t>(k.kind)] * (k.times4.attention_core - k.times3.attention_core);
+    seconds += e.kind_layers[static_cast<std::size_t>(k.kind)] * (k.times4.by_kind[op] - k.times3.by_kind[op]);
   }
   return seconds;
 }

@@ -3,6 +3,7 @@
 // domain): computed once per (TP, EP, ETP, CP, micro-batch size, recompute, imbalance) and reused
 // by the layout search.
 #include <array>
+#include <initializer_list>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -11,9 +12,19 @@
 #include <vector>
 
 #include "budget/cluster_time.hpp"
+#include "budget/ops.hpp"
 #include "cluster/stage_executions.hpp"
 
 namespace budget {
+
+/// The part of a layer an op belongs to (cluster_time_parts.cpp): attention (and the other mixers,
+/// norms, residual adds), a dense layer's FFN, the MoE part replicated over TP (router, shared
+/// experts), the routed experts with their dispatch and combine, the embedding, LM head and final
+/// norm; none for what the step does not time (MTP modules).
+enum class LayerPart { attention, dense, moe_tp, routed, embedding, head, final_norm, none };
+LayerPart layer_part_of(OpKind kind);
+/// Op kinds, for per-kind seconds (OpKind's enumerators, in order).
+inline constexpr std::size_t op_kind_count = static_cast<std::size_t>(OpKind::attention_gate) + 1;
 
 /// Seconds of the parts of a layer (one execution, one micro-batch on one GPU) that compute or move;
 /// the parts are LayerPartTimes' (below).
@@ -30,7 +41,6 @@ struct PartSeconds {
 /// Seconds of one execution of each part of a layer, for one micro-batch on one GPU.
 struct LayerPartTimes {
   double attention = 0.0;       ///< norms, projections, the attention core
-  double attention_core = 0.0;  ///< the core alone (what selective recompute reruns)
   double dense_ffn = 0.0;
   double moe_tp_part = 0.0;     ///< router, top-k, shared experts
   double routed = 0.0;          ///< routed experts' grouped GEMMs, dispatch, combine, activation
@@ -44,6 +54,9 @@ struct LayerPartTimes {
   /// Of each part, the seconds by provenance (TimeProvenance order; the row path only, zero on the
   /// indexed path): where the compute's times come from.
   std::array<PartSeconds, time_provenance_count> by_provenance{};
+  /// The seconds of each op kind (OpKind order) of the parts timed: what a selective recompute of a
+  /// module repeats is its kinds' seconds at 4 passes less at 3 (cluster_time_moe.cpp).
+  std::array<double, op_kind_count> by_kind{};
   bool out_of_range = false;
 };
 
@@ -56,11 +69,36 @@ struct LayerKindTimes {
   LayerPartTimes times3, times4;  ///< at 3 and 4 training passes (4: recompute)
 };
 
+/// Adds `seconds` to `part`'s field of `parts` (LayerPartTimes or PartSeconds: the same field names).
+template <class Parts>
+void add_part_seconds(Parts& parts, LayerPart part, double seconds) {
+  switch (part) {
+    case LayerPart::attention: parts.attention += seconds; break;
+    case LayerPart::dense: parts.dense_ffn += seconds; break;
+    case LayerPart::moe_tp: parts.moe_tp_part += seconds; break;
+    case LayerPart::routed: parts.routed += seconds; break;
+    case LayerPart::embedding: parts.embedding += seconds; break;
+    case LayerPart::head: parts.head += seconds; break;
+    case LayerPart::final_norm: parts.final_norm += seconds; break;
+    case LayerPart::none: break;
+  }
+}
+
+/// Times per part of a one-layer config `c` at `tokens` tokens and `passes` training passes, only
+/// the ops of the `wanted` parts; `indexed`: through the time model's indexed path (the same
+/// seconds, out_of_range not known, left false); `every_op`: time every op of `c` on that path (the
+/// same seconds, the reference ranking's cost).
+LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload w, std::int64_t tokens,
+                          std::int64_t passes, std::initializer_list<LayerPart> wanted, bool indexed, bool every_op);
+
 struct LayerTimes {
   LayerPartTimes base3, base4, moe3, moe4, routed3, routed4;
   /// Empty for stacks of one kind of layer (ArchConfig::has_per_layer_kinds() false), whose
   /// layers' mixer part is base3.attention; else one entry per kind present, in kind order.
   std::vector<LayerKindTimes> kinds;
+  /// One more forward of the MoE dispatcher's kernels beyond the op list (moe_dispatch_seconds(); in
+  /// routed3 and routed4 already): what a selective recompute of the moe module repeats.
+  double moe_dispatch_forward_seconds = 0.0;
   bool out_of_range = false;
   std::vector<std::string> notes;
 };
@@ -78,8 +116,9 @@ double mixer_part_sum(const StageExecutions& e, const LayerTimes& times, const P
 /// Full recompute's extra forward of the mixer parts: recomputed executions · (time at 4 passes −
 /// at 3), per kind.
 double mixer_recompute_seconds(const StageExecutions& e, const LayerTimes& times);
-/// Selective recompute of the attention core: executions · (core at 4 passes − at 3), per kind.
-double mixer_core_recompute_seconds(const StageExecutions& e, const LayerTimes& times);
+/// Selective recompute of one op kind `op` of the mixer parts (attention scores for core_attn, the
+/// norms, the projections): executions · (its seconds at 4 passes − at 3), per layer kind.
+double mixer_op_recompute_seconds(const StageExecutions& e, const LayerTimes& times, std::size_t op);
 
 /// Memoised part times (one model, one workload, one imbalance): keyed by (part group, the shard's
 /// sizes, tokens, passes, the routed expert count and width, the shared expert width) of the part's
@@ -153,6 +192,39 @@ double stage_part_sum(const StageExecutions& e, const LayerTimes& times, bool em
   return mixers + e.dense_layers() * base.dense_ffn + e.moe_layers * (moe.moe_tp_part + routed.routed) +
          (embedding ? base.embedding : 0.0) + (head ? base.head : 0.0) + (last ? base.final_norm : 0.0);
 }
+
+/// The MoE token dispatcher's kernels beyond the op list, per MoE layer execution on an EP rank that
+/// receives `rows` rows for `local_experts` experts (cluster_time_moe.cpp): permutation 2's copies
+/// (alltoall, more than one local expert; memory-bound, at the copy bandwidth and the indexed class's
+/// factor), the dropless path's host synchronisation and the router's CPU launches without CUDA graphs
+/// (exposed).
+struct MoeDispatchSeconds {
+  double forward_memory_bound = 0.0, backward_memory_bound = 0.0;
+  double forward_exposed = 0.0, backward_exposed = 0.0;
+  double forward() const { return forward_memory_bound + forward_exposed; }
+  double training() const { return forward() + backward_memory_bound + backward_exposed; }
+  double memory_bound() const { return forward_memory_bound + backward_memory_bound; }
+};
+MoeDispatchSeconds moe_dispatch_seconds(const TimeModel& model, const ArchConfig& config, const ParallelLayout& layout,
+                                        const MoeDispatchOptions& options, double rows, std::int64_t local_experts);
+/// Per micro-batch on a stage, the forwards selective recompute runs again: every op kind of the
+/// recomputed modules (RecomputeSpec::recomputes()) at 4 passes less at 3, per execution of the layers
+/// holding it, and the dispatcher's kernels again when the moe module is recomputed.
+double selective_recompute_seconds(const ParallelLayout& layout, const LayerTimes& times, const StageExecutions& e);
+/// An overlapped EP all-to-all (--overlap-moe-expert-parallel-comm) on a stage: what its windows of
+/// Megatron-Core's combined 1F1B leave exposed, and the compute its kernels slow (the hidden seconds ×
+/// the SMs they occupy / the GPU's SMs, the profile's device.sm_count; 0 when unknown).
+struct EpOverlapSeconds {
+  double exposed = 0.0;
+  double slowdown = 0.0;
+};
+EpOverlapSeconds ep_overlap_seconds(const TimeModel& model, const ParallelLayout& layout, const MoeDispatchOptions& options,
+                                    const StageCommunication& comm, const LayerTimes& times, const StageExecutions& e);
+/// The optimizer step of one GPU of `stage` (cluster_time_optimizer.cpp): the owned parameters' Adam
+/// update and gradient norm and the held gradients zeroed, at the copy bandwidth.
+double optimizer_step_seconds(const TimeModel& model, const ParallelLayout& layout, const StageMemory& stage);
+/// Whether a selective recompute repeats a part of the MoE layer (moe, moe_act, shared_experts).
+bool selective_recompute_in_moe(const RecomputeSpec& recompute);
 
 /// The run fit of the model (time_model.hpp, run_fit()) on the step's communication: each
 /// collective's seconds × the factor of the link it crosses (inter- or intra-node); the stages'

@@ -6,12 +6,15 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
 #include <memory>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "budget/cluster_time.hpp"
+#include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/training_memory.hpp"
 #include "time/time_fit.hpp"
@@ -40,66 +43,89 @@ CalibrationRunFit fit_with(const std::string& precision, const std::array<double
   return fit;
 }
 
-/// Time models of one profile, keyed by (precision, the doubled factor or −1, CUDA graphs).
+/// Time models of one profile, keyed by (precision, the doubled factor or −1, CUDA graphs, main-gradient
+/// bytes).
 class RunModels {
  public:
-  explicit RunModels(const CalibrationProfile& profile) : profile_(profile) { profile_.run_fits.clear(); }
+  explicit RunModels(const CalibrationProfile& profile) : profile_(profile) {
+    profile_.run_fits.clear();
+    tie_expert_ = std::none_of(profile_.rows.begin(), profile_.rows.end(),
+                               [](const CalibrationRow& row) { return row.op == "expert_gemms"; });
+  }
 
-  const TimeModel& model(Fp8Recipe recipe, int doubled, bool graphs) {
-    const auto key = std::make_tuple(static_cast<int>(recipe), doubled, graphs);
+  /// The expert GEMMs take the GEMM factor: on a profile without expert_gemms rows the Megatron-Core
+  /// stack times the grouped GEMMs from the GEMM rows (the same kernels' rate, step_stack.cpp), so the
+  /// machine's GEMM rate is one number for both.
+  bool tie_expert() const { return tie_expert_; }
+
+  const TimeModel& model(Fp8Recipe recipe, int doubled, bool graphs, double main_grad_bytes) {
+    const auto key = std::make_tuple(static_cast<int>(recipe), doubled, graphs, main_grad_bytes);
     auto it = models_.find(key);
     if (it != models_.end()) return *it->second;
     std::array<double, run_fit_params> f{1, 1, 1, 1, 1, 1, 1, 0, 0};
     if (doubled >= 0) f[static_cast<std::size_t>(doubled)] += 1.0;  // a factor doubled, or 1 µs a launch
+    if (doubled == 0 && tie_expert_) f[2] += 1.0;
     CalibrationProfile p = profile_;
     p.run_fits = {fit_with(std::string(precision_name(recipe)), f)};
     TimeModelOptions o;
     o.fp8 = recipe;
     o.cuda_graphs = graphs;
+    o.main_grad_bytes = main_grad_bytes;
     return *models_.emplace(key, std::make_unique<TimeModel>(p, o)).first->second;
   }
 
  private:
   CalibrationProfile profile_;
-  std::map<std::tuple<int, int, bool>, std::unique_ptr<TimeModel>> models_;
+  bool tie_expert_ = false;
+  std::map<std::tuple<int, int, bool, double>, std::unique_ptr<TimeModel>> models_;
 };
 
 double step_seconds(const TimeModel& model, const MeasuredRun& run) {
   const TrainingMemory memory = training_memory(run.config, run.layout, run.cluster, run.id);
   ClusterTimeOptions options;
   options.communication.overlap = run.overlap;
+  options.communication.moe = run.moe;
   return cluster_step_time(model, run.config, memory, run.cluster, options).seconds_per_step;
 }
 
 /// The run's step at unit factors and its regressors (the change of the step when each factor is
-/// doubled; the constant's regressor is 1).
+/// doubled; the constant's regressor is 1), and what the regressors do not add up to: the step is
+/// not linear in the factors (the slowest stage, the EP overlap's windows, the DP overlap's excess),
+/// so the fit predicts
+///   step(f) = remainder + Σ_k f_k·x_k,   remainder = before − Σ_k x_k (at unit factors, no constant),
+/// which is the model's own step at unit factors (a group no run fits predicts its runs as before).
 struct RunTerms {
   double before = 0;
+  double remainder = 0;
   std::array<double, run_fit_params> x{};
 };
 
 RunTerms run_terms(RunModels& models, const MeasuredRun& run) {
   RunTerms t;
-  t.before = step_seconds(models.model(run.fp8, -1, run.cuda_graphs), run);
+  t.before = step_seconds(models.model(run.fp8, -1, run.cuda_graphs, run.main_grad_bytes), run);
   for (int k = 0; k < static_cast<int>(run_fit_params) - 1; ++k) {
     // The launch cost is not fitted (its regressor left 0, so it stays 0): on the handed-over runs
     // it came out at 55 µs a launch, unphysical, and the leave-one-run-out median rose from 6.6% to
     // 8.7% (docs/calibration.md, "Calibrating from runs"). A profile may still carry one.
-    if (k == 7) continue;
-    t.x[static_cast<std::size_t>(k)] = std::max(0.0, step_seconds(models.model(run.fp8, k, run.cuda_graphs), run) - t.before);
+    if (k == 7 || (k == 2 && models.tie_expert())) continue;
+    t.x[static_cast<std::size_t>(k)] = std::max(0.0, step_seconds(models.model(run.fp8, k, run.cuda_graphs, run.main_grad_bytes), run) - t.before);
   }
+  double linear = 0.0;
+  for (std::size_t k = 0; k < run_fit_factors; ++k) linear += t.x[k];
+  t.remainder = t.before - linear;
   t.x[run_fit_params - 1] = 1.0;
   return t;
 }
 
 /// The factors fitted to `terms` (relative error, non-negative), with a prior of one run's weight
 /// pulling each factor to 1.
-std::array<double, run_fit_params> fit_terms(const std::vector<std::pair<RunTerms, double>>& terms) {
+std::array<double, run_fit_params> fit_terms(const std::vector<std::pair<RunTerms, double>>& terms, bool tie_expert) {
   std::vector<detail::TimeSample> samples;
   for (const auto& [t, measured] : terms) {
     detail::TimeSample s;
     s.features.assign(t.x.begin(), t.x.end());
-    s.ms = measured;
+    s.ms = measured - t.remainder;  // the regressors' part of the measured step
+    s.relative_to_ms = measured;      // the error relative to the step
     samples.push_back(std::move(s));
   }
   for (std::size_t k = 0; k < run_fit_factors; ++k) {
@@ -112,11 +138,12 @@ std::array<double, run_fit_params> fit_terms(const std::vector<std::pair<RunTerm
   const std::vector<double> beta = detail::fit_nonnegative_relative(samples);
   std::array<double, run_fit_params> f{1, 1, 1, 1, 1, 1, 1, 0, 0};
   for (std::size_t k = 0; k < run_fit_params && k < beta.size(); ++k) f[k] = beta[k];
+  if (tie_expert) f[2] = f[0];
   return f;
 }
 
 double predict_terms(const RunTerms& t, const std::array<double, run_fit_params>& f) {
-  double s = 0;
+  double s = t.remainder;
   for (std::size_t k = 0; k < run_fit_params; ++k) s += f[k] * t.x[k];
   return s;
 }
@@ -126,6 +153,25 @@ double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// A key of a run without its micro-batch count: runs that share it differ only in how many
+/// micro-batches a step runs.
+std::string run_shape_key(const MeasuredRun& r) {
+  const ParallelLayout& l = r.layout;
+  return fmt::format("{}|{}|{} {} {} {} {} {} {} {} {}|{}", arch_config_to_json(r.config, 0), r.cluster.gpu_name, l.tp,
+                     l.pp, l.virtual_stages, l.ep, l.cp, l.gpu_count(), l.data_parallel(), l.micro_batch_size, l.seq_len,
+                     precision_name(r.fp8));
+}
+
+/// Whether the fitted runs identify a constant per step: two of them that differ only in their
+/// micro-batch count (a step's fixed part is then what their times do not share). Without such a
+/// pair a constant would take up any factor's share of the runs' time (on the Megatron-Bridge groups
+/// it came out at 0.2-0.7 s a step, unphysical): it is not fitted.
+bool constant_identified(const std::vector<const MeasuredRun*>& runs, const std::vector<std::size_t>& fitted) {
+  std::map<std::string, std::set<std::int64_t>> micro_batches;
+  for (std::size_t i : fitted) micro_batches[run_shape_key(*runs[i])].insert(runs[i]->layout.micro_batches);
+  return std::any_of(micro_batches.begin(), micro_batches.end(), [](const auto& kv) { return kv.second.size() > 1; });
 }
 
 /// One precision's fit: the runs' terms, the leave-one-run-out errors, the validation.
@@ -146,14 +192,17 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
     }
     out.runs.push_back(p);
   }
+  if (!constant_identified(runs, fit_index)) {
+    for (RunTerms& t : all_terms) t.x[run_fit_params - 1] = 0.0;
+  }
   for (std::size_t i : fit_index) fit_terms_list.emplace_back(all_terms[i], runs[i]->step_time_s);
-  const std::array<double, run_fit_params> f = fit_terms(fit_terms_list);
+  const std::array<double, run_fit_params> f = fit_terms(fit_terms_list, models.tie_expert());
   std::vector<double> loo, validation, before;
   for (std::size_t j = 0; j < fit_index.size(); ++j) {
     std::vector<std::pair<RunTerms, double>> others = fit_terms_list;
     others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
     const std::size_t i = fit_index[j];
-    out.runs[i].predicted_s = predict_terms(all_terms[i], fit_terms(others));
+    out.runs[i].predicted_s = predict_terms(all_terms[i], fit_terms(others, models.tie_expert()));
     loo.push_back(std::abs(out.runs[i].predicted_s / runs[i]->step_time_s - 1.0));
   }
   for (std::size_t i : validate_index) {
@@ -199,6 +248,7 @@ double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun
   TimeModelOptions o;
   o.fp8 = run.fp8;
   o.cuda_graphs = run.cuda_graphs;
+  o.main_grad_bytes = run.main_grad_bytes;
   return step_seconds(TimeModel(profile, o), run);
 }
 

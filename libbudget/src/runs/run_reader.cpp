@@ -1,12 +1,19 @@
 // The run file (docs/calibration.md, "Run files"): one measured training run a line, read strictly.
+#include <filesystem>
+#include <optional>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "budget/config_hf.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/run_fit.hpp"
 #include "base/json_reader.hpp"
+#include "cluster/collective_names.hpp"
+#include "runs/run_detail.hpp"
 #include "time/calibration_rows.hpp"
 
 namespace budget {
@@ -18,7 +25,7 @@ using detail::ObjectReader;
 ParallelLayout read_run_layout(const ObjectReader& r) {
   r.reject_unknown_keys({"tp", "pp", "vp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches",
                          "seq_len", "sequence_parallel", "recompute", "distributed_optimizer", "precision",
-                         "cross_entropy_fusion", "capacity_factor", "imbalance", "vocab_divisible_by"});
+                         "cross_entropy_fusion", "capacity_factor", "imbalance", "vocab_divisible_by", "dispatcher"});
   constexpr std::int64_t big = std::int64_t{1} << 24;
   ParallelLayout l;
   l.tp = r.integer_or("tp", 1, 1, big);
@@ -42,6 +49,9 @@ ParallelLayout read_run_layout(const ObjectReader& r) {
   l.capacity_factor = r.number_or("capacity_factor", 0.0, 0.0, 1e6);
   l.imbalance = r.number_or("imbalance", 1.0, 1.0, 1e6);
   l.vocab_divisible_by = r.integer_or("vocab_divisible_by", 0, 0, big);
+  const std::string dispatcher = r.choice_or("dispatcher", "alltoall", {"alltoall", "allgather", "flex"});
+  l.dispatcher = dispatcher == "flex" ? MoeDispatcher::flex : dispatcher == "allgather" ? MoeDispatcher::allgather
+                                                                                        : MoeDispatcher::alltoall;
   return l;
 }
 
@@ -65,30 +75,61 @@ CommOverlap parse_run_overlap(const std::string& text, const ObjectReader& r) {
 }
 
 void read_run_time(const ObjectReader& r, MeasuredRun& run) {
-  r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "overlap"});
+  r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "overlap", "moe_pad_to_capacity", "moe_router_fusion",
+                         "moe_flex_backend", "moe_comm_sms", "main_grad_bytes"});
   run.fp8 = parse_fp8_recipe(r.string_or("fp8_recipe", "none"), r.pointer_to("fp8_recipe"));
   run.cuda_graphs = r.boolean_or("cuda_graphs", false);
   run.overlap = parse_run_overlap(r.string_or("overlap", "dp"), r);
+  run.moe.pad_to_capacity = r.boolean_or("moe_pad_to_capacity", false);
+  run.moe.router_fusion = r.boolean_or("moe_router_fusion", false);
+  run.moe.flex_backend = r.enum_or("moe_flex_backend", FlexBackend::deepep, detail::flex_backend_names);
+  run.moe.comm_sms = r.integer_or("moe_comm_sms", 0, 0, 4096);
+  run.main_grad_bytes = static_cast<double>(r.integer_or("main_grad_bytes", 4, 2, 4));
+  if (run.main_grad_bytes == 3) r.fail("main_grad_bytes", "3 is not allowed; allowed: 2 (bf16) or 4 (fp32)");
+}
+
+/// The run's Megatron-LM log: "megatron_log", a path relative to the run file's directory.
+MegatronLog read_run_log(const ObjectReader& r) {
+  const std::string path = r.string("megatron_log");
+  if (path.empty()) r.fail("megatron_log", "the log's path is empty");
+  const std::filesystem::path file = std::filesystem::path(path).is_absolute()
+                                         ? std::filesystem::path(path)
+                                         : std::filesystem::path(r.source()).parent_path() / path;
+  return load_megatron_log(file.string());
+}
+
+/// The layout and kernel settings: "layout" (with "time"; "megatron_args" beside it is only
+/// recorded), or the Megatron-LM arguments of "megatron_args" or of the log.
+void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& run) {
+  const bool layout = r.has("layout"), args = r.has("megatron_args");
+  run.megatron_args = r.string_or("megatron_args", "");
+  if (layout) {
+    run.layout = read_run_layout(r.object("layout"));
+    if (r.has("time")) read_run_time(r.object("time"), run);
+    return;
+  }
+  if (r.has("time")) r.fail("time", "is given without \"layout\": the Megatron-LM arguments give these settings");
+  const std::string where = fmt::format("{} {}/{}", r.source(), r.pointer(), args ? "megatron_args" : "megatron_log");
+  if (args) {
+    runs_detail::read_run_megatron_words(megatron_words(run.megatron_args, where), where, run);
+  } else if (log != nullptr) {
+    run.megatron_args = fmt::format("{}", fmt::join(log->arguments, " "));
+    runs_detail::read_run_megatron_words(log->arguments, where, run);
+  } else {
+    r.fail("layout", "required key is missing (give \"layout\", \"megatron_args\" or \"megatron_log\")");
+  }
 }
 
 MeasuredRun read_run(const ObjectReader& r) {
   if (!r.json().is_object()) r.fail_here(fmt::format("expected a run object, found {}", detail::describe_value(r.json())));
   r.reject_unknown_keys({"id", "role", "source", "gpu", "config", "hf_config", "cluster", "layout", "time",
-                         "step_time_s", "memory_gib", "megatron_args", "notes"});
+                         "step_time_s", "memory_gib", "megatron_args", "megatron_log", "notes"});
   MeasuredRun run;
   run.id = r.string("id");
   if (run.id.empty()) r.fail("id", "the run id is empty");
   run.role = r.choice_or("role", "fit", {"fit", "validate"});
   run.source = r.string_or("source", "");
   run.gpu = detail::read_device_name(r, "gpu");
-  run.megatron_args = r.string_or("megatron_args", "");
-  if (!r.has("layout")) {
-    if (!run.megatron_args.empty()) {
-      r.fail("layout", "the run gives only megatron_args: megatron_args needs the Megatron-arguments reader; give "
-                       "\"layout\" (ParallelLayout's fields)");
-    }
-    r.fail("layout", "required key is missing");
-  }
   if (r.has("config") == r.has("hf_config")) r.fail("config", "give exactly one of \"config\" and \"hf_config\"");
   const char* key = r.has("config") ? "config" : "hf_config";
   if (!r.raw(key).is_object()) r.fail(key, "expected a config object");
@@ -96,9 +137,19 @@ MeasuredRun read_run(const ObjectReader& r) {
   run.config = r.has("config") ? parse_arch_config(r.raw(key).dump(), where) : parse_hf_config(r.raw(key).dump(), where);
   if (!r.raw("cluster").is_object()) r.fail("cluster", "expected a cluster object (docs/cluster.md)");
   run.cluster = parse_cluster_spec(r.raw("cluster").dump(), fmt::format("{} {}/cluster", r.source(), r.pointer()));
-  run.layout = read_run_layout(r.object("layout"));
-  if (r.has("time")) read_run_time(r.object("time"), run);
-  run.step_time_s = r.number("step_time_s", 1e-6, 1e9);
+  std::optional<MegatronLog> log;
+  if (r.has("megatron_log")) log = read_run_log(r);
+  read_run_setup(r, log ? &*log : nullptr, run);
+  if (log) {
+    if (r.has("step_time_s")) r.fail("step_time_s", "is given with \"megatron_log\": the log's step time is read");
+    run.step_time_s = log->step_time_s();
+    if (!(run.step_time_s > 0)) {
+      r.fail("megatron_log", "the log has fewer than two iteration lines (the first includes start-up)");
+    }
+    if (log->max_allocated_mib >= 0) run.memory_gib = log->max_allocated_mib / 1024.0;
+  } else {
+    run.step_time_s = r.number("step_time_s", 1e-6, 1e9);
+  }
   if (r.has("memory_gib") && !r.raw("memory_gib").is_null()) run.memory_gib = r.number("memory_gib", 0, 1e9);
   return run;
 }

@@ -8,8 +8,12 @@
 //   gemm: aiconfigurator's cuBLAS tables (torch F.linear, bf16; sgl-kernel per-token FP8
 //     "fp8"; DeepGEMM 1×128/128×128 block-scaled FP8 "fp8_block"), forward y = x·Wᵀ with x of
 //     m×k and W of n×k: M = m, K = k, N = n. The other passes are the model's (same FLOPs).
-//     GB200 has no table: B200's rows carried by the datasheet peak ratio (GB200/B200), marked
-//     carried_from.
+//     GB200 has no table: B200's rows carried by the ratio of the two GPUs' best-shape GEMM rates
+//     measured the same way (the MAMF rows of stas00/ml-engineering, torch.matmul: bf16 1745 and 1822,
+//     FP8 3432.5 and 3615.6 TFLOP/s; 1.044× and 1.053×), marked carried_from. Their datasheet peaks
+//     differ by 1.111× (2500/2250), which the measured training runs do not show: Megatron-Bridge's
+//     Llama-3 8B on 8 GB200 and 8 B200, the same layout, FP8-CS 4.16-4.18 s and 4.28-4.37 s, MXFP8
+//     4.38-4.40 s and 4.44-4.46 s a step (data/runs/measured_runs.jsonl): 1.01-1.05×.
 //   attention: cuDNN SDPA (cudnn-frontend's training benchmark) causal rows with a time, q and kv
 //     of equal length, no sliding window, non-deterministic backward: forward and backward of
 //     `batch` documents of q_seqlen tokens. Where a GPU has none (A100, H100), FlashAttention 2/3's
@@ -210,6 +214,27 @@ void add_rows(const json& root, const std::string& gpu, const std::string& carri
   }
 }
 
+/// The best-shape GEMM rate of `gpu` at `dtype` ("bf16" or "fp8"): its gemm rows with a measured
+/// TFLOP/s and no time (ml-engineering's MAMF table); 0 when it has none.
+double best_shape_gemm_tflops(const json& root, const std::string& gpu, const std::string& dtype) {
+  double best = 0;
+  for (const json& row : root.at("rows")) {
+    if (text_of(row, "gpu") != gpu || text_of(row, "op") != "gemm" || !row.contains("measured")) continue;
+    const json& m = row.at("measured");
+    if (m.contains("time_us") || !m.contains("tflops") || !m.at("tflops").is_number()) continue;
+    if (!starts_with(text_of(row, "dtype"), dtype)) continue;
+    best = std::max(best, m.at("tflops").get<double>());
+  }
+  return best;
+}
+
+/// GB200's time of a B200 row: B200's best-shape rate over GB200's (above), else the datasheet
+/// peaks' ratio.
+double gb200_carry(const json& root, const std::string& dtype, double datasheet_ratio) {
+  const double b200 = best_shape_gemm_tflops(root, "B200", dtype), gb200 = best_shape_gemm_tflops(root, "GB200", dtype);
+  return b200 > 0 && gb200 > 0 ? b200 / gb200 : datasheet_ratio;
+}
+
 }  // namespace
 
 CalibrationProfile profile_from_published_kernels(std::string_view text, const std::string& source,
@@ -237,11 +262,15 @@ CalibrationProfile profile_from_published_kernels(std::string_view text, const s
   }
   p.peaks.datasheet_peak_source = fmt::format("datasheet dense BF16 tensor-core peak, {} (kernels.json \"gpus\")",
                                               first_source.empty() ? std::string("source not given") : first_source);
-  // GB200 has no GEMM table of its own: B200's rows carried by the datasheet peak ratios.
+  // GB200 has no GEMM table of its own: B200's rows carried by the best-shape GEMM rates' ratio (the
+  // same chip: its SM count too).
   const bool carry = gpu_key == "GB200";
   const json& b200 = root.at("gpus").at("B200");
-  const double carry_bf16 = carry ? number_of(b200, "bf16_dense_tflops") / p.peaks.datasheet_peak_tflops : 1.0;
-  const double carry_fp8 = carry ? number_of(b200, "fp8_dense_tflops") / p.peaks.datasheet_fp8_tflops : 1.0;
+  const double carry_bf16 =
+      carry ? gb200_carry(root, "bf16", number_of(b200, "bf16_dense_tflops") / p.peaks.datasheet_peak_tflops) : 1.0;
+  const double carry_fp8 =
+      carry ? gb200_carry(root, "fp8", number_of(b200, "fp8_dense_tflops") / p.peaks.datasheet_fp8_tflops) : 1.0;
+  if (carry && p.device.sm_count == 0) p.device.sm_count = integer_of(b200, "sms");
   add_rows(root, carry ? "B200" : gpu_key, carry ? "NVIDIA B200" : "", carry_bf16, carry_fp8, p, references);
   if (carry) add_rows(root, gpu_key, "", 1.0, 1.0, p, references);
   for (const CalibrationRow& r : p.rows) {
@@ -268,7 +297,9 @@ CalibrationProfile profile_from_published_kernels(std::string_view text, const s
       "published kernel tables: cuBLAS GEMMs (bf16, FP8 per-token, FP8 block-scaled), cuDNN / FlashAttention causal "
       "attention, bf16 RMSNorm; copy bandwidth = datasheet HBM {:.3g} TB/s x {:.3f} ({}){}",
       number_of(sheet, "hbm_tb_per_s"), fraction, bandwidth_from,
-      carry ? "; GEMMs carried from B200 by the datasheet peak ratios" : "");
+      carry ? fmt::format("; GEMMs carried from B200 by the best-shape GEMM rates' ratio (x {:.3f} bf16, x {:.3f} FP8 "
+                          "in time)", carry_bf16, carry_fp8)
+            : std::string());
   p.source.kind = "published";
   p.source.stack = "megatron-core-te";
   p.source.references.assign(references.begin(), references.end());

@@ -20,14 +20,18 @@
 //     bf16 logits read forward and read again with the gradient written backward, 6 bytes a logit
 //     (added to the LM head);
 //   - grouped GEMMs (--moe-grouped-gemm, TE GroupedLinear): a profile without expert_gemms rows times
-//     them as one GEMM over every expert's rows, each expert's rows rounded up to 128 (a tile);
+//     them as one GEMM over every expert's rows (each expert's rounded up to 128, a tile) plus the
+//     further experts' weights read and, in the weight-gradient pass, every expert's gradient
+//     accumulated into the main gradients (time_step.cpp, grouped_gemm_stack_terms());
 //   - FP8 (--fp8-format / --fp8-recipe, TE's Float8 quantizers): the TE linear layers' GEMMs at FP8
 //     (the router and the LM head stay bf16: Megatron builds them outside TE), and per GEMM the
 //     quantize kernels of its input (forward) and of its output gradient (backward): a cast of
 //     each element read in bf16 (2 bytes) and written in FP8 row- and column-wise (1 + 1 byte), 4
 //     bytes an element; current (tensorwise) scaling reads the tensor once more for its amax (6
 //     bytes). The weights' casts are once per step (TE caches them across micro-batches,
-//     is_first_microbatch): not counted per micro-batch.
+//     is_first_microbatch): not counted per micro-batch. Published FP8 GEMM rows already time the
+//     activation quantize (aiconfigurator's collector): on such a profile nothing is added
+//     (StackPlan::quantize_in_rows).
 //   - kernel launches: without CUDA graphs each launch costs the CPU about 5 µs (PyTorch and TE's
 //     Python dispatch, an estimate); the GPU waits only where an op's kernels are shorter than
 //     that: max(0, 5 µs · launches − op time). With CUDA graphs nothing.
@@ -101,6 +105,17 @@ StackPlan stack_plan(const TimeModel& model) {
   }
   plan.quantize_bytes_per_element = o.fp8 == Fp8Recipe::none ? 0.0 : o.fp8 == Fp8Recipe::tensorwise ? 6.0 : 4.0;
   plan.launch_seconds = plan.megatron && !o.cuda_graphs ? te_launch_seconds : 0.0;
+  plan.main_grad_bytes = o.main_grad_bytes;
+  // Published FP8 GEMM rows (aiconfigurator's collector) time the activation quantize with the GEMM
+  // (data/kernels/README.md; ../shared/data/kernels/README.md, "FP8 GEMM times include the
+  // activation-quant kernel"): a recipe whose GEMMs are timed from such rows (its own, or the FP8 rows
+  // that stand in for it) adds no quantize traffic of its own. Each backward pass is derived from the
+  // forward row by its FLOPs, so it carries its own input's quantize likewise.
+  const bool fp8_rows = model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8) ||
+                        model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8_block) ||
+                        model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::mxfp8);
+  plan.quantize_in_rows = o.fp8 != Fp8Recipe::none && fp8_rows && model.profile().source.kind == "published";
+  if (plan.quantize_in_rows) plan.quantize_bytes_per_element = 0.0;
   return plan;
 }
 
@@ -161,11 +176,12 @@ double exposed_launch_seconds(const StackPlan& plan, double launches, double op_
 }
 
 void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload,
-                    double copy_bytes_per_s, double quantize_bytes, StepTermsPath path, OpStepTime& t,
+                    double copy_bytes_per_s, const StackBytes& stack_bytes, StepTermsPath path, OpStepTime& t,
                     double& launches) {
+  const double quantize_bytes = stack_bytes.quantize;
   if (!plan.megatron && quantize_bytes <= 0) return;
   const StackExtra extra = stack_extra(plan, op, config, workload);
-  const double bytes = quantize_bytes + extra.bytes;
+  const double bytes = quantize_bytes + extra.bytes + stack_bytes.grouped_weights + stack_bytes.grad_accumulate;
   t.seconds_per_step += bytes / copy_bytes_per_s;
   launches += extra.launches + (quantize_bytes > 0 ? 2.0 : 0.0);
   const double waited = exposed_launch_seconds(plan, launches, t.seconds_per_step);
@@ -173,6 +189,12 @@ void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& confi
   if (path != StepTermsPath::rows) return;
   const auto add_note = [&t](const std::string& text) { t.note += (t.note.empty() ? "" : "; ") + text; };
   if (quantize_bytes > 0) add_note(fmt::format("FP8 ({}) quantize kernels at the copy bandwidth", to_string(plan.recipe)));
+  if (stack_bytes.grouped_weights > 0) add_note("the grouped GEMM's further groups' weights read at the copy bandwidth");
+  if (stack_bytes.grad_accumulate > 0) {
+    add_note(fmt::format("its weight gradients accumulated into the main gradients ({:g} bytes a weight) at the copy "
+                         "bandwidth",
+                         2.0 * plan.main_grad_bytes));
+  }
   if (!extra.note.empty()) add_note(extra.note + " at the copy bandwidth");
   if (waited > 0) add_note("kernels shorter than their CPU launch time (5 µs a launch without CUDA graphs)");
 }

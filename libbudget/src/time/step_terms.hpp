@@ -48,7 +48,11 @@ struct StackPlan {
   Fp8Recipe recipe = Fp8Recipe::none;
   TimeQuery::Dtype gemm_dtype = TimeQuery::Dtype::bf16;  ///< of the TE linear layers' GEMMs
   double quantize_bytes_per_element = 0;  ///< FP8 quantize traffic per element of a GEMM input
+  /// The profile's FP8 GEMM rows are published tables whose times include the activation-quantize
+  /// kernel (aiconfigurator's collector): no quantize traffic is added to them.
+  bool quantize_in_rows = false;
   double launch_seconds = 0;              ///< CPU cost of one launch (0 with CUDA graphs or eager's fitted ℓ)
+  double main_grad_bytes = 4;             ///< bytes of one main-gradient element (TimeModelOptions)
 };
 StackPlan stack_plan(const TimeModel& model);
 /// The op is not run by the stack (Megatron-Core with TE: attention layout copies, routing-weight
@@ -66,6 +70,14 @@ struct StackExtra {
 StackExtra stack_extra(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload);
 /// FP8 quantize bytes of one GEMM (rows × K input, rows × N output gradient) over a step's passes.
 double quantize_bytes(const StackPlan& plan, std::int64_t rows, std::int64_t k, std::int64_t n, std::int64_t passes);
+/// Memory traffic an op's kernels move beyond its profile queries, per execution, at the copy
+/// bandwidth (step_stack.cpp): FP8 quantize kernels; a grouped GEMM's further groups' weights and
+/// its weight gradients accumulated into the main gradients (time_step.cpp, query_expert_gemms()).
+struct StackBytes {
+  double quantize = 0;
+  double grouped_weights = 0;
+  double grad_accumulate = 0;
+};
 /// The CPU launch time the GPU waits for: max(0, launch_seconds · launches − op seconds).
 double exposed_launch_seconds(const StackPlan& plan, double launches, double op_seconds);
 
@@ -73,7 +85,7 @@ double exposed_launch_seconds(const StackPlan& plan, double launches, double op_
 /// quantize traffic of its GEMMs, the stack's extra kernels (stack_extra()), at the copy bandwidth,
 /// and the CPU launch time the GPU waits for (exposed_launch_seconds()); noted on the rows path.
 void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload,
-                    double copy_bytes_per_s, double quantize_bytes, StepTermsPath path, OpStepTime& t,
+                    double copy_bytes_per_s, const StackBytes& bytes, StepTermsPath path, OpStepTime& t,
                     double& launches);
 
 /// The layer glue's time (no profile rows): forward bytes × T × (1 + backward ratio + extra

@@ -187,6 +187,7 @@ double TimeModel::Impl::pass_ms(const TimeQuery& q, TimeQuery::Pass pass, std::s
 }
 
 bool TimeModel::measured(TimeQuery::Op op) const { return impl_->measured_ops[static_cast<std::size_t>(op)]; }
+bool TimeModel::has_rows(TimeQuery::Op op, TimeQuery::Dtype dtype) const { return impl_->has_dtype_rows(op, dtype); }
 
 double TimeModel::predict_ms(const TimeQuery& query) const {
   const Impl& m = *impl_;

@@ -43,71 +43,6 @@
 namespace budget {
 
 namespace {
-constexpr auto time_class_names = detail::enum_names<TimeClass::glue>({
-    {TimeClass::gemm, "gemm"}, {TimeClass::attention_aligned, "attention_aligned"},
-    {TimeClass::attention_unaligned, "attention_unaligned"}, {TimeClass::expert_gemms, "expert_gemms"},
-    {TimeClass::indexed, "indexed"}, {TimeClass::elementwise, "elementwise"}, {TimeClass::glue, "glue"}});
-}  // namespace
-
-std::string_view to_string(TimeClass cls) { return detail::name_of(time_class_names, cls); }
-
-/// The op-kind → time-class map of the layer correction.
-TimeClass time_class_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::qkv_projection:
-    case OpKind::output_projection:
-    case OpKind::router:
-    case OpKind::shared_experts:
-    case OpKind::dense_ffn:
-    case OpKind::lm_head:
-    case OpKind::q_down_projection:
-    case OpKind::q_up_projection:
-    case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection:
-    case OpKind::mixer_in_projection:
-    case OpKind::mixer_out_projection:
-    case OpKind::indexer_projection:
-    case OpKind::delta_rule_scan:
-    case OpKind::ssd_scan:
-    case OpKind::mtp_module: return TimeClass::gemm;
-    case OpKind::indexer_scores: return TimeClass::attention_aligned;
-    case OpKind::short_convolution: return TimeClass::elementwise;
-    case OpKind::attention_scores: return TimeClass::attention_aligned;
-    case OpKind::routed_experts: return TimeClass::expert_gemms;
-    case OpKind::embedding:
-    case OpKind::expert_dispatch:
-    case OpKind::expert_combine: return TimeClass::indexed;
-    case OpKind::norms:
-    case OpKind::final_norm:
-    case OpKind::router_topk:
-    case OpKind::expert_activation:
-    case OpKind::shared_activation:
-    case OpKind::dense_activation: return TimeClass::elementwise;
-    case OpKind::residual_add:
-    case OpKind::attention_layout:
-    case OpKind::routing_weights:
-    case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32:
-    case OpKind::indexer_topk:
-    case OpKind::attention_gate: return TimeClass::glue;
-  }
-  return TimeClass::gemm;
-}
-
-bool layer_fitted(TimeClass cls) {
-  switch (cls) {
-    case TimeClass::gemm:
-    case TimeClass::expert_gemms:
-    case TimeClass::elementwise: return false;
-    case TimeClass::attention_aligned:
-    case TimeClass::attention_unaligned:
-    case TimeClass::indexed:
-    case TimeClass::glue: return true;
-  }
-  return true;
-}
-
-namespace {
 
 using QOp = TimeQuery::Op;
 using QPass = TimeQuery::Pass;
@@ -152,7 +87,7 @@ struct StepQueries {
   const detail::StackPlan& plan;
   /// The precision of this op's GEMMs (the plan's for TE linear layers, else bf16).
   TimeQuery::Dtype gemm_dtype = TimeQuery::Dtype::bf16;
-  double quantize_bytes = 0;  ///< FP8 quantize traffic of this op's GEMMs per execution
+  detail::StackBytes bytes{};  ///< traffic of this op's kernels beyond its queries, per execution
 
   void add(const TimeQuery& query, double multiplier) {
     *launches += multiplier * (query.pass == QPass::forward_backward ? 2.0 : 1.0);
@@ -193,7 +128,7 @@ struct StepQueries {
   void gemm(std::int64_t k, std::int64_t n, std::int64_t rows = 0) {
     TimeQuery query = query_of(QOp::gemm, {rows > 0 ? rows : tokens, k, n});
     query.dtype = gemm_dtype;
-    if (gemm_dtype != TimeQuery::Dtype::bf16) quantize_bytes += detail::quantize_bytes(plan, query.dims[0], k, n, passes);
+    if (gemm_dtype != TimeQuery::Dtype::bf16) bytes.quantize += detail::quantize_bytes(plan, query.dims[0], k, n, passes);
     gemm_passes(query);
   }
 
@@ -260,6 +195,32 @@ void query_mlp_gemms(StepQueries& q, const Op& op, const ArchConfig& c) {
   q.gemm(width, c.hidden_size);
 }
 
+/// The Megatron-Core stack's grouped expert GEMM (--moe-grouped-gemm, TE's GroupedLinear) on a
+/// profile without expert_gemms rows: E groups of r rows, K → N. Timed as
+///   one GEMM of E·⌈r/128⌉·128 rows at the table's rate (every group's rows, each rounded up to a
+///     128-row tile: a partial tile costs a whole one), each training pass;
+///   + (E − 1)·K·N weight elements read again in each forward and input-gradient pass (the one GEMM
+///     reads one K×N weight; the groups read E), at the copy bandwidth;
+///   + E·K·N·2·g bytes in the weight-gradient pass: every group's gradient read and written in the
+///     main gradients of g bytes an element (--gradient-accumulation-fusion), at the copy bandwidth
+///     (it replaces the 2-byte gradient pass of the other ops).
+/// Checked against TE's grouped GEMMs measured on a B200 in training (SimuMax v1.2's table of
+/// kernel efficiencies, MooreThreads/SimuMax@4dcaae5:configs/system/b200_bf16_ceperm.json,
+/// group_matmul): the forward at 32 groups of 1024 rows (7168 → 4096) and the weight gradient at 32 and
+/// 256 groups with fp32 and bf16 main gradients come within 10% of the measured times once the
+/// machine's dense GEMM rate is taken (tests/unit/time/test_grouped_gemm.cpp; docs/calibration.md,
+/// "Grouped GEMMs"). FP8 weights are read as 1 byte an element.
+void grouped_gemm_stack_terms(StepQueries& q, std::int64_t groups, std::int64_t rows_per_group, std::int64_t k,
+                              std::int64_t n) {
+  const std::int64_t rows = detail::checked_mul(groups, (rows_per_group + 127) / 128 * 128, "grouped GEMM rows");
+  q.gemm(k, n, rows);
+  const double weight = static_cast<double>(k) * static_cast<double>(n);
+  const double element = q.gemm_dtype == TimeQuery::Dtype::bf16 ? 2.0 : 1.0;
+  const double reads = q.forwards() + (q.passes >= 2 ? 1.0 : 0.0);
+  q.bytes.grouped_weights += static_cast<double>(groups - 1) * weight * element * reads;
+  if (q.passes >= 3) q.bytes.grad_accumulate += static_cast<double>(groups) * weight * 2.0 * q.plan.main_grad_bytes;
+}
+
 /// KernelClass::expert_gemms: grouped GEMMs of E groups of max(1, round(T·top_k/E)) rows (balanced
 /// routing), up(_gate) then down, each over its training passes.
 void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
@@ -269,15 +230,13 @@ void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
       1, static_cast<std::int64_t>(
              std::llround(static_cast<double>(routed_rows_of(q.tokens, f)) / static_cast<double>(E))));
   if (q.plan.megatron && !q.model.measured(QOp::expert_gemms)) {
-    // TE's grouped GEMM without grouped rows in the profile: one GEMM over every expert's rows,
-    // each expert's rounded up to a 128-row tile (step_stack.cpp).
-    const std::int64_t rows = detail::checked_mul(E, (per_expert + 127) / 128 * 128, "grouped GEMM rows");
     const std::int64_t up_width = detail::checked_mul(f.gated ? 2 : 1, f.expert_dim, "expert up width");
-    q.gemm(c.hidden_size, up_width, rows);
-    q.gemm(f.expert_dim, c.hidden_size, rows);
+    grouped_gemm_stack_terms(q, E, per_expert, c.hidden_size, up_width);
+    grouped_gemm_stack_terms(q, E, per_expert, f.expert_dim, c.hidden_size);
     if (q.path == detail::StepTermsPath::rows) {
-      q.out->note += fmt::format("{}grouped GEMM timed as one GEMM of {} rows ({} experts × {} rows rounded up to 128)",
-                                 q.out->note.empty() ? "" : "; ", rows, E, per_expert);
+      q.out->note += fmt::format("{}grouped GEMM of {} groups of {} rows: one GEMM of their rows (each group rounded "
+                                 "up to 128) and the further groups' weights",
+                                 q.out->note.empty() ? "" : "; ", E, per_expert);
     }
     return;
   }
@@ -425,8 +384,9 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
     StepQueries q{model, w.tokens_per_step, w.training_passes, &t, &launches, &from_peaks, path, plan};
     if (fp8_gemm_op(op.kind)) q.gemm_dtype = plan.gemm_dtype;
     if (!time_one_execution(q, op, c, w, copy_bytes_per_s, st)) continue;  // not timed
-    add_stack_time(plan, op, c, w, copy_bytes_per_s, q.quantize_bytes, path, t, launches);
-    add_gradient_pass(op, w, copy_bytes_per_s, path == StepTermsPath::rows, t);
+    add_stack_time(plan, op, c, w, copy_bytes_per_s, q.bytes, path, t, launches);
+    // A grouped GEMM that accumulates its weight gradients (above) has no separate gradient pass.
+    if (q.bytes.grad_accumulate <= 0) add_gradient_pass(op, w, copy_bytes_per_s, path == StepTermsPath::rows, t);
     const TimeClass cls = step_time_class(op, c, from_peaks);
     st.forward_flops_per_token += op.total_forward_flops();
     st.ops.push_back(make_op_term(op, w, cls, std::move(t), launches));

@@ -1,5 +1,6 @@
 // The strict cluster reader (docs/cluster.md), the shipped examples, and the smallest-layout search.
 
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -27,12 +28,18 @@ std::string cluster_text(const std::string& gpu_extra = "", const std::string& t
 
 }  // namespace
 
-TEST_CASE("cluster: the shipped example clusters read and carry datasheet figures", "[cluster]") {
+TEST_CASE("cluster: the shipped example clusters read, name their GPU's published profile and carry datasheet figures",
+          "[cluster]") {
   for (const char* name : {"h100-sxm", "h200", "b200", "a100-80gb"}) {
     const ClusterSpec c = load_cluster_spec(clusters_dir + name + ".json");
     CHECK(c.gpus_per_node == 8);
     CHECK(c.nodes == 1);
-    CHECK(c.compute.source == ComputeSource::datasheet);
+    // gpu.compute.calibration: the profile that times this GPU (issue 32), beside the datasheet peak.
+    CHECK(c.compute.source == ComputeSource::calibration);
+    CHECK(std::filesystem::path(c.compute.calibration_profile).filename().string() ==
+          std::string(name) + "-published.json");
+    CHECK(std::filesystem::exists(c.compute.calibration_profile));
+    CHECK(c.compute.peak_bf16_dense_flops_per_s > 0.0);
     CHECK_THAT(c.compute.datasheet_source, Catch::Contains("datasheet"));
     CHECK(c.memory_bytes > c.reserved_bytes);
     CHECK(c.intra_node.bandwidth_bytes_per_s > c.inter_node.bandwidth_bytes_per_s);
@@ -53,9 +60,20 @@ TEST_CASE("cluster: the reader is strict", "[cluster]") {
                     Catch::Contains("c.json: /gpus: unknown key"));
   CHECK_THROWS_WITH(parse_cluster_spec(cluster_text(R"("memory_gib": 80,)"), "c.json"),
                     Catch::Contains("/gpu/memory_gib: unknown key"));
+  // A profile and datasheet peaks together: the profile times the GPU, the peak is kept.
   std::string both = cluster_text();
   both.replace(both.find(R"({"datasheet")"), 1, R"({"calibration": "p.json", )");
-  CHECK_THROWS_WITH(parse_cluster_spec(both, "c.json"), Catch::Contains("exactly one of \"calibration\""));
+  const ClusterSpec with_both = parse_cluster_spec(both, "c.json", "/data/clusters");
+  CHECK(with_both.compute.source == ComputeSource::calibration);
+  CHECK(with_both.compute.calibration_profile == "/data/clusters/p.json");
+  CHECK(with_both.compute.peak_bf16_dense_flops_per_s == Approx(989.4e12));
+  std::string neither = cluster_text();
+  const auto neither_start = neither.find(R"({"datasheet")");
+  neither.replace(neither_start, neither.find("}}", neither_start) + 2 - neither_start, "{}");
+  CHECK_THROWS_WITH(parse_cluster_spec(neither, "c.json"), Catch::Contains("/gpu/compute") && Catch::Contains("or both"));
+  // The old informational key is refused by name, pointing at its replacement.
+  CHECK_THROWS_WITH(parse_cluster_spec(cluster_text(R"("default_profile": "p.json",)"), "c.json"),
+                    Catch::Contains("/gpu/default_profile") && Catch::Contains("gpu.compute.calibration"));
   std::string calibrated = cluster_text();
   const auto start = calibrated.find(R"({"datasheet")");
   const auto end = calibrated.find("}}", start) + 2;

@@ -108,18 +108,21 @@ TEST_CASE("communication: paper 200M pair under EP 8, all-to-all volumes by hand
   const CommTerm* s = find_term(sc[0], "ep", CollectiveKind::all_to_all);
   REQUIRE(b);
   REQUIRE(s);
-  // One call's send buffer: 4096 tokens · 8 rows · H · 2 bytes.
-  CHECK(b->size_bytes == Approx(4096.0 * 8 * 1280 * 2));  // 83,886,080
-  CHECK(s->size_bytes == Approx(4096.0 * 8 * 1056 * 2));  // 69,206,016
+  // One call's send buffer: 4096 tokens · 8 rows · (H · 2 bytes + the alltoall dispatcher's 4-byte
+  // routing probability a row, sent in a second all-to-all: token_dispatch at Megatron-LM d98e8a64).
+  CHECK(b->size_bytes == Approx(4096.0 * 8 * (1280 * 2 + 4)));  // 84,017,152
+  CHECK(s->size_bytes == Approx(4096.0 * 8 * (1056 * 2 + 4)));  // 69,337,088
   // Calls: 4 micro-batches · MoE executions · (forward + backward) · (dispatch + combine).
   CHECK(b->calls_per_step == Approx(4.0 * 12 * 2 * 2));  // 192
   CHECK(s->calls_per_step == Approx(4.0 * 18 * 2 * 2));  // 288
   CHECK(s->calls_per_step / b->calls_per_step == Approx(1.5));
   // All on one node: 7/8 of each buffer leaves the GPU over NVLink, none over the network.
-  CHECK(b->bytes_per_step == Approx(192.0 * 83886080.0 * 7 / 8));  // 14,092,861,440
+  CHECK(b->bytes_per_step == Approx(192.0 * 84017152.0 * 7 / 8));  // 14,114,881,536
   CHECK(b->inter_node_bytes_per_step == 0.0);
   CHECK_FALSE(b->group.inter_node());
-  CHECK(b->seconds_per_step == Approx(192.0 * (83886080.0 * 7 / 8 / 450e9 + 7 * 3e-6)));
+  // NCCL's all-to-all reaches 0.6 of NVLink (SimuMax's measured B200 efficiency, communication.cpp);
+  // two latencies a call (the tokens, then the probabilities).
+  CHECK(b->seconds_per_step == Approx(192.0 * (84017152.0 * 7 / 8 / (0.6 * 450e9) + 2 * 7 * 3e-6)));
   CHECK_FALSE(b->overlapped);
   // TP = 1, CP = 1, PP = 1: none of those collectives exist; DP 8 does (dense) and expert DP = 1 not.
   for (const CommTerm& t : bc[0].terms) {
@@ -158,7 +161,7 @@ TEST_CASE("communication: DeepSeek-V3 on 1,024 GPUs, EP 64 across 8 nodes, node-
   const auto unlimited = step_communication(c, mem, cluster);
   const CommTerm* ep = find_term(unlimited[0], "ep", CollectiveKind::all_to_all);
   REQUIRE(ep);
-  const double S = 4096.0 * 8 * 7168 * 2;  // 469,762,048 bytes a call
+  const double S = 4096.0 * 8 * (7168 * 2 + 4);  // 469,893,120 bytes a call (the 4-byte probabilities too)
   CHECK(ep->size_bytes == Approx(S));
   CHECK(ep->calls_per_step == Approx(58.0 * 2 * 2));  // 58 MoE layers (MTP not counted)
   CHECK(ep->group.members_per_node == 8);
@@ -166,7 +169,8 @@ TEST_CASE("communication: DeepSeek-V3 on 1,024 GPUs, EP 64 across 8 nodes, node-
   // Uniform routing: 56/64 of the buffer to other nodes, 7/64 to the node's other GPUs.
   CHECK(ep->inter_node_bytes_per_step == Approx(232.0 * S * 56 / 64));
   CHECK(ep->bytes_per_step == Approx(232.0 * S * 63 / 64));
-  CHECK(ep->seconds_per_step == Approx(232.0 * (S * 56 / 64 / 50e9 + 63 * 5e-6)));
+  // The inter-node part is the longer (NCCL's reach: 0.85 of the NIC, 0.6 of NVLink); two latencies a call.
+  CHECK(ep->seconds_per_step == Approx(232.0 * (S * 56 / 64 / (0.85 * 50e9) + 2 * 63 * 5e-6)));
   // Node-limited to M = 4 nodes (DeepSeek-V3): 4 · 7/8 = 3.5 copies of H a token leave the node.
   CommOptions limited;
   limited.max_nodes_per_token = 4;
@@ -174,7 +178,7 @@ TEST_CASE("communication: DeepSeek-V3 on 1,024 GPUs, EP 64 across 8 nodes, node-
   const CommTerm* ep4 = find_term(nl[0], "ep", CollectiveKind::all_to_all);
   REQUIRE(ep4);
   CHECK(ep4->inter_node_bytes_per_step == Approx(232.0 * 4096 * 3.5 * 7168 * 2));
-  CHECK(ep4->seconds_per_step == Approx(232.0 * (4096.0 * 3.5 * 7168 * 2 / 50e9 + 63 * 5e-6)));
+  CHECK(ep4->seconds_per_step == Approx(232.0 * (4096.0 * 3.5 * 7168 * 2 / (0.85 * 50e9) + 2 * 63 * 5e-6)));
   CHECK(ep4->seconds_per_step < ep->seconds_per_step);
   // Expert DP = 1024 / 64 = 16 ranks of stride 64: one a node, inter-node.
   const CommTerm* egrad = find_term(unlimited[0], "expert_dp_grad", CollectiveKind::reduce_scatter);
@@ -188,7 +192,9 @@ TEST_CASE("communication: DeepSeek-V3 on 1,024 GPUs, EP 64 across 8 nodes, node-
   REQUIRE(grad);
   CHECK(grad->group.size == 1024);
   CHECK(grad->group.nodes == 128);
-  CHECK_THROWS_AS(step_communication(c, mem, cluster, CommOptions{{}, -1, 2.0}), Error);
+  CommOptions negative;
+  negative.max_nodes_per_token = -1;
+  CHECK_THROWS_AS(step_communication(c, mem, cluster, negative), Error);
 }
 
 TEST_CASE("communication: TP with and without sequence parallelism, PP and CP by hand", "[cluster][communication]") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
 #include "budget/cluster_time.hpp"
+#include "budget/communication.hpp"
 #include "budget/error.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/time_model.hpp"
@@ -187,8 +189,10 @@ TEST_CASE("layout search: the bound-pruned search equals the exhaustive one", "[
           CHECK(pruned.fitting <= exhaustive.fitting);
           CHECK(exhaustive.timed == exhaustive.fitting);
           CHECK(pruned.timed <= pruned.fitting);
-          // The bound prunes: most fitting layouts are never timed.
-          if (keep == 1) CHECK(pruned.timed * 4 < exhaustive.timed);
+          // The bound prunes: most fitting layouts are never timed. (Issue 32's optimizer step is not
+          // in the bound, it needs each stage's parameters, known after the memory: on the baseline
+          // at 16 GiB 167 of 655 are timed, 3.9×.)
+          if (keep == 1) CHECK(pruned.timed * 3 < exhaustive.timed);
           check_same_layouts(pruned, exhaustive);
         }
       }
@@ -347,23 +351,32 @@ TEST_CASE("cluster ranking: the paper's 200M pair, ratio decomposition", "[clust
     sum += p.contribution;
   }
   CHECK(sum == Approx(s.ratio_to_baseline - 1.0).margin(1e-12));
-  // Per executed MoE layer one dispatch and one combine a pass: at the same micro-batches, passes
-  // and EP the looped config makes 18/12 = +50% all-to-all calls, each (T/r)·k·H·2 bytes, so
-  // 1056/1280 of the baseline's bytes a call at the same T and r.
-  const ParallelLayout& sl = s.best.memory.layout;
-  const ParallelLayout& bl = b.best.memory.layout;
   const auto ep = std::find_if(s.ratio_components.begin(), s.ratio_components.end(),
                                [](const RatioComponent& p) { return p.name == "ep_all_to_all"; });
-  // On this cluster both are best at the same EP > 1 layout (the search is deterministic).
-  REQUIRE(sl.ep > 1);
-  REQUIRE(sl.ep == bl.ep);
-  REQUIRE(sl.micro_batches == bl.micro_batches);
-  REQUIRE(sl.micro_batch_size == bl.micro_batch_size);
-  REQUIRE(sl.recompute.kind == bl.recompute.kind);
-  REQUIRE((sl.pp == bl.pp && sl.tp == bl.tp && sl.cp == bl.cp));
   REQUIRE(ep != s.ratio_components.end());
-  CHECK(ep->calls_per_token / ep->baseline_calls_per_token == Approx(1.5));
-  CHECK(ep->bytes_per_call / ep->baseline_bytes_per_call == Approx(1056.0 / 1280.0));
+  // Per executed MoE layer one dispatch and one combine a pass: at one layout (the looped config's
+  // best, EP > 1; the baseline's best differs since issue 32's all-to-all and optimizer costs) the
+  // looped config makes 18/12 = +50% all-to-all calls, each (T/r)·k rows of H·2 bytes and the
+  // alltoall dispatcher's 4-byte probability a row: (1056·2 + 4)/(1280·2 + 4) of the baseline's bytes.
+  const ParallelLayout& sl = s.best.memory.layout;
+  REQUIRE(sl.ep > 1);
+  const auto ep_calls_and_size = [&](const ArchConfig& c) {
+    double calls = 0.0, size = 0.0;
+    const std::vector<StageCommunication> stages = step_communication(c, training_memory(c, sl, cluster), cluster);
+    for (const StageCommunication& stage : stages) {
+      for (const CommTerm& t : stage.terms) {
+        if (t.name != "ep") continue;
+        calls += t.calls_per_step;
+        size = t.size_bytes;
+      }
+    }
+    return std::make_pair(calls, size);
+  };
+  const auto [looped_calls, looped_size] = ep_calls_and_size(smelt);
+  const auto [base_calls, base_size] = ep_calls_and_size(base);
+  REQUIRE(base_calls > 0.0);
+  CHECK(looped_calls / base_calls == Approx(1.5));
+  CHECK(looped_size / base_size == Approx((1056.0 * 2 + 4) / (1280.0 * 2 + 4)));
   // F per token from the accounting; τ = GPU-seconds per token / F.
   CHECK(s.gpu_seconds_per_flop == Approx(s.gpu_seconds_per_token / s.training_flops_per_token));
   CHECK(s.training_flops_per_token > 0.0);

@@ -59,12 +59,14 @@ TEST_CASE("published profiles: the shipped files are the builder's output (and t
   }
 }
 
-TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row; GB200 is B200's carried by the peak ratio",
+TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row; GB200 is B200's carried by the best-shape ratio",
           "[time][published]") {
   const CalibrationProfile b200 = load_published_kernels_profile(kernels, "B200");
   const CalibrationProfile gb200 = load_published_kernels_profile(kernels, "GB200");
-  // Datasheet dense BF16: B200 2250, GB200 2500 TFLOP/s (kernels.json "gpus").
-  CHECK(gb200.peaks.bf16_gemm_tflops == Approx(b200.peaks.bf16_gemm_tflops * 2500.0 / 2250.0).epsilon(1e-12));
+  // The best-shape bf16 GEMM rates measured the same way (ml-engineering's MAMF rows of kernels.json):
+  // B200 1745, GB200 1822 TFLOP/s (the datasheets' 2250 and 2500 are not what the runs show).
+  CHECK(gb200.peaks.bf16_gemm_tflops == Approx(b200.peaks.bf16_gemm_tflops * 1822.0 / 1745.0).epsilon(1e-12));
+  CHECK(gb200.device.sm_count == 148);
   std::size_t carried = 0;
   for (const CalibrationRow& r : gb200.rows) carried += r.carried_from == "NVIDIA B200" ? 1 : 0;
   CHECK(carried > 500);  // every GEMM row of the three tables
@@ -116,7 +118,7 @@ TEST_CASE("Megatron-Core stack: the step's provenance shares sum to it, the inde
   }
 }
 
-TEST_CASE("Megatron-Core stack: no eager layout copies; fused RoPE, cross-entropy and FP8 quantize kernels add time",
+TEST_CASE("Megatron-Core stack: no eager layout copies; the fused RoPE and cross-entropy add time",
           "[time][published]") {
   const CalibrationProfile profile = load_published_kernels_profile(kernels, "H100_SXM");
   TimeModelOptions eager;
