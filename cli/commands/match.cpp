@@ -307,8 +307,11 @@ void run_match(const MatchOptions& o) {
   const MatchRequest request = match_request(o, inputs);
   const MatchOutcome outcome = run_search(o, inputs, request);
   print(match_document(o, inputs, request, outcome), o.format);
-  if (!outcome.result.summary.feasible) throw CommandExit{exit_infeasible};
-  if (outcome.cluster && outcome.cluster->partial) {
+  // A partial cluster ranking whose finished candidates were all dropped is partial, not infeasible:
+  // the others were not reached.
+  const bool partial = outcome.cluster && outcome.cluster->partial;
+  if (!outcome.result.summary.feasible && !partial) throw CommandExit{exit_infeasible};
+  if (partial) {
     // The rows are the best of the candidates finished: said above, and no --out written from them.
     if (o.format == OutputFormat::csv) std::cerr << partial_ranking_note(*outcome.cluster);
     if (!o.out_path.empty()) std::cerr << "budget-match: " << o.out_path << " not written: the ranking is partial\n";

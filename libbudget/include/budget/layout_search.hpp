@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -172,6 +173,12 @@ struct ClusterCandidateTime {
   std::vector<RatioComponent> ratio_components;  ///< for candidates that fit: the ratio split by component
 };
 
+/// A candidate ClusterRankOrder::refuse kept out of the top, and why.
+struct ClusterRankRefusal {
+  std::size_t input_index = 0;
+  std::string reason;
+};
+
 struct ClusterRanking {
   ClusterCandidateTime baseline;
   std::vector<ClusterCandidateTime> candidates;  ///< fitting ones by seconds per token, then those with no layout
@@ -184,6 +191,26 @@ struct ClusterRanking {
   /// best of the `finished` candidates, not of all of them; `stopped_by` is the limit's message.
   bool partial = false;
   std::string stopped_by;
+  /// With ClusterRankOrder::refuse: the candidates it refused, in ranking order, that rank before the
+  /// last row kept (every refused one when fewer than `top` rows are kept).
+  std::vector<ClusterRankRefusal> refused;
+  /// With ClusterRankOrder::refuse and `partial`: input indices of rows kept without asking it (the
+  /// time limit came first).
+  std::vector<std::size_t> unchecked;
+};
+
+/// The order of rank_by_cluster_time(..., top, order) and the candidates it lets into the top.
+struct ClusterRankOrder {
+  /// By GPU-seconds per training FLOP (ClusterCandidateTime::gpu_seconds_per_flop: the order at
+  /// matched work, rank_matched_on_cluster()), the found ones first, ties by seconds per token, then
+  /// in the order given; false: by seconds per token, ties in the order given.
+  bool per_flop = false;
+  /// Why a candidate may not take a row (empty: it may): it is then skipped, the next one taking its
+  /// place, and listed in ClusterRanking::refused. Called for a candidate at its best layout (found
+  /// or not; figures of the cluster and its F, not the comparison with the baseline) only where it
+  /// could still take a row, from the ranking's threads (concurrently: it must be thread-safe) or the
+  /// caller's. Empty function: every candidate may.
+  std::function<std::string(const ClusterCandidateTime& candidate, std::size_t input_index)> refuse;
 };
 
 /// The ratio decomposition of `candidate` against `baseline` (both found): one entry per component
@@ -214,5 +241,16 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options, std::size_t top);
+
+/// The first `top` candidates in `order` that it does not refuse, bit for bit those of the full
+/// ranking in that order walked with `refuse` (what share_work false computes: every candidate
+/// searched in full, then asked in order). With options.share_work, the pruning above in the
+/// order's key: a candidate's layouts whose compute bound exceeds the step time that would put it
+/// past the top-th admitted candidate so far (for per_flop, that candidate's GPU-seconds per FLOP
+/// times its own F) are neither memory-checked nor timed, and `refuse` is asked, on the ranking's
+/// threads, only of candidates that could still take a row.
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options, std::size_t top, const ClusterRankOrder& order);
 
 }  // namespace budget

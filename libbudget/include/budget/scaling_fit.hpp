@@ -6,8 +6,9 @@
 ///
 ///     log L_pred = logsumexp(log E,  log A + b·log(1 − S) − a·log F,  log K − c·log D),
 ///
-/// by bounded L-BFGS (NLopt LD_LBFGS) with an analytic gradient, from every start of a multistart
-/// grid, keeping the lowest objective. Each architecture is fitted on its own.
+/// by Newton steps with the exact Hessian and bounded L-BFGS (FitMinimizer; NLopt's LD_LBFGS before
+/// issue 35) with an analytic gradient, from every start of a multistart grid, keeping the lowest
+/// objective. Each architecture is fitted on its own.
 ///
 /// Thread safety: fit_scaling_law(), fit_intercepts(), fit_arch_law() and fit_domain_laws() are
 /// reentrant (each fit owns its optimiser state): concurrent calls are safe.
@@ -45,6 +46,17 @@ struct FitBounds {
   double log_term_max = 50.0;
 };
 
+/// The minimiser each start runs (docs/scaling.md, "Optimiser"). Both minimise the same objective
+/// over the same bounds from the same starts under the same relative tolerances.
+enum class FitMinimizer {
+  /// Newton steps with the exact Hessian where it is positive definite, L-BFGS elsewhere, a
+  /// strong-Wolfe line search (the default since issue 35: about 0.55 of the evaluations).
+  newton,
+  /// NLopt's LD_LBFGS (Luksan's limited-memory variable metric with bounds), the minimiser before
+  /// issue 35: the reference the tests and bench/bench_scaling compare against.
+  nlopt_lbfgs
+};
+
 /// Options of a fit, validated up front (Ceres' Options::IsValid).
 struct FitOptions {
   double huber_delta = 1e-3;  ///< δ of the Huber loss on log-loss residuals, in [min_huber_delta, max_huber_delta]
@@ -58,8 +70,9 @@ struct FitOptions {
   FitBounds bounds;
   /// The value b is held at when it is not identifiable (every point has the same S).
   double fixed_b = 0.0;
-  double ftol_rel = 1e-12;     ///< NLopt relative tolerance on the objective
-  double xtol_rel = 1e-12;     ///< NLopt relative tolerance on the parameters
+  FitMinimizer minimizer = FitMinimizer::newton;
+  double ftol_rel = 1e-12;     ///< relative tolerance on the objective (NLopt's ftol_rel)
+  double xtol_rel = 1e-12;     ///< relative tolerance on the parameters (NLopt's xtol_rel)
   int max_evaluations = 5000;  ///< per start
   /// A start "reached the best" when its objective is within this relative tolerance of the
   /// lowest (or within 1e-18 × points absolutely: a residual RMS of about 1e-9, numerically zero).
@@ -73,11 +86,12 @@ struct FitOptions {
   std::string validation_error() const;
 };
 
-/// Why the search of the best start stopped (NLopt's result codes).
+/// Why the search of the best start stopped (NLopt's result codes; the Newton minimiser stops by the
+/// same rules).
 enum class FitTermination {
   function_tolerance,   ///< ftol_rel reached: converged
   parameter_tolerance,  ///< xtol_rel reached: converged
-  success,              ///< NLopt's generic success
+  success,              ///< NLopt's generic success; for the Newton minimiser, a gradient exactly zero
   roundoff_limited,     ///< the line search could not progress further; the point is usually usable
   max_evaluations,      ///< stopped by max_evaluations: not converged
   failure               ///< NLopt reported a failure
@@ -89,7 +103,7 @@ std::string to_string(FitTermination termination);
 /// What a fit did (Ceres' Solver::Summary).
 struct FitSummary {
   FitTermination termination = FitTermination::failure;  ///< of the best start
-  int evaluations = 0;        ///< objective+gradient evaluations of the best start
+  int evaluations = 0;        ///< objective+gradient evaluations of the best start (Hessians not counted)
   int total_evaluations = 0;  ///< over all starts
   int starts = 0;
   int starts_at_best = 0;     ///< starts whose objective matched the best (see FitOptions)

@@ -147,16 +147,28 @@ ClusterCandidateTime best_layout_on_cluster(const TimeModel& model, const ArchCo
   return out;
 }
 
-void add_single_gpu_figures(ClusterCandidateTime& out, const TimeModel& model, const ArchConfig& config,
-                            const LayoutSearchOptions& o) {
+namespace {
+/// The single-GPU reference workload: the search's window, 8 sequences a step.
+Workload single_gpu_workload(const LayoutSearchOptions& o) {
   ParallelLayout window;
   window.seq_len = o.seq_len;
   Workload w = time_workload(window, o.time);
-  w.tokens_per_step = 8 * o.seq_len;  // the single-GPU reference: 8 sequences a step
+  w.tokens_per_step = 8 * o.seq_len;
+  return w;
+}
+}  // namespace
+
+double training_flops_per_token(const ArchConfig& config, const LayoutSearchOptions& o) {
+  return account(config, single_gpu_workload(o)).training_flops_per_token;
+}
+
+void add_single_gpu_figures(ClusterCandidateTime& out, const TimeModel& model, const ArchConfig& config,
+                            const LayoutSearchOptions& o) {
+  const Workload w = single_gpu_workload(o);
   // predict_step_time()'s seconds_per_token, bit for bit (the indexed path, no per-op breakdown).
   out.single_gpu_seconds_per_token = predict_step_seconds(model, config, w) / static_cast<double>(w.tokens_per_step);
   out.moe_executions_per_token = moe_executions(config);
-  out.training_flops_per_token = account(config, w).training_flops_per_token;
+  out.training_flops_per_token = training_flops_per_token(config, o);
   if (out.found && out.training_flops_per_token > 0.0) {
     out.gpu_seconds_per_flop = out.gpu_seconds_per_token / out.training_flops_per_token;
   }
@@ -255,6 +267,43 @@ ClusterRanking rank_each_on_its_own(const TimeModel& model, const ArchConfig& ba
   return out;
 }
 
+/// The reference ranking (every candidate searched in full) in `order`, walked with its `refuse`
+/// until `top` are kept: what the shared ranking must return bit for bit.
+ClusterRanking ordered_reference(ClusterRanking all, std::size_t top, const ClusterRankOrder& order) {
+  if (order.per_flop) {
+    std::stable_sort(all.candidates.begin(), all.candidates.end(),
+                     [](const ClusterCandidateTime& a, const ClusterCandidateTime& b) {
+                       if (a.found != b.found) return a.found;
+                       return a.found && a.gpu_seconds_per_flop < b.gpu_seconds_per_flop;
+                     });
+  }
+  std::vector<ClusterCandidateTime> kept;
+  for (ClusterCandidateTime& c : all.candidates) {
+    if (kept.size() >= top) break;
+    std::string why;
+    if (order.refuse && !all.partial) {
+      try {
+        why = order.refuse(c, c.input_index);
+      } catch (const Error& e) {
+        if (e.path() != "time limit") throw;
+        all.partial = true;
+        all.stopped_by = e.text();
+      }
+    }
+    if (order.refuse && all.partial && why.empty()) {
+      if (!c.found) continue;
+      all.unchecked.push_back(c.input_index);
+    }
+    if (!why.empty()) {
+      all.refused.push_back({c.input_index, std::move(why)});
+      continue;
+    }
+    kept.push_back(std::move(c));
+  }
+  all.candidates = std::move(kept);
+  return all;
+}
+
 }  // namespace
 
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
@@ -267,10 +316,14 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options, std::size_t top) {
-  if (options.share_work) return detail::rank_top_shared(model, baseline, candidates, cluster, options, top);
-  ClusterRanking out = rank_each_on_its_own(model, baseline, candidates, cluster, options);
-  out.candidates.resize(std::min(out.candidates.size(), top));
-  return out;
+  return rank_by_cluster_time(model, baseline, candidates, cluster, options, top, ClusterRankOrder{});
+}
+
+ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
+                                    const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
+                                    const LayoutSearchOptions& options, std::size_t top, const ClusterRankOrder& order) {
+  if (options.share_work) return detail::rank_top_shared(model, baseline, candidates, cluster, options, top, order);
+  return ordered_reference(rank_each_on_its_own(model, baseline, candidates, cluster, options), top, order);
 }
 
 }  // namespace budget

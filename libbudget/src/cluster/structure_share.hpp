@@ -109,9 +109,13 @@ void compare_with_baseline(ClusterCandidateTime& candidate, const ClusterCandida
 ClusterCandidateTime baseline_on_cluster(const TimeModel& model, const ArchConfig& baseline, const ClusterSpec& cluster,
                                          const LayoutSearchOptions& options, const SearchSharing& sharing);
 
-/// rank_by_cluster_time(..., top) with options.share_work (shared_ranking.cpp).
+/// The training FLOPs per token a ClusterCandidateTime carries (account() at the single-GPU
+/// reference workload of add_single_gpu_figures(): the same double).
+double training_flops_per_token(const ArchConfig& config, const LayoutSearchOptions& options);
+
+/// rank_by_cluster_time(..., top, order) with options.share_work (shared_ranking.cpp).
 ClusterRanking rank_top_shared(const TimeModel& model, const ArchConfig& baseline,
                                const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
-                               const LayoutSearchOptions& options, std::size_t top);
+                               const LayoutSearchOptions& options, std::size_t top, const ClusterRankOrder& order);
 
 }  // namespace budget::detail

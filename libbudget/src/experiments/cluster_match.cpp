@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -15,19 +18,39 @@ namespace budget {
 
 namespace {
 
-/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096), 0 when none.
-std::int64_t baseline_min_gpus(const ArchConfig& baseline, const ClusterSpec& cluster, std::int64_t seq_len) {
-  const SmallestLayout s = smallest_fitting_layout(baseline, cluster, seq_len);
-  return s.found ? s.memory.layout.gpus : 0;
-}
+/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096), 0 when none: searched
+/// once, when the first candidate is checked (from the ranking's threads: thread-safe). A time limit
+/// reached in the search propagates, and the next call searches again.
+class BaselineMinGpus {
+ public:
+  BaselineMinGpus(const ArchConfig& baseline, const ClusterSpec& cluster, std::int64_t seq_len)
+      : baseline_(baseline), cluster_(cluster), seq_len_(seq_len) {}
+
+  std::int64_t get() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!gpus_) {
+      const SmallestLayout s = smallest_fitting_layout(baseline_, cluster_, seq_len_);
+      gpus_ = s.found ? s.memory.layout.gpus : 0;
+    }
+    return *gpus_;
+  }
+
+ private:
+  const ArchConfig& baseline_;
+  const ClusterSpec& cluster_;
+  std::int64_t seq_len_;
+  std::mutex mutex_;
+  std::optional<std::int64_t> gpus_;
+};
 
 /// Why `c` is no candidate at scale, or empty: no layout on the cluster's N GPUs fits it, or its
-/// fewest-GPU layout needs more than twice `baseline_gpus` (0: not checked).
+/// fewest-GPU layout needs more than twice the baseline's fewest (0: not checked).
 std::string not_trainable_at_scale(const ClusterCandidateTime& c, const ArchConfig& config, const ClusterSpec& cluster,
-                                   const LayoutSearchOptions& options, std::int64_t baseline_gpus) {
+                                   const LayoutSearchOptions& options, BaselineMinGpus& baseline) {
   if (!c.found) {
     return fmt::format("no layout of the search space on {} GPUs fits the GPU's memory", options.gpus);
   }
+  const std::int64_t baseline_gpus = baseline.get();
   if (baseline_gpus < 1) return {};
   if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus).found) {
     return fmt::format("needs more than {} GPUs to fit memory, twice the {} the baseline fits on", 2 * baseline_gpus,
@@ -45,60 +68,34 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   std::vector<ArchConfig> configs;
   configs.reserve(equal);
   for (std::size_t i = 0; i < equal; ++i) configs.push_back(timed.result.candidates[i].config);
-  // Every candidate ranked (no cut at `top`: the order below is at matched work, and drops may reach
-  // past `top`), with the work shared across the candidates of one structure.
-  ClusterRanking ranking = rank_by_cluster_time(model, timed.result.baseline, configs, cluster, options, configs.size());
-  // At matched work: GPU-seconds per training FLOP, the ones with a layout first (ties: as ranked).
-  std::stable_sort(ranking.candidates.begin(), ranking.candidates.end(),
-                   [](const ClusterCandidateTime& a, const ClusterCandidateTime& b) {
-                     if (a.found != b.found) return a.found;
-                     return a.found && a.gpu_seconds_per_flop < b.gpu_seconds_per_flop;
-                   });
-  // The time limit (--max-seconds) may pass during the checks below as during the ranking: the rows
-  // checked so far stay, the others found are kept unchecked and said so, the ranking is partial.
-  bool stopped = ranking.partial;
-  const auto stop = [&](const Error& e) {
-    if (e.path() != "time limit") throw e;
-    stopped = true;
-    if (!ranking.partial) ranking.stopped_by = e.text();
-    ranking.partial = true;
+  // At matched work (GPU-seconds per training FLOP, the ones with a layout first), the candidates not
+  // trainable at scale refused, the work shared across the candidates of one structure and the
+  // layouts that cannot reach the top kept skipped (rank_by_cluster_time(..., order)). The time
+  // limit (--max-seconds) may pass in a check as in the ranking: the ranking is then partial, the
+  // rows not checked kept and said so (ClusterRanking::unchecked).
+  BaselineMinGpus baseline_gpus(timed.result.baseline, cluster, options.seq_len);
+  ClusterRankOrder order;
+  order.per_flop = true;
+  order.refuse = [&](const ClusterCandidateTime& c, std::size_t i) {
+    return not_trainable_at_scale(c, configs[i], cluster, options, baseline_gpus);
   };
-  std::int64_t baseline_gpus = 0;
-  try {
-    if (!stopped) baseline_gpus = baseline_min_gpus(timed.result.baseline, cluster, options.seq_len);
-  } catch (const Error& e) {
-    stop(e);
+  ClusterRanking ranking = rank_by_cluster_time(model, timed.result.baseline, configs, cluster, options, top, order);
+  if (dropped != nullptr) {
+    for (ClusterRankRefusal& r : ranking.refused) dropped->push_back({configs[r.input_index], std::move(r.reason)});
   }
-  std::vector<ClusterCandidateTime> kept;
   std::vector<Candidate> candidates;
   std::vector<StepTime> times;
   std::vector<double> ratios, per_token;
   for (ClusterCandidateTime& c : ranking.candidates) {
-    if (kept.size() >= top) break;
     const std::size_t i = c.input_index;
-    std::string why;
-    if (!stopped) {
-      try {
-        why = not_trainable_at_scale(c, configs[i], cluster, options, baseline_gpus);
-      } catch (const Error& e) {
-        stop(e);
-      }
-    }
-    if (stopped && why.empty()) {
-      if (!c.found) continue;
+    if (std::find(ranking.unchecked.begin(), ranking.unchecked.end(), i) != ranking.unchecked.end()) {
       c.differences.push_back(fmt::format("not checked against twice the baseline's GPUs: {}", ranking.stopped_by));
-    }
-    if (!why.empty()) {
-      if (dropped != nullptr) dropped->push_back({configs[i], std::move(why)});
-      continue;
     }
     candidates.push_back(std::move(timed.result.candidates[i]));
     if (!timed.candidate_times.empty()) times.push_back(std::move(timed.candidate_times[i]));
     ratios.push_back(timed.time_ratios[i]);
     per_token.push_back(i < timed.time_ratios_per_token.size() ? timed.time_ratios_per_token[i] : timed.time_ratios[i]);
-    kept.push_back(std::move(c));
   }
-  ranking.candidates = std::move(kept);
   timed.result.candidates = std::move(candidates);
   timed.candidate_times = std::move(times);
   timed.time_ratios = std::move(ratios);
@@ -107,8 +104,11 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
     timed.result.summary.best_max_deviation = timed.result.candidates.front().deviation.max_abs();
   } else {
     timed.result.summary.feasible = false;
-    timed.result.summary.message = "no equally matched candidate is trainable at scale on this cluster (each one "
-                                   "dropped, see the reasons)";
+    timed.result.summary.message =
+        ranking.partial ? "none of the equally matched candidates finished before the time limit is trainable at "
+                          "scale on this cluster (each one dropped, see the reasons; the ranking is partial)"
+                        : "no equally matched candidate is trainable at scale on this cluster (each one "
+                          "dropped, see the reasons)";
   }
   return ranking;
 }

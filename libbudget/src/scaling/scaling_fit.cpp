@@ -1,6 +1,7 @@
 #include "budget/scaling_fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -8,12 +9,11 @@
 #include <type_traits>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <nlopt.h>
 
 #include "budget/error.hpp"
+#include "scaling/scaling_minimizer.hpp"
 #include "scaling/scaling_objective.hpp"
-#include "base/enum_names.hpp"
 #include "base/parallel_for.hpp"
 
 namespace budget {
@@ -21,119 +21,6 @@ namespace budget {
 using detail::CentredData;
 using detail::HuberObjective;
 using detail::Theta;
-
-// ---------------------------------------------------------------------------------------------
-// Options and summary
-
-namespace {
-std::string check_list(const char* name, const std::vector<double>& values, double lo, double hi) {
-  if (values.empty()) return fmt::format("grid.{} is empty; give at least one value", name);
-  for (double v : values) {
-    if (!std::isfinite(v) || v < lo || v > hi) {
-      return fmt::format("grid.{} value {} is not allowed; allowed: values in [{}, {}]", name, v, lo, hi);
-    }
-  }
-  return {};
-}
-}  // namespace
-
-std::string FitOptions::validation_error() const {
-  // Residuals are of log-loss (|r| ~ 1e-3 .. 1): below 1e-6 the Huber loss is linear in every
-  // residual and its scale falls under the optimiser's tolerances (the start values came back as
-  // "converged"); above 10 it is least squares.
-  if (!(huber_delta >= min_huber_delta && huber_delta <= max_huber_delta)) {
-    return fmt::format("huber_delta = {:g} is not allowed; allowed: a number in [{:g}, {:g}]", huber_delta,
-                       min_huber_delta, max_huber_delta);
-  }
-  const FitBounds& b = bounds;
-  if (!(b.exponent_min < b.exponent_max) || !(b.log_E_min < b.log_E_max) || !(b.log_term_min < b.log_term_max)) {
-    return "bounds: every lower bound must be below its upper bound";
-  }
-  if (b.exponent_min < 0.0) return fmt::format("bounds.exponent_min = {} is not allowed; allowed: ≥ 0", b.exponent_min);
-  if (!std::isfinite(fixed_b)) return "fixed_b must be finite";
-  if (use_grid) {
-    for (const auto& message : {check_list("a", grid.a, b.exponent_min, b.exponent_max),
-                                check_list("b", grid.b, b.exponent_min, b.exponent_max),
-                                check_list("c", grid.c, b.exponent_min, b.exponent_max)}) {
-      if (!message.empty()) return message;
-    }
-    for (double f : grid.e_fraction) {
-      if (!(f > 0.0 && f < 1.0)) {
-        return fmt::format("grid.e_fraction value {} is not allowed; allowed: values in (0, 1)", f);
-      }
-    }
-    if (grid.e_fraction.empty()) return "grid.e_fraction is empty; give at least one value";
-  } else if (extra_starts.empty()) {
-    return "use_grid is false and extra_starts is empty: there is no starting point";
-  }
-  if (!(ftol_rel >= 0.0) || !(xtol_rel >= 0.0)) return "ftol_rel and xtol_rel must be ≥ 0";
-  if (max_evaluations < 1) return fmt::format("max_evaluations = {} is not allowed; allowed: ≥ 1", max_evaluations);
-  if (!(same_objective_rel >= 0.0)) return "same_objective_rel must be ≥ 0";
-  return {};
-}
-
-namespace {
-constexpr auto fit_termination_names = detail::enum_names<FitTermination::failure>({
-    {FitTermination::function_tolerance, "ftol_rel reached"}, {FitTermination::parameter_tolerance, "xtol_rel reached"},
-    {FitTermination::success, "success"}, {FitTermination::roundoff_limited, "roundoff limited"},
-    {FitTermination::max_evaluations, "max_evaluations reached"}, {FitTermination::failure, "failure"}});
-}  // namespace
-
-std::string to_string(FitTermination termination) {
-  return std::string(detail::name_of(fit_termination_names, termination, "unknown"));
-}
-
-bool FitSummary::usable() const {
-  return termination != FitTermination::max_evaluations && termination != FitTermination::failure;
-}
-
-namespace {
-std::string held_text(const FitSummary& s) {
-  if (s.exponents_fixed) return "; exponents a, b, c held (intercept-only fit)";
-  if (s.b_fixed) return fmt::format("; b held at {:g} (every point has the same S)", s.fixed_b_value);
-  return {};
-}
-}  // namespace
-
-std::string FitSummary::brief() const {
-  return fmt::format("{} ({}) after {} evaluations; objective {:.6g}, RMSE {:.4g}%, {}/{} starts reached the best; "
-                     "{} points{}",
-                     usable() ? "converged" : "NOT converged", to_string(termination), evaluations, objective,
-                     100.0 * rmse, starts_at_best, starts, points, held_text(*this));
-}
-
-std::string FitSummary::full_report() const {
-  std::string out;
-  out += fmt::format("termination         : {}{}\n", to_string(termination), usable() ? "" : " (not usable)");
-  out += fmt::format("objective           : {:.10g} (sum of Huber(delta = {:g}) over log-loss residuals)\n",
-                     objective, huber_delta);
-  out += fmt::format("RMSE of log-loss    : {:.6g}\n", rmse);
-  out += fmt::format("points              : {}\n", points);
-  out += fmt::format("starts              : {} ({} reached the best)\n", starts, starts_at_best);
-  out += fmt::format("evaluations         : {} (best start), {} (all starts)\n", evaluations, total_evaluations);
-  if (exponents_fixed) out += "held parameters     : a, b, c (intercept-only fit)\n";
-  if (b_fixed) out += fmt::format("held parameters     : b = {:g} (every point has the same S)\n", fixed_b_value);
-  return out;
-}
-
-std::string to_json(const FitSummary& s) {
-  nlohmann::ordered_json out;
-  out["termination"] = to_string(s.termination);
-  out["converged"] = s.usable();
-  out["objective"] = s.objective;
-  out["rmse"] = s.rmse;
-  out["points"] = s.points;
-  out["starts"] = s.starts;
-  out["starts_at_best"] = s.starts_at_best;
-  out["evaluations"] = s.evaluations;
-  out["total_evaluations"] = s.total_evaluations;
-  out["huber_delta"] = s.huber_delta;
-  out["b_fixed"] = s.b_fixed;
-  if (s.b_fixed) out["fixed_b_value"] = s.fixed_b_value;
-  out["exponents_fixed"] = s.exponents_fixed;
-  if (s.max_compute > 0) out["compute_range"] = {s.min_compute, s.max_compute};
-  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // ---------------------------------------------------------------------------------------------
 // The search
@@ -204,8 +91,73 @@ struct StartOutcome {
   int evaluations = 0;
 };
 
-/// One bounded L-BFGS run from `start` over the free parameters of `problem`.
-StartOutcome run_start(const Problem& problem, const Theta& start, const FitOptions& options) {
+/// The fit's objective over the free parameters of a problem, for the Newton minimiser.
+class FreeParameterFunction final : public detail::MinimizerFunction {
+ public:
+  explicit FreeParameterFunction(const Problem& problem) : problem_(problem) {}
+
+  double value(const detail::MinimizerVector& x, detail::MinimizerVector* gradient) override {
+    Theta full_gradient{};
+    const double f = problem_.objective.evaluate(problem_.expand(x.data()), gradient ? &full_gradient : nullptr);
+    for (std::size_t i = 0; gradient != nullptr && i < problem_.free.size(); ++i) {
+      (*gradient)[i] = full_gradient[static_cast<std::size_t>(problem_.free[i])];
+    }
+    return f;
+  }
+  void hessian(const detail::MinimizerVector& x, detail::MinimizerMatrix& out) override {
+    std::array<double, detail::theta_size * detail::theta_size> full{};
+    problem_.objective.hessian(problem_.expand(x.data()), full);
+    const std::size_t n = problem_.free.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        out[i * n + j] = full[static_cast<std::size_t>(problem_.free[i] * detail::theta_size + problem_.free[j])];
+      }
+    }
+  }
+
+ private:
+  const Problem& problem_;
+};
+
+FitTermination termination_of(detail::MinimizerStop stop) {
+  switch (stop) {
+    case detail::MinimizerStop::function_tolerance: return FitTermination::function_tolerance;
+    case detail::MinimizerStop::parameter_tolerance: return FitTermination::parameter_tolerance;
+    case detail::MinimizerStop::stationary: return FitTermination::success;
+    case detail::MinimizerStop::roundoff_limited: return FitTermination::roundoff_limited;
+    case detail::MinimizerStop::max_evaluations: return FitTermination::max_evaluations;
+  }
+  return FitTermination::failure;
+}
+
+/// One run of the Newton minimiser from `start` over the free parameters of `problem`.
+StartOutcome run_start_newton(const Problem& problem, const Theta& start, const FitOptions& options) {
+  detail::MinimizerSettings settings;
+  settings.n = static_cast<int>(problem.free.size());
+  const Theta lo = lower_bounds(options.bounds);
+  const Theta hi = upper_bounds(options.bounds);
+  detail::MinimizerVector x{};
+  for (std::size_t i = 0; i < problem.free.size(); ++i) {
+    const auto k = static_cast<std::size_t>(problem.free[i]);
+    x[i] = start[k];
+    settings.lower[i] = lo[k];
+    settings.upper[i] = hi[k];
+  }
+  settings.ftol_rel = options.ftol_rel;
+  settings.xtol_rel = options.xtol_rel;
+  settings.max_evaluations = options.max_evaluations;
+  FreeParameterFunction function(problem);
+  const detail::MinimizerOutcome found = detail::minimize_bounded(function, x, settings);
+  StartOutcome outcome;
+  outcome.termination = termination_of(found.stop);
+  outcome.evaluations = found.evaluations;
+  outcome.theta = problem.expand(found.x.data());
+  outcome.objective = std::isfinite(found.f) ? found.f : std::numeric_limits<double>::infinity();
+  return outcome;
+}
+
+/// One bounded L-BFGS run of NLopt from `start` over the free parameters of `problem`.
+StartOutcome run_start_nlopt(const Problem& problem, const Theta& start, const FitOptions& options) {
   const auto n = static_cast<unsigned>(problem.free.size());
   NloptHandle opt(nlopt_create(NLOPT_LD_LBFGS, n));
   if (!opt) throw Error("NLopt could not create an L-BFGS optimiser");
@@ -279,7 +231,9 @@ FitResult search(const std::vector<LossPoint>& points, const CentredData& data, 
   const auto run = [&](std::size_t i, const HuberObjective& own) {
     Theta s = held;
     for (int k : free) s[static_cast<std::size_t>(k)] = starts[i][static_cast<std::size_t>(k)];
-    outcomes[i] = run_start(Problem{own, free, held}, clip(s, options.bounds), options);
+    const Problem problem{own, free, held};
+    outcomes[i] = options.minimizer == FitMinimizer::newton ? run_start_newton(problem, clip(s, options.bounds), options)
+                                                            : run_start_nlopt(problem, clip(s, options.bounds), options);
   };
   const unsigned threads = detail::thread_count(options.threads, starts.size());
   if (threads > 1) {

@@ -35,7 +35,9 @@ enum ThetaIndex : int { theta_log_E = 0, theta_alpha, theta_kappa, theta_a, thet
 
 using Theta = std::array<double, theta_size>;
 
-/// The points in the objective's form: centred logs of F, 1 − S, D and the log of the loss.
+/// The points in the objective's form: centred logs of F, 1 − S, D and the log of the loss, and the
+/// distinct values each power-law term depends on (a designed experiment repeats them: its cells ×
+/// its horizons), so that an evaluation takes one exponential per distinct value, not per point.
 struct CentredData {
   Eigen::ArrayXd x;  ///< log F − m_x
   Eigen::ArrayXd u;  ///< log(1 − S) − m_u
@@ -44,6 +46,9 @@ struct CentredData {
   double mean_log_F = 0.0;
   double mean_log_one_minus_S = 0.0;
   double mean_log_D = 0.0;
+  /// The distinct (x̃, ũ) pairs and ỹ values, and each point's index into them.
+  std::vector<double> term_A_x, term_A_u, term_K_y;
+  std::vector<int> term_A_of, term_K_of;
 
   explicit CentredData(const std::vector<LossPoint>& points);
   Eigen::Index size() const { return x.size(); }
@@ -53,7 +58,15 @@ struct CentredData {
 Theta to_theta(const ScalingCoefficients& coefficients, const CentredData& data);
 ScalingCoefficients to_coefficients(const Theta& theta, const CentredData& data);
 
-/// Σ Huber_δ(log L_obs − log L_pred) and its gradient. Holds scratch buffers: one per thread.
+/// Σ Huber_δ(log L_obs − log L_pred), its gradient and its Hessian. Holds scratch buffers: one per
+/// thread.
+///
+/// How an evaluation computes lse = log(E + P_A + P_K), P_A = exp(t_A), P_K = exp(t_K): when no
+/// exponent exceeds ±600 in magnitude (every realistic θ: e is bounded by [−20, 10] and the terms at
+/// the data's centre by [−50, 50]), the three terms are summed unshifted, each P_A and P_K computed once
+/// per distinct value it depends on (exp(α + b·ũ − a·x̃) per cell, exp(κ − c·ỹ) per horizon): s ≥ E ≥
+/// e^−600 stays a normal number and nothing overflows. Otherwise it shifts by the largest term,
+/// lse = m + log Σ exp(t_j − m), per point. Both give lse to within rounding.
 class HuberObjective {
  public:
   HuberObjective(const CentredData& data, double delta);
@@ -61,18 +74,29 @@ class HuberObjective {
   /// f(θ); when `gradient` is not null, ∂f/∂θ too.
   double evaluate(const Theta& theta, Theta* gradient) const;
 
+  /// ∂²f/∂θ² (row-major 6×6), reusing the last evaluation's work when it was at the same θ:
+  ///     ∂²f/∂θ² = Σ_i ψ'(r_i)·v_i·v_iᵀ − ψ(r_i)·∂²lse_i/∂θ²,   v_i = ∂lse_i/∂θ,
+  ///     ∂²lse/∂θ² = Σ_j W_j·∇t_j·∇t_jᵀ − v·vᵀ   (the t_j are linear in θ),
+  /// W_j the softmax weights, ψ'(r) = 1 where |r| ≤ δ and 0 elsewhere (the Huber loss's second
+  /// derivative; at |r| = δ its left one).
+  void hessian(const Theta& theta, std::array<double, theta_size * theta_size>& hessian) const;
+
   /// log L_obs − log L_pred for every point.
   Eigen::ArrayXd residuals(const Theta& theta) const;
 
  private:
-  void predict(const Theta& theta) const;  // fills the scratch buffers
+  void predict(const Theta& theta) const;  // fills the scratch buffers, remembers θ
+  bool predict_by_terms(const Theta& theta) const;
+  void predict_shifted(const Theta& theta) const;
 
   const CentredData& data_;
   double delta_;
-  // Scratch: the three log-terms' weights relative to their max, their sum, the prediction.
-  mutable Eigen::ArrayXd t_A_, t_K_, shift_, w_E_, w_A_, w_K_, sum_, residual_;
-  // Scratch of evaluate(): |r|, and the gradient's per-point factors.
-  mutable Eigen::ArrayXd abs_r_, g_, g_A_, g_K_;
+  // Scratch: per distinct value, the power-law terms; per point, the softmax weights W_E, W_A, W_K
+  // and the residual r.
+  mutable std::vector<double> term_A_, term_K_;
+  mutable Eigen::ArrayXd weight_E_, weight_A_, weight_K_, residual_;
+  mutable Theta predicted_at_{};  // the θ of the scratch buffers
+  mutable bool predicted_ = false;
 };
 
 }  // namespace budget::detail

@@ -218,3 +218,100 @@ TEST_CASE("cluster ranking: shared work, stopped by the time limit, it returns t
     if (i > 0) CHECK(partial.candidates[i - 1].seconds_per_token <= row.seconds_per_token);
   }
 }
+
+namespace {
+
+/// A deterministic refusal: every candidate without a layout, and every third one by input index.
+std::string refuse_every_third(const ClusterCandidateTime& c, std::size_t i) {
+  if (!c.found) return "fits nowhere (test)";
+  return i % 3 == 1 ? "every third (test)" : std::string();
+}
+
+void check_same_refusals(const ClusterRanking& shared, const ClusterRanking& reference) {
+  REQUIRE(shared.refused.size() == reference.refused.size());
+  for (std::size_t i = 0; i < shared.refused.size(); ++i) {
+    CHECK(shared.refused[i].input_index == reference.refused[i].input_index);
+    CHECK(shared.refused[i].reason == reference.refused[i].reason);
+  }
+  CHECK(shared.unchecked.empty());
+  CHECK(reference.unchecked.empty());
+}
+
+}  // namespace
+
+TEST_CASE("cluster ranking: shared work in the per-FLOP order with refusals, the reference's rows bit for bit",
+          "[cluster][search][shared]") {
+  // ClusterRankOrder (what the matcher's --cluster ranking asks: GPU-seconds per FLOP, candidates
+  // not trainable at scale refused): the shared ranking prunes against the top-th admitted
+  // candidate's key, converted to a step time per candidate, and asks `refuse` on its threads; the
+  // reference searches every candidate in full, sorts by the key and walks it. Both orders, every
+  // top, 1, 2 and 4 threads, on the hand-made list (duplicates, one fitting nowhere) and the paper
+  // cell's equally matched set.
+  const ArchConfig base = test::paper_200m_baseline();
+  const ArchConfig smelt = test::paper_200m_smelt();
+  ArchConfig wide = base;
+  wide.name = "wide";
+  wide.ffn.expert_dim = 432 * 2;
+  ArchConfig huge = base;
+  huge.name = "huge";
+  huge.ffn.expert_dim = 432 * 64;
+  ArchConfig fewer = base;
+  fewer.name = "fewer";
+  fewer.ffn.num_experts = 96;
+  const std::vector<ArchConfig> list{smelt, huge, wide, base, fewer, smelt, wide, huge};
+  ClusterSpec small = load_cluster_spec(shared_rank_source + "/examples/clusters/h100-sxm.json", 1);
+  small.memory_bytes = std::int64_t{16} << 30;
+  LayoutSearchOptions o = cluster_rank_search_options(causal_workload(4096), 8, 8 * 4096 * 4, 0);
+  for (const bool per_flop : {false, true}) {
+    ClusterRankOrder order;
+    order.per_flop = per_flop;
+    order.refuse = refuse_every_third;
+    o.share_work = false;
+    const ClusterRanking reference =
+        rank_by_cluster_time(shared_rank_model(), base, list, small, o, list.size(), order);
+    REQUIRE_FALSE(reference.refused.empty());
+    CHECK(reference.candidates.size() + reference.refused.size() == list.size());
+    o.share_work = true;
+    for (std::size_t top = 1; top <= list.size(); ++top) {
+      o.share_work = false;
+      const ClusterRanking cut = rank_by_cluster_time(shared_rank_model(), base, list, small, o, top, order);
+      o.share_work = true;
+      for (const unsigned threads : {1u, 2u, 4u}) {
+        INFO("per FLOP " << per_flop << ", top " << top << ", " << threads << " threads");
+        o.threads = threads;
+        const ClusterRanking shared = rank_by_cluster_time(shared_rank_model(), base, list, small, o, top, order);
+        check_same_ranking(shared, cut, top);
+        check_same_refusals(shared, cut);
+        CHECK_FALSE(shared.partial);
+      }
+    }
+  }
+  // The paper cell on 64 H200s in the per-FLOP order: the found ones by GPU-seconds per FLOP.
+  const std::vector<ArchConfig> candidates = equally_matched(base);
+  const ClusterSpec cluster = load_cluster_spec(shared_rank_source + "/examples/clusters/h200.json", 8);
+  LayoutSearchOptions p = cluster_rank_search_options(paper_workload(), 64, 1 << 20, 0);
+  ClusterRankOrder order;
+  order.per_flop = true;
+  order.refuse = refuse_every_third;
+  p.share_work = false;
+  p.threads = 2;
+  const ClusterRanking reference = rank_by_cluster_time(shared_rank_model(), base, candidates, cluster, p,
+                                                        candidates.size(), order);
+  for (std::size_t i = 1; i < reference.candidates.size(); ++i) {
+    CHECK(reference.candidates[i - 1].gpu_seconds_per_flop <= reference.candidates[i].gpu_seconds_per_flop);
+  }
+  p.share_work = true;
+  for (const std::size_t top : {std::size_t{1}, std::size_t{3}, std::size_t{5}}) {
+    p.share_work = false;
+    const ClusterRanking cut = rank_by_cluster_time(shared_rank_model(), base, candidates, cluster, p, top, order);
+    p.share_work = true;
+    for (const unsigned threads : {1u, 2u}) {
+      INFO("paper cell, top " << top << ", " << threads << " threads");
+      p.threads = threads;
+      const ClusterRanking shared = rank_by_cluster_time(shared_rank_model(), base, candidates, cluster, p, top, order);
+      check_same_ranking(shared, reference, top);
+      check_same_refusals(shared, cut);
+      if (top == 1) CHECK(shared.searched < candidates.size());
+    }
+  }
+}
