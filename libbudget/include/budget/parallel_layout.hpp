@@ -218,6 +218,30 @@ struct ModelChunk {
   std::vector<std::int64_t> stored_layers;
 };
 
+/// The training recipe a layout search holds (docs/cluster.md, "The recipe held"; layout_search.hpp,
+/// smallest_fitting_layout()): every layout it
+/// enumerates takes from `base` the precision, the FP8 recipe (with FP8 parameters and the amax
+/// history), the gradient and optimizer dtypes, FSDP and its sharding, the distributed-optimizer
+/// instances, CPU offload, the dispatcher and the fused permutation, cross-entropy fusion, the
+/// vocabulary padding, dropout, the attention kernel, gradient-accumulation fusion and the capacity
+/// factor; and, where held, the micro-batch size, the recompute (kind, method, layers and modules)
+/// and the distributed optimizer. The search varies the rest: TP (with sequence parallelism), CP,
+/// PP, V, EP and ETP, and the held settings' alternatives where not held. Not taken from `base`: its
+/// parallel sizes, GPUs, micro-batch count and sequence length (the search's own), the pipeline
+/// layout string, first/last-stage counts and in-split flags (the search splits evenly) and the
+/// imbalance (LayoutSearchOptions::imbalance). The default recipe is the search as it always was:
+/// bf16, no FP8, Adam's fp32 states, every micro-batch size, recompute and optimizer choice.
+struct LayoutRecipe {
+  ParallelLayout base;
+  bool hold_micro_batch_size = false;
+  bool hold_recompute = false;
+  bool hold_distributed_optimizer = false;
+};
+
+/// `recipe.base` with everything the search sets cleared to ParallelLayout's defaults (the parallel
+/// sizes, GPUs, batch, sequence length and pipeline split): the template of every layout searched.
+ParallelLayout recipe_template(const LayoutRecipe& recipe);
+
 /// The executed layer sequence of `config`: physical layer numbers (1-based) in execution order,
 /// the loop unrolled (layers first..last repeated `repeats` times in a row).
 std::vector<std::int64_t> executed_layer_sequence(const ArchConfig& config);

@@ -14,9 +14,10 @@ namespace budget {
 
 namespace {
 
-/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096), 0 when none.
-std::int64_t baseline_min_gpus(const ArchConfig& baseline, const ClusterSpec& cluster, std::int64_t seq_len) {
-  const SmallestLayout s = smallest_fitting_layout(baseline, cluster, seq_len);
+/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096, the ranking's recipe
+/// held), 0 when none.
+std::int64_t baseline_min_gpus(const ArchConfig& baseline, const ClusterSpec& cluster, const LayoutSearchOptions& o) {
+  const SmallestLayout s = smallest_fitting_layout(baseline, cluster, o.seq_len, 4096, &o.recipe);
   return s.found ? s.memory.layout.gpus : 0;
 }
 
@@ -28,7 +29,7 @@ std::string not_trainable_at_scale(const ClusterCandidateTime& c, const ArchConf
     return fmt::format("no layout of the search space on {} GPUs fits the GPU's memory", options.gpus);
   }
   if (baseline_gpus < 1) return {};
-  if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus).found) {
+  if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus, &options.recipe).found) {
     return fmt::format("needs more than {} GPUs to fit memory, twice the {} the baseline fits on", 2 * baseline_gpus,
                        baseline_gpus);
   }
@@ -64,7 +65,7 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   };
   std::int64_t baseline_gpus = 0;
   try {
-    if (!stopped) baseline_gpus = baseline_min_gpus(timed.result.baseline, cluster, options.seq_len);
+    if (!stopped) baseline_gpus = baseline_min_gpus(timed.result.baseline, cluster, options);
   } catch (const Error& e) {
     stop(e);
   }
@@ -121,16 +122,31 @@ void add_step_times(TimedMatch& timed, const TimeModel& model, const Workload& w
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                                   const std::string& constraints_path, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options) {
+  return match_grid_on_cluster(grid, loop, workload, constraints_path, model, cluster,
+                               [&options](const ArchConfig&) { return options; });
+}
+
+std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
+                                                  const std::string& constraints_path, const TimeModel& model,
+                                                  const ClusterSpec& cluster, const CellSearchOptions& options_of_cell) {
   TimeRankOptions time_options;
   time_options.rank_by = RankBy::time;
   time_options.top_n = std::numeric_limits<int>::max() / 8;  // every equally matched candidate
   time_options.full_step_times = false;                      // the one shown is timed below
   std::vector<ClusterGridRow> rows;
   for (TimedGridRow& row : match_grid_with_time(grid, loop, workload, constraints_path, model, time_options)) {
-    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}, {}};
-    if (out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
+    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}, {}, {}};
+    bool ready = true;
+    try {
+      out.options = options_of_cell(out.match.result.baseline);
+    } catch (const Error& e) {
+      if (e.path() == "time limit") throw;
+      out.failure = e.text();
+      ready = false;
+    }
+    if (ready && out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
       try {
-        out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1, &out.dropped);
+        out.ranking = rank_matched_on_cluster(out.match, model, cluster, out.options, 1, &out.dropped);
       } catch (const Error& e) {
         if (e.source() != no_baseline_layout_source) throw;
         out.failure = e.message();

@@ -115,20 +115,28 @@ void read_megatron_recompute(const ParsedMegatronArgs& p, ParallelLayout& l, Meg
 }
 
 /// Precision, FP8, optimizer sharding, FSDP.
-void read_megatron_precision(const ParsedMegatronArgs& p, ParallelLayout& l) {
-  if (p.has("bf16") && p.has("fp16")) p.fail("fp16", "and --bf16 exclude each other");
-  l.precision = p.has("bf16") ? TrainingPrecision::bf16 : p.has("fp16") ? TrainingPrecision::fp16 : TrainingPrecision::fp32;
+/// --fp8-format (dest fp8) with --fp8-recipe (Megatron's default delayed); FP4 and custom recipes
+/// refused.
+Fp8Recipe read_megatron_fp8(const ParsedMegatronArgs& p) {
   if (p.has("fp4")) p.fail("fp4", "FP4 training is not modelled");
   if (p.has("fp8")) {
     const std::string recipe = p.text("fp8_recipe").value_or("delayed");
     if (recipe == "custom") p.fail("fp8_recipe", "a custom FP8 recipe is not modelled");
-    l.fp8 = recipe == "tensorwise" ? Fp8Recipe::tensorwise
-            : recipe == "blockwise" ? Fp8Recipe::blockwise
-            : recipe == "mxfp8"     ? Fp8Recipe::mxfp8
-                                    : Fp8Recipe::delayed;
-  } else if (p.has("fp8_recipe") || p.has("fp8_param_gather")) {
+    return recipe == "tensorwise" ? Fp8Recipe::tensorwise
+           : recipe == "blockwise" ? Fp8Recipe::blockwise
+           : recipe == "mxfp8"     ? Fp8Recipe::mxfp8
+                                   : Fp8Recipe::delayed;
+  }
+  if (p.has("fp8_recipe") || p.has("fp8_param_gather")) {
     p.fail(p.has("fp8_recipe") ? "fp8_recipe" : "fp8_param_gather", "is given without --fp8-format (FP8 is off)");
   }
+  return Fp8Recipe::none;
+}
+
+void read_megatron_precision(const ParsedMegatronArgs& p, ParallelLayout& l) {
+  if (p.has("bf16") && p.has("fp16")) p.fail("fp16", "and --bf16 exclude each other");
+  l.precision = p.has("bf16") ? TrainingPrecision::bf16 : p.has("fp16") ? TrainingPrecision::fp16 : TrainingPrecision::fp32;
+  l.fp8 = read_megatron_fp8(p);
   l.fp8_param_gather = p.has("fp8_param_gather");
   l.fp8_amax_history = positive_arg(p, "fp8_amax_history_len", 1);
   l.distributed_optimizer = p.has("use_distributed_optimizer");
@@ -249,6 +257,14 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
   read_megatron_overlap(p, l, run.overlap);
   check_megatron_shapes(p, config, run);
   return run;
+}
+
+Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::string& source) {
+  return interop_detail::read_megatron_fp8(interop_detail::parse_megatron_words(words, source));
+}
+
+Fp8Recipe load_megatron_fp8_recipe(const std::string& path) {
+  return megatron_fp8_recipe(megatron_words(detail::read_text_file(path), path), path);
 }
 
 MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus) {

@@ -98,6 +98,7 @@ MeasuredRun read_run(const ObjectReader& r) {
   run.cluster = parse_cluster_spec(r.raw("cluster").dump(), fmt::format("{} {}/cluster", r.source(), r.pointer()));
   run.layout = read_run_layout(r.object("layout"));
   if (r.has("time")) read_run_time(r.object("time"), run);
+  run.layout.fp8 = run.fp8;  // one FP8 recipe prices the run's memory and time (cluster_step_time checks it)
   run.step_time_s = r.number("step_time_s", 1e-6, 1e9);
   if (r.has("memory_gib") && !r.raw("memory_gib").is_null()) run.memory_gib = r.number("memory_gib", 0, 1e9);
   return run;
