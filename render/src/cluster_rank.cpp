@@ -176,7 +176,7 @@ std::string cluster_ranking_heading(const ClusterRanking& ranking, const Cluster
 std::string cluster_ranking_differences(const ClusterRanking& ranking) {
   std::string out = "\nWhat makes the cluster ratio differ from 1 (each component's exposed time per token against "
                     "the baseline's; contributions sum to cluster × − 1):\n";
-  if (!ranking.baseline.layout_choice.empty()) out += "baseline: priced at " + ranking.baseline.layout_choice + "\n";
+  if (!ranking.baseline.layout_choice.empty()) out += "baseline: " + ranking.baseline.layout_choice + "\n";
   for (std::size_t i = 0; i < ranking.candidates.size(); ++i) {
     const ClusterCandidateTime& c = ranking.candidates[i];
     if (!c.found) {
@@ -184,7 +184,7 @@ std::string cluster_ranking_differences(const ClusterRanking& ranking) {
       continue;
     }
     out += fmt::format("#{}: cluster {:.3f}× vs 1-GPU {:.3f}×\n", i + 1, c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
-    if (!c.layout_choice.empty()) out += "  priced at " + c.layout_choice + "\n";
+    if (!c.layout_choice.empty()) out += "  layout: " + c.layout_choice + "\n";
     for (const std::string& d : c.differences) out += "  " + d + "\n";
   }
   return out;

@@ -251,7 +251,9 @@ budget_cli_test(NAME megatron.match_cluster_team_layout ARGS ${team_rank_args}
   STDOUT_MATCHES [=[each at the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt where it is valid and fits]=]
     [=[262,144 tokens a step]=] [=[
 baseline +1280 .*TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt \[team\]]=]
-    [=[The team's Megatron-LM arguments]=])
+    [=[The team's Megatron-LM arguments]=] [=[
+baseline: the team's layout
+#1: ]=])
 budget_cli_test(NAME megatron.match_cluster_team_layout_json ARGS ${team_rank_args}
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args --format json
   STDOUT_MATCHES [=["team_layout": "TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt"]=] [=["fp8": "tensorwise"]=]
