@@ -19,6 +19,21 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload)
   return o;
 }
 
+LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload, const ArchConfig& baseline,
+                                                      std::optional<MegatronRun>* run) const {
+  LayoutSearchOptions o = search_options(workload);
+  if (megatron_args.empty()) return o;
+  const MegatronRun read = load_megatron_args(megatron_args, baseline, gpus);
+  o = megatron_search_options(read, workload, o, true);
+  if (run != nullptr) *run = read;
+  return o;
+}
+
+Fp8Recipe ClusterRankOptions::fp8_recipe() const {
+  if (megatron_args.empty()) return Fp8Recipe::none;
+  return load_megatron_fp8_recipe(megatron_args);
+}
+
 CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::string& when) {
   return command
       .add_option("--min-headroom", gib,
@@ -55,14 +70,25 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
                   "Node-limited routing: each token to at most M nodes (with --cluster; DeepSeek-V3; default unlimited)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   add_min_headroom_option(command, target.min_headroom_gib, "with --cluster; ");
+  command.add_option("--megatron-args", target.megatron_args,
+                     "With --cluster: the team's Megatron-LM arguments (shell words or the bash-array file export --to "
+                     "megatron writes; docs/megatron.md): every config priced at the team's layout where it is valid "
+                     "and fits, else at the best layout with the team's recipe held (precision, FP8, recompute, "
+                     "optimizer, batch, overlap); the file's model-shape flags are checked against the baseline");
 }
 
 void check_cluster_rank_options(const CLI::App& command) {
   check_option_needs(command, "--cluster", {"--gpus"},
                      "the layout search lays out on --gpus GPUs (and times each layout from the cluster file's "
                      "calibration profile, or --calibration)");
-  for (const char* option : {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom"}) {
+  for (const char* option :
+       {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom", "--megatron-args"}) {
     check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
+  }
+  if (command.count("--megatron-args") > 0 && command.count("--global-batch-tokens") > 0) {
+    throw_option_dependency_error("--global-batch-tokens",
+                                  "--megatron-args gives the batch (--global-batch-size x --seq-length); leave "
+                                  "--global-batch-tokens out");
   }
 }
 

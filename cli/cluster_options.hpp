@@ -1,16 +1,18 @@
 #pragma once
 // `--cluster C.json --gpus N [--nodes K] [--global-batch-tokens T] [--max-nodes-per-token M]
-// [--min-headroom GiB]`: the
+// [--min-headroom GiB] [--megatron-args FILE]`: the
 // options that put a matched candidate (match, grid) or an architecture (ce-gain) at its best layout
 // on N GPUs of a cluster (budget/layout_search.hpp, docs/cluster.md). Declared once here so that
 // they mean the same in every command; their dependencies are checked with check_option_needs()
 // (option_checks.hpp): --cluster needs --gpus and --calibration, and the others need --cluster.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "budget/cluster.hpp"
 #include "budget/layout_search.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/workload.hpp"
 
 #include "cli11_fwd.hpp"
@@ -24,12 +26,21 @@ struct ClusterRankOptions {
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;
   std::int64_t max_nodes_per_token = 0;  ///< 0: unlimited routing
   double min_headroom_gib = 0.0;         ///< --min-headroom: a layout fits with at least this headroom
+  std::string megatron_args;  ///< --megatron-args FILE: the team's recipe and layout (docs/megatron.md)
   bool given() const { return !cluster_path.empty(); }
   /// The cluster file (budget::Error naming it when bad), with --nodes applied.
   ClusterSpec load() const;
   /// The layout search's options: --gpus, --global-batch-tokens, node-limited routing, and the
   /// workload's sequence length and mean attended keys (a causal window: 0, the search's default).
   LayoutSearchOptions search_options(const Workload& workload) const;
+  /// search_options(workload), under --megatron-args with the file read against `baseline` (its
+  /// model-shape flags checked against it, DP from --gpus): the team's recipe held, its batch,
+  /// sequence, overlap and imbalance, and its layout as the team's (megatron_search_options()); `run`
+  /// (when given) set to what was read. budget::Error naming the file.
+  LayoutSearchOptions search_options(const Workload& workload, const ArchConfig& baseline,
+                                     std::optional<MegatronRun>* run) const;
+  /// The FP8 recipe the time model must time (megatron_fp8_recipe() of --megatron-args; none without).
+  Fp8Recipe fp8_recipe() const;
 };
 
 /// The calibration profile of the cluster file's GPU (its gpu.compute.calibration, issue 32) for
@@ -47,7 +58,8 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target);
 
 /// Checks the options' dependencies after parsing (budget::Error naming the options):
 /// --cluster needs --gpus and --calibration; --gpus, --nodes, --global-batch-tokens,
-/// --max-nodes-per-token and --min-headroom need --cluster.
+/// --max-nodes-per-token, --min-headroom and --megatron-args need --cluster; --megatron-args gives the
+/// batch, so --global-batch-tokens is refused beside it.
 void check_cluster_rank_options(const CLI::App& command);
 
 }  // namespace budget::cli

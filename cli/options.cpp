@@ -17,8 +17,10 @@ CLI::Option* add_workload_option(CLI::App& command, WorkloadOption& target, cons
   return command.add_option("--workload", target.path, help);
 }
 
-TimeModel CalibrationOptions::load() const {
-  return TimeModel(load_calibration_profile(path), TimeModelOptions{attention_backend});
+TimeModel CalibrationOptions::load(Fp8Recipe fp8) const {
+  TimeModelOptions options{attention_backend};
+  options.fp8 = fp8;
+  return TimeModel(load_calibration_profile(path), options);
 }
 
 std::optional<TimeModel> CalibrationOptions::load_if_given() const {

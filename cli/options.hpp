@@ -29,8 +29,9 @@ struct CalibrationOptions {
   std::string path;
   std::string attention_backend = "auto";
   bool given() const { return !path.empty(); }
-  /// The time model of the profile at `path` (budget::Error naming the file if it is bad).
-  TimeModel load() const;
+  /// The time model of the profile at `path` (budget::Error naming the file if it is bad), its FP8
+  /// GEMMs `fp8` (the recipe of --megatron-args; none: bf16).
+  TimeModel load(Fp8Recipe fp8 = Fp8Recipe::none) const;
   /// load() when --calibration was given, else nothing.
   std::optional<TimeModel> load_if_given() const;
 };

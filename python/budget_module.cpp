@@ -23,6 +23,7 @@
 #include "budget/grid.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/layout_search.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/match.hpp"
 #include "budget/match_outcome.hpp"
 #include "budget/time_model.hpp"
@@ -365,13 +366,19 @@ PYBIND11_MODULE(_budget, m) {
            const std::string& rank_by, const std::string& attention_backend, bool explain, std::int64_t align,
            const py::handle& max_time_ratio, const py::handle& cluster, const py::object& gpus_arg,
            const py::object& nodes_arg, const py::object& global_batch_tokens_arg, const py::object& max_nodes_per_token_arg,
-           const py::object& min_headroom, const py::object& free_shapes_arg, const py::handle& order) {
+           const py::object& min_headroom, const py::object& free_shapes_arg, const py::handle& order,
+           const py::object& megatron_args_arg) {
           const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
           // The cluster arguments converted here: budget.Error naming them, never TypeError (arguments.hpp).
           const std::optional<std::int64_t> gpus = budget_python::optional_int_argument(gpus_arg, "gpus");
           const std::optional<std::int64_t> nodes = budget_python::optional_int_argument(nodes_arg, "nodes");
           const std::int64_t global_batch_tokens =
-              budget_python::int_argument(global_batch_tokens_arg, "global_batch_tokens");
+              global_batch_tokens_arg.is_none() ? 4 * 1024 * 1024
+                                                : budget_python::int_argument(global_batch_tokens_arg, "global_batch_tokens");
+          const std::optional<std::string> megatron_args =
+              megatron_args_arg.is_none() ? std::nullopt
+                                          : std::optional<std::string>(
+                                                budget_python::string_argument(megatron_args_arg, "megatron_args"));
           const std::int64_t max_nodes_per_token =
               budget_python::int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
           const budget::ArchConfig base = arch_config(baseline, "baseline");
@@ -391,10 +398,25 @@ PYBIND11_MODULE(_budget, m) {
               throw budget::Error(e.message(), "align");
             }
           }
+          // megatron_args (with cluster): the team's recipe and layout, read against the baseline on gpus;
+          // its FP8 recipe times every candidate's GEMMs (`--cluster ... --megatron-args FILE`).
+          std::optional<budget::MegatronRun> team;
+          if (megatron_args) {
+            if (cluster.is_none()) throw budget::Error("megatron_args sets up the cluster ranking; give cluster too", "megatron_args");
+            if (!gpus) throw budget::Error("cluster needs gpus (the GPUs to lay out on)", "gpus");
+            if (!global_batch_tokens_arg.is_none()) {
+              throw budget::Error("megatron_args gives the batch (--global-batch-size x --seq-length); leave "
+                                  "global_batch_tokens out",
+                                  "global_batch_tokens");
+            }
+            team = budget::load_megatron_args(*megatron_args, base, *gpus);
+          }
           std::optional<budget::TimeModel> model;
           if (!calibration.is_none() || cluster_names_profile(cluster, nodes)) {
             // The profile given, else the cluster file's (gpu.compute.calibration), as --cluster does.
-            model.emplace(default_calibration_profile(calibration, cluster, nodes), budget::TimeModelOptions{attention_backend});
+            budget::TimeModelOptions model_options{attention_backend};
+            if (team) model_options.fp8 = team->layout.fp8;
+            model.emplace(default_calibration_profile(calibration, cluster, nodes), model_options);
           } else if (attention_backend != "auto") {
             throw budget::Error("attention_backend needs calibration (a profile whose attention rows it selects)",
                                 "attention_backend");
@@ -430,25 +452,39 @@ PYBIND11_MODULE(_budget, m) {
             request.cluster_search = budget::cluster_rank_search_options(w, *gpus, global_batch_tokens, max_nodes_per_token);
             request.cluster_search.min_headroom_bytes =
                 budget_python::float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
+            if (team) request.cluster_search = budget::megatron_search_options(*team, w, request.cluster_search, true);
           } else if (gpus || nodes) {
             throw budget::Error("gpus and nodes set up the cluster layout search; give cluster too", gpus ? "gpus" : "nodes");
           }
           const budget::MatchOutcome outcome =
               with_loop_argument([&] { return budget::match_outcome(base, spec, w, c, request); });
-          return to_python(budget::render::match_outcome_json(outcome, spec, w, request));
+          nlohmann::ordered_json out = budget::render::match_outcome_json(outcome, spec, w, request);
+          if (team && out.contains("cluster")) {
+            out["cluster"]["megatron_args"] = {{"file", *megatron_args},
+                                               {"commit", std::string(budget::megatron_arguments_commit())},
+                                               {"global_batch_size", team->global_batch_size},
+                                               {"modelled", team->modelled},
+                                               {"checked_against_baseline", team->checked},
+                                               {"read_not_modelled", team->read},
+                                               {"not_modelled", team->not_modelled}};
+          }
+          return to_python(out);
         },
         py::arg("baseline"), py::arg("loop") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("top") = 5,
         py::arg("calibration") = py::none(), py::arg("rank_by") = "budget", py::arg("attention_backend") = "auto",
         py::arg("explain") = false, py::arg("align") = 0, py::arg("max_time_ratio") = py::none(),
         py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
-        py::arg("global_batch_tokens") = 4 * 1024 * 1024, py::arg("max_nodes_per_token") = 0,
+        py::arg("global_batch_tokens") = py::none(), py::arg("max_nodes_per_token") = 0,
         py::arg("min_headroom") = 0.0, py::arg("free_shapes") = false, py::arg("order") = py::none(),
+        py::arg("megatron_args") = py::none(),
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
         "max_nodes_per_token, min_headroom: --cluster ... --gpus N, each equally matched candidate at its own best "
-        "layout, docs/cluster.md; free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; "
+        "layout, docs/cluster.md; megatron_args: --megatron-args FILE with cluster, every candidate at the team's "
+        "layout where valid and fitting, else at its best layout with the team's recipe held, docs/megatron.md; "
+        "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; "
         "order: --order, \"proportions\" (default) or \"tightest\"). export(result, row=N) writes row N.");
 
   m.def("grid",

@@ -169,6 +169,16 @@ struct LayoutArguments {
       megatron_args = string_argument(kwargs["megatron_args"], "megatron_args");
     }
     if (kwargs.contains("calibration") && !kwargs["calibration"].is_none()) calibration = kwargs["calibration"];
+    // Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
+    flag("moe_permute_fusion", l.moe_permute_fusion);
+    flag("grad_reduce_in_bf16", l.optimizer_dtypes.bf16_main_grads);
+    flag("precision_aware_optimizer", l.optimizer_dtypes.precision_aware);
+    for (const auto& [key, target] : {std::pair<const char*, budget::StateDtype*>{"main_params_dtype",
+                                                                                &l.optimizer_dtypes.main_params},
+                                      {"exp_avg_dtype", &l.optimizer_dtypes.exp_avg},
+                                      {"exp_avg_sq_dtype", &l.optimizer_dtypes.exp_avg_sq}}) {
+      if (kwargs.contains(key)) *target = budget::parse_state_dtype(string_argument(kwargs[key], key), key);
+    }
   }
   /// calibration=PROFILE (a dict or a path): the step time's profile; default the cluster file's.
   py::object calibration = py::none();
@@ -178,11 +188,47 @@ struct LayoutArguments {
             "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
             "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "nodes", "pipeline_layout",
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
-            "cpu_offload_layers", "dispatcher", "megatron_args", "calibration"};
+            "cpu_offload_layers", "dispatcher", "megatron_args", "calibration", "moe_permute_fusion", "grad_reduce_in_bf16",
+            "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"};
+  }
+
+  /// The keywords layout_search() takes beside its named arguments: the recipe (LayoutRecipe) and
+  /// megatron_args; the parallel sizes and the pipeline split are the search's to choose.
+  static std::vector<std::string> search_keys() {
+    return {"micro_batch_size", "recompute", "distributed_optimizer", "cross_entropy_fusion", "capacity_factor",
+            "vocab_divisible_by", "precision", "replicate_loop_weights", "fsdp", "fsdp_sharding", "fp8",
+            "fp8_param_gather", "cpu_offload_layers", "dispatcher", "megatron_args", "moe_permute_fusion",
+            "grad_reduce_in_bf16", "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype",
+            "exp_avg_sq_dtype"};
   }
 };
 
+/// layout_search()'s keywords: budget::Error naming one that is not a recipe keyword.
+void check_search_keywords(const py::kwargs& kwargs) {
+  const std::vector<std::string> keys = LayoutArguments::search_keys();
+  for (const auto& item : kwargs) {
+    const std::string key = py::str(item.first).cast<std::string>();
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    std::string allowed;
+    for (const std::string& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
+    throw budget::Error("not a keyword of the layout search (it chooses TP, PP, V, EP, ETP, CP, DP and the "
+                        "micro-batch count); allowed besides the named arguments: " + allowed,
+                        key);
+  }
+}
+
 }  // namespace
+
+/// What a --megatron-args file gave, as `layout --megatron-args --format json` lists it.
+py::dict megatron_args_dict(const budget::MegatronRun& run) {
+  py::dict args;
+  args["modelled"] = run.modelled;
+  args["checked_against_config"] = run.checked;
+  args["read_not_modelled"] = run.read;
+  args["not_modelled"] = run.not_modelled;
+  args["global_batch_size"] = run.global_batch_size;
+  return args;
+}
 
 budget::ClusterSpec cluster_argument(const py::handle& cluster, std::optional<std::int64_t> nodes) {
   return cluster_of(cluster, nodes);
@@ -202,7 +248,9 @@ void bind_cluster(py::module_& m) {
          const py::object& nodes_arg, const py::object& seq_len_arg, const py::object& global_batch_tokens,
          const py::object& top_arg, const py::object& imbalance, const py::object& attended_keys,
          const py::object& max_nodes_per_token_arg, const py::handle& workload, const py::object& min_headroom,
-         const py::object& run_tokens) {
+         const py::object& run_tokens, const py::kwargs& kwargs) {
+        check_search_keywords(kwargs);
+        const LayoutArguments recipe(kwargs);
         const std::int64_t gpus = int_argument(gpus_arg, "gpus");
         const std::optional<std::int64_t> nodes = optional_int_argument(nodes_arg, "nodes");
         const std::int64_t top = int_argument(top_arg, "top");
@@ -214,14 +262,14 @@ void bind_cluster(py::module_& m) {
           throw budget::Error("max_nodes_per_token = " + std::to_string(max_nodes_per_token) + "; allowed: 0 (unlimited) or more",
                               "max_nodes_per_token");
         }
-        const budget::TimeModel model(search_profile(calibration, spec));
         // The attention and sequence length of `budget-match layout`: the workload's (default the
         // paper's) unless given (layout_attended_keys(): the one default of layout and the ranking).
         const budget::Workload w = workload_argument(workload);
         budget::LayoutSearchOptions o;
         o.gpus = gpus;
         o.seq_len = seq_len_arg.is_none() ? w.seq_len : int_argument(seq_len_arg, "seq_len");
-        o.global_batch_tokens = int_argument(global_batch_tokens, "global_batch_tokens");
+        o.global_batch_tokens =
+            global_batch_tokens.is_none() ? 4 * 1024 * 1024 : int_argument(global_batch_tokens, "global_batch_tokens");
         o.keep = static_cast<std::size_t>(top);
         o.imbalance = float_argument(imbalance, "imbalance");
         o.time.attended_keys = !attended_keys.is_none() ? float_argument(attended_keys, "attended_keys")
@@ -230,13 +278,40 @@ void bind_cluster(py::module_& m) {
         o.time.communication.max_nodes_per_token = max_nodes_per_token;
         o.min_headroom_bytes = float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
         o.run_tokens = float_argument(run_tokens, "run_tokens");
+        // The recipe every layout holds (docs/cluster.md, "The recipe held"): the keywords given, the
+        // micro-batch size, recompute and distributed optimizer held only where given; or, with
+        // megatron_args, the file's (as `layout --megatron-args FILE --search`).
+        o.recipe.base = recipe.layout;
+        o.recipe.hold_micro_batch_size = kwargs.contains("micro_batch_size");
+        o.recipe.hold_recompute = kwargs.contains("recompute");
+        o.recipe.hold_distributed_optimizer = kwargs.contains("distributed_optimizer");
+        std::optional<budget::MegatronRun> run;
+        if (recipe.megatron_args) {
+          if (kwargs.size() > 1) {
+            throw budget::Error("megatron_args gives the recipe; leave the other recipe keywords out", "megatron_args");
+          }
+          if (!global_batch_tokens.is_none() || !seq_len_arg.is_none()) {
+            throw budget::Error("megatron_args gives the batch and the sequence length; leave global_batch_tokens "
+                                "and seq_len out",
+                                "megatron_args");
+          }
+          run = budget::load_megatron_args(*recipe.megatron_args, c, gpus);
+          o = budget::megatron_search_options(*run, w, o, false);
+          if (!attended_keys.is_none()) o.time.attended_keys = float_argument(attended_keys, "attended_keys");
+        }
+        // One FP8 recipe prices memory (the layouts') and time (the model's GEMMs).
+        budget::TimeModelOptions model_options;
+        model_options.fp8 = o.recipe.base.fp8;
+        const budget::TimeModel model(search_profile(calibration, spec), model_options);
         const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
         // The CLI names a config without a name by its path.
         const std::string name = !c.name.empty() ? c.name : is_path(config) ? path_string(config) : std::string("config");
-        return py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
+        py::object out = py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
+        if (run) out["megatron_args"] = megatron_args_dict(*run);
+        return out;
       },
       py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("gpus"), py::arg("calibration") = py::none(),
-      py::arg("nodes") = py::none(), py::arg("seq_len") = py::none(), py::arg("global_batch_tokens") = 4 * 1024 * 1024,
+      py::arg("nodes") = py::none(), py::arg("seq_len") = py::none(), py::arg("global_batch_tokens") = py::none(),
       py::arg("top") = 5, py::arg("imbalance") = 1.0, py::arg("attended_keys") = py::none(),
       py::arg("max_nodes_per_token") = 0, py::arg("workload") = py::none(), py::arg("min_headroom") = 0.0,
       py::arg("run_tokens") = 0.0,
@@ -245,7 +320,15 @@ void bind_cluster(py::module_& m) {
       "fitting and layouts (best first, each with layout, memory and time). calibration: --profile (default: the "
       "cluster file's profile); workload: the sequence length and attended keys (default the paper's, as "
       "`layout` and the cluster ranking); min_headroom: GiB a layout must leave free (--min-headroom); run_tokens: "
-      "each layout's run (--run-tokens); the default overlap (DP overlapped, the rest exposed).");
+      "each layout's run (--run-tokens); global_batch_tokens (default 4,194,304); the default overlap (DP "
+      "overlapped, the rest exposed). The recipe every layout holds (docs/cluster.md, \"The recipe held\"): the "
+      "keywords of layout() but the parallel sizes and the pipeline split (precision, fp8, fp8_param_gather, fsdp, "
+      "fsdp_sharding, cpu_offload_layers, dispatcher, cross_entropy_fusion, capacity_factor, vocab_divisible_by, "
+      "replicate_loop_weights, moe_permute_fusion, grad_reduce_in_bf16, precision_aware_optimizer, "
+      "main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype; micro_batch_size, recompute and distributed_optimizer "
+      "held when given, else searched); fp8 also times the GEMMs. megatron_args=FILE holds the recipe, batch, "
+      "sequence length and overlap of Megatron-LM's arguments instead (`budget-match layout --megatron-args FILE "
+      "--search`) and adds megatron_args (what was read). budget.Error for an unknown keyword or a bad value.");
 
   m.def(
       "layout",
@@ -259,16 +342,8 @@ void bind_cluster(py::module_& m) {
         const budget::TrainingMemory memory =
             run ? budget::training_memory(c, run->layout, spec, *a.megatron_args) : budget::training_memory(c, a.layout, spec, "layout");
         py::object out = json(budget::training_memory_json(memory, -1));
-        if (run) {
-          // The layout as Megatron-LM's arguments give it (docs/megatron.md).
-          py::dict args;
-          args["modelled"] = run->modelled;
-          args["checked_against_config"] = run->checked;
-          args["read_not_modelled"] = run->read;
-          args["not_modelled"] = run->not_modelled;
-          args["global_batch_size"] = run->global_batch_size;
-          out["megatron_args"] = args;
-        }
+        // The layout as Megatron-LM's arguments give it (docs/megatron.md).
+        if (run) out["megatron_args"] = megatron_args_dict(*run);
         // The step time as `budget-match layout` gives it by default: the profile given, else the
         // cluster file's (gpu.compute.calibration); the paper's workload's attention at its sequence
         // length; DP overlapped, or the overlap of the Megatron-LM arguments.
@@ -293,7 +368,9 @@ void bind_cluster(py::module_& m) {
       "(False), capacity_factor (0.0), imbalance (1.0), virtual_stages (1), vocab_divisible_by (0), precision "
       "(\"bf16\"), replicate_loop_weights (False), nodes (None), pipeline_layout (\"\"), first_stage_layers and "
       "last_stage_layers (-1: even), fsdp (\"none\"), fsdp_sharding (\"optim_grads_params\"), fp8 (\"none\"), "
-      "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"); megatron_args=FILE (with gpus=N) "
+      "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"), moe_permute_fusion (False), "
+      "grad_reduce_in_bf16 (False), precision_aware_optimizer (False), main_params_dtype, exp_avg_dtype, "
+      "exp_avg_sq_dtype (\"fp32\"); megatron_args=FILE (with gpus=N) "
       "reads the layout from Megatron-LM's arguments instead (docs/megatron.md) and adds megatron_args (what was "
       "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
       "has `time`, the step time `budget-match layout` prints with its defaults. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");

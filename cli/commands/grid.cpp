@@ -399,7 +399,7 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
     const MatchResult& r = row.match.result;
     cell["summary"] = r.summary.feasible ? r.summary.brief() : r.summary.message;
     cell["notes"] = r.summary.notes;  // with the expert count on the cluster (docs/matching.md)
-    cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, search) : json(nullptr);
+    cell["cluster"] = row.ranking ? cluster_ranking_json(*row.ranking, cluster, row.options) : json(nullptr);
     if (row.ranking) {  // as the matcher's cluster.dropped: passed over as not trainable at scale
       cell["cluster"]["dropped"] = cluster_dropped_json(row.dropped);
     }
@@ -443,14 +443,22 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
                time_ratio_text(c.ratio_to_baseline), time_ratio_text(c.single_gpu_ratio_to_baseline), dropped_count});
     differences += fmt::format("{} ({}): cluster {:.3f}× vs 1-GPU {:.3f}×\n", row.cell->size, r.baseline.name,
                                c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
+    if (!b.layout_choice.empty()) differences += "  baseline: " + b.layout_choice + "\n";
+    if (!c.layout_choice.empty()) differences += "  looped: " + c.layout_choice + "\n";
     for (const std::string& d : c.differences) differences += "  " + d + "\n";
     for (const std::string& note : r.summary.notes) differences += "  note: " + note + "\n";
   }
+  const std::string placement =
+      search.team_layout ? fmt::format("at the team's layout {} where valid and fitting, else at its best layout with "
+                                       "the team's recipe held (--megatron-args)",
+                                       layout_brief(*search.team_layout))
+                         : std::string("at its best layout");
   doc.text(fmt::format("{}: {} cells, loop {}, on {} GPUs of {}, {} tokens a step; per cell the fastest equally "
-                       "matched config at its best layout, the baseline at its own (cluster ×: time per token over "
-                       "the baseline's; 1-GPU ×: the same on one GPU, {})\n\n",
+                       "matched config {}, the baseline likewise (cluster ×: time per token over the baseline's; 1-GPU "
+                       "×: the same on one GPU, {})\n\n",
                        o.grid_path.empty() ? "SMELT paper grid" : o.grid_path, rows.size(), loop.describe(),
-                       search.gpus, cluster.gpu_name, grouped(search.global_batch_tokens), profile_label(model)),
+                       search.gpus, cluster.gpu_name, grouped(search.global_batch_tokens), placement,
+                       profile_label(model)),
            Forms::table);
   doc.table(std::move(t));
   doc.text("\nWhat makes the difference:\n" + differences, Forms::table);
@@ -465,15 +473,26 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
 /// grid --cluster: per cell the equally matched candidates at their best layouts on the cluster,
 /// the fastest kept, beside the baseline at its best layout.
 void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
-  const TimeModel model = o.calibration.load();
+  // --megatron-args: one FP8 recipe times every cell; each cell's baseline reads the file (its
+  // model-shape flags checked against it: a cell that disagrees shows why in its row).
+  const TimeModel model = o.calibration.load(o.cluster.fp8_recipe());
   const ClusterSpec cluster = o.cluster.load();
-  const LayoutSearchOptions search = o.cluster.search_options(workload);
+  LayoutSearchOptions search = o.cluster.search_options(workload);
+  const CellSearchOptions of_cell = [&](const ArchConfig& baseline) {
+    return o.cluster.search_options(workload, baseline, nullptr);
+  };
   std::vector<ClusterGridRow> rows;
   try {
-    rows = match_grid_on_cluster(grid, loop, workload, grid_constraints_of(o), model, cluster, search);
+    rows = match_grid_on_cluster(grid, loop, workload, grid_constraints_of(o), model, cluster, of_cell);
   } catch (const Error& e) {
     if (e.source().empty() && e.path().empty()) throw Error(e.message(), "--cluster");
     throw;
+  }
+  for (const ClusterGridRow& row : rows) {
+    if (row.failure.empty()) {  // the file's batch and layout are every read cell's: shown in the heading
+      search = row.options;
+      break;
+    }
   }
   print(cluster_grid_document(o, grid, rows, loop, workload, model, cluster, search), o.format);
 }

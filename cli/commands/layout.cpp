@@ -68,6 +68,16 @@ struct LayoutOptions {
   std::string fp8_recipe = "none";
   bool cuda_graphs = false;
   std::string stack = "profile";
+  /// --search: search the layouts holding the recipe given (native options or --megatron-args).
+  bool search = false;
+  /// In a search, whether --micro-batch-size, --recompute and --distributed-optimizer were given
+  /// (held) or are searched.
+  bool hold_micro_batch_size = false;
+  bool hold_recompute = false;
+  bool hold_distributed_optimizer = false;
+  std::string main_params_dtype = "fp32";
+  std::string exp_avg_dtype = "fp32";
+  std::string exp_avg_sq_dtype = "fp32";
 };
 
 /// The one result of the command: what was asked and the memory per stage.
@@ -142,6 +152,41 @@ TimeModelOptions time_model_options(const LayoutOptions& o, Fp8Recipe fp8) {
   return t;
 }
 
+/// The native recipe options on `l`: --recompute, --precision, --fp8-recipe and the optimizer state
+/// dtypes (the flags set the rest of the layout's fields directly).
+void apply_native_recipe(const LayoutOptions& o, ParallelLayout& l) {
+  l.recompute = parse_recompute(o.recompute, "--recompute");
+  l.precision = parse_training_precision(o.precision, "--precision");
+  l.fp8 = parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe");
+  l.optimizer_dtypes.main_params = parse_state_dtype(o.main_params_dtype, "--main-params-dtype");
+  l.optimizer_dtypes.exp_avg = parse_state_dtype(o.exp_avg_dtype, "--exp-avg-dtype");
+  l.optimizer_dtypes.exp_avg_sq = parse_state_dtype(o.exp_avg_sq_dtype, "--exp-avg-sq-dtype");
+}
+
+/// The recipe a search holds from the native options: every recipe field as given; the micro-batch
+/// size, recompute and distributed optimizer held only where given (--search), else searched.
+LayoutRecipe native_recipe(const LayoutOptions& o) {
+  LayoutRecipe r;
+  r.base = o.layout;
+  apply_native_recipe(o, r.base);
+  r.hold_micro_batch_size = o.hold_micro_batch_size;
+  r.hold_recompute = o.hold_recompute;
+  r.hold_distributed_optimizer = o.hold_distributed_optimizer;
+  return r;
+}
+
+/// The Megatron-LM arguments read (--megatron-args) as the output's notes list them.
+std::vector<std::string> megatron_notes(const std::string& path, const MegatronRun& run) {
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& s : v) out += (out.empty() ? "" : "; ") + s;
+    return out.empty() ? std::string("none") : out;
+  };
+  return {fmt::format("Megatron-LM arguments ({}): modelled: {}", path, list(run.modelled)),
+          "checked against the config: " + list(run.checked), "read, effect not modelled: " + list(run.read),
+          "not modelled (change nothing here): " + list(run.not_modelled)};
+}
+
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 std::string layers_text(const std::vector<std::int64_t>& layers) {
@@ -210,6 +255,16 @@ std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster, do
                      m.peak_stage, gib(-m.headroom_bytes), capacity);
 }
 
+/// What --megatron-args read, in the JSON of the layout and of the search.
+nlohmann::ordered_json megatron_args_json(const MegatronRun& run) {
+  return {{"commit", std::string(megatron_arguments_commit())},
+          {"global_batch_size", run.global_batch_size},
+          {"modelled", run.modelled},
+          {"checked_against_config", run.checked},
+          {"read_not_modelled", run.read},
+          {"not_modelled", run.not_modelled}};
+}
+
 /// The layout's result in every form: its JSON (the memory, and the step time or why there is
 /// none) and the text and Markdown blocks (stages, verdict, notes, the step time by component).
 Document layout_document(const LayoutResult& r) {
@@ -235,14 +290,7 @@ Document layout_document(const LayoutResult& r) {
     out["time"] = nullptr;
     out["time_missing"] = r.time_missing;
   }
-  if (r.megatron) {
-    out["megatron_args"] = {{"commit", std::string(megatron_arguments_commit())},
-                            {"global_batch_size", r.megatron->global_batch_size},
-                            {"modelled", r.megatron->modelled},
-                            {"checked_against_config", r.megatron->checked},
-                            {"read_not_modelled", r.megatron->read},
-                            {"not_modelled", r.megatron->not_modelled}};
-  }
+  if (r.megatron) out["megatron_args"] = megatron_args_json(*r.megatron);
   doc.set_json(std::move(out));
 
   doc.text(fmt::format("{} on {} node{} of {} x {}\n{}\nattention: {}\n\n", r.config_name, r.cluster.nodes,
@@ -278,24 +326,46 @@ Document layout_document(const LayoutResult& r) {
   return doc;
 }
 
+/// What every searched layout holds (LayoutRecipe): "bf16, FP8 tensorwise, micro-batch size 1,
+/// recompute selective, distributed optimizer; searched: ..." (the settings the search varies last).
+std::string recipe_text(const LayoutRecipe& r) {
+  const ParallelLayout& b = r.base;
+  std::string held = fmt::format("{}{}", to_string(b.precision),
+                                 b.fp8 != Fp8Recipe::none ? fmt::format(", FP8 {}", to_string(b.fp8)) : "");
+  if (b.optimizer_dtypes.bf16_main_grads) held += ", bf16 main gradients";
+  if (b.optimizer_dtypes.precision_aware) held += ", precision-aware optimizer";
+  if (b.fsdp != FsdpKind::none) held += fmt::format(", {} ({})", to_string(b.fsdp), to_string(b.fsdp_sharding));
+  if (b.cpu_offload_layers > 0) held += fmt::format(", {} layers offloaded", b.cpu_offload_layers);
+  std::string searched;
+  if (r.hold_micro_batch_size) held += fmt::format(", micro-batch size {}", b.micro_batch_size);
+  else searched += "micro-batch size 1, 2, 4; ";
+  if (r.hold_recompute) held += fmt::format(", recompute {}", to_string(b.recompute.kind));
+  else searched += "recompute none, selective, full; ";
+  if (r.hold_distributed_optimizer) held += b.distributed_optimizer ? ", distributed optimizer" : ", no distributed optimizer";
+  else searched += "distributed optimizer on, off; ";
+  return held + "; searched: " + searched + "TP, CP, PP, V, EP, ETP";
+}
+
 /// The layout search's result in every form: its JSON (the layouts kept, each with memory and
 /// time) and the ranked table with its heading.
 Document search_document(const std::string& name, const ClusterSpec& cluster, const LayoutSearchOptions& so,
-                         const LayoutSearchResult& found, const std::string& attention) {
+                         const LayoutSearchResult& found, const std::string& attention,
+                         const std::optional<MegatronRun>& megatron) {
   Document doc;
   // The JSON body is the library's (layout_search_json: the same object Python's layout_search returns).
   nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string}};
   const nlohmann::ordered_json body = nlohmann::ordered_json::parse(layout_search_json(found, name, cluster, so, -1));
   for (const auto& [key, value] : body.items()) out[key] = value;
+  if (megatron) out["megatron_args"] = megatron_args_json(*megatron);
   doc.set_json(std::move(out));
 
   doc.text(fmt::format("{} on {} of {} GPUs ({} node{} of {} x {}): {} layouts enumerated, {} valid, {} fit{}\n"
-                       "attention: {}\n",
+                       "attention: {}\nrecipe held: {}\n",
                        name, so.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",
                        cluster.gpus_per_node, cluster.gpu_name, found.enumerated, found.valid, found.fitting,
                        so.min_headroom_bytes > 0.0 ? fmt::format(" with {} GiB of headroom", gib(so.min_headroom_bytes))
                                                    : "",
-                       attention));
+                       attention, recipe_text(so.recipe)));
   Table t;
   for (const char* h : {"rank", "layout"}) t.add_column(h, Align::left);
   for (const char* h : {"s/step", "tokens/s/GPU", "MFU", "compute", "comm exposed", "bubble", "headroom GiB"}) {
@@ -338,20 +408,23 @@ void run_layout(LayoutOptions o) {
   LayoutResult result;
   result.config_name = config.name.empty() ? o.config_path : config.name;
   result.cluster = load_cluster_spec(o.cluster_path, o.nodes > 0 ? std::optional<std::int64_t>(o.nodes) : std::nullopt);
-  result.attention = resolve_attention(o);
-  result.attended_keys = o.attended_keys;
-  result.min_headroom_bytes = o.min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
   ParallelLayout layout = o.layout;
   CommOverlap overlap = parse_overlap(o.overlap);
   if (!o.megatron_args.empty()) {
     result.megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
     layout = result.megatron->layout;
     overlap = result.megatron->overlap;
-  } else {
-    layout.recompute = parse_recompute(o.recompute, "--recompute");
-    layout.precision = parse_training_precision(o.precision, "--precision");
-    layout.fp8 = parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe");
+    // The attention at the file's --seq-length (the workload's document mask only at its own length).
+    o.layout.seq_len = layout.seq_len;
+    o.seq_len_given = true;
   }
+  result.attention = resolve_attention(o);  // --seq-len defaults to the workload's
+  if (!result.megatron) {
+    layout = o.layout;
+    apply_native_recipe(o, layout);
+  }
+  result.attended_keys = o.attended_keys;
+  result.min_headroom_bytes = o.min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
   result.memory = training_memory(config, layout, result.cluster, "layout");
   if (!o.megatron_out.empty()) {
@@ -362,16 +435,7 @@ void run_layout(LayoutOptions o) {
     write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
   }
   if (result.megatron) {
-    const auto list = [](const std::vector<std::string>& v) {
-      std::string out;
-      for (const std::string& s : v) out += (out.empty() ? "" : "; ") + s;
-      return out.empty() ? std::string("none") : out;
-    };
-    result.memory.notes.push_back(fmt::format("Megatron-LM arguments ({}): modelled: {}", o.megatron_args,
-                                              list(result.megatron->modelled)));
-    result.memory.notes.push_back("checked against the config: " + list(result.megatron->checked));
-    result.memory.notes.push_back("read, effect not modelled: " + list(result.megatron->read));
-    result.memory.notes.push_back("not modelled (change nothing here): " + list(result.megatron->not_modelled));
+    for (std::string& note : megatron_notes(o.megatron_args, *result.megatron)) result.memory.notes.push_back(std::move(note));
   }
   std::string profile = o.profile_path;
   if (profile.empty() && result.cluster.compute.source == ComputeSource::calibration) {
@@ -408,8 +472,14 @@ void run_search(LayoutOptions o) {
                 "cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet peaks only",
                 "layout");
   }
-  const TimeModel model(load_calibration_profile(profile),
-                        time_model_options(o, parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe")));
+  std::optional<MegatronRun> megatron;
+  if (!o.megatron_args.empty()) {
+    // The file's recipe held (docs/megatron.md): its batch, sequence, recompute, precision, optimizer,
+    // overlap; its parallel sizes are the search's to choose.
+    megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
+    o.layout.seq_len = megatron->layout.seq_len;
+    o.seq_len_given = true;
+  }
   const std::string attention = resolve_attention(o);
   LayoutSearchOptions so;
   so.gpus = o.layout.gpus;
@@ -422,10 +492,60 @@ void run_search(LayoutOptions o) {
   so.time.communication.overlap = parse_overlap(o.overlap);
   so.min_headroom_bytes = o.min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
   so.run_tokens = o.run_tokens;
+  so.recipe = native_recipe(o);
+  if (megatron) {
+    so = megatron_search_options(*megatron, o.workload.load(), so, false);
+    so.time.attended_keys = o.attended_keys;  // --attended-keys, else the workload's at the file's length
+  }
+  // One FP8 recipe prices memory (the layouts' recipe) and time (the model's GEMMs).
+  const TimeModel model(load_calibration_profile(profile), time_model_options(o, so.recipe.base.fp8));
   const LayoutSearchResult found = search_layouts(model, config, cluster, so);
   const std::string name = config.name.empty() ? o.config_path : config.name;
-  print(search_document(name, cluster, so, found, attention), o.format);
+  Document doc = search_document(name, cluster, so, found, attention, megatron);
+  if (megatron) {
+    std::string notes;
+    for (const std::string& note : megatron_notes(o.megatron_args, *megatron)) notes += "note: " + note + "\n";
+    doc.text(notes, Forms::text);
+  }
+  print(doc, o.format);
   if (found.layouts.empty()) throw CommandExit{exit_infeasible};
+  if (!o.megatron_out.empty()) {
+    // The best layout as Megatron-LM's arguments (export --to megatron with TRAINING_ARGS).
+    ExportOptions eo;
+    eo.seq_length = found.layouts.front().memory.layout.seq_len;
+    eo.megatron_training_args = megatron_layout_args(found.layouts.front().memory.layout, so.time.communication.overlap);
+    write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
+  }
+}
+
+/// The options --megatron-args gives itself: refused beside it.
+void refuse_beside_megatron_args(const CLI::App& cmd) {
+  for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
+                           "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer",
+                           "--precision", "--cross-entropy-fusion", "--capacity-factor", "--vocab-divisible-by",
+                           "--overlap", "--seq-len", "--dropout", "--no-flash-attention", "--fp8-recipe",
+                           "--moe-permute-fusion", "--grad-reduce-in-bf16", "--precision-aware-optimizer",
+                           "--main-params-dtype", "--exp-avg-dtype", "--exp-avg-sq-dtype", "--imbalance",
+                           "--global-batch-tokens"}) {
+    if (cmd.count(name) > 0) {
+      throw_option_dependency_error("layout", fmt::format("{} and --megatron-args both give it; give one", name));
+    }
+  }
+}
+
+/// --search: the search chooses the parallel sizes and the micro-batch count (refused when given),
+/// needs --gpus, and with --megatron-args takes the rest from the file.
+void check_search_options(const CLI::App& cmd, const LayoutOptions& o) {
+  for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batches",
+                           "--sequence-parallel"}) {
+    if (cmd.count(name) > 0) {
+      throw_option_dependency_error("layout", fmt::format("--search chooses TP, PP, V, EP, ETP, CP, DP and the "
+                                                          "micro-batch count; leave {} out",
+                                                          name));
+    }
+  }
+  if (cmd.count("--gpus") == 0) throw_option_dependency_error("layout", "--search needs --gpus");
+  if (!o.megatron_args.empty()) refuse_beside_megatron_args(cmd);
 }
 
 void add_layout_command(CLI::App& app) {
@@ -492,7 +612,24 @@ void add_layout_command(CLI::App& app) {
                   "Megatron-LM's arguments (shell words, or the bash-array file export --to megatron writes): the "
                   "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
   cmd->add_option("--megatron-out", o->megatron_out,
-                  "Write the layout as Megatron-LM's arguments (MODEL_ARGS and TRAINING_ARGS bash arrays)");
+                  "Write the layout (with a search: the best one) as Megatron-LM's arguments (MODEL_ARGS and "
+                  "TRAINING_ARGS bash arrays)");
+  cmd->add_flag("--search", o->search,
+                "Search the layouts on --gpus holding the recipe given: --megatron-args' file (its parallel sizes "
+                "left to the search), or --micro-batch-size, --recompute, --distributed-optimizer where given and the "
+                "precision, FP8 and optimizer options (docs/cluster.md, \"The recipe held\")");
+  cmd->add_flag("--moe-permute-fusion", l.moe_permute_fusion,
+                "Fused MoE permutation (Megatron --moe-permute-fusion): TE's row map instead of an index per row");
+  cmd->add_flag("--grad-reduce-in-bf16", l.optimizer_dtypes.bf16_main_grads,
+                "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16; bf16 training)");
+  cmd->add_flag("--precision-aware-optimizer", l.optimizer_dtypes.precision_aware,
+                "Transformer Engine's FusedAdam keeps the master weights and moments in the dtypes below (Megatron "
+                "--use-precision-aware-optimizer; needs --distributed-optimizer)");
+  cmd->add_option("--main-params-dtype", o->main_params_dtype, "With --precision-aware-optimizer: fp32 (default) or fp16");
+  cmd->add_option("--exp-avg-dtype", o->exp_avg_dtype,
+                  "With --precision-aware-optimizer: Adam's first moment fp32 (default), bf16, fp16 or fp8");
+  cmd->add_option("--exp-avg-sq-dtype", o->exp_avg_sq_dtype,
+                  "With --precision-aware-optimizer: Adam's second moment fp32 (default), bf16, fp16 or fp8");
   cmd->add_option("--run-tokens", o->run_tokens,
                   "Training tokens of the run: wall clock and GPU-hours (of the layout, or of each layout found)")
       ->check(positive_real(1e30));
@@ -502,21 +639,21 @@ void add_layout_command(CLI::App& app) {
   cmd->callback([o, cmd] {
     o->attended_keys_given = cmd->count("--attended-keys") > 0;
     o->seq_len_given = cmd->count("--seq-len") > 0;
+    o->hold_micro_batch_size = cmd->count("--micro-batch-size") > 0;
+    o->hold_recompute = cmd->count("--recompute") > 0;
+    o->hold_distributed_optimizer = cmd->count("--distributed-optimizer") > 0;
+    if (o->search) {
+      check_search_options(*cmd, *o);
+      run_search(*o);
+      return;
+    }
     o->layout_given = false;
     for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
                              "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer"}) {
       if (cmd->count(name) > 0) o->layout_given = true;
     }
     if (!o->megatron_args.empty()) {
-      for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
-                               "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer",
-                               "--precision", "--cross-entropy-fusion", "--capacity-factor", "--vocab-divisible-by",
-                               "--overlap", "--seq-len", "--dropout", "--no-flash-attention", "--fp8-recipe"}) {
-        if (cmd->count(name) > 0) {
-          throw_option_dependency_error("layout", fmt::format("{} and --megatron-args both give the layout; give one",
-                                                              name));
-        }
-      }
+      refuse_beside_megatron_args(*cmd);
       if (cmd->count("--gpus") == 0) throw_option_dependency_error("layout", "--megatron-args needs --gpus");
       run_layout(*o);
       return;
@@ -524,7 +661,8 @@ void add_layout_command(CLI::App& app) {
     if (o->layout_given && (cmd->count("--micro-batch-size") == 0 || cmd->count("--micro-batches") == 0)) {
       throw_option_dependency_error("layout",
                                     "a layout needs --micro-batch-size and --micro-batches (give no layout option to "
-                                    "search)");
+                                    "search, or --search to search holding --micro-batch-size, --recompute and "
+                                    "--distributed-optimizer where given)");
     }
     if (o->layout_given) {
       run_layout(*o);

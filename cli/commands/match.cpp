@@ -2,7 +2,7 @@
 //              [--workload W.json] [--constraints C.json] [--free-shapes] [--order proportions|tightest]
 //              [--top N] [--format ...] [--out FILE [--out-row N]]
 //              [--calibration P.json [--rank-by budget|time] [--max-time-ratio R]]
-//              [--cluster C.json --gpus N --rank-by time [--nodes K] [--global-batch-tokens T]]
+//              [--cluster C.json --gpus N --rank-by time [--nodes K] [--global-batch-tokens T | --megatron-args F]]
 // The main job: the looped configs matching a baseline on FLOPs, parameters and KV cache.
 
 #include <algorithm>
@@ -27,6 +27,7 @@
 #include "budget/calibration.hpp"
 #include "budget/cluster_match.hpp"
 #include "budget/layout_search.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
@@ -79,6 +80,7 @@ struct MatchInputs {
   TimeRankOptions time_options;
   std::optional<ClusterSpec> cluster;  ///< with --cluster
   LayoutSearchOptions search_options;  ///< with --cluster
+  std::optional<MegatronRun> megatron;  ///< with --cluster --megatron-args: what the file gave
 };
 
 Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAccuracy* accuracy) {
@@ -105,7 +107,7 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 }
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
-  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}};
+  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}};
   const ShapeSpace shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
   in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes)
                                               : load_constraints(o.constraints_path, in.baseline.config, shapes);
@@ -123,7 +125,8 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   }
   in.loop = o.loop.spec();
   if (o.calibration.given()) {
-    in.model = o.calibration.load();
+    // The team's FP8 recipe (--megatron-args) times the GEMMs of every candidate, as it prices their memory.
+    in.model = o.calibration.load(o.cluster.given() ? o.cluster.fp8_recipe() : Fp8Recipe::none);
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
                                   "--rank-by time and --max-time-ratio need --calibration P.json (a profile to "
@@ -146,7 +149,7 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
                                     "--cluster's ranking");
     }
     in.cluster = o.cluster.load();
-    in.search_options = o.cluster.search_options(in.workload);
+    in.search_options = o.cluster.search_options(in.workload, in.baseline.config, &in.megatron);
   }
   return in;
 }
@@ -249,11 +252,33 @@ std::string time_legend(const MatchOptions& o, const MatchInputs& in, const Time
          accuracy;
 }
 
+/// What --megatron-args gave the cluster ranking, as `layout --megatron-args` lists it.
+nlohmann::ordered_json megatron_args_json(const MatchOptions& o, const MegatronRun& run) {
+  return {{"file", o.cluster.megatron_args},
+          {"commit", std::string(megatron_arguments_commit())},
+          {"global_batch_size", run.global_batch_size},
+          {"modelled", run.modelled},
+          {"checked_against_baseline", run.checked},
+          {"read_not_modelled", run.read},
+          {"not_modelled", run.not_modelled}};
+}
+
+std::string megatron_args_lines(const MatchOptions& o, const MegatronRun& run) {
+  const auto list = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, "; "));
+  };
+  return fmt::format("The team's Megatron-LM arguments ({}): checked against the baseline: {}\nread, effect not "
+                     "modelled: {}\n\n",
+                     printable_text(o.cluster.megatron_args), list(run.checked), list(run.read));
+}
+
 Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchRequest& request,
                         const MatchOutcome& m) {
   Document doc;
   if (o.format == OutputFormat::json) {
-    doc.set_json(match_outcome_json(m, in.loop, in.workload, request, o.timings));
+    nlohmann::ordered_json out = match_outcome_json(m, in.loop, in.workload, request, o.timings);
+    if (in.megatron && out.contains("cluster")) out["cluster"]["megatron_args"] = megatron_args_json(o, *in.megatron);
+    doc.set_json(std::move(out));
     return doc;
   }
   const std::vector<double> ratios = m.timed ? m.timed->time_ratios : std::vector<double>{};
@@ -267,6 +292,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     for (const Candidate& c : m.result.candidates) configs.push_back(c.config);
     doc.text(partial_ranking_note(*m.cluster), Forms::text);
     doc.text(cluster_ranking_heading(*m.cluster, *in.cluster, in.search_options), Forms::text);
+    if (in.megatron) doc.text(megatron_args_lines(o, *in.megatron), Forms::text);
     doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
     doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
     doc.text(cluster_dropped_lines(m), Forms::text);

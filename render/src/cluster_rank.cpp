@@ -67,6 +67,10 @@ nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
   }
   out["ratio_components"] = parts;
   out["differences"] = c.differences;
+  if (!c.layout_choice.empty()) {
+    out["at_team_layout"] = c.at_team_layout;
+    out["layout_choice"] = c.layout_choice;
+  }
   return out;
 }
 
@@ -84,6 +88,8 @@ nlohmann::ordered_json cluster_ranking_settings_json(const ClusterRanking& ranki
           {"max_nodes_per_token", o.time.communication.max_nodes_per_token},
           {"ranked", ranking.candidates.size()},
           {"candidates_without_layout", without},
+          {"team_layout", o.team_layout ? nlohmann::ordered_json(layout_brief(*o.team_layout)) : nlohmann::ordered_json()},
+          {"recipe", nlohmann::ordered_json::parse(layout_recipe_json(o.recipe, -1))},
           {"baseline", cluster_candidate_json(ranking.baseline)}};
 }
 
@@ -133,8 +139,10 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
                  "-"});
       return;
     }
+    // With a team layout (--megatron-args) each row says whether it is priced there or searched.
+    const std::string where = c.layout_choice.empty() ? "" : c.at_team_layout ? " [team]" : " [searched]";
     t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
-               layout_brief(c.best.memory.layout), microseconds_per_token_text(c.seconds_per_token),
+               layout_brief(c.best.memory.layout) + where, microseconds_per_token_text(c.seconds_per_token),
                fmt::format("{:.0f}", c.best.time.tokens_per_second_per_gpu), fmt::format("{:.1f}%", 100.0 * c.best.time.mfu),
                fmt::format("{:.3f}×", c.ratio_to_baseline),
                fmt::format("{:.3f}×", ratio_at_matched_work(c, ranking.baseline)),
@@ -149,13 +157,18 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
 
 std::string cluster_ranking_heading(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& o) {
+  const std::string placement =
+      o.team_layout ? fmt::format("each at the team's layout {} where it is valid and fits ([team]), else at its own "
+                                  "best layout with the team's recipe held ([searched])",
+                                  layout_brief(*o.team_layout))
+                    : std::string("each at its own best layout");
   return fmt::format(
-      "\nOn {} of {} GPUs ({}; {} node{} of {}), each at its own best layout, {} tokens a step of {}-token sequences "
+      "\nOn {} of {} GPUs ({}; {} node{} of {}), {}, {} tokens a step of {}-token sequences "
       "({}): time per token of the whole cluster; cluster × and 1-GPU × are each one's time per token over the "
       "baseline's (1-GPU: one GPU, 8 sequences a step); × equal F: the cluster's at matched work (GPU-seconds per "
       "training FLOP over the baseline's), which ranks them; baseline at {}\n\n",
       o.gpus, cluster.total_gpus(), cluster.gpu_name, cluster.nodes, cluster.nodes == 1 ? "" : "s", cluster.gpus_per_node,
-      grouped(o.global_batch_tokens),
+      placement, grouped(o.global_batch_tokens),
       o.seq_len, attended_keys_text(o.time.attended_keys, o.seq_len),
       ranking.baseline.found ? layout_brief(ranking.baseline.best.memory.layout) : "no layout");
 }
@@ -163,6 +176,7 @@ std::string cluster_ranking_heading(const ClusterRanking& ranking, const Cluster
 std::string cluster_ranking_differences(const ClusterRanking& ranking) {
   std::string out = "\nWhat makes the cluster ratio differ from 1 (each component's exposed time per token against "
                     "the baseline's; contributions sum to cluster × − 1):\n";
+  if (!ranking.baseline.layout_choice.empty()) out += "baseline: " + ranking.baseline.layout_choice + "\n";
   for (std::size_t i = 0; i < ranking.candidates.size(); ++i) {
     const ClusterCandidateTime& c = ranking.candidates[i];
     if (!c.found) {
@@ -170,6 +184,7 @@ std::string cluster_ranking_differences(const ClusterRanking& ranking) {
       continue;
     }
     out += fmt::format("#{}: cluster {:.3f}× vs 1-GPU {:.3f}×\n", i + 1, c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
+    if (!c.layout_choice.empty()) out += "  layout: " + c.layout_choice + "\n";
     for (const std::string& d : c.differences) out += "  " + d + "\n";
   }
   return out;

@@ -137,6 +137,8 @@ budget_cli_test(NAME cluster.match_rank_json ARGS ${rank_args} --format json
     "gpu": "NVIDIA H200 SXM 141GB",
     "gpus": 8,
     "global_batch_tokens": 131072,]=] [=["candidates_without_layout": 0,
+    "team_layout": null,
+    "recipe": {]=] [=[
     "baseline": {
       "found": true,]=])
 budget_cli_test(NAME cluster.match_rank_csv ARGS ${rank_args} --format csv
@@ -239,20 +241,68 @@ budget_cli_test(NAME cluster.layout_search_batch_not_divisible_says_why ARGS lay
 set(h100 examples/clusters/h100-sxm.json)
 budget_cli_test(NAME megatron.deepseek_v3_published ARGS layout tests/data/hf/deepseek-v3.json --cluster ${h100}
     --nodes 128 --gpus 1024 --megatron-args examples/megatron/deepseek-v3-1024-h100.args
-  EXPECT_EXIT 3
-  STDOUT_MATCHES [=[1024 GPUs: TP 2 \(SP\) x CP 1 x DP 64 x PP 8 \(V 4\); experts ETP 1 x EP 64]=]
+  STDOUT_MATCHES [=[1024 GPUs: TP 2 \(SP\) x CP 1 x DP 64 x PP 8 \(V 4\); experts ETP 1 x EP 64]=] [=[fits: peak]=]
     [=[note: Megatron-LM arguments \(examples/megatron/deepseek-v3-1024-h100.args\): modelled: .*--pipeline-model-parallel-layout]=])
 budget_cli_test(NAME megatron.kimi_k2_published ARGS layout tests/data/hf/kimi-k2.json --cluster ${h100}
     --nodes 128 --gpus 1024 --megatron-args examples/megatron/kimi-k2-1024-h100.args
   STDOUT_MATCHES [=[TP 8 \(SP\) x CP 1 x DP 8 x PP 16 \(V 2\)]=] [=[fits: peak]=])
 budget_cli_test(NAME megatron.qwen3_235b_published ARGS layout tests/data/hf/qwen3-235b-a22b.json --cluster ${h100}
     --nodes 32 --gpus 256 --megatron-args examples/megatron/qwen3-235b-256-h100.args --format json
-  EXPECT_EXIT 3
-  STDOUT_MATCHES [=["embedding_in_split": true]=] [=["virtual_stages": 4]=] [=["megatron_args": {]=])
+  STDOUT_MATCHES [=["fits": true]=] [=["embedding_in_split": true]=] [=["virtual_stages": 4]=] [=["megatron_args": {]=])
 file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/typo.args" "--tensor-model-paralel-size 2 --seq-length 4096\n")
 budget_cli_test(NAME megatron.unknown_argument ARGS layout ${mixtral} --cluster ${h100} --gpus 8
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/typo.args
   EXPECT_EXIT 2 STDERR_MATCHES [=[did you mean --tensor-model-parallel-size\?]=])
+# The cluster ranking and the layout search at the team's recipe (--megatron-args with --cluster /
+# --search): the team's layout where valid and fitting ([team]), else the search with the recipe held
+# ([searched], with why); FP8 held in the recipe; the batch from the file (--global-batch-tokens
+# refused beside it); the file's model-shape flags checked against the baseline.
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args"
+  "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 8\n"
+  "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16 --use-distributed-optimizer\n"
+  "--recompute-granularity selective --fp8-format hybrid --fp8-recipe tensorwise\n")
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/team-pp8.args"
+  "--pipeline-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16\n")
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/team-13-layers.args"
+  "--num-layers 13 --micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16\n")
+set(team_rank_args --baseline ${base} --calibration cuda_profiler/profiles/h200-published.json --rank-by time
+    --cluster ${h200} --gpus 8 --top 2 --constraints tests/data/match/tolerance_2pct.json)
+budget_cli_test(NAME megatron.match_cluster_team_layout ARGS ${team_rank_args}
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
+  STDOUT_MATCHES [=[each at the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt where it is valid and fits]=]
+    [=[262,144 tokens a step]=] [=[
+baseline +1280 .*TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt \[team\]]=]
+    [=[The team's Megatron-LM arguments]=] [=[
+baseline: the team's layout
+#1: ]=])
+budget_cli_test(NAME megatron.match_cluster_team_layout_json ARGS ${team_rank_args}
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args --format json
+  STDOUT_MATCHES [=["team_layout": "TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt"]=] [=["fp8": "tensorwise"]=]
+    [=["micro_batch_size": 1,]=] [=["layout_choice": "the team's layout"]=] [=["megatron_args": {]=])
+budget_cli_test(NAME megatron.match_cluster_team_layout_invalid ARGS ${team_rank_args}
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-pp8.args --format json
+  STDOUT_MATCHES [=["layout_choice": "searched with the team's recipe: the team's layout is not valid for it: ]=])
+budget_cli_test(NAME megatron.match_cluster_batch_twice ARGS ${team_rank_args} --global-batch-tokens 131072
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--megatron-args gives the batch]=])
+budget_cli_test(NAME megatron.match_needs_cluster ARGS --baseline ${base}
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--megatron-args needs --cluster]=])
+budget_cli_test(NAME megatron.match_cluster_shape_disagrees ARGS ${team_rank_args}
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-13-layers.args
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--num-layers: 13 disagrees with the config's layers \(12\)]=])
+budget_cli_test(NAME megatron.grid_cluster_team_layout ARGS grid --grid tests/data/grid-two-cells.json
+    --calibration cuda_profiler/profiles/h200-published.json --rank-by time --cluster ${h200} --gpus 8
+    --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
+  STDOUT_MATCHES [=[at the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt where valid and fitting]=]
+    [=[baseline: the team's layout]=]
+    [=[looped: searched with the team's recipe: the team's layout is not valid for it: 12 experts do not divide by EP = 8]=])
+budget_cli_test(NAME megatron.layout_search_recipe ARGS layout ${base} --cluster ${h200} --gpus 8 --search
+    --profile cuda_profiler/profiles/h200-published.json --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
+    --format json
+  STDOUT_MATCHES [=["recipe": {
+    "precision": "bf16",
+    "fp8": "tensorwise",]=] [=["recompute": "selective"]=] [=["megatron_args": {]=])
 budget_cli_test(NAME megatron.layout_given_twice ARGS layout ${mixtral} --cluster ${h100} --gpus 8 --tp 2
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/typo.args
-  EXPECT_EXIT 64 STDERR_MATCHES [=[--tp and --megatron-args both give the layout]=])
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--tp and --megatron-args both give it]=])

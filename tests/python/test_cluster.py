@@ -70,7 +70,8 @@ def test_layout_megatron_args():
     native = budget.layout(kimi, h100, gpus=1024, nodes=128, tp=8, sequence_parallel=True, pp=16, ep=64, etp=1,
                            pipeline_layout="Et|(tt|)*30L", micro_batch_size=1, micro_batches=1024,
                            recompute="selective:mla_up_proj,mlp", distributed_optimizer=True,
-                           cross_entropy_fusion=True, vocab_divisible_by=128)
+                           cross_entropy_fusion=True, vocab_divisible_by=128, grad_reduce_in_bf16=True,
+                           moe_permute_fusion=True)
     assert native["memory"] == r["memory"]
     try:
         budget.layout(kimi, h100, gpus=1024, nodes=128, fp8="fp4")
@@ -170,6 +171,111 @@ def test_cluster_errors():
     else:
         raise AssertionError("no budget.Error")
 
+
+PUBLISHED_PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-published.json")  # has FP8 rows
+
+
+def _team_args(tmp_name, text):
+    """A Megatron-LM argument file in the temporary directory (its path)."""
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(), tmp_name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+TEAM_EP8_FP8 = ("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 8\n"
+                "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16 --use-distributed-optimizer\n"
+                "--recompute-granularity selective --fp8-format hybrid --fp8-recipe tensorwise\n")
+
+
+def test_layout_search_recipe_keywords():
+    """layout_search(fp8=, micro_batch_size=, ...) holds the recipe in every layout (docs/cluster.md, "The recipe
+    held"); the searched settings stay free; a parallel size or an unknown keyword is refused by name."""
+    r = budget.layout_search(BASELINE, H200, gpus=8, calibration=PUBLISHED_PROFILE, global_batch_tokens=8 * 4096 * 4,
+                             top=50, fp8="tensorwise", micro_batch_size=2, grad_reduce_in_bf16=True)
+    assert r["recipe"]["fp8"] == "tensorwise" and r["recipe"]["micro_batch_size"] == 2
+    assert r["recipe"]["recompute"] is None and r["recipe"]["distributed_optimizer"] is None  # searched
+    assert len(r["layouts"]) > 1
+    for row in r["layouts"]:
+        assert row["layout"]["fp8"] == "tensorwise" and row["layout"]["micro_batch_size"] == 2
+        assert row["layout"]["bf16_main_grads"] is True
+    assert len({row["layout"]["recompute"] for row in r["layouts"]}) > 1  # recompute still searched
+    # The best layout priced directly with the same recipe: the same peak (FP8 changes memory in the search).
+    best = r["layouts"][0]["layout"]
+    direct = budget.layout(BASELINE, H200, gpus=8, tp=best["tp"], sequence_parallel=best["sequence_parallel"],
+                           pp=best["pp"], virtual_stages=best["virtual_stages"], ep=best["ep"], etp=best["etp"],
+                           cp=best["cp"], micro_batch_size=2, micro_batches=best["micro_batches"],
+                           recompute=best["recompute"], distributed_optimizer=best["distributed_optimizer"],
+                           fp8="tensorwise", grad_reduce_in_bf16=True)
+    assert direct["memory"]["peak_bytes"] == r["layouts"][0]["memory"]["peak_bytes"]
+    plain = budget.layout(BASELINE, H200, gpus=8, tp=best["tp"], sequence_parallel=best["sequence_parallel"],
+                          pp=best["pp"], virtual_stages=best["virtual_stages"], ep=best["ep"], etp=best["etp"],
+                          cp=best["cp"], micro_batch_size=2, micro_batches=best["micro_batches"],
+                          recompute=best["recompute"], distributed_optimizer=best["distributed_optimizer"])
+    assert plain["memory"]["peak_bytes"] != direct["memory"]["peak_bytes"]
+    for kwargs, source in [({"tp": 2}, "tp"), ({"fp9": "x"}, "fp9"), ({"fp8": "tensorwize"}, "fp8")]:
+        try:
+            budget.layout_search(BASELINE, H200, gpus=8, calibration=PUBLISHED_PROFILE, **kwargs)
+        except budget.Error as e:
+            assert e.source == source, (kwargs, e.source, str(e))
+        else:
+            raise AssertionError(f"no budget.Error for {kwargs}")
+
+
+def test_layout_search_megatron_args_equals_cli():
+    """layout_search(megatron_args=FILE) is `layout --search --megatron-args FILE`; the batch is the file's."""
+    args = _team_args("team.args", TEAM_EP8_FP8)
+    r = budget.layout_search(BASELINE, H200, gpus=8, calibration=PUBLISHED_PROFILE, top=3, megatron_args=args)
+    assert r["global_batch_tokens"] == 64 * 4096
+    assert r["recipe"]["fp8"] == "tensorwise" and r["recipe"]["recompute"] == "selective"
+    assert "--fp8-recipe" in r["megatron_args"]["modelled"]
+    for kwargs in [{"global_batch_tokens": 131072}, {"fp8": "tensorwise"}]:
+        try:
+            budget.layout_search(BASELINE, H200, gpus=8, calibration=PUBLISHED_PROFILE, megatron_args=args, **kwargs)
+        except budget.Error as e:
+            assert e.source == "megatron_args", (kwargs, e.source)
+        else:
+            raise AssertionError(f"no budget.Error for {kwargs}")
+    if not CLI:
+        return
+    out = subprocess.run([CLI, "layout", BASELINE, "--cluster", H200, "--gpus", "8", "--search", "--top", "3",
+                          "--profile", PUBLISHED_PROFILE, "--megatron-args", args, "--format", "json"],
+                         check=True, capture_output=True, text=True)
+    cli = json.loads(out.stdout)
+    for key in ["layouts", "recipe", "global_batch_tokens", "seq_len", "enumerated", "valid", "fitting"]:
+        assert cli[key] == r[key], key
+
+
+def test_match_cluster_megatron_args_equals_cli():
+    """match(cluster=, gpus=, megatron_args=FILE) is `--cluster ... --megatron-args FILE`: every config at the
+    team's layout where valid and fitting ([team]), the recipe and the file's batch; global_batch_tokens refused."""
+    args = _team_args("team.args", TEAM_EP8_FP8)
+    tolerance = os.path.join(SOURCE, "tests", "data", "match", "tolerance_2pct.json")
+    r = budget.match(BASELINE, top=2, calibration=PUBLISHED_PROFILE, rank_by="time", cluster=H200, gpus=8,
+                     constraints=tolerance, megatron_args=args)
+    cluster = r["cluster"]
+    assert cluster["team_layout"] == "TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt"
+    assert cluster["recipe"]["fp8"] == "tensorwise"
+    assert cluster["global_batch_tokens"] == 64 * 4096
+    assert cluster["baseline"]["layout_choice"] == "the team's layout"
+    try:
+        budget.match(BASELINE, top=1, calibration=PUBLISHED_PROFILE, rank_by="time", cluster=H200, gpus=8,
+                     megatron_args=args, global_batch_tokens=131072)
+    except budget.Error as e:
+        assert e.source == "global_batch_tokens"
+    else:
+        raise AssertionError("no budget.Error")
+    if not CLI:
+        return
+    out = subprocess.run([CLI, "--baseline", BASELINE, "--calibration", PUBLISHED_PROFILE, "--rank-by", "time",
+                          "--cluster", H200, "--gpus", "8", "--top", "2", "--constraints", tolerance,
+                          "--megatron-args", args, "--format", "json"], check=True, capture_output=True, text=True)
+    cli = json.loads(out.stdout)["cluster"]
+    for key in cluster:
+        if key != "megatron_args":
+            assert cli[key] == cluster[key], key
+    assert cli["megatron_args"]["checked_against_baseline"] == cluster["megatron_args"]["checked_against_baseline"]
 
 if __name__ == "__main__":
     tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]

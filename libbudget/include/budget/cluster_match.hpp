@@ -8,6 +8,7 @@
 /// Thread safety: reentrant; the TimeModel is shared read-only.
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,7 +57,13 @@ struct ClusterGridRow {
   /// (no_layout_reason()); the other cells are ranked all the same.
   std::string failure;
   std::vector<ClusterDropped> dropped;    ///< candidates passed over on the way to the best
+  LayoutSearchOptions options;            ///< the cell's search options (CellSearchOptions)
 };
+
+/// The layout search options of one grid cell's ranking, from the cell's baseline: e.g. a team's
+/// Megatron-LM arguments read against it (the CLI's grid --cluster --megatron-args). A budget::Error
+/// it throws (other than the time limit) is that cell's `failure`; the other cells are ranked.
+using CellSearchOptions = std::function<LayoutSearchOptions(const ArchConfig& baseline)>;
 
 /// match_grid_with_time() with RankBy::time over every equally matched candidate, then
 /// rank_matched_on_cluster() per cell, keeping the best. A cell whose baseline has no layout is
@@ -64,5 +71,9 @@ struct ClusterGridRow {
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                                   const GridConstraints& constraints, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options);
+/// The same with each cell's options from its baseline.
+std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
+                                                  const GridConstraints& constraints, const TimeModel& model,
+                                                  const ClusterSpec& cluster, const CellSearchOptions& options_of_cell);
 
 }  // namespace budget

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,14 @@ struct LayoutSearchOptions {
   /// candidates"); false: every candidate searched on its own, the reference the shared ranking is
   /// tested against (bit for bit) and measured beside (bench_cluster).
   bool share_work = true;
+  /// What every layout holds (above). Its FP8 recipe must be the time model's (TimeModelOptions::fp8):
+  /// one recipe prices memory and time, and a search given two is refused.
+  LayoutRecipe recipe;
+  /// The cluster ranking only (rank_by_cluster_time()): the team's layout (--megatron-args). Each
+  /// config is priced at it (resolved for `gpus`) when it is valid for the config and fits (with
+  /// min_headroom_bytes), else at the best layout of the search with `recipe` held; the candidate's
+  /// `layout_choice` says which and why.
+  std::optional<ParallelLayout> team_layout;
 };
 
 struct RankedLayout {
@@ -118,9 +127,16 @@ LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& conf
 /// without its schema keys (docs/cluster.md, "Layout search"): `config` (`config_name`), `cluster`
 /// (its name, else its GPU's), `gpus`, `global_batch_tokens`, `enumerated`, `valid`, `fitting` and
 /// `layouts`, best first, each training_memory_json()'s object with the `time` of
-/// cluster_step_time_json(). `indent` as nlohmann's dump (-1: one line).
+/// cluster_step_time_json(), and `recipe` (layout_recipe_json()). `indent` as nlohmann's dump (-1: one line).
 std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
                                const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent = 2);
+
+/// What every layout of a search holds (LayoutRecipe) as JSON: precision, fp8, fp8_param_gather,
+/// bf16_main_grads, precision_aware_optimizer, the three state dtypes, micro_batch_size, recompute and
+/// distributed_optimizer (null where searched), fsdp, cpu_offload_layers, dispatcher,
+/// moe_permute_fusion, cross_entropy_fusion, capacity_factor. In layout_search_json() and the cluster
+/// ranking's JSON.
+std::string layout_recipe_json(const LayoutRecipe& recipe, int indent = 2);
 
 /// The search options of the cluster ranking (`--cluster C --gpus N`, Python's match(cluster=...)):
 /// the best layout alone on `gpus` GPUs at the workload's sequence length and, for a document mask,
@@ -169,6 +185,10 @@ struct ClusterCandidateTime {
   double training_flops_per_token = 0.0;      ///< F, non-embedding (accounting's Budgets), at options' workload
   /// GPU-seconds per training FLOP: gpu_seconds_per_token / training_flops_per_token (0 when not found).
   double gpu_seconds_per_flop = 0.0;
+  /// With a team layout (LayoutSearchOptions::team_layout): "the team's layout", or "searched with the
+  /// team's recipe: " and why the team's layout was not used for this config. Empty otherwise.
+  std::string layout_choice;
+  bool at_team_layout = false;  ///< priced at the team's layout
   std::vector<std::string> differences;       ///< what moves the cluster ratio away from the single-GPU one
   std::vector<RatioComponent> ratio_components;  ///< for candidates that fit: the ratio split by component
 };

@@ -15,7 +15,9 @@
 
 #include "budget/communication.hpp"
 #include "budget/config.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/workload.hpp"
 
 namespace budget {
 
@@ -83,6 +85,23 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
                                const std::string& source);
 /// Reads a file (megatron_words, then read_megatron_args).
 MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus);
+
+/// The FP8 recipe of Megatron-LM arguments (--fp8-format with --fp8-recipe, Megatron's default
+/// delayed; none without --fp8-format), as read_megatron_args() reads it, without a config: what the
+/// time model of a grid of several baselines is built with. budget::Error as read_megatron_args().
+Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::string& source);
+/// megatron_fp8_recipe() of a --megatron-args file.
+Fp8Recipe load_megatron_fp8_recipe(const std::string& path);
+
+/// The options of a layout search or a cluster ranking under a team's arguments (docs/megatron.md,
+/// "The cluster ranking at the team's recipe"): `options` with the recipe held from run.layout (its
+/// precision, FP8, gradient and optimizer dtypes, recompute, distributed optimizer and FSDP, offload,
+/// dispatcher, micro-batch size; LayoutRecipe), the global batch GBS · seq_len tokens, the sequence
+/// length, the overlap and the imbalance of the run; the attended keys the workload's document mask
+/// when its sequence length is the run's, else a causal window; with `price_at_team_layout` the run's
+/// layout as the team's (LayoutSearchOptions::team_layout). budget::Error when GBS · seq_len passes 2^50.
+LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Workload& workload, LayoutSearchOptions options,
+                                            bool price_at_team_layout);
 
 /// The parallelism and training arguments that make Megatron-LM run `layout` (resolved) with
 /// `overlap`, one argument and its value a line ("--flag value"); read_megatron_args() of them

@@ -70,6 +70,10 @@ struct ParameterBytes {
 };
 /// bf16: 2 + 4 + 12 = 18; fp16: 2 + 2 + 16 = 20; fp32: 4 + 4 + 8 = 16 (Megatron's table, above).
 ParameterBytes parameter_bytes(TrainingPrecision precision);
+struct ParallelLayout;
+/// The layout's bytes per parameter: parameter_bytes(layout.precision) with its gradient and
+/// optimizer dtypes (layout.optimizer_dtypes; the formula and sources in optimizer_dtypes.cpp).
+ParameterBytes parameter_bytes(const ParallelLayout& layout);
 
 /// Sharded data parallelism beyond the distributed optimizer (ZeRO-3 family): Megatron-FSDP
 /// (--use-megatron-fsdp) or PyTorch FSDP2 (--use-torch-fsdp2).
@@ -83,6 +87,33 @@ std::string_view to_string(FsdpSharding sharding);
 /// The MoE token dispatcher (--moe-token-dispatcher-type; flex: DeepEP / HybridEP).
 enum class MoeDispatcher { alltoall, allgather, flex };
 std::string_view to_string(MoeDispatcher dispatcher);
+
+/// The dtype of an optimizer tensor under Megatron's precision-aware optimizer (--main-params-dtype,
+/// --exp-avg-dtype, --exp-avg-sq-dtype; megatron/training/arguments.py:3667-3684 at d98e8a64).
+enum class StateDtype { fp32, bf16, fp16, fp8 };
+std::string_view to_string(StateDtype dtype);
+/// fp32 | bf16 | fp16 | fp8 (to_string()'s names); anything else: budget::Error naming `where`.
+StateDtype parse_state_dtype(std::string_view text, const std::string& where);
+
+/// What the optimizer keeps beside the weights, as Megatron's flags set it (docs/cluster.md,
+/// "Gradient and optimizer dtypes"; bytes per parameter: parameter_bytes(const ParallelLayout&)).
+struct OptimizerDtypes {
+  /// The gradient buffer (main_grad) in bf16 instead of fp32, bf16 training only: Megatron accumulates
+  /// and reduces in fp32 by default (--accumulate-allreduce-grads-in-fp32 is set for --bf16) unless
+  /// --grad-reduce-in-bf16 or --main-grads-dtype bf16 (arguments.py:1207-1216 at d98e8a64).
+  bool bf16_main_grads = false;
+  /// --use-precision-aware-optimizer (with the distributed optimizer): Transformer Engine's FusedAdam
+  /// keeps the master weights and the Adam moments in the dtypes below.
+  bool precision_aware = false;
+  StateDtype main_params = StateDtype::fp32;  ///< fp32 or fp16
+  StateDtype exp_avg = StateDtype::fp32;
+  StateDtype exp_avg_sq = StateDtype::fp32;
+  bool operator==(const OptimizerDtypes& o) const {
+    return bf16_main_grads == o.bf16_main_grads && precision_aware == o.precision_aware &&
+           main_params == o.main_params && exp_avg == o.exp_avg && exp_avg_sq == o.exp_avg_sq;
+  }
+  bool operator!=(const OptimizerDtypes& o) const { return !(*this == o); }
+};
 
 struct ParallelLayout {
   std::int64_t tp = 1;              ///< tensor parallel size
@@ -144,6 +175,10 @@ struct ParallelLayout {
   /// --cpu-offloading-num-layers: layer executions per chunk whose activations live in host memory.
   std::int64_t cpu_offload_layers = 0;
   MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  /// Megatron --moe-permute-fusion: Transformer Engine's fused permutation keeps one int32 row map
+  /// of (2E + 1) entries per token instead of an int64 index per routed row (docs/cluster.md).
+  bool moe_permute_fusion = false;
+  OptimizerDtypes optimizer_dtypes;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// N = TP·CP·DP·PP once resolved (resolve_layout()).
@@ -182,6 +217,30 @@ struct ModelChunk {
   /// Physical layers the chunk stores weights of, ascending, each once.
   std::vector<std::int64_t> stored_layers;
 };
+
+/// The training recipe a layout search holds (docs/cluster.md, "The recipe held"; layout_search.hpp,
+/// smallest_fitting_layout()): every layout it
+/// enumerates takes from `base` the precision, the FP8 recipe (with FP8 parameters and the amax
+/// history), the gradient and optimizer dtypes, FSDP and its sharding, the distributed-optimizer
+/// instances, CPU offload, the dispatcher and the fused permutation, cross-entropy fusion, the
+/// vocabulary padding, dropout, the attention kernel, gradient-accumulation fusion and the capacity
+/// factor; and, where held, the micro-batch size, the recompute (kind, method, layers and modules)
+/// and the distributed optimizer. The search varies the rest: TP (with sequence parallelism), CP,
+/// PP, V, EP and ETP, and the held settings' alternatives where not held. Not taken from `base`: its
+/// parallel sizes, GPUs, micro-batch count and sequence length (the search's own), the pipeline
+/// layout string, first/last-stage counts and in-split flags (the search splits evenly) and the
+/// imbalance (LayoutSearchOptions::imbalance). The default recipe is the search as it always was:
+/// bf16, no FP8, Adam's fp32 states, every micro-batch size, recompute and optimizer choice.
+struct LayoutRecipe {
+  ParallelLayout base;
+  bool hold_micro_batch_size = false;
+  bool hold_recompute = false;
+  bool hold_distributed_optimizer = false;
+};
+
+/// `recipe.base` with everything the search sets cleared to ParallelLayout's defaults (the parallel
+/// sizes, GPUs, batch, sequence length and pipeline split): the template of every layout searched.
+ParallelLayout recipe_template(const LayoutRecipe& recipe);
 
 /// The executed layer sequence of `config`: physical layer numbers (1-based) in execution order,
 /// the loop unrolled (layers first..last repeated `repeats` times in a row).

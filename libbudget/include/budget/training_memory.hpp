@@ -101,13 +101,15 @@ std::string training_memory_json(const TrainingMemory& memory, int indent = 2);
 /// two; experts with ETP = 1 folded over TP·DP), recompute none < selective < full, with sequence
 /// parallelism and the distributed optimizer on, micro-batch size 1, m = PP micro-batches, and the
 /// given sequence length. Ties go to less recompute, then fewer stages, then less TP. `found`
-/// is false when nothing up to `max_gpus` fits.
+/// is false when nothing up to `max_gpus` fits. With a `recipe` (the cluster ranking's, from
+/// --megatron-args) every layout takes its template (recipe_template()) and the micro-batch size,
+/// recompute and distributed optimizer it holds, instead of those defaults.
 struct SmallestLayout {
   bool found = false;
   TrainingMemory memory;
   std::int64_t candidates_tried = 0;
 };
 SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSpec& cluster, std::int64_t seq_len,
-                                       std::int64_t max_gpus = 4096);
+                                       std::int64_t max_gpus = 4096, const LayoutRecipe* recipe = nullptr);
 
 }  // namespace budget

@@ -5,6 +5,7 @@
 // rank_each_on_its_own() below is the reference it is tested against and measured beside.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -124,6 +125,41 @@ std::vector<RatioComponent> ratio_components(const ClusterCandidateTime& candida
 }
 
 
+namespace {
+
+/// The team's layout (LayoutSearchOptions::team_layout) resolved for `config` on options.gpus: its
+/// memory when the layout is valid for the config and fits (with the headroom asked for); else
+/// nothing, with `why` saying what stops it.
+std::optional<TrainingMemory> team_layout_memory(const ArchConfig& config, const ClusterSpec& cluster,
+                                                 const LayoutSearchOptions& o, std::string& why) {
+  ParallelLayout l = *o.team_layout;
+  l.gpus = o.gpus;
+  l.dp = 0;
+  l.imbalance = config.ffn.is_moe() ? l.imbalance : 1.0;
+  if (!config.ffn.is_moe()) l.capacity_factor = 0.0;
+  if (l.tp * l.cp * l.pp < 1 || o.gpus % (l.tp * l.cp * l.pp) != 0) {
+    why = fmt::format("{} GPUs do not divide by its TP·CP·PP = {}", o.gpus, l.tp * l.cp * l.pp);
+    return std::nullopt;
+  }
+  l = resolve_layout(l, "the team's layout");
+  if (const std::string invalid = l.validation_error(config); !invalid.empty()) {
+    why = "is not valid for it: " + invalid;
+    return std::nullopt;
+  }
+  TrainingMemory memory = training_memory(config, l, cluster, "the team's layout");
+  if (!memory.fits || memory.headroom_bytes < o.min_headroom_bytes) {
+    constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+    why = fmt::format("does not fit it: peak {:.2f} GiB on stage {} of {:.2f} GiB usable{}", memory.peak_bytes / gib,
+                      memory.peak_stage, memory.capacity_bytes / gib,
+                      o.min_headroom_bytes > 0.0 ? fmt::format(" with {:.2f} GiB of headroom", o.min_headroom_bytes / gib)
+                                                 : std::string());
+    return std::nullopt;
+  }
+  return memory;
+}
+
+}  // namespace
+
 namespace detail {
 
 ClusterCandidateTime best_layout_on_cluster(const TimeModel& model, const ArchConfig& config,
@@ -131,6 +167,21 @@ ClusterCandidateTime best_layout_on_cluster(const TimeModel& model, const ArchCo
                                             const SearchSharing& sharing) {
   ClusterCandidateTime out;
   out.name = config.name;
+  std::string why;
+  if (o.team_layout) {
+    if (std::optional<TrainingMemory> memory = team_layout_memory(config, cluster, o, why)) {
+      // Priced at the team's layout: its step time through the row path, as a search's kept layout.
+      ClusterStepTime time = cluster_step_time(model, config, *memory, cluster, o.time);
+      out.found = true;
+      out.at_team_layout = true;
+      out.layout_choice = "the team's layout";
+      out.best = {std::move(*memory), std::move(time)};
+      out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
+      out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
+      return out;
+    }
+    out.layout_choice = "searched with the team's recipe: the team's layout " + why;
+  }
   LayoutSearchOptions one = o;
   one.keep = 1;
   one.report_progress = false;  // the ranking's own progress line; the time limit still holds

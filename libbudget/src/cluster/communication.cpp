@@ -155,7 +155,7 @@ StepCommShared step_comm_shared(const ArchConfig& config, const ParallelLayout& 
   const auto& a = config.attention;
   s.kv_width = a.mla ? static_cast<double>(a.num_heads * (a.mla->qk_head_dim() + a.mla->v_head_dim))
                      : 2.0 * static_cast<double>(a.kv_width());
-  s.per_param = parameter_bytes(l.precision);
+  s.per_param = parameter_bytes(l);
   return s;
 }
 

@@ -167,12 +167,21 @@ double ffn_kept_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t l
       rc.recomputes(RecomputeModule::shared_experts) ? 0.0 : mlp_kept_per_width(c, l, false) * s.shared_width / t;
   // Routed experts: rows received per token sent, top_k · min(F, G); ETP all-gathers the rows of
   // its group (etp×), each rank computing d / etp of each: fc1 input H·etp (f8 bytes), fc1 output
-  // and activation output (d / etp wide, etp× the rows), the expert output 2H kept for the
-  // probability weighting of the combine, and an int64 permutation index (8 bytes) per row.
+  // and activation output (d / etp wide, etp× the rows). The router's probabilities weight the
+  // activation's output before fc2 (the weighted SwiGLU, TEGroupedMLP.forward, moe/experts.py:943-1027
+  // at d98e8a64), so the experts' output is not kept: the combine unpermutes without probabilities
+  // (token_dispatcher.py:891-899), which keeps only its index map (TransformerEngine c188b533
+  // permutation.py, _moe_unpermute_mask_map: save_for_backward(row_id_map)). The permutation's index:
+  // unfused an int64 per row (moe_utils.permute's sorted indices, kept by index_select); fused
+  // (--moe-permute-fusion) TE's int32 row map of 2E + 1 entries per token (triton/permutation.py,
+  // make_row_id_map), shared by the permutation and the unpermutation.
   const double etp = static_cast<double>(l.expert_tp());
   const double rows = routed_rows_per_token(c, l);
+  const double index_per_row = l.moe_permute_fusion ? 0.0 : 8.0;
+  const double index_per_token = l.moe_permute_fusion ? 4.0 * (2.0 * E + 1.0) : 0.0;
   const double routed = rows * (f8 * H * etp + mlp_kept_per_width(c, l, rc.recomputes(RecomputeModule::moe_act)) *
-                                                   s.expert_dim + 2.0 * H + 8.0);
+                                                   s.expert_dim + index_per_row) +
+                        index_per_token;
   return T * (moe_replicated / r + shared) + (T / r) * routed;
 }
 

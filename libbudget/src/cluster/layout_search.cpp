@@ -35,13 +35,42 @@ using detail::search_progress;
 constexpr std::string_view enumerating = "layout search (valid layouts of the space)";
 constexpr std::string_view timing = "layout search (layouts timed, best bound first)";
 
+/// The values the search tries of the micro-batch size, the recompute and the distributed optimizer:
+/// the recipe's where it holds them, else 1, 2, 4; none, selective, full; on, off.
+struct RecipeChoices {
+  std::vector<std::int64_t> micro_batch_sizes;
+  std::vector<RecomputeSpec> recomputes;
+  std::vector<bool> distributed_optimizer;
+};
+
+RecipeChoices recipe_choices(const LayoutRecipe& r) {
+  RecipeChoices c;
+  c.micro_batch_sizes = r.hold_micro_batch_size ? std::vector<std::int64_t>{r.base.micro_batch_size}
+                                                : std::vector<std::int64_t>{1, 2, 4};
+  if (r.hold_recompute) {
+    c.recomputes = {r.base.recompute};
+  } else {
+    for (const RecomputeKind kind : {RecomputeKind::none, RecomputeKind::selective, RecomputeKind::full}) {
+      RecomputeSpec spec;
+      spec.kind = kind;
+      c.recomputes.push_back(spec);
+    }
+  }
+  c.distributed_optimizer = r.hold_distributed_optimizer ? std::vector<bool>{r.base.distributed_optimizer}
+                                                         : std::vector<bool>{true, false};
+  return c;
+}
+
 /// Every combination of the space (budget/layout_search.hpp) in its order, outermost first: TP, CP,
-/// PP, V, EP, ETP, micro-batch size, recompute, distributed optimizer; `visit(layout)` for each
-/// (counted in `enumerated`), valid or not.
+/// PP, V, EP, ETP, micro-batch size, recompute, distributed optimizer; each layout the recipe's
+/// template (recipe_template()) with these set; `visit(layout)` for each (counted in `enumerated`),
+/// valid or not.
 template <class Visit>
 void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, const LayoutSearchOptions& o,
                        LayoutSearchResult& result, Visit&& visit) {
   const std::int64_t experts = config.ffn.is_moe() ? config.ffn.num_experts : 1;
+  const ParallelLayout held = recipe_template(o.recipe);
+  const RecipeChoices choices = recipe_choices(o.recipe);
   std::vector<std::int64_t> pps;
   for (std::int64_t p = 1; p <= config.num_layers && p <= o.gpus; ++p) {
     if (config.num_layers % p == 0 && o.gpus % p == 0) pps.push_back(p);
@@ -56,7 +85,7 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
             if (experts % ep != 0) continue;
             for (const std::int64_t etp : {std::int64_t{1}, tp}) {
               if (tp > 1 && etp == tp && !config.ffn.is_moe()) continue;  // ETP only matters with experts
-              for (std::int64_t b = 1; b <= 4; b *= 2) {
+              for (const std::int64_t b : choices.micro_batch_sizes) {
                 // b·s·DP tokens, checked: a product past the global batch cannot divide it.
                 const std::optional<std::int64_t> per_micro_batch =
                     detail::product_within({b, o.seq_len, dp}, o.global_batch_tokens);
@@ -65,10 +94,10 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
                   continue;
                 }
                 const std::int64_t m = o.global_batch_tokens / *per_micro_batch;
-                for (int rc = 0; rc < 3; ++rc) {
-                  for (const bool dist : {true, false}) {
+                for (const RecomputeSpec& rc : choices.recomputes) {
+                  for (const bool dist : choices.distributed_optimizer) {
                     search_progress(o.report_progress, enumerating, ++result.enumerated, 0);
-                    ParallelLayout l;
+                    ParallelLayout l = held;
                     l.tp = tp;
                     l.sequence_parallel = tp > 1;
                     l.cp = cp;
@@ -81,10 +110,10 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
                     l.micro_batch_size = b;
                     l.micro_batches = m;
                     l.seq_len = o.seq_len;
-                    l.recompute.kind = rc == 0 ? RecomputeKind::none
-                                               : rc == 1 ? RecomputeKind::selective : RecomputeKind::full;
+                    l.recompute = rc;
                     l.distributed_optimizer = dist;
                     l.imbalance = config.ffn.is_moe() ? o.imbalance : 1.0;
+                    if (!config.ffn.is_moe()) l.capacity_factor = 0.0;
                     visit(l);
                   }
                 }
@@ -263,6 +292,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
 LayoutSearchResult checked_layout_search(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
                                          const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
   detail::check_layout_search_options(o, cluster);
+  detail::check_one_fp8_recipe(model, o.recipe.base.fp8);
   LayoutSearchResult found =
       o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o, sharing);
   if (found.valid > 0) found.first_rejection.clear();

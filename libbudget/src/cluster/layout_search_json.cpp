@@ -9,6 +9,30 @@
 
 namespace budget {
 
+std::string layout_recipe_json(const LayoutRecipe& r, int indent) {
+  using json = nlohmann::ordered_json;
+  const ParallelLayout& b = r.base;
+  const OptimizerDtypes& d = b.optimizer_dtypes;
+  const json out{{"precision", std::string(to_string(b.precision))},
+                 {"fp8", std::string(to_string(b.fp8))},
+                 {"fp8_param_gather", b.fp8_param_gather},
+                 {"bf16_main_grads", d.bf16_main_grads},
+                 {"precision_aware_optimizer", d.precision_aware},
+                 {"main_params_dtype", std::string(to_string(d.main_params))},
+                 {"exp_avg_dtype", std::string(to_string(d.exp_avg))},
+                 {"exp_avg_sq_dtype", std::string(to_string(d.exp_avg_sq))},
+                 {"micro_batch_size", r.hold_micro_batch_size ? json(b.micro_batch_size) : json()},
+                 {"recompute", r.hold_recompute ? json(std::string(to_string(b.recompute.kind))) : json()},
+                 {"distributed_optimizer", r.hold_distributed_optimizer ? json(b.distributed_optimizer) : json()},
+                 {"fsdp", std::string(to_string(b.fsdp))},
+                 {"cpu_offload_layers", b.cpu_offload_layers},
+                 {"dispatcher", std::string(to_string(b.dispatcher))},
+                 {"moe_permute_fusion", b.moe_permute_fusion},
+                 {"cross_entropy_fusion", b.cross_entropy_fusion},
+                 {"capacity_factor", b.capacity_factor}};
+  return out.dump(indent);
+}
+
 std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
                                const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent) {
   nlohmann::ordered_json out{{"config", config_name},
@@ -28,7 +52,8 @@ std::string layout_search_json(const LayoutSearchResult& found, const std::strin
                              {"enumerated", found.enumerated},
                              {"valid", found.valid},
                              {"fitting", found.fitting},
-                             {"batch_skipped", found.batch_skipped}};
+                             {"batch_skipped", found.batch_skipped},
+                             {"recipe", nlohmann::ordered_json::parse(layout_recipe_json(options.recipe, -1))}};
   if (found.valid == 0) out["no_valid_layout"] = no_layout_reason(found, options);
   if (found.layouts.empty()) out["no_layout"] = no_layout_reason(found, options);
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();

@@ -82,7 +82,7 @@ double fp8_weight_copy_bytes(Fp8Recipe recipe) {
 
 ParameterMemory parameter_memory(const ParallelLayout& l, double dense, double expert, double fp8_linear,
                                  double largest_layer) {
-  const ParameterBytes per = parameter_bytes(l.precision);
+  const ParameterBytes per = parameter_bytes(l);
   const double instances = static_cast<double>(l.distributed_optimizer_instances);
   const double d_dense = static_cast<double>(l.data_parallel() * l.cp) / instances;
   const double d_expert = static_cast<double>(l.expert_data_parallel()) / instances;

@@ -13,6 +13,7 @@
 #include "base/checked_math.hpp"
 #include "base/enum_names.hpp"
 #include "cluster/layer_kinds.hpp"
+#include "cluster/optimizer_dtypes.hpp"
 
 namespace budget {
 
@@ -349,7 +350,7 @@ std::string layout_memory_option_error(const ParallelLayout& l, const ArchConfig
   if (l.recompute.recomputes(RecomputeModule::mla_up_proj) && !config.attention.mla) {
     return "recompute module mla_up_proj needs multi-latent attention (Megatron asserts it)";
   }
-  return {};
+  return optimizer_dtypes_error(l);
 }
 
 // Recompute layers only with full recompute, and at most the layer executions of the smallest

@@ -9,7 +9,9 @@
 namespace budget {
 
 SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSpec& cluster, std::int64_t seq_len,
-                                       std::int64_t max_gpus) {
+                                       std::int64_t max_gpus, const LayoutRecipe* recipe) {
+  const ParallelLayout held = recipe != nullptr ? recipe_template(*recipe) : ParallelLayout{};
+  const bool hold_recompute = recipe != nullptr && recipe->hold_recompute;
   struct Candidate {
     ParallelLayout layout;
     int recompute_rank;
@@ -25,8 +27,8 @@ SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSp
       for (std::int64_t dp = 1; tp * pp * dp <= max_gpus; dp *= 2) {
         for (std::int64_t ep = 1; ep <= experts && ep <= tp * dp; ep *= 2) {
           if ((tp * dp) % ep != 0) continue;
-          for (int rc = 0; rc < 3; ++rc) {
-            ParallelLayout l;
+          for (int rc = 0; rc < (hold_recompute ? 1 : 3); ++rc) {
+            ParallelLayout l = held;
             l.tp = tp;
             l.sequence_parallel = tp > 1;
             l.pp = pp;
@@ -36,8 +38,12 @@ SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSp
             l.etp = config.ffn.is_moe() ? 1 : 0;
             l.seq_len = seq_len;
             l.micro_batches = pp;
-            l.distributed_optimizer = true;
-            l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective : RecomputeKind::full;
+            if (recipe == nullptr || !recipe->hold_distributed_optimizer) l.distributed_optimizer = true;
+            if (!hold_recompute) {
+              l.recompute = {};
+              l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective : RecomputeKind::full;
+            }
+            if (!config.ffn.is_moe()) l.capacity_factor = 0.0;
             detail::search_progress(true, "smallest layout (layouts of the space)",
                                     static_cast<std::int64_t>(candidates.size()), 0);
             if (!l.validation_error(config).empty()) continue;

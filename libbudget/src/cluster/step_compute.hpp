@@ -172,7 +172,14 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
 double stage_micro_batch_seconds(const ParallelLayout& layout, const LayerTimes& times, const StageExecutions& e,
                                  bool has_embedding, bool has_lm_head, bool last_stage);
 
-/// The step time from precomputed part times.
+namespace detail {
+/// budget::Error ("fp8") unless `model` times the GEMMs with `layout_fp8`, the FP8 recipe the
+/// layout's memory is priced with: one recipe prices memory and time (the search's recipe, a fixed
+/// layout's fp8).
+void check_one_fp8_recipe(const TimeModel& model, Fp8Recipe layout_fp8);
+}  // namespace detail
+
+/// The step time from precomputed part times (the model's FP8 recipe the layout's: checked).
 ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& config, const TrainingMemory& memory,
                                    const ClusterSpec& cluster, const ClusterTimeOptions& options,
                                    const LayerTimes& times);

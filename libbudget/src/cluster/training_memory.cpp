@@ -49,7 +49,7 @@ MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLa
   m.s = memory_detail::read_shapes(config);
   m.layers = memory_detail::per_layer_params(config);
   m.chunks = model_chunks(config, l);
-  m.per_param = parameter_bytes(l.precision);
+  m.per_param = parameter_bytes(l);
   m.t = static_cast<double>(l.tp);
   m.r = l.sequence_parallel_active() ? m.t : 1.0;
   m.expert_shards = static_cast<double>(l.expert_tp() * l.ep);

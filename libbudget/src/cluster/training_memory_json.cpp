@@ -59,7 +59,13 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
       {"fp8", std::string(to_string(l.fp8))},
       {"fp8_param_gather", l.fp8_param_gather},
       {"cpu_offload_layers", l.cpu_offload_layers},
-      {"dispatcher", std::string(to_string(l.dispatcher))}};
+      {"dispatcher", std::string(to_string(l.dispatcher))},
+      {"moe_permute_fusion", l.moe_permute_fusion},
+      {"bf16_main_grads", l.optimizer_dtypes.bf16_main_grads},
+      {"precision_aware_optimizer", l.optimizer_dtypes.precision_aware},
+      {"main_params_dtype", std::string(to_string(l.optimizer_dtypes.main_params))},
+      {"exp_avg_dtype", std::string(to_string(l.optimizer_dtypes.exp_avg))},
+      {"exp_avg_sq_dtype", std::string(to_string(l.optimizer_dtypes.exp_avg_sq))}};
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const StageMemory& s : mem.stages) {
     const MemoryComponents& c = s.by_component;

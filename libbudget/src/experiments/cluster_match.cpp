@@ -18,18 +18,19 @@ namespace budget {
 
 namespace {
 
-/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096), 0 when none: searched
-/// once, when the first candidate is checked (from the ranking's threads: thread-safe). A time limit
-/// reached in the search propagates, and the next call searches again.
+/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096, the ranking's recipe
+/// held), 0 when none: searched once, when the first candidate is checked (from the ranking's
+/// threads: thread-safe). A time limit reached in the search propagates, and the next call searches
+/// again.
 class BaselineMinGpus {
  public:
-  BaselineMinGpus(const ArchConfig& baseline, const ClusterSpec& cluster, std::int64_t seq_len)
-      : baseline_(baseline), cluster_(cluster), seq_len_(seq_len) {}
+  BaselineMinGpus(const ArchConfig& baseline, const ClusterSpec& cluster, const LayoutSearchOptions& options)
+      : baseline_(baseline), cluster_(cluster), options_(options) {}
 
   std::int64_t get() {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!gpus_) {
-      const SmallestLayout s = smallest_fitting_layout(baseline_, cluster_, seq_len_);
+      const SmallestLayout s = smallest_fitting_layout(baseline_, cluster_, options_.seq_len, 4096, &options_.recipe);
       gpus_ = s.found ? s.memory.layout.gpus : 0;
     }
     return *gpus_;
@@ -38,7 +39,7 @@ class BaselineMinGpus {
  private:
   const ArchConfig& baseline_;
   const ClusterSpec& cluster_;
-  std::int64_t seq_len_;
+  const LayoutSearchOptions& options_;
   std::mutex mutex_;
   std::optional<std::int64_t> gpus_;
 };
@@ -52,7 +53,7 @@ std::string not_trainable_at_scale(const ClusterCandidateTime& c, const ArchConf
   }
   const std::int64_t baseline_gpus = baseline.get();
   if (baseline_gpus < 1) return {};
-  if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus).found) {
+  if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus, &options.recipe).found) {
     return fmt::format("needs more than {} GPUs to fit memory, twice the {} the baseline fits on", 2 * baseline_gpus,
                        baseline_gpus);
   }
@@ -73,7 +74,7 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   // layouts that cannot reach the top kept skipped (rank_by_cluster_time(..., order)). The time
   // limit (--max-seconds) may pass in a check as in the ranking: the ranking is then partial, the
   // rows not checked kept and said so (ClusterRanking::unchecked).
-  BaselineMinGpus baseline_gpus(timed.result.baseline, cluster, options.seq_len);
+  BaselineMinGpus baseline_gpus(timed.result.baseline, cluster, options);
   ClusterRankOrder order;
   order.per_flop = true;
   order.refuse = [&](const ClusterCandidateTime& c, std::size_t i) {
@@ -122,23 +123,40 @@ void add_step_times(TimedMatch& timed, const TimeModel& model, const Workload& w
 std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
                                                   const GridConstraints& constraints, const TimeModel& model,
                                                   const ClusterSpec& cluster, const LayoutSearchOptions& options) {
+  return match_grid_on_cluster(grid, loop, workload, constraints, model, cluster,
+                               [&options](const ArchConfig&) { return options; });
+}
+
+std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSpec& loop, const Workload& workload,
+                                                  const GridConstraints& constraints, const TimeModel& model,
+                                                  const ClusterSpec& cluster, const CellSearchOptions& options_of_cell) {
   TimeRankOptions time_options;
   time_options.rank_by = RankBy::time;
   time_options.top_n = std::numeric_limits<int>::max() / 8;  // every equally matched candidate
   time_options.full_step_times = false;                      // the one shown is timed below
   std::vector<ClusterGridRow> rows;
   for (const GridCell& cell : grid.cells) {
+    ClusterGridRow out{&cell, {}, std::nullopt, {}, {}, {}};
+    bool ready = true;
+    try {
+      out.options = options_of_cell(cell.baseline);
+    } catch (const Error& e) {
+      if (e.path() == "time limit") throw;
+      out.failure = e.text();
+      ready = false;
+    }
     // Each cell's expert count keeps its baseline's EP on the cluster when free (cluster_experts.hpp).
     MatchConstraints c = cell_constraints(cell, constraints);
-    const std::string note = experiments_detail::follow_baseline_expert_parallel(
-                                 cell.baseline, cell_loop_spec(cell, loop), workload, c, model, cluster, options)
-                                 .note;
-    TimedGridRow row{&cell, match_with_time(cell.baseline, cell_loop_spec(cell, loop), workload, c, model, time_options)};
-    if (!note.empty()) row.match.result.summary.notes.push_back(note);
-    ClusterGridRow out{row.cell, std::move(row.match), std::nullopt, {}, {}};
-    if (out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
+    const std::string note =
+        ready ? experiments_detail::follow_baseline_expert_parallel(cell.baseline, cell_loop_spec(cell, loop), workload,
+                                                                    c, model, cluster, out.options)
+                    .note
+              : std::string();
+    out.match = match_with_time(cell.baseline, cell_loop_spec(cell, loop), workload, c, model, time_options);
+    if (!note.empty()) out.match.result.summary.notes.push_back(note);
+    if (ready && out.match.result.summary.feasible && !out.match.result.candidates.empty()) {
       try {
-        out.ranking = rank_matched_on_cluster(out.match, model, cluster, options, 1, &out.dropped);
+        out.ranking = rank_matched_on_cluster(out.match, model, cluster, out.options, 1, &out.dropped);
       } catch (const Error& e) {
         if (e.source() != no_baseline_layout_source) throw;
         out.failure = e.message();

@@ -2,6 +2,8 @@
 // Megatron's at d98e8a64 (the table's source lines): fp32 without --bf16/--fp16, dropout 0.1,
 // vocabulary padded to a multiple of 128·TP, the allgather MoE dispatcher, nothing overlapped.
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -113,20 +115,28 @@ void read_megatron_recompute(const ParsedMegatronArgs& p, ParallelLayout& l, Meg
 }
 
 /// Precision, FP8, optimizer sharding, FSDP.
-void read_megatron_precision(const ParsedMegatronArgs& p, ParallelLayout& l) {
-  if (p.has("bf16") && p.has("fp16")) p.fail("fp16", "and --bf16 exclude each other");
-  l.precision = p.has("bf16") ? TrainingPrecision::bf16 : p.has("fp16") ? TrainingPrecision::fp16 : TrainingPrecision::fp32;
+/// --fp8-format (dest fp8) with --fp8-recipe (Megatron's default delayed); FP4 and custom recipes
+/// refused.
+Fp8Recipe read_megatron_fp8(const ParsedMegatronArgs& p) {
   if (p.has("fp4")) p.fail("fp4", "FP4 training is not modelled");
   if (p.has("fp8")) {
     const std::string recipe = p.text("fp8_recipe").value_or("delayed");
     if (recipe == "custom") p.fail("fp8_recipe", "a custom FP8 recipe is not modelled");
-    l.fp8 = recipe == "tensorwise" ? Fp8Recipe::tensorwise
-            : recipe == "blockwise" ? Fp8Recipe::blockwise
-            : recipe == "mxfp8"     ? Fp8Recipe::mxfp8
-                                    : Fp8Recipe::delayed;
-  } else if (p.has("fp8_recipe") || p.has("fp8_param_gather")) {
+    return recipe == "tensorwise" ? Fp8Recipe::tensorwise
+           : recipe == "blockwise" ? Fp8Recipe::blockwise
+           : recipe == "mxfp8"     ? Fp8Recipe::mxfp8
+                                   : Fp8Recipe::delayed;
+  }
+  if (p.has("fp8_recipe") || p.has("fp8_param_gather")) {
     p.fail(p.has("fp8_recipe") ? "fp8_recipe" : "fp8_param_gather", "is given without --fp8-format (FP8 is off)");
   }
+  return Fp8Recipe::none;
+}
+
+void read_megatron_precision(const ParsedMegatronArgs& p, ParallelLayout& l) {
+  if (p.has("bf16") && p.has("fp16")) p.fail("fp16", "and --bf16 exclude each other");
+  l.precision = p.has("bf16") ? TrainingPrecision::bf16 : p.has("fp16") ? TrainingPrecision::fp16 : TrainingPrecision::fp32;
+  l.fp8 = read_megatron_fp8(p);
   l.fp8_param_gather = p.has("fp8_param_gather");
   l.fp8_amax_history = positive_arg(p, "fp8_amax_history_len", 1);
   l.distributed_optimizer = p.has("use_distributed_optimizer");
@@ -146,6 +156,42 @@ void read_megatron_precision(const ParsedMegatronArgs& p, ParallelLayout& l) {
   l.gradient_accumulation_fusion = !p.has("gradient_accumulation_fusion");  // --no-gradient-accumulation-fusion
 }
 
+/// The optimizer (Adam only) and the dtypes of its gradients and states, as arguments.py:1207-1216
+/// and optimizer/__init__.py:564-588 at d98e8a64 resolve them: with --bf16 the gradient buffer is
+/// fp32 (--accumulate-allreduce-grads-in-fp32 set) unless --grad-reduce-in-bf16 or --main-grads-dtype
+/// bf16; the state dtypes apply with --use-precision-aware-optimizer only.
+void read_megatron_optimizer(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
+  if (const auto optimizer = p.text("optimizer"); optimizer && *optimizer != "adam") {
+    p.fail("optimizer", fmt::format("{}: only Adam's optimizer states are modelled", *optimizer));
+  }
+  OptimizerDtypes& d = l.optimizer_dtypes;
+  const bool bf16_main = p.text("main_grads_dtype") == std::optional<std::string>("bf16");
+  if (p.has("accumulate_allreduce_grads_in_fp32") && bf16_main && !p.has("grad_reduce_in_bf16")) {
+    p.fail("main_grads_dtype", "bf16 with --accumulate-allreduce-grads-in-fp32 (Megatron asserts fp32)");
+  }
+  if (l.precision == TrainingPrecision::bf16) {
+    d.bf16_main_grads = p.has("grad_reduce_in_bf16") || (bf16_main && !p.has("accumulate_allreduce_grads_in_fp32"));
+  } else if (l.precision == TrainingPrecision::fp16 && p.has("accumulate_allreduce_grads_in_fp32")) {
+    p.fail("accumulate_allreduce_grads_in_fp32", "fp32 gradients with --fp16 are not modelled");
+  } else if (p.has("grad_reduce_in_bf16") || bf16_main) {
+    run.read.push_back(fmt::format("{}: no effect without --bf16 (the gradients are in the parameters' dtype)",
+                                   p.has("grad_reduce_in_bf16") ? "--grad-reduce-in-bf16" : "--main-grads-dtype bf16"));
+  }
+  d.precision_aware = p.has("use_precision_aware_optimizer");
+  const std::pair<const char*, StateDtype*> states[] = {
+      {"main_params_dtype", &d.main_params}, {"exp_avg_dtype", &d.exp_avg}, {"exp_avg_sq_dtype", &d.exp_avg_sq}};
+  for (const auto& [dest, target] : states) {
+    const auto text = p.text(dest);
+    if (!text) continue;
+    if (!d.precision_aware) {
+      run.read.push_back(fmt::format("{} {}: no effect without --use-precision-aware-optimizer", p.by_dest.at(dest).name,
+                                     *text));
+      continue;
+    }
+    *target = parse_state_dtype(*text, p.source);
+  }
+}
+
 /// Loss, vocabulary, dropout, attention kernel, offload, MoE routing.
 void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
   l.cross_entropy_fusion = p.has("cross_entropy_loss_fusion");
@@ -155,6 +201,7 @@ void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l
   const std::string backend = p.text("attention_backend").value_or("auto");
   l.flash_attention = backend != "unfused" && backend != "local";
   if (const auto n = p.integer("cpu_offloading_num_layers")) l.cpu_offload_layers = *n;
+  l.moe_permute_fusion = p.has("moe_permute_fusion");
   const std::string dispatcher = p.text("moe_token_dispatcher_type").value_or("allgather");
   l.dispatcher = dispatcher == "alltoall" ? MoeDispatcher::alltoall
                  : dispatcher == "flex"   ? MoeDispatcher::flex
@@ -205,10 +252,19 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
   read_megatron_batch(p, gpus, l, run);
   read_megatron_recompute(p, l, run);
   read_megatron_precision(p, l);
+  read_megatron_optimizer(p, l, run);
   read_megatron_model_settings(p, l, run);
   read_megatron_overlap(p, l, run.overlap);
   check_megatron_shapes(p, config, run);
   return run;
+}
+
+Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::string& source) {
+  return interop_detail::read_megatron_fp8(interop_detail::parse_megatron_words(words, source));
+}
+
+Fp8Recipe load_megatron_fp8_recipe(const std::string& path) {
+  return megatron_fp8_recipe(megatron_words(detail::read_text_file(path), path), path);
 }
 
 MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus) {

@@ -75,6 +75,14 @@ void write_megatron_precision(const ParallelLayout& l, MegatronLines& out) {
   if (l.distributed_optimizer) out.flag("--use-distributed-optimizer");
   if (l.distributed_optimizer_instances != 1) out.add("--num-distributed-optimizer-instances", l.distributed_optimizer_instances);
   if (!l.gradient_accumulation_fusion) out.flag("--no-gradient-accumulation-fusion");
+  const OptimizerDtypes& d = l.optimizer_dtypes;
+  if (d.bf16_main_grads) out.flag("--grad-reduce-in-bf16");
+  if (d.precision_aware) {
+    out.flag("--use-precision-aware-optimizer");
+    out.add("--main-params-dtype", to_string(d.main_params));
+    out.add("--exp-avg-dtype", to_string(d.exp_avg));
+    out.add("--exp-avg-sq-dtype", to_string(d.exp_avg_sq));
+  }
 }
 
 void write_megatron_settings(const ParallelLayout& l, MegatronLines& out) {
@@ -90,7 +98,9 @@ void write_megatron_settings(const ParallelLayout& l, MegatronLines& out) {
 }
 
 void write_megatron_moe_and_overlap(const ParallelLayout& l, const CommOverlap& o, MegatronLines& out) {
-  if (l.ep > 1 || l.capacity_factor > 0.0) out.add("--moe-token-dispatcher-type", to_string(l.dispatcher));
+  // Always written: Megatron's default (allgather) is not the layout's (alltoall).
+  out.add("--moe-token-dispatcher-type", to_string(l.dispatcher));
+  if (l.moe_permute_fusion) out.flag("--moe-permute-fusion");
   if (l.capacity_factor > 0.0) {
     out.add("--moe-expert-capacity-factor", fmt::format("{}", l.capacity_factor));
     if (l.imbalance >= l.capacity_factor && l.imbalance > 1.0) out.flag("--moe-pad-expert-input-to-capacity");

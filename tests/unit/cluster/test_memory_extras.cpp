@@ -100,3 +100,85 @@ TEST_CASE("memory: context parallelism's logits copy on the last stage", "[clust
   CHECK(training_memory(c, l, extras_cluster()).stages[0].by_component.logits ==
         Approx(4096.0 * (2.0 * 1024 + 2.0 * 4000)));
 }
+
+TEST_CASE("memory: gradient and optimizer dtypes, bytes per parameter by hand", "[cluster][memory]") {
+  ParallelLayout l;
+  const auto bytes = [&] {
+    const ParameterBytes p = parameter_bytes(l);
+    return std::vector<double>{p.weights, p.gradients, p.optimizer};
+  };
+  // Megatron's default for bf16: bf16 weights, fp32 main gradients, fp32 master + m + v.
+  CHECK(bytes() == std::vector<double>{2, 4, 12});
+  // --grad-reduce-in-bf16: the gradient buffer in bf16.
+  l.optimizer_dtypes.bf16_main_grads = true;
+  CHECK(bytes() == std::vector<double>{2, 2, 12});
+  // The precision-aware optimizer with bf16 moments: TE keeps the fp32 master of bf16 weights as its
+  // 16-bit remainder (2 bytes) + m 2 + v 2.
+  l.optimizer_dtypes.precision_aware = true;
+  l.optimizer_dtypes.exp_avg = l.optimizer_dtypes.exp_avg_sq = StateDtype::bf16;
+  CHECK(bytes() == std::vector<double>{2, 2, 6});
+  // FP8 moments: 1 byte each.
+  l.optimizer_dtypes.exp_avg = l.optimizer_dtypes.exp_avg_sq = StateDtype::fp8;
+  CHECK(bytes() == std::vector<double>{2, 2, 4});
+  l.optimizer_dtypes.exp_avg = l.optimizer_dtypes.exp_avg_sq = StateDtype::bf16;
+  // Current-scaling FP8 with fp32 main parameters: Megatron keeps its own fp32 shard (4 bytes).
+  l.fp8 = Fp8Recipe::tensorwise;
+  CHECK(bytes() == std::vector<double>{2, 2, 8});
+  // Delayed scaling: TE holds the master again (remainders of bf16 weights), but not of FP8 parameters.
+  l.fp8 = Fp8Recipe::delayed;
+  CHECK(bytes() == std::vector<double>{2, 2, 6});
+  l.fp8_param_gather = true;
+  CHECK(bytes() == std::vector<double>{2, 2, 8});
+  l.fp8_param_gather = false;
+  l.fp8 = Fp8Recipe::none;
+  // fp16 master parameters: 2 bytes whatever the weights.
+  l.optimizer_dtypes.main_params = StateDtype::fp16;
+  CHECK(bytes() == std::vector<double>{2, 2, 6});
+  // fp16 training: the gradients in fp16 (the flag has no effect) and, precision-aware, no fp32
+  // gradient copy: fp32 master (no remainder for fp16 weights) + m + v in fp32 = 12 instead of 16.
+  ParallelLayout h;
+  h.precision = TrainingPrecision::fp16;
+  h.optimizer_dtypes.precision_aware = true;
+  CHECK(parameter_bytes(h).optimizer == 12.0);
+  CHECK(parameter_bytes(h).gradients == 2.0);
+
+  // In the stage's components: P parameters a GPU, d = DP = 4.
+  const ArchConfig c = extras_llama();
+  ParallelLayout base;
+  base.gpus = 4;
+  base.distributed_optimizer = true;
+  ParallelLayout lean = base;
+  lean.optimizer_dtypes.bf16_main_grads = true;
+  lean.optimizer_dtypes.precision_aware = true;
+  lean.optimizer_dtypes.exp_avg = lean.optimizer_dtypes.exp_avg_sq = StateDtype::bf16;
+  const StageMemory a = training_memory(c, base, extras_cluster()).stages.at(0);
+  const StageMemory b = training_memory(c, lean, extras_cluster()).stages.at(0);
+  const double P = a.dense_params;
+  CHECK(a.by_component.gradients == Approx(4.0 * P));
+  CHECK(b.by_component.gradients == Approx(2.0 * P));
+  CHECK(a.by_component.optimizer_states == Approx(12.0 * P / 4.0));
+  CHECK(b.by_component.optimizer_states == Approx(6.0 * P / 4.0));
+  CHECK(b.by_component.weights == a.by_component.weights);
+  CHECK(b.by_component.activations == a.by_component.activations);
+}
+
+TEST_CASE("memory: gradient and optimizer dtypes Megatron cannot run are refused", "[cluster][memory]") {
+  const ArchConfig c = extras_llama();
+  ParallelLayout l;
+  l.gpus = 4;
+  l.precision = TrainingPrecision::fp16;
+  l.optimizer_dtypes.bf16_main_grads = true;
+  CHECK_THAT(l.validation_error(c), Catch::Contains("apply to bf16 training"));
+  l.precision = TrainingPrecision::bf16;
+  l.optimizer_dtypes.bf16_main_grads = false;
+  l.optimizer_dtypes.exp_avg = StateDtype::bf16;
+  CHECK_THAT(l.validation_error(c), Catch::Contains("need the precision-aware optimizer"));
+  l.optimizer_dtypes.precision_aware = true;
+  CHECK_THAT(l.validation_error(c), Catch::Contains("needs the distributed optimizer"));
+  l.distributed_optimizer = true;
+  CHECK(l.validation_error(c).empty());
+  l.optimizer_dtypes.main_params = StateDtype::bf16;
+  CHECK_THAT(l.validation_error(c), Catch::Contains("fp32 or fp16"));
+  CHECK(parse_state_dtype("fp8", "x") == StateDtype::fp8);
+  CHECK_THROWS_WITH(parse_state_dtype("int4", "--exp-avg-dtype"), Catch::Contains("fp32, bf16, fp16, fp8"));
+}

@@ -176,14 +176,20 @@ TEST_CASE("cluster: an MoE layer under EP, counted by hand", "[cluster]") {
   CHECK(s.by_component.optimizer_states == 51776.0 * 12.0 / 4.0 + 49152.0 * 12.0);
   // Activations a token: attention 4H (norm input, QKV input) + 2(64 + 32 + 32) + 2·64 + 4·4 = 656;
   // MoE: norm input and output 4H + 4E + E = 296; routed rows top_k = 2, each fc1 input 2H +
-  // SwiGLU 6·32 + expert output 2H + index 8 = 456: 912. 1,864 bytes a token, T = 256 tokens.
-  CHECK(layer_activation_bytes(c, 1, l, false).total() == Approx(256.0 * 1864.0));
-  CHECK(s.by_component.activations == Approx(4 * 256.0 * 1864.0));
+  // SwiGLU 6·32 + index 8 = 328 (the experts' output is not kept: the probabilities weight the
+  // activation before fc2): 656. 1,608 bytes a token, T = 256 tokens.
+  CHECK(layer_activation_bytes(c, 1, l, false).total() == Approx(256.0 * 1608.0));
+  CHECK(s.by_component.activations == Approx(4 * 256.0 * 1608.0));
+  // Fused permutation: TE's int32 row map of 2E + 1 = 17 entries a token (68 bytes) instead of the
+  // 8-byte index of each of the 2 rows: 1,608 − 16 + 68 = 1,660.
+  ParallelLayout fused = l;
+  fused.moe_permute_fusion = true;
+  CHECK(layer_activation_bytes(c, 1, fused, false).total() == Approx(256.0 * 1660.0));
   // Imbalance 1.5: the most loaded rank gets 3 rows a token; a capacity factor 1.25 caps it.
   l.imbalance = 1.5;
-  CHECK(layer_activation_bytes(c, 1, l, false).total() == Approx(256.0 * (656 + 296 + 3 * 456.0)));
+  CHECK(layer_activation_bytes(c, 1, l, false).total() == Approx(256.0 * (656 + 296 + 3 * 328.0)));
   l.capacity_factor = 1.25;
-  CHECK(layer_activation_bytes(c, 1, l, false).total() == Approx(256.0 * (656 + 296 + 2.5 * 456.0)));
+  CHECK(layer_activation_bytes(c, 1, l, false).total() == Approx(256.0 * (656 + 296 + 2.5 * 328.0)));
   // EP halves expert weights only; activations do not change with EP (balanced routing).
   ParallelLayout e2 = l;
   e2.ep = 2;

@@ -1,6 +1,7 @@
 // The Megatron-LM interop room (budget/megatron_args.hpp): the one argument table, the shell word
 // splitter, the reader (argparse semantics, shape checks, DP and micro-batches), the writer and the
 // round trip layout → export → --megatron-args → the same layout and memory.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -163,4 +164,38 @@ TEST_CASE("interop: layout → Megatron arguments → the same layout and memory
   REQUIRE(after.stages.size() == before.stages.size());
   for (std::size_t s = 0; s < before.stages.size(); ++s) CHECK(after.stages[s].peak_bytes == before.stages[s].peak_bytes);
   CHECK(run.checked.size() >= 5);  // the model's shape arguments agree with the config
+}
+
+TEST_CASE("interop: gradient and optimizer dtypes as arguments.py resolves them", "[interop]") {
+  const ArchConfig c = interop_llama();
+  const auto read = [&](const std::string& text) {
+    return read_megatron_args(words("--seq-length 4096 --use-distributed-optimizer " + text), c, 8, "args");
+  };
+  // --bf16 alone: fp32 gradients (arguments.py:1215-1216 sets --accumulate-allreduce-grads-in-fp32).
+  CHECK_FALSE(read("--bf16").layout.optimizer_dtypes.bf16_main_grads);
+  CHECK(read("--bf16 --grad-reduce-in-bf16").layout.optimizer_dtypes.bf16_main_grads);
+  CHECK(read("--bf16 --main-grads-dtype bf16").layout.optimizer_dtypes.bf16_main_grads);
+  // --grad-reduce-in-bf16 wins over --accumulate-allreduce-grads-in-fp32 (arguments.py:1213-1214).
+  CHECK(read("--bf16 --accumulate-allreduce-grads-in-fp32 --grad-reduce-in-bf16").layout.optimizer_dtypes.bf16_main_grads);
+  CHECK_THROWS_WITH(read("--bf16 --accumulate-allreduce-grads-in-fp32 --main-grads-dtype bf16"),
+                    Catch::Contains("Megatron asserts fp32"));
+  // Without --bf16 the flag changes nothing and is listed so.
+  const MegatronRun fp16 = read("--fp16 --grad-reduce-in-bf16");
+  CHECK_FALSE(fp16.layout.optimizer_dtypes.bf16_main_grads);
+  const auto lists = [](const std::vector<std::string>& v, const std::string& part) {
+    return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(part) != std::string::npos; });
+  };
+  CHECK(lists(fp16.read, "--grad-reduce-in-bf16: no effect without --bf16"));
+  // The state dtypes apply with the precision-aware optimizer only.
+  const MegatronRun aware = read("--bf16 --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8");
+  CHECK(aware.layout.optimizer_dtypes.precision_aware);
+  CHECK(aware.layout.optimizer_dtypes.exp_avg == StateDtype::bf16);
+  CHECK(aware.layout.optimizer_dtypes.exp_avg_sq == StateDtype::fp8);
+  CHECK(parameter_bytes(aware.layout).optimizer == 2.0 + 2.0 + 1.0);
+  const MegatronRun ignored = read("--bf16 --exp-avg-dtype bf16");
+  CHECK(ignored.layout.optimizer_dtypes.exp_avg == StateDtype::fp32);
+  CHECK(lists(ignored.read, "--exp-avg-dtype bf16: no effect without --use-precision-aware-optimizer"));
+  CHECK(read("--bf16 --moe-permute-fusion").layout.moe_permute_fusion);
+  CHECK_THROWS_WITH(read("--bf16 --optimizer muon"), Catch::Contains("only Adam's optimizer states are modelled"));
+  CHECK(read("--bf16 --optimizer adam").layout.precision == TrainingPrecision::bf16);
 }
