@@ -149,7 +149,7 @@ TEST_CASE("cluster time: imbalance slows the MoE layers, TP shards the compute",
   CHECK(t2.stages[0].compute_seconds > 0.4 * balanced.stages[0].compute_seconds);
 }
 
-TEST_CASE("cluster time: a run's wall clock and GPU-hours by hand; bad options refused", "[cluster][time]") {
+TEST_CASE("cluster time: a run's wall clock and GPU-hours by hand, bad options refused", "[cluster][time]") {
   ClusterStepTime t;
   t.seconds_per_step = 2.0;
   t.tokens_per_step = 1000000;

@@ -75,7 +75,7 @@ TEST_CASE("cluster time: the optimizer step by hand (Adam over the owned shard, 
   CHECK(component(t, "optimizer") == Approx(bytes / (model.profile().peaks.copy_gbytes_per_s * 1e9)).epsilon(1e-9));
 }
 
-TEST_CASE("communication: DeepEP and HybridEP send a token to a remote node once; NCCL once per row",
+TEST_CASE("communication: DeepEP and HybridEP send a token to a remote node once, NCCL once per row",
           "[cluster][time][moe]") {
   const ArchConfig c = qwen3_30b();  // top-8 of 128 experts, H = 2048
   const ClusterSpec cluster = b200_nodes(2);
@@ -106,7 +106,7 @@ TEST_CASE("communication: DeepEP and HybridEP send a token to a remote node once
   CHECK(flex.inter_node_bytes_per_step / flex.calls_per_step == Approx(flex_inter).epsilon(1e-12));
 }
 
-TEST_CASE("cluster time: the EP overlap's windows hide a measured share; the communication's SMs slow the compute",
+TEST_CASE("cluster time: the EP overlap's windows hide a measured share, the communication's SMs slow the compute",
           "[cluster][time][moe]") {
   const TimeModel model(b200_profile());
   const ArchConfig c = qwen3_30b();
@@ -132,7 +132,7 @@ TEST_CASE("cluster time: the EP overlap's windows hide a measured share; the com
   CHECK(b.seconds_per_step < a.seconds_per_step);
 }
 
-TEST_CASE("cluster time: each selectively recomputed module adds its forward; moe reruns the dispatch",
+TEST_CASE("cluster time: each selectively recomputed module adds its forward, moe reruns the dispatch",
           "[cluster][time][moe]") {
   const TimeModel model(b200_profile());
   const ArchConfig c = qwen3_30b();
@@ -162,7 +162,7 @@ TEST_CASE("cluster time: each selectively recomputed module adds its forward; mo
         Approx((core - none) + (norm - none)).epsilon(1e-9));
 }
 
-TEST_CASE("time: published FP8 GEMM rows already time the activation quantize; carried rows add it",
+TEST_CASE("time: published FP8 GEMM rows already time the activation quantize, carried rows add it",
           "[cluster][time][moe]") {
   const CalibrationProfile published = b200_profile();
   TimeModelOptions fp8;

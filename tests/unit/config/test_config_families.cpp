@@ -151,7 +151,7 @@ TEST_CASE("families: DeepSeek-V2 is 236B total, 21B active (DeepSeek's figures)"
   CHECK(off(b.non_embedding_params_active + b.embedding_params / 2, 21e9) < 0.02);
 }
 
-TEST_CASE("families: DeepSeek-V2-Lite is 15.7B total; its 2.4B active is reproduced to 2.1%", "[config][hf][mla]") {
+TEST_CASE("families: DeepSeek-V2-Lite is 15.7B total, its 2.4B active is reproduced to 2.1%", "[config][hf][mla]") {
   const ArchConfig c = load_arch_config(hf_data + "deepseek-v2-lite.json");
   CHECK(c.attention.mla->q_lora_rank == 0);  // "q_lora_rank": null: queries projected directly
   const Budgets b = budgets_of(c);

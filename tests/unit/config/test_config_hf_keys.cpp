@@ -302,7 +302,7 @@ TEST_CASE("hf keys: DeepSeek's scoring_func is read as the router score, and a v
   CHECK_FALSE(read(doc).ok);
 }
 
-TEST_CASE("hf keys: DeepSeek-V2's topk_method decides the router bias; a method it does not run is refused",
+TEST_CASE("hf keys: DeepSeek-V2's topk_method decides the router bias, a method it does not run is refused",
           "[config][hf]") {
   json doc = read_json(hf_data + "deepseek-v2.json");
   REQUIRE(doc.at("topk_method") == "group_limited_greedy");

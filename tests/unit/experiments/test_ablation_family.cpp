@@ -184,7 +184,7 @@ TEST_CASE("ablations hold one shape family where the budgets allow: the 200M cel
   }
 }
 
-TEST_CASE("ablations: the search space's fixed KV heads are held by it; constraints apply to every point",
+TEST_CASE("ablations: the search space's fixed KV heads are held by it, constraints apply to every point",
           "[grid][ablation]") {
   const GridCell& cell = paper_cell("paper-200M-E64-baseline");
   GridConstraints free;

@@ -792,7 +792,7 @@ TEST_CASE("count_lm_head is read from a constraints file and refused without a v
   }
 }
 
-TEST_CASE("rows are shown best-first by the deviation shown; the summary names #1's and the objective", "[match]") {
+TEST_CASE("rows are shown best-first by the deviation shown, the summary names #1's and the objective", "[match]") {
   const std::string hf = std::string(BUDGET_SOURCE_DIR) + "/examples/hf/mixtral-8x7b.json";
   const ArchConfig b = load_arch_config(hf);
   MatchConstraints tight = default_constraints(b, ShapeSpace::free);

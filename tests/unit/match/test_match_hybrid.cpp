@@ -100,7 +100,7 @@ TEST_CASE("hybrid match: without a repeating pattern the loop goes layer by laye
   CHECK(said);
 }
 
-TEST_CASE("hybrid match: a state weight puts the state in the objective; the constraints file reads it",
+TEST_CASE("hybrid match: a state weight puts the state in the objective, the constraints file reads it",
           "[match][hybrid]") {
   const ArchConfig base = load_arch_config(hf_data + "gpt-oss-20b.json");
   const MatchConstraints c = parse_constraints(R"({"weights": {"state": 2}, "max_deviation": {"state": 0.5}})",

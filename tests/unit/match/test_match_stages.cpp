@@ -90,7 +90,7 @@ TEST_CASE("the bound pass finds the optimum and the collecting pass stays within
   CHECK(counters.evaluated == r.summary.evaluated);
 }
 
-TEST_CASE("validation_error() names the field, the value and what is allowed; validate() throws it", "[match]") {
+TEST_CASE("validation_error() names the field, the value and what is allowed, validate() throws it", "[match]") {
   const MatchConstraints valid = default_constraints(test::paper_200m_baseline());
   CHECK(validation_error(valid).empty());
   CHECK_NOTHROW(validate(valid));

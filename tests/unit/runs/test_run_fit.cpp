@@ -34,7 +34,7 @@ const RunPrediction& prediction_named(const RunFitResult& fit, const std::string
 }
 }  // namespace
 
-TEST_CASE("run file: the handed-over runs read; unknown keys and half-given setups are refused by name", "[runs]") {
+TEST_CASE("run file: the handed-over runs read, unknown keys and half-given setups are refused by name", "[runs]") {
   const std::vector<MeasuredRun> runs = load_measured_runs(runs_file);
   CHECK(runs.size() == 86);
   CHECK(runs.front().gpu == "NVIDIA B200");
@@ -124,7 +124,7 @@ TEST_CASE("Megatron-LM log: the arguments block, the iteration lines and the mem
   CHECK(parse_megatron_log(head + " iteration 1/2 | elapsed time per iteration (ms): 5.0 |", "a.log").step_time_s() < 0);
 }
 
-TEST_CASE("run fit: B200 BF16 runs, leave-one-run-out median |error| within issue 32's 8%; the MoE runs", "[runs]") {
+TEST_CASE("run fit: B200 BF16 runs, leave-one-run-out median |error| within issue 32's 8%, the MoE runs", "[runs]") {
   const CalibrationProfile profile =
       load_calibration_profile(source_dir + "/cuda_profiler/profiles/b200-published.json");
   const std::vector<RunFitResult> fits = fit_measured_runs(profile, load_measured_runs(runs_file), "data/runs/measured_runs.jsonl");

@@ -134,7 +134,7 @@ TEST_CASE("gradient pass: an op with weights adds 2 bytes a weight at the copy b
   }
 }
 
-TEST_CASE("layer rows: the shared layer file loads; malformed lines name the line and field", "[time][calibration]") {
+TEST_CASE("layer rows: the shared layer file loads, malformed lines name the line and field", "[time][calibration]") {
   const auto rows = load_layer_measurements(layers_jsonl);
   REQUIRE(rows.size() == 48);
   CHECK(rows[0].cell == "100M-E64");

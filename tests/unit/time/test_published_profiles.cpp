@@ -59,7 +59,7 @@ TEST_CASE("published profiles: the shipped files are the builder's output (and t
   }
 }
 
-TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row; GB200 is B200's carried by the best-shape ratio",
+TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row, GB200 is B200's carried by the best-shape ratio",
           "[time][published]") {
   const CalibrationProfile b200 = load_published_kernels_profile(kernels, "B200");
   const CalibrationProfile gb200 = load_published_kernels_profile(kernels, "GB200");
@@ -73,7 +73,7 @@ TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row; GB200 is
   REQUIRE_THROWS_WITH(load_published_kernels_profile(kernels, "MI300X"), Catch::Contains("has no published profile"));
 }
 
-TEST_CASE("published profiles: FP8 GEMMs beat bf16 where rows exist; without FP8 rows the datasheet ratio; A100 refuses",
+TEST_CASE("published profiles: FP8 GEMMs beat bf16 where rows exist, without FP8 rows the datasheet ratio, A100 refuses",
           "[time][published]") {
   TimeModelOptions fp8;
   fp8.fp8 = Fp8Recipe::tensorwise;
@@ -118,7 +118,7 @@ TEST_CASE("Megatron-Core stack: the step's provenance shares sum to it, the inde
   }
 }
 
-TEST_CASE("Megatron-Core stack: no eager layout copies; the fused RoPE and cross-entropy add time",
+TEST_CASE("Megatron-Core stack: no eager layout copies, the fused RoPE and cross-entropy add time",
           "[time][published]") {
   const CalibrationProfile profile = load_published_kernels_profile(kernels, "H100_SXM");
   TimeModelOptions eager;

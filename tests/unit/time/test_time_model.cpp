@@ -390,7 +390,7 @@ TEST_CASE("time model: the shipped H200 profile is the conversion of the measure
   CHECK(shipped.source.tool == "pytorch-eager (torch 2.11.0+cu130)");
 }
 
-TEST_CASE("time ranking: time-ranked picks are never slower than budget-ranked ones; the cap drops", "[time][match]") {
+TEST_CASE("time ranking: time-ranked picks are never slower than budget-ranked ones, the cap drops", "[time][match]") {
   const TimeModel model(load_calibration_profile(shipped_profile));
   const Grid grid = paper_grid();
   TimeRankOptions by_budget, by_time;

@@ -168,7 +168,7 @@ TEST_CASE("attention: long documents: bulk full windows equal the token-level co
 
 // Worked example: S = 8, documents 3 and 7 → window 1 = [3][5], window 2 = [2] (partial).
 // Document keys: 6 + 15 + 3 = 24 over 10 tokens; causal: window 1 K(8) = 36, window 2 K(2) = 3.
-TEST_CASE("attention: pieces restart their causal context; the partial last window holds real tokens only",
+TEST_CASE("attention: pieces restart their causal context, the partial last window holds real tokens only",
           "[attention]") {
   const SimulationResult r = budget::simulate_lengths(std::vector<std::uint64_t>{3, 7}, geometry(8, {2, 2}, {2, 2}));
   CHECK(r.totals.pieces == 3);
