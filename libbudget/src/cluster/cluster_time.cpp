@@ -34,8 +34,6 @@ std::pair<double, double> memory_bound_and_total(const StageExecutions& e, const
           stage_part_sum(e, times, embedding, head, last, all_seconds)};
 }
 
-}
-
 /// One physical layer of `config` as one GPU of the layout computes it: heads, KV heads, the dense
 /// and shared-expert widths and the vocabulary divided by TP; no loop, no MTP; an attention layer
 /// with full attention (a hybrid stack's kinds: layer_kind_shard()).
