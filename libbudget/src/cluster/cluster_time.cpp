@@ -147,21 +147,7 @@ LayerTimes layer_times(const TimeModel& model, const ArchConfig& config, const P
     out.routed3 = timed(2, l.ep, l.expert_tp(), experts, w, tokens, 3, {LayerPart::routed});
     out.routed4 = again ? timed(2, l.ep, l.expert_tp(), experts, w, tokens, 4, {LayerPart::routed}) : out.routed3;
     // The dispatcher's kernels beyond the op list, in the routed part (not cached: the layout's).
-    const MoeDispatchSeconds d =
-        moe_dispatch_seconds(model, config, l, options.communication.moe, rows, experts.ffn.num_experts);
-    const auto add_dispatch = [&](LayerPartTimes& p, double extra_forwards) {
-      const double seconds = d.training() + extra_forwards * d.forward();
-      p.routed += seconds;
-      p.memory_bound.routed += d.memory_bound() + extra_forwards * d.forward_memory_bound;
-      p.by_provenance[static_cast<std::size_t>(TimeProvenance::assumed)].routed += seconds;
-    };
-    add_dispatch(out.routed3, 0.0);
-    if (again) {
-      add_dispatch(out.routed4, 1.0);
-    } else {
-      out.routed4 = out.routed3;
-    }
-    out.moe_dispatch_forward_seconds = d.forward();
+    add_moe_dispatch_times(out, moe_dispatch_seconds(model, config, l, options.communication.moe, rows, experts.ffn.num_experts), again);
   }
   // A stack whose layers differ: each kind's mixer part on one layer of the kind (layer_kinds.hpp).
   if (config.has_per_layer_kinds()) {

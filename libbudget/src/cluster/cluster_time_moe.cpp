@@ -98,6 +98,22 @@ double selective_recompute_seconds(const ParallelLayout& l, const LayerTimes& ti
   return t;
 }
 
+void add_moe_dispatch_times(LayerTimes& times, const MoeDispatchSeconds& d, bool again) {
+  const auto add_dispatch = [&d](LayerPartTimes& p, double extra_forwards) {
+    const double seconds = d.training() + extra_forwards * d.forward();
+    p.routed += seconds;
+    p.memory_bound.routed += d.memory_bound() + extra_forwards * d.forward_memory_bound;
+    p.by_provenance[static_cast<std::size_t>(TimeProvenance::assumed)].routed += seconds;
+  };
+  add_dispatch(times.routed3, 0.0);
+  if (again) {
+    add_dispatch(times.routed4, 1.0);
+  } else {
+    times.routed4 = times.routed3;
+  }
+  times.moe_dispatch_forward_seconds = d.forward();
+}
+
 bool selective_recompute_in_moe(const RecomputeSpec& r) {
   return r.kind == RecomputeKind::selective &&
          (r.recomputes(RecomputeModule::moe) || r.recomputes(RecomputeModule::moe_act) ||

@@ -214,6 +214,10 @@ struct MoeDispatchSeconds {
 };
 MoeDispatchSeconds moe_dispatch_seconds(const TimeModel& model, const ArchConfig& config, const ParallelLayout& layout,
                                         const MoeDispatchOptions& options, double rows, std::int64_t local_experts);
+/// Adds the dispatcher's seconds `d` to the routed part of `times` (routed3 one training pass; routed4,
+/// when `again` (recompute or the EP overlap's split), one more forward; else routed4 = routed3) and
+/// sets moe_dispatch_forward_seconds.
+void add_moe_dispatch_times(LayerTimes& times, const MoeDispatchSeconds& d, bool again);
 /// Per micro-batch on a stage, the forwards selective recompute runs again: every op kind of the
 /// recomputed modules (RecomputeSpec::recomputes()) at 4 passes less at 3, per execution of the layers
 /// holding it, and the dispatcher's kernels again when the moe module is recomputed.

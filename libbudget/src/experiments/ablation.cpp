@@ -212,6 +212,17 @@ MatchResult family_match(const AblationSearch& s, const AblationPoint& p, std::s
 
 void fix_kv_heads(MatchConstraints& c, std::int64_t v) { c.num_kv_heads = VariableRange::fixed(v); }
 
+/// The family's note on the reference point (the baseline's depth unlooped, matched outside it).
+void add_reference_notes(AblationFamily& family, const std::vector<AblationPoint>& points) {
+  for (const AblationPoint& p : points) {
+    if (!p.reference || p.result.candidates.empty()) continue;
+    const AttentionConfig& a = p.result.candidates.front().config.attention;
+    family.notes.push_back(fmt::format("{} is the reference, the baseline's depth unlooped: matched over its whole "
+                                       "space ({}×{}, KV heads × head_dim), outside the family",
+                                       p.label, a.num_kv_heads, a.head_dim));
+  }
+}
+
 }  // namespace
 
 AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Workload& workload,
@@ -289,13 +300,7 @@ AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Wor
         "the KV cache per token (2 · executed attention layers · KV heads · head_dim) ties KV heads × head_dim to "
         "each point's executed layers (" + head_dims_by_depth(points) + ")");
   }
-  for (const AblationPoint& p : points) {
-    if (!p.reference || p.result.candidates.empty()) continue;
-    const AttentionConfig& a = p.result.candidates.front().config.attention;
-    family.notes.push_back(fmt::format("{} is the reference, the baseline's depth unlooped: matched over its whole "
-                                       "space ({}×{}, KV heads × head_dim), outside the family",
-                                       p.label, a.num_kv_heads, a.head_dim));
-  }
+  add_reference_notes(family, points);
   return out;
 }
 

@@ -107,8 +107,15 @@ TEST_CASE("hybrid match: a state weight puts the state in the objective, the con
                                                "c.json", default_constraints(base));
   CHECK(c.weight_state == 2.0);
   CHECK(c.max_state_deviation == 0.5);
-  CHECK(row_order(c) == RowOrder::weighted_objective);
-  CHECK(row_order(default_constraints(base)) == RowOrder::shown_deviation);
+  // The default row order is by proportions (issue 30); under --order tightest the state's weight
+  // makes it the weighted objective's, the unweighted default the shown deviation's.
+  CHECK(row_order(c) == RowOrder::proportions);
+  MatchConstraints tightest = c;
+  tightest.order = MatchOrder::tightest;
+  CHECK(row_order(tightest) == RowOrder::weighted_objective);
+  MatchConstraints tightest_default = default_constraints(base);
+  tightest_default.order = MatchOrder::tightest;
+  CHECK(row_order(tightest_default) == RowOrder::shown_deviation);
   CHECK_THROWS_WITH(parse_constraints(R"({"weights": {"stat": 2}})", "c.json", default_constraints(base)),
                     Catch::Contains("did you mean \"state\""));
 }

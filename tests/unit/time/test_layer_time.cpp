@@ -158,7 +158,7 @@ TEST_CASE("layer rows: the shared layer file loads, malformed lines name the lin
   };
   CHECK(error_of(good_line) == "no error");
   CHECK_THAT(error_of("\n" + replaced(good_line, "\"layer_ms\": 11.7", "\"layer_ms\": 0")),
-             Catch::StartsWith("l.jsonl: line 2/layer_ms: value 0 is not allowed"));
+             Catch::StartsWith("l.jsonl: line 2/layer_ms: value 0 is out of range; allowed: a number in [1e-06"));
   CHECK_THAT(error_of(replaced(good_line, "\"executed_layers\": 10", "\"executed_layers\": 15")),
              Catch::Contains("line 1/executed_layers: value 15 disagrees with the config"));
   CHECK_THAT(error_of(replaced(good_line, "\"hidden_size\": 672", "\"hidden_size\": -1")),
