@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -178,11 +179,31 @@ double memory_chunk_kept_bytes(const MemoryStageShared& m, const ModelChunk& chu
   const RecomputeSpec& rc = l.recompute;
   const std::int64_t group = rc.method == RecomputeMethod::uniform ? std::max<std::int64_t>(1, rc.full_layers) : 1;
   double bytes = 0.0, group_bytes = 0.0;
+  // A layer's bytes depend on it only through its mixer and its FFN (activation_bytes(),
+  // layer_transient_bytes()): each (mixer, FFN) kind is computed once per chunk, the same numbers.
+  struct KindBytes {
+    LayerMixer mixer;
+    LayerFfn ffn;
+    double whole, recomputed, transient;
+  };
+  std::vector<KindBytes> kinds;
+  const auto bytes_of = [&](std::int64_t layer) -> const KindBytes& {
+    const LayerMixer mixer = m.config.mixer_of_layer(layer);
+    const LayerFfn ffn = m.config.ffn_of_layer(layer);
+    for (const KindBytes& k : kinds) {
+      if (k.mixer == mixer && k.ffn == ffn) return k;
+    }
+    kinds.push_back({mixer, ffn, memory_detail::activation_bytes(m.config, m.s, layer, l, false).total(),
+                     memory_detail::activation_bytes(m.config, m.s, layer, l, true).total(),
+                     memory_detail::layer_transient_bytes(m.config, l, layer)});
+    return kinds.back();
+  };
   for (std::size_t i = 0; i < chunk.executed_layers.size(); ++i) {
     const std::int64_t layer = chunk.executed_layers[i];
     const bool recomputed = memory_execution_recomputed(rc, i);
-    const double whole = memory_detail::activation_bytes(m.config, m.s, layer, l, false).total();
-    const double kept = memory_detail::activation_bytes(m.config, m.s, layer, l, recomputed).total();
+    const KindBytes& kind = bytes_of(layer);
+    const double whole = kind.whole;
+    const double kept = recomputed ? kind.recomputed : kind.whole;
     const bool offloaded = static_cast<std::int64_t>(i) < l.cpu_offload_layers;
     if (offloaded) {
       out.transient = std::max(out.transient, kept);  // the layer being copied to or from the host
@@ -193,7 +214,7 @@ double memory_chunk_kept_bytes(const MemoryStageShared& m, const ModelChunk& chu
       group_bytes = static_cast<std::int64_t>(i) % group == 0 ? whole : group_bytes + whole;
       out.largest_recomputed_layer = std::max(out.largest_recomputed_layer, group_bytes);
     }
-    out.transient = std::max(out.transient, memory_detail::layer_transient_bytes(m.config, l, layer));
+    out.transient = std::max(out.transient, kind.transient);
   }
   return bytes;
 }
