@@ -1,14 +1,13 @@
 # Issue 35: a cluster ranking stopped by the time limit prints the best of the candidates it
 # finished, marked partial, with exit 4 (docs/cli.md; docs/cluster.md, "Shared work across
-# candidates"). DeepSeek-V3 on the whole lattice (--free-shapes: 361 equally matched candidates, a
-# few seconds of ranking on two cores in a release build, its match and baseline search a few tens of
-# ms): the limit must pass after that first part and before the ranking ends. The first part's time
-# depends on the build (under ASan + UBSan the baseline's layout search alone took about 8 s on two
-# cores, exit 2 at every limit up to 4 s), so the limit is tried at 0.5, 1, 2, ..., 32 s
-# (MAX_SECONDS_TRIES: the first at which every check passes; a run that finishes fails; the whole
-# ranking takes about 15 times its first part, in a release build and under ASan alike). The unit
-# test "cluster ranking: shared work, stopped by the time
-# limit..." stops the ranking deterministically.
+# candidates"). DeepSeek-V3 on the whole lattice (--free-shapes: 361 equally matched candidates): the
+# limit must pass after the first part (the match and the baseline's layout search, under 0.5 s in a
+# release build on two cores) and before the ranking ends (about 4 s there). The first part's time
+# depends on the build: under ASan + UBSan the baseline's layout search alone took about 8 s (exit 2
+# at every limit up to 4 s). So the limit is tried at 0.5, 1, 2, ..., 32 s (MAX_SECONDS_TRIES: the
+# first at which every check passes; a run that finishes fails, and so does the last limit). The unit
+# test "cluster ranking: shared work, stopped by the time limit..." stops the ranking
+# deterministically.
 
 set(speed_rank_args --baseline tests/data/hf/deepseek-v3.json --free-shapes
     --calibration cuda_profiler/profiles/h200-torch-eager.json --rank-by time --cluster examples/clusters/h200.json
