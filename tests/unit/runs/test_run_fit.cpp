@@ -102,7 +102,8 @@ TEST_CASE("Megatron-LM log: the arguments block, the iteration lines and the mem
   // and memory.
   const std::vector<MeasuredRun> runs = load_measured_runs(source_dir + "/tests/data/runs/log_runs.jsonl");
   const MeasuredRun& fromlog = runs.front();
-  const MeasuredRun& listed = run_named(load_measured_runs(runs_file), fromlog.id);
+  const std::vector<MeasuredRun> all_runs = load_measured_runs(runs_file);  // kept: run_named refers into it
+  const MeasuredRun& listed = run_named(all_runs, fromlog.id);
   CHECK(fromlog.layout.ep == listed.layout.ep);
   CHECK(fromlog.layout.micro_batches == listed.layout.micro_batches);
   CHECK(fromlog.moe.pad_to_capacity);
