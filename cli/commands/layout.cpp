@@ -33,6 +33,7 @@
 #include "budget/training_memory.hpp"
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/cluster_rank.hpp"
 #include "cluster_options.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
@@ -381,10 +382,7 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
     const StageTime& slow = st.stages[static_cast<std::size_t>(st.slowest_stage)];
     const ParallelLayout& l = r.memory.layout;
     std::vector<std::string> cells{std::to_string(rank++),
-               fmt::format("TP{} CP{} PP{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
-                           l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", l.data_parallel(),
-                           l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),
-                           l.distributed_optimizer ? " dist-opt" : ""),
+               layout_brief(l),
                fmt::format("{:.4f}", st.seconds_per_step), fmt::format("{:.0f}", st.tokens_per_second_per_gpu),
                fmt::format("{:.1f}%", 100.0 * st.mfu), fmt::format("{:.4f}", slow.compute_seconds),
                fmt::format("{:.4f}", slow.exposed_communication_seconds + slow.late_overlap_seconds),

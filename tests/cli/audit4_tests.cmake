@@ -112,12 +112,14 @@ budget_cli_test(NAME audit4.json_bytes_after_nul
 
 # --- messages that name the cause ------------------------------------------------------------------
 # Before: "no layout of the baseline ... fits 7 GPUs" (none was valid: the batch does not divide).
-budget_cli_test(NAME audit4.ranking_seven_gpus
-  ARGS --baseline ${audit4_base} --cluster ${audit4_h200} --gpus 7 --calibration ${audit4_profile} --rank-by time --quiet
+# Since the search tries uneven pipelines, 7 GPUs run the 12 layers as PP 7 (1 + 5·2 + 1); on 49 =
+# 7·7 GPUs (TP and CP powers of two: 1; PP 1 or 7) DP is 49 or 7, and neither divides 2^22 tokens.
+budget_cli_test(NAME audit4.ranking_49_gpus
+  ARGS --baseline ${audit4_base} --cluster ${audit4_h200} --nodes 7 --gpus 49 --calibration ${audit4_profile} --rank-by time --quiet
   EXPECT_EXIT 2
-  STDERR_MATCHES "cluster ranking: the baseline: paper-200M-S95-baseline on 7 GPUs of NVIDIA H200 SXM 141GB: no layout: the global batch of 4194304 tokens divides into no micro-batch of b x seq_len x DP tokens .*DP 7")
-budget_cli_test(NAME audit4.search_seven_gpus
-  ARGS layout ${audit4_base} --cluster ${audit4_h200} --gpus 7 --profile ${audit4_profile}
+  STDERR_MATCHES "cluster ranking: the baseline: paper-200M-S95-baseline on 49 GPUs of NVIDIA H200 SXM 141GB: no layout: the global batch of 4194304 tokens divides into no micro-batch of b x seq_len x DP tokens .*DP 49")
+budget_cli_test(NAME audit4.search_49_gpus
+  ARGS layout ${audit4_base} --cluster ${audit4_h200} --nodes 7 --gpus 49 --profile ${audit4_profile}
   EXPECT_EXIT 3 STDOUT_MATCHES "\nno layout: the global batch of 4194304 tokens divides into no micro-batch")
 # The µs/token column at 10^6 GPUs: "0.000" before; three significant digits now.
 budget_cli_test(NAME audit4.ranking_million_gpus_per_token

@@ -66,6 +66,14 @@ add_test(NAME cli.match.out_format_megatron
           -DEXPECTED=${CMAKE_CURRENT_SOURCE_DIR}/data/export/paper-200M-S95-matched.megatron.txt
           -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/out_megatron.cmake)
 
+# The layout search's uneven pipeline (DeepSeek-V3's 61 layers on 1,024 H200s) through Megatron's
+# arguments and back: the same split, the same step time.
+add_test(NAME cli.cluster.uneven_pipeline_search_roundtrip
+  COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DCFG=${PROJECT_SOURCE_DIR}/tests/data/hf/deepseek-v3.json
+          -DCLUSTER=${PROJECT_SOURCE_DIR}/examples/clusters/h200.json -DNODES=128 -DGPUS=1024
+          -DOUT=${export_out}/deepseek-v3-uneven.megatron.sh
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/uneven_search_roundtrip.cmake)
+
 # --plot of fit, frontier, grid: files produced (SVG and PNG) where gnuplot is installed; without
 # it, the message says how to get it.
 find_program(BUDGET_GNUPLOT gnuplot)

@@ -1,8 +1,10 @@
 #pragma once
 /// \file
 /// The best layout of a config on N GPUs (docs/cluster.md, "Layout search"): every valid layout of
-/// TP (powers of two up to a node), CP (1, 2, 4, 8), PP (divisors of the layer count), V (1, 2, 4),
-/// EP (powers of two dividing the experts), ETP (1 or TP), micro-batch size (1, 2, 4), recompute
+/// TP (powers of two up to a node), CP (1, 2, 4, 8), PP (divisors of N up to the layer count), V
+/// (1, 2, 4), the pipeline split (even where PP·V divides the layers, else the most balanced
+/// first/last-stage counts Megatron accepts: cluster/pipeline_split.hpp), EP (powers of two dividing
+/// the experts), ETP (1 or TP), micro-batch size (1, 2, 4), recompute
 /// (none, selective, full) and the distributed optimizer (on, off) with DP = N / (TP·CP·PP) and
 /// m = global batch / (b·s·DP) micro-batches, sequence parallelism on with TP > 1; those that do not
 /// fit memory dropped; the rest ranked by step time (cluster_time.hpp), ties to more headroom, then

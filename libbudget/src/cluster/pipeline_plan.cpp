@@ -10,6 +10,7 @@
 
 #include "budget/error.hpp"
 #include "budget/parallel_layout.hpp"
+#include "cluster/pipeline_split.hpp"
 
 namespace budget {
 
@@ -141,14 +142,23 @@ ChunkPlan plan_from_layout_string(const ParallelLayout& l, std::int64_t decoders
   return plan;
 }
 
-/// Layers of each pipeline rank from the first/last counts (get_num_layers_to_build), −1 when the
-/// counts do not divide as Megatron asserts (`error` set).
+/// Layers of each pipeline rank from the first/last counts (get_num_layers_to_build), empty with
+/// `error` set where Megatron's TransformerConfig refuses them (transformer_config.py:2293-2368 at
+/// d98e8a64): a given count of 0, middle ranks without layers or layers without middle ranks, a
+/// middle count that does not divide over the middle ranks, a rank's count not divisible by V.
 std::vector<std::int64_t> rank_layers_uneven(const ParallelLayout& l, std::int64_t total, std::string* error) {
+  if (l.first_stage_layers == 0 || l.last_stage_layers == 0) {
+    *error = fmt::format("the {} pipeline stage of 0 layers (--decoder-{}-pipeline-num-layers 0): Megatron asks for at "
+                         "least 1 (leave the count out, or give a pipeline layout string for a stage without "
+                         "transformer layers)",
+                         l.first_stage_layers == 0 ? "first" : "last", l.first_stage_layers == 0 ? "first" : "last");
+    return {};
+  }
   std::int64_t rest = total;
   std::int64_t ranks_left = l.pp;
   if (l.first_stage_layers >= 0) rest -= l.first_stage_layers, --ranks_left;
   if (l.last_stage_layers >= 0) rest -= l.last_stage_layers, --ranks_left;
-  if (rest < 0 || (ranks_left == 0 && rest != 0) || (ranks_left > 0 && rest % ranks_left != 0)) {
+  if (rest < 0 || (rest > 0) != (ranks_left > 0) || (ranks_left > 0 && rest % ranks_left != 0)) {
     *error = fmt::format("{} layers less the first ({}) and last ({}) stages' do not divide over the other {} "
                          "pipeline ranks",
                          total, l.first_stage_layers, l.last_stage_layers, ranks_left);
@@ -167,6 +177,29 @@ std::vector<std::int64_t> rank_layers_uneven(const ParallelLayout& l, std::int64
 }
 
 }  // namespace
+
+std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, std::int64_t virtual_stages) {
+  const std::int64_t v = virtual_stages;
+  if (total < 1 || pp < 1 || v < 1) return {};
+  if (total % (pp * v) == 0) return {PipelineSplit{}};
+  if (pp == 1 || total % v != 0 || total < 2 * v) return {};  // every count a multiple of V, first and last >= V
+  // The largest rank's count M from its floor up; at each M the fullest middle ranks first. The
+  // rest r = total − (PP − 2)·middle goes to the first and last ranks: r ≥ 2V (each at least one
+  // chunk) and r ≤ 2M (each at most M); a smaller middle count only raises r.
+  for (std::int64_t largest = v * ((total + pp * v - 1) / (pp * v)); largest <= total; largest += v) {
+    for (std::int64_t middle = pp > 2 ? largest : 0; middle >= (pp > 2 ? v : 0); middle -= (pp > 2 ? v : 1)) {
+      const std::int64_t rest = total - (pp - 2) * middle;
+      if (rest < 2 * v) continue;
+      if (rest > 2 * largest) break;
+      const std::int64_t last = v * ((rest + 2 * v - 1) / (2 * v));
+      const std::int64_t first = rest - last;  // the lighter share first
+      std::vector<PipelineSplit> splits{{first, last}};
+      if (first != last) splits.push_back({last, first});
+      return splits;
+    }
+  }
+  return {};
+}
 
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where) {
   std::string s;

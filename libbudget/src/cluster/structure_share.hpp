@@ -49,13 +49,15 @@ class StructureShare {
 
   PartTimesCache& indexed() { return indexed_; }  ///< the ranking's part times (indexed path)
   PartTimesCache& rows() { return rows_; }        ///< the kept layouts' part times (row path)
-  /// Each pipeline rank's executions under `layout` (PP, V and the recompute kind of it).
+  /// Each pipeline rank's executions under `layout` (its PP, V, first/last-stage counts and recompute).
   const std::vector<StageExecutions>& stage_executions_of(const ArchConfig& config, const ParallelLayout& layout);
 
  private:
   std::mutex parts_mutex_, executions_mutex_;
   PartTimesCache indexed_, rows_;
-  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int64_t>, std::vector<StageExecutions>> executions_;
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t>,
+           std::vector<StageExecutions>>
+      executions_;
 };
 
 /// The structure of `config`: its native JSON with the routed expert count and width, the shared

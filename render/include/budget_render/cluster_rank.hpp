@@ -38,7 +38,8 @@ std::string partial_ranking_advice();
 /// finished, what stopped it and how to finish it.
 std::string partial_ranking_note(const ClusterRanking& ranking);
 
-/// "TP2 CP1 PP1 DP4 EP8 ETP1 b1 m128 selective dist-opt".
+/// "TP2 CP1 PP1 DP4 EP8 ETP1 b1 m128 selective dist-opt"; an uneven pipeline adds its first/last-stage
+/// counts after PP (and V): "PP8 first 7 last 6" (or "(layout string)").
 std::string layout_brief(const ParallelLayout& layout);
 
 /// Baseline row, then one row per candidate of `ranking` (already in rank order, `configs` parallel

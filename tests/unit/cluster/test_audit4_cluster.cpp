@@ -116,19 +116,21 @@ TEST_CASE("audit4: the layout search never divides by a wrapped product (the SIG
                                                          "micro-batch"));
 }
 
-TEST_CASE("audit4: no layout on 7 GPUs is blamed on the global batch, not on TP", "[cluster][search][audit4]") {
+TEST_CASE("audit4: no layout on 49 GPUs is blamed on the global batch, not on TP", "[cluster][search][audit4]") {
   const ArchConfig c = test::paper_200m_baseline();  // 10 heads, 2 KV heads: TP 4 and 8 refused
   LayoutSearchOptions o;
-  o.gpus = 7;
-  o.global_batch_tokens = 4 * 1024 * 1024;  // 2^22: no DP of 7 divides it
-  const LayoutSearchResult found = search_layouts(audit4_model(), c, audit4_cluster(1), o);
+  // 49 = 7·7: TP, CP 1 (powers of two), PP 1 or 7 (the 12 layers split unevenly, 1 + 5·2 + 1), so DP
+  // is 49 or 7. (On 7 GPUs PP 7 and DP 1 now run it.)
+  o.gpus = 49;
+  o.global_batch_tokens = 4 * 1024 * 1024;  // 2^22: no DP of 49 or 7 divides it
+  const LayoutSearchResult found = search_layouts(audit4_model(), c, audit4_cluster(7), o);
   CHECK(found.valid == 0);
   const std::string why = no_layout_reason(found, o);
   CHECK_THAT(why, Catch::StartsWith("no layout: the global batch of 4194304 tokens divides into no micro-batch of b x "
                                     "seq_len x DP tokens") &&
-                      Catch::Contains("DP 7") && !Catch::Contains("fits") && !Catch::Contains("TP"));
+                      Catch::Contains("DP 49") && !Catch::Contains("fits") && !Catch::Contains("TP"));
   // Before: the ranking said "no layout of the baseline ... fits 7 GPUs".
-  const Error e = error_of([&] { rank_by_cluster_time(audit4_model(), c, {}, audit4_cluster(1), o); });
+  const Error e = error_of([&] { rank_by_cluster_time(audit4_model(), c, {}, audit4_cluster(7), o); });
   CHECK(e.source() == no_baseline_layout_source);
   CHECK_THAT(e.message(), Catch::Contains("divides into no micro-batch") && !Catch::Contains(" fits "));
 }

@@ -5,6 +5,7 @@
 // for memory and time; the team's layout used where valid and fitting, else the search with the
 // recipe held and the reason.
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/pipeline_split_brute.hpp"
 
 using namespace budget;
 
@@ -91,46 +93,53 @@ TEST_CASE("layout search: the recipe held, against brute force over the held spa
   std::int64_t valid = 0;
   std::int64_t fitting = 0;
   std::int64_t fp8_smaller = 0;
+  // (PP, V, first, last): every pipeline split of the space, the uneven ones by brute force.
+  std::vector<std::array<std::int64_t, 4>> splits;
+  for (std::int64_t pp = 1; pp <= 8; ++pp) {
+    for (std::int64_t v : {1, 2, 4}) {
+      for (const auto& [first, last] : test::brute_pipeline_splits(12, pp, v)) splits.push_back({pp, v, first, last});
+    }
+  }
   for (std::int64_t tp : {1, 2, 4}) {
     for (std::int64_t cp : {1, 2, 4, 8}) {
-      for (std::int64_t pp = 1; pp <= 8; ++pp) {
-        for (std::int64_t v : {1, 2, 4}) {
-          for (std::int64_t ep : {1, 2, 4, 8, 16, 32, 64, 128}) {
-            for (std::int64_t etp : {std::int64_t{1}, tp}) {
-              if (tp * cp * pp > 8 || 8 % (tp * cp * pp) != 0 || (pp == 1 && v > 1)) continue;
-              const std::int64_t dp = 8 / (tp * cp * pp);
-              if (o.global_batch_tokens % (2 * o.seq_len * dp) != 0) continue;
-              ParallelLayout l;
-              l.tp = tp;
-              l.sequence_parallel = tp > 1;
-              l.cp = cp;
-              l.pp = pp;
-              l.virtual_stages = v;
-              l.gpus = 8;
-              l.ep = ep;
-              l.etp = etp;
-              l.micro_batch_size = 2;
-              l.micro_batches = o.global_batch_tokens / (2 * o.seq_len * dp);
-              l.seq_len = o.seq_len;
-              l.recompute.kind = RecomputeKind::selective;
-              l.distributed_optimizer = true;
-              if (!l.validation_error(c).empty()) {
-                if (etp == tp) break;
-                continue;
-              }
-              ++valid;
-              const TrainingMemory bf16 = training_memory(c, l, cluster);
-              l.fp8 = Fp8Recipe::tensorwise;
-              l.fp8_param_gather = true;
-              l.optimizer_dtypes.bf16_main_grads = true;
-              l.optimizer_dtypes.precision_aware = true;
-              l.optimizer_dtypes.exp_avg = StateDtype::bf16;
-              l.optimizer_dtypes.exp_avg_sq = StateDtype::bf16;
-              const TrainingMemory fp8 = training_memory(c, l, cluster);
-              if (fp8.peak_bytes < bf16.peak_bytes) ++fp8_smaller;
-              if (fp8.fits) ++fitting;
-              if (etp == tp) break;  // TP = 1: one ETP choice
+      for (const auto& [pp, v, first, last] : splits) {
+        for (std::int64_t ep : {1, 2, 4, 8, 16, 32, 64, 128}) {
+          for (std::int64_t etp : {std::int64_t{1}, tp}) {
+            if (tp * cp * pp > 8 || 8 % (tp * cp * pp) != 0 || (pp == 1 && v > 1)) continue;
+            const std::int64_t dp = 8 / (tp * cp * pp);
+            if (o.global_batch_tokens % (2 * o.seq_len * dp) != 0) continue;
+            ParallelLayout l;
+            l.tp = tp;
+            l.sequence_parallel = tp > 1;
+            l.cp = cp;
+            l.pp = pp;
+            l.virtual_stages = v;
+            l.first_stage_layers = first;
+            l.last_stage_layers = last;
+            l.gpus = 8;
+            l.ep = ep;
+            l.etp = etp;
+            l.micro_batch_size = 2;
+            l.micro_batches = o.global_batch_tokens / (2 * o.seq_len * dp);
+            l.seq_len = o.seq_len;
+            l.recompute.kind = RecomputeKind::selective;
+            l.distributed_optimizer = true;
+            if (!l.validation_error(c).empty()) {
+              if (etp == tp) break;
+              continue;
             }
+            ++valid;
+            const TrainingMemory bf16 = training_memory(c, l, cluster);
+            l.fp8 = Fp8Recipe::tensorwise;
+            l.fp8_param_gather = true;
+            l.optimizer_dtypes.bf16_main_grads = true;
+            l.optimizer_dtypes.precision_aware = true;
+            l.optimizer_dtypes.exp_avg = StateDtype::bf16;
+            l.optimizer_dtypes.exp_avg_sq = StateDtype::bf16;
+            const TrainingMemory fp8 = training_memory(c, l, cluster);
+            if (fp8.peak_bytes < bf16.peak_bytes) ++fp8_smaller;
+            if (fp8.fits) ++fitting;
+            if (etp == tp) break;  // TP = 1: one ETP choice
           }
         }
       }

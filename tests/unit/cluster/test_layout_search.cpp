@@ -3,6 +3,7 @@
 // enumeration), the fitting ones sorted; the search's best layouts are the same, in the same order.
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/pipeline_split_brute.hpp"
 
 using namespace budget;
 
@@ -58,51 +60,61 @@ TEST_CASE("layout search: the best layouts equal brute force over the space", "[
 
   std::vector<RankedLayout> brute;
   std::int64_t valid = 0;
+  std::int64_t uneven_valid = 0;  // layouts with first/last-stage counts (12 layers do not split evenly on PP 8)
+  // (PP, V, first, last): every pipeline split of the space, the uneven ones by brute force.
+  std::vector<std::array<std::int64_t, 4>> splits;
+  for (std::int64_t pp = 1; pp <= 8; ++pp) {
+    for (std::int64_t v : {1, 2, 4}) {
+      for (const auto& [first, last] : test::brute_pipeline_splits(12, pp, v)) splits.push_back({pp, v, first, last});
+    }
+  }
   for (std::int64_t tp : {1, 2, 4}) {
     for (std::int64_t cp : {1, 2, 4, 8}) {
-      for (std::int64_t pp = 1; pp <= 8; ++pp) {
-        for (std::int64_t v : {1, 2, 4}) {
-          for (std::int64_t ep : {1, 2, 4, 8, 16, 32, 64, 128}) {
-            for (std::int64_t etp : {std::int64_t{1}, tp}) {
-              for (std::int64_t b : {1, 2, 4}) {
-                for (int rc = 0; rc < 3; ++rc) {
-                  for (bool dist : {true, false}) {
-                    if (tp * cp * pp > 8 || 8 % (tp * cp * pp) != 0) continue;
-                    if (pp == 1 && v > 1) continue;
-                    const std::int64_t dp = 8 / (tp * cp * pp);
-                    if (o.global_batch_tokens % (b * o.seq_len * dp) != 0) continue;
-                    ParallelLayout l;
-                    l.tp = tp;
-                    l.sequence_parallel = tp > 1;
-                    l.cp = cp;
-                    l.pp = pp;
-                    l.virtual_stages = v;
-                    l.gpus = 8;
-                    l.ep = ep;
-                    l.etp = etp;
-                    l.micro_batch_size = b;
-                    l.micro_batches = o.global_batch_tokens / (b * o.seq_len * dp);
-                    l.seq_len = o.seq_len;
-                    l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective
-                                                                               : RecomputeKind::full;
-                    l.distributed_optimizer = dist;
-                    if (!l.validation_error(c).empty()) continue;
-                    ++valid;
-                    TrainingMemory mem = training_memory(c, l, cluster);
-                    if (!mem.fits) continue;
-                    ClusterStepTime t = cluster_step_time(shipped_model(), c, mem, cluster);
-                    brute.push_back({std::move(mem), std::move(t)});
-                  }
+      for (const auto& [pp, v, first, last] : splits) {
+        for (std::int64_t ep : {1, 2, 4, 8, 16, 32, 64, 128}) {
+          for (std::int64_t etp : {std::int64_t{1}, tp}) {
+            for (std::int64_t b : {1, 2, 4}) {
+              for (int rc = 0; rc < 3; ++rc) {
+                for (bool dist : {true, false}) {
+                  if (tp * cp * pp > 8 || 8 % (tp * cp * pp) != 0) continue;
+                  if (pp == 1 && v > 1) continue;
+                  const std::int64_t dp = 8 / (tp * cp * pp);
+                  if (o.global_batch_tokens % (b * o.seq_len * dp) != 0) continue;
+                  ParallelLayout l;
+                  l.tp = tp;
+                  l.sequence_parallel = tp > 1;
+                  l.cp = cp;
+                  l.pp = pp;
+                  l.virtual_stages = v;
+                  l.first_stage_layers = first;
+                  l.last_stage_layers = last;
+                  l.gpus = 8;
+                  l.ep = ep;
+                  l.etp = etp;
+                  l.micro_batch_size = b;
+                  l.micro_batches = o.global_batch_tokens / (b * o.seq_len * dp);
+                  l.seq_len = o.seq_len;
+                  l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective
+                                                                             : RecomputeKind::full;
+                  l.distributed_optimizer = dist;
+                  if (!l.validation_error(c).empty()) continue;
+                  ++valid;
+                  if (first >= 0) ++uneven_valid;
+                  TrainingMemory mem = training_memory(c, l, cluster);
+                  if (!mem.fits) continue;
+                  ClusterStepTime t = cluster_step_time(shipped_model(), c, mem, cluster);
+                  brute.push_back({std::move(mem), std::move(t)});
                 }
               }
-              if (etp == tp) break;  // TP = 1: one ETP choice
             }
+            if (etp == tp) break;  // TP = 1: one ETP choice
           }
         }
       }
     }
   }
   CHECK(found.valid == valid);
+  CHECK(uneven_valid > 0);
   CHECK(found.fitting == static_cast<std::int64_t>(brute.size()));
   CHECK(found.fitting < found.valid);  // memory drops some
   std::stable_sort(brute.begin(), brute.end(), ranks_before);

@@ -5,6 +5,8 @@
 
 #include "budget/communication.hpp"
 #include "budget/training_memory.hpp"
+#include "cluster/pipeline_split.hpp"
+#include "support/pipeline_split_brute.hpp"
 
 using namespace budget;
 
@@ -107,6 +109,71 @@ TEST_CASE("layout: first/last-stage counts and the embedding/loss in the split",
   CHECK(chunks[1].executed_layers.size() == 3);
   CHECK(chunks.back().executed_layers.size() == 2);
   CHECK(training_memory(q, s, plan_cluster()).stages[0].executed_layers == 2 + 3 + 3 + 3);
+}
+
+TEST_CASE("layout: Megatron refuses a first or last stage of 0 layers and middle ranks without layers",
+          "[cluster][pipeline]") {
+  // transformer_config.py:2293-2368 at d98e8a64.
+  const ArchConfig c = plan_dense(12);
+  ParallelLayout l;
+  l.pp = 4;
+  l.gpus = 4;
+  l.micro_batches = 4;
+  l.first_stage_layers = 0;
+  CHECK_THAT(l.validation_error(c), Catch::Contains("the first pipeline stage of 0 layers (--decoder-first-pipeline-num-layers 0): Megatron asks for at least 1"));
+  l.first_stage_layers = 6;
+  l.last_stage_layers = 6;  // 0 left for the two middle ranks
+  CHECK_THAT(l.validation_error(c), Catch::Contains("do not divide over the other 2"));
+  l.pp = 2;
+  l.gpus = 2;
+  l.micro_batches = 2;
+  CHECK(l.validation_error(c).empty());  // no middle rank, no middle layers
+  l.first_stage_layers = 5;  // 1 layer left and no middle rank for it
+  CHECK_THAT(l.validation_error(c), Catch::Contains("do not divide over the other 0"));
+}
+
+TEST_CASE("layout search's pipeline splits: by hand, and the most balanced Megatron accepts by brute force",
+          "[cluster][pipeline][search]") {
+  using Splits = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  const auto splits = [](std::int64_t total, std::int64_t pp, std::int64_t v) {
+    Splits out;
+    for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers, s.last_stage_layers);
+    return out;
+  };
+  CHECK(splits(12, 4, 1) == Splits{{-1, -1}});          // even
+  CHECK(splits(61, 8, 1) == Splits{{6, 7}, {7, 6}});    // DeepSeek-V3: 6 + 6·8 + 7
+  CHECK(splits(61, 16, 1) == Splits{{2, 3}, {3, 2}});   // 2 + 14·4 + 3
+  CHECK(splits(12, 8, 1) == Splits{{3, 3}});            // 2 a middle rank leaves nothing for the ends: 3 + 6·1 + 3
+  CHECK(splits(12, 4, 2) == Splits{{2, 2}});            // V 2: 2 + 2·4 + 2, each rank's count even
+  CHECK(splits(94, 8, 4).empty());                      // V 4 does not divide 94 layers
+  CHECK(splits(61, 1, 1) == Splits{{-1, -1}});
+  CHECK(splits(61, 2, 1) == Splits{{30, 31}, {31, 30}});
+  CHECK(splits(3, 4, 1).empty());                       // fewer layers than ranks: no middle rank can hold one
+  for (std::int64_t total = 1; total <= 70; ++total) {
+    for (std::int64_t pp = 1; pp <= 40; ++pp) {
+      for (const std::int64_t v : {1, 2, 3, 4}) {
+        INFO(total << " layers, PP " << pp << ", V " << v);
+        CHECK(splits(total, pp, v) == test::brute_pipeline_splits(total, pp, v));
+      }
+    }
+  }
+  // Every split returned is one Megatron accepts: the layout validates and its ranks hold `total`.
+  const ArchConfig c = plan_dense(61);
+  for (const std::int64_t pp : {2, 4, 8, 16, 32}) {
+    for (const PipelineSplit& s : pipeline_splits(61, pp, 1)) {
+      ParallelLayout l;
+      l.pp = pp;
+      l.gpus = pp;
+      l.micro_batches = pp;
+      l.first_stage_layers = s.first_stage_layers;
+      l.last_stage_layers = s.last_stage_layers;
+      INFO("PP " << pp);
+      REQUIRE(l.validation_error(c).empty());
+      std::int64_t layers = 0;
+      for (const ModelChunk& chunk : model_chunks(c, l)) layers += static_cast<std::int64_t>(chunk.executed_layers.size());
+      CHECK(layers == 61);
+    }
+  }
 }
 
 TEST_CASE("memory: per-module selective recompute frees what each module rebuilds", "[cluster][recompute]") {

@@ -45,13 +45,17 @@ TEST_CASE("on a cluster the expert count keeps the baseline's EP when it costs t
   cluster.nodes = 128;
   const Workload w = paper_workload();
   const LayoutSearchOptions options = cluster_rank_search_options(w, 1024, 4 * 1024 * 1024, 0);
-  // DeepSeek-V3 on 1,024 H200s: its best layout runs EP 128, which its default multiple 64 does not
-  // keep; multiples of 128 match as well (0.55%), so they are searched.
-  const ArchConfig v3 = load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  // DeepSeek-V3 cut to 8 layers on 1,024 H200s: its best layout runs EP 256 (PP 1: a pipeline would
+  // idle with the 4 micro-batches or fewer that 2^22 tokens leave each of 256 data-parallel ranks),
+  // which its default multiple 64 does not keep; multiples of 256 match as well, so they are
+  // searched. (The whole 61-layer model runs EP 8 on a pipeline of uneven stages there.)
+  ArchConfig v3 = load_arch_config(source_dir + "/tests/data/hf/deepseek-v3.json");
+  v3.num_layers = 8;
+  v3.name = "deepseek-v3-8-layers";
   const std::int64_t ep = best_layout_ep(model, v3, cluster, options);
   MatchConstraints c = default_constraints(v3);
   REQUIRE(c.num_experts.multiple_of == 64);
-  REQUIRE(ep == 128);
+  REQUIRE(ep == 256);
   const double without = best_objective(v3, c);
   MatchConstraints keeping = c;
   keeping.num_experts.multiple_of = std::lcm<std::int64_t>(64, ep);
@@ -59,13 +63,13 @@ TEST_CASE("on a cluster the expert count keeps the baseline's EP when it costs t
   REQUIRE(with <= without + c.tolerance);
   const experiments_detail::ClusterExpertCount e =
       experiments_detail::follow_baseline_expert_parallel(v3, LoopSpec::smelt(), w, c, model, cluster, options);
-  CHECK(e.baseline_ep == 128);
+  CHECK(e.baseline_ep == 256);
   CHECK(e.followed);
-  CHECK(e.multiple == 128);
-  CHECK(c.num_experts.multiple_of == 128);
+  CHECK(e.multiple == 256);
+  CHECK(c.num_experts.multiple_of == 256);
   CHECK(e.objective == without);
   CHECK(e.objective_keeping_ep == with);
-  CHECK_THAT(e.note, Catch::Contains("multiples of 128 (not 64)") && Catch::Contains("EP 128"));
+  CHECK_THAT(e.note, Catch::Contains("multiples of 256 (not 64)") && Catch::Contains("EP 256"));
   // The whole lattice (--free-shapes) asks for counts off the baseline's degrees: left as it is.
   MatchConstraints free = default_constraints(v3, ShapeSpace::free);
   const experiments_detail::ClusterExpertCount on_free =
@@ -74,7 +78,7 @@ TEST_CASE("on a cluster the expert count keeps the baseline's EP when it costs t
   CHECK(on_free.note.empty());
   CHECK(on_free.multiple == free.num_experts.multiple_of);
   CHECK_FALSE(on_free.followed);
-  // End to end, as budget-match --cluster runs it: every candidate's count keeps EP 128, the note says why.
+  // End to end, as budget-match --cluster runs it: every candidate's count keeps EP 256, the note says why.
   MatchRequest request;
   request.top = 3;
   request.model = &model;
@@ -83,7 +87,7 @@ TEST_CASE("on a cluster the expert count keeps the baseline's EP when it costs t
   request.cluster_search = options;
   const MatchOutcome out = match_outcome(v3, LoopSpec::smelt(), w, default_constraints(v3), request);
   REQUIRE_FALSE(out.result.candidates.empty());
-  for (const Candidate& cand : out.result.candidates) CHECK(cand.config.ffn.num_experts % 128 == 0);
+  for (const Candidate& cand : out.result.candidates) CHECK(cand.config.ffn.num_experts % 256 == 0);
   CHECK(std::find(out.result.summary.notes.begin(), out.result.summary.notes.end(), e.note) !=
         out.result.summary.notes.end());
 }
