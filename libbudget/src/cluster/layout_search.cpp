@@ -75,59 +75,62 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
   const RecipeChoices choices = recipe_choices(o.recipe);
   // The layers the pipeline splits (plan_chunks): physical, or executed with replicated loop weights.
   const std::int64_t split_layers = held.replicate_loop_weights ? config.executed_layers() : config.num_layers;
-  std::vector<std::int64_t> pps;
-  for (std::int64_t p = 1; p <= split_layers && p <= o.gpus; ++p) {
-    if (o.gpus % p == 0) pps.push_back(p);
+  struct Pipeline {
+    std::int64_t pp, v;
+    PipelineSplit split;
+  };
+  std::vector<Pipeline> pipelines;  // PP, V and the split, in the space's order, made once
+  for (std::int64_t pp = 1; pp <= split_layers && pp <= o.gpus; ++pp) {
+    if (o.gpus % pp != 0) continue;
+    for (std::int64_t v = 1; v <= (pp > 1 ? 4 : 1); v *= 2) {
+      for (const PipelineSplit& split : pipeline_splits(split_layers, pp, v)) pipelines.push_back({pp, v, split});
+    }
   }
   for (std::int64_t tp = 1; tp <= cluster.gpus_per_node && tp <= o.gpus; tp *= 2) {
     for (std::int64_t cp = 1; cp <= 8 && tp * cp <= o.gpus; cp *= 2) {
-      for (const std::int64_t pp : pps) {
+      for (const auto& [pp, v, split] : pipelines) {
         if (o.gpus % (tp * cp * pp) != 0) continue;
         const std::int64_t dp = o.gpus / (tp * cp * pp);
-        for (std::int64_t v = 1; v <= (pp > 1 ? 4 : 1); v *= 2) {
-          for (const PipelineSplit& split : pipeline_splits(split_layers, pp, v)) {
-            for (std::int64_t ep = 1; ep <= experts; ep *= 2) {
-              if (experts % ep != 0) continue;
-              for (const std::int64_t etp : {std::int64_t{1}, tp}) {
-                if (tp > 1 && etp == tp && !config.ffn.is_moe()) continue;  // ETP only matters with experts
-                for (const std::int64_t b : choices.micro_batch_sizes) {
-                  // b·s·DP tokens, checked: a product past the global batch cannot divide it.
-                  const std::optional<std::int64_t> per_micro_batch =
-                      detail::product_within({b, o.seq_len, dp}, o.global_batch_tokens);
-                  if (!per_micro_batch || o.global_batch_tokens % *per_micro_batch != 0) {
-                    if (result.batch_skipped++ == 0) result.first_batch_skip = {b, dp};
-                    continue;
-                  }
-                  const std::int64_t m = o.global_batch_tokens / *per_micro_batch;
-                  for (const RecomputeSpec& rc : choices.recomputes) {
-                    for (const bool dist : choices.distributed_optimizer) {
-                      search_progress(o.report_progress, enumerating, ++result.enumerated, 0);
-                      ParallelLayout l = held;
-                      l.tp = tp;
-                      l.sequence_parallel = tp > 1;
-                      l.cp = cp;
-                      l.pp = pp;
-                      l.virtual_stages = v;
-                      l.first_stage_layers = split.first_stage_layers;
-                      l.last_stage_layers = split.last_stage_layers;
-                      l.dp = dp;
-                      l.gpus = o.gpus;
-                      l.ep = ep;
-                      l.etp = config.ffn.is_moe() ? etp : 0;
-                      l.micro_batch_size = b;
-                      l.micro_batches = m;
-                      l.seq_len = o.seq_len;
-                      l.recompute = rc;
-                      l.distributed_optimizer = dist;
-                      l.imbalance = config.ffn.is_moe() ? o.imbalance : 1.0;
-                      if (!config.ffn.is_moe()) l.capacity_factor = 0.0;
-                      visit(l);
-                    }
-                  }
+        for (std::int64_t ep = 1; ep <= experts; ep *= 2) {
+          if (experts % ep != 0) continue;
+          for (const std::int64_t etp : {std::int64_t{1}, tp}) {
+            if (tp > 1 && etp == tp && !config.ffn.is_moe()) continue;  // ETP only matters with experts
+            for (const std::int64_t b : choices.micro_batch_sizes) {
+              // b·s·DP tokens, checked: a product past the global batch cannot divide it.
+              const std::optional<std::int64_t> per_micro_batch =
+                  detail::product_within({b, o.seq_len, dp}, o.global_batch_tokens);
+              if (!per_micro_batch || o.global_batch_tokens % *per_micro_batch != 0) {
+                if (result.batch_skipped++ == 0) result.first_batch_skip = {b, dp};
+                continue;
+              }
+              const std::int64_t m = o.global_batch_tokens / *per_micro_batch;
+              for (const RecomputeSpec& rc : choices.recomputes) {
+                for (const bool dist : choices.distributed_optimizer) {
+                  search_progress(o.report_progress, enumerating, ++result.enumerated, 0);
+                  ParallelLayout l = held;
+                  l.tp = tp;
+                  l.sequence_parallel = tp > 1;
+                  l.cp = cp;
+                  l.pp = pp;
+                  l.virtual_stages = v;
+                  l.first_stage_layers = split.first_stage_layers;
+                  l.last_stage_layers = split.last_stage_layers;
+                  l.dp = dp;
+                  l.gpus = o.gpus;
+                  l.ep = ep;
+                  l.etp = config.ffn.is_moe() ? etp : 0;
+                  l.micro_batch_size = b;
+                  l.micro_batches = m;
+                  l.seq_len = o.seq_len;
+                  l.recompute = rc;
+                  l.distributed_optimizer = dist;
+                  l.imbalance = config.ffn.is_moe() ? o.imbalance : 1.0;
+                  if (!config.ffn.is_moe()) l.capacity_factor = 0.0;
+                  visit(l);
                 }
-                if (etp == tp) break;  // TP = 1: ETP 1 and TP are the same choice
               }
             }
+            if (etp == tp) break;  // TP = 1: ETP 1 and TP are the same choice
           }
         }
       }

@@ -183,19 +183,22 @@ std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, 
   if (total < 1 || pp < 1 || v < 1) return {};
   if (total % (pp * v) == 0) return {PipelineSplit{}};
   if (pp == 1 || total % v != 0 || total < 2 * v) return {};  // every count a multiple of V, first and last >= V
-  // The largest rank's count M from its floor up; at each M the fullest middle ranks first. The
-  // rest r = total − (PP − 2)·middle goes to the first and last ranks: r ≥ 2V (each at least one
-  // chunk) and r ≤ 2M (each at most M); a smaller middle count only raises r.
+  // The first and last ranks share r layers as evenly as whole chunks allow, the lighter share first.
+  const auto ends = [v](std::int64_t r) {
+    const std::int64_t last = v * ((r + 2 * v - 1) / (2 * v));
+    std::vector<PipelineSplit> splits{{r - last, last}};
+    if (r - last != last) splits.push_back({last, r - last});
+    return splits;
+  };
+  if (pp == 2) return ends(total);
+  // The largest rank's count M from its floor up; at each M the fullest middle ranks first. The rest
+  // r = total − (PP − 2)·middle must hold at least one chunk on each end (r ≥ 2V) and at most M on
+  // each (r ≤ 2M); a smaller middle count only raises r.
   for (std::int64_t largest = v * ((total + pp * v - 1) / (pp * v)); largest <= total; largest += v) {
-    for (std::int64_t middle = pp > 2 ? largest : 0; middle >= (pp > 2 ? v : 0); middle -= (pp > 2 ? v : 1)) {
+    for (std::int64_t middle = largest; middle >= v; middle -= v) {
       const std::int64_t rest = total - (pp - 2) * middle;
-      if (rest < 2 * v) continue;
       if (rest > 2 * largest) break;
-      const std::int64_t last = v * ((rest + 2 * v - 1) / (2 * v));
-      const std::int64_t first = rest - last;  // the lighter share first
-      std::vector<PipelineSplit> splits{{first, last}};
-      if (first != last) splits.push_back({last, first});
-      return splits;
+      if (rest >= 2 * v) return ends(rest);
     }
   }
   return {};

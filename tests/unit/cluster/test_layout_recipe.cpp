@@ -93,13 +93,8 @@ TEST_CASE("layout search: the recipe held, against brute force over the held spa
   std::int64_t valid = 0;
   std::int64_t fitting = 0;
   std::int64_t fp8_smaller = 0;
-  // (PP, V, first, last): every pipeline split of the space, the uneven ones by brute force.
-  std::vector<std::array<std::int64_t, 4>> splits;
-  for (std::int64_t pp = 1; pp <= 8; ++pp) {
-    for (std::int64_t v : {1, 2, 4}) {
-      for (const auto& [first, last] : test::brute_pipeline_splits(12, pp, v)) splits.push_back({pp, v, first, last});
-    }
-  }
+  // (PP, V, first, last): every pipeline of the space, the uneven splits by brute force.
+  const std::vector<std::array<std::int64_t, 4>> splits = test::brute_pipeline_space(12, 8);
   for (std::int64_t tp : {1, 2, 4}) {
     for (std::int64_t cp : {1, 2, 4, 8}) {
       for (const auto& [pp, v, first, last] : splits) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <utility>
@@ -50,6 +51,19 @@ inline std::vector<std::pair<std::int64_t, std::int64_t>> brute_pipeline_splits(
     }
   }
   return kept;
+}
+
+/// (PP, V, first, last) for PP 1..max_pp and V 1, 2, 4 (V 1 alone at PP 1): every pipeline of the
+/// layout search's space for `total` layers, in its order, the splits by brute_pipeline_splits().
+inline std::vector<std::array<std::int64_t, 4>> brute_pipeline_space(std::int64_t total, std::int64_t max_pp) {
+  std::vector<std::array<std::int64_t, 4>> space;
+  for (std::int64_t pp = 1; pp <= max_pp; ++pp) {
+    for (const std::int64_t v : {1, 2, 4}) {
+      if (pp == 1 && v > 1) continue;
+      for (const auto& [first, last] : brute_pipeline_splits(total, pp, v)) space.push_back({pp, v, first, last});
+    }
+  }
+  return space;
 }
 
 }  // namespace budget::test
