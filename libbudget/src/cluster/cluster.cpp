@@ -1,5 +1,6 @@
 #include "budget/cluster.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -161,22 +162,53 @@ void resize_cluster(ClusterSpec& c, std::int64_t nodes, const std::string& sourc
 }
 
 namespace {
-/// The shortest decimal GiB figure that the reader turns back into exactly `bytes`
-/// (static_cast<int64_t>(GiB · 2^30), as read_cluster() does): 140.4, not 140.3999999994412.
-double gib_that_reads_back(std::int64_t bytes) {
-  const double exact = static_cast<double>(bytes) / bytes_per_gib;
+/// The shortest decimal figure x that the reader turns back into exactly `stored` (read(x) ==
+/// stored), so that a written cluster file reads back to the same cluster and writes the same text:
+/// 140.4 GiB, not 140.3999999994412; 977 GB/s, not 977.0000000000001 (977·10^9·10^-9 in doubles,
+/// which would read back as another bandwidth and drift on every round trip). Candidates, shortest
+/// first: `quotient` (stored / scale) to 1..17 significant digits, then the doubles up to 8 ulps either
+/// side of it in their shortest form. A figure read from a file is among them: stored = fl(x·scale)
+/// and quotient = fl(stored/scale) put x within about 2 ulps of the quotient. If none reads back (a
+/// value no file gave), the quotient.
+template <class Stored, class Read>
+double figure_that_reads_back(Stored stored, double quotient, Read read) {
   for (int digits = 1; digits <= 17; ++digits) {
-    const double shown = std::stod(fmt::format("{:.{}g}", exact, digits));
-    if (static_cast<std::int64_t>(shown * bytes_per_gib) == bytes) return shown;
+    const double shown = std::stod(fmt::format("{:.{}g}", quotient, digits));
+    if (read(shown) == stored) return shown;
   }
-  return exact;
+  std::string shortest;
+  double best = quotient;
+  for (const double direction : {-HUGE_VAL, HUGE_VAL}) {
+    double candidate = quotient;
+    for (int ulps = 1; ulps <= 8; ++ulps) {
+      candidate = std::nextafter(candidate, direction);
+      const std::string text = fmt::format("{}", candidate);  // the shortest form that reads back to candidate
+      if (read(candidate) == stored && (shortest.empty() || text.size() < shortest.size())) {
+        shortest = text;
+        best = candidate;
+      }
+    }
+  }
+  return best;
+}
+
+/// GiB as read_cluster() reads them: static_cast<int64_t>(GiB · 2^30).
+double gib_that_reads_back(std::int64_t bytes) {
+  return figure_that_reads_back(bytes, static_cast<double>(bytes) / bytes_per_gib,
+                                [](double gib) { return static_cast<std::int64_t>(gib * bytes_per_gib); });
+}
+
+/// A figure the reader multiplies by `scale` (GB/s · 10^9, µs · 10^-6, TFLOP/s · 10^12).
+double scaled_that_reads_back(double value, double scale) {
+  return figure_that_reads_back(value, value / scale, [scale](double figure) { return figure * scale; });
 }
 }  // namespace
 
 std::string cluster_spec_json(const ClusterSpec& c, const std::string& notes) {
   c.validate("cluster_spec_json");
   const auto link_json = [](const LinkSpec& link) {
-    nlohmann::ordered_json j{{"bandwidth_GBps", link.bandwidth_bytes_per_s * 1e-9}, {"latency_us", link.latency_s * 1e6}};
+    nlohmann::ordered_json j{{"bandwidth_GBps", scaled_that_reads_back(link.bandwidth_bytes_per_s, 1e9)},
+                             {"latency_us", scaled_that_reads_back(link.latency_s, 1e-6)}};
     if (!link.source.empty()) j["source"] = link.source;
     return j;
   };
@@ -185,7 +217,7 @@ std::string cluster_spec_json(const ClusterSpec& c, const std::string& notes) {
     compute["calibration"] = std::filesystem::absolute(c.compute.calibration_profile).lexically_normal().string();
   }
   if (c.compute.peak_bf16_dense_flops_per_s > 0.0) {
-    compute["datasheet"] = nlohmann::ordered_json{{"bf16_dense_TFLOPs", c.compute.peak_bf16_dense_flops_per_s * 1e-12},
+    compute["datasheet"] = nlohmann::ordered_json{{"bf16_dense_TFLOPs", scaled_that_reads_back(c.compute.peak_bf16_dense_flops_per_s, 1e12)},
                                                   {"source", c.compute.datasheet_source}};
   }
   nlohmann::ordered_json gpu{{"name", c.gpu_name},

@@ -11,7 +11,8 @@
 //   - the memory report, megatron/training/utils/common_utils.py:313-334 (report_memory): "[Rank r]
 //     (after N iterations) memory (MB) | allocated: … | max allocated: … | reserved: … | max reserved: …".
 // The arguments become command-line words by the flag table's destinations: an argument whose
-// value is None, or a flag at its default, is left out; a flag that is True is given by its own
+// value is None, or a flag at its default, or a string this tool does not model printed empty, is
+// left out (an empty value elsewhere is refused); a flag that is True is given by its own
 // name, one that is False by its --no-… name; a list gives its items; destinations the parser does
 // not have (values Megatron derives after parsing: world_size, padded_vocab_size, params_dtype, …)
 // are skipped.
@@ -124,7 +125,18 @@ void read_argument_line(std::string_view line, std::size_t number, const std::st
     log.derived.push_back(dest);
     return;
   }
-  for (std::string& w : argument_words(*it->second, value)) log.arguments.push_back(std::move(w));
+  const MegatronArgument& a = *it->second;
+  if (value.empty()) {
+    // Python prints the empty string as nothing: only a string argument can print no value.
+    // Arguments this tool does not model (--wandb-project's default '', ...) are left out; one it
+    // reads, or a number or flag with no value, is a log it does not understand.
+    if (a.type == "str" && a.use == MegatronUse::not_modelled) return;
+    const std::string kind = a.type.empty() ? std::string("a flag") : "type " + a.type;
+    throw Error(fmt::format("line {}: argument \"{}\" ({}) prints no value; expected one after the dots", number, dest,
+                            kind),
+                source);
+  }
+  for (std::string& w : argument_words(a, value)) log.arguments.push_back(std::move(w));
 }
 
 /// The number after `label` in `line` (up to the next '|'), or nullopt when the label is absent.

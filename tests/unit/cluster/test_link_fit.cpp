@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "budget/cluster.hpp"
 #include "budget/error.hpp"
@@ -149,13 +150,13 @@ TEST_CASE("cluster file writer: what it writes reads back as the same cluster", 
     CHECK(back.reserved_bytes == c.reserved_bytes);
     CHECK(back.memory_source == c.memory_source);
     CHECK(back.compute.source == c.compute.source);
-    CHECK(back.compute.peak_bf16_dense_flops_per_s == Approx(c.compute.peak_bf16_dense_flops_per_s).epsilon(1e-12));
+    CHECK(back.compute.peak_bf16_dense_flops_per_s == c.compute.peak_bf16_dense_flops_per_s);
     CHECK(back.compute.datasheet_source == c.compute.datasheet_source);
     CHECK(back.gpus_per_node == c.gpus_per_node);
     CHECK(back.nodes == c.nodes);
     for (auto [a, b] : {std::pair{&back.intra_node, &c.intra_node}, std::pair{&back.inter_node, &c.inter_node}}) {
-      CHECK(a->bandwidth_bytes_per_s == Approx(b->bandwidth_bytes_per_s).epsilon(1e-12));
-      CHECK(a->latency_s == Approx(b->latency_s).epsilon(1e-12));
+      CHECK(a->bandwidth_bytes_per_s == b->bandwidth_bytes_per_s);
+      CHECK(a->latency_s == b->latency_s);
       CHECK(a->source == b->source);
     }
   }
@@ -168,4 +169,59 @@ TEST_CASE("cluster file writer: what it writes reads back as the same cluster", 
   CHECK_THAT(back.compute.calibration_profile, Catch::EndsWith("profiles/p.json"));
   c.intra_node.bandwidth_bytes_per_s = 0.0;
   CHECK_THROWS_WITH(cluster_spec_json(c), Catch::Contains("bandwidth is not positive"));
+}
+
+// Found by fuzz_cluster: a bandwidth of 977 GB/s was stored as 977·10^9 and written as
+// 977·10^9·10^-9 = 977.0000000000001, which reads back as another bandwidth, so every write and read
+// drifted. Every figure a file gives (integers and one- to three-decimal figures over the ranges
+// teams write) must be written as the file wrote it and read back to the same doubles.
+TEST_CASE("cluster file writer: every figure is written as the file gave it, so the text is a fixed point",
+          "[cluster][link_fit]") {
+  const auto file = [](const std::string& bandwidth, const std::string& latency, const std::string& tflops,
+                       const std::string& gib) {
+    return R"({"schema": "budget.cluster", "schema_version": 1, "name": "n", "gpu": {"name": "g", "memory_GiB": )" + gib +
+           R"(, "compute": {"datasheet": {"bf16_dense_TFLOPs": )" + tflops +
+           R"(, "source": "s"}}}, "gpus_per_node": 8, "nodes": 1, "intra_node": {"bandwidth_GBps": )" + bandwidth +
+           R"(, "latency_us": )" + latency + R"(}, "inter_node": {"bandwidth_GBps": 50, "latency_us": 5}})";
+  };
+  const auto written_figure = [](const std::string& text, const std::string& key) {
+    const std::size_t at = text.find("\"" + key + "\": ") + key.size() + 4;
+    return text.substr(at, text.find_first_of(",\n}", at) - at);
+  };
+  int drifted = 0;
+  int checked = 0;
+  for (const std::string figure : {"977", "0.001", "1e-3", "3", "2.5", "989.4", "2250", "4500.5", "0.123", "999999.9"}) {
+    for (const std::string& gib : {std::string("79.65"), std::string("80"), std::string("141.5")}) {
+      const ClusterSpec c = parse_cluster_spec(file(figure, figure, figure, gib), "f");
+      const std::string text = cluster_spec_json(c);
+      const ClusterSpec back = parse_cluster_spec(text, "written");
+      CHECK(back.intra_node.bandwidth_bytes_per_s == c.intra_node.bandwidth_bytes_per_s);
+      CHECK(back.intra_node.latency_s == c.intra_node.latency_s);
+      CHECK(back.compute.peak_bf16_dense_flops_per_s == c.compute.peak_bf16_dense_flops_per_s);
+      CHECK(back.memory_bytes == c.memory_bytes);
+      CHECK(cluster_spec_json(back) == text);
+      CHECK(std::stod(written_figure(text, "bandwidth_GBps")) == std::stod(figure));
+      CHECK(std::stod(written_figure(text, "latency_us")) == std::stod(figure));
+      CHECK(std::stod(written_figure(text, "bf16_dense_TFLOPs")) == std::stod(figure));
+    }
+  }
+  // Brute force: every bandwidth 1..5000 GB/s in steps of 0.1, and every latency 0..50 µs in steps of 0.01.
+  for (int tenths = 10; tenths <= 50000; ++tenths) {
+    const std::string figure = fmt::format("{}.{}", tenths / 10, tenths % 10);
+    const ClusterSpec c = parse_cluster_spec(file(figure, "3", "989.4", "80"), "f");
+    const std::string text = cluster_spec_json(c);
+    drifted += parse_cluster_spec(text, "w").intra_node.bandwidth_bytes_per_s != c.intra_node.bandwidth_bytes_per_s ||
+               std::stod(written_figure(text, "bandwidth_GBps")) != std::stod(figure);
+    ++checked;
+  }
+  for (int hundredths = 0; hundredths <= 5000; ++hundredths) {
+    const std::string figure = fmt::format("{}.{:02}", hundredths / 100, hundredths % 100);
+    const ClusterSpec c = parse_cluster_spec(file("900", figure, "989.4", "80"), "f");
+    const std::string text = cluster_spec_json(c);
+    drifted += parse_cluster_spec(text, "w").intra_node.latency_s != c.intra_node.latency_s ||
+               std::stod(written_figure(text, "latency_us")) != std::stod(figure);
+    ++checked;
+  }
+  CHECK(checked == 49991 + 5001);
+  CHECK(drifted == 0);
 }

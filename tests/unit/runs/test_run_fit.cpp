@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -123,6 +124,19 @@ TEST_CASE("Megatron-LM log: the arguments block, the iteration lines and the mem
   REQUIRE_THROWS_WITH(parse_megatron_log("------------------------ arguments ------------------------\n", "a.log"),
                       Catch::Contains("no end line"));
   CHECK(parse_megatron_log(head + " iteration 1/2 | elapsed time per iteration (ms): 5.0 |", "a.log").step_time_s() < 0);
+
+  // An empty value is Python's str(''): a string argument this tool does not model (--wandb-project,
+  // whose default is '') is left out; a number or flag printed empty, found by fuzz_megatron_log,
+  // was an empty command-line word and is now refused by line and name.
+  const std::string open = "------------------------ arguments ------------------------\n";
+  const std::string close = "-------------------- end of arguments ---------------------\n"
+                            " iteration 1/2 | elapsed time per iteration (ms): 5.0 |\n";
+  const MegatronLog wandb = parse_megatron_log(open + "  seq_length ....... 4096\n  wandb_project ........ \n" + close, "a.log");
+  CHECK(wandb.arguments == std::vector<std::string>{"--seq-length", "4096"});
+  REQUIRE_THROWS_WITH(parse_megatron_log(open + "  lr_warmup_iters ..........\n" + close, "a.log"),
+                      Catch::Contains("a.log") && Catch::Contains("line 2") && Catch::Contains("\"lr_warmup_iters\" (type int) prints no value"));
+  REQUIRE_THROWS_WITH(parse_megatron_log(open + "  bf16 ......  \n" + close, "a.log"),
+                      Catch::Contains("\"bf16\" (a flag) prints no value"));
 }
 
 TEST_CASE("run fit: B200 BF16 runs, leave-one-run-out median |error| within issue 32's 8%, the MoE runs", "[runs]") {
