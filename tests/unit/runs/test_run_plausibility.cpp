@@ -89,6 +89,22 @@ TEST_CASE("run plausibility: a step shorter than one read of the weights and opt
                             Catch::Contains("weights and optimizer states"));
 }
 
+TEST_CASE("run plausibility: the audit's 1e-300 ms Megatron-LM log line is skipped, the factors still fitted",
+          "[runs][plausibility]") {
+  std::vector<MeasuredRun> runs = llama_runs();
+  const std::vector<MeasuredRun> logged =
+      load_measured_runs(plausibility_source_dir + "/tests/data/runs/tiny_step_log_runs.jsonl");
+  REQUIRE(logged.size() == 1);
+  CHECK(logged.front().step_time_s == Approx(1e-303));  // the median of 1e-300 ms lines, in seconds
+  runs.push_back(logged.front());
+  const std::vector<RunFitResult> fits = fit_measured_runs(b200_profile(), runs, "runs");
+  CHECK_THAT(prediction_of(fits, "tiny-step-log").skipped, Catch::Contains("implausible"));
+  // Before: its weight 1/(1e-303)² overflowed and every factor came back 1.000.
+  CHECK(fits.front().fit.fitted_on.size() == 4);
+  CHECK(fits.front().fit.gemm != 1.0);
+  CHECK(fits.front().fit.loo_max_error < 1.0);
+}
+
 TEST_CASE("run plausibility: every run skipped is an error naming each run and why", "[runs][plausibility]") {
   std::vector<MeasuredRun> runs = llama_runs();
   for (MeasuredRun& r : runs) r.step_time_s = 1e-303;  // the audit's 1e-300 ms log line
