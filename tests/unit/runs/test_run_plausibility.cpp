@@ -156,3 +156,24 @@ TEST_CASE("run fit: a precision fitted on no runs has no fitted runs and says so
   }
   CHECK(said);
 }
+
+TEST_CASE("run fit: a profile's fit on no runs holds no leave-one-run-out figure, written or read", "[runs][honesty]") {
+  CalibrationProfile h100 =
+      load_calibration_profile(plausibility_source_dir + "/cuda_profiler/profiles/h100-sxm-published.json");
+  REQUIRE_FALSE(h100.run_fits.empty());
+  REQUIRE(h100.run_fits.front().fitted_on.empty());
+  // Written: the fit on no runs without loo_* keys (before: "loo_median_error": 0.0), the fitted one with.
+  const std::string text = calibration_profile_to_json(h100);
+  const std::size_t first = text.find("\"run_fits\"");
+  const std::size_t second = text.find("\"precision\": \"fp8-tensorwise\"", first);
+  REQUIRE(second != std::string::npos);
+  CHECK(text.substr(first, second - first).find("loo_median_error") == std::string::npos);
+  CHECK(text.find("loo_median_error", second) != std::string::npos);
+  CHECK(parse_calibration_profile(text, "h100.json") == h100);
+  // Read: such a figure beside an empty fitted_on is refused by key.
+  std::string with_figure = text;
+  const std::size_t validated = with_figure.find("\"validated_on\"", first);
+  with_figure.insert(validated, "\"loo_median_error\": 0.0, ");
+  REQUIRE_THROWS_WITH(parse_calibration_profile(with_figure, "h100.json"),
+                      Catch::Contains("/run_fits/0/loo_median_error") && Catch::Contains("fit on no runs"));
+}
