@@ -213,6 +213,7 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
     }
     out.runs.push_back(p);
   }
+  report_progress(pricing_runs, runs.size(), runs.size());
   if (!constant_identified(runs, fit_index)) {
     for (RunTerms& t : all_terms) t.x[run_fit_params - 1] = 0.0;
   }
@@ -260,6 +261,7 @@ std::vector<double> leave_one_out(const std::vector<std::pair<RunTerms, double>>
     p.in_sample = false;
     errors.push_back(std::abs(p.predicted_s / p.measured_s - 1.0));
   }
+  report_progress(leaving_one_out, left_out, left_out);
   out.loo_runs = left_out;
   return errors;
 }
