@@ -39,7 +39,7 @@ def test_max_seconds_stops_the_layout_search():
         assert "time limit" in str(e) and "max_seconds=" in e.message, str(e)
     else:
         raise AssertionError("no budget.Error at the time limit")
-    assert time.monotonic() - start < 10, time.monotonic() - start
+    assert time.monotonic() - start < 30, time.monotonic() - start  # one unit of work past the limit at most
     # The limit is the call's own: the next call has none.
     assert budget.account(BASELINE)["params"]["non_embedding_total"] > 0
 
@@ -62,8 +62,8 @@ def test_ctrl_c_stops_a_call_between_units_of_work():
         "import json, sys, budget\n"
         f"config = json.load(open({BASELINE!r}))\n"
         "config.update(name='m', num_layers=1_000_000, vocab_size=32000)\n"
-        "print('started', flush=True)\n"
         "try:\n"
+        "    print('started', flush=True)\n"
         f"    budget.layout_search(config, {H200!r}, gpus=1024, nodes=128, calibration={PROFILE!r})\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', flush=True)\n"
