@@ -47,6 +47,14 @@ void throw_option_dependency_error(const std::string& option, const std::string&
   throw CLI::RequiresError(option + ": " + message, CLI::ExitCodes::RequiresError);
 }
 
+CLI::Validator output_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty path names no file; give a file name, or leave the option out" : std::string();
+      },
+      "PATH");
+}
+
 CLI::Validator unsigned_decimal(std::uint64_t max) {
   return CLI::Validator(
       [max](std::string& text) -> std::string {

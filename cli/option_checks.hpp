@@ -30,6 +30,10 @@ CLI::Validator non_negative_real(double max);
 void check_option_needs(const CLI::App& command, const std::string& option, const std::vector<std::string>& needed,
                         const std::string& why);
 
+/// An output file's path: refused when empty ("--out ''" names no file; without the check it read as
+/// the option left out, and the command exited 0 writing nothing).
+CLI::Validator output_path();
+
 /// A decimal integer in [0, max]: digits only (no sign, no "0x", no spaces), converted exactly.
 CLI::Validator unsigned_decimal(std::uint64_t max);
 

@@ -294,12 +294,14 @@ py::dict export_dict(const budget::ExportedConfig& e) {
 }  // namespace
 
 void bind_torch_support(py::module_& m);  // torch_bindings.cpp
+void bind_call_limits(py::module_& m);    // call_limits.cpp
 
 PYBIND11_MODULE(_budget, m) {
   m.doc() = "Compute-matched planning for looped Mixture-of-Experts transformers (compiled part).";
   m.attr("__version__") = std::string(budget::version_string);
   m.attr("schema_version") = budget::render::output_schema_version;
   bind_torch_support(m);
+  bind_call_limits(m);
 
   static py::exception<budget::Error> error_type(m, "Error", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
@@ -313,6 +315,21 @@ PYBIND11_MODULE(_budget, m) {
       instance.attr("path") = e.path();
       instance.attr("message") = e.message();
       instance.attr("value") = py::none();  // filled in by budget/__init__.py when it can be found
+      PyErr_SetObject(error_type.ptr(), instance.ptr());
+    } catch (const py::builtin_exception&) {
+      throw;  // pybind11's own (StopIteration, IndexError of its protocols): its translator's
+    } catch (const std::bad_alloc&) {
+      throw;  // MemoryError
+    } catch (const std::exception& e) {
+      // Anything else the library lets escape is a bug of ours, still raised as budget.Error (never
+      // RuntimeError), as the CLI prints "internal error: ..." and exits 70.
+      const std::string text = std::string("internal error: ") + e.what();
+      py::object instance = py::reinterpret_borrow<py::object>(error_type.ptr())(text);
+      instance.attr("source") = std::string();
+      instance.attr("file") = std::string();
+      instance.attr("path") = std::string();
+      instance.attr("message") = text;
+      instance.attr("value") = py::none();
       PyErr_SetObject(error_type.ptr(), instance.ptr());
     }
   });

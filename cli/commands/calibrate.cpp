@@ -3,6 +3,7 @@
 // Converts PyTorch-eager measurement lines into a calibration profile (docs/calibration.md), and
 // reports the time model's held-out accuracy on a profile's own rows (--validate).
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -182,6 +183,40 @@ Document validation_document(const CalibrateOptions& o, const CalibrationProfile
   return doc;
 }
 
+/// One precision's line: the factors and the errors, each figure only where runs stand behind it
+/// (a fit on no runs prints no factors and no leave-one-run-out figures; no validation figures
+/// without validation runs), and how many runs were skipped.
+std::string run_fit_summary(const RunFitResult& r) {
+  const CalibrationRunFit& f = r.fit;
+  const auto skipped = std::count_if(r.runs.begin(), r.runs.end(), [](const RunPrediction& p) { return !p.skipped.empty(); });
+  std::string text = fmt::format("\n{}: {} runs fitted, {} validated, {} skipped", f.precision, f.fitted_on.size(),
+                                 f.validated_on.size(), skipped);
+  if (f.fitted_on.empty()) {
+    text += "; fitted on no runs: no factors fitted (the profile's own, all 1), no leave-one-run-out figures\n";
+  } else {
+    text += fmt::format(
+        "; factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, memory-bound {:.3f}, intra-node {:.3f}, "
+        "inter-node {:.3f}, all-to-all {:.3f}, {:.2f} µs a launch, overhead {:.4f} s\nleave-one-run-out{} |error| "
+        "median {:.1f}%, worst {:.1f}%",
+        f.gemm, f.attention, f.expert_gemms, f.memory_bound, f.intra_node, f.inter_node, f.all_to_all, f.launch_us,
+        f.overhead_s,
+        r.loo_runs < f.fitted_on.size()
+            ? fmt::format(" ({} of the {} fitted runs left out, evenly spaced; the others in-sample)", r.loo_runs,
+                          f.fitted_on.size())
+            : std::string(),
+        100 * f.loo_median_error, 100 * f.loo_max_error);
+  }
+  if (!f.validated_on.empty()) {
+    text += fmt::format("{}validation median {:.1f}%, worst {:.1f}%", f.fitted_on.empty() ? "" : "; ",
+                        100 * r.validation_median_error, 100 * r.validation_max_error);
+  }
+  if (f.fitted_on.size() + f.validated_on.size() > 0) {
+    text += fmt::format("; before the fit median {:.1f}%, worst {:.1f}%", 100 * r.before_median_error,
+                        100 * r.before_max_error);
+  }
+  return text + "\n\n";
+}
+
 /// --from-runs as one result: per precision the fitted factors, the leave-one-run-out and
 /// validation errors, and each run measured, before (the profile alone) and after.
 Document runs_document(const CalibrationProfile& profile, const std::vector<RunFitResult>& fits) {
@@ -196,37 +231,35 @@ Document runs_document(const CalibrationProfile& profile, const std::vector<RunF
                                {"intra_node", f.intra_node}, {"inter_node", f.inter_node},
                                {"all_to_all", f.all_to_all}, {"launch_us", f.launch_us},
                                {"overhead_s", f.overhead_s}, {"fitted_on", f.fitted_on},
-                               {"validated_on", f.validated_on}, {"loo_median_error", f.loo_median_error},
-                               {"loo_max_error", f.loo_max_error}};
-    fit["before_median_error"] = r.before_median_error;
-    fit["before_max_error"] = r.before_max_error;
-    fit["validation_median_error"] = r.validation_median_error;
-    fit["validation_max_error"] = r.validation_max_error;
+                               {"validated_on", f.validated_on}};
+    // An error figure with no runs behind it is null.
+    const auto figure = [](bool has_runs, double value) { return has_runs ? nlohmann::ordered_json(value) : nullptr; };
+    const bool priced = f.fitted_on.size() + f.validated_on.size() > 0;
+    fit["loo_median_error"] = figure(!f.fitted_on.empty(), f.loo_median_error);
+    fit["loo_max_error"] = figure(!f.fitted_on.empty(), f.loo_max_error);
+    fit["loo_runs"] = r.loo_runs;
+    fit["before_median_error"] = figure(priced, r.before_median_error);
+    fit["before_max_error"] = figure(priced, r.before_max_error);
+    fit["validation_median_error"] = figure(!f.validated_on.empty(), r.validation_median_error);
+    fit["validation_max_error"] = figure(!f.validated_on.empty(), r.validation_max_error);
     fit["runs_predicted"] = nlohmann::ordered_json::array();
     Table t;
     for (const char* h : {"run", "role"}) t.add_column(h, Align::left);
     for (const char* h : {"measured s", "before s", "before err", "after s", "after err"}) t.add_column(h);
     for (const RunPrediction& p : r.runs) {
       fit["runs_predicted"].push_back({{"id", p.id}, {"role", p.role}, {"measured_s", p.measured_s},
-                                       {"before_s", p.before_s}, {"predicted_s", p.predicted_s}, {"skipped", p.skipped}});
+                                       {"before_s", p.before_s}, {"predicted_s", p.predicted_s}, {"skipped", p.skipped},
+                                       {"in_sample", p.in_sample}});
       if (!p.skipped.empty()) {
-        t.add_row({p.id, p.role, fmt::format("{:.3f}", p.measured_s), "skipped: " + p.skipped, "", "", ""});
+        t.add_row({p.id, p.role, fmt::format("{:.4g}", p.measured_s), "skipped: " + p.skipped, "", "", ""});
         continue;
       }
-      t.add_row({p.id, p.role == "fit" ? "fit (LOO)" : "validate", fmt::format("{:.3f}", p.measured_s),
+      t.add_row({p.id, p.role != "fit" ? "validate" : p.in_sample ? "fit (in-sample)" : "fit (LOO)", fmt::format("{:.3f}", p.measured_s),
                  fmt::format("{:.3f}", p.before_s), fmt::format("{:+.1f}%", 100 * (p.before_s / p.measured_s - 1)),
                  fmt::format("{:.3f}", p.predicted_s), fmt::format("{:+.1f}%", 100 * (p.predicted_s / p.measured_s - 1))});
     }
     out["fits"].push_back(fit);
-    text += fmt::format(
-        "\n{}: {} runs fitted, {} validated; factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, memory-bound "
-        "{:.3f}, intra-node {:.3f}, inter-node {:.3f}, all-to-all {:.3f}, {:.2f} µs a launch, overhead {:.4f} s\n"
-        "leave-one-run-out |error| median {:.1f}%, worst "
-        "{:.1f}%; validation median {:.1f}%, worst {:.1f}%; before the fit median {:.1f}%, worst {:.1f}%\n\n",
-        f.precision, f.fitted_on.size(), f.validated_on.size(), f.gemm, f.attention, f.expert_gemms, f.memory_bound,
-        f.intra_node, f.inter_node, f.all_to_all, f.launch_us, f.overhead_s, 100 * f.loo_median_error, 100 * f.loo_max_error,
-        100 * r.validation_median_error, 100 * r.validation_max_error, 100 * r.before_median_error,
-        100 * r.before_max_error);
+    text += run_fit_summary(r);
     doc.text(text);
     text.clear();
     doc.table(std::move(t), Forms::text);
@@ -302,7 +335,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--runs-gpu", o->runs_gpu, "With --from-runs: fit the runs of this GPU (default: the profile's)");
   cmd->add_option("--layers", o->layers_path,
                   "Whole-layer measurement lines (.jsonl, the form of h200_torch_layers.jsonl) added as layer rows");
-  cmd->add_option("--out", o->out_path, "Write the profile here (without it and --validate: to standard output)");
+  cmd->add_option("--out", o->out_path, "Write the profile here (without it and --validate: to standard output)")
+      ->check(output_path());
   cmd->add_option("--created", o->created, "source.created of the written profile (ISO 8601 UTC)");
   cmd->add_option("--notes", o->notes, "source.notes of the written profile");
   cmd->add_flag("--validate", o->validate,

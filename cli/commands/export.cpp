@@ -57,7 +57,7 @@ void add_export_command(CLI::App& app) {
                   "input's own keys when it is a Hugging Face file");
   cmd->add_option("--workload", o->workload_path,
                   "Workload JSON whose seq_len is Megatron-LM's --seq-length (default: the paper's)");
-  cmd->add_option("--out", o->out_path, "Write to this file (default: stdout)");
+  cmd->add_option("--out", o->out_path, "Write to this file (default: stdout)")->check(output_path());
   cmd->callback([o] { run_export(*o); });
 }
 

@@ -17,6 +17,7 @@
 #include "budget/scaling_plan.hpp"
 #include "budget/text_escape.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 #include "output_format.hpp"
 #include "plots.hpp"
@@ -191,9 +192,11 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--arch", options->arch, "Fit only this architecture (default: every one in the file)");
   cmd->add_option("--delta", options->delta, "Huber delta on log-loss residuals")->capture_default_str();
   cmd->add_option("--out", options->out_path,
-                  "Write the coefficients JSON here; with several architectures put {arch} in the path");
+                  "Write the coefficients JSON here; with several architectures put {arch} in the path")
+      ->check(output_path());
   cmd->add_option("--plot", options->plot_path,
-                  "Draw measured against fitted loss into this .svg or .png file (needs gnuplot)");
+                  "Draw measured against fitted loss into this .svg or .png file (needs gnuplot)")
+      ->check(output_path());
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([options] { run_fit(*options); });

@@ -20,6 +20,7 @@
 #include "budget/scaling_law.hpp"
 #include "budget/scaling_plan.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "gnuplot.hpp"
 #include "output_file.hpp"
 #include "scaling_args.hpp"
@@ -185,7 +186,8 @@ void add_frontier_command(CLI::App& app) {
       ->required();
   cmd->add_option("--C", options->budgets_text, "Training budgets in FLOPs, comma-separated")->required();
   cmd->add_option("--S", options->sparsities_text, "Sparsities in [0, 1), comma-separated")->required();
-  cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this .svg or .png file (needs gnuplot)");
+  cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this .svg or .png file (needs gnuplot)")
+      ->check(output_path());
   add_format_option(*cmd, options->format, all_formats());
   cmd->callback([options] {
     options->budgets = parse_number_list(options->budgets_text, "--C");

@@ -574,7 +574,8 @@ void add_grid_command(CLI::App& app) {
       ->check(CLI::IsMember({"span", "repeats", "depth"}));
   cmd->add_option("--plot", o->plot_path,
                   "Draw each cell's signed FLOPs/params/KV deviations (and, with --calibration, its predicted time "
-                  "ratio − 1) into this .svg or .png file (needs gnuplot); with --ablation, one group per point");
+                  "ratio − 1) into this .svg or .png file (needs gnuplot); with --ablation, one group per point")
+      ->check(output_path());
   cmd->add_option("--cell", o->cell, "Baseline name of the ablation's cell (default: paper-200M-E192-baseline)");
   add_workload_option(*cmd, o->workload);
   cmd->add_option("--constraints", o->constraints_path,

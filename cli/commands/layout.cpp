@@ -611,7 +611,8 @@ void add_layout_command(CLI::App& app) {
                   "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
   cmd->add_option("--megatron-out", o->megatron_out,
                   "Write the layout (with a search: the best one) as Megatron-LM's arguments (MODEL_ARGS and "
-                  "TRAINING_ARGS bash arrays)");
+                  "TRAINING_ARGS bash arrays)")
+      ->check(output_path());
   cmd->add_flag("--search", o->search,
                 "Search the layouts on --gpus holding the recipe given: --megatron-args' file (its parallel sizes "
                 "left to the search), or --micro-batch-size, --recompute, --distributed-optimizer where given and the "

@@ -365,7 +365,8 @@ void add_match_options(CLI::App& app) {
       ->check(CLI::IsMember({"proportions", "tightest"}));
   app.add_option("--top", o->top, "How many candidates to print (default 5)")->check(CLI::Range(1, 1000));
   add_format_option(app, o->format, all_formats());
-  auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)");
+  auto* out = app.add_option("--out", o->out_path, "Write the best candidate as a config to this file (see --out-format)")
+                  ->check(output_path());
   add_export_target_option(app, "out-format", o->out_format,
                            "Format of --out: native (default), hf, megatron, torchtitan, torch (docs/export.md)")
       ->needs(out);

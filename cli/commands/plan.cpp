@@ -16,6 +16,7 @@
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "output_file.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
@@ -129,7 +130,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--recipe", o->recipe_path, "Recipe JSON (default: the paper's WSD recipe)");
   add_workload_option(*cmd, o->workload);
   cmd->add_option("--data-template", o->data_template_path,
-                  "Also write the endpoints as a scaling-law data CSV (arch,cell,F,S,D,loss) with empty losses");
+                  "Also write the endpoints as a scaling-law data CSV (arch,cell,F,S,D,loss) with empty losses")
+      ->check(output_path());
   add_format_option(*cmd, o->format, all_formats());
   cmd->callback([o] { run_plan(*o); });
 }

@@ -7,6 +7,9 @@ budget.Config objects; results are plain dicts with the keys of budget-match's J
 as found at .path in the input, or None when there is none, e.g. a missing key). See
 docs/python.md.
 
+Every function takes max_seconds= (a time limit in seconds, None: none, the default) and stops
+between units of work on Ctrl-C (KeyboardInterrupt) or at the limit (budget.Error).
+
 Thread safety: every function is reentrant; the GIL is held while the C++ code runs.
 """
 
@@ -58,16 +61,38 @@ def _offending_value(error, inputs):
     return None
 
 
+def _argument_type_error(function, error):
+    """budget.Error for pybind11's TypeError of an argument of the wrong type given to `function`
+    itself (its message names the function and the argument types it takes), else None."""
+    text = str(error)
+    if not text.startswith(function.__name__ + "(): incompatible function arguments"):
+        return None
+    converted = Error(text)
+    converted.source = converted.file = function.__name__
+    converted.path = ""
+    converted.message = text
+    converted.value = None
+    return converted
+
+
 def _reports_values(function, *names):
+    """`function` with max_seconds= (a time limit, None: none; Ctrl-C stops the call between units
+    of work either way), every error a budget.Error whose .value is the offending input value."""
+
     @functools.wraps(function)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args, max_seconds=None, **kwargs):
         inputs = dict(zip(names, args))
         inputs.update({k: v for k, v in kwargs.items() if k in names})
         try:
-            return function(*args, **kwargs)
+            return _budget._call_bounded(function, max_seconds, *args, **kwargs)
         except Error as error:
             error.value = _offending_value(error, inputs)
             raise
+        except TypeError as error:
+            converted = _argument_type_error(function, error)
+            if converted is None:
+                raise
+            raise converted from None
 
     return wrapper
 

@@ -40,4 +40,16 @@ void check_work_time_limit(std::string_view what, std::uint64_t done, std::uint6
 /// Not thread-safe: set it before starting work.
 void set_work_time_limit(double seconds, std::string_view how_to_raise = {});
 
+/// The path() of the time limit's budget::Error: work that turns a unit's budget::Error into a
+/// skipped unit (a run that cannot be priced) passes this one on.
+inline constexpr std::string_view time_limit_error_path = "time limit";
+
+/// Called by every progress report and time-limit check (report_progress, check_work_time_limit),
+/// on the thread doing the work, so that work can be cancelled between its units: the function
+/// throws to stop the work (Python's module checks for Ctrl-C there and raises KeyboardInterrupt).
+/// Called from worker threads too: a check that must run on one thread tests which one it is on.
+/// An empty function clears it. Not thread-safe: set it before starting work.
+using CancelCheck = std::function<void()>;
+void set_cancel_check(CancelCheck check);
+
 }  // namespace budget

@@ -13,7 +13,11 @@
 /// at unit factors (each found as the step's change when its factor is doubled: exact while the
 /// slowest stage stays the slowest). Non-negative least squares in relative error, with a prior of
 /// one run's weight pulling each factor to 1 (a factor no run exercises stays 1). Leave-one-run-out
-/// errors over the fitted runs; the validation runs are predicted by the fit of all fitted runs.
+/// errors over the fitted runs (at most 100 left out, evenly spaced: linear in the runs); the
+/// validation runs are predicted by the fit of all fitted runs. A run whose measured step is
+/// physically impossible on its GPU (model FLOPs above the dense peak, or shorter than one read of
+/// its weights and optimizer states) is skipped with the reason; every run skipped is an error.
+/// Progress and the time limit (budget/progress.hpp) are checked between runs and between fits.
 ///
 /// Thread safety: reentrant.
 
@@ -90,7 +94,10 @@ struct RunPrediction {
   double measured_s = 0;
   double before_s = 0;     ///< the profile's prediction without a run fit
   double predicted_s = 0;  ///< fitted runs: leave-one-run-out; validation runs: the full fit
-  std::string skipped;     ///< why the run could not be predicted ("" when it was)
+  std::string skipped;     ///< why the run could not be predicted, or was implausible ("" when it was predicted)
+  /// A fitted run not left out (past the leave-one-run-out's cap of 100 runs, evenly spaced):
+  /// predicted_s is the fit of every run, itself included.
+  bool in_sample = false;
 };
 
 /// The fit of one precision.
@@ -99,6 +106,7 @@ struct RunFitResult {
   std::vector<RunPrediction> runs;
   double before_median_error = 0, before_max_error = 0;  ///< |before/measured − 1| over the predicted runs
   double validation_median_error = 0, validation_max_error = 0;
+  std::size_t loo_runs = 0;  ///< fitted runs left out one at a time (all of them, or 100 evenly spaced)
 };
 
 /// Fits `profile` (its own run_fits ignored) to the runs whose gpu is `gpu` (empty: the profile's

@@ -16,6 +16,7 @@ using Clock = std::chrono::steady_clock;
 
 struct ProgressState {
   ProgressCallback callback;
+  CancelCheck cancel_check;
   std::mutex mutex;                      // one callback at a time; guards last_report
   Clock::time_point last_report{};
   double limit_s = 0;                    // 0: no time limit
@@ -31,6 +32,8 @@ ProgressState& state() {
 }  // namespace
 
 void set_progress_callback(ProgressCallback cb) { state().callback = std::move(cb); }
+
+void set_cancel_check(CancelCheck check) { state().cancel_check = std::move(check); }
 
 void set_work_time_limit(double seconds, std::string_view how_to_raise) {
   ProgressState& s = state();
@@ -50,7 +53,7 @@ void check_limit_at(const ProgressState& s, Clock::time_point now, std::string_v
     throw Error(fmt::format("stopped after {:.0f} s, the time limit of {:g} s, at {}{}{}{}", elapsed_s, s.limit_s, done,
                             total > 0 ? fmt::format(" of {}", total) : std::string(), s.how_to_raise.empty() ? "" : "; ",
                             s.how_to_raise),
-                std::string(what), "time limit");
+                std::string(what), std::string(time_limit_error_path));
   }
 }
 
@@ -58,11 +61,13 @@ void check_limit_at(const ProgressState& s, Clock::time_point now, std::string_v
 
 void check_work_time_limit(std::string_view what, std::uint64_t done, std::uint64_t total) {
   const ProgressState& s = state();
+  if (s.cancel_check) s.cancel_check();
   if (s.limit_s > 0) check_limit_at(s, Clock::now(), what, done, total);
 }
 
 void report_progress(std::string_view what, std::uint64_t done, std::uint64_t total) {
   ProgressState& s = state();
+  if (s.cancel_check) s.cancel_check();
   if (!s.callback && s.limit_s <= 0) return;
   const bool finished = total > 0 && done >= total;
   const auto now = Clock::now();

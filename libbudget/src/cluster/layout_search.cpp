@@ -34,6 +34,7 @@ namespace {
 
 using detail::search_progress;
 constexpr std::string_view enumerating = "layout search (valid layouts of the space)";
+constexpr std::string_view splitting = "layout search (pipeline sizes and splits)";
 constexpr std::string_view timing = "layout search (layouts timed, best bound first)";
 
 /// The values the search tries of the micro-batch size, the recompute and the distributed optimizer:
@@ -80,7 +81,9 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
     PipelineSplit split;
   };
   std::vector<Pipeline> pipelines;  // PP, V and the split, in the space's order, made once
-  for (std::int64_t pp = 1; pp <= split_layers && pp <= o.gpus; ++pp) {
+  const std::int64_t max_pp = std::min(split_layers, o.gpus);
+  for (std::int64_t pp = 1; pp <= max_pp; ++pp) {
+    if (pp % 4096 == 0) search_progress(o.report_progress, splitting, pp, max_pp);  // bounded in time too
     if (o.gpus % pp != 0) continue;
     for (std::int64_t v = 1; v <= (pp > 1 ? 4 : 1); v *= 2) {
       for (const PipelineSplit& split : pipeline_splits(split_layers, pp, v)) pipelines.push_back({pp, v, split});

@@ -191,17 +191,18 @@ std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, 
     return splits;
   };
   if (pp == 2) return ends(total);
-  // The largest rank's count M from its floor up; at each M the fullest middle ranks first. The rest
-  // r = total − (PP − 2)·middle must hold at least one chunk on each end (r ≥ 2V) and at most M on
-  // each (r ≤ 2M); a smaller middle count only raises r.
-  for (std::int64_t largest = v * ((total + pp * v - 1) / (pp * v)); largest <= total; largest += v) {
-    for (std::int64_t middle = largest; middle >= v; middle -= v) {
-      const std::int64_t rest = total - (pp - 2) * middle;
-      if (rest > 2 * largest) break;
-      if (rest >= 2 * v) return ends(rest);
-    }
-  }
-  return {};
+  // Every rank holds at least V layers (first and last ≥ V, each middle rank ≥ V): none below PP·V.
+  if (total / pp < v) return {};
+  // The smallest largest count M (a multiple of V, at least M0 = V·⌈total / (PP·V)⌉), then the
+  // fullest middle ranks m ≤ M, the ends sharing r = total − (PP − 2)·m with 2V ≤ r ≤ 2M. Closed
+  // form (what a search over M upwards and m downwards finds, in O(1) rather than O(total²/V²)):
+  // r ≥ 2V caps m at c = V·⌊(total − 2V) / ((PP − 2)·V)⌋; at M = M0 ≤ c, m = M0 gives r ≤ 2·M0 as
+  // PP·M0 ≥ total; at M0 > c, m = c for every M and M grows until r ≤ 2M, the ends' split.
+  // Brute-force reference: tests/unit/cluster (pipeline_splits against every (first, middle, last)).
+  const std::int64_t floor_largest = v * ((total / v + pp - 1) / pp);
+  const std::int64_t cap = v * ((total - 2 * v) / ((pp - 2) * v));
+  if (cap < v) return {};
+  return ends(total - (pp - 2) * std::min(floor_largest, cap));
 }
 
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where) {

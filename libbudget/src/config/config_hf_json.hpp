@@ -24,4 +24,13 @@ ArchConfig read_hf_config(const nlohmann::json& document, const std::string& sou
 /// sets with cannot hold one: the reader refuses it by name (ObjectReader's numbers are finite).
 std::optional<ArchConfig> read_hf_config_with_python_nonfinite(std::string_view text, const std::string& source);
 
+/// A config file's text read as every surface reads it (parse_arch_config, parse_sourced_config:
+/// report, compare, layout, --baseline, export and Python alike): native or Hugging Face, the
+/// latter with Python's non-finite numbers where its reader uses no number (above).
+struct ReadConfig {
+  ArchConfig config;
+  bool hugging_face = false;
+};
+ReadConfig read_config_text(std::string_view text, const std::string& source);
+
 }  // namespace budget::detail

@@ -245,17 +245,25 @@ nlohmann::ordered_json arch_config_json(const ArchConfig& c) {
 
 }  // namespace detail
 
-ArchConfig parse_arch_config(std::string_view json_text, const std::string& source) {
+namespace detail {
+
+ReadConfig read_config_text(std::string_view json_text, const std::string& source) {
   nlohmann::json document;
   try {
-    document = detail::parse_json_text(json_text, source);
+    document = parse_json_text(json_text, source);
   } catch (const Error&) {
     // A Hugging Face config may hold Python's non-finite numbers (Infinity, NaN); nothing else may.
-    if (auto hf = detail::read_hf_config_with_python_nonfinite(json_text, source)) return *std::move(hf);
+    if (auto hf = read_hf_config_with_python_nonfinite(json_text, source)) return {*std::move(hf), true};
     throw;
   }
-  if (detail::looks_like_hf_config(document)) return detail::read_hf_config(document, source);
-  return detail::read_arch_config(document, source, "");
+  if (looks_like_hf_config(document)) return {read_hf_config(document, source), true};
+  return {read_arch_config(document, source, ""), false};
+}
+
+}  // namespace detail
+
+ArchConfig parse_arch_config(std::string_view json_text, const std::string& source) {
+  return detail::read_config_text(json_text, source).config;
 }
 
 ArchConfig load_arch_config(const std::string& path) {

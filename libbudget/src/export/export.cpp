@@ -98,15 +98,33 @@ ExportedConfig export_config(const ArchConfig& config, ExportTarget target, cons
   return out;
 }
 
-SourcedConfig parse_sourced_config(std::string_view json_text, const std::string& source) {
-  const nlohmann::json document = detail::parse_json_text(json_text, source);
-  SourcedConfig out;
-  if (detail::looks_like_hf_config(document)) {
-    out.config = detail::read_hf_config(document, source);
-    out.hf_text = std::string(json_text);
-  } else {
-    out.config = detail::read_arch_config(document, source, "");
+namespace detail {
+
+/// The template read strictly, in key order. One that holds Python's non-finite numbers (read by
+/// every surface where the reader uses no number: config_hf_json.hpp) is refused by key: an hf
+/// export writes JSON, which has no such number, and a template is written back key for key.
+nlohmann::ordered_json read_hf_template(const std::string& text, const std::string& source) {
+  try {
+    return detail::parse_ordered_json_text(text, source);
+  } catch (const Error&) {
+    std::vector<detail::PythonNonfinite> found;
+    if (!detail::parse_json_text_with_python_nonfinite(text, source, found) || found.empty()) throw;
+    throw Error(fmt::format("{} is Python's JSON extension for a non-finite number (read as one from the config, "
+                            "where no count or setting is read from it): an hf export writes JSON, which cannot "
+                            "hold it, and keeps every key of its template; give a template without it",
+                            found.front().token),
+                source, found.front().pointer);
   }
+}
+
+}  // namespace detail
+
+SourcedConfig parse_sourced_config(std::string_view json_text, const std::string& source) {
+  // The one reader of config files (parse_arch_config's), Python's non-finite numbers and all.
+  detail::ReadConfig read = detail::read_config_text(json_text, source);
+  SourcedConfig out;
+  out.config = std::move(read.config);
+  if (read.hugging_face) out.hf_text = std::string(json_text);
   return out;
 }
 

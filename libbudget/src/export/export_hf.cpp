@@ -471,7 +471,7 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
   }
   // Read strictly (duplicate keys, numbers beyond double, size: json_reader.hpp's errors), in key
   // order, which the export keeps.
-  Json root = detail::parse_ordered_json_text(options.hf_template, source);
+  Json root = read_hf_template(options.hf_template, source);
   // A multimodal wrapper (Mistral-3, Llama-4, Qwen-VL ...) keeps its language model in text_config,
   // which is what the reader counts; everything else of the wrapper is kept as it is.
   const bool wrapper = root.is_object() && root.contains("text_config") && root.at("text_config").is_object();

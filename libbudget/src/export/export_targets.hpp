@@ -19,6 +19,9 @@ std::string export_megatron(const ArchConfig& config, const ExportOptions& optio
 std::string export_torchtitan(const ArchConfig& config, const ExportOptions& options,
                               std::vector<std::string>& not_expressed);
 std::string export_torch(const ArchConfig& config, std::vector<std::string>& not_expressed);  // export_torch.cpp
+/// An hf export's template read strictly in key order; one holding Python's non-finite numbers is
+/// refused by key (export.cpp).
+nlohmann::ordered_json read_hf_template(const std::string& text, const std::string& source);
 
 /// Refuses, naming the native field, the layer kinds no trainer target writes yet (linear attention,
 /// Mamba-2, per-layer mixers and FFNs, chunked attention, sinks, the output gate, the indexer,

@@ -53,6 +53,10 @@ CalibrationRunFit read_run_fit(const ObjectReader& r) {
   f.runs = r.string_or("runs", "");
   f.fitted_on = read_string_array(r, "fitted_on");
   f.validated_on = read_string_array(r, "validated_on");
+  // No figure of accuracy without runs behind it (issue 42): a fit on no runs has none.
+  for (const char* key : {"loo_median_error", "loo_max_error"}) {
+    if (f.fitted_on.empty() && r.has(key)) r.fail(key, "a leave-one-run-out figure of a fit on no runs (fitted_on is empty)");
+  }
   f.loo_median_error = r.number_or("loo_median_error", 0, 0, 1e6);
   f.loo_max_error = r.number_or("loo_max_error", 0, 0, 1e6);
   return f;
@@ -114,9 +118,11 @@ nlohmann::ordered_json run_fits_to_json(const std::vector<CalibrationRunFit>& fi
                    {"overhead_s", f.overhead_s},
                    {"runs", f.runs},
                    {"fitted_on", f.fitted_on},
-                   {"validated_on", f.validated_on},
-                   {"loo_median_error", f.loo_median_error},
-                   {"loo_max_error", f.loo_max_error}});
+                   {"validated_on", f.validated_on}});
+    if (!f.fitted_on.empty()) {
+      out.back()["loo_median_error"] = f.loo_median_error;
+      out.back()["loo_max_error"] = f.loo_max_error;
+    }
   }
   return out;
 }

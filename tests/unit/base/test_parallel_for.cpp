@@ -75,3 +75,28 @@ TEST_CASE("parallel for: the work time limit stops a long loop with budget::Erro
   set_work_time_limit(0);
   CHECK(finished < 10000);
 }
+
+TEST_CASE("cancel check: called at every progress report and limit check, on the calling thread of a parallel loop",
+          "[base][parallel][progress]") {
+  // Python's Ctrl-C goes through it (python/call_limits.cpp): a check that throws stops the work
+  // between units, from report_progress(), check_work_time_limit() and a parallel loop's waiting thread.
+  struct Cancelled {};
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> calls{0};
+  set_cancel_check([&] {
+    if (std::this_thread::get_id() == caller && ++calls >= 3) throw Cancelled{};
+  });
+  CHECK_NOTHROW(report_progress("work", 1, 10));
+  CHECK_NOTHROW(check_work_time_limit("work", 2, 10));
+  CHECK_THROWS_AS(report_progress("work", 3, 10), Cancelled);
+  calls = 0;
+  std::atomic<int> finished{0};
+  const auto slow = [&](std::size_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ++finished;
+  };
+  CHECK_THROWS_AS(detail::parallel_for(10000, 2, "slow work", slow), Cancelled);
+  set_cancel_check({});
+  CHECK(finished < 10000);
+  CHECK_NOTHROW(report_progress("work", 4, 10));
+}

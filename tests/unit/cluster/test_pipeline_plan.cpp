@@ -176,6 +176,24 @@ TEST_CASE("layout search's pipeline splits: by hand, and the most balanced Megat
   }
 }
 
+TEST_CASE("layout search's pipeline splits: 10^6 layers at once (issue 44: the search was O(L^2))",
+          "[cluster][pipeline][search]") {
+  using Splits = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  const auto splits = [](std::int64_t total, std::int64_t pp, std::int64_t v) {
+    Splits out;
+    for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers, s.last_stage_layers);
+    return out;
+  };
+  // 600,000 ranks of 2 chunks need 1,200,000 layers: none for 10^6 (before: every largest count
+  // up to 10^6 tried against every middle count, about 10^11 steps, minutes).
+  CHECK(splits(1'000'000, 600'000, 2).empty());
+  // 200,000 ranks of 4 chunks: the middle ranks can hold 4 each at most (199,998·8 > 10^6 − 8), the
+  // ends the rest 10^6 − 199,998·4 = 200,008, as even as whole chunks allow: 100,004 each.
+  CHECK(splits(1'000'000, 200'000, 4) == Splits{{100'004, 100'004}});
+  // 999,999 layers on 1,000 ranks: 1,000 a middle rank leaves 1,999 for the ends (999 and 1,000).
+  CHECK(splits(999'999, 1'000, 1) == Splits{{999, 1'000}, {1'000, 999}});
+}
+
 TEST_CASE("memory: per-module selective recompute frees what each module rebuilds", "[cluster][recompute]") {
   const ArchConfig c = plan_dense(2);
   ParallelLayout l;
