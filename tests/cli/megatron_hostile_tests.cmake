@@ -99,3 +99,11 @@ budget_hostile_args_test(NAME first_stage_minus_one EXPECT_EXIT 2
 budget_hostile_args_test(NAME last_stage_minus_one EXPECT_EXIT 2
   TEXT "--seq-length 4096 --pipeline-model-parallel-size 2 --decoder-last-pipeline-num-layers -1"
   MATCHES [=[--decoder-last-pipeline-num-layers: -1 is not above 0]=])
+
+# --- the matcher's --loop range, read without std::regex (50,000 digits: SIGSEGV before) ----------
+budget_cli_test(NAME megatron_hostile.loop_range_50k_digits
+  ARGS --baseline ${hostile_base} --loop "${digits_50k}-2"
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--loop: layer 1111.*\(50000 bytes in all\) in ".*" is out of range; allowed: layers 1 to]=])
+budget_cli_test(NAME megatron_hostile.loop_range_spaces
+  ARGS --baseline ${hostile_base} --loop " 4 : 9 " --top 1
+  STDOUT_MATCHES [=[loop: layers 4–9 ×2]=])

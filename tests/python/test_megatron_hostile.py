@@ -1,5 +1,6 @@
 """Issue 44 (docs/reliability.md, fifth audit) through the Python module: hostile Megatron-LM argument
-files given as megatron_args raise budget.Error naming the file and the argument. Before: SIGFPE
+files given as megatron_args raise budget.Error naming the file and the argument, and a layer range
+(loop=) of any length is read. Before: SIGFPE
 (the interpreter died) for sizes multiplying past 2^64, SIGSEGV for a 50,000-digit number or
 --moe-layer-freq nested 100,000 deep, IndexError ("stod") for a double out of range.
 Run by ctest (pytest when installed, else this file's own runner)."""
@@ -62,6 +63,17 @@ def test_python_int_forms_read():
         r = budget.layout(BASELINE, H200, gpus=8, megatron_args=path)
         assert r["layout"]["seq_len"] == 4096
         assert "--seed" in r["megatron_args"]["not_modelled"]
+
+
+
+def test_loop_range_of_any_length():
+    """loop="FIRST-LAST" is read without std::regex (a 50,000-digit range overflowed its recursion)."""
+    try:
+        budget.match(BASELINE, loop="1" * 50000 + "-2", top=1)
+        raise AssertionError("no budget.Error")
+    except budget.Error as e:
+        assert e.source == "loop" and "out of range" in e.message, str(e)[:200]
+    assert budget.match(BASELINE, loop=" 3 - 10 ", top=1)["candidates"][0]["config"]["loop"]["first"] == 3
 
 
 if __name__ == "__main__":
