@@ -31,9 +31,12 @@ budget_hostile_args_test(NAME tp_cp_overflow EXPECT_EXIT 2
 budget_hostile_args_test(NAME pp_virtual_overflow EXPECT_EXIT 2
   TEXT "--seq-length 4096 --pipeline-model-parallel-size 4294967296 --num-layers-per-virtual-pipeline-stage 4294967296"
   MATCHES [=[PP x --num-layers-per-virtual-pipeline-stage = 4294967296 \* 4294967296 is outside]=])
-budget_hostile_args_test(NAME mbs_dp_overflow EXPECT_EXIT 2
-  TEXT "--seq-length 4096 --micro-batch-size 2305843009213693952"
-  MATCHES [=[--micro-batch-size x DP = 2305843009213693952 \* 8 is outside the 64-bit integer range]=])
+# MBS·DP = 2^59 · 32 = 2^64 on 32 GPUs (the default GBS, MBS·DP, wrapped to 0 and divided by 0).
+file(WRITE "${hostile_out}/mbs_dp_overflow.args" "--seq-length 4096 --micro-batch-size 576460752303423488\n")
+budget_cli_test(NAME megatron_hostile.mbs_dp_overflow
+  ARGS layout ${hostile_base} --cluster ${hostile_h200} --nodes 4 --gpus 32
+    --megatron-args "${hostile_out}/mbs_dp_overflow.args"
+  EXPECT_EXIT 2 STDERR_MATCHES [=[--micro-batch-size x DP = 576460752303423488 \* 32 is outside the 64-bit integer range]=])
 # The same through a run file's megatron_args (calibrate --from-runs): the first run of
 # tests/data/runs/megatron_args_runs.jsonl with TP = CP = 2^32.
 budget_cli_test(NAME megatron_hostile.run_file_tp_cp_overflow
