@@ -82,6 +82,9 @@ namespace {
 
 /// Whether `word` would be taken by argparse as an option string rather than a value: it starts
 /// with '-' and is not a negative number (Megatron's parser has no option that looks like one).
+/// A number here is anything Python's float() reads, of any length (-1e400 and -inf included, to
+/// be refused by name as values); argparse's own test (^-\d+$|^-\d*\.\d+$) is narrower: a word such
+/// as -1e5 is a value here where argparse would report a missing argument.
 bool megatron_looks_like_option(const std::string& word) {
   if (word.size() < 2 || word[0] != '-') return false;
   return read_python_float(word).status == PythonNumberStatus::not_a_number;
