@@ -1,13 +1,13 @@
 #include "options.hpp"
 
 #include <charconv>
-#include <regex>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 
 namespace budget::cli {
 
@@ -42,11 +42,11 @@ LoopSpec LoopOptions::spec() const {
   spec.repeats = repeats;
   spec.span_fraction = span_fraction;
   if (range.empty()) return spec;
-  static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
-  std::smatch m;
-  if (!std::regex_match(range, m, pattern)) {
+  const auto range_parts = LoopSpec::range_digits(range);
+  if (!range_parts) {
     throw Error(
-        fmt::format("value \"{}\" is not a layer range; allowed: FIRST-LAST, 1-based inclusive (e.g. 4-9)", range),
+        fmt::format("value \"{}\" is not a layer range; allowed: FIRST-LAST, 1-based inclusive (e.g. 4-9)",
+                    printable_text(range, 80)),
         "--loop");
   }
   const auto layer = [&](const std::string& digits) {
@@ -54,13 +54,14 @@ LoopSpec LoopOptions::spec() const {
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (ec != std::errc() || ptr != digits.data() + digits.size() || value > max_dimension) {
       throw Error(
-          fmt::format("layer {} in \"{}\" is out of range; allowed: layers 1 to {}", digits, range, max_dimension),
+          fmt::format("layer {} in \"{}\" is out of range; allowed: layers 1 to {}", printable_text(digits, 40),
+                      printable_text(range, 80), max_dimension),
           "--loop");
     }
     return value;
   };
-  spec.first = layer(m[1]);
-  spec.last = layer(m[2]);
+  spec.first = layer(range_parts->first);
+  spec.last = layer(range_parts->second);
   if (spec.first < 1 || spec.last < spec.first) {
     throw Error(fmt::format("layer range {}–{} is empty or starts below 1", spec.first, spec.last), "--loop");
   }

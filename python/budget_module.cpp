@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <optional>
-#include <regex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +24,7 @@
 #include "budget/layout_search.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/match.hpp"
+#include "budget/text_escape.hpp"
 #include "budget/match_outcome.hpp"
 #include "budget/time_model.hpp"
 #include "budget/version.hpp"
@@ -188,14 +188,18 @@ budget::LoopSpec loop_spec(const py::handle& loop, double span_fraction, std::in
   }
   if (loop.is_none()) return spec;
   if (py::isinstance<py::str>(loop)) {
-    static const std::regex pattern(R"(^\s*(\d+)\s*[-:]\s*(\d+)\s*$)");
     const std::string text = loop.cast<std::string>();
-    std::smatch m;
-    if (!std::regex_match(text, m, pattern)) {
+    const auto digits = budget::LoopSpec::range_digits(text);
+    if (!digits) {
       throw budget::Error("value \"" + text + "\" is not a layer range; allowed: \"FIRST-LAST\" (1-based)", "loop");
     }
-    const py::int_ first(py::str(m[1].str()));
-    const py::int_ last(py::str(m[2].str()));
+    if (digits->first.size() > 18 || digits->second.size() > 18) {  // beyond max_dimension; py::int_ refuses > 4300 digits
+      throw budget::Error("value \"" + budget::printable_text(text, 60) + "\" has a layer out of range; allowed: layers 1 to " +
+                              std::to_string(budget::max_dimension),
+                          "loop");
+    }
+    const py::int_ first(py::str(digits->first));
+    const py::int_ last(py::str(digits->second));
     spec.first = loop_layer(first, loop);
     spec.last = loop_layer(last, loop);
   } else if ((py::isinstance<py::tuple>(loop) || py::isinstance<py::list>(loop)) && py::len(loop) == 2) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "budget/accounting.hpp"
@@ -62,6 +63,11 @@ struct LoopSpec {
   /// finite in [0, 1] (0: no loop), an explicit range with 1 <= first <= last (first = last = 0:
   /// none). resolve() throws it as budget::Error.
   std::string validation_error() const;
+  /// The two digit runs of a layer range "FIRST-LAST" or "FIRST:LAST" (ASCII whitespace allowed
+  /// around each part; the digits unbounded, the caller checks their range), or nullopt. One scan,
+  /// no std::regex (whose recursion overflowed the stack on a 50,000-digit range: `--loop`, Python's
+  /// loop=).
+  static std::optional<std::pair<std::string, std::string>> range_digits(std::string_view text);
 };
 
 /// Weights of the proportion-preference rule (docs/matching.md): the distance of a candidate

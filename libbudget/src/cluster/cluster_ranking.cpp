@@ -15,6 +15,7 @@
 #include "budget/layout_search.hpp"
 #include "budget/progress.hpp"
 #include "budget/workload.hpp"
+#include "base/checked_math.hpp"
 #include "base/parallel_for.hpp"
 #include "cluster/step_compute.hpp"
 #include "cluster/structure_share.hpp"
@@ -137,8 +138,10 @@ std::optional<TrainingMemory> team_layout_memory(const ArchConfig& config, const
   l.dp = 0;
   l.imbalance = config.ffn.is_moe() ? l.imbalance : 1.0;
   if (!config.ffn.is_moe()) l.capacity_factor = 0.0;
-  if (l.tp * l.cp * l.pp < 1 || o.gpus % (l.tp * l.cp * l.pp) != 0) {
-    why = fmt::format("{} GPUs do not divide by its TP·CP·PP = {}", o.gpus, l.tp * l.cp * l.pp);
+  // TP·CP·PP of the team's arguments, formed only within 2^40 (checked_math.hpp): never a wrapped divisor.
+  const std::optional<std::int64_t> group = detail::product_within({l.tp, l.cp, l.pp}, std::int64_t{1} << 40);
+  if (!group || *group < 1 || o.gpus % *group != 0) {
+    why = fmt::format("{} GPUs do not divide by its TP·CP·PP = {}·{}·{}", o.gpus, l.tp, l.cp, l.pp);
     return std::nullopt;
   }
   l = resolve_layout(l, "the team's layout");

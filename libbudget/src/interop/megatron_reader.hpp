@@ -1,9 +1,11 @@
 #pragma once
 // Private to the interop domain: Megatron-LM arguments parsed as argparse would (values by arity,
 // types, choices), before they are turned into a layout (megatron_reader.cpp, megatron_run.cpp).
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "budget/megatron_args.hpp"
@@ -35,7 +37,34 @@ struct ParsedMegatronArgs {
 /// with a did-you-mean, missing values, ints and floats that do not parse, choices).
 ParsedMegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& source);
 
-/// Python's int() and float() of a decimal text (no underscores or spaces), or nullopt.
+/// --moe-layer-freq as Megatron-LM evaluates it (moe_layer_freq.cpp): one entry per layer of
+/// `layers`, 1 = MoE, 0 = dense, 2 = any other integer; budget::Error (through p.fail) for a text
+/// Megatron refuses, one not understood here, or a pattern of another length than `layers`.
+std::vector<std::uint8_t> megatron_moe_layer_pattern(const ParsedMegatronArgs& p, const std::string& text,
+                                                     std::int64_t layers);
+
+/// What Python's int() or float() makes of a text (python_numbers.cpp states the grammar).
+enum class PythonNumberStatus {
+  value,            ///< read; the value is exact (int) or correctly rounded (float)
+  not_a_number,     ///< Python refuses it too (ValueError)
+  too_many_digits,  ///< an int of more than python_int_max_digits digits: Python >= 3.11 refuses it
+  out_of_range,     ///< Python reads it, but not into an int64 (int) or a finite double (float: inf)
+  non_finite,       ///< inf, infinity or nan spelled out (float): Python reads it; refused here
+};
+/// sys.int_info.default_max_str_digits (Python >= 3.11): int() of more digits raises ValueError.
+constexpr std::size_t python_int_max_digits = 4300;
+struct PythonInt {
+  PythonNumberStatus status;
+  std::int64_t value;
+};
+struct PythonFloat {
+  PythonNumberStatus status;
+  double value;
+};
+/// Python's int(text) (base 10) and float(text): whitespace around, '_' between digits, any length.
+PythonInt read_python_int(std::string_view text);
+PythonFloat read_python_float(std::string_view text);
+/// The value when the status is `value`, else nullopt.
 std::optional<std::int64_t> python_int(const std::string& text);
 std::optional<double> python_float(const std::string& text);
 

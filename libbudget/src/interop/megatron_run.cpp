@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "base/checked_math.hpp"
 #include "base/json_reader.hpp"
 #include "interop/megatron_reader.hpp"
 
@@ -19,6 +20,26 @@ std::int64_t positive_arg(const ParsedMegatronArgs& p, const std::string& dest, 
   const std::optional<std::int64_t> v = p.integer(dest);
   if (!v) return fallback;
   if (*v < 1) p.fail(dest, fmt::format("{} is below 1", *v));
+  return *v;
+}
+
+/// a · b of sizes the arguments give (TP·CP, PP · layers per virtual stage, MBS·DP), exactly, or
+/// budget::Error naming the product and the file (base/checked_math.hpp): never a wrapped value,
+/// which as a divisor was a SIGFPE.
+std::int64_t args_product(const ParsedMegatronArgs& p, std::int64_t a, std::int64_t b, std::string_view quantity) {
+  try {
+    return detail::checked_mul(a, b, quantity);
+  } catch (const Error& e) {
+    throw e.with_source(p.source);
+  }
+}
+
+/// --decoder-first/last-pipeline-num-layers: at least 1 (transformer_config.py:2303 and :2319 at
+/// d98e8a64 raise "must be larger than 0"); -1 when not given.
+std::int64_t stage_layers_arg(const ParsedMegatronArgs& p, const std::string& dest) {
+  const std::optional<std::int64_t> v = p.integer(dest);
+  if (!v) return -1;
+  if (*v <= 0) p.fail(dest, fmt::format("{} is not above 0 (Megatron-LM: \"must be larger than 0\")", *v));
   return *v;
 }
 
@@ -36,16 +57,17 @@ void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& confi
   }
   if (p.has("num_layers_per_virtual_pipeline_stage")) {
     const std::int64_t per = positive_arg(p, "num_layers_per_virtual_pipeline_stage", 1);
-    if (config.num_layers % (l.pp * per) != 0) {
+    const std::int64_t chunk_layers = args_product(p, l.pp, per, "PP x --num-layers-per-virtual-pipeline-stage");
+    if (config.num_layers % chunk_layers != 0) {
       p.fail("num_layers_per_virtual_pipeline_stage",
-             fmt::format("{} layers do not divide by PP · {} = {}", config.num_layers, per, l.pp * per));
+             fmt::format("{} layers do not divide by PP · {} = {}", config.num_layers, per, chunk_layers));
     }
-    l.virtual_stages = config.num_layers / (l.pp * per);
+    l.virtual_stages = config.num_layers / chunk_layers;
   }
   l.embedding_in_split = p.has("account_for_embedding_in_pipeline_split");
   l.loss_in_split = p.has("account_for_loss_in_pipeline_split");
-  if (const auto first = p.integer("decoder_first_pipeline_num_layers")) l.first_stage_layers = *first;
-  if (const auto last = p.integer("decoder_last_pipeline_num_layers")) l.last_stage_layers = *last;
+  l.first_stage_layers = stage_layers_arg(p, "decoder_first_pipeline_num_layers");
+  l.last_stage_layers = stage_layers_arg(p, "decoder_last_pipeline_num_layers");
   if (!l.pipeline_layout.empty() && l.virtual_stages == 1) {
     const std::size_t stages = parse_pipeline_layout(l.pipeline_layout, p.source).size();
     if (stages % static_cast<std::size_t>(l.pp) != 0) {
@@ -58,7 +80,7 @@ void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& confi
 
 /// DP = N / (TP·CP·PP), micro-batches = GBS / (MBS·DP) (Megatron's default GBS: MBS·DP).
 void read_megatron_batch(const ParsedMegatronArgs& p, std::int64_t gpus, ParallelLayout& l, MegatronRun& run) {
-  const std::int64_t group = l.tp * l.cp * l.pp;
+  const std::int64_t group = args_product(p, args_product(p, l.tp, l.cp, "TP x CP"), l.pp, "TP x CP x PP");
   if (gpus < 1) throw Error("the GPU count (--gpus) is needed to read Megatron-LM's arguments", p.source);
   if (gpus % group != 0) {
     throw Error(fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}: DP = N/(TP·CP·PP) is not whole", gpus,
@@ -68,14 +90,15 @@ void read_megatron_batch(const ParsedMegatronArgs& p, std::int64_t gpus, Paralle
   l.gpus = gpus;
   l.dp = gpus / group;
   l.micro_batch_size = positive_arg(p, "micro_batch_size", 1);
-  run.global_batch_size = positive_arg(p, "global_batch_size", l.micro_batch_size * l.dp);
-  if (run.global_batch_size % (l.micro_batch_size * l.dp) != 0) {
+  const std::int64_t sequences_per_micro_batch = args_product(p, l.micro_batch_size, l.dp, "--micro-batch-size x DP");
+  run.global_batch_size = positive_arg(p, "global_batch_size", sequences_per_micro_batch);
+  if (run.global_batch_size % sequences_per_micro_batch != 0) {
     p.fail("global_batch_size", fmt::format("{} sequences do not divide by MBS·DP = {}·{} = {}: the micro-batch count "
                                             "is not whole",
                                             run.global_batch_size, l.micro_batch_size, l.dp,
-                                            l.micro_batch_size * l.dp));
+                                            sequences_per_micro_batch));
   }
-  l.micro_batches = run.global_batch_size / (l.micro_batch_size * l.dp);
+  l.micro_batches = run.global_batch_size / sequences_per_micro_batch;
   if (!p.has("seq_length")) throw Error("--seq-length is needed (Megatron requires it for GPT)", p.source);
   l.seq_len = positive_arg(p, "seq_length", 4096);
   if (const auto max_pos = p.integer("max_position_embeddings"); max_pos && *max_pos < l.seq_len) {

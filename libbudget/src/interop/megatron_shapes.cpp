@@ -1,91 +1,18 @@
 // Model-shape arguments against the config (budget/megatron_args.hpp): a given shape argument must
 // agree with the config or is refused naming both values. Arguments not given are not checked
 // (Megatron's own defaults then build its model; docs/megatron.md says which matter).
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/text_escape.hpp"
 #include "interop/megatron_reader.hpp"
 
 namespace budget::interop_detail {
 namespace {
-
-/// _eval_pattern's list expressions (megatron/training/arguments.py:245-253 at d98e8a64): an int N
-/// (every N-th layer MoE, from the first) or a Python expression of lists [a, b], *N, + and
-/// parentheses over the characters ,0-9[]()+*. A small recursive parser of exactly that grammar.
-struct MoeFreqParser {
-  std::string s;
-  std::size_t at = 0;
-  bool ok = true;
-
-  std::vector<long> expr() {
-    std::vector<long> v = term();
-    while (ok && at < s.size() && s[at] == '+') {
-      ++at;
-      const std::vector<long> w = term();
-      v.insert(v.end(), w.begin(), w.end());
-    }
-    return v;
-  }
-  std::vector<long> term() {
-    std::vector<long> v = atom();
-    while (ok && at < s.size() && s[at] == '*') {
-      ++at;
-      const long n = number();
-      if (n < 0 || n > (1 << 20) || v.size() * static_cast<std::size_t>(n) > (std::size_t{1} << 20)) ok = false;
-      if (!ok) return {};
-      std::vector<long> r;
-      for (long k = 0; k < n; ++k) r.insert(r.end(), v.begin(), v.end());
-      v = r;
-    }
-    return v;
-  }
-  std::vector<long> atom() {
-    if (at < s.size() && s[at] == '(') {
-      ++at;
-      std::vector<long> v = expr();
-      if (at >= s.size() || s[at] != ')') ok = false;
-      ++at;
-      return v;
-    }
-    if (at < s.size() && s[at] == '[') {
-      ++at;
-      std::vector<long> v;
-      while (ok && at < s.size() && s[at] != ']') {
-        v.push_back(number());
-        if (at < s.size() && s[at] == ',') ++at;
-      }
-      if (at >= s.size()) ok = false;
-      ++at;
-      return v;
-    }
-    ok = false;
-    return {};
-  }
-  long number() {
-    const std::size_t start = at;
-    long n = 0;
-    while (at < s.size() && s[at] >= '0' && s[at] <= '9' && at - start < 9) n = n * 10 + (s[at++] - '0');
-    if (at == start) ok = false;
-    return n;
-  }
-};
-
-/// Which layers are MoE by --moe-layer-freq (1 = MoE).
-std::vector<long> megatron_moe_pattern(const ParsedMegatronArgs& p, const std::string& text, std::int64_t layers) {
-  if (const auto n = python_int(text)) {
-    if (*n < 1) p.fail("moe_layer_freq", "is below 1");
-    std::vector<long> v;
-    for (std::int64_t i = 0; i < layers; ++i) v.push_back(i % *n == 0 ? 1 : 0);
-    return v;
-  }
-  MoeFreqParser parser{text};
-  std::vector<long> v = parser.expr();
-  if (!parser.ok || parser.at != text.size()) p.fail("moe_layer_freq", fmt::format("\"{}\" is not a list expression", text));
-  return v;
-}
 
 void check_megatron_int(const ParsedMegatronArgs& p, const std::string& dest, std::int64_t expected,
                         const std::string& what, MegatronRun& run) {
@@ -130,12 +57,12 @@ void check_megatron_ffn_shapes(const ParsedMegatronArgs& p, const ArchConfig& c,
   check_megatron_int(p, "moe_shared_expert_intermediate_size", f.num_shared_experts * f.shared_expert_dim,
                      "total shared-expert width", run);
   if (const auto freq = p.text("moe_layer_freq")) {
-    const std::vector<long> pattern = megatron_moe_pattern(p, *freq, c.num_layers);
-    std::vector<long> expected;
+    const std::vector<std::uint8_t> pattern = megatron_moe_layer_pattern(p, *freq, c.num_layers);
+    std::vector<std::uint8_t> expected;
     for (std::int64_t i = 0; i < c.num_layers; ++i) expected.push_back(i < f.first_dense_layers ? 0 : 1);
     if (pattern != expected) {
-      p.fail("moe_layer_freq", fmt::format("\"{}\" disagrees with the config ({} leading dense layers of {})", *freq,
-                                           f.first_dense_layers, c.num_layers));
+      p.fail("moe_layer_freq", fmt::format("\"{}\" disagrees with the config ({} leading dense layers of {})",
+                                           printable_text(*freq, 80), f.first_dense_layers, c.num_layers));
     }
     run.checked.push_back("--moe-layer-freq");
   }

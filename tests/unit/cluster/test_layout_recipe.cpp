@@ -252,3 +252,24 @@ TEST_CASE("cluster ranking: at the team's layout where valid and fitting, else s
     CHECK(std::string(e.source()) == no_baseline_layout_source);  // nothing fits 6 GiB at all
   }
 }
+
+TEST_CASE("cluster ranking: a team layout whose TP·CP·PP passes 64 bits is searched, never multiplied",
+          "[cluster][search]") {
+  // TP = CP = 2^32 + 1: TP·CP = 2^64 + 2^33 + 1 wrapped to 2^33 + 1 (signed overflow), which divided
+  // nothing and let resolve_layout's refusal end the whole ranking; now formed within 2^40 only.
+  const ArchConfig base = test::paper_200m_baseline();
+  const ClusterSpec cluster = recipe_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o;
+  o.gpus = 8;
+  o.global_batch_tokens = 8 * 4096 * 4;
+  o.recipe = fp8_recipe();
+  ParallelLayout team = recipe_template(o.recipe);
+  team.tp = team.cp = (std::int64_t{1} << 32) + 1;
+  team.seq_len = 4096;
+  o.team_layout = team;
+  const ClusterRanking r = rank_by_cluster_time(recipe_model(Fp8Recipe::tensorwise), base, {}, cluster, o);
+  REQUIRE(r.baseline.found);
+  CHECK_FALSE(r.baseline.at_team_layout);
+  CHECK_THAT(r.baseline.layout_choice,
+             Catch::Contains("8 GPUs do not divide by its TP·CP·PP = 4294967297·4294967297·1"));
+}
