@@ -56,6 +56,7 @@ def batch_tokens(plan):
 
 
 def build_reference_weights(plan):
+    """The module with the run's weights: built after torch.manual_seed(seed), on every rank and for the reference."""
     torch.manual_seed(plan["seed"])
     return build_model(plan["config"], dtype=torch.float32)
 
