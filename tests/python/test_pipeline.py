@@ -57,12 +57,13 @@ def _peaks(result):
 
 def test_three_placements_at_pp2():
     tied = dict(json.load(open(TINY)), tie_embeddings=True)
-    in_chunk, wrap, replicated, tied_wrap, unsummed = _runs(2, [
+    in_chunk, wrap, replicated, tied_wrap, uneven, unsummed = _runs(2, [
         dict(vp=2, micro_batches=4, loop_placement="in_chunk"), dict(vp=3, micro_batches=4, loop_placement="wrap"),
         dict(vp=1, micro_batches=4, loop_placement="replicated"),
         dict(config=tied, vp=3, micro_batches=2, loop_placement="wrap"),
+        dict(vp=2, micro_batches=6, loop_placement="replicated", chunk_layers=[4, 2, 3, 3]),
         dict(vp=1, micro_batches=4, loop_placement="replicated", all_reduce_copies=False)])
-    for result in (in_chunk, wrap, replicated, tied_wrap):
+    for result in (in_chunk, wrap, replicated, tied_wrap, uneven):
         _assert_proves_the_schedule(result)
     # Tied embeddings: the matrix is the embedding on rank 0 and the LM head on rank 1, all-reduced
     # between them as Megatron's tied embeddings are.
@@ -96,6 +97,13 @@ def test_three_placements_at_pp2():
     assert sum(row["stored_parameters"] for row in replicated["ranks"]) > _module_parameters()
     # Non-interleaved 1F1B: rank s keeps min(P − s, m) micro-batches: 2 × 6 and 1 × 6.
     assert _peaks(replicated) == [12, 6]
+    # An uneven split, m = 6 (three groups of P): c0=r0 {1..4}, c1=r1 {5, 6}, c2=r0 {3, 4, 5},
+    # c3=r1 {6, 7, 8}. Layers 3, 4 run twice on rank 0 and 6 twice on rank 1 (one copy each); only
+    # layer 5 has copies on both ranks. Rank 0 (chunks of 4 and 3 layers): 4 warm-up forwards
+    # (4 + 4 + 3 + 3 = 14), then steady forwards add 4, 4, 3, 3, ... and backwards free 3, 3, 4, 4, ...:
+    # 18, 15, 19, 16, 19, 15, 18, ...: a peak of 19.
+    assert uneven["replicated_layers"] == [5] and uneven["all_reduce_groups"] == [[0, 1]]
+    assert _peaks(uneven)[0] == 19
 
 
 def test_three_placements_at_pp4():
