@@ -4,8 +4,10 @@ pipeline ranks, and the order of forward and backward steps of Megatron-Core's 1
 Conventions (Megatron-Core at d98e8a64, megatron/core/pipeline_parallel/schedules.py):
 
 - P pipeline ranks, V model chunks a rank, K = P·V global chunks. Global chunk c = v·P + s is local
-  chunk v of rank s (c mod P = s); the executed layers run through chunks 0, 1, ..., K − 1 in order
-  (Megatron's virtual pipeline: chunk c's output is chunk c + 1's input).
+  chunk v of rank s (c mod P = s: the layer offset of virtual stage v on rank s is
+  v·L/V + s·L/(P·V) = (v·P + s)·L/(P·V), megatron/core/transformer/transformer_layer.py:199-202);
+  the executed layers run through chunks 0, 1, ..., K − 1 in order (chunk c's output is chunk c + 1's
+  input).
 - V ≥ 2: the interleaved schedule (forward_backward_pipelining_with_interleaving), with the default
   microbatch_group_size_per_vp_stage = P (model_parallel_config.py:567-568). m must be a multiple of
   P (schedules.py:1160-1180: the group size lies in [P, m] and the last group is full or ≥ P).
