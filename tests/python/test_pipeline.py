@@ -148,6 +148,14 @@ def test_refusals_name_the_argument_and_what_is_allowed():
             assert error.source == argument and allowed in str(error), (kwargs, str(error))
         else:
             raise AssertionError(f"{kwargs} was accepted")
+    big = dict(json.load(open(TINY)), hidden_size=1024)
+    big["attention"] = {"num_heads": 8, "head_dim": 128}
+    try:
+        pipeline.make_plan(big, 2, loop_placement="wrap", vp=3)
+    except budget.Error as error:
+        assert "allowed: at most 20,000,000" in str(error), str(error)
+    else:
+        raise AssertionError("a 37M-parameter config was accepted")
     loopless = json.load(open(TINY))
     del loopless["loop"]
     try:

@@ -40,11 +40,14 @@ from .pipeline_rank import batch_tokens, build_reference_weights, worker
 SCHEMA_VERSION = 1
 TOLERANCE = 1e-5
 MAX_RANKS = 32
+# Every rank builds the whole module in fp32 on the CPU before keeping its share: a bound that keeps
+# P processes of weights and gradients within a few GB (the executor is for small configs).
+MAX_PARAMETERS = 20_000_000
 PROG = "python3 -m budget.torch.pipeline"
 
 
 def _argument_error(argument, message):
-    """A budget.Error about a command-line argument or keyword (source = its name)."""
+    """A budget.Error about a command-line argument or keyword, or a whole config (source = its name)."""
     error = budget.Error(f"{argument}: {message}")
     error.source = error.file = argument
     error.path = ""
@@ -67,6 +70,10 @@ def make_plan(config, pp, vp=1, micro_batches=None, loop_placement="in_chunk", c
     if native.get("vocab_size", 0) < 1:
         raise _error("/vocab_size", "the pipeline executor's loss needs token ids; allowed: vocab_size > 0",
                      source=source)
+    parameters = sum(p.numel() for p in model.parameters())
+    if parameters > MAX_PARAMETERS:
+        raise _argument_error(source, f"{parameters:,} parameters; allowed: at most {MAX_PARAMETERS:,} (every CPU "
+                                      "process of the pipeline executor builds the whole module)")
     if micro_batches is None:
         micro_batches = pp
     for name, value, low, high in (("--pp", pp, 2, MAX_RANKS), ("--vp", vp, 1, None),
@@ -85,7 +92,9 @@ def make_plan(config, pp, vp=1, micro_batches=None, loop_placement="in_chunk", c
         plan_mod.check_micro_batches(pp, vp, micro_batches)
         if chunk_layers is None:
             chunk_layers = plan_mod.default_split(loop, pp, vp, loop_placement)
-        chunk_layers = [int(n) for n in chunk_layers]
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in chunk_layers):
+            raise plan_mod.PlanError("--chunk-layers", f"{chunk_layers!r}; allowed: integers, one a chunk")
+        chunk_layers = list(chunk_layers)
         plan_mod.check_split(loop, pp, vp, loop_placement, chunk_layers)
     except plan_mod.PlanError as refusal:
         raise _argument_error(refusal.argument, refusal.message) from None
