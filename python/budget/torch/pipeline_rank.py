@@ -146,9 +146,9 @@ def _run_steps(model, plan, rank, tokens, tracker):
 
 def _all_reduce_copies(model, plan, rank, groups, holders):
     """Sums the gradients of every parameter stored on several ranks (holders: name → ranks) among
-    those ranks (Megatron's tied-embedding all-reduce, finalize_model_grads.py), one flat buffer per
-    set of ranks, the sets in one global order (so that overlapping groups cannot deadlock).
-    Returns the sets."""
+    those ranks, as Megatron sums a tied embedding's two copies (megatron/core/distributed/
+    finalize_model_grads.py:164-258 at d98e8a64): one flat buffer per set of ranks, the sets in one
+    global order (so that overlapping groups cannot deadlock). Returns the sets."""
     buckets = collections.defaultdict(list)
     for name, ranks in holders.items():
         if len(ranks) > 1:
