@@ -7,6 +7,8 @@ Needs PyTorch (Debian: python3-torch); the rest of the package `budget` works wi
     budget.torch.parameter_counts(model)["non_embedding_total"]   # = budget.account(...)["params"]["non_embedding_total"]
 
 `python3 -m budget.torch.layer_time CFG... --out F` times one layer's training step on CUDA.
+`python3 -m budget.torch.pipeline CFG --pp P --vp V --micro-batches M --loop-placement wrap --check` runs a
+looped model through Megatron-Core's pipeline schedule on CPU processes (gloo) and checks it.
 """
 
 try:
