@@ -65,6 +65,9 @@ struct MegatronLog {
   };
   std::vector<std::string> arguments;
   std::vector<std::string> derived;  ///< printed destinations Megatron's parser does not have
+  /// printed arguments of a feature the block prints off (fp8_recipe with fp8 None, ...), left out
+  /// of `arguments`: "dest value (feature value: where Megatron reads it)"
+  std::vector<std::string> left_out;
   std::vector<Iteration> iterations;
   double max_allocated_mib = -1;
   /// The median elapsed time of the logged iterations after the first (which includes start-up), in

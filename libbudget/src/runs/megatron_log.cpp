@@ -43,71 +43,17 @@ std::string trimmed(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-/// Python's str() of a list, "['a', 'b']" or "[1, 2]", as its items ("" items dropped).
-std::vector<std::string> python_list_items(const std::string& value) {
-  std::vector<std::string> items;
-  std::string inner = value.substr(1, value.size() - 2);
-  std::size_t start = 0;
-  while (start <= inner.size()) {
-    const std::size_t end = std::min(inner.find(',', start), inner.size());
-    std::string item = trimmed(std::string_view(inner).substr(start, end - start));
-    if (item.size() >= 2 && (item.front() == '\'' || item.front() == '"') && item.back() == item.front()) {
-      item = item.substr(1, item.size() - 2);
-    }
-    if (!item.empty()) items.push_back(item);
-    start = end + 1;
-  }
-  return items;
-}
+/// One printed argument of the block, kept until the block ends (the feature-off rules read the others).
+struct PrintedLine {
+  const MegatronArgument* argument = nullptr;
+  std::string dest, value;
+  std::size_t number = 0;
+};
 
-/// The command-line words of one printed argument (the rules above); nothing when it is left out.
-std::vector<std::string> argument_words(const MegatronArgument& a, const std::string& value) {
-  const auto named = [&a](bool negative) -> const std::string* {
-    for (const std::string& n : a.names) {
-      const bool is_negative = n.rfind("--no-", 0) == 0 || n.rfind("--disable-", 0) == 0;
-      if (is_negative == negative) return &n;
-    }
-    return nullptr;
-  };
-  if (value == "None") return {};
-  if (a.arity == "0") {
-    const std::string* name = value == "True" ? named(false) : value == "False" ? named(true) : nullptr;
-    // A store_false flag printed True (or a store_true printed False) is at its default.
-    if (name == nullptr) return {};
-    return {*name};
-  }
-  const std::string& flag = a.names.front();
-  if (a.arity != "+" && a.arity != "*" && !value.empty() && value.front() == '[') {
-    // A list Megatron evaluated from its argument (--moe-layer-freq): given back without the spaces
-    // Python's str() puts after the commas.
-    std::string compact;
-    for (const char c : value) {
-      if (c != ' ') compact += c;
-    }
-    return {flag, compact};
-  }
-  if (a.arity == "+" || a.arity == "*") {
-    if (value.size() < 2 || value.front() != '[' || value.back() != ']') return {flag, value};
-    std::vector<std::string> items = python_list_items(value);
-    if (items.empty()) return {};
-    items.insert(items.begin(), flag);
-    return items;
-  }
-  return {flag, value};
-}
-
-/// Megatron's arguments by destination (the first of a destination's rows).
-const std::map<std::string, const MegatronArgument*>& arguments_by_dest() {
-  static const std::map<std::string, const MegatronArgument*> table = [] {
-    std::map<std::string, const MegatronArgument*> t;
-    for (const MegatronArgument& a : megatron_arguments()) t.emplace(a.dest, &a);
-    return t;
-  }();
-  return table;
-}
-
-/// One line of the arguments block: "  dest ..... value".
-void read_argument_line(std::string_view line, std::size_t number, const std::string& source, MegatronLog& log) {
+/// The name and value of "  dest ..... value", or of "  dest  value": _print_args pads with
+/// 48 − len(dest) dots, none for a destination of 48 characters or more.
+std::pair<std::string, std::string> split_argument_line(std::string_view line, std::size_t number,
+                                                        const std::string& source) {
   const std::string text = trimmed(line);
   const std::size_t space = text.find(' ');
   if (text.empty() || space == std::string::npos) {
@@ -115,17 +61,23 @@ void read_argument_line(std::string_view line, std::size_t number, const std::st
   }
   const std::string dest = text.substr(0, space);
   std::size_t rest = text.find_first_not_of(' ', space);
+  if (rest != std::string::npos && text[rest] != '.' && dest.size() >= 48) return {dest, trimmed(std::string_view(text).substr(rest))};
   if (rest == std::string::npos || text[rest] != '.') {
     throw Error(fmt::format("line {}: expected the dots after \"{}\"", number, printable_text(dest)), source);
   }
   rest = text.find_first_not_of('.', rest);
-  const std::string value = rest == std::string::npos ? std::string() : trimmed(std::string_view(text).substr(rest));
-  const auto it = arguments_by_dest().find(dest);
-  if (it == arguments_by_dest().end()) {
+  return {dest, rest == std::string::npos ? std::string() : trimmed(std::string_view(text).substr(rest))};
+}
+
+void read_argument_line(std::string_view line, std::size_t number, const std::string& source, MegatronLog& log,
+                        std::vector<PrintedLine>& printed) {
+  const auto [dest, value] = split_argument_line(line, number, source);
+  const MegatronArgument* found = interop_detail::megatron_argument_by_dest(dest);
+  if (found == nullptr) {
     log.derived.push_back(dest);
     return;
   }
-  const MegatronArgument& a = *it->second;
+  const MegatronArgument& a = *found;
   if (value.empty()) {
     // Python prints the empty string as nothing: only a string argument can print no value.
     // Arguments this tool does not model (--wandb-project's default '', ...) are left out; one it
@@ -136,7 +88,21 @@ void read_argument_line(std::string_view line, std::size_t number, const std::st
                             kind),
                 source);
   }
-  for (std::string& w : argument_words(a, value)) log.arguments.push_back(std::move(w));
+  printed.push_back({&a, dest, interop_detail::printed_parser_value(a, value), number});
+}
+
+/// The block's words, once every line is read: an argument of a feature the block prints off is left
+/// out (interop_detail::printed_feature_off_reason()) and listed in log.left_out.
+void arguments_to_words(const std::vector<PrintedLine>& printed, MegatronLog& log) {
+  std::map<std::string, std::string> values;
+  for (const PrintedLine& p : printed) values[p.dest] = p.value;
+  for (const PrintedLine& p : printed) {
+    if (const auto reason = interop_detail::printed_feature_off_reason(p.dest, values)) {
+      if (p.value != "None") log.left_out.push_back(fmt::format("{} {} ({})", p.dest, p.value, *reason));
+      continue;
+    }
+    for (std::string& w : interop_detail::printed_argument_words(*p.argument, p.value)) log.arguments.push_back(std::move(w));
+  }
 }
 
 /// The number after `label` in `line` (up to the next '|'), or nullopt when the label is absent.
@@ -178,6 +144,7 @@ MegatronLog parse_megatron_log(std::string_view text, const std::string& source)
   MegatronLog log;
   bool in_arguments = false, seen_arguments = false;
   std::size_t number = 0, start = 0;
+  std::vector<PrintedLine> printed;
   while (start < text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, end - start);
@@ -190,8 +157,9 @@ MegatronLog parse_megatron_log(std::string_view text, const std::string& source)
     } else if (t == arguments_end) {
       if (!in_arguments) throw Error(fmt::format("line {}: the end of an arguments block that did not begin", number), source);
       in_arguments = false;
+      arguments_to_words(printed, log);
     } else if (in_arguments) {
-      read_argument_line(line, number, source, log);
+      read_argument_line(line, number, source, log, printed);
     } else if (line.find("elapsed time per iteration (ms):") != std::string_view::npos) {
       read_iteration_line(line, number, source, log);
     } else if (line.find("memory (MB)") != std::string_view::npos) {
