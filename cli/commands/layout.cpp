@@ -39,6 +39,7 @@
 #include "option_checks.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
+#include "recipe_file_option.hpp"
 #include "budget_render/table.hpp"
 
 namespace budget::cli {
@@ -65,6 +66,7 @@ struct LayoutOptions {
   int top = 5;
   bool layout_given = true;
   std::string megatron_args;  ///< --megatron-args FILE: the layout from Megatron-LM's arguments
+  bool bridge_config = false;  ///< the file is --bridge-config's Megatron-Bridge YAML
   std::string megatron_out;   ///< --megatron-out FILE: the layout written as Megatron-LM's arguments
   std::string fp8_recipe = "none";
   bool cuda_graphs = false;
@@ -183,7 +185,7 @@ std::vector<std::string> megatron_notes(const std::string& path, const MegatronR
     for (const std::string& s : v) out += (out.empty() ? "" : "; ") + s;
     return out.empty() ? std::string("none") : out;
   };
-  return {fmt::format("Megatron-LM arguments ({}): modelled: {}", path, list(run.modelled)),
+  return {fmt::format("{} ({}): modelled: {}", run.bridge.given ? "Megatron-Bridge config, as Megatron-LM arguments" : "Megatron-LM arguments", path, list(run.modelled)),
           "checked against the config: " + list(run.checked), "read, effect not modelled: " + list(run.read),
           "not modelled (change nothing here): " + list(run.not_modelled)};
 }
@@ -409,7 +411,7 @@ void run_layout(LayoutOptions o) {
   ParallelLayout layout = o.layout;
   CommOverlap overlap = parse_overlap(o.overlap);
   if (!o.megatron_args.empty()) {
-    result.megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
+    result.megatron = load_team_recipe(o.megatron_args, o.bridge_config, config, o.layout.gpus);
     layout = result.megatron->layout;
     overlap = result.megatron->overlap;
     // The attention at the file's --seq-length (the workload's document mask only at its own length).
@@ -474,7 +476,7 @@ void run_search(LayoutOptions o) {
   if (!o.megatron_args.empty()) {
     // The file's recipe held (docs/megatron.md): its batch, sequence, recompute, precision, optimizer,
     // overlap; its parallel sizes are the search's to choose.
-    megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
+    megatron = load_team_recipe(o.megatron_args, o.bridge_config, config, o.layout.gpus);
     o.layout.seq_len = megatron->layout.seq_len;
     o.seq_len_given = true;
   }
@@ -517,7 +519,7 @@ void run_search(LayoutOptions o) {
 }
 
 /// The options --megatron-args gives itself: refused beside it.
-void refuse_beside_megatron_args(const CLI::App& cmd) {
+void refuse_beside_megatron_args(const CLI::App& cmd, bool bridge) {
   for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
                            "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer",
                            "--precision", "--cross-entropy-fusion", "--capacity-factor", "--vocab-divisible-by",
@@ -526,7 +528,7 @@ void refuse_beside_megatron_args(const CLI::App& cmd) {
                            "--main-params-dtype", "--exp-avg-dtype", "--exp-avg-sq-dtype", "--imbalance",
                            "--global-batch-tokens"}) {
     if (cmd.count(name) > 0) {
-      throw_option_dependency_error("layout", fmt::format("{} and --megatron-args both give it; give one", name));
+      throw_option_dependency_error("layout", fmt::format("{} and {} both give it; give one", name, recipe_file_option(bridge)));
     }
   }
 }
@@ -543,7 +545,7 @@ void check_search_options(const CLI::App& cmd, const LayoutOptions& o) {
     }
   }
   if (cmd.count("--gpus") == 0) throw_option_dependency_error("layout", "--search needs --gpus");
-  if (!o.megatron_args.empty()) refuse_beside_megatron_args(cmd);
+  if (!o.megatron_args.empty()) refuse_beside_megatron_args(cmd, o.bridge_config);
 }
 
 void add_layout_command(CLI::App& app) {
@@ -609,6 +611,7 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--megatron-args", o->megatron_args,
                   "Megatron-LM's arguments (shell words, or the bash-array file export --to megatron writes): the "
                   "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
+  add_bridge_config_option(*cmd, o->megatron_args, o->bridge_config, "the layout and recipe as --megatron-args; needs --gpus");
   cmd->add_option("--megatron-out", o->megatron_out,
                   "Write the layout (with a search: the best one) as Megatron-LM's arguments (MODEL_ARGS and "
                   "TRAINING_ARGS bash arrays)");
@@ -651,8 +654,10 @@ void add_layout_command(CLI::App& app) {
       if (cmd->count(name) > 0) o->layout_given = true;
     }
     if (!o->megatron_args.empty()) {
-      refuse_beside_megatron_args(*cmd);
-      if (cmd->count("--gpus") == 0) throw_option_dependency_error("layout", "--megatron-args needs --gpus");
+      refuse_beside_megatron_args(*cmd, o->bridge_config);
+      if (cmd->count("--gpus") == 0) {
+        throw_option_dependency_error("layout", fmt::format("{} needs --gpus", recipe_file_option(o->bridge_config)));
+      }
       run_layout(*o);
       return;
     }

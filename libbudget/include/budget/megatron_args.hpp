@@ -121,6 +121,12 @@ MegatronRun load_bridge_config(const std::string& path, const ArchConfig& config
 /// megatron_fp8_recipe() of a Bridge config file's arguments.
 Fp8Recipe load_bridge_fp8_recipe(const std::string& path);
 
+/// A team's recipe file as a command takes it: `--megatron-args FILE` (load_megatron_args()) or, with
+/// `bridge_config`, `--bridge-config FILE.yaml` (load_bridge_config()); one reader for both options.
+MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const ArchConfig& config, std::int64_t gpus);
+/// load_megatron_fp8_recipe() or load_bridge_fp8_recipe() of the file.
+Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config);
+
 /// The FP8 recipe of Megatron-LM arguments (--fp8-format with --fp8-recipe, Megatron's default
 /// delayed; none without --fp8-format), as read_megatron_args() reads it, without a config: what the
 /// time model of a grid of several baselines is built with. budget::Error as read_megatron_args().

@@ -283,4 +283,12 @@ Fp8Recipe load_bridge_fp8_recipe(const std::string& path) {
   return megatron_fp8_recipe(bridge_config_args(detail::read_text_file(path), path).words, path);
 }
 
+MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const ArchConfig& config, std::int64_t gpus) {
+  return bridge_config ? load_bridge_config(path, config, gpus) : load_megatron_args(path, config, gpus);
+}
+
+Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config) {
+  return bridge_config ? load_bridge_fp8_recipe(path) : load_megatron_fp8_recipe(path);
+}
+
 }  // namespace budget
