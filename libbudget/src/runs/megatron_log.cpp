@@ -35,6 +35,11 @@ namespace {
 
 constexpr std::string_view arguments_begin = "------------------------ arguments ------------------------";
 constexpr std::string_view arguments_end = "-------------------- end of arguments ---------------------";
+// Megatron-Bridge prints its config at start instead (NVIDIA-NeMo/Megatron-Bridge, from 045d1274 to
+// 8544020e: src/megatron/bridge/training/setup.py:498-500, "------- Task Configuration -------",
+// ConfigContainer.print_yaml(), then 34 dashes), read as --bridge-config reads the YAML.
+constexpr std::string_view task_begin = "------- Task Configuration -------";
+constexpr std::string_view task_end = "----------------------------------";
 
 std::string trimmed(std::string_view s) {
   const auto b = s.find_first_not_of(" \t\r");
@@ -138,22 +143,47 @@ void read_iteration_line(std::string_view line, std::size_t number, const std::s
   log.iterations.push_back(it);
 }
 
+/// The Task Configuration's YAML (from line `first`) as the run's Megatron-LM arguments.
+void read_task_configuration(const std::string& yaml, std::size_t first, const std::string& source, MegatronLog& log) {
+  const BridgeConfigArgs args = bridge_config_args(yaml, fmt::format("{} (the Task Configuration from line {})", source, first));
+  log.arguments = args.words;
+  log.left_out.insert(log.left_out.end(), args.left_out.begin(), args.left_out.end());
+  if (args.bridge.parameter_transpose_cache_disabled) {
+    log.notes.push_back("model.disable_parameter_transpose_cache true: read, not modelled");
+  }
+  if (!args.bridge.tp_comm_overlap_cfg.empty()) log.notes.push_back("comm_overlap.tp_comm_overlap_cfg: read, not modelled");
+  for (const auto& [name, value] : args.bridge.env_vars) {
+    log.notes.push_back(fmt::format("env_vars.{} = {}: read, not modelled", name, value));
+  }
+}
+
 }  // namespace
 
 MegatronLog parse_megatron_log(std::string_view text, const std::string& source) {
   MegatronLog log;
-  bool in_arguments = false, seen_arguments = false;
-  std::size_t number = 0, start = 0;
+  bool in_arguments = false, seen_arguments = false, in_task = false;
+  std::size_t number = 0, start = 0, task_first = 0;
   std::vector<PrintedLine> printed;
+  std::string task_yaml;
   while (start < text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
     ++number;
     const std::string t = trimmed(line);
-    if (t == arguments_begin) {
-      if (seen_arguments) throw Error(fmt::format("line {}: a second arguments block", number), source);
-      in_arguments = seen_arguments = true;
+    if (in_task) {
+      if (t == task_end) {
+        in_task = false;
+        read_task_configuration(task_yaml, task_first, source, log);
+      } else {
+        task_yaml.append(line).append("\n");
+      }
+    } else if (t == arguments_begin || t == task_begin) {
+      if (seen_arguments) throw Error(fmt::format("line {}: a second arguments block or Task Configuration", number), source);
+      seen_arguments = true;
+      in_arguments = t == arguments_begin;
+      in_task = !in_arguments;
+      task_first = number + 1;
     } else if (t == arguments_end) {
       if (!in_arguments) throw Error(fmt::format("line {}: the end of an arguments block that did not begin", number), source);
       in_arguments = false;
@@ -169,7 +199,12 @@ MegatronLog parse_megatron_log(std::string_view text, const std::string& source)
     }
   }
   if (in_arguments) throw Error("the arguments block has no end line", source);
-  if (!seen_arguments) throw Error("no arguments block (Megatron-LM prints one at start; arguments.py _print_args)", source);
+  if (in_task) throw Error("the Task Configuration has no end line (34 dashes)", source);
+  if (!seen_arguments) {
+    throw Error("no arguments block (Megatron-LM prints one at start; arguments.py _print_args) and no Task "
+                "Configuration (Megatron-Bridge prints one at start)",
+                source);
+  }
   if (log.iterations.empty()) throw Error("no \"elapsed time per iteration (ms)\" line", source);
   return log;
 }

@@ -141,6 +141,7 @@ void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& 
   } else if (log != nullptr) {
     run.megatron_args = fmt::format("{}", fmt::join(log->arguments, " "));
     runs_detail::read_run_megatron_words(log->arguments, where, run);
+    run.notes.insert(run.notes.end(), log->notes.begin(), log->notes.end());
   } else {
     r.fail("layout", "required key is missing (give \"layout\", \"megatron_args\", \"bridge_config\" or \"megatron_log\")");
   }

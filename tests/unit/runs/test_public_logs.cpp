@@ -1,6 +1,8 @@
 // Megatron-LM and Megatron-Bridge logs as printed (issue 42 item 4): the public log excerpts of
 // tests/data/logs/ (README.md there names the source of each) are read as they are.
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,4 +95,36 @@ TEST_CASE("Megatron-LM log as printed: enum and dtype reprs, defaults of feature
   const MegatronLog odd = parse_megatron_log(open + "  attention_backend ...... AttnBackend.magic\n" + close, "a.log");
   REQUIRE_THROWS_WITH(read_megatron_args(odd.arguments, gpt2_small(), 1, "a.log"),
                       Catch::Contains("--attention-backend") && Catch::Contains("magic"));
+}
+
+TEST_CASE("Megatron-Bridge log as printed: the Task Configuration YAML, iteration, memory and Step Time lines",
+          "[runs][logs]") {
+  const MegatronLog log = load_megatron_log(logs_dir + "/megatron_bridge_formats.log");
+  // Bridge's iteration line is Megatron-LM's (train_utils.py:1088-1133 at 067f987d): two lines; the
+  // step time needs two, the median of the one after the first.
+  REQUIRE(log.iterations.size() == 2);
+  CHECK(log.iterations[1].iteration == 20);
+  CHECK(log.iterations[1].elapsed_ms == 14260.3);
+  CHECK(log.iterations[1].global_batch_size == 512);
+  CHECK(log.step_time_s() == Approx(14.2603));
+  CHECK(log.max_allocated_mib == 12712.43603515625);
+  // The Task Configuration read as --bridge-config reads the same YAML: the same words.
+  std::ifstream in(std::string(BUDGET_SOURCE_DIR) + "/tests/data/bridge/qwen3_30b_a3b_h100_bf16_n16.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const BridgeConfigArgs yaml = bridge_config_args(text.str(), "qwen3.yaml");
+  CHECK(log.arguments == yaml.words);
+  CHECK(has(log.arguments, "--expert-model-parallel-size"));
+  CHECK(std::any_of(log.notes.begin(), log.notes.end(), [](const std::string& n) {
+    return n == "env_vars.NCCL_NVLS_ENABLE = 0: read, not modelled";
+  }));
+  // A Task Configuration without its closing dashes, or beside an arguments block, is refused.
+  const std::string iteration = " iteration 1/2 | elapsed time per iteration (ms): 5.0 |\n";
+  REQUIRE_THROWS_WITH(parse_megatron_log("------- Task Configuration -------\nmodel:\n  num_layers: 2\n" + iteration,
+                                         "b.log"),
+                      Catch::Contains("no end line"));
+  REQUIRE_THROWS_WITH(
+      parse_megatron_log("------- Task Configuration -------\nmodle:\n  num_layers: 2\n"
+                         "----------------------------------\n" + iteration, "b.log"),
+      Catch::Contains("b.log (the Task Configuration from line 2)") && Catch::Contains("did you mean model?"));
 }
