@@ -233,6 +233,7 @@ py::dict megatron_args_dict(const budget::MegatronRun& run) {
   args["checked_against_config"] = run.checked;
   args["read_not_modelled"] = run.read;
   args["not_modelled"] = run.not_modelled;
+  args["attention_mask"] = run.document_mask ? "document" : "causal";
   args["global_batch_size"] = run.global_batch_size;
   return args;
 }

@@ -101,12 +101,20 @@ struct LayoutResult {
 /// The attention of the step time, the one default of `layout` and of the cluster ranking
 /// (layout_attended_keys()): --attended-keys, else the workload's (--workload, default the paper's:
 /// a document mask's mean attended keys, a causal window otherwise; a --seq-len other than the
-/// workload's: causal); the sequence length: --seq-len, else the workload's. Returns what it says.
-std::string resolve_attention(LayoutOptions& o) {
+/// workload's: causal); the sequence length: --seq-len, else the workload's. With a team's recipe file
+/// (`team`), the mask its arguments say (megatron_attention(): causal unless --reset-attention-mask).
+/// Returns what it says.
+std::string resolve_attention(LayoutOptions& o, const MegatronRun* team = nullptr) {
   const Workload w = o.workload.load();
   if (!o.seq_len_given) o.layout.seq_len = w.seq_len;
   if (o.attended_keys_given) {
     return attended_keys_text(o.attended_keys, o.layout.seq_len) + " (--attended-keys)";
+  }
+  if (team != nullptr) {
+    const MegatronAttention a = megatron_attention(*team, w);
+    o.attended_keys = a.attended_keys;
+    return attended_keys_text(o.attended_keys, o.layout.seq_len) + " (" + recipe_file_option(o.bridge_config) +
+           ": " + a.says + ")";
   }
   o.attended_keys = o.layout.seq_len == w.seq_len ? layout_attended_keys(w) : 0.0;
   const bool from_workload = o.attended_keys > 0.0;
@@ -114,6 +122,15 @@ std::string resolve_attention(LayoutOptions& o) {
          (from_workload                  ? " (the workload's document mask; --attended-keys to change)"
           : o.layout.seq_len == w.seq_len ? " (the workload's causal mask)"
                                           : " (--seq-len differs from the workload's)");
+}
+
+/// Whether the step time was priced on the workload's document mask (resolve_attention()): then the
+/// arguments --megatron-out writes ask Megatron-LM for it (--reset-attention-mask: the mask reset at each
+/// end of document), so that --megatron-args of them prices the same attention (megatron_attention()).
+bool priced_on_document_mask(const LayoutOptions& o) {
+  if (o.attended_keys_given || !(o.attended_keys > 0.0)) return false;
+  const Workload w = o.workload.load();
+  return w.attention_mask == AttentionMask::document && w.seq_len == o.layout.seq_len;
 }
 
 /// --overlap: a comma-separated list of tp, ep, cp, pp, dp, or none (default dp).
@@ -264,6 +281,7 @@ nlohmann::ordered_json megatron_args_json(const MegatronRun& run) {
           {"global_batch_size", run.global_batch_size},
           {"modelled", run.modelled},
           {"checked_against_config", run.checked},
+          {"attention_mask", run.document_mask ? "document" : "causal"},
           {"read_not_modelled", run.read},
           {"not_modelled", run.not_modelled}};
 }
@@ -414,11 +432,11 @@ void run_layout(LayoutOptions o) {
     result.megatron = load_team_recipe(o.megatron_args, o.bridge_config, config, o.layout.gpus);
     layout = result.megatron->layout;
     overlap = result.megatron->overlap;
-    // The attention at the file's --seq-length (the workload's document mask only at its own length).
+    // The attention at the file's --seq-length, with the mask its arguments say.
     o.layout.seq_len = layout.seq_len;
     o.seq_len_given = true;
   }
-  result.attention = resolve_attention(o);  // --seq-len defaults to the workload's
+  result.attention = resolve_attention(o, result.megatron ? &*result.megatron : nullptr);  // --seq-len: the workload's
   if (!result.megatron) {
     layout = o.layout;
     apply_native_recipe(o, layout);
@@ -432,6 +450,7 @@ void run_layout(LayoutOptions o) {
     ExportOptions eo;
     eo.seq_length = result.memory.layout.seq_len;
     eo.megatron_training_args = megatron_layout_args(result.memory.layout, overlap);
+    if (priced_on_document_mask(o)) eo.megatron_training_args.push_back("--reset-attention-mask");
     write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
   }
   if (result.megatron) {
@@ -450,6 +469,10 @@ void run_layout(LayoutOptions o) {
     options.attended_keys = o.attended_keys;
     options.communication.max_nodes_per_token = o.max_nodes_per_token;
     options.communication.overlap = overlap;
+    if (result.megatron) {  // group-limited routing (--moe-router-num-groups / -group-topk)
+      options.communication.moe.router_num_groups = result.megatron->router_num_groups;
+      options.communication.moe.router_group_topk = result.megatron->router_group_topk;
+    }
     result.time = cluster_step_time(model, config, result.memory, result.cluster, options);
     if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
   }
@@ -480,7 +503,7 @@ void run_search(LayoutOptions o) {
     o.layout.seq_len = megatron->layout.seq_len;
     o.seq_len_given = true;
   }
-  const std::string attention = resolve_attention(o);
+  const std::string attention = resolve_attention(o, megatron ? &*megatron : nullptr);
   LayoutSearchOptions so;
   so.gpus = o.layout.gpus;
   so.seq_len = o.layout.seq_len;
@@ -495,7 +518,7 @@ void run_search(LayoutOptions o) {
   so.recipe = native_recipe(o);
   if (megatron) {
     so = megatron_search_options(*megatron, o.workload.load(), so, false);
-    so.time.attended_keys = o.attended_keys;  // --attended-keys, else the workload's at the file's length
+    so.time.attended_keys = o.attended_keys;  // --attended-keys, else the mask the file says
   }
   // One FP8 recipe prices memory (the layouts' recipe) and time (the model's GEMMs).
   const TimeModel model(load_calibration_profile(profile), time_model_options(o, so.recipe.base.fp8));
@@ -514,6 +537,7 @@ void run_search(LayoutOptions o) {
     ExportOptions eo;
     eo.seq_length = found.layouts.front().memory.layout.seq_len;
     eo.megatron_training_args = megatron_layout_args(found.layouts.front().memory.layout, so.time.communication.overlap);
+    if (priced_on_document_mask(o)) eo.megatron_training_args.push_back("--reset-attention-mask");
     write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
   }
 }

@@ -86,7 +86,29 @@ struct MegatronRun {
   std::vector<std::string> read;          ///< read, their effect not modelled (with what they change)
   std::vector<std::string> not_modelled;  ///< accepted, change nothing here
   BridgeOnlySettings bridge;              ///< what a Bridge config said beyond Megatron-LM's arguments
+  /// The attention mask the arguments say (megatron_attention()): a document mask with
+  /// --reset-attention-mask (a Bridge config: dataset.reset_attention_mask or inter_document_masking),
+  /// else causal over the whole sequence.
+  bool document_mask = false;
+  /// Group-limited routing (--moe-router-num-groups, --moe-router-group-topk; 0: not given): priced
+  /// through CommOptions::moe (MoeDispatchOptions::router_num_groups, router_group_topk).
+  std::int64_t router_num_groups = 0;
+  std::int64_t router_group_topk = 0;
 };
+
+/// The attention a team's run is priced with (docs/megatron.md, "The attention mask"): Megatron-LM's
+/// GPT dataset masks each sample causally over the whole sequence unless --reset-attention-mask resets
+/// the mask at every end-of-document token (megatron/core/datasets/gpt_dataset.py:800-870 at d98e8a64,
+/// _get_ltor_masks_and_position_ids). Causal: attended_keys 0, the step time's causal window, (s + 1)/2
+/// keys a query. Document mask: the workload's document mask (its mean attended keys), which must be
+/// at the run's --seq-length. `says` is the line the outputs print.
+struct MegatronAttention {
+  double attended_keys = 0.0;  ///< TimeModelOptions::attended_keys (0: causal)
+  std::string says;
+};
+/// budget::Error (naming --reset-attention-mask) when the arguments ask for a document mask and the
+/// workload has none at the run's sequence length.
+MegatronAttention megatron_attention(const MegatronRun& run, const Workload& workload);
 
 /// Reads Megatron-LM arguments (words as megatron_words() gives them) for `config` on `gpus` GPUs.
 /// budget::Error naming `source` and the argument: an argument Megatron does not have (with a
@@ -138,9 +160,10 @@ Fp8Recipe load_megatron_fp8_recipe(const std::string& path);
 /// "The cluster ranking at the team's recipe"): `options` with the recipe held from run.layout (its
 /// precision, FP8, gradient and optimizer dtypes, recompute, distributed optimizer and FSDP, offload,
 /// dispatcher, micro-batch size; LayoutRecipe), the global batch GBS · seq_len tokens, the sequence
-/// length, the overlap and the imbalance of the run; the attended keys the workload's document mask
-/// when its sequence length is the run's, else a causal window; with `price_at_team_layout` the run's
-/// layout as the team's (LayoutSearchOptions::team_layout). budget::Error when GBS · seq_len passes 2^50.
+/// length, the overlap and the imbalance of the run; the attended keys the arguments' mask
+/// (megatron_attention()); with `price_at_team_layout` the run's layout as the team's
+/// (LayoutSearchOptions::team_layout). budget::Error when GBS · seq_len passes 2^50, and as
+/// megatron_attention().
 LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Workload& workload, LayoutSearchOptions options,
                                             bool price_at_team_layout);
 

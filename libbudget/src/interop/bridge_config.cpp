@@ -122,6 +122,12 @@ void read_bridge_field(BridgeRead& r, const std::string& section, const std::str
   }
   const std::string value = python_value(r, path, node);
   const auto negate = [&](const std::string& v) { return v == "True" ? "False" : v == "False" ? "True" : v; };
+  if (row != nullptr && row->kind == BridgeFieldKind::true_sets) {
+    if (value == "True") set_printed(r, dest, value, path, node, BridgeSectionMode::overrides);
+    if (value != "True" && value != "False") bridge_fail(r, path, node, fmt::format("\"{}\" is not true or false", value));
+    r.out.mapped.push_back(fmt::format("{} {} → {}", path, value, value == "True" ? megatron_argument_by_dest(dest)->names.front() : "nothing"));
+    return;
+  }
   if (row != nullptr && row->kind == BridgeFieldKind::grad_reduce) {
     if (value == "None") return;
     if (value != "True" && value != "False") bridge_fail(r, path, node, fmt::format("\"{}\" is not true or false", value));

@@ -15,6 +15,7 @@ enum class BridgeFieldKind {
   negated_flag,  ///< a boolean whose negation is the flag `dest`
   grad_reduce,   ///< grad_reduce_in_fp32: true → --accumulate-allreduce-grads-in-fp32, false → --grad-reduce-in-bf16
   bridge_only,   ///< no Megatron-LM argument says it: recorded in BridgeOnlySettings
+  true_sets,     ///< true sets the flag `dest` (over the other sections); false says nothing
 };
 
 /// One row of the mapping table.

@@ -52,6 +52,9 @@ constexpr BridgeFieldRow bridge_field_rows[] = {
     {"ddp", "check_for_nan_in_grad", "check_for_nan_in_loss_and_grad", K::argument,
      "MCore distributed_data_parallel_config.py"},
     {"dataset", "sequence_length", "seq_length", K::argument, "MCore gpt_dataset.py (GPTDatasetConfig)"},
+    {"dataset", "inter_document_masking", "reset_attention_mask", K::true_sets,
+     "Megatron-LM@2a75ac12 megatron/core/datasets/gpt_dataset.py:80,287 (attention restricted to each document, "
+     "as --reset-attention-mask restricts it: a document mask)"},
     {"comm_overlap", "tp_comm_overlap_cfg", "tp_comm_overlap_cfg", K::bridge_only,
      "src/megatron/bridge/training/comm_overlap.py:377 (userbuffer settings per GEMM)"},
 };
