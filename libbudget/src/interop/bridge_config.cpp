@@ -105,9 +105,14 @@ void read_bridge_only(BridgeRead& r, const BridgeFieldRow& row, const std::strin
     set_printed(r, std::string(row.dest), node.Scalar(), path, node, BridgeSectionMode::unless_null);
     return;
   }
-  YAML::Emitter flow;
-  flow << YAML::Flow << node;
-  b.tp_comm_overlap_cfg = flow.c_str();
+  // The settings' names only (one level: a YAML alias is never expanded).
+  if (!node.IsMap()) bridge_fail(r, path, node, "expected a file name or the userbuffer settings (a mapping)");
+  std::string names;
+  for (const auto& item : node) {
+    if (!item.first.IsScalar()) bridge_fail(r, path, item.first, "a setting's name is not a single value");
+    names += (names.empty() ? "" : ", ") + item.first.Scalar();
+  }
+  b.tp_comm_overlap_cfg = "{" + names + "}";
 }
 
 void read_bridge_field(BridgeRead& r, const std::string& section, const std::string& field, const YAML::Node& node,
@@ -200,7 +205,54 @@ void apply_bridge_tp_overlap_rule(BridgeRead& r) {
                                        tp_below_2 ? "TP < 2" : "sequence_parallel false"));
 }
 
+/// The nesting yaml-cpp will recurse through, bounded before it parses (a config is 4 levels deep;
+/// 16 MiB of "[" would overflow the stack): flow brackets at most 64 deep and no line indented past
+/// 256 columns (64 levels of 4). Brackets inside quoted scalars and comments do not count; a quote
+/// opens a scalar only where YAML lets one begin (after indentation, ": ", "- ", "[", "{", ",", "?").
+/// budget::Error naming the line.
+void check_bridge_yaml_nesting(std::string_view text, const std::string& source) {
+  std::size_t line = 1, column = 0, depth = 0;
+  char quote = 0, previous = ' ';  // the last character outside blanks on this line, ' ' at its start
+  bool indent = true, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      indent = true;
+      previous = ' ';
+      continue;
+    }
+    indent = indent && c == ' ';
+    if (indent && ++column > 256) throw Error(fmt::format("line {}: indented past 256 columns", line), source);
+    if (quote != 0) {
+      if (quote == '"' && c == '\\' && !escaped) {
+        escaped = true;
+        continue;
+      }
+      if (c == quote && !escaped) quote = 0;
+      escaped = false;
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;  // a comment, to the end of the line
+      continue;
+    }
+    const bool scalar_may_begin = previous == ' ' || previous == ':' || previous == '-' || previous == '[' ||
+                                  previous == '{' || previous == ',' || previous == '?';
+    if ((c == '\'' || c == '"') && scalar_may_begin) {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      if (++depth > 64) throw Error(fmt::format("line {}: nested more than 64 levels deep", line), source);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+    if (c != ' ' && c != '\t') previous = c;
+  }
+}
+
 YAML::Node load_bridge_yaml(std::string_view text, const std::string& source) {
+  check_bridge_yaml_nesting(text, source);
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
@@ -246,7 +298,11 @@ BridgeConfigArgs bridge_config_args(std::string_view yaml_text, const std::strin
   check_bridge_field_rows();
   BridgeRead r;
   r.source = source;
-  read_bridge_top_level(r, load_bridge_yaml(yaml_text, source));
+  try {
+    read_bridge_top_level(r, load_bridge_yaml(yaml_text, source));
+  } catch (const YAML::Exception& e) {  // a key that is not a single value, ...
+    throw Error(fmt::format("line {}: {}", e.mark.line + 1, e.msg), source);
+  }
   apply_bridge_tp_overlap_rule(r);
   r.out.bridge.given = true;
   for (const auto& [dest, value] : r.printed) {
