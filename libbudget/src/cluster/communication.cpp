@@ -228,7 +228,8 @@ AllToAllEfficiency all_to_all_efficiency(const ParallelLayout& l) {
 /// group spans EP/G ranks and, with p of the EP group's ranks a node, max(1, EP/(G·p)) nodes (groups
 /// assumed aligned to nodes, as Megatron's docs set G to EP or to the EP group's node count); a token
 /// reaches at most g · max(1, EP/(G·p)) nodes. NCCL's all-to-all (the alltoall and allgather
-/// dispatchers) sends every routed row on its own: under uniform routing the share of rows that leave
+/// dispatchers) sends every routed row on its own (token_dispatcher.py:551-563 at d98e8a64: tokens ·
+/// top-k rows out, split by destination rank): under uniform routing the share of rows that leave
 /// the node is (n − p)/n with or without groups, so group-limited routing leaves its volume unchanged.
 double routing_node_cap(const StepCommShared& s) {
   double cap = s.options.max_nodes_per_token > 0 ? static_cast<double>(s.options.max_nodes_per_token) : 0.0;
