@@ -26,6 +26,7 @@
 #include "budget/cluster.hpp"
 #include "budget/communication.hpp"
 #include "budget/config.hpp"
+#include "budget/megatron_args.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/time_model.hpp"
 
@@ -48,6 +49,10 @@ struct MeasuredRun {
   double memory_gib = -1;  ///< peak allocated memory, GiB (−1: not given)
   std::string megatron_args;  ///< the run's Megatron-LM arguments as given (or its log's, as words)
   std::vector<std::string> notes;  ///< what the reader assumed (Megatron arguments read but not modelled, ...)
+  /// What a Megatron-Bridge config ("bridge_config", or a Bridge log's Task Configuration) said beyond
+  /// Megatron-LM's arguments (the FP8 transpose cache, TP-overlap settings, environment variables):
+  /// recorded for the cost model, not modelled yet (listed in `notes`).
+  BridgeOnlySettings bridge;
 };
 
 /// What a Megatron-LM training log (the standard output of pretrain_gpt.py, Megatron-LM d98e8a64)
@@ -72,6 +77,7 @@ struct MegatronLog {
   /// what the log's recipe says that no Megatron-LM argument can say (a Megatron-Bridge Task
   /// Configuration's env_vars, ...): "…: read, not modelled"
   std::vector<std::string> notes;
+  BridgeOnlySettings bridge;  ///< a Task Configuration's Bridge-only settings (given = false without one)
   std::vector<Iteration> iterations;
   double max_allocated_mib = -1;
   /// The median elapsed time of the logged iterations after the first (which includes start-up), in

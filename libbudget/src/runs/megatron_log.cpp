@@ -147,6 +147,7 @@ void read_iteration_line(std::string_view line, std::size_t number, const std::s
 void read_task_configuration(const std::string& yaml, std::size_t first, const std::string& source, MegatronLog& log) {
   const BridgeConfigArgs args = bridge_config_args(yaml, fmt::format("{} (the Task Configuration from line {})", source, first));
   log.arguments = args.words;
+  log.bridge = args.bridge;
   log.left_out.insert(log.left_out.end(), args.left_out.begin(), args.left_out.end());
   if (args.bridge.parameter_transpose_cache_disabled) {
     log.notes.push_back("model.disable_parameter_transpose_cache true: read, not modelled");

@@ -108,6 +108,7 @@ void read_run_bridge_config(const ObjectReader& r, MeasuredRun& run) {
   const BridgeConfigArgs bridge = bridge_config_args(detail::read_text_file(path), path);
   run.megatron_args = fmt::format("{}", fmt::join(bridge.words, " "));
   runs_detail::read_run_megatron_words(bridge.words, path, run);
+  run.bridge = bridge.bridge;
   if (bridge.bridge.parameter_transpose_cache_disabled) {
     run.notes.push_back("model.disable_parameter_transpose_cache true: read, not modelled");
   }
@@ -142,6 +143,7 @@ void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& 
     run.megatron_args = fmt::format("{}", fmt::join(log->arguments, " "));
     runs_detail::read_run_megatron_words(log->arguments, where, run);
     run.notes.insert(run.notes.end(), log->notes.begin(), log->notes.end());
+    run.bridge = log->bridge;
   } else {
     r.fail("layout", "required key is missing (give \"layout\", \"megatron_args\", \"bridge_config\" or \"megatron_log\")");
   }

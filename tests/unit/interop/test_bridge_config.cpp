@@ -128,6 +128,9 @@ TEST_CASE("interop: a Megatron-Bridge config prices the same as its Megatron-LM 
   CHECK(runs[1].main_grad_bytes == runs[0].main_grad_bytes);
   CHECK(runs[1].moe.flex_backend == FlexBackend::hybridep);
   CHECK(runs[1].moe.comm_sms == 32);
+  CHECK(runs[1].bridge.given);
+  CHECK_FALSE(runs[0].bridge.given);
+  CHECK(runs[1].bridge.env_vars.size() == 3);
   const double memory_args = training_memory(runs[0].config, runs[0].layout, runs[0].cluster).peak_bytes;
   const double memory_yaml = training_memory(runs[1].config, runs[1].layout, runs[1].cluster).peak_bytes;
   CHECK(std::abs(memory_yaml / memory_args - 1.0) < 1e-3);
