@@ -6,6 +6,7 @@
 
 #include "budget/error.hpp"
 #include "option_checks.hpp"
+#include "recipe_file_option.hpp"
 
 namespace budget::cli {
 
@@ -23,7 +24,7 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload,
                                                       std::optional<MegatronRun>* run) const {
   LayoutSearchOptions o = search_options(workload);
   if (megatron_args.empty()) return o;
-  const MegatronRun read = load_megatron_args(megatron_args, baseline, gpus);
+  const MegatronRun read = load_team_recipe(megatron_args, bridge_config, baseline, gpus);
   o = megatron_search_options(read, workload, o, true);
   if (run != nullptr) *run = read;
   return o;
@@ -31,7 +32,7 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload,
 
 Fp8Recipe ClusterRankOptions::fp8_recipe() const {
   if (megatron_args.empty()) return Fp8Recipe::none;
-  return load_megatron_fp8_recipe(megatron_args);
+  return load_team_fp8_recipe(megatron_args, bridge_config);
 }
 
 CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::string& when) {
@@ -75,6 +76,7 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
                      "megatron writes; docs/megatron.md): every config priced at the team's layout where it is valid "
                      "and fits, else at the best layout with the team's recipe held (precision, FP8, recompute, "
                      "optimizer, batch, overlap); the file's model-shape flags are checked against the baseline");
+  add_bridge_config_option(command, target.megatron_args, target.bridge_config, "with --cluster, as --megatron-args");
 }
 
 void check_cluster_rank_options(const CLI::App& command) {
@@ -82,12 +84,14 @@ void check_cluster_rank_options(const CLI::App& command) {
                      "the layout search lays out on --gpus GPUs (and times each layout from the cluster file's "
                      "calibration profile, or --calibration)");
   for (const char* option :
-       {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom", "--megatron-args"}) {
+       {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom", "--megatron-args",
+        "--bridge-config"}) {
     check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
   }
-  if (command.count("--megatron-args") > 0 && command.count("--global-batch-tokens") > 0) {
+  for (const char* recipe : {"--megatron-args", "--bridge-config"}) {
+    if (command.count(recipe) == 0 || command.count("--global-batch-tokens") == 0) continue;
     throw_option_dependency_error("--global-batch-tokens",
-                                  "--megatron-args gives the batch (--global-batch-size x --seq-length); leave "
+                                  std::string(recipe) + " gives the batch (--global-batch-size x --seq-length); leave "
                                   "--global-batch-tokens out");
   }
 }

@@ -388,7 +388,7 @@ PYBIND11_MODULE(_budget, m) {
            const py::handle& max_time_ratio, const py::handle& cluster, const py::object& gpus_arg,
            const py::object& nodes_arg, const py::object& global_batch_tokens_arg, const py::object& max_nodes_per_token_arg,
            const py::object& min_headroom, const py::object& free_shapes_arg, const py::handle& order,
-           const py::object& megatron_args_arg) {
+           const py::object& megatron_args_arg, const py::object& bridge_config_arg) {
           const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
           // The cluster arguments converted here: budget.Error naming them, never TypeError (arguments.hpp).
           const std::optional<std::int64_t> gpus = budget_python::optional_int_argument(gpus_arg, "gpus");
@@ -396,10 +396,16 @@ PYBIND11_MODULE(_budget, m) {
           const std::int64_t global_batch_tokens =
               global_batch_tokens_arg.is_none() ? 4 * 1024 * 1024
                                                 : budget_python::int_argument(global_batch_tokens_arg, "global_batch_tokens");
+          // megatron_args=FILE or bridge_config=FILE.yaml (--megatron-args / --bridge-config): one recipe file.
+          if (!megatron_args_arg.is_none() && !bridge_config_arg.is_none()) {
+            throw budget::Error("megatron_args and bridge_config both give the team's recipe; give one", "bridge_config");
+          }
+          const bool bridge_config = !bridge_config_arg.is_none();
+          const char* recipe_key = bridge_config ? "bridge_config" : "megatron_args";
+          const py::object& recipe_arg = bridge_config ? bridge_config_arg : megatron_args_arg;
           const std::optional<std::string> megatron_args =
-              megatron_args_arg.is_none() ? std::nullopt
-                                          : std::optional<std::string>(
-                                                budget_python::string_argument(megatron_args_arg, "megatron_args"));
+              recipe_arg.is_none() ? std::nullopt
+                                   : std::optional<std::string>(budget_python::string_argument(recipe_arg, recipe_key));
           const std::int64_t max_nodes_per_token =
               budget_python::int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
           const budget::ArchConfig base = arch_config(baseline, "baseline");
@@ -423,14 +429,16 @@ PYBIND11_MODULE(_budget, m) {
           // its FP8 recipe times every candidate's GEMMs (`--cluster ... --megatron-args FILE`).
           std::optional<budget::MegatronRun> team;
           if (megatron_args) {
-            if (cluster.is_none()) throw budget::Error("megatron_args sets up the cluster ranking; give cluster too", "megatron_args");
+            if (cluster.is_none()) {
+              throw budget::Error(std::string(recipe_key) + " sets up the cluster ranking; give cluster too", recipe_key);
+            }
             if (!gpus) throw budget::Error("cluster needs gpus (the GPUs to lay out on)", "gpus");
             if (!global_batch_tokens_arg.is_none()) {
-              throw budget::Error("megatron_args gives the batch (--global-batch-size x --seq-length); leave "
+              throw budget::Error(std::string(recipe_key) + " gives the batch (--global-batch-size x --seq-length); leave "
                                   "global_batch_tokens out",
                                   "global_batch_tokens");
             }
-            team = budget::load_megatron_args(*megatron_args, base, *gpus);
+            team = budget::load_team_recipe(*megatron_args, bridge_config, base, *gpus);
           }
           std::optional<budget::TimeModel> model;
           if (!calibration.is_none() || cluster_names_profile(cluster, nodes)) {
@@ -498,13 +506,14 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
         py::arg("global_batch_tokens") = py::none(), py::arg("max_nodes_per_token") = 0,
         py::arg("min_headroom") = 0.0, py::arg("free_shapes") = false, py::arg("order") = py::none(),
-        py::arg("megatron_args") = py::none(),
+        py::arg("megatron_args") = py::none(), py::arg("bridge_config") = py::none(),
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
         "max_nodes_per_token, min_headroom: --cluster ... --gpus N, each equally matched candidate at its own best "
         "layout, docs/cluster.md; megatron_args: --megatron-args FILE with cluster, every candidate at the team's "
         "layout where valid and fitting, else at its best layout with the team's recipe held, docs/megatron.md; "
+        "bridge_config: --bridge-config FILE.yaml, the same from a Megatron-Bridge config; "
         "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; "
         "order: --order, \"proportions\" (default) or \"tightest\"). export(result, row=N) writes row N.");
 

@@ -104,6 +104,7 @@ struct LayoutArguments {
   budget::ParallelLayout layout;
   std::optional<std::int64_t> nodes;
   std::optional<std::string> megatron_args;  ///< megatron_args=FILE: the layout from Megatron-LM's arguments
+  bool bridge_config = false;  ///< bridge_config=FILE.yaml gave the file (a Megatron-Bridge config; --bridge-config)
 
   explicit LayoutArguments(const py::kwargs& kwargs) {
     using namespace budget_python;
@@ -169,6 +170,11 @@ struct LayoutArguments {
     if (kwargs.contains("megatron_args") && !kwargs["megatron_args"].is_none()) {
       megatron_args = string_argument(kwargs["megatron_args"], "megatron_args");
     }
+    if (kwargs.contains("bridge_config") && !kwargs["bridge_config"].is_none()) {
+      if (megatron_args) throw budget::Error("megatron_args and bridge_config both give the recipe; give one", "bridge_config");
+      megatron_args = string_argument(kwargs["bridge_config"], "bridge_config");
+      bridge_config = true;
+    }
     if (kwargs.contains("calibration") && !kwargs["calibration"].is_none()) calibration = kwargs["calibration"];
     // Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
     flag("moe_permute_fusion", l.moe_permute_fusion);
@@ -189,7 +195,8 @@ struct LayoutArguments {
             "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
             "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "nodes", "pipeline_layout",
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
-            "cpu_offload_layers", "dispatcher", "megatron_args", "calibration", "moe_permute_fusion", "grad_reduce_in_bf16",
+            "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "calibration", "moe_permute_fusion",
+            "grad_reduce_in_bf16",
             "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"};
   }
 
@@ -198,7 +205,7 @@ struct LayoutArguments {
   static std::vector<std::string> search_keys() {
     return {"micro_batch_size", "recompute", "distributed_optimizer", "cross_entropy_fusion", "capacity_factor",
             "vocab_divisible_by", "precision", "replicate_loop_weights", "fsdp", "fsdp_sharding", "fp8",
-            "fp8_param_gather", "cpu_offload_layers", "dispatcher", "megatron_args", "moe_permute_fusion",
+            "fp8_param_gather", "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "moe_permute_fusion",
             "grad_reduce_in_bf16", "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype",
             "exp_avg_sq_dtype"};
   }
@@ -227,6 +234,7 @@ py::dict megatron_args_dict(const budget::MegatronRun& run) {
   args["checked_against_config"] = run.checked;
   args["read_not_modelled"] = run.read;
   args["not_modelled"] = run.not_modelled;
+  args["attention_mask"] = run.document_mask ? "document" : "causal";
   args["global_batch_size"] = run.global_batch_size;
   return args;
 }
@@ -296,7 +304,7 @@ void bind_cluster(py::module_& m) {
                                 "and seq_len out",
                                 "megatron_args");
           }
-          run = budget::load_megatron_args(*recipe.megatron_args, c, gpus);
+          run = budget::load_team_recipe(*recipe.megatron_args, recipe.bridge_config, c, gpus);
           o = budget::megatron_search_options(*run, w, o, false);
           if (!attended_keys.is_none()) o.time.attended_keys = float_argument(attended_keys, "attended_keys");
         }
@@ -329,7 +337,8 @@ void bind_cluster(py::module_& m) {
       "main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype; micro_batch_size, recompute and distributed_optimizer "
       "held when given, else searched); fp8 also times the GEMMs. megatron_args=FILE holds the recipe, batch, "
       "sequence length and overlap of Megatron-LM's arguments instead (`budget-match layout --megatron-args FILE "
-      "--search`) and adds megatron_args (what was read). budget.Error for an unknown keyword or a bad value.");
+      "--search`) and adds megatron_args (what was read); bridge_config=FILE.yaml likewise from a Megatron-Bridge "
+      "config (--bridge-config). budget.Error for an unknown keyword or a bad value.");
 
   m.def(
       "layout",
@@ -339,7 +348,7 @@ void bind_cluster(py::module_& m) {
         const budget::ClusterSpec spec = cluster_of(cluster, a.nodes);
         const auto json = py::module_::import("json").attr("loads");
         std::optional<budget::MegatronRun> run;
-        if (a.megatron_args) run = budget::load_megatron_args(*a.megatron_args, c, a.layout.gpus);  // gpus needed
+        if (a.megatron_args) run = budget::load_team_recipe(*a.megatron_args, a.bridge_config, c, a.layout.gpus);  // gpus needed
         const budget::TrainingMemory memory =
             run ? budget::training_memory(c, run->layout, spec, *a.megatron_args) : budget::training_memory(c, a.layout, spec, "layout");
         py::object out = json(budget::training_memory_json(memory, -1));
@@ -372,7 +381,8 @@ void bind_cluster(py::module_& m) {
       "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"), moe_permute_fusion (False), "
       "grad_reduce_in_bf16 (False), precision_aware_optimizer (False), main_params_dtype, exp_avg_dtype, "
       "exp_avg_sq_dtype (\"fp32\"); megatron_args=FILE (with gpus=N) "
-      "reads the layout from Megatron-LM's arguments instead (docs/megatron.md) and adds megatron_args (what was "
+      "reads the layout from Megatron-LM's arguments instead (docs/megatron.md; bridge_config=FILE.yaml from a "
+      "Megatron-Bridge config, --bridge-config) and adds megatron_args (what was "
       "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
       "has `time`, the step time `budget-match layout` prints with its defaults. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
 

@@ -13,7 +13,7 @@ for arg in "$@"; do
     extras+=("$arg")
   fi
 done
-packages=(cmake g++ make libeigen3-dev libnlopt-cxx-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2
+packages=(cmake g++ make libeigen3-dev libnlopt-cxx-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev catch2
           libbenchmark-dev pybind11-dev python3-dev python3-pytest python3-torch gnuplot-nox "${extras[@]}")
 missing=()
 for p in "${packages[@]}"; do

@@ -39,6 +39,7 @@
 #include "option_checks.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
+#include "recipe_file_option.hpp"
 #include "budget_render/table.hpp"
 
 namespace budget::cli {
@@ -65,6 +66,7 @@ struct LayoutOptions {
   int top = 5;
   bool layout_given = true;
   std::string megatron_args;  ///< --megatron-args FILE: the layout from Megatron-LM's arguments
+  bool bridge_config = false;  ///< the file is --bridge-config's Megatron-Bridge YAML
   std::string megatron_out;   ///< --megatron-out FILE: the layout written as Megatron-LM's arguments
   std::string fp8_recipe = "none";
   bool cuda_graphs = false;
@@ -99,12 +101,20 @@ struct LayoutResult {
 /// The attention of the step time, the one default of `layout` and of the cluster ranking
 /// (layout_attended_keys()): --attended-keys, else the workload's (--workload, default the paper's:
 /// a document mask's mean attended keys, a causal window otherwise; a --seq-len other than the
-/// workload's: causal); the sequence length: --seq-len, else the workload's. Returns what it says.
-std::string resolve_attention(LayoutOptions& o) {
+/// workload's: causal); the sequence length: --seq-len, else the workload's. With a team's recipe file
+/// (`team`), the mask its arguments say (megatron_attention(): causal unless --reset-attention-mask).
+/// Returns what it says.
+std::string resolve_attention(LayoutOptions& o, const MegatronRun* team = nullptr) {
   const Workload w = o.workload.load();
   if (!o.seq_len_given) o.layout.seq_len = w.seq_len;
   if (o.attended_keys_given) {
     return attended_keys_text(o.attended_keys, o.layout.seq_len) + " (--attended-keys)";
+  }
+  if (team != nullptr) {
+    const MegatronAttention a = megatron_attention(*team, w);
+    o.attended_keys = a.attended_keys;
+    return attended_keys_text(o.attended_keys, o.layout.seq_len) + " (" + recipe_file_option(o.bridge_config) +
+           ": " + a.says + ")";
   }
   o.attended_keys = o.layout.seq_len == w.seq_len ? layout_attended_keys(w) : 0.0;
   const bool from_workload = o.attended_keys > 0.0;
@@ -112,6 +122,15 @@ std::string resolve_attention(LayoutOptions& o) {
          (from_workload                  ? " (the workload's document mask; --attended-keys to change)"
           : o.layout.seq_len == w.seq_len ? " (the workload's causal mask)"
                                           : " (--seq-len differs from the workload's)");
+}
+
+/// Whether the step time was priced on the workload's document mask (resolve_attention()): then the
+/// arguments --megatron-out writes ask Megatron-LM for it (--reset-attention-mask: the mask reset at each
+/// end of document), so that --megatron-args of them prices the same attention (megatron_attention()).
+bool priced_on_document_mask(const LayoutOptions& o) {
+  if (o.attended_keys_given || !(o.attended_keys > 0.0)) return false;
+  const Workload w = o.workload.load();
+  return w.attention_mask == AttentionMask::document && w.seq_len == o.layout.seq_len;
 }
 
 /// --overlap: a comma-separated list of tp, ep, cp, pp, dp, or none (default dp).
@@ -183,7 +202,7 @@ std::vector<std::string> megatron_notes(const std::string& path, const MegatronR
     for (const std::string& s : v) out += (out.empty() ? "" : "; ") + s;
     return out.empty() ? std::string("none") : out;
   };
-  return {fmt::format("Megatron-LM arguments ({}): modelled: {}", path, list(run.modelled)),
+  return {fmt::format("{} ({}): modelled: {}", run.bridge.given ? "Megatron-Bridge config, as Megatron-LM arguments" : "Megatron-LM arguments", path, list(run.modelled)),
           "checked against the config: " + list(run.checked), "read, effect not modelled: " + list(run.read),
           "not modelled (change nothing here): " + list(run.not_modelled)};
 }
@@ -262,6 +281,7 @@ nlohmann::ordered_json megatron_args_json(const MegatronRun& run) {
           {"global_batch_size", run.global_batch_size},
           {"modelled", run.modelled},
           {"checked_against_config", run.checked},
+          {"attention_mask", run.document_mask ? "document" : "causal"},
           {"read_not_modelled", run.read},
           {"not_modelled", run.not_modelled}};
 }
@@ -409,14 +429,14 @@ void run_layout(LayoutOptions o) {
   ParallelLayout layout = o.layout;
   CommOverlap overlap = parse_overlap(o.overlap);
   if (!o.megatron_args.empty()) {
-    result.megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
+    result.megatron = load_team_recipe(o.megatron_args, o.bridge_config, config, o.layout.gpus);
     layout = result.megatron->layout;
     overlap = result.megatron->overlap;
-    // The attention at the file's --seq-length (the workload's document mask only at its own length).
+    // The attention at the file's --seq-length, with the mask its arguments say.
     o.layout.seq_len = layout.seq_len;
     o.seq_len_given = true;
   }
-  result.attention = resolve_attention(o);  // --seq-len defaults to the workload's
+  result.attention = resolve_attention(o, result.megatron ? &*result.megatron : nullptr);  // --seq-len: the workload's
   if (!result.megatron) {
     layout = o.layout;
     apply_native_recipe(o, layout);
@@ -430,6 +450,7 @@ void run_layout(LayoutOptions o) {
     ExportOptions eo;
     eo.seq_length = result.memory.layout.seq_len;
     eo.megatron_training_args = megatron_layout_args(result.memory.layout, overlap);
+    if (priced_on_document_mask(o)) eo.megatron_training_args.push_back("--reset-attention-mask");
     write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
   }
   if (result.megatron) {
@@ -448,6 +469,10 @@ void run_layout(LayoutOptions o) {
     options.attended_keys = o.attended_keys;
     options.communication.max_nodes_per_token = o.max_nodes_per_token;
     options.communication.overlap = overlap;
+    if (result.megatron) {  // group-limited routing (--moe-router-num-groups / -group-topk)
+      options.communication.moe.router_num_groups = result.megatron->router_num_groups;
+      options.communication.moe.router_group_topk = result.megatron->router_group_topk;
+    }
     result.time = cluster_step_time(model, config, result.memory, result.cluster, options);
     if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
   }
@@ -474,11 +499,11 @@ void run_search(LayoutOptions o) {
   if (!o.megatron_args.empty()) {
     // The file's recipe held (docs/megatron.md): its batch, sequence, recompute, precision, optimizer,
     // overlap; its parallel sizes are the search's to choose.
-    megatron = load_megatron_args(o.megatron_args, config, o.layout.gpus);
+    megatron = load_team_recipe(o.megatron_args, o.bridge_config, config, o.layout.gpus);
     o.layout.seq_len = megatron->layout.seq_len;
     o.seq_len_given = true;
   }
-  const std::string attention = resolve_attention(o);
+  const std::string attention = resolve_attention(o, megatron ? &*megatron : nullptr);
   LayoutSearchOptions so;
   so.gpus = o.layout.gpus;
   so.seq_len = o.layout.seq_len;
@@ -493,7 +518,7 @@ void run_search(LayoutOptions o) {
   so.recipe = native_recipe(o);
   if (megatron) {
     so = megatron_search_options(*megatron, o.workload.load(), so, false);
-    so.time.attended_keys = o.attended_keys;  // --attended-keys, else the workload's at the file's length
+    so.time.attended_keys = o.attended_keys;  // --attended-keys, else the mask the file says
   }
   // One FP8 recipe prices memory (the layouts' recipe) and time (the model's GEMMs).
   const TimeModel model(load_calibration_profile(profile), time_model_options(o, so.recipe.base.fp8));
@@ -512,12 +537,13 @@ void run_search(LayoutOptions o) {
     ExportOptions eo;
     eo.seq_length = found.layouts.front().memory.layout.seq_len;
     eo.megatron_training_args = megatron_layout_args(found.layouts.front().memory.layout, so.time.communication.overlap);
+    if (priced_on_document_mask(o)) eo.megatron_training_args.push_back("--reset-attention-mask");
     write_output_file(o.megatron_out, export_config(config, ExportTarget::megatron, eo).text);
   }
 }
 
 /// The options --megatron-args gives itself: refused beside it.
-void refuse_beside_megatron_args(const CLI::App& cmd) {
+void refuse_beside_megatron_args(const CLI::App& cmd, bool bridge) {
   for (const char* name : {"--tp", "--pp", "--vp", "--ep", "--etp", "--cp", "--dp", "--micro-batch-size",
                            "--micro-batches", "--recompute", "--sequence-parallel", "--distributed-optimizer",
                            "--precision", "--cross-entropy-fusion", "--capacity-factor", "--vocab-divisible-by",
@@ -526,7 +552,7 @@ void refuse_beside_megatron_args(const CLI::App& cmd) {
                            "--main-params-dtype", "--exp-avg-dtype", "--exp-avg-sq-dtype", "--imbalance",
                            "--global-batch-tokens"}) {
     if (cmd.count(name) > 0) {
-      throw_option_dependency_error("layout", fmt::format("{} and --megatron-args both give it; give one", name));
+      throw_option_dependency_error("layout", fmt::format("{} and {} both give it; give one", name, recipe_file_option(bridge)));
     }
   }
 }
@@ -543,7 +569,7 @@ void check_search_options(const CLI::App& cmd, const LayoutOptions& o) {
     }
   }
   if (cmd.count("--gpus") == 0) throw_option_dependency_error("layout", "--search needs --gpus");
-  if (!o.megatron_args.empty()) refuse_beside_megatron_args(cmd);
+  if (!o.megatron_args.empty()) refuse_beside_megatron_args(cmd, o.bridge_config);
 }
 
 void add_layout_command(CLI::App& app) {
@@ -609,6 +635,7 @@ void add_layout_command(CLI::App& app) {
   cmd->add_option("--megatron-args", o->megatron_args,
                   "Megatron-LM's arguments (shell words, or the bash-array file export --to megatron writes): the "
                   "layout, batch, recompute, precision and overlap as a team runs them; needs --gpus (docs/megatron.md)");
+  add_bridge_config_option(*cmd, o->megatron_args, o->bridge_config, "the layout and recipe as --megatron-args; needs --gpus");
   cmd->add_option("--megatron-out", o->megatron_out,
                   "Write the layout (with a search: the best one) as Megatron-LM's arguments (MODEL_ARGS and "
                   "TRAINING_ARGS bash arrays)")
@@ -652,8 +679,10 @@ void add_layout_command(CLI::App& app) {
       if (cmd->count(name) > 0) o->layout_given = true;
     }
     if (!o->megatron_args.empty()) {
-      refuse_beside_megatron_args(*cmd);
-      if (cmd->count("--gpus") == 0) throw_option_dependency_error("layout", "--megatron-args needs --gpus");
+      refuse_beside_megatron_args(*cmd, o->bridge_config);
+      if (cmd->count("--gpus") == 0) {
+        throw_option_dependency_error("layout", fmt::format("{} needs --gpus", recipe_file_option(o->bridge_config)));
+      }
       run_layout(*o);
       return;
     }

@@ -260,16 +260,19 @@ nlohmann::ordered_json megatron_args_json(const MatchOptions& o, const MegatronR
           {"modelled", run.modelled},
           {"checked_against_baseline", run.checked},
           {"read_not_modelled", run.read},
-          {"not_modelled", run.not_modelled}};
+          {"not_modelled", run.not_modelled},
+          {"attention_mask", run.document_mask ? "document" : "causal"}};
 }
 
-std::string megatron_args_lines(const MatchOptions& o, const MegatronRun& run) {
+std::string megatron_args_lines(const MatchOptions& o, const MegatronRun& run, const Workload& workload) {
   const auto list = [](const std::vector<std::string>& v) {
     return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, "; "));
   };
-  return fmt::format("The team's Megatron-LM arguments ({}): checked against the baseline: {}\nread, effect not "
-                     "modelled: {}\n\n",
-                     printable_text(o.cluster.megatron_args), list(run.checked), list(run.read));
+  return fmt::format("The team's {} ({}): checked against the baseline: {}\nread, effect not "
+                     "modelled: {}\nattention: {}\n\n",
+                     run.bridge.given ? "Megatron-Bridge config" : "Megatron-LM arguments",
+                     printable_text(o.cluster.megatron_args), list(run.checked), list(run.read),
+                     megatron_attention(run, workload).says);
 }
 
 Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchRequest& request,
@@ -292,7 +295,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     for (const Candidate& c : m.result.candidates) configs.push_back(c.config);
     doc.text(partial_ranking_note(*m.cluster), Forms::text);
     doc.text(cluster_ranking_heading(*m.cluster, *in.cluster, in.search_options), Forms::text);
-    if (in.megatron) doc.text(megatron_args_lines(o, *in.megatron), Forms::text);
+    if (in.megatron) doc.text(megatron_args_lines(o, *in.megatron, in.workload), Forms::text);
     doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
     doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
     doc.text(cluster_dropped_lines(m), Forms::text);

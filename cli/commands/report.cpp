@@ -26,6 +26,7 @@
 #include "option_checks.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
+#include "recipe_file_option.hpp"
 #include "budget_render/table.hpp"
 #include "budget_render/step_time.hpp"
 
@@ -38,6 +39,7 @@ struct ReportOptions {
   CalibrationOptions calibration;
   std::string cluster_path;
   std::string megatron_args;  ///< --megatron-args FILE (with --cluster and --gpus): that layout's memory
+  bool bridge_config = false;  ///< the file is --bridge-config's Megatron-Bridge YAML
   std::int64_t gpus = 0;
   OutputFormat format = OutputFormat::table;
 };
@@ -160,7 +162,7 @@ ClusterFit cluster_fit(const ArchConfig& config, const ReportOptions& o, std::in
   ClusterFit fit;
   fit.cluster = load_cluster_spec(o.cluster_path);
   if (!o.megatron_args.empty()) {
-    const MegatronRun run = load_megatron_args(o.megatron_args, config, o.gpus);
+    const MegatronRun run = load_team_recipe(o.megatron_args, o.bridge_config, config, o.gpus);
     fit.cluster.nodes = std::max(fit.cluster.nodes, (o.gpus + fit.cluster.gpus_per_node - 1) / fit.cluster.gpus_per_node);
     fit.megatron = training_memory(config, run.layout, fit.cluster, o.megatron_args);
   }
@@ -274,15 +276,18 @@ void add_report_command(CLI::App& app) {
                   "Cluster description (docs/cluster.md): does the config fit one GPU, and the smallest layout");
   cmd->add_option("--megatron-args", options->megatron_args,
                   "With --cluster and --gpus: the memory of the layout in Megatron-LM's arguments (docs/megatron.md)");
-  cmd->add_option("--gpus", options->gpus, "GPU count for --megatron-args")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  add_bridge_config_option(*cmd, options->megatron_args, options->bridge_config,
+                           "with --cluster and --gpus, the memory of its layout");
+  cmd->add_option("--gpus", options->gpus, "GPU count for --megatron-args or --bridge-config")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   add_format_option(*cmd, options->format,
                     {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
   cmd->callback([options, cmd] {
     if (!options->megatron_args.empty() && (options->cluster_path.empty() || options->gpus == 0)) {
-      throw_option_dependency_error("report", "--megatron-args needs --cluster and --gpus");
+      throw_option_dependency_error(
+          "report", std::string(recipe_file_option(options->bridge_config)) + " needs --cluster and --gpus");
     }
     if (options->megatron_args.empty() && cmd->count("--gpus") > 0) {
-      throw_option_dependency_error("report", "--gpus needs --megatron-args");
+      throw_option_dependency_error("report", "--gpus needs --megatron-args or --bridge-config");
     }
     run_report(*options);
   });

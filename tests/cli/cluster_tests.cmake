@@ -253,6 +253,26 @@ file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/typo.args" "--tensor-model-paralel-size 
 budget_cli_test(NAME megatron.unknown_argument ARGS layout ${mixtral} --cluster ${h100} --gpus 8
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/typo.args
   EXPECT_EXIT 2 STDERR_MATCHES [=[did you mean --tensor-model-parallel-size\?]=])
+# Megatron-Bridge configs in (issue 42 item 3, docs/megatron.md "Megatron-Bridge configs"): the
+# Qwen3-30B-A3B recipe's YAML gives the layout of its Megatron-LM arguments, with what no argument says
+# listed; an unknown field refused with a did-you-mean; the two recipe options exclude each other.
+set(qwen3_bridge tests/data/bridge/qwen3_30b_a3b_h100_bf16_n16.yaml)
+budget_cli_test(NAME bridge.qwen3_layout ARGS layout tests/data/hf/qwen3-30b-a3b.json --cluster ${h100} --nodes 2
+    --gpus 16 --bridge-config ${qwen3_bridge}
+  STDOUT_MATCHES [=[16 GPUs: TP 1 x CP 1 x DP 16 x PP 1; experts ETP 1 x EP 16]=]
+    [=[note: Megatron-Bridge config, as Megatron-LM arguments \(tests/data/bridge/qwen3_30b_a3b_h100_bf16_n16.yaml\)]=]
+    [=[env_vars.CUDA_DEVICE_MAX_CONNECTIONS = 1: read, not modelled]=]
+    [=[comm_overlap.tp_comm_overlap true: turned off by Bridge with TP < 2]=])
+file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/typo.yaml" "model:\n  tensor_model_paralel_size: 2\n")
+budget_cli_test(NAME bridge.unknown_field ARGS layout tests/data/hf/qwen3-30b-a3b.json --cluster ${h100} --gpus 8
+    --bridge-config ${CMAKE_CURRENT_BINARY_DIR}/typo.yaml
+  EXPECT_EXIT 2 STDERR_MATCHES [=[model.tensor_model_paralel_size \(line 2\): is not a field of Megatron-Bridge's model config at 067f987d; did you mean model.tensor_model_parallel_size\?]=])
+budget_cli_test(NAME bridge.excludes_megatron_args ARGS layout tests/data/hf/qwen3-30b-a3b.json --cluster ${h100}
+    --gpus 16 --bridge-config ${qwen3_bridge} --megatron-args examples/megatron/qwen3-235b-256-h100.args
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--megatron-args excludes --bridge-config]=])
+budget_cli_test(NAME bridge.report_memory ARGS report tests/data/hf/qwen3-30b-a3b.json --cluster ${h100}
+    --gpus 16 --bridge-config ${qwen3_bridge}
+  STDOUT_MATCHES [=[16 GPUs]=])
 # The cluster ranking and the layout search at the team's recipe (--megatron-args with --cluster /
 # --search): the team's layout where valid and fitting ([team]), else the search with the recipe held
 # ([searched], with why); FP8 held in the recipe; the batch from the file (--global-batch-tokens

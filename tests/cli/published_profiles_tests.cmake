@@ -26,6 +26,12 @@ budget_cli_test(NAME published.from_runs_b200 ARGS calibrate --profile ${b200_pr
   STDOUT_MATCHES [=[bf16: 31 runs fitted, 13 validated]=] [=[median [0-7]\.[0-9]%, worst]=])
 budget_cli_test(NAME published.from_runs_json ARGS calibrate --profile ${b200_profile} --from-runs ${runs} --format json
   STDOUT_MATCHES [=["precision": "bf16"]=])
+# A run given by its Megatron-Bridge config (issue 42): read as the same run given by its Megatron-LM
+# arguments, the same prediction (tests/data/bridge/README.md).
+budget_cli_test(NAME published.from_runs_bridge_config ARGS calibrate
+    --profile cuda_profiler/profiles/h100-sxm-published.json --from-runs tests/data/bridge/qwen3_runs.jsonl
+  STDOUT_MATCHES [=[qwen3-30b-a3b-h100-bf16-n16-megatron-args +validate +20\.147 +([0-9.]+) ]=]
+    [=[qwen3-30b-a3b-h100-bf16-n16-bridge-config +validate +20\.147 +([0-9.]+) ]=])
 
 # The step time on the published B200 profile: the stack, the FP8 recipe, provenance shares, MFU
 # against the datasheet peak.

@@ -58,6 +58,22 @@ def test_loop_weights_once_activations_per_execution():
     assert abs(a["by_component"]["activations"] / b["by_component"]["activations"] - 1.5) < 1e-12
 
 
+def test_layout_bridge_config():
+    """budget.layout(bridge_config=FILE.yaml, gpus=N) reads a Megatron-Bridge config as the same recipe as its
+    Megatron-LM arguments (issue 42 item 3; tests/data/bridge/README.md), and the two keywords exclude each other."""
+    qwen3 = os.path.join(SOURCE, "tests", "data", "hf", "qwen3-30b-a3b.json")
+    h100 = os.path.join(SOURCE, "examples", "clusters", "h100-sxm.json")
+    yaml = os.path.join(SOURCE, "tests", "data", "bridge", "qwen3_30b_a3b_h100_bf16_n16.yaml")
+    r = budget.layout(qwen3, h100, gpus=16, nodes=2, bridge_config=yaml)
+    assert r["layout"]["ep"] == 16 and r["layout"]["micro_batches"] == 64
+    assert any(line.startswith("env_vars.CUDA_DEVICE_MAX_CONNECTIONS") for line in r["megatron_args"]["read_not_modelled"])
+    try:
+        budget.layout(qwen3, h100, gpus=16, nodes=2, bridge_config=yaml, megatron_args=yaml)
+        assert False, "no error"
+    except budget.Error as e:
+        assert "bridge_config" in str(e)
+
+
 def test_layout_megatron_args():
     """budget.layout(megatron_args=FILE, gpus=N) prices Megatron-LM's arguments as the CLI does, and the
     native keywords express the same layout (issue 31)."""

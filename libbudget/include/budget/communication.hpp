@@ -84,6 +84,11 @@ struct MoeDispatchOptions {
   /// expert-parallel-comm): --moe-flex-dispatcher-num-sms; 0: the backend's default (DeepEP and
   /// HybridEP 20, Megatron's historical DeepEP default; NCCL's all-to-all 32, its default channel limit).
   std::int64_t comm_sms = 0;
+  /// Group-limited routing (Megatron --moe-router-num-groups G, --moe-router-group-topk g;
+  /// megatron/core/transformer/moe/moe_utils.py:673-733 at d98e8a64, group_limited_topk): the experts in
+  /// G equal groups, each token's experts from its top g groups only. 0: not group-limited.
+  std::int64_t router_num_groups = 0;
+  std::int64_t router_group_topk = 0;
 };
 
 struct CommOptions {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "budget/communication.hpp"
@@ -65,6 +66,16 @@ std::vector<std::string> split_shell_words(std::string_view text, const std::str
 /// give the arguments alone.
 std::vector<std::string> megatron_words(std::string_view text, const std::string& source);
 
+/// The settings of a Megatron-Bridge config that no Megatron-LM argument can say (docs/megatron.md,
+/// "Megatron-Bridge configs"): read, recorded, and listed in MegatronRun::read with what the cost
+/// model does with each (none of them is modelled yet).
+struct BridgeOnlySettings {
+  bool given = false;                                ///< the run was read from a Bridge config
+  bool parameter_transpose_cache_disabled = false;   ///< model.disable_parameter_transpose_cache
+  std::string tp_comm_overlap_cfg;                   ///< comm_overlap.tp_comm_overlap_cfg (flow YAML; "" none)
+  std::vector<std::pair<std::string, std::string>> env_vars;  ///< env_vars in file order
+};
+
 /// A training run as Megatron-LM's arguments describe it, resolved for `gpus` GPUs.
 struct MegatronRun {
   ParallelLayout layout;      ///< gpus and dp set; micro_batches = GBS / (MBS·DP)
@@ -74,7 +85,30 @@ struct MegatronRun {
   std::vector<std::string> checked;       ///< model-shape arguments that agree with the config
   std::vector<std::string> read;          ///< read, their effect not modelled (with what they change)
   std::vector<std::string> not_modelled;  ///< accepted, change nothing here
+  BridgeOnlySettings bridge;              ///< what a Bridge config said beyond Megatron-LM's arguments
+  /// The attention mask the arguments say (megatron_attention()): a document mask with
+  /// --reset-attention-mask (a Bridge config: dataset.reset_attention_mask or inter_document_masking),
+  /// else causal over the whole sequence.
+  bool document_mask = false;
+  /// Group-limited routing (--moe-router-num-groups, --moe-router-group-topk; 0: not given): priced
+  /// through CommOptions::moe (MoeDispatchOptions::router_num_groups, router_group_topk).
+  std::int64_t router_num_groups = 0;
+  std::int64_t router_group_topk = 0;
 };
+
+/// The attention a team's run is priced with (docs/megatron.md, "The attention mask"): Megatron-LM's
+/// GPT dataset masks each sample causally over the whole sequence unless --reset-attention-mask resets
+/// the mask at every end-of-document token (megatron/core/datasets/gpt_dataset.py:800-870 at d98e8a64,
+/// _get_ltor_masks_and_position_ids). Causal: attended_keys 0, the step time's causal window, (s + 1)/2
+/// keys a query. Document mask: the workload's document mask (its mean attended keys), which must be
+/// at the run's --seq-length. `says` is the line the outputs print.
+struct MegatronAttention {
+  double attended_keys = 0.0;  ///< TimeModelOptions::attended_keys (0: causal)
+  std::string says;
+};
+/// budget::Error (naming --reset-attention-mask) when the arguments ask for a document mask and the
+/// workload has none at the run's sequence length.
+MegatronAttention megatron_attention(const MegatronRun& run, const Workload& workload);
 
 /// Reads Megatron-LM arguments (words as megatron_words() gives them) for `config` on `gpus` GPUs.
 /// budget::Error naming `source` and the argument: an argument Megatron does not have (with a
@@ -85,6 +119,35 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
                                const std::string& source);
 /// Reads a file (megatron_words, then read_megatron_args).
 MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus);
+
+/// A Megatron-Bridge ConfigContainer YAML (what ConfigContainer.to_yaml() writes, run_config.yaml
+/// beside a checkpoint; docs/megatron.md, "Megatron-Bridge configs", NVIDIA-NeMo/Megatron-Bridge at
+/// 067f987d) as the Megatron-LM arguments its fields say, field by field (the mapping table of
+/// interop/bridge_mapping.cpp), and what no argument can say.
+struct BridgeConfigArgs {
+  std::vector<std::string> words;     ///< Megatron-LM arguments, as read_megatron_args() takes them
+  std::vector<std::string> mapped;    ///< "model.tensor_model_parallel_size 16 → --tensor-model-parallel-size"
+  std::vector<std::string> inert;     ///< fields and sections that change nothing here
+  std::vector<std::string> left_out;  ///< fields of a feature the config turns off
+  BridgeOnlySettings bridge;
+};
+/// budget::Error naming `source`, the field's YAML path and line: YAML that does not parse, a
+/// top-level key or a field that the ConfigContainer's dataclasses at the commit do not have (with a
+/// did-you-mean), a value of a kind the field cannot hold, two sections that disagree on one argument.
+BridgeConfigArgs bridge_config_args(std::string_view yaml_text, const std::string& source);
+/// read_megatron_args() of bridge_config_args()'s words, with the Bridge-only settings and the inert
+/// fields listed (budget::Error as both).
+MegatronRun read_bridge_config(std::string_view yaml_text, const ArchConfig& config, std::int64_t gpus,
+                               const std::string& source);
+MegatronRun load_bridge_config(const std::string& path, const ArchConfig& config, std::int64_t gpus);
+/// megatron_fp8_recipe() of a Bridge config file's arguments.
+Fp8Recipe load_bridge_fp8_recipe(const std::string& path);
+
+/// A team's recipe file as a command takes it: `--megatron-args FILE` (load_megatron_args()) or, with
+/// `bridge_config`, `--bridge-config FILE.yaml` (load_bridge_config()); one reader for both options.
+MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const ArchConfig& config, std::int64_t gpus);
+/// load_megatron_fp8_recipe() or load_bridge_fp8_recipe() of the file.
+Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config);
 
 /// The FP8 recipe of Megatron-LM arguments (--fp8-format with --fp8-recipe, Megatron's default
 /// delayed; none without --fp8-format), as read_megatron_args() reads it, without a config: what the
@@ -97,9 +160,10 @@ Fp8Recipe load_megatron_fp8_recipe(const std::string& path);
 /// "The cluster ranking at the team's recipe"): `options` with the recipe held from run.layout (its
 /// precision, FP8, gradient and optimizer dtypes, recompute, distributed optimizer and FSDP, offload,
 /// dispatcher, micro-batch size; LayoutRecipe), the global batch GBS · seq_len tokens, the sequence
-/// length, the overlap and the imbalance of the run; the attended keys the workload's document mask
-/// when its sequence length is the run's, else a causal window; with `price_at_team_layout` the run's
-/// layout as the team's (LayoutSearchOptions::team_layout). budget::Error when GBS · seq_len passes 2^50.
+/// length, the overlap and the imbalance of the run; the attended keys the arguments' mask
+/// (megatron_attention()); with `price_at_team_layout` the run's layout as the team's
+/// (LayoutSearchOptions::team_layout). budget::Error when GBS · seq_len passes 2^50, and as
+/// megatron_attention().
 LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Workload& workload, LayoutSearchOptions options,
                                             bool price_at_team_layout);
 

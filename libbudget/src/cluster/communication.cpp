@@ -92,6 +92,13 @@ void check_step_communication_inputs(const TrainingMemory& memory, const CommOpt
     throw Error(fmt::format("max nodes per token = {} is negative (0: unlimited)", options.max_nodes_per_token),
                 "communication");
   }
+  const MoeDispatchOptions& moe = options.moe;
+  if (moe.router_num_groups < 0 || moe.router_group_topk < 0 || (moe.router_num_groups > 0) != (moe.router_group_topk > 0) ||
+      moe.router_group_topk > moe.router_num_groups) {
+    throw Error(fmt::format("group-limited routing: {} groups, top {} is not 0 groups, top 0 or 1 ≤ top ≤ groups",
+                            moe.router_num_groups, moe.router_group_topk),
+                "communication");
+  }
   if (!(options.activation_bytes > 0.0) || options.activation_bytes > 8.0) {
     throw Error(fmt::format("activation bytes = {} is not in (0, 8]", options.activation_bytes), "communication");
   }
@@ -213,6 +220,29 @@ AllToAllEfficiency all_to_all_efficiency(const ParallelLayout& l) {
   return {0.6, 0.85};
 }
 
+/// The nodes one token's rows can reach, as routing limits them (0: unlimited): node-limited routing
+/// (CommOptions::max_nodes_per_token) and group-limited routing with a dispatcher that sends a token
+/// once a node (flex: DeepEP's and HybridEP's kernels). Group-limited: the E experts in G contiguous
+/// groups (moe_utils.py:673-733 at d98e8a64: scores.view(tokens, G, E/G), the top g groups kept), EP
+/// ranks holding E/EP contiguous experts each (the expert layout of Megatron-Core's MoE layer), so a
+/// group spans EP/G ranks and, with p of the EP group's ranks a node, max(1, EP/(G·p)) nodes (groups
+/// assumed aligned to nodes, as Megatron's docs set G to EP or to the EP group's node count); a token
+/// reaches at most g · max(1, EP/(G·p)) nodes. NCCL's all-to-all (the alltoall and allgather
+/// dispatchers) sends every routed row on its own (token_dispatcher.py:551-563 at d98e8a64: tokens ·
+/// top-k rows out, split by destination rank): under uniform routing the share of rows that leave
+/// the node is (n − p)/n with or without groups, so group-limited routing leaves its volume unchanged.
+double routing_node_cap(const StepCommShared& s) {
+  double cap = s.options.max_nodes_per_token > 0 ? static_cast<double>(s.options.max_nodes_per_token) : 0.0;
+  const MoeDispatchOptions& moe = s.options.moe;
+  if (s.l.dispatcher == MoeDispatcher::flex && moe.router_num_groups > 0 && moe.router_group_topk > 0) {
+    const double ranks_per_group = static_cast<double>(s.l.ep) / static_cast<double>(moe.router_num_groups);
+    const double nodes_per_group = std::max(1.0, ranks_per_group / static_cast<double>(s.ep_group.members_per_node));
+    const double groups = static_cast<double>(moe.router_group_topk) * nodes_per_group;
+    cap = cap > 0.0 ? std::min(cap, groups) : groups;
+  }
+  return cap;
+}
+
 /// EP all-to-all (when the stage runs MoE layers and EP > 1): dispatch and combine per MoE
 /// execution and pass. One call's send buffer S = (T/r) · top_k · min(F, G) · H · bytes; of it
 /// (EP − 1)/EP leaves the GPU: (p − 1)/EP to the p − 1 other members on its node, (EP − p)/EP to
@@ -234,7 +264,8 @@ void add_ep_all_to_all_comm_term(StageCommunication& sc, const StepCommShared& s
   double inter = size * (n - p) / n;
   double intra = size * (p - 1.0) / n;
   const bool flex = s.l.dispatcher == MoeDispatcher::flex;
-  if ((s.options.max_nodes_per_token > 0 || flex) && ep_group.nodes > 1) {
+  const double node_cap = routing_node_cap(s);
+  if ((node_cap > 0.0 || flex) && ep_group.nodes > 1) {
     // Node-limited routing, and DeepEP's and HybridEP's kernels always: each token crosses to a
     // remote node once (its rows for that node travel as one copy; the combine reduces them there
     // before they cross back) and is forwarded over NVLink there. Node-limited: M nodes uniform over
@@ -243,8 +274,8 @@ void add_ep_all_to_all_comm_term(StageCommunication& sc, const StepCommShared& s
     // The forwarded rows (all but the receiving GPU's share) are intra-node traffic on the
     // receiving node.
     double remote = (nodes - 1.0) * (1.0 - std::pow(1.0 - 1.0 / nodes, s.rows_per_token));
-    if (s.options.max_nodes_per_token > 0) {
-      const double m_nodes = std::min(static_cast<double>(s.options.max_nodes_per_token), nodes);
+    if (node_cap > 0.0) {
+      const double m_nodes = std::min(node_cap, nodes);
       remote = std::min(remote, m_nodes * (nodes - 1.0) / nodes * s.imbalance);
     }
     const double copies = std::min(remote, s.rows_per_token * (n - p) / n);

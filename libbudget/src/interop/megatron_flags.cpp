@@ -85,6 +85,7 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--hidden-dropout", U::modelled, "dropout masks counted when > 0"},
       {"--attention-dropout", U::modelled, "dropout masks counted when > 0"},
       {"--attention-backend", U::modelled, "unfused/local: the s² softmax terms; else FlashAttention-like"},
+      {"--reset-attention-mask", U::modelled, "a document mask (the workload's document lengths); without: causal"},
       // MoE routing.
       {"--moe-token-dispatcher-type", U::modelled, "alltoall, allgather or flex"},
       {"--moe-expert-capacity-factor", U::modelled, "capacity factor (token dropping)"},
@@ -145,8 +146,8 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--torch-fsdp2-no-reshard-after-forward", U::read, "FSDP2 keeps gathered weights (memory, communication)"},
       {"--first-last-layers-bf16", U::read, "FP8 off in the first/last layers (memory)"},
       {"--moe-router-topk-scaling-factor", U::read, "router weight scaling (no memory or time effect)"},
-      {"--moe-router-num-groups", U::read, "group-limited routing (communication pattern)"},
-      {"--moe-router-group-topk", U::read, "group-limited routing (communication pattern)"},
+      {"--moe-router-num-groups", U::modelled, "group-limited routing: the flex dispatcher's inter-node copies"},
+      {"--moe-router-group-topk", U::modelled, "group-limited routing: the flex dispatcher's inter-node copies"},
 };
 
 std::vector<std::string> split_tsv_field(std::string_view field, char separator) {

@@ -64,7 +64,22 @@ struct PythonFloat {
 /// Python's int(text) (base 10) and float(text): whitespace around, '_' between digits, any length.
 PythonInt read_python_int(std::string_view text);
 PythonFloat read_python_float(std::string_view text);
-/// The value when the status is `value`, else nullopt.
+/// Arguments as Python prints them (megatron_printed.cpp; the arguments block of a Megatron-LM log,
+/// the Megatron-LM fields of a Megatron-Bridge config), keyed by argparse destination.
+/// The argument whose destination is `dest` (the first of its rows), or nullptr.
+const MegatronArgument* megatron_argument_by_dest(const std::string& dest);
+/// A printed value as the parser takes it: an enum member printed "Class.member" as its name, a torch
+/// dtype ("torch.float32") as its dtype choice (arguments.py:1078's map read backwards); else unchanged.
+std::string printed_parser_value(const MegatronArgument& a, const std::string& value);
+/// The command-line words of one printed value: None and a flag at its default give none; True a
+/// store_true flag's name, False a store_false flag's --no-… name; a list its items.
+std::vector<std::string> printed_argument_words(const MegatronArgument& a, const std::string& value);
+/// Why the printed argument `dest` is left out (its feature printed off: "fp8 None: where Megatron
+/// reads it"), or nullopt when it is read; `printed` the values by destination.
+std::optional<std::string> printed_feature_off_reason(const std::string& dest,
+                                                      const std::map<std::string, std::string>& printed);
+
+/// The value when the status is `value` (Python's int() and float() above), else nullopt.
 std::optional<std::int64_t> python_int(const std::string& text);
 std::optional<double> python_float(const std::string& text);
 

@@ -11,6 +11,24 @@
 
 namespace budget {
 
+MegatronAttention megatron_attention(const MegatronRun& run, const Workload& workload) {
+  const std::int64_t s = run.layout.seq_len;
+  if (!run.document_mask) {
+    return {0.0, fmt::format("causal over the whole sequence, (s + 1)/2 = {:g} keys a query (no --reset-attention-mask)",
+                             (static_cast<double>(s) + 1.0) / 2.0)};
+  }
+  if (workload.attention_mask != AttentionMask::document || workload.seq_len != s) {
+    throw Error(fmt::format("a document mask (the mask reset at each end of document) needs the documents' lengths at "
+                            "the run's --seq-length {}: give a --workload with a document mask at seq_len {} (the one "
+                            "given is a {} mask at seq_len {})",
+                            s, s, to_string(workload.attention_mask), workload.seq_len),
+                "--reset-attention-mask");
+  }
+  return {workload.attended_keys,
+          fmt::format("document mask (--reset-attention-mask): the workload's {:g} mean attended keys a query",
+                      workload.attended_keys)};
+}
+
 LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Workload& workload, LayoutSearchOptions o,
                                             bool price_at_team_layout) {
   const ParallelLayout& l = run.layout;
@@ -30,9 +48,9 @@ LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Worklo
   o.global_batch_tokens = *tokens;
   o.imbalance = l.imbalance;
   o.time.communication.overlap = run.overlap;
-  // The one attended-keys default (layout_attended_keys()): the workload's document mask at its own
-  // sequence length; another sequence length is a causal window.
-  o.time.attended_keys = l.seq_len == workload.seq_len ? layout_attended_keys(workload) : 0.0;
+  o.time.communication.moe.router_num_groups = run.router_num_groups;
+  o.time.communication.moe.router_group_topk = run.router_group_topk;
+  o.time.attended_keys = megatron_attention(run, workload).attended_keys;
   if (price_at_team_layout) o.team_layout = l;
   return o;
 }

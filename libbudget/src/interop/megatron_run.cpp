@@ -215,6 +215,35 @@ void read_megatron_optimizer(const ParsedMegatronArgs& p, ParallelLayout& l, Meg
   }
 }
 
+/// Group-limited routing as Megatron-Core validates it (transformer_config.py:780-800 at d98e8a64 and
+/// moe_utils.py:673-733, group_limited_topk: experts viewed as [G, E/G], top-(k/g) scores a group, g
+/// groups kept): both or neither given, 1 ≤ g ≤ G, G dividing the experts and g dividing top-k (the
+/// config's, which the shape arguments, when given, agree with).
+void read_megatron_group_routing(const ParsedMegatronArgs& p, const ArchConfig& config, MegatronRun& run) {
+  const auto groups = p.integer("moe_router_num_groups");
+  const auto topk = p.integer("moe_router_group_topk");
+  if (!groups && !topk) return;
+  if (!groups || !topk) {
+    p.fail(groups ? "moe_router_num_groups" : "moe_router_group_topk",
+           "group-limited routing needs both --moe-router-num-groups and --moe-router-group-topk");
+  }
+  if (*groups < 1 || *topk < 1 || *topk > *groups) {
+    p.fail("moe_router_group_topk", fmt::format("{} groups of {} is not 1 ≤ group top-k ≤ groups", *topk, *groups));
+  }
+  if (!config.ffn.is_moe()) p.fail("moe_router_num_groups", "group-limited routing needs an MoE config");
+  const std::int64_t experts = p.integer("num_experts").value_or(config.ffn.num_experts);
+  if (experts % *groups != 0) {
+    p.fail("moe_router_num_groups", fmt::format("{} groups do not divide the {} experts", *groups, experts));
+  }
+  const std::optional<std::int64_t> k = p.integer("moe_router_topk").value_or(config.ffn.top_k);
+  if (*k % *topk != 0) {
+    p.fail("moe_router_group_topk", fmt::format("{} does not divide --moe-router-topk {} (top-(k/g) scores a group)",
+                                                *topk, *k));
+  }
+  run.router_num_groups = *groups;
+  run.router_group_topk = *topk;
+}
+
 /// Loss, vocabulary, dropout, attention kernel, offload, MoE routing.
 void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
   l.cross_entropy_fusion = p.has("cross_entropy_loss_fusion");
@@ -278,6 +307,8 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
   read_megatron_optimizer(p, l, run);
   read_megatron_model_settings(p, l, run);
   read_megatron_overlap(p, l, run.overlap);
+  read_megatron_group_routing(p, config, run);
+  run.document_mask = p.has("reset_attention_mask");
   check_megatron_shapes(p, config, run);
   return run;
 }

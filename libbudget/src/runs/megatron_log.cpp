@@ -35,6 +35,11 @@ namespace {
 
 constexpr std::string_view arguments_begin = "------------------------ arguments ------------------------";
 constexpr std::string_view arguments_end = "-------------------- end of arguments ---------------------";
+// Megatron-Bridge prints its config at start instead (NVIDIA-NeMo/Megatron-Bridge, from 045d1274 to
+// 8544020e: src/megatron/bridge/training/setup.py:498-500, "------- Task Configuration -------",
+// ConfigContainer.print_yaml(), then 34 dashes), read as --bridge-config reads the YAML.
+constexpr std::string_view task_begin = "------- Task Configuration -------";
+constexpr std::string_view task_end = "----------------------------------";
 
 std::string trimmed(std::string_view s) {
   const auto b = s.find_first_not_of(" \t\r");
@@ -43,71 +48,17 @@ std::string trimmed(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-/// Python's str() of a list, "['a', 'b']" or "[1, 2]", as its items ("" items dropped).
-std::vector<std::string> python_list_items(const std::string& value) {
-  std::vector<std::string> items;
-  std::string inner = value.substr(1, value.size() - 2);
-  std::size_t start = 0;
-  while (start <= inner.size()) {
-    const std::size_t end = std::min(inner.find(',', start), inner.size());
-    std::string item = trimmed(std::string_view(inner).substr(start, end - start));
-    if (item.size() >= 2 && (item.front() == '\'' || item.front() == '"') && item.back() == item.front()) {
-      item = item.substr(1, item.size() - 2);
-    }
-    if (!item.empty()) items.push_back(item);
-    start = end + 1;
-  }
-  return items;
-}
+/// One printed argument of the block, kept until the block ends (the feature-off rules read the others).
+struct PrintedLine {
+  const MegatronArgument* argument = nullptr;
+  std::string dest, value;
+  std::size_t number = 0;
+};
 
-/// The command-line words of one printed argument (the rules above); nothing when it is left out.
-std::vector<std::string> argument_words(const MegatronArgument& a, const std::string& value) {
-  const auto named = [&a](bool negative) -> const std::string* {
-    for (const std::string& n : a.names) {
-      const bool is_negative = n.rfind("--no-", 0) == 0 || n.rfind("--disable-", 0) == 0;
-      if (is_negative == negative) return &n;
-    }
-    return nullptr;
-  };
-  if (value == "None") return {};
-  if (a.arity == "0") {
-    const std::string* name = value == "True" ? named(false) : value == "False" ? named(true) : nullptr;
-    // A store_false flag printed True (or a store_true printed False) is at its default.
-    if (name == nullptr) return {};
-    return {*name};
-  }
-  const std::string& flag = a.names.front();
-  if (a.arity != "+" && a.arity != "*" && !value.empty() && value.front() == '[') {
-    // A list Megatron evaluated from its argument (--moe-layer-freq): given back without the spaces
-    // Python's str() puts after the commas.
-    std::string compact;
-    for (const char c : value) {
-      if (c != ' ') compact += c;
-    }
-    return {flag, compact};
-  }
-  if (a.arity == "+" || a.arity == "*") {
-    if (value.size() < 2 || value.front() != '[' || value.back() != ']') return {flag, value};
-    std::vector<std::string> items = python_list_items(value);
-    if (items.empty()) return {};
-    items.insert(items.begin(), flag);
-    return items;
-  }
-  return {flag, value};
-}
-
-/// Megatron's arguments by destination (the first of a destination's rows).
-const std::map<std::string, const MegatronArgument*>& arguments_by_dest() {
-  static const std::map<std::string, const MegatronArgument*> table = [] {
-    std::map<std::string, const MegatronArgument*> t;
-    for (const MegatronArgument& a : megatron_arguments()) t.emplace(a.dest, &a);
-    return t;
-  }();
-  return table;
-}
-
-/// One line of the arguments block: "  dest ..... value".
-void read_argument_line(std::string_view line, std::size_t number, const std::string& source, MegatronLog& log) {
+/// The name and value of "  dest ..... value", or of "  dest  value": _print_args pads with
+/// 48 − len(dest) dots, none for a destination of 48 characters or more.
+std::pair<std::string, std::string> split_argument_line(std::string_view line, std::size_t number,
+                                                        const std::string& source) {
   const std::string text = trimmed(line);
   const std::size_t space = text.find(' ');
   if (text.empty() || space == std::string::npos) {
@@ -115,17 +66,23 @@ void read_argument_line(std::string_view line, std::size_t number, const std::st
   }
   const std::string dest = text.substr(0, space);
   std::size_t rest = text.find_first_not_of(' ', space);
+  if (rest != std::string::npos && text[rest] != '.' && dest.size() >= 48) return {dest, trimmed(std::string_view(text).substr(rest))};
   if (rest == std::string::npos || text[rest] != '.') {
     throw Error(fmt::format("line {}: expected the dots after \"{}\"", number, printable_text(dest)), source);
   }
   rest = text.find_first_not_of('.', rest);
-  const std::string value = rest == std::string::npos ? std::string() : trimmed(std::string_view(text).substr(rest));
-  const auto it = arguments_by_dest().find(dest);
-  if (it == arguments_by_dest().end()) {
+  return {dest, rest == std::string::npos ? std::string() : trimmed(std::string_view(text).substr(rest))};
+}
+
+void read_argument_line(std::string_view line, std::size_t number, const std::string& source, MegatronLog& log,
+                        std::vector<PrintedLine>& printed) {
+  const auto [dest, value] = split_argument_line(line, number, source);
+  const MegatronArgument* found = interop_detail::megatron_argument_by_dest(dest);
+  if (found == nullptr) {
     log.derived.push_back(dest);
     return;
   }
-  const MegatronArgument& a = *it->second;
+  const MegatronArgument& a = *found;
   if (value.empty()) {
     // Python prints the empty string as nothing: only a string argument can print no value.
     // Arguments this tool does not model (--wandb-project's default '', ...) are left out; one it
@@ -136,7 +93,21 @@ void read_argument_line(std::string_view line, std::size_t number, const std::st
                             kind),
                 source);
   }
-  for (std::string& w : argument_words(a, value)) log.arguments.push_back(std::move(w));
+  printed.push_back({&a, dest, interop_detail::printed_parser_value(a, value), number});
+}
+
+/// The block's words, once every line is read: an argument of a feature the block prints off is left
+/// out (interop_detail::printed_feature_off_reason()) and listed in log.left_out.
+void arguments_to_words(const std::vector<PrintedLine>& printed, MegatronLog& log) {
+  std::map<std::string, std::string> values;
+  for (const PrintedLine& p : printed) values[p.dest] = p.value;
+  for (const PrintedLine& p : printed) {
+    if (const auto reason = interop_detail::printed_feature_off_reason(p.dest, values)) {
+      if (p.value != "None") log.left_out.push_back(fmt::format("{} {} ({})", p.dest, p.value, *reason));
+      continue;
+    }
+    for (std::string& w : interop_detail::printed_argument_words(*p.argument, p.value)) log.arguments.push_back(std::move(w));
+  }
 }
 
 /// The number after `label` in `line` (up to the next '|'), or nullopt when the label is absent.
@@ -172,26 +143,54 @@ void read_iteration_line(std::string_view line, std::size_t number, const std::s
   log.iterations.push_back(it);
 }
 
+/// The Task Configuration's YAML (from line `first`) as the run's Megatron-LM arguments.
+void read_task_configuration(const std::string& yaml, std::size_t first, const std::string& source, MegatronLog& log) {
+  const BridgeConfigArgs args = bridge_config_args(yaml, fmt::format("{} (the Task Configuration from line {})", source, first));
+  log.arguments = args.words;
+  log.bridge = args.bridge;
+  log.left_out.insert(log.left_out.end(), args.left_out.begin(), args.left_out.end());
+  if (args.bridge.parameter_transpose_cache_disabled) {
+    log.notes.push_back("model.disable_parameter_transpose_cache true: read, not modelled");
+  }
+  if (!args.bridge.tp_comm_overlap_cfg.empty()) log.notes.push_back("comm_overlap.tp_comm_overlap_cfg: read, not modelled");
+  for (const auto& [name, value] : args.bridge.env_vars) {
+    log.notes.push_back(fmt::format("env_vars.{} = {}: read, not modelled", name, value));
+  }
+}
+
 }  // namespace
 
 MegatronLog parse_megatron_log(std::string_view text, const std::string& source) {
   MegatronLog log;
-  bool in_arguments = false, seen_arguments = false;
-  std::size_t number = 0, start = 0;
+  bool in_arguments = false, seen_arguments = false, in_task = false;
+  std::size_t number = 0, start = 0, task_first = 0;
+  std::vector<PrintedLine> printed;
+  std::string task_yaml;
   while (start < text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
     ++number;
     const std::string t = trimmed(line);
-    if (t == arguments_begin) {
-      if (seen_arguments) throw Error(fmt::format("line {}: a second arguments block", number), source);
-      in_arguments = seen_arguments = true;
+    if (in_task) {
+      if (t == task_end) {
+        in_task = false;
+        read_task_configuration(task_yaml, task_first, source, log);
+      } else {
+        task_yaml.append(line).append("\n");
+      }
+    } else if (t == arguments_begin || t == task_begin) {
+      if (seen_arguments) throw Error(fmt::format("line {}: a second arguments block or Task Configuration", number), source);
+      seen_arguments = true;
+      in_arguments = t == arguments_begin;
+      in_task = !in_arguments;
+      task_first = number + 1;
     } else if (t == arguments_end) {
       if (!in_arguments) throw Error(fmt::format("line {}: the end of an arguments block that did not begin", number), source);
       in_arguments = false;
+      arguments_to_words(printed, log);
     } else if (in_arguments) {
-      read_argument_line(line, number, source, log);
+      read_argument_line(line, number, source, log, printed);
     } else if (line.find("elapsed time per iteration (ms):") != std::string_view::npos) {
       read_iteration_line(line, number, source, log);
     } else if (line.find("memory (MB)") != std::string_view::npos) {
@@ -201,7 +200,12 @@ MegatronLog parse_megatron_log(std::string_view text, const std::string& source)
     }
   }
   if (in_arguments) throw Error("the arguments block has no end line", source);
-  if (!seen_arguments) throw Error("no arguments block (Megatron-LM prints one at start; arguments.py _print_args)", source);
+  if (in_task) throw Error("the Task Configuration has no end line (34 dashes)", source);
+  if (!seen_arguments) {
+    throw Error("no arguments block (Megatron-LM prints one at start; arguments.py _print_args) and no Task "
+                "Configuration (Megatron-Bridge prints one at start)",
+                source);
+  }
   if (log.iterations.empty()) throw Error("no \"elapsed time per iteration (ms)\" line", source);
   return log;
 }

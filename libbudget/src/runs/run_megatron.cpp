@@ -68,6 +68,8 @@ void read_run_megatron_words(const std::vector<std::string>& words, const std::s
   const interop_detail::ParsedMegatronArgs p = interop_detail::parse_megatron_words(words, where);
   run.cuda_graphs = read_cuda_graphs(p, run.notes);
   read_moe_settings(p, run);
+  run.moe.router_num_groups = m.router_num_groups;
+  run.moe.router_group_topk = m.router_group_topk;
   // The main gradients (the DDP grad buffer) are fp32 with --accumulate-allreduce-grads-in-fp32,
   // else in the parameters' dtype (megatron/core/distributed/distributed_data_parallel.py at d98e8a64).
   run.main_grad_bytes = p.has("accumulate_allreduce_grads_in_fp32") || m.layout.precision == TrainingPrecision::fp32 ? 4.0 : 2.0;

@@ -88,20 +88,47 @@ void read_run_time(const ObjectReader& r, MeasuredRun& run) {
   if (run.main_grad_bytes == 3) r.fail("main_grad_bytes", "3 is not allowed; allowed: 2 (bf16) or 4 (fp32)");
 }
 
-/// The run's Megatron-LM log: "megatron_log", a path relative to the run file's directory.
-MegatronLog read_run_log(const ObjectReader& r) {
-  const std::string path = r.string("megatron_log");
-  if (path.empty()) r.fail("megatron_log", "the log's path is empty");
+/// A file named by the run line ("megatron_log", "bridge_config"): relative to the run file's directory.
+std::string run_relative_path(const ObjectReader& r, const char* key) {
+  const std::string path = r.string(key);
+  if (path.empty()) r.fail(key, "the path is empty");
   const std::filesystem::path file = std::filesystem::path(path).is_absolute()
                                          ? std::filesystem::path(path)
                                          : std::filesystem::path(r.source()).parent_path() / path;
-  return load_megatron_log(file.string());
+  return file.string();
+}
+
+/// The run's Megatron-LM log: "megatron_log", a path relative to the run file's directory.
+MegatronLog read_run_log(const ObjectReader& r) { return load_megatron_log(run_relative_path(r, "megatron_log")); }
+
+/// "bridge_config": a Megatron-Bridge ConfigContainer YAML (docs/megatron.md, "Megatron-Bridge
+/// configs"), read as the Megatron-LM arguments its fields say; what no argument can say in the notes.
+void read_run_bridge_config(const ObjectReader& r, MeasuredRun& run) {
+  const std::string path = run_relative_path(r, "bridge_config");
+  const BridgeConfigArgs bridge = bridge_config_args(detail::read_text_file(path), path);
+  run.megatron_args = fmt::format("{}", fmt::join(bridge.words, " "));
+  runs_detail::read_run_megatron_words(bridge.words, path, run);
+  run.bridge = bridge.bridge;
+  if (bridge.bridge.parameter_transpose_cache_disabled) {
+    run.notes.push_back("model.disable_parameter_transpose_cache true: read, not modelled");
+  }
+  if (!bridge.bridge.tp_comm_overlap_cfg.empty()) run.notes.push_back("comm_overlap.tp_comm_overlap_cfg: read, not modelled");
+  for (const auto& [name, value] : bridge.bridge.env_vars) {
+    run.notes.push_back(fmt::format("env_vars.{} = {}: read, not modelled", name, value));
+  }
 }
 
 /// The layout and kernel settings: "layout" (with "time"; "megatron_args" beside it is only
-/// recorded), or the Megatron-LM arguments of "megatron_args" or of the log.
+/// recorded), or the Megatron-LM arguments of "megatron_args", of "bridge_config" or of the log.
 void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& run) {
   const bool layout = r.has("layout"), args = r.has("megatron_args");
+  if (r.has("bridge_config")) {
+    if (layout || args || log != nullptr) {
+      r.fail("bridge_config", "give one of \"layout\", \"megatron_args\", \"bridge_config\" and \"megatron_log\"");
+    }
+    if (r.has("time")) r.fail("time", "is given with \"bridge_config\": the config gives these settings");
+    return read_run_bridge_config(r, run);
+  }
   run.megatron_args = r.string_or("megatron_args", "");
   if (layout) {
     run.layout = read_run_layout(r.object("layout"));
@@ -115,15 +142,17 @@ void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& 
   } else if (log != nullptr) {
     run.megatron_args = fmt::format("{}", fmt::join(log->arguments, " "));
     runs_detail::read_run_megatron_words(log->arguments, where, run);
+    run.notes.insert(run.notes.end(), log->notes.begin(), log->notes.end());
+    run.bridge = log->bridge;
   } else {
-    r.fail("layout", "required key is missing (give \"layout\", \"megatron_args\" or \"megatron_log\")");
+    r.fail("layout", "required key is missing (give \"layout\", \"megatron_args\", \"bridge_config\" or \"megatron_log\")");
   }
 }
 
 MeasuredRun read_run(const ObjectReader& r) {
   if (!r.json().is_object()) r.fail_here(fmt::format("expected a run object, found {}", detail::describe_value(r.json())));
   r.reject_unknown_keys({"id", "role", "source", "gpu", "config", "hf_config", "cluster", "layout", "time",
-                         "step_time_s", "memory_gib", "megatron_args", "megatron_log", "notes"});
+                         "step_time_s", "memory_gib", "megatron_args", "megatron_log", "bridge_config", "notes"});
   MeasuredRun run;
   run.id = r.string("id");
   if (run.id.empty()) r.fail("id", "the run id is empty");
