@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +104,7 @@ struct LayoutArguments {
   budget::ParallelLayout layout;
   std::optional<std::int64_t> nodes;
   std::optional<std::string> megatron_args;  ///< megatron_args=FILE: the layout from Megatron-LM's arguments
+  std::optional<double> run_tokens;          ///< run_tokens=N: the run's steps, wall clock and GPU-hours
 
   explicit LayoutArguments(const py::kwargs& kwargs) {
     using namespace budget_python;
@@ -169,6 +171,16 @@ struct LayoutArguments {
       megatron_args = string_argument(kwargs["megatron_args"], "megatron_args");
     }
     if (kwargs.contains("calibration") && !kwargs["calibration"].is_none()) calibration = kwargs["calibration"];
+    if (kwargs.contains("run_tokens")) {
+      // As --run-tokens (a positive number of training tokens, at most 10^30).
+      const double tokens = float_argument(kwargs["run_tokens"], "run_tokens");
+      if (!(tokens > 0.0 && tokens <= 1e30)) {
+        std::ostringstream message;
+        message << "run_tokens = " << tokens << "; allowed: a number of tokens above 0, at most 1e30";
+        throw budget::Error(message.str(), "run_tokens");
+      }
+      run_tokens = tokens;
+    }
     // Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
     flag("moe_permute_fusion", l.moe_permute_fusion);
     flag("grad_reduce_in_bf16", l.optimizer_dtypes.bf16_main_grads);
@@ -189,7 +201,7 @@ struct LayoutArguments {
             "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "nodes", "pipeline_layout",
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
             "cpu_offload_layers", "dispatcher", "megatron_args", "calibration", "moe_permute_fusion", "grad_reduce_in_bf16",
-            "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"};
+            "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "run_tokens"};
   }
 
   /// The keywords layout_search() takes beside its named arguments: the recipe (LayoutRecipe) and
@@ -355,7 +367,22 @@ void bind_cluster(py::module_& m) {
           budget::ClusterTimeOptions time_options;
           time_options.attended_keys = memory.layout.seq_len == w.seq_len ? budget::layout_attended_keys(w) : 0.0;
           if (run) time_options.communication.overlap = run->overlap;
-          out["time"] = json(budget::cluster_step_time_json(budget::cluster_step_time(model, c, memory, spec, time_options), -1));
+          const budget::ClusterStepTime time = budget::cluster_step_time(model, c, memory, spec, time_options);
+          out["time"] = json(budget::cluster_step_time_json(time, -1));
+          if (a.run_tokens) {
+            // The run of `budget-match layout --run-tokens N`: the same keys as its JSON's time.run.
+            const budget::RunCost run = budget::run_cost(time, memory.layout.gpus, *a.run_tokens);
+            py::dict cost;
+            cost["wall_clock_seconds"] = run.wall_clock_seconds;
+            cost["gpu_hours"] = run.gpu_hours;
+            cost["steps"] = run.steps;
+            out["time"]["run"] = cost;
+          }
+        } else if (a.run_tokens) {
+          throw budget::Error("a run's wall clock and GPU-hours need the step time: give calibration= (a profile, "
+                              "e.g. cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet "
+                              "peaks only",
+                              "run_tokens");
         }
         return out;
       },
@@ -373,5 +400,6 @@ void bind_cluster(py::module_& m) {
       "exp_avg_sq_dtype (\"fp32\"); megatron_args=FILE (with gpus=N) "
       "reads the layout from Megatron-LM's arguments instead (docs/megatron.md) and adds megatron_args (what was "
       "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
-      "has `time`, the step time `budget-match layout` prints with its defaults. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
+      "has `time`, the step time `budget-match layout` prints with its defaults; run_tokens=N (--run-tokens) adds "
+      "time.run: the run's steps, wall_clock_seconds and gpu_hours. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
 }
