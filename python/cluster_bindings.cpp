@@ -371,11 +371,11 @@ void bind_cluster(py::module_& m) {
           out["time"] = json(budget::cluster_step_time_json(time, -1));
           if (a.run_tokens) {
             // The run of `budget-match layout --run-tokens N`: the same keys as its JSON's time.run.
-            const budget::RunCost run = budget::run_cost(time, memory.layout.gpus, *a.run_tokens);
+            const budget::RunCost run_cost = budget::run_cost(time, memory.layout.gpus, *a.run_tokens);
             py::dict cost;
-            cost["wall_clock_seconds"] = run.wall_clock_seconds;
-            cost["gpu_hours"] = run.gpu_hours;
-            cost["steps"] = run.steps;
+            cost["wall_clock_seconds"] = run_cost.wall_clock_seconds;
+            cost["gpu_hours"] = run_cost.gpu_hours;
+            cost["steps"] = run_cost.steps;
             out["time"]["run"] = cost;
           }
         } else if (a.run_tokens) {

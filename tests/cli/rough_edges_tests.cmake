@@ -28,3 +28,10 @@ endforeach()
 budget_cli_test(NAME rough_edges.export_llama4_megatron_reason
   ARGS export tests/data/hf/llama-4-scout-17b-16e-instruct.json --to megatron EXPECT_EXIT 2
   STDERR_MATCHES [=[chunked attention \(/attention/chunk_size: no argument: Megatron-LM d98e8a64 has sliding windows \(--window-size A:2384\) but no chunked attention\)]=])
+# grid --plot: the 16 x labels read without overlapping (shortened, upright; before: the full names
+# slanted by 35 degrees, crowded).
+find_program(BUDGET_GNUPLOT_FOR_LABELS gnuplot)
+if(BUDGET_GNUPLOT_FOR_LABELS)
+  add_test(NAME cli.rough_edges.grid_plot_labels
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_labels.py $<TARGET_FILE:budget-match> ${rough_out})
+endif()

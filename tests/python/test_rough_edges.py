@@ -28,9 +28,9 @@ def raises_budget_error(call, source, fragment=""):
 
 def test_layout_takes_run_tokens():
     # Before: budget.Error "unexpected keyword argument" for run_tokens.
-    plain = budget.layout(BASELINE, H200, gpus=8, tp=2, calibration=PROFILE)
+    plain = budget.layout(BASELINE, H200, gpus=8, tp=2, sequence_parallel=True, calibration=PROFILE)
     assert "run" not in plain["time"]
-    found = budget.layout(BASELINE, H200, gpus=8, tp=2, calibration=PROFILE, run_tokens=1e12)
+    found = budget.layout(BASELINE, H200, gpus=8, tp=2, sequence_parallel=True, calibration=PROFILE, run_tokens=1e12)
     t = found["time"]
     # By hand: steps = tokens / tokens a step; wall clock = steps x seconds a step; GPU-hours =
     # wall clock x 8 GPUs / 3600.
@@ -42,7 +42,7 @@ def test_layout_takes_run_tokens():
     # The CLI gives the same run for the same layout.
     cli = os.environ.get("BUDGET_CLI")
     if cli:
-        out = subprocess.run([cli, "layout", BASELINE, "--cluster", H200, "--gpus", "8", "--tp", "2", "--profile",
+        out = subprocess.run([cli, "layout", BASELINE, "--cluster", H200, "--gpus", "8", "--tp", "2", "--sequence-parallel", "--micro-batch-size", "1", "--micro-batches", "1", "--profile",
                               PROFILE, "--run-tokens", "1e12", "--format", "json"], capture_output=True, text=True)
         assert out.returncode in (0, 3), out.stderr
         assert json.loads(out.stdout)["time"]["run"] == t["run"]
