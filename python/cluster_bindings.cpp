@@ -325,13 +325,13 @@ void bind_cluster(py::module_& m) {
       py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("gpus"), py::arg("calibration") = py::none(),
       py::arg("nodes") = py::none(), py::arg("seq_len") = py::none(), py::arg("global_batch_tokens") = py::none(),
       py::arg("top") = 5, py::arg("imbalance") = 1.0, py::arg("attended_keys") = py::none(),
-      py::arg("max_nodes_per_token") = 0, py::arg("workload") = py::none(), py::arg("min_headroom") = 0.0,
+      py::arg("max_nodes_per_token") = 0, py::arg("workload") = py::none(), py::arg("min_headroom") = budget::default_min_headroom_gib,
       py::arg("run_tokens") = 0.0,
       "The best layouts of a config on `gpus` GPUs of a cluster (docs/cluster.md, \"Layout search\"): the dict of "
       "`budget-match layout CFG --cluster C --gpus N --format json` without its schema keys: enumerated, valid, "
       "fitting and layouts (best first, each with layout, memory and time). calibration: --profile (default: the "
       "cluster file's profile); workload: the sequence length and attended keys (default the paper's, as "
-      "`layout` and the cluster ranking); min_headroom: GiB a layout must leave free (--min-headroom); run_tokens: "
+      "`layout` and the cluster ranking); min_headroom: GiB a layout must leave free (--min-headroom, default 4; 0: any layout within the usable memory); run_tokens: "
       "each layout's run (--run-tokens); global_batch_tokens (default 4,194,304); the default overlap (DP "
       "overlapped, the rest exposed). The recipe every layout holds (docs/cluster.md, \"The recipe held\"): the "
       "keywords of layout() but the parallel sizes and the pipeline split (precision, fp8, fp8_param_gather, fsdp, "

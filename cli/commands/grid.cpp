@@ -467,6 +467,7 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
     doc.text("\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs), before "
              "each cell's pick:\n" + dropped, Forms::text);
   }
+  doc.text(min_headroom_footer(search), Forms::table);
   return doc;
 }
 

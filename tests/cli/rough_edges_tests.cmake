@@ -35,3 +35,15 @@ if(BUDGET_GNUPLOT_FOR_LABELS)
   add_test(NAME cli.rough_edges.grid_plot_labels
     COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_labels.py $<TARGET_FILE:budget-match> ${rough_out})
 endif()
+# The default headroom (4 GiB, budget::default_min_headroom_gib; before: 0): a layout leaving 2.36 GiB
+# on its fullest H100 does not fit by default, fits with --min-headroom 0, and the search says the
+# margin and why in its last line.
+set(rough_fixed layout ${rough_base} --cluster examples/clusters/h100-sxm.json --gpus 8 --micro-batch-size 4 --micro-batches 32)
+budget_cli_test(NAME rough_edges.default_headroom_fixed_layout ARGS ${rough_fixed} EXPECT_EXIT 3
+  STDOUT_MATCHES [=[leaves 2[.]36 GiB, less than the 4[.]00 GiB of --min-headroom]=])
+budget_cli_test(NAME rough_edges.min_headroom_zero_fits ARGS ${rough_fixed} --min-headroom 0
+  STDOUT_MATCHES [=[fits: peak 76[.]29 GiB on stage 0, headroom 2[.]36 GiB]=])
+budget_cli_test(NAME rough_edges.default_headroom_search_footer
+  ARGS layout ${rough_base} --cluster examples/clusters/h100-sxm.json --gpus 8 --top 3 --quiet
+  STDOUT_MATCHES [=[fit with 4[.]00 GiB of headroom]=]
+                 [=[headroom: a layout fits when it leaves at least 4 GiB free on its fullest GPU \(--min-headroom; the default 4 GiB is the median slack of PyTorch's caching allocator]=])
