@@ -235,8 +235,9 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       doc["shared_expert_intermediate_size"] = f.num_shared_experts * f.shared_expert_dim;
       break;
     case HfStyle::Shared::llama4:
-      // Llama4TextMoe.shared_expert is one Llama4TextMLP of intermediate_size, the routed width
-      // (modeling_llama4.py at transformers 008e5743): nothing to write, nothing else to express.
+      // Llama4TextMoe.shared_expert = Llama4TextMLP(config): one MLP of intermediate_size, the routed
+      // experts' width; a dense layer is Llama4TextMLP(config, intermediate_size=config.
+      // intermediate_size_mlp) (modeling_llama4.py at transformers 000c33fd): nothing to write here.
       if (f.num_shared_experts * f.shared_expert_dim != f.expert_dim) {
         throw Error(fmt::format("/ffn/shared_expert_dim: {} shared experts of width {} are not Llama-4's one shared "
                                 "expert of the routed width {}; match with shared_expert_dim tied to expert_dim "
