@@ -47,3 +47,9 @@ budget_cli_test(NAME rough_edges.default_headroom_search_footer
   ARGS layout ${rough_base} --cluster examples/clusters/h100-sxm.json --gpus 8 --top 3 --quiet
   STDOUT_MATCHES [=[fit with 4[.]00 GiB of headroom]=]
                  [=[headroom: a layout fits when it leaves at least 4 GiB free on its fullest GPU \(--min-headroom; the default 4 GiB is the median slack of PyTorch's caching allocator]=])
+budget_cli_test(NAME rough_edges.default_headroom_ranking_footer
+  ARGS --baseline ${rough_base} --cluster examples/clusters/h200.json --gpus 8 --top 2 --rank-by time --quiet
+  STDOUT_MATCHES [=[headroom: a layout fits when it leaves at least 4 GiB free on its fullest GPU \(--min-headroom;]=])
+budget_cli_test(NAME rough_edges.default_headroom_ranking_json
+  ARGS --baseline ${rough_base} --cluster examples/clusters/h200.json --gpus 8 --top 2 --rank-by time --quiet --format json
+  STDOUT_MATCHES [=["min_headroom_bytes": 4294967296[.]0]=])
