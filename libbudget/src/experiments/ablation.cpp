@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "budget/grid.hpp"
+#include "base/checked_math.hpp"
 
 namespace budget {
 
@@ -252,11 +253,12 @@ std::ptrdiff_t first_with_heads(const AblationPoint& p, std::int64_t heads) {
 /// its best match with them costs at its own head dim (the KV cache fixes it) and KV heads.
 std::string heads_cost(const AblationSearch& s, const AblationPoint& p, std::size_t i, std::int64_t heads) {
   const AttentionConfig& a = p.result.candidates.front().config.attention;
+  const std::int64_t width = detail::checked_mul(heads, a.head_dim, "query heads x head_dim");
   MatchConstraints c = s.spaces[i];
   c.num_kv_heads = VariableRange::fixed(a.num_kv_heads);
   c.head_dim = VariableRange::fixed(a.head_dim);
   if (c.query_equals_hidden) {
-    c.hidden_size = VariableRange::fixed(heads * a.head_dim);
+    c.hidden_size = VariableRange::fixed(width);
   } else {
     c.num_heads = VariableRange::fixed(heads);
   }
@@ -265,8 +267,8 @@ std::string heads_cost(const AblationSearch& s, const AblationPoint& p, std::siz
                                 "{}×{})",
                                 heads, p.result.candidates.size(), p.result.candidates.size() == 1 ? "" : "s",
                                 p.result.candidates.size() == 1 ? "s" : "ve", a.num_heads, a.head_dim);
-  const std::string shape = c.query_equals_hidden ? fmt::format("hidden {}", heads * a.head_dim)
-                                                  : fmt::format("query width {}", heads * a.head_dim);
+  const std::string shape = c.query_equals_hidden ? fmt::format("hidden {}", width)
+                                                  : fmt::format("query width {}", width);
   if (!r.summary.feasible) return out + fmt::format("; with them at head_dim {} ({}): no match", a.head_dim, shape);
   return out + fmt::format("; with them at head_dim {} ({}): max deviation {:.2f}% at best, beyond the point's window "
                            "{:.2f}%",

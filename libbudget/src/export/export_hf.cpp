@@ -18,6 +18,7 @@
 #include "config/config_json.hpp"
 #include "config/rope_scaling_json.hpp"
 #include "export/export_targets.hpp"
+#include "base/checked_math.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget::detail {
@@ -238,7 +239,7 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       // Llama4TextMoe.shared_expert = Llama4TextMLP(config): one MLP of intermediate_size, the routed
       // experts' width; a dense layer is Llama4TextMLP(config, intermediate_size=config.
       // intermediate_size_mlp) (modeling_llama4.py at transformers 000c33fd): nothing to write here.
-      if (f.num_shared_experts * f.shared_expert_dim != f.expert_dim) {
+      if (checked_mul(f.num_shared_experts, f.shared_expert_dim, "shared expert width") != f.expert_dim) {
         throw Error(fmt::format("/ffn/shared_expert_dim: {} shared experts of width {} are not Llama-4's one shared "
                                 "expert of the routed width {}; match with shared_expert_dim tied to expert_dim "
                                 "(constraints key \"tie_shared_expert_dim\", docs/matching.md)",
@@ -246,7 +247,9 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
                     source);
       }
       break;
-    case HfStyle::Shared::nemotron: doc["moe_shared_expert_intermediate_size"] = f.num_shared_experts * f.shared_expert_dim; break;
+    case HfStyle::Shared::nemotron:
+      doc["moe_shared_expert_intermediate_size"] = checked_mul(f.num_shared_experts, f.shared_expert_dim, "shared expert width");
+      break;
     case HfStyle::Shared::none:
       if (f.num_shared_experts > 0) {
         throw Error(fmt::format("/ffn/num_shared_experts: the config has {} shared experts and the template's family "
