@@ -3,6 +3,7 @@
 #include <optional>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "budget/error.hpp"
 #include "option_checks.hpp"
@@ -39,7 +40,9 @@ CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::
   return command
       .add_option("--min-headroom", gib,
                   "GiB of memory a layout must leave free on its fullest GPU to count as fitting (" + when +
-                      "default 0: any layout within the usable memory)")
+                      fmt::format("default {:g}: the median slack of PyTorch's caching allocator, reserved - "
+                                  "allocated, over 19 measured Megatron-Core runs; docs/cluster.md", default_min_headroom_gib) +
+                      "; 0: any layout within the usable memory)")
       ->check(non_negative_real(1e6));
 }
 

@@ -25,7 +25,7 @@ struct ClusterRankOptions {
   std::int64_t nodes = 0;  ///< 0: the file's
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;
   std::int64_t max_nodes_per_token = 0;  ///< 0: unlimited routing
-  double min_headroom_gib = 0.0;         ///< --min-headroom: a layout fits with at least this headroom
+  double min_headroom_gib = default_min_headroom_gib;  ///< --min-headroom: a layout fits with at least this headroom
   std::string megatron_args;  ///< --megatron-args FILE: the team's recipe and layout (docs/megatron.md)
   bool bridge_config = false;  ///< the file is --bridge-config's Megatron-Bridge YAML (recipe_file_option.hpp)
   bool given() const { return !cluster_path.empty(); }

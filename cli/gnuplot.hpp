@@ -46,6 +46,24 @@ struct BarSeries {
   bool right_axis = false;
 };
 
+/// Tick labels without what every label shares: the longest common prefix ending at a separator
+/// ('-', '_', ' ', '/') and the longest common suffix starting at one ("paper-200M-E64-baseline",
+/// "paper-1.6B-E8-baseline" → "200M-E64", "1.6B-E8"; prefix "paper-", suffix "-baseline"). Labels
+/// kept whole when fewer than two or when one would be left empty.
+struct ShortLabels {
+  std::vector<std::string> labels;
+  std::string prefix;
+  std::string suffix;
+};
+ShortLabels short_labels(const std::vector<std::string>& labels);
+
+/// The gnuplot commands of plot_grouped_bars() (without terminal and output): the labels shortened
+/// (short_labels(), the shared part said in the x label), across when 8 or fewer, else rotated to
+/// read upwards and ending at their ticks, so that 16 labels do not overlap on the 900 px canvas.
+std::string grouped_bars_script(const std::string& title, const std::string& ylabel,
+                                const std::vector<std::string>& labels, const std::vector<BarSeries>& series,
+                                const std::string& y2label = "");
+
 /// A clustered bar chart: one group of bars per label, one bar per series on the left axis
 /// (`ylabel`); the series with right_axis on the right axis (`y2label`).
 void plot_grouped_bars(const std::string& path, const std::string& title, const std::string& ylabel,

@@ -505,12 +505,12 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("explain") = false, py::arg("align") = 0, py::arg("max_time_ratio") = py::none(),
         py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
         py::arg("global_batch_tokens") = py::none(), py::arg("max_nodes_per_token") = 0,
-        py::arg("min_headroom") = 0.0, py::arg("free_shapes") = false, py::arg("order") = py::none(),
+        py::arg("min_headroom") = budget::default_min_headroom_gib, py::arg("free_shapes") = false, py::arg("order") = py::none(),
         py::arg("megatron_args") = py::none(), py::arg("bridge_config") = py::none(),
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
-        "max_nodes_per_token, min_headroom: --cluster ... --gpus N, each equally matched candidate at its own best "
+        "max_nodes_per_token, min_headroom (default 4 GiB; 0: none): --cluster ... --gpus N, each equally matched candidate at its own best "
         "layout, docs/cluster.md; megatron_args: --megatron-args FILE with cluster, every candidate at the team's "
         "layout where valid and fitting, else at its best layout with the team's recipe held, docs/megatron.md; "
         "bridge_config: --bridge-config FILE.yaml, the same from a Megatron-Bridge config; "

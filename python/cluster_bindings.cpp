@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,6 +106,7 @@ struct LayoutArguments {
   std::optional<std::int64_t> nodes;
   std::optional<std::string> megatron_args;  ///< megatron_args=FILE: the layout from Megatron-LM's arguments
   bool bridge_config = false;  ///< bridge_config=FILE.yaml gave the file (a Megatron-Bridge config; --bridge-config)
+  std::optional<double> run_tokens;          ///< run_tokens=N: the run's steps, wall clock and GPU-hours
 
   explicit LayoutArguments(const py::kwargs& kwargs) {
     using namespace budget_python;
@@ -176,6 +178,16 @@ struct LayoutArguments {
       bridge_config = true;
     }
     if (kwargs.contains("calibration") && !kwargs["calibration"].is_none()) calibration = kwargs["calibration"];
+    if (kwargs.contains("run_tokens")) {
+      // As --run-tokens (a positive number of training tokens, at most 10^30).
+      const double tokens = float_argument(kwargs["run_tokens"], "run_tokens");
+      if (!(tokens > 0.0 && tokens <= 1e30)) {
+        std::ostringstream message;
+        message << "run_tokens = " << tokens << "; allowed: a number of tokens above 0, at most 1e30";
+        throw budget::Error(message.str(), "run_tokens");
+      }
+      run_tokens = tokens;
+    }
     // Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
     flag("moe_permute_fusion", l.moe_permute_fusion);
     flag("grad_reduce_in_bf16", l.optimizer_dtypes.bf16_main_grads);
@@ -197,7 +209,7 @@ struct LayoutArguments {
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
             "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "calibration", "moe_permute_fusion",
             "grad_reduce_in_bf16",
-            "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"};
+            "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "run_tokens"};
   }
 
   /// The keywords layout_search() takes beside its named arguments: the recipe (LayoutRecipe) and
@@ -322,13 +334,13 @@ void bind_cluster(py::module_& m) {
       py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("gpus"), py::arg("calibration") = py::none(),
       py::arg("nodes") = py::none(), py::arg("seq_len") = py::none(), py::arg("global_batch_tokens") = py::none(),
       py::arg("top") = 5, py::arg("imbalance") = 1.0, py::arg("attended_keys") = py::none(),
-      py::arg("max_nodes_per_token") = 0, py::arg("workload") = py::none(), py::arg("min_headroom") = 0.0,
+      py::arg("max_nodes_per_token") = 0, py::arg("workload") = py::none(), py::arg("min_headroom") = budget::default_min_headroom_gib,
       py::arg("run_tokens") = 0.0,
       "The best layouts of a config on `gpus` GPUs of a cluster (docs/cluster.md, \"Layout search\"): the dict of "
       "`budget-match layout CFG --cluster C --gpus N --format json` without its schema keys: enumerated, valid, "
       "fitting and layouts (best first, each with layout, memory and time). calibration: --profile (default: the "
       "cluster file's profile); workload: the sequence length and attended keys (default the paper's, as "
-      "`layout` and the cluster ranking); min_headroom: GiB a layout must leave free (--min-headroom); run_tokens: "
+      "`layout` and the cluster ranking); min_headroom: GiB a layout must leave free (--min-headroom, default 4; 0: any layout within the usable memory); run_tokens: "
       "each layout's run (--run-tokens); global_batch_tokens (default 4,194,304); the default overlap (DP "
       "overlapped, the rest exposed). The recipe every layout holds (docs/cluster.md, \"The recipe held\"): the "
       "keywords of layout() but the parallel sizes and the pipeline split (precision, fp8, fp8_param_gather, fsdp, "
@@ -365,7 +377,22 @@ void bind_cluster(py::module_& m) {
           budget::ClusterTimeOptions time_options;
           time_options.attended_keys = memory.layout.seq_len == w.seq_len ? budget::layout_attended_keys(w) : 0.0;
           if (run) time_options.communication.overlap = run->overlap;
-          out["time"] = json(budget::cluster_step_time_json(budget::cluster_step_time(model, c, memory, spec, time_options), -1));
+          const budget::ClusterStepTime time = budget::cluster_step_time(model, c, memory, spec, time_options);
+          out["time"] = json(budget::cluster_step_time_json(time, -1));
+          if (a.run_tokens) {
+            // The run of `budget-match layout --run-tokens N`: the same keys as its JSON's time.run.
+            const budget::RunCost run_cost = budget::run_cost(time, memory.layout.gpus, *a.run_tokens);
+            py::dict cost;
+            cost["wall_clock_seconds"] = run_cost.wall_clock_seconds;
+            cost["gpu_hours"] = run_cost.gpu_hours;
+            cost["steps"] = run_cost.steps;
+            out["time"]["run"] = cost;
+          }
+        } else if (a.run_tokens) {
+          throw budget::Error("a run's wall clock and GPU-hours need the step time: give calibration= (a profile, "
+                              "e.g. cuda_profiler/profiles/h200-torch-eager.json); the cluster gives datasheet "
+                              "peaks only",
+                              "run_tokens");
         }
         return out;
       },
@@ -384,7 +411,8 @@ void bind_cluster(py::module_& m) {
       "reads the layout from Megatron-LM's arguments instead (docs/megatron.md; bridge_config=FILE.yaml from a "
       "Megatron-Bridge config, --bridge-config) and adds megatron_args (what was "
       "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
-      "has `time`, the step time `budget-match layout` prints with its defaults. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
+      "has `time`, the step time `budget-match layout` prints with its defaults; run_tokens=N (--run-tokens) adds "
+      "time.run: the run's steps, wall_clock_seconds and gpu_hours. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
 
   m.def(
       "peak_saved_layer_executions",

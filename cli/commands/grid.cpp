@@ -147,14 +147,17 @@ std::optional<int> paper_sparsity(const GridCell& cell) {
   return std::nullopt;
 }
 
-/// "KV heads, head_dim", "KV heads", "head_dim" or "-": what of the ablation's family a point's row
-/// #1 holds; "reference" for the baseline's depth unlooped, outside the family.
+/// "KV heads, head_dim, heads", "KV heads, heads", "KV heads", "head_dim", ... or "-": what of the
+/// ablation's family a point's row #1 holds; "reference" for the baseline's depth unlooped, outside
+/// the family.
 std::string holds_text(const AblationPoint& p) {
   if (p.reference) return "reference";
-  if (p.holds_kv_heads && p.holds_head_dim) return "KV heads, head_dim";
-  if (p.holds_kv_heads) return "KV heads";
-  if (p.holds_head_dim) return "head_dim";
-  return "-";
+  std::string out;
+  for (const auto& [held, name] : {std::pair<bool, const char*>{p.holds_kv_heads, "KV heads"},
+                                   {p.holds_head_dim, "head_dim"}, {p.holds_num_heads, "heads"}}) {
+    if (held) out += (out.empty() ? "" : ", ") + std::string(name);
+  }
+  return out.empty() ? "-" : out;
 }
 
 /// The ablation's shape family in JSON: what is held, and each note.
@@ -162,6 +165,7 @@ nlohmann::ordered_json ablation_family_json(const AblationFamily& f) {
   using json = nlohmann::ordered_json;
   return {{"num_kv_heads", f.num_kv_heads ? json(*f.num_kv_heads) : json(nullptr)},
           {"head_dim", f.head_dim ? json(*f.head_dim) : json(nullptr)},
+          {"num_heads", f.num_heads ? json(*f.num_heads) : json(nullptr)},
           {"kv_heads_fixed", f.kv_heads_fixed},
           {"head_dim_fixed", f.head_dim_fixed},
           {"notes", f.notes}};
@@ -217,6 +221,7 @@ Document ablation_document(const GridOptions& o, const GridCell& cell, const Abl
                           {"reference", p.reference},
                           {"holds_kv_heads", p.holds_kv_heads},
                           {"holds_head_dim", p.holds_head_dim},
+                          {"holds_num_heads", p.holds_num_heads},
                           {"family_note", p.family_note.empty() ? json(nullptr) : json(p.family_note)},
                           {"best_objective_any_family", feasible ? json(p.best_objective_any_family) : json(nullptr)},
                           {"window", feasible ? json(p.window) : json(nullptr)}});
@@ -467,6 +472,7 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
     doc.text("\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs), before "
              "each cell's pick:\n" + dropped, Forms::text);
   }
+  doc.text(min_headroom_footer(search), Forms::table);
   return doc;
 }
 

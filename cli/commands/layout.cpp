@@ -58,7 +58,7 @@ struct LayoutOptions {
   double attended_keys = 0.0;  ///< 0 until resolved: --attended-keys, else the workload's
   bool attended_keys_given = false;
   bool seq_len_given = false;
-  double min_headroom_gib = 0.0;
+  double min_headroom_gib = default_min_headroom_gib;
   std::int64_t max_nodes_per_token = 0;
   std::string overlap = "dp";
   double run_tokens = 0.0;
@@ -416,8 +416,9 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
   }
   doc.table(t, Forms::text);
   const std::string none = no_layout_reason(found, so);
-  doc.text(none.empty() ? (so.run_tokens > 0.0 ? fmt::format("\nrun: {:g} tokens\n", so.run_tokens) : "\n")
+  doc.text(none.empty() ? (so.run_tokens > 0.0 ? fmt::format("\nrun: {:g} tokens\n", so.run_tokens) : "")
                         : "\n" + none + "\n");
+  doc.text(min_headroom_footer(so), Forms::text);
   return doc;
 }
 

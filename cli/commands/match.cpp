@@ -299,6 +299,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
     doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
     doc.text(cluster_dropped_lines(m), Forms::text);
+    doc.text(min_headroom_footer(in.search_options), Forms::text);
   }
   if (o.explain) {
     doc.text("\nWhich constraint binds: the best largest deviation with each constraint alone relaxed\n\n", Forms::table);

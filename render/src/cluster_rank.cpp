@@ -90,6 +90,7 @@ nlohmann::ordered_json cluster_ranking_settings_json(const ClusterRanking& ranki
           {"attended_keys", o.time.attended_keys > 0.0 ? nlohmann::ordered_json(o.time.attended_keys)
                                                        : nlohmann::ordered_json("causal")},
           {"max_nodes_per_token", o.time.communication.max_nodes_per_token},
+          {"min_headroom_bytes", o.min_headroom_bytes},
           {"ranked", ranking.candidates.size()},
           {"candidates_without_layout", without},
           {"team_layout", o.team_layout ? nlohmann::ordered_json(layout_brief(*o.team_layout)) : nlohmann::ordered_json()},
@@ -118,6 +119,18 @@ nlohmann::ordered_json cluster_ranking_json(const ClusterRanking& ranking, const
                       {"to_finish", partial_ranking_advice()}};
   }
   return out;
+}
+
+std::string min_headroom_footer(const LayoutSearchOptions& o) {
+  const std::string why = fmt::format("the default {:g} GiB is the median slack of PyTorch's caching allocator, "
+                                      "reserved - allocated, over 19 measured Megatron-Core runs (docs/cluster.md)",
+                                      default_min_headroom_gib);
+  if (o.min_headroom_bytes <= 0.0) {
+    return fmt::format("\nheadroom: any layout within the usable memory fits (--min-headroom 0; {})\n", why);
+  }
+  return fmt::format("\nheadroom: a layout fits when it leaves at least {:.3g} GiB free on its fullest GPU "
+                     "(--min-headroom; {}; 0: any layout within the usable memory)\n",
+                     o.min_headroom_bytes / static_cast<double>(std::int64_t{1} << 30), why);
 }
 
 std::string partial_ranking_note(const ClusterRanking& ranking) {

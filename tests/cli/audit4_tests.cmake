@@ -51,7 +51,7 @@ budget_cli_test(NAME audit4.search_seq_len_refused
   EXPECT_EXIT 2 STDERR_MATCHES "--seq-len: seq_len = 1125899906842624 is not in [[]1, 2\\^32[]]")
 budget_cli_test(NAME audit4.search_huge_products_no_sigfpe
   ARGS layout ${audit4_base} --cluster ${audit4_h200} --nodes 512 --gpus 4096 --seq-len 4294967296
-       --global-batch-tokens 1125899906842624 --profile ${audit4_profile} --quiet
+       --global-batch-tokens 1125899906842624 --profile ${audit4_profile} --quiet --min-headroom 0
   EXPECT_EXIT 3 STDOUT_MATCHES "no layout fits: none of the [0-9]+ valid layouts leaves room" TIMEOUT 240)
 # Tokens a step 2^20 · 2^32 · 2^20 · 32 wrapped to -2^63 ("-4454 tokens/s per GPU, MFU -57.3%, fits").
 budget_cli_test(NAME audit4.tokens_per_step_overflow

@@ -108,6 +108,7 @@ struct AblationPoint {
   bool reference = false;
   bool holds_kv_heads = false;  ///< row #1 has the family's KV heads (AblationFamily::num_kv_heads)
   bool holds_head_dim = false;  ///< row #1 has the family's head dim (AblationFamily::head_dim)
+  bool holds_num_heads = false;  ///< row #1 has the family's query heads (AblationFamily::num_heads)
   /// Why the point does not hold the family (what it would cost), or empty.
   std::string family_note;
 };
@@ -119,9 +120,14 @@ struct AblationPoint {
 /// space); a point's row #1 is then the match in that family with the same window. The KV cache
 /// per token (2 · executed attention layers · KV heads · head dim) ties KV heads × head dim to the
 /// executed depth, so across depths one of them (the head dim, the finer lever) must follow it.
+/// Third, among the points holding the KV heads, the query heads: the value the most points' equally
+/// matched shapes in the family have (ties: nearest the baseline's, then fewer), so that the hidden
+/// size (heads × head dim where the query width is the hidden size) changes only as the head dim
+/// must (issue 44 §5: the span ablation's hidden went 1120 → 1344 → 1008 → 760 → 1088 → 1024).
 struct AblationFamily {
   std::optional<std::int64_t> num_kv_heads;  ///< held at two points or more (nullopt: none)
   std::optional<std::int64_t> head_dim;      ///< held (with num_kv_heads) at two points or more
+  std::optional<std::int64_t> num_heads;     ///< query heads held (with num_kv_heads) at two points or more
   bool kv_heads_fixed = false;  ///< one value in the search space: held at every point by it
   bool head_dim_fixed = false;
   /// One line each: what is held and where, and why the others do not hold it.

@@ -40,6 +40,17 @@
 
 namespace budget {
 
+/// The headroom a layout must leave by default in the CLI (--min-headroom) and Python
+/// (min_headroom=), in GiB: 4, the median slack of PyTorch's caching allocator over the 19 distinct
+/// measured Megatron-Core runs of SimuMax v1.2 on 8x B200 (tests/data/measured/simumax_b200_runs.json:
+/// torch.cuda.max_memory_reserved() − max_memory_allocated(), 0.83 to 12.92 GiB, median 4.12 GiB,
+/// 2.8% to 9.3% of the allocated peak). The memory model predicts the allocated peak (docs/cluster.md,
+/// "Memory to the allocator's peak"; gpu.reserved_GiB covers the CUDA context and NCCL); the
+/// reserved-but-unallocated blocks are what fragmentation can leave unusable, so a layout that fits
+/// with less than this has no margin for them (before issue 44 §5 the default was 0, and ranked #1
+/// layouts ran at 0.20 GiB of headroom). 0 restores every layout within the usable memory.
+inline constexpr double default_min_headroom_gib = 4.0;
+
 struct LayoutSearchOptions {
   std::int64_t gpus = 0;
   std::int64_t seq_len = 4096;
@@ -48,8 +59,9 @@ struct LayoutSearchOptions {
   ClusterTimeOptions time;
   double imbalance = 1.0;
   /// A layout fits when its headroom (usable memory − peak) is at least this many bytes (the CLI's
-  /// --min-headroom GiB; 0: every layout within the usable memory): a margin for what the memory
-  /// model leaves out (fragmentation, a framework's own buffers).
+  /// --min-headroom GiB, default default_min_headroom_gib; 0: every layout within the usable memory):
+  /// a margin for what the memory model leaves out (fragmentation, a framework's own buffers). The
+  /// library's own default is 0 (the search as asked); the CLI and Python default to the margin.
   double min_headroom_bytes = 0.0;
   /// Training tokens of the run (0: none): layout_search_json() gives each layout's run cost
   /// (run_cost(): steps, wall clock, GPU-hours).

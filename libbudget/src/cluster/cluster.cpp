@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/file_kinds.hpp"
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
 #include "base/enum_names.hpp"
@@ -59,6 +60,7 @@ ComputeSpec read_compute(const ObjectReader& r, const std::string& base_director
 }
 
 ClusterSpec read_cluster(const nlohmann::json& root, const std::string& source, const std::string& base_directory) {
+  detail::refuse_other_file_kind(root, cluster_schema, "a cluster file", source);
   const ObjectReader r(root, source, "");
   r.reject_unknown_keys({"schema", "schema_version", "name", "gpu", "gpus_per_node", "nvlink_domain_gpus", "nodes",
                          "intra_node", "inter_node", "notes"});

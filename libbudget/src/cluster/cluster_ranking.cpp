@@ -83,16 +83,23 @@ std::vector<std::string> component_order(const ClusterCandidateTime& candidate, 
   return names;
 }
 
+/// A candidate's figure x against the baseline's y as the ranking prints every change: the relative
+/// change x/y − 1 in whole percent ("+50%"), "new" where the baseline has none (y = 0). One wording
+/// for call counts everywhere (issue 44 §5): "+50% calls" in a component's line and "+50% all-to-all
+/// calls per token" in the MoE line both come from here.
+std::string change_text(double x, double y) {
+  return y > 0.0 ? fmt::format("{:+.0f}%", 100.0 * (x / y - 1.0)) : std::string("new");
+}
+
 /// "ep_all_to_all: +24% per token (+50% calls, -17% bytes a call); +0.031 of the ratio".
 std::string component_text(const RatioComponent& c) {
-  const auto change = [](double x, double y) { return y > 0.0 ? fmt::format("{:+.0f}%", 100.0 * (x / y - 1.0)) : std::string("new"); };
   std::string out = fmt::format("{}: {} per token", c.name,
                                 c.seconds_per_token == 0.0 && c.baseline_seconds_per_token > 0.0
                                     ? std::string("none")
-                                    : change(c.seconds_per_token, c.baseline_seconds_per_token));
+                                    : change_text(c.seconds_per_token, c.baseline_seconds_per_token));
   if (c.calls_per_token > 0.0 && c.baseline_calls_per_token > 0.0) {
-    out += fmt::format(" ({} calls, {} bytes a call)", change(c.calls_per_token, c.baseline_calls_per_token),
-                       change(c.bytes_per_call, c.baseline_bytes_per_call));
+    out += fmt::format(" ({} calls, {} bytes a call)", change_text(c.calls_per_token, c.baseline_calls_per_token),
+                       change_text(c.bytes_per_call, c.baseline_bytes_per_call));
   }
   return out + fmt::format("; {:+.3f} of the ratio", c.contribution);
 }
@@ -239,7 +246,9 @@ void compare_with_baseline(ClusterCandidateTime& t, const ClusterCandidateTime& 
       // An executed MoE layer pays an all-to-all pair only under expert parallelism (EP > 1).
       std::string all_to_all;
       if (tl.ep > 1 && bl.ep > 1) {
-        all_to_all = fmt::format("as many more all-to-all calls (EP {} and {})", tl.ep, bl.ep);
+        // An all-to-all pair per executed MoE layer on both sides: the calls change as the executions do.
+        all_to_all = fmt::format("{} all-to-all calls per token (EP {} and {})",
+                                 change_text(t.moe_executions_per_token, b.moe_executions_per_token), tl.ep, bl.ep);
       } else if (tl.ep == 1 && bl.ep == 1) {
         all_to_all = "no all-to-all at either best layout (EP 1)";
       } else {

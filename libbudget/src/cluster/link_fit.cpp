@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/file_kinds.hpp"
 #include "base/json_reader.hpp"
 #include "budget/error.hpp"
 #include "cluster/collective_names.hpp"
@@ -180,6 +181,7 @@ std::string collective_measurements_json(const CollectiveMeasurements& m, const 
 
 CollectiveMeasurements parse_collective_measurements(std::string_view json_text, const std::string& source) {
   const nlohmann::json root = detail::parse_json_text(json_text, source);
+  detail::refuse_other_file_kind(root, measurements_schema, "a file of measured collectives", source);
   const detail::ObjectReader r(root, source, "");
   r.reject_unknown_keys({"schema", "schema_version", "source", "measurements", "fits"});
   const std::string schema = r.string("schema");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "budget/grid.hpp"
+#include "base/checked_math.hpp"
 
 namespace budget {
 
@@ -196,21 +197,151 @@ std::string head_dims_by_depth(const std::vector<AblationPoint>& points) {
   return out;
 }
 
-/// A point's match in the family it holds (`kv`, `head_dim` when set), within its own window.
+/// The most equally matched shapes of a point's family kept to hold the query heads among.
+constexpr int family_pool = 4096;
+
+/// A point's match in the family it holds (`kv`, `head_dim` when set), within its own window: every
+/// equally matched shape of it (at most family_pool), best first.
 MatchResult family_match(const AblationSearch& s, const AblationPoint& p, std::size_t i,
                          std::optional<std::int64_t> kv, std::optional<std::int64_t> head_dim, double objective) {
   MatchConstraints c = s.spaces[i];
   if (kv) c.num_kv_heads = VariableRange::fixed(*kv);
   if (head_dim) c.head_dim = VariableRange::fixed(*head_dim);
-  // The equally matched of the family are those within the point's own window g* + tolerance.
+  // The equally matched of the family are those within the point's own window g* + tolerance: all
+  // of them (up to family_pool), best first, so that the query heads can be held among them.
   c.tolerance = std::max(0.0, p.window - objective);
-  MatchResult r = match(s.baseline, p.loop, s.workload, c, 1);
-  // Range edges are those of the point's whole space (the family's fixed values are no edges of it).
-  for (Candidate& candidate : r.candidates) candidate.range_edges = range_edges(candidate.config, s.baseline, s.spaces[i]);
-  return r;
+  (void)i;
+  return match(s.baseline, p.loop, s.workload, c, family_pool);
 }
 
 void fix_kv_heads(MatchConstraints& c, std::int64_t v) { c.num_kv_heads = VariableRange::fixed(v); }
+
+/// Each feasible point's row #1 in the family it holds (its equally matched shapes there, best first,
+/// in p.result), what it holds, and why not where it does not.
+void apply_family(const AblationSearch& s, std::vector<AblationPoint>& points, const AblationFamily& family,
+                  const std::optional<HeldValue>& kv, const std::optional<HeldValue>& hd,
+                  const std::vector<bool>& kv_points) {
+  const std::optional<std::int64_t> kv_fix = kv ? std::optional<std::int64_t>(kv->value) : std::nullopt;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    AblationPoint& p = points[i];
+    if (!s.feasible[i]) continue;  // infeasible, or the reference
+    const bool holds_kv = kv && kv->at[i], holds_hd = hd && hd->at[i];
+    if (holds_hd) {
+      p.result = family_match(s, p, i, kv_fix, hd->value, hd->objective[i]);
+    } else if (holds_kv) {
+      p.result = family_match(s, p, i, kv->value, std::nullopt, kv->objective[i]);
+    }
+    const ArchConfig& first = p.result.candidates.front().config;
+    p.holds_kv_heads = family.num_kv_heads && first.attention.num_kv_heads == *family.num_kv_heads;
+    p.holds_head_dim = family.head_dim && first.attention.head_dim == *family.head_dim;
+    if (kv && !kv->at[i]) p.family_note = fmt::format("{} KV heads: {}", kv->value, kv->cost[i]);
+    if (hd && kv_points[i] && !hd->at[i]) {
+      p.family_note += fmt::format("{}head_dim {}: {}", p.family_note.empty() ? "" : "; ", hd->value, hd->cost[i]);
+    }
+  }
+}
+
+/// The query heads of a point's row #1 candidates: how many of its equally matched shapes (in
+/// p.result, best first) have `heads`, and the first that does.
+std::ptrdiff_t first_with_heads(const AblationPoint& p, std::int64_t heads) {
+  const std::vector<Candidate>& c = p.result.candidates;
+  const auto it = std::find_if(c.begin(), c.end(), [&](const Candidate& x) { return x.config.attention.num_heads == heads; });
+  return it == c.end() ? -1 : it - c.begin();
+}
+
+/// Why point `i` leaves the family's `heads`: none of its equally matched shapes has them, and what
+/// its best match with them costs at its own head dim (the KV cache fixes it) and KV heads.
+std::string heads_cost(const AblationSearch& s, const AblationPoint& p, std::size_t i, std::int64_t heads) {
+  const AttentionConfig& a = p.result.candidates.front().config.attention;
+  const std::int64_t width = detail::checked_mul(heads, a.head_dim, "query heads x head_dim");
+  MatchConstraints c = s.spaces[i];
+  c.num_kv_heads = VariableRange::fixed(a.num_kv_heads);
+  c.head_dim = VariableRange::fixed(a.head_dim);
+  if (c.query_equals_hidden) {
+    c.hidden_size = VariableRange::fixed(width);
+  } else {
+    c.num_heads = VariableRange::fixed(heads);
+  }
+  const MatchResult r = match(s.baseline, p.loop, s.workload, c, 1);
+  std::string out = fmt::format("{} query heads: none of its {} equally matched shape{} in the family ha{} them (row #1 "
+                                "{}×{})",
+                                heads, p.result.candidates.size(), p.result.candidates.size() == 1 ? "" : "s",
+                                p.result.candidates.size() == 1 ? "s" : "ve", a.num_heads, a.head_dim);
+  const std::string shape = c.query_equals_hidden ? fmt::format("hidden {}", width)
+                                                  : fmt::format("query width {}", width);
+  if (!r.summary.feasible) return out + fmt::format("; with them at head_dim {} ({}): no match", a.head_dim, shape);
+  return out + fmt::format("; with them at head_dim {} ({}): max deviation {:.2f}% at best, beyond the point's window "
+                           "{:.2f}%",
+                           a.head_dim, shape, 100 * r.summary.best_objective, 100 * p.window);
+}
+
+/// The query heads held at the most of the points holding the KV heads, among each one's equally
+/// matched shapes in the family (ties: nearest `baseline_heads`, then fewer); nullopt when no value
+/// is held at two points. Each such point's row #1 becomes its first shape with those heads.
+std::optional<std::int64_t> hold_num_heads(const AblationSearch& s, std::vector<AblationPoint>& points,
+                                           std::int64_t baseline_heads) {
+  std::map<std::int64_t, int> held;  // heads → points whose equally matched shapes have them
+  for (const AblationPoint& p : points) {
+    if (!p.holds_kv_heads || p.reference) continue;
+    std::vector<std::int64_t> seen;
+    for (const Candidate& c : p.result.candidates) seen.push_back(c.config.attention.num_heads);
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (const std::int64_t h : seen) ++held[h];
+  }
+  const auto distance = [&](std::int64_t h) {
+    return std::fabs(std::log(static_cast<double>(h) / static_cast<double>(std::max<std::int64_t>(baseline_heads, 1))));
+  };
+  std::optional<std::int64_t> best;
+  for (const auto& [h, count] : held) {  // ascending heads: a tie keeps the fewer
+    if (count < 2) continue;
+    if (!best || count > held[*best] || (count == held[*best] && distance(h) < distance(*best))) best = h;
+  }
+  if (!best) return std::nullopt;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    AblationPoint& p = points[i];
+    if (!p.holds_kv_heads || p.reference) continue;
+    const std::ptrdiff_t at = first_with_heads(p, *best);
+    if (at < 0) {
+      p.family_note += (p.family_note.empty() ? "" : "; ") + heads_cost(s, p, i, *best);
+      continue;
+    }
+    std::rotate(p.result.candidates.begin(), p.result.candidates.begin() + at, p.result.candidates.begin() + at + 1);
+    p.holds_num_heads = true;
+  }
+  return best;
+}
+
+/// The note on the held query heads: where, and what it leaves to move the hidden size.
+std::string heads_note(std::int64_t heads, const std::vector<AblationPoint>& points, bool query_equals_hidden) {
+  std::vector<bool> at(points.size(), false), missed(points.size(), false);
+  int count = 0, total = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!points[i].holds_kv_heads || points[i].reference) continue;
+    ++total;
+    at[i] = points[i].holds_num_heads;
+    missed[i] = !at[i];
+    count += at[i] ? 1 : 0;
+  }
+  std::string out = fmt::format("query heads {} held at {} of {} points among each one's equally matched shapes ({})",
+                                heads, count, total,
+                                query_equals_hidden ? fmt::format("hidden = {} × head_dim: it changes with the head dim "
+                                                                  "only", heads)
+                                                    : fmt::format("query width {} × head_dim", heads));
+  if (count < total) out += "; not at " + point_list(points, missed);
+  return out;
+}
+
+/// Each point keeps its row #1 only, with the range edges of the point's whole space (the family's
+/// fixed values are no edges of it).
+void keep_row_one(const AblationSearch& s, std::vector<AblationPoint>& points) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    std::vector<Candidate>& c = points[i].result.candidates;
+    if (c.empty()) continue;
+    c.resize(1);
+    c.front().range_edges = range_edges(c.front().config, s.baseline, s.spaces[i]);
+  }
+}
 
 /// The family's note on the reference point (the baseline's depth unlooped, matched outside it).
 void add_reference_notes(AblationFamily& family, const std::vector<AblationPoint>& points) {
@@ -270,23 +401,7 @@ AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Wor
                    });
     if (hd) family.head_dim = hd->value;
   }
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    AblationPoint& p = points[i];
-    if (!s.feasible[i]) continue;  // infeasible, or the reference
-    const bool holds_kv = kv && kv->at[i], holds_hd = hd && hd->at[i];
-    if (holds_hd) {
-      p.result = family_match(s, p, i, kv_fix, hd->value, hd->objective[i]);
-    } else if (holds_kv) {
-      p.result = family_match(s, p, i, kv->value, std::nullopt, kv->objective[i]);
-    }
-    const ArchConfig& first = p.result.candidates.front().config;
-    p.holds_kv_heads = family.num_kv_heads && first.attention.num_kv_heads == *family.num_kv_heads;
-    p.holds_head_dim = family.head_dim && first.attention.head_dim == *family.head_dim;
-    if (kv && !kv->at[i]) p.family_note = fmt::format("{} KV heads: {}", kv->value, kv->cost[i]);
-    if (hd && kv_points[i] && !hd->at[i]) {
-      p.family_note += fmt::format("{}head_dim {}: {}", p.family_note.empty() ? "" : "; ", hd->value, hd->cost[i]);
-    }
-  }
+  apply_family(s, points, family, kv, hd, kv_points);
   family.notes.push_back(family.kv_heads_fixed ? fmt::format("KV heads fixed at {} by the search space", *family.num_kv_heads)
                          : kv ? held_note("KV heads", *kv, points, s.feasible)
                               : "KV heads: no value is within the equally matched window at two points");
@@ -300,6 +415,9 @@ AblationResult run_ablation(Ablation kind, const ArchConfig& baseline, const Wor
         "the KV cache per token (2 · executed attention layers · KV heads · head_dim) ties KV heads × head_dim to "
         "each point's executed layers (" + head_dims_by_depth(points) + ")");
   }
+  family.num_heads = hold_num_heads(s, points, baseline.attention.num_heads);
+  if (family.num_heads) family.notes.push_back(heads_note(*family.num_heads, points, base.query_equals_hidden));
+  keep_row_one(s, points);
   add_reference_notes(family, points);
   return out;
 }

@@ -85,7 +85,7 @@ ExportTarget parse_export_target(std::string_view name, const std::string& sourc
 ExportedConfig export_config(const ArchConfig& config, ExportTarget target, const ExportOptions& options) {
   detail::check_every_field_is_handled(config);
   validate(config, config.name.empty() ? "<config>" : config.name);
-  detail::refuse_unexpressed_layer_kinds(config, target);
+  detail::refuse_unexpressed_layer_kinds(config, target, !options.hf_template.empty());
   ExportedConfig out;
   out.target = target;
   switch (target) {

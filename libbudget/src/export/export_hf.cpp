@@ -4,7 +4,9 @@
 // back as the config: Llama, Qwen2, Qwen3 (dense); Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE,
 // DeepSeek-MoE (experts); DeepSeek-V3, DeepSeek-V2 (multi-head latent attention). The key mapping
 // is the inverse of config_hf.cpp's (docs/config.md), and every export is read back and compared
-// (check_reads_back), so parse_hf_config(export) gives back the same budgets.
+// (check_hf_reads_back, export_hf_read_back.cpp), so parse_hf_config(export) gives back the same budgets.
+
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,7 @@
 #include "config/config_json.hpp"
 #include "config/rope_scaling_json.hpp"
 #include "export/export_targets.hpp"
+#include "base/checked_math.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget::detail {
@@ -27,10 +30,16 @@ using Json = nlohmann::ordered_json;
 struct HfStyle {
   std::string expert_count_key;  ///< num_local_experts (Mixtral), num_experts (Qwen, OLMoE), n_routed_experts
   std::string expert_width_key;  ///< moe_intermediate_size, or intermediate_size (Mixtral, OLMoE)
-  enum class Shared { none, deepseek, qwen } shared = Shared::none;
+  /// llama4: one shared expert of the routed width, implied by the family (Llama4TextMoe);
+  /// nemotron: one shared MLP of moe_shared_expert_intermediate_size (NemotronHMoE).
+  enum class Shared { none, deepseek, qwen, llama4, nemotron } shared = Shared::none;
   /// How leading dense layers are spelled: first_k_dense_replace (DeepSeek), mlp_only_layers
   /// [0, …, k−1] (Qwen-MoE), or not at all.
-  enum class Dense { none, first_k_dense_replace, mlp_only_layers } leading_dense = Dense::none;
+  /// template_layers: the template's own per-layer keys (Llama-4's moe_layers or
+  /// interleave_moe_layer_step, Nemotron-H's pattern) say which layers are dense, of width
+  /// dense_width_key (the read-back check proves the layers are the config's).
+  enum class Dense { none, first_k_dense_replace, mlp_only_layers, template_layers } leading_dense = Dense::none;
+  std::string dense_width_key = "intermediate_size";
   bool mla = false;               ///< q_lora_rank, kv_lora_rank, qk_nope/qk_rope/v_head_dim (DeepSeek-V2/V3)
   bool scoring_func = false;      ///< the router's score function key (DeepSeek)
   bool norm_topk_prob = false;    ///< the top-k renormalisation key (Qwen-MoE, OLMoE, DeepSeek)
@@ -48,7 +57,7 @@ std::string model_type_of(const Json& doc) {
 }
 
 /// The families a fresh export can use, tried in this order; the first whose config.json reads
-/// back as the config wins (check_reads_back), so each family's own implied features (biases,
+/// back as the config wins (check_hf_reads_back, export_hf_read_back.cpp), so each family's own implied features (biases,
 /// norms, router, ...) decide where the reader and the config disagree.
 enum class FreshFamily {
   llama, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, olmoe, deepseek, deepseek_v3, deepseek_v2,
@@ -177,12 +186,19 @@ HfStyle template_style(const ArchConfig& c, const Json& doc, const std::string& 
                             "without a template for a fresh dense config.json", family), source);
   }
   s.expert_width_key = present(doc, "moe_intermediate_size") ? "moe_intermediate_size" : "intermediate_size";
-  if (present(doc, "n_shared_experts") || s.expert_count_key == "n_routed_experts") {
+  if (family == "nemotron_h") {
+    s.shared = HfStyle::Shared::nemotron;
+    s.leading_dense = HfStyle::Dense::template_layers;
+  } else if (present(doc, "n_shared_experts") || s.expert_count_key == "n_routed_experts") {
     s.shared = HfStyle::Shared::deepseek;
     if (s.expert_width_key == "moe_intermediate_size") s.leading_dense = HfStyle::Dense::first_k_dense_replace;
     s.scoring_func = true;
   } else if (present(doc, "shared_expert_intermediate_size")) {
     s.shared = HfStyle::Shared::qwen;
+  } else if (family == "llama4_text" || family == "llama4") {
+    s.shared = HfStyle::Shared::llama4;
+    s.leading_dense = HfStyle::Dense::template_layers;
+    s.dense_width_key = "intermediate_size_mlp";
   }
   if (s.expert_count_key == "num_experts" && doc.contains("mlp_only_layers")) {
     s.leading_dense = HfStyle::Dense::mlp_only_layers;
@@ -219,6 +235,21 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
     case HfStyle::Shared::qwen:
       doc["shared_expert_intermediate_size"] = f.num_shared_experts * f.shared_expert_dim;
       break;
+    case HfStyle::Shared::llama4:
+      // Llama4TextMoe.shared_expert = Llama4TextMLP(config): one MLP of intermediate_size, the routed
+      // experts' width; a dense layer is Llama4TextMLP(config, intermediate_size=config.
+      // intermediate_size_mlp) (modeling_llama4.py at transformers 000c33fd): nothing to write here.
+      if (checked_mul(f.num_shared_experts, f.shared_expert_dim, "shared expert width") != f.expert_dim) {
+        throw Error(fmt::format("/ffn/shared_expert_dim: {} shared experts of width {} are not Llama-4's one shared "
+                                "expert of the routed width {}; match with shared_expert_dim tied to expert_dim "
+                                "(constraints key \"tie_shared_expert_dim\", docs/matching.md)",
+                                f.num_shared_experts, f.shared_expert_dim, f.expert_dim),
+                    source);
+      }
+      break;
+    case HfStyle::Shared::nemotron:
+      doc["moe_shared_expert_intermediate_size"] = checked_mul(f.num_shared_experts, f.shared_expert_dim, "shared expert width");
+      break;
     case HfStyle::Shared::none:
       if (f.num_shared_experts > 0) {
         throw Error(fmt::format("/ffn/num_shared_experts: the config has {} shared experts and the template's family "
@@ -228,13 +259,16 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       }
       break;
   }
-  if (f.first_dense_layers > 0) {
+  if (s.leading_dense == HfStyle::Dense::template_layers) {
+    if (f.first_dense_layers > 0 || !c.layer_ffns.empty()) doc[s.dense_width_key] = f.dense_dim;
+  } else if (f.first_dense_layers > 0) {
     switch (s.leading_dense) {
       case HfStyle::Dense::none:
         throw Error(fmt::format("/ffn/first_dense_layers: the config has {} leading dense layers and the template's "
                                 "family (model_type \"{}\") cannot express them; export without a template (a "
                                 "DeepSeek-MoE or Qwen-MoE config.json)", f.first_dense_layers, family),
                     source);
+      case HfStyle::Dense::template_layers: break;  // written above
       case HfStyle::Dense::first_k_dense_replace: doc["first_k_dense_replace"] = f.first_dense_layers; break;
       case HfStyle::Dense::mlp_only_layers: {
         Json layers = Json::array();
@@ -334,58 +368,6 @@ void resize_per_layer_lists(Json& doc, std::int64_t old_layers, std::int64_t new
   }
 }
 
-/// The config in a canonical native form for comparison: no name, and shared experts as one MLP
-/// of their total width (n experts of width w and one of n·w are the same computation, and the
-/// families spell them differently).
-nlohmann::ordered_json canonical(ArchConfig c) {
-  c.name.clear();
-  if (c.ffn.num_shared_experts > 0) {
-    c.ffn.shared_expert_dim *= c.ffn.num_shared_experts;
-    c.ffn.num_shared_experts = 1;
-  }
-  return arch_config_json(c);
-}
-
-/// The export read back by the Hugging Face reader must be the config itself (canonically): a
-/// field the reader (or this writer) does not carry through would otherwise be dropped silently.
-void check_reads_back(const ArchConfig& c, const std::string& text) {
-  ArchConfig back;
-  try {
-    back = read_hf_config(nlohmann::json::parse(text), "<hf export>");
-  } catch (const Error& e) {
-    throw Error("the Hugging Face export would not read back (" + e.message() + " at " + e.path() +
-                    "); this config cannot be expressed as a config.json of its family",
-                c.name.empty() ? "<config>" : c.name, e.path());
-  }
-  // Settings are compared where the config gives them: a family's reader fills in its own router
-  // (softmax, say) where a native config says nothing.
-  ModelSettings& b = back.settings;
-  const ModelSettings& w = c.settings;
-  if (!w.rope_theta) b.rope_theta.reset();
-  if (!w.norm_epsilon) b.norm_epsilon.reset();
-  if (w.max_position_embeddings == 0) b.max_position_embeddings = 0;
-  if (!w.router_score) b.router_score.reset();
-  if (!w.router_normalize_top_k) b.router_normalize_top_k.reset();
-  if (!w.rope_scaling) b.rope_scaling.reset();
-  if (!w.router_scaling_factor) b.router_scaling_factor.reset();
-  if (!w.router_groups) b.router_groups.reset();
-  const nlohmann::json want = canonical(c);
-  const nlohmann::json got = canonical(back);
-  if (want != got) {
-    const nlohmann::json patch = nlohmann::json::diff(want, got);
-    const std::string field = patch.empty() ? "/" : patch.front().value("path", "/");
-    const std::string wanted = want.contains(nlohmann::json::json_pointer(field))
-                                   ? want.at(nlohmann::json::json_pointer(field)).dump()
-                                   : "absent";
-    const std::string read = got.contains(nlohmann::json::json_pointer(field))
-                                 ? got.at(nlohmann::json::json_pointer(field)).dump()
-                                 : "absent";
-    throw Error(fmt::format("cannot be expressed in a Hugging Face config.json of this family: it would read back as "
-                            "{} instead of {}", read, wanted),
-                c.name.empty() ? "<config>" : c.name, field);
-  }
-}
-
 /// Writes the shape keys of `c` into `doc` (a template's language model or a fresh family's start).
 void write_shape(const ArchConfig& c, Json& doc, const HfStyle& style, bool fresh, std::int64_t old_layers,
                  const std::string& source, std::vector<std::string>& not_expressed) {
@@ -402,6 +384,12 @@ void write_shape(const ArchConfig& c, Json& doc, const HfStyle& style, bool fres
     // Without head_dim, transformers (and config_hf.cpp) use hidden_size / num_attention_heads.
     const bool implied = c.hidden_size % a.num_heads == 0 && c.hidden_size / a.num_heads == a.head_dim;
     if (fresh || doc.contains("head_dim") || !implied) doc["head_dim"] = a.head_dim;
+    // MiniMax-M2 spells partial RoPE as rotary_dim, the rotated width of a head (the reader's factor
+    // is rotary_dim / head_dim): it follows the head dim; the read-back check refuses a factor whose
+    // product with the head dim is not a whole width.
+    if (doc.contains("rotary_dim") && c.settings.partial_rotary_factor) {
+      doc["rotary_dim"] = std::llround(*c.settings.partial_rotary_factor * static_cast<double>(a.head_dim));
+    }
   }
   if (style.attention_bias && (fresh || a.output_bias || doc.contains("attention_bias"))) {
     doc["attention_bias"] = a.output_bias;
@@ -437,7 +425,7 @@ std::string finish_document(const ArchConfig& c, Json root, std::vector<std::str
         "implementation must run those layers that many times", describe_loop(c), hf_loop_key));
   }
   std::string text = root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  check_reads_back(c, text);
+  check_hf_reads_back(c, text);
   return text;
 }
 
@@ -445,12 +433,14 @@ std::string finish_document(const ArchConfig& c, Json root, std::vector<std::str
 
 std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::vector<std::string>& not_expressed) {
   const std::string source = options.hf_template_source.empty() ? "<hf template>" : options.hf_template_source;
-  if (!c.ffn.gated) {
-    throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families written here, "
-                "which all use gated MLPs; use --to megatron, or gated: true",
-                c.name.empty() ? "<config>" : c.name);
-  }
   if (options.hf_template.empty()) {
+    if (!c.ffn.gated) {
+      // A template's family may have 2-matrix MLPs (Nemotron-H's relu²): the read-back check decides.
+      throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families a fresh "
+                  "config.json is written in, which all use gated MLPs; give the family's config.json as the "
+                  "template, use --to megatron, or gated: true",
+                  c.name.empty() ? "<config>" : c.name);
+    }
     std::string reasons;
     for (const FreshEntry& e : fresh_candidates(c)) {
       try {

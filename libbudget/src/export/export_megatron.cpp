@@ -156,8 +156,9 @@ void check_megatron_mla_yarn_fixed(const ArchConfig& c, const char* name, std::o
                                    number_text(megatron)));
   } else if (*value != megatron) {
     refuse_megatron_rope_scaling(c, fmt::format("yarn rope scaling with {} {} (Megatron's MLA takes it from "
-                                                "MLATransformerConfig.{} = {}, which has no argument, "
-                                                "transformer_config.py:3318-3324)",
+                                                "MLATransformerConfig.{} = {}, which has no argument: the "
+                                                "--yarn-* arguments set non-MLA models only, argument_utils.py:"
+                                                "397-399; transformer_config.py:3318-3324)",
                                                 name, number_text(*value), name, number_text(megatron)));
   }
 }

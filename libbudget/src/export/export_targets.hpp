@@ -23,10 +23,18 @@ std::string export_torch(const ArchConfig& config, std::vector<std::string>& not
 /// refused by key (export.cpp).
 nlohmann::ordered_json read_hf_template(const std::string& text, const std::string& source);
 
-/// Refuses, naming the native field, the layer kinds no trainer target writes yet (linear attention,
-/// Mamba-2, per-layer mixers and FFNs, chunked attention, sinks, the output gate, the indexer,
-/// partial and absent rotary embeddings); nothing for `native` (export_layer_kinds.cpp).
-void refuse_unexpressed_layer_kinds(const ArchConfig& config, ExportTarget target);
+/// Refuses, naming the native field of the first and, per target, why for each, the 2025 layer kinds
+/// (linear attention, Mamba-2, per-layer mixers and FFNs, chunked attention, sinks, the output gate,
+/// the indexer, partial and absent rotary embeddings) a target does not write; nothing for `native`,
+/// nor for `hf` with a template (`hf_template`: the family's own config.json keeps them, and the
+/// export's read-back check proves it) (export_layer_kinds.cpp).
+void refuse_unexpressed_layer_kinds(const ArchConfig& config, ExportTarget target, bool hf_template);
+
+/// The Hugging Face export `text` read back by the Hugging Face reader must be `config` (canonically:
+/// no name, shared experts as one MLP of their total width; settings compared where the config gives
+/// them); budget::Error naming the first field that differs, or why it would not read
+/// (export_hf_read_back.cpp).
+void check_hf_reads_back(const ArchConfig& config, const std::string& text);
 
 /// DeepSeek's router keys of a Hugging Face document (`deepseek`: a family that has them, DeepSeek
 /// V2/V3 and Kimi-K2): routed_scaling_factor, n_group, topk_group and, in DeepSeek-V2 files,

@@ -17,6 +17,7 @@
 #include "time/calibration_rows.hpp"
 #include "budget/file_write.hpp"
 #include "budget/text_escape.hpp"
+#include "base/file_kinds.hpp"
 #include "base/json_reader.hpp"
 #include "base/first_error.hpp"
 
@@ -167,6 +168,7 @@ Json profile_to_json_value(const CalibrationProfile& p) {
 }
 
 CalibrationProfile read_profile(const nlohmann::json& root, const std::string& source) {
+  detail::refuse_other_file_kind(root, schema_name, "a calibration profile", source);
   const ObjectReader r(root, source, "");
   r.reject_unknown_keys({"schema", "schema_version", "device", "peaks", "source", "run_fits", "rows", "layers"});
   const std::string schema = r.string("schema");

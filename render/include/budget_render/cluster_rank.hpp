@@ -38,6 +38,11 @@ std::string partial_ranking_advice();
 /// finished, what stopped it and how to finish it.
 std::string partial_ranking_note(const ClusterRanking& ranking);
 
+/// The last line of a layout search's or a cluster ranking's text: the headroom a layout had to leave
+/// to fit (o.min_headroom_bytes; --min-headroom, default budget::default_min_headroom_gib) and why
+/// that default ("headroom: a layout fits when it leaves at least 4 GiB free ...").
+std::string min_headroom_footer(const LayoutSearchOptions& o);
+
 /// "TP2 CP1 PP1 DP4 EP8 ETP1 b1 m128 selective dist-opt"; an uneven pipeline adds its first/last-stage
 /// counts after PP (and V): "PP8 first 7 last 6" (or "(layout string)").
 std::string layout_brief(const ParallelLayout& layout);

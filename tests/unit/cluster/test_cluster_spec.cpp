@@ -87,7 +87,10 @@ TEST_CASE("cluster: the reader is strict", "[cluster]") {
   std::string reserved = cluster_text();
   reserved.replace(reserved.find(R"("reserved_GiB": 1)"), 17, R"("reserved_GiB": 90)");
   CHECK_THROWS_WITH(parse_cluster_spec(reserved, "c.json"), Catch::Contains("is not below memory_GiB"));
+  // A calibration profile names itself and its option (issue 44 §5); another schema is refused as such.
   CHECK_THROWS_WITH(parse_cluster_spec(R"({"schema": "budget.calibration", "schema_version": 1})", "c.json"),
+                    Catch::Contains("this is a calibration profile") && Catch::Contains("pass it with --calibration"));
+  CHECK_THROWS_WITH(parse_cluster_spec(R"({"schema": "budget.other", "schema_version": 1})", "c.json"),
                     Catch::Contains("is not a cluster description"));
   CHECK_THROWS_WITH(load_cluster_spec(clusters_dir + "h200.json", 0), Catch::Contains("nodes 0 is below 1"));
 }

@@ -135,7 +135,10 @@ TEST_CASE("link fit: the measurements file round-trips and is read strictly", "[
                     Catch::Contains("/measurements/0/ranks"));
   CHECK_THROWS_WITH(parse_collective_measurements(head + R"({"collective": "all_reduce", "ranks": 2, "bytes": 8, "time_us": 1, "tim_us": 2}]})", "m.json"),
                     Catch::Contains("tim_us"));
+  // A cluster file names itself and its option (issue 44 §5); another schema is refused as such.
   CHECK_THROWS_WITH(parse_collective_measurements(R"({"schema": "budget.cluster", "schema_version": 1, "source": {}, "measurements": []})", "m.json"),
+                    Catch::Contains("this is a cluster file") && Catch::Contains("pass it with --cluster"));
+  CHECK_THROWS_WITH(parse_collective_measurements(R"({"schema": "budget.other", "schema_version": 1, "source": {}, "measurements": []})", "m.json"),
                     Catch::Contains("not a collectives measurement"));
 }
 

@@ -665,8 +665,17 @@ TEST_CASE("export megatron and torchtitan: rope scaling of the released configs"
   } catch (const Error& e) {
     CHECK(e.path() == "/settings/rope_scaling");
     CHECK_THAT(e.message(), Catch::Contains("beta_fast 1") && Catch::Contains("MLATransformerConfig.beta_fast = 32") &&
+                                Catch::Contains("the --yarn-* arguments set non-MLA models only") &&
                                 Catch::Contains("d98e8a64"));
   }
+  // That is the only thing Megatron-LM's arguments cannot hold of Kimi-K2 (DeepSeek-V3's shape: MLA,
+  // 384 experts, one shared expert, sigmoid router): with MLATransformerConfig's betas it exports.
+  ArchConfig kimi_default_betas = kimi;
+  kimi_default_betas.settings.rope_scaling->beta_fast = 32.0;
+  kimi_default_betas.settings.rope_scaling->beta_slow = 1.0;
+  const auto k = check_megatron(kimi_default_betas, export_config(kimi_default_betas, ExportTarget::megatron).text);
+  CHECK(k.at("--num-experts") == "384");
+  CHECK(k.count("--multi-latent-attention") == 1);
   // Llama-3.1-8B, llama3: --use-rope-scaling --rope-scaling-factor 8 (low 1, high 4, 8192 are
   // Megatron's fixed values).
   const ArchConfig llama = load_arch_config(source_dir + "/tests/data/hf/llama-3.1-8b.json");
