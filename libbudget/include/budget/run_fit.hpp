@@ -91,6 +91,10 @@ struct RunPrediction {
   double before_s = 0;     ///< the profile's prediction without a run fit
   double predicted_s = 0;  ///< fitted runs: leave-one-run-out; validation runs: the full fit
   std::string skipped;     ///< why the run could not be predicted ("" when it was)
+  /// Peak allocated memory per GPU, GiB: the run's measurement (MeasuredRun::memory_gib) and
+  /// training_memory()'s peak at the run's layout; both −1 when the run gives none.
+  double measured_memory_gib = -1;
+  double predicted_memory_gib = -1;
 };
 
 /// The fit of one precision.

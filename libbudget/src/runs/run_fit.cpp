@@ -186,6 +186,11 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
     try {
       all_terms[i] = run_terms(models, *runs[i]);
       p.before_s = all_terms[i].before;
+      if (runs[i]->memory_gib >= 0) {
+        p.measured_memory_gib = runs[i]->memory_gib;
+        p.predicted_memory_gib =
+            training_memory(runs[i]->config, runs[i]->layout, runs[i]->cluster, runs[i]->id).peak_bytes / 1073741824.0;
+      }
       (runs[i]->role == "fit" ? fit_index : validate_index).push_back(i);
     } catch (const Error& e) {
       p.skipped = e.what();
