@@ -4,6 +4,10 @@
 
   python3 scripts/convert_measured_runs.py ../shared/data/measured_runs data/runs/measured_runs.jsonl
 
+writes data/runs/measured_runs.jsonl (SimuMax, Megatron-Bridge dense Llama-3, the two published
+Qwen3-30B-A3B H100 runs) and, beside it, data/runs/moe_runs.jsonl (the MoE runs of
+megatron_moe_runs.json priced from their exact Megatron-LM arguments; moe_runs() below).
+
 One JSON object a line: id, role ("fit" or "validate"), source, gpu (the profile's device name),
 hf_config (a Hugging Face config object), cluster (a cluster object, docs/cluster.md), layout (the
 fields of ParallelLayout), time (fp8_recipe, cuda_graphs, overlap), step_time_s, memory_gib (or
@@ -196,6 +200,79 @@ def published_moe_runs():
     return [canonical, ab]
 
 
+GPU_NAMES = {"H100-SXM": "NVIDIA H100 SXM5 80GB", "B200": "NVIDIA B200", "GB200": "NVIDIA GB200",
+             "B300": "NVIDIA B300", "GB300": "NVIDIA GB300"}
+
+
+def moe_cluster(gpu, n):
+    """The example cluster of the run's GPU (examples/clusters/), sized to the run: 8-GPU nodes, or
+    NVL72 racks as trays of 4 (GB200, GB300)."""
+    name, per_node = {"H100-SXM": ("h100-sxm.json", 8), "B200": ("b200.json", 8), "B300": ("b300.json", 8),
+                      "GB200": ("gb200-nvl72.json", 4), "GB300": ("gb300-nvl72.json", 4)}[gpu]
+    return cluster(name, max(1, (n + per_node - 1) // per_node))
+
+
+def moe_hf_config(model):
+    """The run's model as a Hugging Face config: the repository's copies of the released configs
+    (tests/data/hf/qwen3-30b-a3b.json, examples/hf/mixtral-8x7b.json), Mixtral-8x22B from the
+    released config's shape keys the run file lists (model.arch) on Mixtral-8x7B's other keys."""
+    name = model["name"]
+    if name == "Qwen3-30B-A3B":
+        return load(os.path.join(REPO, "tests", "data", "hf", "qwen3-30b-a3b.json"))
+    if name.startswith("Mixtral-8x"):
+        hf = load(os.path.join(REPO, "examples", "hf", "mixtral-8x7b.json"))
+        hf.update({k: v for k, v in model["arch"].items() if k in hf})
+        return hf
+    return None
+
+
+def moe_role(r):
+    """fit: the newest release's measurement of a configuration (superseded_by null), a performance
+    run of quality ok; validate: every other Megatron-Core run (older releases of the same
+    configurations, functional/resume/smoke runs, A/B studies of the skill documents)."""
+    rec = r["recipe"]
+    if rec["kind"] == "perf" and rec.get("superseded_by") is None and r["quality"] == "ok":
+        return "fit"
+    return "validate"
+
+
+def moe_runs(data):
+    """The runs of shared/data/measured_runs/megatron_moe_runs.json with a Megatron-Core recipe, as
+    run lines priced from their exact Megatron-LM arguments (recipe.args; what no argument can say is
+    in recipe.bridge_only and listed in the notes). Left out, with the reason on stderr: runs that are
+    not Megatron-Core (recipe.kind "other": NeMo Automodel is PyTorch FSDP2), sanity checks, and
+    models without a Hugging Face config here (the Megatron-LM CI GPT-7B)."""
+    out = []
+    for r in data["runs"]:
+        rec = r.get("recipe")
+        hf = moe_hf_config(r["model"])
+        why = ("no recipe" if rec is None else "not Megatron-Core (recipe.kind other)" if rec["kind"] == "other"
+               else "sanity check only" if r["quality"] == "sanity-check-only"
+               else "no Hugging Face config of this model here" if hf is None else None)
+        if why:
+            print(f"left out {r['id']}: {why}", file=sys.stderr)
+            continue
+        m, derived = r["measured"], r.get("derived") or {}
+        step = m.get("step_time_s", derived.get("step_time_s"))
+        memory = m.get("memory_gib")  # "GB" of an unstated base is not compared (memory_gb)
+        notes = list(r.get("notes", []))
+        if rec.get("bridge_only"):
+            notes.append("settings no Megatron-LM argument says (not read): " +
+                         json.dumps(rec["bridge_only"], sort_keys=True))
+        if rec.get("unknown"):
+            notes.append("not resolved by the run file: " + "; ".join(rec["unknown"]))
+        if m.get("memory_gb") is not None:
+            notes.append(f"memory {m['memory_gb']} 'GB' of unstated base: not compared")
+        out.append({
+            "id": r["id"], "role": moe_role(r),
+            "source": r["source"] + " (via shared/data/measured_runs/megatron_moe_runs.json)",
+            "gpu": GPU_NAMES[r["gpu"]], "hf_config": hf, "cluster": moe_cluster(r["gpu"], r["num_gpus"]),
+            "megatron_args": " ".join(rec["args"]), "step_time_s": step, "memory_gib": memory,
+            "notes": notes + [f"recipe: {rec['recipe']} ({rec['kind']}, {rec['release']})"],
+        })
+    return out
+
+
 def main(argv):
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -203,11 +280,17 @@ def main(argv):
     runs = simumax_runs(load(os.path.join(argv[1], "simumax_b200_runs.json")))
     runs += bridge_runs(load(os.path.join(argv[1], "megatron_bridge_dense_llama3.json")))
     runs += published_moe_runs()
-    with open(argv[2], "w", encoding="utf-8") as f:
+    write_runs(runs, argv[2])
+    moe_path = os.path.join(os.path.dirname(argv[2]), "moe_runs.jsonl")
+    write_runs(moe_runs(load(os.path.join(argv[1], "megatron_moe_runs.json"))), moe_path)
+    return 0
+
+
+def write_runs(runs, path):
+    with open(path, "w", encoding="utf-8") as f:
         for r in runs:
             f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
-    print(f"{len(runs)} runs written to {argv[2]}", file=sys.stderr)
-    return 0
+    print(f"{len(runs)} runs written to {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":

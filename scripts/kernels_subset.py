@@ -4,8 +4,8 @@ into the repository (data/kernels/kernels.json; data/kernels/README.md says wher
 
   python3 scripts/kernels_subset.py ../shared/data/kernels/kernels.json data/kernels/kernels.json
 
-Keeps the file's "schema", "gpus" and "shared_notes" whole and the rows of the five GPUs with a
-profile (A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200) whose op the builder reads (gemm,
+Keeps the file's "schema", "gpus" and "shared_notes" whole and the rows of the seven GPUs with a
+profile (A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200, B300, GB300) whose op the builder reads (gemm,
 attn_fwd, attn_bwd, attn_fwd_bwd, norm), every field of each row unchanged except "source", which
 is replaced by "source_ref", its index in a top-level "sources" list (the same text, stored once;
 the builder reads either form); one row a line so the copy diffs line by line. The builder (libbudget/src/time/calibration_published.cpp) selects among
@@ -14,7 +14,7 @@ these rows itself: this script decides nothing about them.
 import json
 import sys
 
-GPUS = {"A100_SXM4_80GB", "H100_SXM", "H200_SXM", "B200", "GB200"}
+GPUS = {"A100_SXM4_80GB", "H100_SXM", "H200_SXM", "B200", "GB200", "B300", "GB300"}
 OPS = {"gemm", "attn_fwd", "attn_bwd", "attn_fwd_bwd", "norm"}
 
 

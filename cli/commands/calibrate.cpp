@@ -217,6 +217,24 @@ std::string run_fit_summary(const RunFitResult& r) {
   return text + "\n\n";
 }
 
+/// The runs that give their peak memory: measured and predicted (training_memory's peak at the
+/// run's layout), with the error; nothing when no run gives one.
+void add_run_memory_text(const RunFitResult& r, Document& doc) {
+  Table t;
+  for (const char* h : {"run"}) t.add_column(h, Align::left);
+  for (const char* h : {"measured GiB", "predicted GiB", "error"}) t.add_column(h);
+  bool any = false;
+  for (const RunPrediction& p : r.runs) {
+    if (p.measured_memory_gib < 0 || !p.skipped.empty()) continue;
+    any = true;
+    t.add_row({p.id, fmt::format("{:.2f}", p.measured_memory_gib), fmt::format("{:.2f}", p.predicted_memory_gib),
+               fmt::format("{:+.1f}%", 100 * (p.predicted_memory_gib / p.measured_memory_gib - 1))});
+  }
+  if (!any) return;
+  doc.text("\npeak allocated memory per GPU (the runs that publish it):\n");
+  doc.table(std::move(t), Forms::text);
+}
+
 /// --from-runs as one result: per precision the fitted factors, the leave-one-run-out and
 /// validation errors, and each run measured, before (the profile alone) and after.
 Document runs_document(const CalibrationProfile& profile, const std::vector<RunFitResult>& fits) {
@@ -250,6 +268,10 @@ Document runs_document(const CalibrationProfile& profile, const std::vector<RunF
       fit["runs_predicted"].push_back({{"id", p.id}, {"role", p.role}, {"measured_s", p.measured_s},
                                        {"before_s", p.before_s}, {"predicted_s", p.predicted_s}, {"skipped", p.skipped},
                                        {"in_sample", p.in_sample}});
+      if (p.measured_memory_gib >= 0) {
+        fit["runs_predicted"].back()["measured_memory_gib"] = p.measured_memory_gib;
+        fit["runs_predicted"].back()["predicted_memory_gib"] = p.predicted_memory_gib;
+      }
       if (!p.skipped.empty()) {
         t.add_row({p.id, p.role, fmt::format("{:.4g}", p.measured_s), "skipped: " + p.skipped, "", "", ""});
         continue;
@@ -263,6 +285,7 @@ Document runs_document(const CalibrationProfile& profile, const std::vector<RunF
     doc.text(text);
     text.clear();
     doc.table(std::move(t), Forms::text);
+    add_run_memory_text(r, doc);
   }
   doc.set_json(std::move(out));
   return doc;
@@ -328,7 +351,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--from-kernels", o->from_kernels,
                   "Published kernel tables in the form of kernels.json (data/kernels/): a profile of --gpu")
       ->excludes(from);
-  cmd->add_option("--gpu", o->gpu, "With --from-kernels: A100_SXM4_80GB, H100_SXM, H200_SXM, B200 or GB200");
+  cmd->add_option("--gpu", o->gpu, "With --from-kernels: A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200, B300 or GB300");
   cmd->add_option("--from-runs", o->from_runs,
                   "Measured runs (one JSON object a line, docs/calibration.md): fit the profile's factors to the runs "
                   "of its GPU, print leave-one-run-out errors; --out writes the profile with the fits");

@@ -445,6 +445,8 @@ void run_layout(LayoutOptions o) {
   result.attended_keys = o.attended_keys;
   result.min_headroom_bytes = o.min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
   if (layout.gpus == 0 && layout.dp == 0) layout.dp = 1;
+  // EP overlap's schedule holds one more layer (docs/cluster.md, "MoE memory terms").
+  layout.moe_memory.ep_overlap_schedule = overlap.ep;
   result.memory = training_memory(config, layout, result.cluster, "layout");
   if (!o.megatron_out.empty()) {
     // export --to megatron's file with a TRAINING_ARGS array: --megatron-args of it gives this layout.

@@ -46,3 +46,20 @@ budget_cli_test(NAME published.layout_fp8_refused_on_a100 ARGS layout ${llama} -
     --gpus 8 --tp 8 --sequence-parallel --micro-batch-size 1 --micro-batches 1 --profile cuda_profiler/profiles/a100-80gb-published.json
     --fp8-recipe tensorwise
   EXPECT_EXIT 2 STDERR_MATCHES [=[has no fp8 rows and no datasheet FP8 peak: FP8 is not timed on it]=])
+
+# Issue 42: Blackwell Ultra profiles. Their own GEMM tables; B200's cuDNN attention carried by the
+# measured trtllm_mha prefill ratio (the unit test checks the factors by hand).
+budget_cli_test(NAME published.gb300_own_gemms_carried_attention ARGS calibrate --from-kernels ${kernels} --gpu GB300
+  STDOUT_MATCHES [=["name": "NVIDIA GB300"]=] [=["compute_capability": "10.3"]=] [=["carried_from":"NVIDIA B200"]=]
+    [=[cuDNN attention carried from B200 by trtllm_mha prefill times at identical shapes \(x 0.809 in time\)]=]
+    [=[systems/data/gb300/gemm/sglang/0.5.10/gemm_perf.parquet]=])
+budget_cli_test(NAME published.b300_carried_attention ARGS calibrate --from-kernels ${kernels} --gpu B300
+  STDOUT_MATCHES [=["name": "NVIDIA B300"]=] [=[\(x 0.869 in time\)]=])
+
+# Issue 42: the MoE runs priced from their exact Megatron-LM arguments; the runs that publish their
+# peak memory get it compared (today −11.9% on the H100 Qwen3-30B-A3B run: the issue's 3% is not met,
+# docs/cluster.md "MoE memory terms").
+budget_cli_test(NAME published.from_runs_moe_memory ARGS calibrate --profile cuda_profiler/profiles/h100-sxm-published.json
+    --from-runs data/runs/moe_runs.jsonl
+  STDOUT_MATCHES [=[bf16: 4 runs fitted, 3 validated]=] [=[peak allocated memory per GPU \(the runs that publish it\)]=]
+    [=[mbcard-qwen3-30b-h100-bf16-n16-perf +62\.17 +54\.79 +-11\.9%]=])

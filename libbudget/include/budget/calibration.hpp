@@ -231,8 +231,8 @@ CalibrationProfile load_calibration_profile(const std::string& path);
 
 /// A profile of one GPU from published kernel tables in the form of kernels.json (data/kernels/,
 /// docs/calibration.md "Profiles from published kernel tables"): `gpu_key` one of A100_SXM4_80GB,
-/// H100_SXM, H200_SXM, B200, GB200. Rows keep their precision (dtype) and, where carried from another
-/// GPU by a roofline, carried_from; source.kind "published", source.stack "megatron-core-te",
+/// H100_SXM, H200_SXM, B200, GB200, B300, GB300. Rows keep their precision (dtype) and, where carried
+/// from another GPU (by a roofline or a measured ratio of one kernel on both), carried_from; source.kind "published", source.stack "megatron-core-te",
 /// source.references the rows' sources. budget::Error for another key or a file not of that form.
 CalibrationProfile profile_from_published_kernels(std::string_view json, const std::string& source,
                                                   const std::string& gpu_key);

@@ -115,6 +115,27 @@ struct OptimizerDtypes {
   bool operator!=(const OptimizerDtypes& o) const { return !(*this == o); }
 };
 
+/// MoE settings that change memory beyond the dispatcher and the permutation (docs/cluster.md, "MoE
+/// memory terms"; each term a named function in cluster/moe_memory.cpp with its source).
+struct MoeMemoryRecipe {
+  /// The flex dispatcher on HybridEP (--moe-flex-dispatcher-backend hybridep): its NVLink dispatch
+  /// and combine buffers are allocated outside PyTorch's caching allocator.
+  bool hybridep = false;
+  /// --moe-expert-rank-capacity-factor (HybridEP): the permuted rows a rank allocates are a static
+  /// budget of top_k × this per token it sends, whatever the routing; 0: sized by the routed rows
+  /// (Megatron's default, None).
+  double rank_capacity_factor = 0.0;
+  /// --moe-grouped-gemm: Transformer Engine's grouped GEMMs keep one cuBLAS workspace per compute stream.
+  bool grouped_gemm = false;
+  /// --overlap-moe-expert-parallel-comm: the combined 1F1B schedule runs one micro-batch's layer
+  /// forward beside another's layer backward, so one more layer execution's activations are held.
+  bool ep_overlap_schedule = false;
+  bool operator==(const MoeMemoryRecipe& o) const {
+    return hybridep == o.hybridep && rank_capacity_factor == o.rank_capacity_factor && grouped_gemm == o.grouped_gemm &&
+           ep_overlap_schedule == o.ep_overlap_schedule;
+  }
+};
+
 struct ParallelLayout {
   std::int64_t tp = 1;              ///< tensor parallel size
   bool sequence_parallel = false;   ///< Megatron --sequence-parallel (no effect with tp = 1)
@@ -179,6 +200,7 @@ struct ParallelLayout {
   /// of (2E + 1) entries per token instead of an int64 index per routed row (docs/cluster.md).
   bool moe_permute_fusion = false;
   OptimizerDtypes optimizer_dtypes;
+  MoeMemoryRecipe moe_memory;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// N = TP·CP·DP·PP once resolved (resolve_layout()).

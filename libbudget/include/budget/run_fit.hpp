@@ -112,6 +112,10 @@ struct RunPrediction {
   /// A fitted run not left out (past the leave-one-run-out's cap of 100 runs, evenly spaced):
   /// predicted_s is the fit of every run, itself included.
   bool in_sample = false;
+  /// Peak allocated memory per GPU, GiB: the run's measurement (MeasuredRun::memory_gib) and
+  /// training_memory()'s peak at the run's layout; both −1 when the run gives none.
+  double measured_memory_gib = -1;
+  double predicted_memory_gib = -1;
 };
 
 /// The fit of one precision.

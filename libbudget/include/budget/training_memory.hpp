@@ -68,7 +68,11 @@ struct StageMemory {
   /// Of `buffers`: Transformer Engine's cached dummy weight gradients (kept from the first backward
   /// on; one bf16 tensor per distinct weight shape of the stage).
   double te_dummy_wgrad_bytes = 0.0;
-  double peak_bytes = 0.0;
+  double peak_bytes = 0.0;  ///< the allocator's peak: MemoryComponents::total()
+  /// GPU memory the stage needs outside PyTorch's allocator, not in peak_bytes (it is not in
+  /// torch.cuda.max_memory_allocated()): HybridEP's NVLink dispatch and combine buffers. The
+  /// capacity must hold peak_bytes + this (TrainingMemory::headroom_bytes).
+  double outside_allocator_bytes = 0.0;
 };
 
 struct TrainingMemory {
@@ -77,7 +81,7 @@ struct TrainingMemory {
   std::int64_t peak_stage = 0;
   double peak_bytes = 0.0;
   double capacity_bytes = 0.0;  ///< the GPU's usable memory (cluster: memory − reserved)
-  double headroom_bytes = 0.0;  ///< capacity − peak (negative: does not fit)
+  double headroom_bytes = 0.0;  ///< capacity − the largest stage's peak + outside-allocator bytes (negative: does not fit)
   bool fits = false;
   std::int64_t padded_vocab = 0;
   std::vector<std::string> notes;  ///< assumptions that matter for this config (loops, imbalance, ...)

@@ -6,6 +6,7 @@
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
 #include "cluster/memory_shapes.hpp"
+#include "cluster/moe_memory.hpp"
 
 namespace budget::memory_detail {
 
@@ -82,13 +83,6 @@ bool layer_is_moe(const ArchConfig& c, std::int64_t layer) { return c.ffn_of_lay
 /// Tokens of one micro-batch on one GPU before sequence parallelism: b·s/CP.
 double micro_batch_tokens(const ParallelLayout& l) {
   return static_cast<double>(l.micro_batch_size) * static_cast<double>(l.seq_len / l.cp);
-}
-
-/// Rows of H the most loaded expert rank receives per token it sends: top_k · min(F, G) with a
-/// capacity factor F (tokens over capacity are dropped), top_k · G dropless (G = imbalance).
-double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l) {
-  const double factor = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
-  return static_cast<double>(c.ffn.top_k) * factor;
 }
 
 double fp8_saved_input_bytes(const ParallelLayout& l) {

@@ -71,9 +71,7 @@ struct MixerActivationBytes {
 MixerActivationBytes mixer_activation_bytes(const ArchConfig& c, LayerMixer mixer);
 /// Tokens of one micro-batch on one GPU before sequence parallelism: b·s/CP.
 double micro_batch_tokens(const ParallelLayout& l);
-/// Rows of H the most loaded expert rank receives per token it sends: top_k · min(F, G) with a
-/// capacity factor F (tokens over capacity are dropped), top_k · G dropless (G = imbalance).
-double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l);
+// routed_rows_per_token(): cluster/moe_memory.hpp.
 /// Bytes per element of a linear layer's input that Transformer Engine saves for the backward
 /// under the layout's FP8 recipe: 2 (bf16) without FP8; 1 with per-tensor scaling (tensorwise,
 /// delayed); 1 + 4/128 with blockwise scaling (one fp32 scale per 1×128 tile); 1 + 1/32 with

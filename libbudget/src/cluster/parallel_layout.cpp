@@ -199,6 +199,10 @@ std::string layout_range_error(const ParallelLayout& l, const ArchConfig& config
   if (!(l.capacity_factor >= 0.0) || l.capacity_factor > 1e6) {
     return fmt::format("capacity factor = {} is not in [0, 1e6] (0 = dropless)", l.capacity_factor);
   }
+  if (!(l.moe_memory.rank_capacity_factor >= 0.0) || l.moe_memory.rank_capacity_factor > 1e6) {
+    return fmt::format("expert rank capacity factor = {} is not in [0, 1e6] (0 = sized by the routed rows)",
+                       l.moe_memory.rank_capacity_factor);
+  }
   if (l.gpus == 0 && l.dp == 0) return "neither the GPU count nor the data-parallel size is given";
   if (config.executed_layers() > max_size) {
     return fmt::format("{} layer executions are more than the {} a layout is planned for", config.executed_layers(),

@@ -15,6 +15,7 @@
 #include "cluster/memory_extras.hpp"
 #include "cluster/memory_shapes.hpp"
 #include "cluster/pipeline_schedule_rank.hpp"
+#include "cluster/moe_memory.hpp"
 
 namespace budget {
 LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64_t layer, const ParallelLayout& layout,
@@ -33,6 +34,7 @@ struct MemoryStageShared {
   MemoryStageShared(const ArchConfig& arch, const ParallelLayout& layout) : config(arch), l(layout) {}
   const ArchConfig& config;
   const ParallelLayout& l;
+  const ClusterSpec* cluster = nullptr;
   memory_detail::OpListShapes s;
   std::vector<memory_detail::LayerParams> layers;  ///< per-layer kinds: each layer's parameters (else empty)
   std::vector<ModelChunk> chunks;
@@ -161,6 +163,7 @@ struct MemoryChunkActivations {
   std::vector<double> per_chunk;
   double largest_recomputed_layer = 0.0;
   double transient = 0.0;
+  double largest_kept_execution = 0.0;  ///< the most one layer execution keeps on the GPU
 };
 
 /// Full recompute of execution i of a chunk: the block method's first `full_layers` (0: all), or
@@ -210,6 +213,7 @@ double memory_chunk_kept_bytes(const MemoryStageShared& m, const ModelChunk& chu
       out.transient = std::max(out.transient, kept);  // the layer being copied to or from the host
     } else if (!recomputed || static_cast<std::int64_t>(i) % group == 0) {
       bytes += kept;
+      out.largest_kept_execution = std::max(out.largest_kept_execution, kept);
     }
     if (recomputed) {
       group_bytes = static_cast<std::int64_t>(i) % group == 0 ? whole : group_bytes + whole;
@@ -288,6 +292,7 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   // The peak over the schedule of the saved chunk forwards' bytes (chunks of unequal bytes peak
   // where the schedule puts them, not necessarily at the end of the warm-up).
   c.activations = schedule_detail::rank_peak_saved(chunk.per_chunk, l.pp, rank, l.micro_batches);
+  if (memory_detail::holds_ep_overlap_layer(l)) c.activations += chunk.largest_kept_execution;
   if ((stage.has_lm_head || mtp_here > 0) && m.config.vocab_size > 0) {
     set_memory_logits(m, stage.has_lm_head, mtp_here, c, transient);
   }
@@ -299,7 +304,9 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   }
   contents.lm_head = stage.has_lm_head;
   stage.te_dummy_wgrad_bytes = te_dummy_wgrad_bytes(m.config, l, contents, m.padded_vocab);
-  c.buffers = transient + stage.te_dummy_wgrad_bytes;
+  const bool grouped = contents.moe_layers && l.moe_memory.grouped_gemm;
+  c.buffers = transient + stage.te_dummy_wgrad_bytes + (grouped ? memory_detail::te_grouped_gemm_workspace_bytes() : 0.0);
+  if (contents.moe_layers) stage.outside_allocator_bytes = memory_detail::hybridep_buffer_bytes(m.config, l, *m.cluster);
   stage.peak_bytes = c.total();
   return stage;
 }
@@ -339,7 +346,8 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
                             cluster.gpus_per_node),
                 source);
   }
-  const MemoryStageShared shared = memory_stage_shared(config, l);
+  MemoryStageShared shared = memory_stage_shared(config, l);
+  shared.cluster = &cluster;
   TrainingMemory out;
   out.layout = l;
   out.padded_vocab = shared.padded_vocab;
@@ -352,7 +360,18 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
       out.peak_stage = stage.pipeline_rank;
     }
   }
-  out.headroom_bytes = out.capacity_bytes - out.peak_bytes;
+  // The capacity holds the allocator's peak and what lives outside the allocator (HybridEP buffers).
+  double needed = 0.0, outside = 0.0;
+  for (const StageMemory& stage : out.stages) {
+    needed = std::max(needed, stage.peak_bytes + stage.outside_allocator_bytes);
+    outside = std::max(outside, stage.outside_allocator_bytes);
+  }
+  out.headroom_bytes = out.capacity_bytes - needed;
+  if (outside > 0.0) {
+    out.notes.push_back(fmt::format("HybridEP's NVLink dispatch and combine buffers, {:.2f} GiB a GPU, lie outside "
+                                    "PyTorch's allocator: not in the peak, subtracted from the headroom",
+                                    outside / 1073741824.0));
+  }
   out.fits = out.headroom_bytes >= 0.0;
   add_training_memory_notes(out, config, l);
   return out;

@@ -84,6 +84,8 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
                         {"logits", c.logits},
                         {"buffers", c.buffers}}},
                       {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes}});
+    // Only where the recipe has some (HybridEP): the key is absent otherwise.
+    if (s.outside_allocator_bytes > 0.0) stages.back()["outside_allocator_bytes"] = s.outside_allocator_bytes;
   }
   nlohmann::ordered_json out{{"layout", layout},
                              {"memory",

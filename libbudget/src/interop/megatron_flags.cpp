@@ -92,6 +92,9 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--moe-pad-expert-input-to-capacity", U::modelled, "every expert receives exactly its capacity"},
       {"--moe-router-force-load-balancing", U::modelled, "balanced routing (imbalance 1)"},
       {"--moe-permute-fusion", U::modelled, "fused permutation: TE's row map per token instead of an index per row"},
+      {"--moe-flex-dispatcher-backend", U::modelled, "HybridEP buffers outside the allocator; all-to-all time"},
+      {"--moe-expert-rank-capacity-factor", U::modelled, "HybridEP's static budget of permuted rows (memory)"},
+      {"--moe-grouped-gemm", U::modelled, "grouped expert GEMMs: TE's per-stream cuBLAS workspaces (memory), time"},
       // Overlap (communication time).
       {"--overlap-grad-reduce", U::modelled, "DP gradient reduce overlapped with the backward"},
       {"--overlap-param-gather", U::modelled, "DP parameter gather overlapped with the forward"},
@@ -125,14 +128,12 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--max-position-embeddings", U::shape, "at least --seq-length"},
       // Read: they change memory, communication or time in Megatron; not modelled here.
       {"--cross-entropy-fusion-impl", U::read, "the fused loss's kernel (time)"},
-      {"--moe-flex-dispatcher-backend", U::read, "DeepEP / HybridEP buffers and all-to-all time"},
       {"--moe-shared-expert-overlap", U::read, "shared experts overlapped with dispatch (time)"},
       {"--delay-wgrad-compute", U::read, "weight gradients delayed for EP overlap (time)"},
       {"--overlap-param-gather-with-optimizer-step", U::read, "parameter gather beside the optimizer step (time)"},
       {"--cuda-graph-impl", U::read, "CUDA graphs: static buffers (memory) and launch time"},
       {"--cuda-graph-modules", U::read, "CUDA-graph scope (memory, time)"},
       {"--cuda-graph-scope", U::read, "CUDA-graph scope, deprecated alias (memory, time)"},
-      {"--moe-grouped-gemm", U::read, "grouped expert GEMMs (time)"},
       {"--moe-router-fusion", U::read, "fused router top-k and softmax (time)"},
       {"--moe-router-padding-for-fp8", U::read, "routing map padded for FP8 (memory)"},
       {"--cp-comm-type", U::read, "CP's p2p / a2a / allgather (communication)"},
@@ -148,6 +149,8 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--moe-router-topk-scaling-factor", U::read, "router weight scaling (no memory or time effect)"},
       {"--moe-router-num-groups", U::modelled, "group-limited routing: the flex dispatcher's inter-node copies"},
       {"--moe-router-group-topk", U::modelled, "group-limited routing: the flex dispatcher's inter-node copies"},
+      {"--moe-paged-stash", U::read, "paged stash of expert activations (memory; not modelled)"},
+      {"--moe-router-dtype", U::read, "router logits' dtype (memory: T x E; not modelled)"},
 };
 
 std::vector<std::string> split_tsv_field(std::string_view field, char separator) {

@@ -244,6 +244,19 @@ void read_megatron_group_routing(const ParsedMegatronArgs& p, const ArchConfig& 
   run.router_group_topk = *topk;
 }
 
+/// The MoE settings that change memory (MoeMemoryRecipe; transformer_config.py at d98e8a64:
+/// moe_grouped_gemm :850, moe_flex_dispatcher_backend :898, moe_expert_rank_capacity_factor :1019).
+void read_megatron_moe_memory(const ParsedMegatronArgs& p, ParallelLayout& l) {
+  MoeMemoryRecipe& m = l.moe_memory;
+  m.hybridep = l.dispatcher == MoeDispatcher::flex && p.text("moe_flex_dispatcher_backend").value_or("deepep") == "hybridep";
+  if (const auto f = p.number("moe_expert_rank_capacity_factor")) {
+    if (!(*f > 0.0) || *f > 1e6) p.fail("moe_expert_rank_capacity_factor", "is not in (0, 1e6]");
+    m.rank_capacity_factor = *f;
+  }
+  m.grouped_gemm = p.has("moe_grouped_gemm");
+  m.ep_overlap_schedule = p.has("overlap_moe_expert_parallel_comm");
+}
+
 /// Loss, vocabulary, dropout, attention kernel, offload, MoE routing.
 void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
   l.cross_entropy_fusion = p.has("cross_entropy_loss_fusion");
@@ -265,7 +278,8 @@ void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l
     if (p.has("moe_pad_expert_input_to_capacity")) l.imbalance = std::max(1.0, *f);
   }
   if (p.has("moe_router_force_load_balancing")) l.imbalance = 1.0;
-  if (l.dispatcher != MoeDispatcher::alltoall) {
+  read_megatron_moe_memory(p, l);
+  if (l.dispatcher != MoeDispatcher::alltoall && !l.moe_memory.hybridep) {
     run.read.push_back(fmt::format("--moe-token-dispatcher-type {}: its buffers are modelled as the alltoall "
                                    "dispatcher's",
                                    dispatcher));

@@ -101,6 +101,12 @@ void write_megatron_moe_and_overlap(const ParallelLayout& l, const CommOverlap& 
   // Always written: Megatron's default (allgather) is not the layout's (alltoall).
   out.add("--moe-token-dispatcher-type", to_string(l.dispatcher));
   if (l.moe_permute_fusion) out.flag("--moe-permute-fusion");
+  // The MoE memory settings (MoeMemoryRecipe), as read_megatron_moe_memory() reads them.
+  if (l.moe_memory.grouped_gemm) out.flag("--moe-grouped-gemm");
+  if (l.moe_memory.hybridep) out.add("--moe-flex-dispatcher-backend", "hybridep");
+  if (l.moe_memory.rank_capacity_factor > 0.0) {
+    out.add("--moe-expert-rank-capacity-factor", fmt::format("{}", l.moe_memory.rank_capacity_factor));
+  }
   if (l.capacity_factor > 0.0) {
     out.add("--moe-expert-capacity-factor", fmt::format("{}", l.capacity_factor));
     if (l.imbalance >= l.capacity_factor && l.imbalance > 1.0) out.flag("--moe-pad-expert-input-to-capacity");

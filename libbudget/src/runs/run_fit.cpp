@@ -205,6 +205,10 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
       if (p.skipped.empty()) {
         all_terms[i] = run_terms(models, r);
         p.before_s = all_terms[i].before;
+        if (r.memory_gib >= 0) {
+          p.measured_memory_gib = r.memory_gib;
+          p.predicted_memory_gib = training_memory(r.config, r.layout, r.cluster, r.id).peak_bytes / 1073741824.0;
+        }
         (r.role == "fit" ? fit_index : validate_index).push_back(i);
       }
     } catch (const Error& e) {

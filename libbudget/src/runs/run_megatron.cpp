@@ -70,9 +70,11 @@ void read_run_megatron_words(const std::vector<std::string>& words, const std::s
   read_moe_settings(p, run);
   run.moe.router_num_groups = m.router_num_groups;
   run.moe.router_group_topk = m.router_group_topk;
-  // The main gradients (the DDP grad buffer) are fp32 with --accumulate-allreduce-grads-in-fp32,
-  // else in the parameters' dtype (megatron/core/distributed/distributed_data_parallel.py at d98e8a64).
-  run.main_grad_bytes = p.has("accumulate_allreduce_grads_in_fp32") || m.layout.precision == TrainingPrecision::fp32 ? 4.0 : 2.0;
+  // The main gradients (the DDP grad buffer) are fp32 when accumulate_allreduce_grads_in_fp32, which
+  // arguments.py:1207-1216 at d98e8a64 sets for --bf16 unless --grad-reduce-in-bf16 or --main-grads-dtype
+  // bf16, else in the parameters' dtype (param_and_grad_buffer.py:924): the bytes the memory model
+  // prices (parameter_bytes(), optimizer_dtypes.cpp), so the time and the memory of a run agree.
+  run.main_grad_bytes = parameter_bytes(m.layout).gradients;
   for (const std::string& r : m.read) run.notes.push_back(r);
 }
 

@@ -170,6 +170,7 @@ MeasuredRun read_run(const ObjectReader& r) {
   if (r.has("megatron_log")) log = read_run_log(r);
   read_run_setup(r, log ? &*log : nullptr, run);
   run.layout.fp8 = run.fp8;  // one FP8 recipe prices the run's memory and time (cluster_step_time checks it)
+  run.layout.moe_memory.ep_overlap_schedule = run.overlap.ep;  // EP overlap's schedule holds one more layer
   if (log) {
     if (r.has("step_time_s")) r.fail("step_time_s", "is given with \"megatron_log\": the log's step time is read");
     run.step_time_s = log->step_time_s();

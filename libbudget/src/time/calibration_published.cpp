@@ -4,7 +4,7 @@
 // with their provenance, the GPU's datasheet peaks, and the kernel stack they describe (Megatron-Core
 // with Transformer Engine: cuBLAS GEMMs, cuDNN / FlashAttention fused attention, fused RMSNorm).
 //
-// What is read, per GPU key (A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200):
+// What is read, per GPU key (A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200, B300, GB300):
 //   gemm: aiconfigurator's cuBLAS tables (torch F.linear, bf16; sgl-kernel per-token FP8
 //     "fp8"; DeepGEMM 1×128/128×128 block-scaled FP8 "fp8_block"), forward y = x·Wᵀ with x of
 //     m×k and W of n×k: M = m, K = k, N = n. The other passes are the model's (same FLOPs).
@@ -14,11 +14,19 @@
 //     differ by 1.111× (2500/2250), which the measured training runs do not show: Megatron-Bridge's
 //     Llama-3 8B on 8 GB200 and 8 B200, the same layout, FP8-CS 4.16-4.18 s and 4.28-4.37 s, MXFP8
 //     4.38-4.40 s and 4.44-4.46 s a step (data/runs/measured_runs.jsonl): 1.01-1.05×.
+//     B300 and GB300 (Blackwell Ultra) have tables of their own (aiconfigurator's, the same collector
+//     and shapes as B200's), read as B200's.
 //   attention: cuDNN SDPA (cudnn-frontend's training benchmark) causal rows with a time, q and kv
 //     of equal length, no sliding window, non-deterministic backward: forward and backward of
 //     `batch` documents of q_seqlen tokens. Where a GPU has none (A100, H100), FlashAttention 2/3's
 //     published TFLOP/s of causal runs, made a time with the benchmark's own FLOPs convention
 //     (forward 4·b·s²·h·d/2, backward 2.5× forward; FA2's fwd+bwd 3.5×), backend "flash".
+//     B300 and GB300 have no training-attention rows (only aiconfigurator's inference prefill
+//     kernels, forward, with a KV-cache store): B200's cuDNN rows are carried, marked carried_from,
+//     by the measured ratio of the two GPUs' forward times of one kernel at identical shapes
+//     (attention_carry() below: SGLang's trtllm_mha prefill, bf16, 24 shapes; GB300 over B200 at
+//     SGLang 0.5.14; B300 has only 0.5.10 rows, B300 over GB300 at 0.5.10 times GB300 over B200 at
+//     0.5.14). The median ratio is taken (GB300 0.809, B300 0.869 in time at kernels.json's rows).
 //   rms_norm: bf16 RMSNorm rows with a printed time (cuDNN, Megatron-Core) of at least 10 µs (the
 //     cuDNN CSV rounds to 1 µs).
 //   peaks: bf16_gemm_tflops = the table's 8192³ bf16 GEMM (GB200: B200's carried); copy bandwidth =
@@ -31,6 +39,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -53,14 +62,15 @@ struct PublishedGpu {
 constexpr PublishedGpu published_gpus[] = {
     {"A100_SXM4_80GB", "NVIDIA A100 SXM4 80GB", "8.0"}, {"H100_SXM", "NVIDIA H100 SXM5 80GB", "9.0"},
     {"H200_SXM", "NVIDIA H200", "9.0"},                 {"B200", "NVIDIA B200", "10.0"},
-    {"GB200", "NVIDIA GB200", "10.0"}};
+    {"GB200", "NVIDIA GB200", "10.0"},                 {"B300", "NVIDIA B300", "10.3"},
+    {"GB300", "NVIDIA GB300", "10.3"}};
 
 const PublishedGpu& published_gpu(const std::string& key) {
   for (const auto& g : published_gpus) {
     if (key == g.key) return g;
   }
   throw Error(fmt::format("GPU \"{}\" has no published profile; allowed: A100_SXM4_80GB, H100_SXM, H200_SXM, B200, "
-                          "GB200",
+                          "GB200, B300, GB300",
                           key),
               "--gpu");
 }
@@ -87,6 +97,17 @@ double number_of(const json& object, const char* key) {
 std::int64_t integer_of(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+/// A row's "source", or (the repository's copy, scripts/kernels_subset.py) the text its
+/// "source_ref" indexes in the top-level "sources"; empty when it has neither.
+std::string source_of(const json& root, const json& row) {
+  std::string source = text_of(row, "source");
+  const std::int64_t ref = integer_of(row, "source_ref");
+  if (source.empty() && root.contains("sources") && ref >= 0 && static_cast<std::size_t>(ref) < root.at("sources").size()) {
+    source = root.at("sources").at(static_cast<std::size_t>(ref)).get<std::string>();
+  }
+  return source;
 }
 
 /// The GEMM precision of a published GEMM row ("" bf16), or nullopt-like "-" for rows not used.
@@ -204,13 +225,7 @@ void add_rows(const json& root, const std::string& gpu, const std::string& carri
     }
     if (r.op.empty() || !(r.ms > 0)) continue;
     p.rows.push_back(std::move(r));
-    // "source", or (the repository's copy, scripts/kernels_subset.py) its index into "sources".
-    std::string source = text_of(row, "source");
-    const std::int64_t ref = integer_of(row, "source_ref");
-    if (source.empty() && root.contains("sources") && ref >= 0 && static_cast<std::size_t>(ref) < root.at("sources").size()) {
-      source = root.at("sources").at(static_cast<std::size_t>(ref)).get<std::string>();
-    }
-    references.insert(file_of(source));
+    references.insert(file_of(source_of(root, row)));
   }
 }
 
@@ -233,6 +248,74 @@ double best_shape_gemm_tflops(const json& root, const std::string& gpu, const st
 double gb200_carry(const json& root, const std::string& dtype, double datasheet_ratio) {
   const double b200 = best_shape_gemm_tflops(root, "B200", dtype), gb200 = best_shape_gemm_tflops(root, "GB200", dtype);
   return b200 > 0 && gb200 > 0 ? b200 / gb200 : datasheet_ratio;
+}
+
+/// Forward times of SGLang's trtllm_mha prefill kernel (bf16) of `gpu` at `release` ("0.5.14"), by
+/// shape (batch, seqlen, heads_q, heads_kv, head_dim); the sources read go into `references`.
+std::map<std::vector<std::int64_t>, double> trtllm_prefill_times(const json& root, const std::string& gpu,
+                                                                 const std::string& release,
+                                                                 std::set<std::string>& references) {
+  std::map<std::vector<std::int64_t>, double> out;
+  const std::string library = fmt::format("SGLang {} attention backend 'trtllm_mha'", release);
+  for (const json& row : root.at("rows")) {
+    if (text_of(row, "gpu") != gpu || text_of(row, "op") != "attn_fwd" || text_of(row, "dtype") != "bf16") continue;
+    if (!starts_with(text_of(row, "library"), library) || !row.contains("measured")) continue;
+    const double us = number_of(row.at("measured"), "time_us");
+    const json& shape = row.at("shape");
+    if (!(us > 0)) continue;
+    out[{integer_of(shape, "batch"), integer_of(shape, "seqlen"), integer_of(shape, "heads_q"),
+         integer_of(shape, "heads_kv"), integer_of(shape, "head_dim")}] = us;
+    const std::string source = source_of(root, row);
+    if (!source.empty()) references.insert(file_of(source));
+  }
+  return out;
+}
+
+/// The median over shapes both GPUs have of time(a) / time(b), trtllm_mha prefill at `release`;
+/// 0 when they share no shape.
+double trtllm_time_ratio(const json& root, const std::string& a, const std::string& b, const std::string& release,
+                         std::set<std::string>& references) {
+  const auto ta = trtllm_prefill_times(root, a, release, references);
+  const auto tb = trtllm_prefill_times(root, b, release, references);
+  std::vector<double> ratios;
+  for (const auto& [shape, us] : ta) {
+    const auto it = tb.find(shape);
+    if (it != tb.end()) ratios.push_back(us / it->second);
+  }
+  if (ratios.empty()) return 0.0;
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t n = ratios.size();
+  return n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+}
+
+/// The time factor that carries B200's cuDNN attention rows to a Blackwell Ultra GPU (the file
+/// comment): GB300 = GB300/B200 at 0.5.14; B300 = B300/GB300 at 0.5.10 × GB300/B200 at 0.5.14.
+/// budget::Error naming `source` when the rows are missing.
+double attention_carry(const json& root, const std::string& gpu, const std::string& source,
+                       std::set<std::string>& references) {
+  const double gb300 = trtllm_time_ratio(root, "GB300", "B200", "0.5.14", references);
+  const double b300 = gpu == "B300" ? trtllm_time_ratio(root, "B300", "GB300", "0.5.10", references) : 1.0;
+  if (!(gb300 > 0) || !(b300 > 0)) {
+    throw Error(fmt::format("{} has no training attention rows and the trtllm_mha prefill rows that carry B200's "
+                            "(GB300 and B200 at SGLang 0.5.14{}) are missing",
+                            gpu, gpu == "B300" ? ", B300 and GB300 at 0.5.10" : ""),
+                source);
+  }
+  return gb300 * b300;
+}
+
+/// B200's cuDNN attention rows, their times × `factor`, marked carried from B200.
+void add_carried_attention_rows(const json& root, double factor, CalibrationProfile& p,
+                                std::set<std::string>& references) {
+  for (const json& row : root.at("rows")) {
+    if (text_of(row, "gpu") != "B200" || !starts_with(text_of(row, "op"), "attn")) continue;
+    CalibrationRow r = attention_row(row, "B200");
+    if (r.op.empty() || !(r.ms > 0)) continue;
+    r.ms *= factor;
+    r.carried_from = "NVIDIA B200";
+    p.rows.push_back(std::move(r));
+    references.insert(file_of(source_of(root, row)));
+  }
 }
 
 }  // namespace
@@ -273,6 +356,10 @@ CalibrationProfile profile_from_published_kernels(std::string_view text, const s
   if (carry && p.device.sm_count == 0) p.device.sm_count = integer_of(b200, "sms");
   add_rows(root, carry ? "B200" : gpu_key, carry ? "NVIDIA B200" : "", carry_bf16, carry_fp8, p, references);
   if (carry) add_rows(root, gpu_key, "", 1.0, 1.0, p, references);
+  // Blackwell Ultra: its own GEMMs (above), B200's cuDNN attention carried (the file comment).
+  const bool ultra = gpu_key == "B300" || gpu_key == "GB300";
+  const double attention_factor = ultra ? attention_carry(root, gpu_key, source, references) : 1.0;
+  if (ultra) add_carried_attention_rows(root, attention_factor, p, references);
   for (const CalibrationRow& r : p.rows) {
     if (r.op == "gemm" && r.dtype.empty() && r.shape.at("M") == 8192 && r.shape.at("K") == 8192 && r.shape.at("N") == 8192) {
       p.peaks.bf16_gemm_tflops = r.flops / (r.ms * 1e-3) / 1e12;
@@ -295,10 +382,13 @@ CalibrationProfile profile_from_published_kernels(std::string_view text, const s
   p.source.tool = "budget-match calibrate --from-kernels";
   p.source.method = fmt::format(
       "published kernel tables: cuBLAS GEMMs (bf16, FP8 per-token, FP8 block-scaled), cuDNN / FlashAttention causal "
-      "attention, bf16 RMSNorm; copy bandwidth = datasheet HBM {:.3g} TB/s x {:.3f} ({}){}",
+      "attention, bf16 RMSNorm; copy bandwidth = datasheet HBM {:.3g} TB/s x {:.3f} ({}){}{}",
       number_of(sheet, "hbm_tb_per_s"), fraction, bandwidth_from,
       carry ? fmt::format("; GEMMs carried from B200 by the best-shape GEMM rates' ratio (x {:.3f} bf16, x {:.3f} FP8 "
                           "in time)", carry_bf16, carry_fp8)
+            : std::string(),
+      ultra ? fmt::format("; cuDNN attention carried from B200 by trtllm_mha prefill times at identical shapes (x {:.3f} "
+                          "in time)", attention_factor)
             : std::string());
   p.source.kind = "published";
   p.source.stack = "megatron-core-te";

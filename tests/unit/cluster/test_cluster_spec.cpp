@@ -30,7 +30,7 @@ std::string cluster_text(const std::string& gpu_extra = "", const std::string& t
 
 TEST_CASE("cluster: the shipped example clusters read, name their GPU's published profile and carry datasheet figures",
           "[cluster]") {
-  for (const char* name : {"h100-sxm", "h200", "b200", "a100-80gb"}) {
+  for (const char* name : {"h100-sxm", "h200", "b200", "b300", "a100-80gb"}) {
     const ClusterSpec c = load_cluster_spec(clusters_dir + name + ".json");
     CHECK(c.gpus_per_node == 8);
     CHECK(c.nodes == 1);
@@ -43,6 +43,16 @@ TEST_CASE("cluster: the shipped example clusters read, name their GPU's publishe
     CHECK_THAT(c.compute.datasheet_source, Catch::Contains("datasheet"));
     CHECK(c.memory_bytes > c.reserved_bytes);
     CHECK(c.intra_node.bandwidth_bytes_per_s > c.inter_node.bandwidth_bytes_per_s);
+  }
+  // The NVL72 racks: trays of 4 GPUs, one 72-GPU NVLink domain, each naming its own profile.
+  for (const char* name : {"gb200", "gb300"}) {
+    const ClusterSpec c = load_cluster_spec(clusters_dir + name + "-nvl72.json");
+    CHECK(c.gpus_per_node == 4);
+    CHECK(c.nodes == 18);
+    CHECK(c.nvlink_domain_gpus == 72);
+    CHECK(std::filesystem::path(c.compute.calibration_profile).filename().string() ==
+          std::string(name) + "-published.json");
+    CHECK(std::filesystem::exists(c.compute.calibration_profile));
   }
   const ClusterSpec h200 = load_cluster_spec(clusters_dir + "h200.json", 4);
   CHECK(h200.nodes == 4);

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -37,7 +39,8 @@ TEST_CASE("published profiles: the shipped files are the builder's output (and t
           "[time][published]") {
   struct Case { const char* key; const char* file; bool runs; };
   for (const Case c : {Case{"A100_SXM4_80GB", "a100-80gb", false}, Case{"H100_SXM", "h100-sxm", true},
-                       Case{"H200_SXM", "h200", false}, Case{"B200", "b200", true}, Case{"GB200", "gb200", true}}) {
+                       Case{"H200_SXM", "h200", false}, Case{"B200", "b200", true}, Case{"GB200", "gb200", true},
+                       Case{"B300", "b300", false}, Case{"GB300", "gb300", false}}) {
     CAPTURE(c.key);
     const CalibrationProfile shipped =
         load_calibration_profile(source_dir + "/cuda_profiler/profiles/" + c.file + "-published.json");
@@ -71,6 +74,55 @@ TEST_CASE("published profiles: the 8192³ GEMM peak is the table's row, GB200 is
   for (const CalibrationRow& r : gb200.rows) carried += r.carried_from == "NVIDIA B200" ? 1 : 0;
   CHECK(carried > 500);  // every GEMM row of the three tables
   REQUIRE_THROWS_WITH(load_published_kernels_profile(kernels, "MI300X"), Catch::Contains("has no published profile"));
+}
+
+TEST_CASE("published profiles: B300 and GB300 read their own GEMM tables and carry B200's cuDNN attention",
+          "[time][published]") {
+  const CalibrationProfile b200 = load_published_kernels_profile(kernels, "B200");
+  // Each GPU's own 8192³ bf16 cuBLAS row of aiconfigurator's table (kernels.json): B300 709.135 µs,
+  // GB300 565.006 µs, i.e. 2·8192³ / t = 1550.50 and 1946.02 TFLOP/s.
+  const CalibrationProfile b300 = load_published_kernels_profile(kernels, "B300");
+  const CalibrationProfile gb300 = load_published_kernels_profile(kernels, "GB300");
+  CHECK(b300.peaks.bf16_gemm_tflops == Approx(1550.497).epsilon(1e-5));
+  CHECK(gb300.peaks.bf16_gemm_tflops == Approx(1946.018).epsilon(1e-5));
+  CHECK(b300.device.name == "NVIDIA B300");
+  CHECK(gb300.device.compute_capability == "10.3");
+  CHECK(b300.peaks.datasheet_peak_tflops == 2250.0);
+  CHECK(gb300.peaks.datasheet_fp8_tflops == 5000.0);
+  // The attention factors, computed by hand from kernels.json's trtllm_mha bf16 prefill rows (24
+  // shapes each; median of the per-shape time ratios, the even count's two middles averaged):
+  // GB300 / B200 at SGLang 0.5.14 = 0.809124; B300 / GB300 at 0.5.10 = 1.073672.
+  const double gb300_factor = 0.8091236689, b300_factor = 0.8091236689 * 1.0736717514;
+  std::vector<double> b200_attention;
+  for (const CalibrationRow& r : b200.rows) {
+    if (r.op == "attention") b200_attention.push_back(r.ms);
+  }
+  REQUIRE(b200_attention.size() == 18);  // cuDNN forward and backward, 9 shapes each
+  for (const auto& [profile, factor] : {std::pair{&b300, b300_factor}, std::pair{&gb300, gb300_factor}}) {
+    std::vector<double> carried;
+    std::size_t gemms = 0;
+    for (const CalibrationRow& r : profile->rows) {
+      if (r.op == "attention") {
+        CHECK(r.carried_from == "NVIDIA B200");
+        CHECK(r.backend == "cudnn");
+        carried.push_back(r.ms);
+      } else if (r.op == "gemm") {
+        CHECK(r.carried_from.empty());  // its own table
+        ++gemms;
+      }
+    }
+    CHECK(gemms == 534);  // 384 bf16 + 75 FP8 per-token + 75 FP8 block-scaled
+    REQUIRE(carried.size() == b200_attention.size());
+    for (std::size_t i = 0; i < carried.size(); ++i) CHECK(carried[i] == Approx(b200_attention[i] * factor).epsilon(1e-9));
+    CHECK_THAT(profile->source.method, Catch::Contains("cuDNN attention carried from B200"));
+  }
+  // A table without GB300's prefill rows cannot carry them: refused, not guessed.
+  REQUIRE_THROWS_WITH(profile_from_published_kernels(
+                          R"({"gpus": {"B300": {"bf16_dense_tflops": 2250, "hbm_tb_per_s": 7.75}, "B200": {}},
+                              "rows": [{"gpu": "B300", "op": "gemm", "dtype": "bf16", "library": "torch F.linear",
+                                        "shape": {"m": 8192, "n": 8192, "k": 8192}, "measured": {"time_us": 709}}]})",
+                          "k.json", "B300"),
+                      Catch::Contains("trtllm_mha prefill rows that carry B200's"));
 }
 
 TEST_CASE("published profiles: FP8 GEMMs beat bf16 where rows exist, without FP8 rows the datasheet ratio, A100 refuses",

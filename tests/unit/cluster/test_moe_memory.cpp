@@ -1,0 +1,126 @@
+// Issue 42 item 1: the MoE memory terms (cluster/moe_memory.cpp; docs/cluster.md, "MoE memory
+// terms"), each checked against a hand count on Qwen3-30B-A3B (H 2048, 128 experts of width 768,
+// top 8, 48 layers) at Megatron-Bridge's 16-H100 recipe (EP 16, MBS 1, sequence 4096), and read
+// from Megatron-LM arguments.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "budget/cluster.hpp"
+#include "budget/config_io.hpp"
+#include "budget/error.hpp"
+#include "budget/megatron_args.hpp"
+#include "budget/training_memory.hpp"
+
+using namespace budget;
+
+namespace {
+
+const std::string moe_source_dir = BUDGET_SOURCE_DIR;
+
+ArchConfig moe_qwen3() { return load_arch_config(moe_source_dir + "/tests/data/hf/qwen3-30b-a3b.json"); }
+
+ClusterSpec moe_h100_nodes() { return load_cluster_spec(moe_source_dir + "/examples/clusters/h100-sxm.json", 2); }
+
+/// The recipe's layout without the memory settings under test: TP 1, EP 16 over 16 GPUs, DP 16,
+/// MBS 1, 64 micro-batches of 4096 tokens, flex dispatcher with the fused permutation, balanced.
+ParallelLayout moe_layout() {
+  ParallelLayout l;
+  l.gpus = 16;
+  l.ep = 16;
+  l.etp = 1;
+  l.micro_batches = 64;
+  l.seq_len = 4096;
+  l.distributed_optimizer = true;
+  l.cross_entropy_fusion = true;
+  l.dispatcher = MoeDispatcher::flex;
+  l.moe_permute_fusion = true;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("MoE memory: HybridEP's NVLink buffers lie outside the allocator's peak, inside the capacity",
+          "[cluster][memory][moe]") {
+  const ArchConfig c = moe_qwen3();
+  ParallelLayout l = moe_layout();
+  const TrainingMemory plain = training_memory(c, l, moe_h100_nodes());
+  l.moe_memory.hybridep = true;
+  const TrainingMemory hybrid = training_memory(c, l, moe_h100_nodes());
+  // Hand count (DeepEP hybrid-ep intranode.cu:127-129, 193-261): tokens = 4096 a rank × 8 ranks a node
+  // × 2 nodes = 65,536; combine and dispatch each 65,536 × 2048 bf16 = 268,435,456 B and 65,536 × (8
+  // local experts × 8 ranks) fp32 = 16,777,216 B; the scaling factors 65,536 × 2048/128 × 4 = 4,194,304.
+  const double expected = 2.0 * (268435456.0 + 16777216.0) + 4194304.0;  // 574,619,648 B
+  CHECK(hybrid.stages[0].outside_allocator_bytes == Approx(expected).epsilon(1e-12));
+  CHECK(plain.stages[0].outside_allocator_bytes == 0.0);
+  CHECK(hybrid.peak_bytes == plain.peak_bytes);  // not in torch.cuda.max_memory_allocated()
+  CHECK(hybrid.headroom_bytes == Approx(plain.headroom_bytes - expected).epsilon(1e-12));
+  bool said = false;
+  for (const std::string& n : hybrid.notes) said = said || n.find("buffers, 0.54 GiB a GPU, lie outside") != std::string::npos;
+  CHECK(said);
+  // Without the flex dispatcher the backend is not used: nothing outside.
+  l.dispatcher = MoeDispatcher::alltoall;
+  CHECK(training_memory(c, l, moe_h100_nodes()).stages[0].outside_allocator_bytes == 0.0);
+}
+
+TEST_CASE("MoE memory: HybridEP's rank budget sizes the permuted rows, the imbalance is the stated routing",
+          "[cluster][memory][moe]") {
+  const ArchConfig c = moe_qwen3();
+  ParallelLayout l = moe_layout();
+  l.moe_memory.hybridep = true;
+  const double balanced = layer_activation_bytes(c, 1, l, false).ffn;
+  l.moe_memory.rank_capacity_factor = 1.5;  // --moe-expert-rank-capacity-factor 1.5 (the GB300 recipes)
+  const double budget = layer_activation_bytes(c, 1, l, false).ffn;
+  // 8 → 12 rows a token; each row keeps fc1's bf16 input 2·2048, fc1's output 4·768 and the weighted
+  // activation's output 2·768 (the fused permutation keeps no index per row): 4096 tokens × 4 × 8704.
+  CHECK(budget - balanced == Approx(4096.0 * 4.0 * (2.0 * 2048 + 6.0 * 768)).epsilon(1e-12));
+  // The budget holds whatever the routing: an imbalance does not add to it.
+  l.imbalance = 1.25;
+  CHECK(layer_activation_bytes(c, 1, l, false).ffn == Approx(budget).epsilon(1e-12));
+  // Without the budget the imbalance is the assumption: 8 × 1.25 = 10 rows.
+  l.moe_memory.rank_capacity_factor = 0.0;
+  CHECK(layer_activation_bytes(c, 1, l, false).ffn - balanced ==
+        Approx(4096.0 * 2.0 * (2.0 * 2048 + 6.0 * 768)).epsilon(1e-12));
+  l.moe_memory.rank_capacity_factor = -1.0;
+  CHECK_THROWS_WITH(training_memory(c, l, moe_h100_nodes()), Catch::Contains("expert rank capacity factor = -1"));
+}
+
+TEST_CASE("MoE memory: EP overlap holds one more layer, grouped GEMMs four cuBLAS workspaces",
+          "[cluster][memory][moe]") {
+  const ArchConfig c = moe_qwen3();
+  ParallelLayout l = moe_layout();
+  const TrainingMemory base = training_memory(c, l, moe_h100_nodes());
+  l.moe_memory.ep_overlap_schedule = true;
+  const TrainingMemory overlap = training_memory(c, l, moe_h100_nodes());
+  // Every layer of Qwen3-30B-A3B keeps the same bytes: one more execution's worth.
+  CHECK(overlap.stages[0].by_component.activations - base.stages[0].by_component.activations ==
+        Approx(layer_activation_bytes(c, 1, l, false).total()).epsilon(1e-12));
+  l.moe_memory.ep_overlap_schedule = false;
+  l.moe_memory.grouped_gemm = true;
+  const TrainingMemory grouped = training_memory(c, l, moe_h100_nodes());
+  // TE gemm.py:31-57: 4 streams × (32 MiB + 1 KiB) on compute capability 9.0 and later.
+  CHECK(grouped.stages[0].by_component.buffers - base.stages[0].by_component.buffers ==
+        Approx(4.0 * (33554432.0 + 1024.0)).epsilon(1e-12));
+}
+
+TEST_CASE("MoE memory: the settings are read from Megatron-LM arguments", "[cluster][memory][moe][megatron]") {
+  const ArchConfig c = moe_qwen3();
+  const std::vector<std::string> words = {
+      "--expert-model-parallel-size", "8", "--micro-batch-size", "8", "--global-batch-size", "512", "--seq-length",
+      "4096", "--bf16", "--use-distributed-optimizer", "--moe-grouped-gemm", "--moe-permute-fusion",
+      "--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "hybridep",
+      "--moe-expert-rank-capacity-factor", "1.5", "--overlap-moe-expert-parallel-comm"};
+  const MegatronRun run = read_megatron_args(words, c, 8, "args");
+  CHECK(run.layout.moe_memory.hybridep);
+  CHECK(run.layout.moe_memory.rank_capacity_factor == 1.5);
+  CHECK(run.layout.moe_memory.grouped_gemm);
+  CHECK(run.layout.moe_memory.ep_overlap_schedule);
+  // DeepEP is not HybridEP; a factor that is not positive is refused by name.
+  std::vector<std::string> deepep = words;
+  deepep[15] = "deepep";
+  CHECK_FALSE(read_megatron_args(deepep, c, 8, "args").layout.moe_memory.hybridep);
+  std::vector<std::string> bad = words;
+  bad[17] = "0";
+  CHECK_THROWS_WITH(read_megatron_args(bad, c, 8, "args"), Catch::Contains("--moe-expert-rank-capacity-factor: is not in (0, 1e6]"));
+}

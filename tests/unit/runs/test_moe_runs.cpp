@@ -1,0 +1,106 @@
+// Issue 42: the MoE runs of ../shared/data/measured_runs/megatron_moe_runs.json, priced from their
+// exact Megatron-LM arguments (data/runs/moe_runs.jsonl, scripts/convert_measured_runs.py), and
+// what the model reaches on them today (docs/calibration.md, "Validation on the MoE runs"). These
+// guard today's figures, with the tolerances the figures have: they are not the issue's targets,
+// which the memory figure does not meet (−11.9% against "within 3%").
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "budget/calibration.hpp"
+#include "budget/run_fit.hpp"
+
+using namespace budget;
+
+namespace {
+
+const std::string moe_runs_dir = BUDGET_SOURCE_DIR;
+
+const RunFitResult& moe_fit_of(const std::vector<RunFitResult>& fits, const std::string& precision) {
+  for (const RunFitResult& f : fits) {
+    if (f.fit.precision == precision) return f;
+  }
+  FAIL("no fit of " << precision);
+  return fits.front();
+}
+
+const RunPrediction& moe_run_named(const RunFitResult& fit, const std::string& id) {
+  for (const RunPrediction& p : fit.runs) {
+    if (p.id == id) return p;
+  }
+  FAIL("no run " << id);
+  return fit.runs.front();
+}
+
+std::vector<RunFitResult> moe_fits(const std::string& profile) {
+  return fit_measured_runs(load_calibration_profile(moe_runs_dir + "/cuda_profiler/profiles/" + profile),
+                           load_measured_runs(moe_runs_dir + "/data/runs/moe_runs.jsonl"), "moe_runs.jsonl");
+}
+
+}  // namespace
+
+TEST_CASE("MoE runs: Qwen3-30B-A3B on 16 H100, the published peak memory against the model's", "[runs][moe]") {
+  const std::vector<RunFitResult> fits = moe_fits("h100-sxm-published.json");
+  const RunFitResult& bf16 = moe_fit_of(fits, "bf16");
+  const RunPrediction& run = moe_run_named(bf16, "mbcard-qwen3-30b-h100-bf16-n16-perf");
+  REQUIRE(run.skipped.empty());
+  CHECK(run.measured_memory_gib == Approx(62.166));
+  // Today: 54.79 GiB, −11.9% (54.21, −12.8%, before issue 42's terms: EP overlap's extra layer
+  // +0.46 GiB, grouped-GEMM workspaces +0.13 GiB; HybridEP's 0.54 GiB lies outside the allocator).
+  // The remaining 7.4 GiB has no source-backed term yet (docs/cluster.md, "MoE memory terms").
+  const double error = run.predicted_memory_gib / run.measured_memory_gib - 1.0;
+  CHECK(error > -0.125);
+  CHECK(error < -0.10);
+  // A run without a published peak has no memory figure.
+  CHECK(moe_run_named(bf16, "mbcard-qwen3-30b-h100-bf16-n16-functional").predicted_memory_gib == -1.0);
+  // The newest releases' step times (fitted, leave-one-run-out): 4 runs, median 2.9%, worst 7.0%.
+  CHECK(bf16.fit.fitted_on.size() == 4);
+  CHECK(bf16.fit.loo_median_error < 0.035);
+  CHECK(bf16.fit.loo_max_error < 0.08);
+}
+
+TEST_CASE("MoE runs: GB300 and B300 MXFP8 on the Blackwell Ultra profiles", "[runs][moe]") {
+  // GB300: 6 newest-release runs fitted (8 to 256 GPUs); before any fit +5.5% to +6.6%, leave-one-
+  // run-out median 2.4%, worst 2.9%.
+  const std::vector<RunFitResult> gb300_fits = moe_fits("gb300-published.json");
+  const RunFitResult& gb300 = moe_fit_of(gb300_fits, "mxfp8");
+  CHECK(gb300.fit.fitted_on.size() == 6);
+  CHECK(gb300.before_max_error < 0.25);  // the oldest release (25.11) is 23% slower than predicted
+  CHECK(gb300.fit.loo_median_error < 0.03);
+  CHECK(gb300.fit.loo_max_error < 0.035);
+  const RunPrediction& newest = moe_run_named(gb300, "mb-26.08-pretrain-qwen3-30b-a3b-gb300-mxfp8-n8");
+  CHECK(std::abs(newest.before_s / newest.measured_s - 1.0) < 0.07);
+  // B300: one newest-release run, predicted by the profile alone within 3% (+2.6%).
+  const std::vector<RunFitResult> b300_fits = moe_fits("b300-published.json");
+  const RunFitResult& b300 = moe_fit_of(b300_fits, "mxfp8");
+  const RunPrediction& run = moe_run_named(b300, "mb-26.06-pretrain-qwen3-30b-a3b-b300-mxfp8-n8");
+  CHECK(std::abs(run.before_s / run.measured_s - 1.0) < 0.03);
+}
+
+TEST_CASE("MoE runs: a run's main gradients are the bytes Megatron's arguments resolve, as its memory prices them",
+          "[runs][megatron]") {
+  // arguments.py:1207-1216 at d98e8a64: --bf16 accumulates and reduces in fp32 by default (4 bytes);
+  // --grad-reduce-in-bf16 or --main-grads-dtype bf16 keep the buffer in bf16 (2 bytes). Before issue
+  // 42 a run without --accumulate-allreduce-grads-in-fp32 was timed with 2 bytes whatever it said.
+  const std::string line = R"({"id": "r", "role": "fit", "source": "hand-written", "gpu": "NVIDIA H100 SXM5 80GB",
+    "hf_config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+      "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2816,
+      "hidden_act": "silu", "vocab_size": 32000},
+    "cluster": {"schema": "budget.cluster", "schema_version": 1, "name": "c", "gpu": {"name": "g", "memory_GiB": 80,
+      "compute": {"datasheet": {"bf16_dense_TFLOPs": 989, "source": "datasheet"}}}, "gpus_per_node": 8, "nodes": 1,
+      "intra_node": {"bandwidth_GBps": 450, "latency_us": 3}, "inter_node": {"bandwidth_GBps": 50, "latency_us": 5}},
+    "megatron_args": "--micro-batch-size 1 --global-batch-size 8 --seq-length 1024 --bf16 ARGS", "step_time_s": 1})";
+  const auto bytes_of = [&](const std::string& extra) {
+    std::string text = line;
+    text.replace(text.find("ARGS"), 4, extra);
+    std::replace(text.begin(), text.end(), '\n', ' ');  // one run a line
+    return parse_measured_runs(text, "runs.jsonl").front().main_grad_bytes;
+  };
+  CHECK(bytes_of("") == 4.0);
+  CHECK(bytes_of("--accumulate-allreduce-grads-in-fp32") == 4.0);
+  CHECK(bytes_of("--grad-reduce-in-bf16") == 2.0);
+  CHECK(bytes_of("--main-grads-dtype bf16") == 2.0);
+}
