@@ -22,6 +22,7 @@
 #include "budget/export.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/pipeline_schedule.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
@@ -374,4 +375,25 @@ void bind_cluster(py::module_& m) {
       "reads the layout from Megatron-LM's arguments instead (docs/megatron.md) and adds megatron_args (what was "
       "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
       "has `time`, the step time `budget-match layout` prints with its defaults. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
+
+  m.def(
+      "peak_saved_layer_executions",
+      [](const py::handle& chunk_layers_arg, const py::object& pp_arg, const py::object& micro_batches_arg) {
+        if (!py::isinstance<py::list>(chunk_layers_arg) && !py::isinstance<py::tuple>(chunk_layers_arg)) {
+          refuse("chunk_layers", chunk_layers_arg, "a list of int");
+        }
+        std::vector<std::int64_t> chunk_layers;
+        for (const py::handle item : chunk_layers_arg) chunk_layers.push_back(int_argument(item, "chunk_layers"));
+        const std::int64_t pp = int_argument(pp_arg, "pp");
+        if (pp < 1 || pp > 1 << 20) throw budget::Error("pp = " + std::to_string(pp) + "; allowed: 1 to 1048576", "pp");
+        return budget::peak_saved_layer_executions(chunk_layers, static_cast<int>(pp),
+                                                   int_argument(micro_batches_arg, "micro_batches"));
+      },
+      py::arg("chunk_layers"), py::arg("pp"), py::arg("micro_batches"),
+      "Per pipeline rank s, the peak number of layer executions whose activations are saved at once under "
+      "Megatron-Core's interleaved 1F1B schedule (one chunk a rank: the non-interleaved 1F1B schedule), simulated "
+      "step by step as schedules.py at d98e8a64 orders forwards and backwards (budget/pipeline_schedule.hpp). "
+      "chunk_layers[c] = layers executed by global model chunk c = v*pp + s (pp*vp entries), micro_batches = m. "
+      "budget.Error for a size that is not a multiple of pp, a negative entry, or m not a multiple of pp with "
+      "several chunks a rank.");
 }

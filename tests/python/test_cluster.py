@@ -277,6 +277,22 @@ def test_match_cluster_megatron_args_equals_cli():
             assert cli[key] == cluster[key], key
     assert cli["megatron_args"]["checked_against_baseline"] == cluster["megatron_args"]["checked_against_baseline"]
 
+def test_peak_saved_layer_executions():
+    # Hand counts (tests/unit/cluster/test_pipeline_schedule.cpp): PP 2 x V 2, m 4, chunks of 1, 2, 3,
+    # 4 layers: rank 0 peaks at 9 saved layer executions, rank 1 at 8; 1F1B PP 4, m 3: min(m, PP - s) x
+    # layers.
+    assert budget.peak_saved_layer_executions([1, 2, 3, 4], 2, 4) == [9, 8]
+    assert budget.peak_saved_layer_executions([1, 2, 3, 4], pp=4, micro_batches=3) == [3, 6, 6, 4]
+    for args, needle in [(([1, 1, 1, 1], 2, 3), "a multiple of pp"), (([1, 1, 1], 2, 4), "3 entries"),
+                         (("12", 2, 4), "list of int"), (([1, 1.5], 2, 4), "chunk_layers")]:
+        try:
+            budget.peak_saved_layer_executions(*args)
+        except budget.Error as e:
+            assert needle in str(e), (needle, str(e))
+        else:
+            raise AssertionError("no budget.Error")
+
+
 if __name__ == "__main__":
     tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
     for name, fn in tests:

@@ -14,6 +14,7 @@
 #include "budget/workload.hpp"
 #include "cluster/memory_extras.hpp"
 #include "cluster/memory_shapes.hpp"
+#include "cluster/pipeline_schedule_rank.hpp"
 
 namespace budget {
 LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64_t layer, const ParallelLayout& layout,
@@ -234,15 +235,13 @@ MemoryChunkActivations memory_chunk_activations(const MemoryStageShared& m, cons
   return out;
 }
 
-/// Micro-batches in flight at the stage's peak (Megatron-Core pipeline_parallel/schedules.py
-/// lines 955-965): 1F1B runs PP − s − 1 warm-up forwards and one more before its first backward,
-/// so min(m, PP − s) micro-batches; interleaved, 2·(PP − s − 1) + (V − 1)·PP warm-up chunk
-/// forwards plus one, at most m·V, forward k running chunk (k / PP) mod V. PP = 1: one.
+/// Micro-batches in flight at the stage's peak: the schedule's peak count of saved chunk forwards
+/// (each weighted 1; schedule_detail::rank_peak_saved, budget/pipeline_schedule.hpp for Megatron's
+/// schedules and lines): 1F1B min(m, PP − s); interleaved, with equal chunks,
+/// min(m·V, 2·(PP − s − 1) + (V − 1)·PP + 1). PP = 1: one.
 std::int64_t memory_in_flight_micro_batches(const ParallelLayout& l, std::int64_t rank) {
-  if (l.pp <= 1) return 1;
-  return l.virtual_stages == 1 ? std::min(l.micro_batches, l.pp - rank)
-                               : std::min(l.micro_batches * l.virtual_stages,
-                                          2 * (l.pp - rank - 1) + (l.virtual_stages - 1) * l.pp + 1);
+  const std::vector<std::int64_t> ones(static_cast<std::size_t>(l.virtual_stages), 1);
+  return schedule_detail::rank_peak_saved(ones, l.pp, rank, l.micro_batches);
 }
 
 /// Logits on the last stage, one micro-batch (the last stage runs each backward right after its
@@ -286,9 +285,9 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   const MemoryChunkActivations chunk = memory_chunk_activations(m, own);
   double transient = chunk.transient + gather_buffers;  // FSDP gathers beside the layer computing
   stage.in_flight_micro_batches = memory_in_flight_micro_batches(l, rank);
-  for (std::int64_t k = 0; k < stage.in_flight_micro_batches; ++k) {
-    c.activations += chunk.per_chunk[static_cast<std::size_t>((k / l.pp) % l.virtual_stages)];
-  }
+  // The peak over the schedule of the saved chunk forwards' bytes (chunks of unequal bytes peak
+  // where the schedule puts them, not necessarily at the end of the warm-up).
+  c.activations = schedule_detail::rank_peak_saved(chunk.per_chunk, l.pp, rank, l.micro_batches);
   if ((stage.has_lm_head || mtp_here > 0) && m.config.vocab_size > 0) {
     set_memory_logits(m, stage.has_lm_head, mtp_here, c, transient);
   }
