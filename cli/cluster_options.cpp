@@ -16,7 +16,14 @@ ClusterSpec ClusterRankOptions::load() const {
 LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload) const {
   LayoutSearchOptions o = cluster_rank_search_options(workload, gpus, global_batch_tokens, max_nodes_per_token);
   o.min_headroom_bytes = min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
+  hold_loop_placement(o);
   return o;
+}
+
+void ClusterRankOptions::hold_loop_placement(LayoutSearchOptions& o) const {
+  if (loop_placement.empty()) return;
+  o.recipe.base.loop_placement = parse_loop_placement(loop_placement, "--loop-placement");
+  o.recipe.hold_loop_placement = true;
 }
 
 LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload, const ArchConfig& baseline,
@@ -25,6 +32,7 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload,
   if (megatron_args.empty()) return o;
   const MegatronRun read = load_megatron_args(megatron_args, baseline, gpus);
   o = megatron_search_options(read, workload, o, true);
+  hold_loop_placement(o);  // not a Megatron-LM argument: --loop-placement alone
   if (run != nullptr) *run = read;
   return o;
 }
@@ -75,6 +83,9 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
                      "megatron writes; docs/megatron.md): every config priced at the team's layout where it is valid "
                      "and fits, else at the best layout with the team's recipe held (precision, FP8, recompute, "
                      "optimizer, batch, overlap); the file's model-shape flags are checked against the baseline");
+  command.add_option("--loop-placement", target.loop_placement,
+                     "With --cluster: every layout search holds this loop placement: in_chunk, wrap or replicated "
+                     "(default: each tried; docs/cluster.md, \"Loops across pipeline stages\")");
 }
 
 void check_cluster_rank_options(const CLI::App& command) {
@@ -82,7 +93,8 @@ void check_cluster_rank_options(const CLI::App& command) {
                      "the layout search lays out on --gpus GPUs (and times each layout from the cluster file's "
                      "calibration profile, or --calibration)");
   for (const char* option :
-       {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom", "--megatron-args"}) {
+       {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom", "--megatron-args",
+        "--loop-placement"}) {
     check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
   }
   if (command.count("--megatron-args") > 0 && command.count("--global-batch-tokens") > 0) {

@@ -249,7 +249,8 @@ def test_layout_search_megatron_args_equals_cli():
 
 def test_match_cluster_megatron_args_equals_cli():
     """match(cluster=, gpus=, megatron_args=FILE) is `--cluster ... --megatron-args FILE`: every config at the
-    team's layout where valid and fitting ([team]), the recipe and the file's batch; global_batch_tokens refused."""
+    team's recipe held, one basis (the baseline searched too, the team's layout apart), the file's batch;
+    global_batch_tokens refused."""
     args = _team_args("team.args", TEAM_EP8_FP8)
     tolerance = os.path.join(SOURCE, "tests", "data", "match", "tolerance_2pct.json")
     r = budget.match(BASELINE, top=2, calibration=PUBLISHED_PROFILE, rank_by="time", cluster=H200, gpus=8,
@@ -258,7 +259,10 @@ def test_match_cluster_megatron_args_equals_cli():
     assert cluster["team_layout"] == "TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt"
     assert cluster["recipe"]["fp8"] == "tensorwise"
     assert cluster["global_batch_tokens"] == 64 * 4096
-    assert cluster["baseline"]["layout_choice"] == "the team's layout"
+    assert cluster["basis"] == "searched_with_team_recipe"
+    assert "layout_choice" not in cluster["baseline"]
+    assert cluster["team_baseline"]["layout_choice"] == "the team's layout"
+    assert cluster["team_baseline"]["ratio_to_baseline"] >= 1.0
     try:
         budget.match(BASELINE, top=1, calibration=PUBLISHED_PROFILE, rank_by="time", cluster=H200, gpus=8,
                      megatron_args=args, global_batch_tokens=131072)

@@ -227,7 +227,7 @@ std::vector<std::string> parse_pipeline_layout(std::string_view text, const std:
 }
 
 ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::string* error) {
-  const std::int64_t total = l.replicate_loop_weights ? config.executed_layers() : config.num_layers;
+  const std::int64_t total = l.chunks_split_executions() ? config.executed_layers() : config.num_layers;
   if (!l.pipeline_layout.empty()) {
     if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0 || l.embedding_in_split || l.loss_in_split) {
       *error = "a pipeline layout string excludes first/last-stage layer counts and the embedding/loss in the split";
@@ -252,7 +252,7 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::st
     const std::int64_t extra = (l.embedding_in_split ? 1 : 0) + (l.loss_in_split ? 1 : 0);
     if ((total + extra) % chunk_count != 0) {
       *error = fmt::format("{} {}layers{} do not divide by PP·V = {}·{} = {}", total,
-                           l.replicate_loop_weights ? "executed " : "",
+                           l.chunks_split_executions() ? "executed " : "",
                            extra > 0 ? fmt::format(" and {} counted for the embedding/loss", extra) : "", l.pp,
                            l.virtual_stages, chunk_count);
       return {};
@@ -292,7 +292,7 @@ std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLay
     owner.insert(owner.end(), static_cast<std::size_t>(plan.layers[c]), c);
   }
   for (std::size_t i = 0; i < sequence.size(); ++i) {
-    const std::size_t c = layout.replicate_loop_weights ? owner[i] : owner[static_cast<std::size_t>(sequence[i] - 1)];
+    const std::size_t c = layout.chunks_split_executions() ? owner[i] : owner[static_cast<std::size_t>(sequence[i] - 1)];
     chunks[c].executed_layers.push_back(sequence[i]);
   }
   for (ModelChunk& chunk : chunks) {
