@@ -281,6 +281,23 @@ def test_match_cluster_megatron_args_equals_cli():
             assert cli[key] == cluster[key], key
     assert cli["megatron_args"]["checked_against_baseline"] == cluster["megatron_args"]["checked_against_baseline"]
 
+def test_layout_loop_placement():
+    # SMELT's layers 4-9 x2 (18 executions) on PP 2 x V 3, 3 a chunk: wrapped, rank 0 stores 1-3 and 7-9,
+    # rank 1 4-6 and 10-12 (docs/cluster.md, "Loops across pipeline stages"); replicate_loop_weights=True
+    # is loop_placement="replicated"; a name not known is budget.Error.
+    r = budget.layout(SMELT, H200, pp=2, virtual_stages=3, micro_batches=4, loop_placement="wrap")
+    assert r["layout"]["loop_placement"] == "wrap"
+    assert [s["layers"] for s in r["memory"]["stages"]] == [[1, 2, 3, 7, 8, 9], [4, 5, 6, 10, 11, 12]]
+    assert budget.layout(SMELT, H200, pp=2, micro_batches=4, replicate_loop_weights=True)["layout"]["loop_placement"] \
+        == "replicated"
+    try:
+        budget.layout(SMELT, H200, pp=2, micro_batches=4, loop_placement="around")
+    except budget.Error as e:
+        assert e.source == "loop_placement" and "in_chunk, wrap, replicated" in e.message
+    else:
+        raise AssertionError("no budget.Error")
+
+
 def test_peak_saved_layer_executions():
     # Hand counts (tests/unit/cluster/test_pipeline_schedule.cpp): PP 2 x V 2, m 4, chunks of 1, 2, 3,
     # 4 layers: rank 0 peaks at 9 saved layer executions, rank 1 at 8; 1F1B PP 4, m 3: min(m, PP - s) x

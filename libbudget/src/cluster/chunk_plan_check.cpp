@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -67,16 +68,31 @@ using ChunkPlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::i
 
 std::string chunk_plan_error(const ParallelLayout& l, const ArchConfig& config) {
   const LoopConfig loop = config.loop.value_or(LoopConfig{});
+  // A search asks for the same pipeline many times in a row: the last answer first, compared without
+  // building the key (no allocation).
+  thread_local std::optional<ChunkPlanKey> last_key;
+  thread_local std::string last_error;
+  if (last_key && std::get<0>(*last_key) == config.num_layers && std::get<1>(*last_key) == config.mtp_layers &&
+      std::get<2>(*last_key) == loop.first && std::get<3>(*last_key) == loop.last &&
+      std::get<4>(*last_key) == loop.repeats && std::get<5>(*last_key) == l.pp &&
+      std::get<6>(*last_key) == l.virtual_stages && std::get<7>(*last_key) == static_cast<int>(l.loop_placement) &&
+      std::get<8>(*last_key) == l.pipeline_layout && std::get<9>(*last_key) == l.first_stage_layers &&
+      std::get<10>(*last_key) == l.last_stage_layers && std::get<11>(*last_key) == l.embedding_in_split &&
+      std::get<12>(*last_key) == l.loss_in_split) {
+    return last_error;
+  }
   ChunkPlanKey key{config.num_layers, config.mtp_layers, loop.first, loop.last, loop.repeats, l.pp, l.virtual_stages,
                    static_cast<int>(l.loop_placement), l.pipeline_layout, l.first_stage_layers, l.last_stage_layers,
                    l.embedding_in_split, l.loss_in_split};
   thread_local std::map<ChunkPlanKey, std::string> memo;
-  const auto it = memo.find(key);
-  if (it != memo.end()) return it->second;
-  if (memo.size() >= 4096) memo.clear();  // bounded: a search asks a few hundred pipelines
-  std::string error = chunk_plan_error_uncached(l, config);
-  memo.emplace(std::move(key), error);
-  return error;
+  auto it = memo.find(key);
+  if (it == memo.end()) {
+    if (memo.size() >= 4096) memo.clear();  // bounded: a search asks a few hundred pipelines
+    it = memo.emplace(key, chunk_plan_error_uncached(l, config)).first;
+  }
+  last_key = std::move(key);
+  last_error = it->second;
+  return last_error;
 }
 
 }  // namespace budget
