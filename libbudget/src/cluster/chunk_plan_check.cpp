@@ -60,30 +60,32 @@ std::string chunk_plan_error_uncached(const ParallelLayout& l, const ArchConfig&
   return {};
 }
 
-/// What chunk_plan_error() depends on (its comment).
-using ChunkPlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                                std::int64_t, int, std::string, std::int64_t, std::int64_t, bool, bool>;
-
 }  // namespace
 
-std::string chunk_plan_error(const ParallelLayout& l, const ArchConfig& config) {
+ChunkPlanKey chunk_plan_key(const ParallelLayout& l, const ArchConfig& config) {
   const LoopConfig loop = config.loop.value_or(LoopConfig{});
+  return {config.num_layers, config.mtp_layers, loop.first, loop.last, loop.repeats, l.pp, l.virtual_stages,
+          static_cast<int>(l.loop_placement), l.pipeline_layout, l.first_stage_layers, l.last_stage_layers,
+          l.embedding_in_split, l.loss_in_split};
+}
+
+bool same_chunk_plan_key(const ChunkPlanKey& k, const ParallelLayout& l, const ArchConfig& config) {
+  const LoopConfig loop = config.loop.value_or(LoopConfig{});
+  return std::get<0>(k) == config.num_layers && std::get<1>(k) == config.mtp_layers && std::get<2>(k) == loop.first &&
+         std::get<3>(k) == loop.last && std::get<4>(k) == loop.repeats && std::get<5>(k) == l.pp &&
+         std::get<6>(k) == l.virtual_stages && std::get<7>(k) == static_cast<int>(l.loop_placement) &&
+         std::get<8>(k) == l.pipeline_layout && std::get<9>(k) == l.first_stage_layers &&
+         std::get<10>(k) == l.last_stage_layers && std::get<11>(k) == l.embedding_in_split &&
+         std::get<12>(k) == l.loss_in_split;
+}
+
+std::string chunk_plan_error(const ParallelLayout& l, const ArchConfig& config) {
   // A search asks for the same pipeline many times in a row: the last answer first, compared without
   // building the key (no allocation).
   thread_local std::optional<ChunkPlanKey> last_key;
   thread_local std::string last_error;
-  if (last_key && std::get<0>(*last_key) == config.num_layers && std::get<1>(*last_key) == config.mtp_layers &&
-      std::get<2>(*last_key) == loop.first && std::get<3>(*last_key) == loop.last &&
-      std::get<4>(*last_key) == loop.repeats && std::get<5>(*last_key) == l.pp &&
-      std::get<6>(*last_key) == l.virtual_stages && std::get<7>(*last_key) == static_cast<int>(l.loop_placement) &&
-      std::get<8>(*last_key) == l.pipeline_layout && std::get<9>(*last_key) == l.first_stage_layers &&
-      std::get<10>(*last_key) == l.last_stage_layers && std::get<11>(*last_key) == l.embedding_in_split &&
-      std::get<12>(*last_key) == l.loss_in_split) {
-    return last_error;
-  }
-  ChunkPlanKey key{config.num_layers, config.mtp_layers, loop.first, loop.last, loop.repeats, l.pp, l.virtual_stages,
-                   static_cast<int>(l.loop_placement), l.pipeline_layout, l.first_stage_layers, l.last_stage_layers,
-                   l.embedding_in_split, l.loss_in_split};
+  if (last_key && same_chunk_plan_key(*last_key, l, config)) return last_error;
+  ChunkPlanKey key = chunk_plan_key(l, config);
   thread_local std::map<ChunkPlanKey, std::string> memo;
   auto it = memo.find(key);
   if (it == memo.end()) {

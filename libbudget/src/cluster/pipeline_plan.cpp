@@ -4,12 +4,14 @@
 // lines 283-320; the checks, lines 87-150) and transformer_block.py get_num_layers_to_build
 // (lines 76-200).
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
 #include "budget/parallel_layout.hpp"
+#include "cluster/chunk_plan_check.hpp"
 #include "cluster/pipeline_split.hpp"
 
 namespace budget {
@@ -204,6 +206,8 @@ std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, 
   return {};
 }
 
+std::vector<ModelChunk> build_model_chunks(const ArchConfig& config, const ParallelLayout& layout);
+
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where) {
   std::string s;
   for (const char ch : text) {
@@ -275,6 +279,17 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::st
 }
 
 std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLayout& layout) {
+  // The memory, the communication and the stage executions of one layout each ask for its chunks:
+  // the last answer of this thread first (chunk_plan_key(): everything they depend on).
+  thread_local std::optional<ChunkPlanKey> last_key;
+  thread_local std::vector<ModelChunk> last_chunks;
+  if (last_key && same_chunk_plan_key(*last_key, layout, config)) return last_chunks;
+  last_chunks = build_model_chunks(config, layout);
+  last_key = chunk_plan_key(layout, config);
+  return last_chunks;
+}
+
+std::vector<ModelChunk> build_model_chunks(const ArchConfig& config, const ParallelLayout& layout) {
   std::string error;
   const ChunkPlan plan = plan_chunks(config, layout, &error);
   if (plan.layers.empty()) throw Error(error, "layout");
