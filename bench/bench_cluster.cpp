@@ -163,6 +163,9 @@ void rank_matched(benchmark::State& state, const RankedMatch& m) {
   budget::LayoutSearchOptions o = m.search;
   o.share_work = state.range(1) != 0;
   o.threads = static_cast<unsigned>(state.range(2));  // 0: every hardware thread
+  // /placements:0 holds loop placement in_chunk (the search space before issue 41, the reference);
+  // /placements:1 tries in_chunk, wrap and replicated for each looped candidate.
+  o.recipe.hold_loop_placement = state.range(3) == 0;
   const auto candidates = static_cast<std::size_t>(state.range(0));
   const std::size_t ranked = candidates > 0 ? std::min(m.timed.within_tolerance, candidates) : m.timed.within_tolerance;
   budget::ClusterRanking last;
@@ -183,11 +186,14 @@ void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
   rank_matched(state, ranked_match("/tests/data/hf/deepseek-v3.json", "/examples/clusters/h200.json", 128, 1024));
 }
 BENCHMARK(bm_rank_matched_deepseek_v3_1024)
-    ->ArgNames({"candidates", "shared", "threads"})
-    ->Args({128, 0, 0})
-    ->Args({128, 1, 0})
-    ->Args({0, 1, 0})
-    ->Args({0, 1, 1})
+    ->ArgNames({"candidates", "shared", "threads", "placements"})
+    ->Args({128, 0, 0, 1})
+    ->Args({128, 1, 0, 1})
+    ->Args({0, 1, 0, 0})
+    ->Args({0, 1, 0, 1})
+    ->Args({0, 1, 2, 0})
+    ->Args({0, 1, 2, 1})
+    ->Args({0, 1, 1, 1})
     ->Iterations(1)
     ->MeasureProcessCPUTime()  // CPU: every thread's (on a shared machine, wall time says little)
     ->UseRealTime()
@@ -200,10 +206,10 @@ void bm_rank_matched_qwen3_30b_256(benchmark::State& state) {
   rank_matched(state, ranked_match("/tests/data/hf/qwen3-30b-a3b.json", "/examples/clusters/h100-sxm.json", 32, 256));
 }
 BENCHMARK(bm_rank_matched_qwen3_30b_256)
-    ->ArgNames({"candidates", "shared", "threads"})
-    ->Args({256, 0, 0})
-    ->Args({256, 1, 0})
-    ->Args({0, 1, 0})
+    ->ArgNames({"candidates", "shared", "threads", "placements"})
+    ->Args({256, 0, 0, 1})
+    ->Args({256, 1, 0, 1})
+    ->Args({0, 1, 0, 1})
     ->Iterations(1)
     ->MeasureProcessCPUTime()  // CPU: every thread's (on a shared machine, wall time says little)
     ->UseRealTime()

@@ -18,7 +18,14 @@ ClusterSpec ClusterRankOptions::load() const {
 LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload) const {
   LayoutSearchOptions o = cluster_rank_search_options(workload, gpus, global_batch_tokens, max_nodes_per_token);
   o.min_headroom_bytes = min_headroom_gib * static_cast<double>(std::int64_t{1} << 30);
+  hold_loop_placement(o);
   return o;
+}
+
+void ClusterRankOptions::hold_loop_placement(LayoutSearchOptions& o) const {
+  if (loop_placement.empty()) return;
+  o.recipe.base.loop_placement = parse_loop_placement(loop_placement, "--loop-placement");
+  o.recipe.hold_loop_placement = true;
 }
 
 LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload, const ArchConfig& baseline,
@@ -27,6 +34,7 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload,
   if (megatron_args.empty()) return o;
   const MegatronRun read = load_team_recipe(megatron_args, bridge_config, baseline, gpus);
   o = megatron_search_options(read, workload, o, true);
+  hold_loop_placement(o);  // not a Megatron-LM argument: --loop-placement alone
   if (run != nullptr) *run = read;
   return o;
 }
@@ -80,6 +88,9 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
                      "and fits, else at the best layout with the team's recipe held (precision, FP8, recompute, "
                      "optimizer, batch, overlap); the file's model-shape flags are checked against the baseline");
   add_bridge_config_option(command, target.megatron_args, target.bridge_config, "with --cluster, as --megatron-args");
+  command.add_option("--loop-placement", target.loop_placement,
+                     "With --cluster: every layout search holds this loop placement: in_chunk, wrap or replicated "
+                     "(default: each tried; docs/cluster.md, \"Loops across pipeline stages\")");
 }
 
 void check_cluster_rank_options(const CLI::App& command) {
@@ -88,7 +99,7 @@ void check_cluster_rank_options(const CLI::App& command) {
                      "calibration profile, or --calibration)");
   for (const char* option :
        {"--gpus", "--nodes", "--global-batch-tokens", "--max-nodes-per-token", "--min-headroom", "--megatron-args",
-        "--bridge-config"}) {
+        "--bridge-config", "--loop-placement"}) {
     check_option_needs(command, option, {"--cluster"}, "it sets up the cluster layout search");
   }
   for (const char* recipe : {"--megatron-args", "--bridge-config"}) {

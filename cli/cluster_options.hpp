@@ -1,6 +1,6 @@
 #pragma once
 // `--cluster C.json --gpus N [--nodes K] [--global-batch-tokens T] [--max-nodes-per-token M]
-// [--min-headroom GiB] [--megatron-args FILE]`: the
+// [--min-headroom GiB] [--megatron-args FILE] [--loop-placement P]`: the
 // options that put a matched candidate (match, grid) or an architecture (ce-gain) at its best layout
 // on N GPUs of a cluster (budget/layout_search.hpp, docs/cluster.md). Declared once here so that
 // they mean the same in every command; their dependencies are checked with check_option_needs()
@@ -28,6 +28,7 @@ struct ClusterRankOptions {
   double min_headroom_gib = default_min_headroom_gib;  ///< --min-headroom: a layout fits with at least this headroom
   std::string megatron_args;  ///< --megatron-args FILE: the team's recipe and layout (docs/megatron.md)
   bool bridge_config = false;  ///< the file is --bridge-config's Megatron-Bridge YAML (recipe_file_option.hpp)
+  std::string loop_placement;  ///< --loop-placement: held by every search; empty: each placement tried
   bool given() const { return !cluster_path.empty(); }
   /// The cluster file (budget::Error naming it when bad), with --nodes applied.
   ClusterSpec load() const;
@@ -40,6 +41,8 @@ struct ClusterRankOptions {
   /// (when given) set to what was read. budget::Error naming the file.
   LayoutSearchOptions search_options(const Workload& workload, const ArchConfig& baseline,
                                      std::optional<MegatronRun>* run) const;
+  /// --loop-placement on `o`'s recipe, held (nothing when not given); budget::Error for a bad name.
+  void hold_loop_placement(LayoutSearchOptions& o) const;
   /// The FP8 recipe the time model must time (megatron_fp8_recipe() of --megatron-args; none without).
   Fp8Recipe fp8_recipe() const;
 };
@@ -59,7 +62,7 @@ void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target);
 
 /// Checks the options' dependencies after parsing (budget::Error naming the options):
 /// --cluster needs --gpus and --calibration; --gpus, --nodes, --global-batch-tokens,
-/// --max-nodes-per-token, --min-headroom and --megatron-args need --cluster; --megatron-args gives the
+/// --max-nodes-per-token, --min-headroom, --megatron-args and --loop-placement need --cluster; --megatron-args gives the
 /// batch, so --global-batch-tokens is refused beside it.
 void check_cluster_rank_options(const CLI::App& command);
 

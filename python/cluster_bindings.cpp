@@ -143,7 +143,17 @@ struct LayoutArguments {
     flag("distributed_optimizer", l.distributed_optimizer);
     flag("sequence_parallel", l.sequence_parallel);
     flag("cross_entropy_fusion", l.cross_entropy_fusion);
-    flag("replicate_loop_weights", l.replicate_loop_weights);
+    bool replicate = false;
+    flag("replicate_loop_weights", replicate);
+    if (replicate) l.loop_placement = budget::LoopPlacement::replicated;
+    if (kwargs.contains("loop_placement")) {
+      const budget::LoopPlacement p =
+          budget::parse_loop_placement(string_argument(kwargs["loop_placement"], "loop_placement"), "loop_placement");
+      if (replicate && p != budget::LoopPlacement::replicated) {
+        throw budget::Error("replicate_loop_weights=True means loop_placement=\"replicated\"; give one", "loop_placement");
+      }
+      l.loop_placement = p;
+    }
     if (kwargs.contains("recompute")) l.recompute = budget::parse_recompute(string_argument(kwargs["recompute"], "recompute"), "recompute");
     if (kwargs.contains("precision")) {
       l.precision = budget::parse_training_precision(string_argument(kwargs["precision"], "precision"), "precision");
@@ -205,7 +215,8 @@ struct LayoutArguments {
   static std::vector<std::string> known_keys() {
     return {"tp", "pp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches", "seq_len", "recompute",
             "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
-            "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "nodes", "pipeline_layout",
+            "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "loop_placement", "nodes",
+            "pipeline_layout",
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
             "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "calibration", "moe_permute_fusion",
             "grad_reduce_in_bf16",
@@ -216,7 +227,7 @@ struct LayoutArguments {
   /// megatron_args; the parallel sizes and the pipeline split are the search's to choose.
   static std::vector<std::string> search_keys() {
     return {"micro_batch_size", "recompute", "distributed_optimizer", "cross_entropy_fusion", "capacity_factor",
-            "vocab_divisible_by", "precision", "replicate_loop_weights", "fsdp", "fsdp_sharding", "fp8",
+            "vocab_divisible_by", "precision", "replicate_loop_weights", "loop_placement", "fsdp", "fsdp_sharding", "fp8",
             "fp8_param_gather", "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "moe_permute_fusion",
             "grad_reduce_in_bf16", "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype",
             "exp_avg_sq_dtype"};
@@ -306,6 +317,7 @@ void bind_cluster(py::module_& m) {
         o.recipe.hold_micro_batch_size = kwargs.contains("micro_batch_size");
         o.recipe.hold_recompute = kwargs.contains("recompute");
         o.recipe.hold_distributed_optimizer = kwargs.contains("distributed_optimizer");
+        o.recipe.hold_loop_placement = kwargs.contains("loop_placement") || kwargs.contains("replicate_loop_weights");
         std::optional<budget::MegatronRun> run;
         if (recipe.megatron_args) {
           if (kwargs.size() > 1) {
@@ -345,7 +357,8 @@ void bind_cluster(py::module_& m) {
       "overlapped, the rest exposed). The recipe every layout holds (docs/cluster.md, \"The recipe held\"): the "
       "keywords of layout() but the parallel sizes and the pipeline split (precision, fp8, fp8_param_gather, fsdp, "
       "fsdp_sharding, cpu_offload_layers, dispatcher, cross_entropy_fusion, capacity_factor, vocab_divisible_by, "
-      "replicate_loop_weights, moe_permute_fusion, grad_reduce_in_bf16, precision_aware_optimizer, "
+      "replicate_loop_weights, loop_placement (held where given, else each tried), moe_permute_fusion, "
+      "grad_reduce_in_bf16, precision_aware_optimizer, "
       "main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype; micro_batch_size, recompute and distributed_optimizer "
       "held when given, else searched); fp8 also times the GEMMs. megatron_args=FILE holds the recipe, batch, "
       "sequence length and overlap of Megatron-LM's arguments instead (`budget-match layout --megatron-args FILE "
@@ -403,7 +416,8 @@ void bind_cluster(py::module_& m) {
       "dp (0; 1 without gpus), micro_batch_size (1), micro_batches (1), seq_len (4096), recompute (\"none\"; also "
       "selective:MODULE,..., full:N, full-uniform:N), distributed_optimizer, sequence_parallel, cross_entropy_fusion "
       "(False), capacity_factor (0.0), imbalance (1.0), virtual_stages (1), vocab_divisible_by (0), precision "
-      "(\"bf16\"), replicate_loop_weights (False), nodes (None), pipeline_layout (\"\"), first_stage_layers and "
+      "(\"bf16\"), loop_placement (\"in_chunk\"; \"wrap\", \"replicated\"), replicate_loop_weights (False: the same as "
+      "loop_placement=\"replicated\"), nodes (None), pipeline_layout (\"\"), first_stage_layers and "
       "last_stage_layers (-1: even), fsdp (\"none\"), fsdp_sharding (\"optim_grads_params\"), fp8 (\"none\"), "
       "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"), moe_permute_fusion (False), "
       "grad_reduce_in_bf16 (False), precision_aware_optimizer (False), main_params_dtype, exp_avg_dtype, "

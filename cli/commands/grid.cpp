@@ -448,14 +448,17 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
                time_ratio_text(c.ratio_to_baseline), time_ratio_text(c.single_gpu_ratio_to_baseline), dropped_count});
     differences += fmt::format("{} ({}): cluster {:.3f}× vs 1-GPU {:.3f}×\n", row.cell->size, r.baseline.name,
                                c.ratio_to_baseline, c.single_gpu_ratio_to_baseline);
-    if (!b.layout_choice.empty()) differences += "  baseline: " + b.layout_choice + "\n";
-    if (!c.layout_choice.empty()) differences += "  looped: " + c.layout_choice + "\n";
+    if (const auto& team = row.ranking->team_baseline) {
+      differences += team->found ? fmt::format("  team's layout of the baseline: {} at {:.3f}× the searched baseline's\n",
+                                               layout_brief(team->best.memory.layout), team->ratio_to_baseline)
+                                 : "  team's layout of the baseline: " + team->no_layout_reason + "\n";
+    }
     for (const std::string& d : c.differences) differences += "  " + d + "\n";
     for (const std::string& note : r.summary.notes) differences += "  note: " + note + "\n";
   }
   const std::string placement =
-      search.team_layout ? fmt::format("at the team's layout {} where valid and fitting, else at its best layout with "
-                                       "the team's recipe held (--megatron-args)",
+      search.team_layout ? fmt::format("at its best layout with the team's recipe held (--megatron-args; one basis), the "
+                                       "team's layout {} pricing each baseline apart",
                                        layout_brief(*search.team_layout))
                          : std::string("at its best layout");
   doc.text(fmt::format("{}: {} cells, loop {}, on {} GPUs of {}, {} tokens a step; per cell the fastest equally "
@@ -469,7 +472,7 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
   doc.text("\nWhat makes the difference:\n" + differences, Forms::table);
   if (!rows.empty()) doc.text(grid_space_line(rows.front().match.result.summary), Forms::table);
   if (!dropped.empty()) {
-    doc.text("\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs), before "
+    doc.text("\nDropped as not trainable on these GPUs (no layout on the GPUs given fits), before "
              "each cell's pick:\n" + dropped, Forms::text);
   }
   doc.text(min_headroom_footer(search), Forms::table);

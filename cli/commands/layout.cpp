@@ -78,6 +78,9 @@ struct LayoutOptions {
   bool hold_micro_batch_size = false;
   bool hold_recompute = false;
   bool hold_distributed_optimizer = false;
+  /// --loop-placement (or --replicate-loop-weights, replicated): held by a search; empty: each tried.
+  std::string loop_placement;
+  bool replicate_loop_weights = false;
   std::string main_params_dtype = "fp32";
   std::string exp_avg_dtype = "fp32";
   std::string exp_avg_sq_dtype = "fp32";
@@ -172,6 +175,16 @@ TimeModelOptions time_model_options(const LayoutOptions& o, Fp8Recipe fp8) {
   return t;
 }
 
+/// --loop-placement on `l` (--replicate-loop-weights: replicated); neither: in_chunk.
+void apply_loop_placement(const LayoutOptions& o, ParallelLayout& l) {
+  if (o.replicate_loop_weights && !o.loop_placement.empty() && o.loop_placement != "replicated") {
+    throw_option_dependency_error("layout", "--replicate-loop-weights means --loop-placement replicated; give one");
+  }
+  l.loop_placement = !o.loop_placement.empty() ? parse_loop_placement(o.loop_placement, "--loop-placement")
+                     : o.replicate_loop_weights ? LoopPlacement::replicated
+                                                : LoopPlacement::in_chunk;
+}
+
 /// The native recipe options on `l`: --recompute, --precision, --fp8-recipe and the optimizer state
 /// dtypes (the flags set the rest of the layout's fields directly).
 void apply_native_recipe(const LayoutOptions& o, ParallelLayout& l) {
@@ -181,6 +194,7 @@ void apply_native_recipe(const LayoutOptions& o, ParallelLayout& l) {
   l.optimizer_dtypes.main_params = parse_state_dtype(o.main_params_dtype, "--main-params-dtype");
   l.optimizer_dtypes.exp_avg = parse_state_dtype(o.exp_avg_dtype, "--exp-avg-dtype");
   l.optimizer_dtypes.exp_avg_sq = parse_state_dtype(o.exp_avg_sq_dtype, "--exp-avg-sq-dtype");
+  apply_loop_placement(o, l);
 }
 
 /// The recipe a search holds from the native options: every recipe field as given; the micro-batch
@@ -192,6 +206,7 @@ LayoutRecipe native_recipe(const LayoutOptions& o) {
   r.hold_micro_batch_size = o.hold_micro_batch_size;
   r.hold_recompute = o.hold_recompute;
   r.hold_distributed_optimizer = o.hold_distributed_optimizer;
+  r.hold_loop_placement = !o.loop_placement.empty() || o.replicate_loop_weights;
   return r;
 }
 
@@ -249,7 +264,11 @@ std::string layout_text(const ParallelLayout& l) {
   return fmt::format("{}: TP {}{} x CP {} x DP {} x PP {}{}; experts ETP {} x EP {} x EDP {}; {} of {} of {} tokens; "
                      "recompute {}{}; {}{}",
                      counted(l.gpus, "GPU", "GPUs"), l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.cp, l.data_parallel(), l.pp,
-                     l.virtual_stages > 1 ? fmt::format(" (V {})", l.virtual_stages) : "", l.expert_tp(), l.ep,
+                     (l.virtual_stages > 1 ? fmt::format(" (V {})", l.virtual_stages) : "") +
+                         (l.loop_placement != LoopPlacement::in_chunk
+                              ? fmt::format(", loop placement {}", to_string(l.loop_placement))
+                              : ""),
+                     l.expert_tp(), l.ep,
                      l.expert_data_parallel(), counted(l.micro_batches, "micro-batch", "micro-batches"),
                      counted(l.micro_batch_size, "sequence", "sequences"), l.seq_len, to_string(l.recompute.kind),
                      l.recompute.kind == RecomputeKind::full && l.recompute.full_layers > 0
@@ -364,6 +383,8 @@ std::string recipe_text(const LayoutRecipe& r) {
   else searched += "recompute none, selective, full; ";
   if (r.hold_distributed_optimizer) held += b.distributed_optimizer ? ", distributed optimizer" : ", no distributed optimizer";
   else searched += "distributed optimizer on, off; ";
+  if (r.hold_loop_placement) held += fmt::format(", loop placement {}", to_string(b.loop_placement));
+  else searched += "loop placement (looped configs); ";
   return held + "; searched: " + searched + "TP, CP, PP, V, EP, ETP";
 }
 
@@ -432,6 +453,7 @@ void run_layout(LayoutOptions o) {
   if (!o.megatron_args.empty()) {
     result.megatron = load_team_recipe(o.megatron_args, o.bridge_config, config, o.layout.gpus);
     layout = result.megatron->layout;
+    apply_loop_placement(o, layout);
     overlap = result.megatron->overlap;
     // The attention at the file's --seq-length, with the mask its arguments say.
     o.layout.seq_len = layout.seq_len;
@@ -521,6 +543,8 @@ void run_search(LayoutOptions o) {
   so.recipe = native_recipe(o);
   if (megatron) {
     so = megatron_search_options(*megatron, o.workload.load(), so, false);
+    apply_loop_placement(o, so.recipe.base);  // not a Megatron-LM argument: --loop-placement alone
+    so.recipe.hold_loop_placement = !o.loop_placement.empty() || o.replicate_loop_weights;
     so.time.attended_keys = o.attended_keys;  // --attended-keys, else the mask the file says
   }
   // One FP8 recipe prices memory (the layouts' recipe) and time (the model's GEMMs).
@@ -553,7 +577,7 @@ void refuse_beside_megatron_args(const CLI::App& cmd, bool bridge) {
                            "--overlap", "--seq-len", "--dropout", "--no-flash-attention", "--fp8-recipe",
                            "--moe-permute-fusion", "--grad-reduce-in-bf16", "--precision-aware-optimizer",
                            "--main-params-dtype", "--exp-avg-dtype", "--exp-avg-sq-dtype", "--imbalance",
-                           "--global-batch-tokens"}) {
+                           "--global-batch-tokens", "--pipeline-layout"}) {
     if (cmd.count(name) > 0) {
       throw_option_dependency_error("layout", fmt::format("{} and {} both give it; give one", name, recipe_file_option(bridge)));
     }
@@ -613,8 +637,15 @@ void add_layout_command(CLI::App& app) {
       ->check(CLI::Range(1.0, 1e6));
   cmd->add_option("--vocab-divisible-by", l.vocab_divisible_by,
                   "Pad the vocabulary to a multiple of this × TP (Megatron --make-vocab-size-divisible-by)");
-  cmd->add_flag("--replicate-loop-weights", l.replicate_loop_weights,
-                "Let a loop span pipeline stages, each stage storing the loop weights it runs");
+  cmd->add_option("--loop-placement", o->loop_placement,
+                  "Where a repeated loop sits on the pipeline: in_chunk (inside one model chunk), wrap (its passes "
+                  "wrap around the pipeline, each rank storing its loop layers once) or replicated (each stage "
+                  "stores what it runs, the copies' gradients all-reduced); a search holds it, else tries each "
+                  "(docs/cluster.md, \"Loops across pipeline stages\")");
+  cmd->add_flag("--replicate-loop-weights", o->replicate_loop_weights, "The same as --loop-placement replicated");
+  cmd->add_option("--pipeline-layout", l.pipeline_layout,
+                  "Megatron's pipeline layout string (E, t, m, L, | between chunks, x*N, (...)*N); with --loop-placement "
+                  "wrap or replicated each t is one layer execution, the loop unrolled (docs/cluster.md)");
   cmd->add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");
   cmd->add_flag("--dropout", l.dropout, "Count dropout masks (hidden and attention dropout > 0)");
   cmd->add_option("--profile,--calibration", o->profile_path,

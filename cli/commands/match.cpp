@@ -211,10 +211,10 @@ std::string kernel_path_lines(const MatchOutcome& m) {
                            heads_text(a.config.attention), ffn_text(a.config.ffn));
 }
 
-/// The equally matched candidates the cluster ranking passed over as not trainable at scale.
+/// The equally matched candidates the cluster ranking passed over: no layout on the GPUs given fits.
 std::string cluster_dropped_lines(const MatchOutcome& m) {
   if (m.cluster_dropped.empty()) return "";
-  std::string out = "\nDropped as not trainable at scale (a layout on at most twice the GPUs the baseline needs):\n";
+  std::string out = "\nDropped as not trainable on these GPUs (no layout on the GPUs given fits):\n";
   for (const ClusterDropped& d : m.cluster_dropped) {
     out += "  " + cluster_dropped_line(d) + "\n";
   }

@@ -201,10 +201,14 @@ std::string cluster_fit_text(const ClusterFit& fit) {
   }
   if (!fit.smallest.found) return text + "smallest layout: none up to 4096 GPUs fits\n";
   const ParallelLayout& l = fit.smallest.memory.layout;
-  return text + fmt::format("smallest layout: {} GPUs, TP {}{} x PP {} x DP {}, EP {} (ETP {}), recompute {}, distributed "
+  const std::string placement =
+      l.loop_placement == LoopPlacement::in_chunk
+          ? std::string()
+          : fmt::format(" (V {}, loop placement {}: {})", l.virtual_stages, to_string(l.loop_placement), l.pipeline_layout);
+  return text + fmt::format("smallest layout: {} GPUs, TP {}{} x PP {}{} x DP {}, EP {} (ETP {}), recompute {}, distributed "
                             "optimizer, micro-batch 1 x {}: peak {:.2f} GiB on stage {} (budget-match layout for the "
                             "table)\n",
-                            l.gpus, l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.pp, l.data_parallel(), l.ep,
+                            l.gpus, l.tp, l.sequence_parallel_active() ? " (SP)" : "", l.pp, placement, l.data_parallel(), l.ep,
                             l.expert_tp(), to_string(l.recompute.kind), l.micro_batches,
                             fit.smallest.memory.peak_bytes / gib, fit.smallest.memory.peak_stage);
 }

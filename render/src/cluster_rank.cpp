@@ -24,6 +24,7 @@ std::string layout_brief(const ParallelLayout& l) {
   std::string split;  // Megatron's first/last-stage layer counts, where given
   if (l.first_stage_layers >= 0) split += fmt::format(" first {}", l.first_stage_layers);
   if (l.last_stage_layers >= 0) split += fmt::format(" last {}", l.last_stage_layers);
+  if (l.loop_placement != LoopPlacement::in_chunk) split += fmt::format(" loop {}", to_string(l.loop_placement));
   if (!l.pipeline_layout.empty()) split += " (layout string)";
   return fmt::format("TP{} CP{} PP{}{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
                      l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", split, l.data_parallel(),
@@ -80,6 +81,14 @@ nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
 
 namespace {
 
+/// The baseline at the team's layout (ClusterRanking::team_baseline): its layout, figures and ratio to
+/// the searched baseline, or why it has none.
+nlohmann::ordered_json team_baseline_json(const ClusterCandidateTime& t) {
+  nlohmann::ordered_json out = cluster_candidate_json(t);
+  if (!t.found) out["reason"] = t.no_layout_reason;
+  return out;
+}
+
 nlohmann::ordered_json cluster_ranking_settings_json(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                                      const LayoutSearchOptions& o, std::size_t without) {
   return {{"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
@@ -95,7 +104,9 @@ nlohmann::ordered_json cluster_ranking_settings_json(const ClusterRanking& ranki
           {"candidates_without_layout", without},
           {"team_layout", o.team_layout ? nlohmann::ordered_json(layout_brief(*o.team_layout)) : nlohmann::ordered_json()},
           {"recipe", nlohmann::ordered_json::parse(layout_recipe_json(o.recipe, -1))},
-          {"baseline", cluster_candidate_json(ranking.baseline)}};
+          {"baseline", cluster_candidate_json(ranking.baseline)},
+          {"basis", o.team_layout ? "searched_with_team_recipe" : "searched"},
+          {"team_baseline", ranking.team_baseline ? team_baseline_json(*ranking.team_baseline) : nlohmann::ordered_json()}};
 }
 
 }  // namespace
@@ -156,8 +167,7 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
                  "-"});
       return;
     }
-    // With a team layout (--megatron-args) each row says whether it is priced there or searched.
-    const std::string where = c.layout_choice.empty() ? "" : c.at_team_layout ? " [team]" : " [searched]";
+    const std::string where = c.at_team_layout ? " [team]" : "";
     t.add_row({rank, std::to_string(config.hidden_size), heads_text(config.attention), ffn_text(config.ffn),
                layout_brief(c.best.memory.layout) + where, microseconds_per_token_text(c.seconds_per_token),
                fmt::format("{:.0f}", c.best.time.tokens_per_second_per_gpu), fmt::format("{:.1f}%", 100.0 * c.best.time.mfu),
@@ -167,6 +177,7 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
                gib(c.best.memory.headroom_bytes)});
   };
   row("baseline", baseline, ranking.baseline);
+  if (ranking.team_baseline && ranking.team_baseline->found) row("team", baseline, *ranking.team_baseline);
   t.add_separator();
   for (std::size_t i = 0; i < ranking.candidates.size(); ++i) row(std::to_string(i + 1), configs.at(i), ranking.candidates[i]);
   return t;
@@ -175,8 +186,9 @@ Table cluster_ranking_table(const ClusterRanking& ranking, const std::vector<Arc
 std::string cluster_ranking_heading(const ClusterRanking& ranking, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& o) {
   const std::string placement =
-      o.team_layout ? fmt::format("each at the team's layout {} where it is valid and fits ([team]), else at its own "
-                                  "best layout with the team's recipe held ([searched])",
+      o.team_layout ? fmt::format("one basis: each, the baseline too, at its own best layout searched with the team's "
+                                  "recipe held; the team's layout {} prices the baseline on its own row ([team], its "
+                                  "cluster × over the searched baseline)",
                                   layout_brief(*o.team_layout))
                     : std::string("each at its own best layout");
   return fmt::format(
@@ -193,7 +205,12 @@ std::string cluster_ranking_heading(const ClusterRanking& ranking, const Cluster
 std::string cluster_ranking_differences(const ClusterRanking& ranking) {
   std::string out = "\nWhat makes the cluster ratio differ from 1 (each component's exposed time per token against "
                     "the baseline's; contributions sum to cluster × − 1):\n";
-  if (!ranking.baseline.layout_choice.empty()) out += "baseline: " + ranking.baseline.layout_choice + "\n";
+  if (const auto& team = ranking.team_baseline) {
+    out += team->found ? fmt::format("team's layout of the baseline: {} at {:.3f}× the searched baseline's time per "
+                                     "token\n",
+                                     layout_brief(team->best.memory.layout), team->ratio_to_baseline)
+                       : "team's layout of the baseline: " + team->no_layout_reason + "\n";
+  }
   for (std::size_t i = 0; i < ranking.candidates.size(); ++i) {
     const ClusterCandidateTime& c = ranking.candidates[i];
     if (!c.found) {

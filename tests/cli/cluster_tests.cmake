@@ -35,7 +35,29 @@ budget_cli_test(NAME cluster.layout_loop_replicated ARGS layout ${smelt} --clust
     --micro-batches 4 --replicate-loop-weights
   STDOUT_MATCHES [=[
 0 +1-9 +9 +2 ]=] [=[
-1 +4-12 +9 +1 ]=] [=[note: loop over layers 4-9 x2: weights, gradients and optimizer states once per stored layer, activations once per execution \(18 executions of 12 layers\); loop weights replicated]=])
+1 +4-12 +9 +1 ]=] [=[note: loop over layers 4-9 x2: weights, gradients and optimizer states once per stored layer, activations once per execution \(18 executions of 12 layers\); loop placement replicated]=])
+# Loop placement (issue 41; docs/cluster.md, "Loops across pipeline stages"): wrap on PP 2 x V 3, the
+# 18 executions 3 a chunk (each layer on one rank); wrap refused where a layer runs on two ranks; the
+# name checked; --replicate-loop-weights is --loop-placement replicated; the ranking holds the
+# placement given for every looped candidate and names it.
+budget_cli_test(NAME cluster.layout_loop_wrap ARGS layout ${smelt} --cluster ${h200} --pp 2 --vp 3 --micro-batch-size 1
+    --micro-batches 4 --loop-placement wrap --format json
+  STDOUT_MATCHES [=["loop_placement": "wrap"]=] [=["virtual_stages": 3]=] [=["fits": true]=])
+budget_cli_test(NAME cluster.layout_loop_wrap_text ARGS layout ${smelt} --cluster ${h200} --pp 2 --vp 3 --micro-batch-size 1
+    --micro-batches 4 --loop-placement wrap --pipeline-layout "Et*3|t*3|t*3|t*3|t*3|t*3L"
+  STDOUT_MATCHES [=[PP 2 \(V 3\), loop placement wrap]=] [=[loop placement wrap: the loop's passes wrap around the pipeline]=])
+budget_cli_test(NAME cluster.layout_loop_wrap_refused ARGS layout ${smelt} --cluster ${h200} --pp 2 --micro-batch-size 1
+    --micro-batches 4 --loop-placement wrap
+  EXPECT_EXIT 2 STDERR_MATCHES [=[with loop placement wrap, layer 4 runs on pipeline ranks 0 and 1]=])
+budget_cli_test(NAME cluster.layout_loop_placement_unknown ARGS layout ${smelt} --cluster ${h200} --pp 2 --micro-batch-size 1
+    --micro-batches 4 --loop-placement around
+  EXPECT_EXIT 2 STDERR_MATCHES [=[loop placement "around" is not known; allowed: in_chunk, wrap, replicated]=])
+budget_cli_test(NAME cluster.layout_loop_placement_twice ARGS layout ${smelt} --cluster ${h200} --pp 2 --micro-batch-size 1
+    --micro-batches 4 --loop-placement wrap --replicate-loop-weights
+  EXPECT_EXIT 64 STDERR_MATCHES [=[--replicate-loop-weights means --loop-placement replicated]=])
+budget_cli_test(NAME cluster.rank_loop_placement_held ARGS --baseline ${base} --calibration cuda_profiler/profiles/h200-published.json
+    --rank-by time --cluster ${h200} --gpus 8 --top 1 --loop-placement wrap --format json
+  STDOUT_MATCHES [=["loop_placement": "wrap"]=] [=["basis": "searched"]=])
 budget_cli_test(NAME cluster.layout_refuses_heads ARGS layout ${base} --cluster ${h200} --tp 4 --sequence-parallel --gpus 4
     --micro-batch-size 1 --micro-batches 1
   EXPECT_EXIT 2 STDERR_MATCHES [=[^budget-match: error: layout: 10 attention heads do not divide by TP = 4
@@ -274,8 +296,8 @@ budget_cli_test(NAME bridge.report_memory ARGS report tests/data/hf/qwen3-30b-a3
     --gpus 16 --bridge-config ${qwen3_bridge}
   STDOUT_MATCHES [=[16 GPUs]=])
 # The cluster ranking and the layout search at the team's recipe (--megatron-args with --cluster /
-# --search): the team's layout where valid and fitting ([team]), else the search with the recipe held
-# ([searched], with why); FP8 held in the recipe; the batch from the file (--global-batch-tokens
+# --search): one basis, every config searched with the recipe held; the team's layout prices the
+# baseline on its own row ([team], its ratio to the searched baseline) or says why not; FP8 held in the recipe; the batch from the file (--global-batch-tokens
 # refused beside it); the file's model-shape flags checked against the baseline.
 file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args"
   "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --expert-model-parallel-size 8\n"
@@ -289,19 +311,20 @@ set(team_rank_args --baseline ${base} --calibration cuda_profiler/profiles/h200-
     --cluster ${h200} --gpus 8 --top 2 --constraints tests/data/match/tolerance_2pct.json)
 budget_cli_test(NAME megatron.match_cluster_team_layout ARGS ${team_rank_args}
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
-  STDOUT_MATCHES [=[each at the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt where it is valid and fits]=]
+  STDOUT_MATCHES [=[one basis: each, the baseline too, at its own best layout searched with the team's recipe held; the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt prices the baseline on its own row]=]
     [=[262,144 tokens a step]=] [=[
-baseline +1280 .*TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt \[team\]]=]
+team +1280 .*TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt \[team\]]=]
     [=[The team's Megatron-LM arguments]=] [=[
-baseline: the team's layout
+team's layout of the baseline: TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt at [0-9.]+× the searched baseline's time per token
 #1: ]=])
 budget_cli_test(NAME megatron.match_cluster_team_layout_json ARGS ${team_rank_args}
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args --format json
   STDOUT_MATCHES [=["team_layout": "TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt"]=] [=["fp8": "tensorwise"]=]
-    [=["micro_batch_size": 1,]=] [=["layout_choice": "the team's layout"]=] [=["megatron_args": {]=])
+    [=["micro_batch_size": 1,]=] [=["basis": "searched_with_team_recipe"]=] [=["layout_choice": "the team's layout"]=]
+    [=["megatron_args": {]=])
 budget_cli_test(NAME megatron.match_cluster_team_layout_invalid ARGS ${team_rank_args}
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-pp8.args --format json
-  STDOUT_MATCHES [=["layout_choice": "searched with the team's recipe: the team's layout is not valid for it: ]=])
+  STDOUT_MATCHES [=["reason": "the team's layout is not valid for it: ]=])
 budget_cli_test(NAME megatron.match_cluster_batch_twice ARGS ${team_rank_args} --global-batch-tokens 131072
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
   EXPECT_EXIT 64 STDERR_MATCHES [=[--megatron-args gives the batch]=])
@@ -314,9 +337,8 @@ budget_cli_test(NAME megatron.match_cluster_shape_disagrees ARGS ${team_rank_arg
 budget_cli_test(NAME megatron.grid_cluster_team_layout ARGS grid --grid tests/data/grid-two-cells.json
     --calibration cuda_profiler/profiles/h200-published.json --rank-by time --cluster ${h200} --gpus 8
     --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
-  STDOUT_MATCHES [=[at the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt where valid and fitting]=]
-    [=[baseline: the team's layout]=]
-    [=[looped: searched with the team's recipe: the team's layout is not valid for it: 12 experts do not divide by EP = 8]=])
+  STDOUT_MATCHES [=[at its best layout with the team's recipe held \(--megatron-args; one basis\), the team's layout TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt pricing each baseline apart]=]
+    [=[team's layout of the baseline: TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt at [0-9.]+× the searched baseline's]=])
 budget_cli_test(NAME megatron.layout_search_recipe ARGS layout ${base} --cluster ${h200} --gpus 8 --search
     --profile cuda_profiler/profiles/h200-published.json --megatron-args ${CMAKE_CURRENT_BINARY_DIR}/team-ep8-fp8.args
     --format json

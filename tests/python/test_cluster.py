@@ -265,7 +265,8 @@ def test_layout_search_megatron_args_equals_cli():
 
 def test_match_cluster_megatron_args_equals_cli():
     """match(cluster=, gpus=, megatron_args=FILE) is `--cluster ... --megatron-args FILE`: every config at the
-    team's layout where valid and fitting ([team]), the recipe and the file's batch; global_batch_tokens refused."""
+    team's recipe held, one basis (the baseline searched too, the team's layout apart), the file's batch;
+    global_batch_tokens refused."""
     args = _team_args("team.args", TEAM_EP8_FP8)
     tolerance = os.path.join(SOURCE, "tests", "data", "match", "tolerance_2pct.json")
     r = budget.match(BASELINE, top=2, calibration=PUBLISHED_PROFILE, rank_by="time", cluster=H200, gpus=8,
@@ -274,7 +275,10 @@ def test_match_cluster_megatron_args_equals_cli():
     assert cluster["team_layout"] == "TP1 CP1 PP1 DP8 EP8 ETP1 b1 m8 selective dist-opt"
     assert cluster["recipe"]["fp8"] == "tensorwise"
     assert cluster["global_batch_tokens"] == 64 * 4096
-    assert cluster["baseline"]["layout_choice"] == "the team's layout"
+    assert cluster["basis"] == "searched_with_team_recipe"
+    assert "layout_choice" not in cluster["baseline"]
+    assert cluster["team_baseline"]["layout_choice"] == "the team's layout"
+    assert cluster["team_baseline"]["ratio_to_baseline"] >= 1.0
     try:
         budget.match(BASELINE, top=1, calibration=PUBLISHED_PROFILE, rank_by="time", cluster=H200, gpus=8,
                      megatron_args=args, global_batch_tokens=131072)
@@ -292,6 +296,23 @@ def test_match_cluster_megatron_args_equals_cli():
         if key != "megatron_args":
             assert cli[key] == cluster[key], key
     assert cli["megatron_args"]["checked_against_baseline"] == cluster["megatron_args"]["checked_against_baseline"]
+
+def test_layout_loop_placement():
+    # SMELT's layers 4-9 x2 (18 executions) on PP 2 x V 3, 3 a chunk: wrapped, rank 0 stores 1-3 and 7-9,
+    # rank 1 4-6 and 10-12 (docs/cluster.md, "Loops across pipeline stages"); replicate_loop_weights=True
+    # is loop_placement="replicated"; a name not known is budget.Error.
+    r = budget.layout(SMELT, H200, pp=2, virtual_stages=3, micro_batches=4, loop_placement="wrap")
+    assert r["layout"]["loop_placement"] == "wrap"
+    assert [s["layers"] for s in r["memory"]["stages"]] == [[1, 2, 3, 7, 8, 9], [4, 5, 6, 10, 11, 12]]
+    assert budget.layout(SMELT, H200, pp=2, micro_batches=4, replicate_loop_weights=True)["layout"]["loop_placement"] \
+        == "replicated"
+    try:
+        budget.layout(SMELT, H200, pp=2, micro_batches=4, loop_placement="around")
+    except budget.Error as e:
+        assert e.source == "loop_placement" and "in_chunk, wrap, replicated" in e.message
+    else:
+        raise AssertionError("no budget.Error")
+
 
 def test_peak_saved_layer_executions():
     # Hand counts (tests/unit/cluster/test_pipeline_schedule.cpp): PP 2 x V 2, m 4, chunks of 1, 2, 3,

@@ -89,10 +89,10 @@ struct LayoutSearchOptions {
   /// What every layout holds (above). Its FP8 recipe must be the time model's (TimeModelOptions::fp8):
   /// one recipe prices memory and time, and a search given two is refused.
   LayoutRecipe recipe;
-  /// The cluster ranking only (rank_by_cluster_time()): the team's layout (--megatron-args). Each
-  /// config is priced at it (resolved for `gpus`) when it is valid for the config and fits (with
-  /// min_headroom_bytes), else at the best layout of the search with `recipe` held; the candidate's
-  /// `layout_choice` says which and why.
+  /// The cluster ranking only (rank_by_cluster_time()): the team's layout (--megatron-args). Every
+  /// config is priced at its best layout searched with `recipe` held (one basis); the baseline is also
+  /// priced at this layout (resolved for `gpus`), ClusterRanking::team_baseline, when it is valid for
+  /// it and fits (with min_headroom_bytes).
   std::optional<ParallelLayout> team_layout;
 };
 
@@ -199,10 +199,9 @@ struct ClusterCandidateTime {
   double training_flops_per_token = 0.0;      ///< F, non-embedding (accounting's Budgets), at options' workload
   /// GPU-seconds per training FLOP: gpu_seconds_per_token / training_flops_per_token (0 when not found).
   double gpu_seconds_per_flop = 0.0;
-  /// With a team layout (LayoutSearchOptions::team_layout): "the team's layout", or "searched with the
-  /// team's recipe: " and why the team's layout was not used for this config. Empty otherwise.
+  /// ClusterRanking::team_baseline: "the team's layout". Empty for a searched config.
   std::string layout_choice;
-  bool at_team_layout = false;  ///< priced at the team's layout
+  bool at_team_layout = false;  ///< priced at the team's layout (ClusterRanking::team_baseline)
   std::vector<std::string> differences;       ///< what moves the cluster ratio away from the single-GPU one
   std::vector<RatioComponent> ratio_components;  ///< for candidates that fit: the ratio split by component
 };
@@ -214,7 +213,14 @@ struct ClusterRankRefusal {
 };
 
 struct ClusterRanking {
+  /// The one basis of every ratio (issue 41): the baseline at its best layout searched under the same
+  /// recipe as the candidates (LayoutSearchOptions::recipe: the team's with --megatron-args).
   ClusterCandidateTime baseline;
+  /// With a team layout (LayoutSearchOptions::team_layout): the baseline priced at it, its
+  /// ratio_to_baseline over the searched baseline's seconds per token (found false, with
+  /// no_layout_reason, when the layout is not valid for the baseline or does not fit). Shown apart;
+  /// no candidate is priced at it.
+  std::optional<ClusterCandidateTime> team_baseline;
   std::vector<ClusterCandidateTime> candidates;  ///< fitting ones by seconds per token, then those with no layout
   std::size_t given = 0;     ///< candidates given
   std::size_t finished = 0;  ///< of them, searched to the end (all but when `partial`)

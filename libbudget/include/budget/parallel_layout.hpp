@@ -53,6 +53,22 @@ struct RecomputeSpec {
 /// else: budget::Error naming `where` (the option or argument), the value and the allowed forms.
 RecomputeSpec parse_recompute(std::string_view text, const std::string& where);
 
+/// Where a repeated loop's layers sit on the pipeline (docs/cluster.md, "Loops across pipeline stages"):
+/// - in_chunk: model chunks split the physical layers and the loop lies inside one chunk (every
+///   pass runs there);
+/// - wrap: model chunks split the executed sequence (the loop unrolled) so that every physical
+///   layer runs on one pipeline rank in every pass (global chunk c sits on rank c mod PP, so a pass
+///   of the loop spans a multiple of PP chunks): each rank stores its loop layers once and runs them
+///   once per pass as further virtual stages, their gradients accumulating in one buffer;
+/// - replicated: model chunks split the executed sequence freely; each rank stores every layer it
+///   runs, and a layer stored on several ranks has its gradients all-reduced among them once a step
+///   (as Megatron all-reduces the tied embedding's, finalize_model_grads.py:676 at d98e8a64).
+/// Neither wrap nor replicated is Megatron behaviour: a trainer must tie the chunks' parameters.
+enum class LoopPlacement { in_chunk, wrap, replicated };
+std::string_view to_string(LoopPlacement placement);
+/// in_chunk | wrap | replicated (to_string()'s names); anything else: budget::Error naming `where`.
+LoopPlacement parse_loop_placement(std::string_view text, const std::string& where);
+
 /// Training precision, as Megatron's distributed-optimizer table lists it
 /// (docs/user-guide/features/dist_optimizer.md): bf16 weights with fp32 main gradients and fp32
 /// master weights and Adam moments (Megatron-Core's default); fp16 weights and gradients with fp32
@@ -161,9 +177,10 @@ struct ParallelLayout {
   /// Pad the vocabulary to a multiple of this times TP (Megatron --make-vocab-size-divisible-by);
   /// 0: the config's vocab_size as it is.
   std::int64_t vocab_divisible_by = 0;
-  /// A loop may span pipeline stages only with this: each stage then stores its own copy of the
-  /// shared layers it executes (not Megatron behaviour; docs/cluster.md).
-  bool replicate_loop_weights = false;
+  /// Where a repeated loop's layers sit on the pipeline (docs/cluster.md, "Loops across pipeline
+  /// stages"): in_chunk (the loop inside one model chunk, chunks split the physical layers), wrap or
+  /// replicated (chunks split the executed sequence, the loop unrolled).
+  LoopPlacement loop_placement = LoopPlacement::in_chunk;
   /// Activation model switches, for comparison with Korthikanti et al. 2022 (who assume neither):
   /// FlashAttention (no s² softmax terms; Megatron-Core with Transformer Engine) and dropout masks
   /// (hidden and attention dropout > 0; modern LLM recipes use 0).
@@ -203,6 +220,8 @@ struct ParallelLayout {
   MoeMemoryRecipe moe_memory;
 
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
+  /// Whether the model chunks split the executed sequence (wrap, replicated), not the physical layers.
+  bool chunks_split_executions() const { return loop_placement != LoopPlacement::in_chunk; }
   /// N = TP·CP·DP·PP once resolved (resolve_layout()).
   std::int64_t gpu_count() const { return gpus > 0 ? gpus : tp * cp * dp * pp; }
   std::int64_t data_parallel() const { return dp > 0 ? dp : gpus / (tp * cp * pp); }
@@ -216,7 +235,7 @@ struct ParallelLayout {
   /// Empty when `config` can be trained under this layout, else the first reason it cannot: a
   /// size that does not divide (heads or KV heads by TP, experts by EP, layers by PP·V, the GPU
   /// count by TP·CP·PP or ETP·EP·PP, widths by TP or ETP, the vocabulary by TP, the sequence by
-  /// 2·CP), a loop that crosses a pipeline chunk without replicate_loop_weights, a value out of
+  /// 2·CP), a loop that crosses a pipeline chunk in_chunk or a loop layer on two ranks with wrap, a value out of
   /// range, or MoE with TP > 1 without sequence parallelism (Megatron refuses it too).
   std::string validation_error(const ArchConfig& config) const;
   /// Throws budget::Error naming `source` when validation_error() is not empty.
@@ -258,6 +277,8 @@ struct LayoutRecipe {
   bool hold_micro_batch_size = false;
   bool hold_recompute = false;
   bool hold_distributed_optimizer = false;
+  /// Hold base.loop_placement (--loop-placement); else a looped config tries each placement.
+  bool hold_loop_placement = false;
 };
 
 /// `recipe.base` with everything the search sets cleared to ParallelLayout's defaults (the parallel
@@ -272,7 +293,7 @@ std::vector<std::int64_t> executed_layer_sequence(const ArchConfig& config);
 /// embedding, loss and MTP layers sit: from the pipeline layout string, the first/last-stage
 /// counts (Megatron's get_num_layers_to_build, transformer_block.py:76-200 at d98e8a64: the other
 /// ranks share the rest evenly, each rank's count split evenly over its V chunks) or an even split.
-/// Counts are of physical layers, or of executed layers with replicate_loop_weights. Empty with
+/// Counts are of physical layers (in_chunk), or of executed layers (wrap, replicated). Empty with
 /// `error` set when the layout string or the counts do not fit the config.
 struct ChunkPlan {
   std::vector<std::int64_t> layers;
@@ -288,8 +309,8 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& layout, st
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where);
 
 /// The chunks of the layout, in virtual-stage order (plan_chunks' counts; a chunk executes every
-/// execution of its physical layers, or with replicate_loop_weights its slice of the executed
-/// sequence). Precondition: validation passed.
+/// execution of its physical layers (in_chunk), or its slice of the executed sequence (wrap,
+/// replicated)). Precondition: validation passed.
 std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLayout& layout);
 
 }  // namespace budget

@@ -61,6 +61,12 @@ struct StageMemory {
   /// replicated (norms, routers, MLA down projections), and routed experts (by ETP·EP).
   double dense_params = 0.0;
   double expert_params = 0.0;
+  /// Loop placement replicated: of these, the parameters per GPU of the stored layers that other
+  /// pipeline ranks store too (their gradients all-reduced among them once a step), and the most
+  /// ranks storing one of them (the all-reduce's group; 1: none shared).
+  double shared_dense_params = 0.0;
+  double shared_expert_params = 0.0;
+  std::int64_t share_ranks = 1;
   /// Micro-batches whose activations the stage holds at its peak (1F1B: min(m, PP − s); with
   /// virtual stages: model-chunk forwards, Megatron's warm-up count + 1).
   std::int64_t in_flight_micro_batches = 0;
@@ -101,10 +107,13 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& l
 std::string training_memory_json(const TrainingMemory& memory, int indent = 2);
 
 /// The fewest-GPU layout under which `config` fits one of `cluster`'s GPUs: searched over TP
-/// (powers of two up to the GPUs per node), PP (divisors of the layer count), DP and EP (powers of
+/// (powers of two up to the GPUs per node), PP (divisors of the layer count, one chunk a rank; for a
+/// config with a repeated loop also each wrap layout of the search, cluster/search_pipelines.hpp, and
+/// the even split of the executed layers replicated), DP and EP (powers of
 /// two; experts with ETP = 1 folded over TP·DP), recompute none < selective < full, with sequence
 /// parallelism and the distributed optimizer on, micro-batch size 1, m = PP micro-batches, and the
-/// given sequence length. Ties go to less recompute, then fewer stages, then less TP. `found`
+/// given sequence length. Ties go to less recompute, then fewer stages, then less TP, then the
+/// placement in_chunk < wrap < replicated (the recipe's alone where it holds one). `found`
 /// is false when nothing up to `max_gpus` fits. With a `recipe` (the cluster ranking's, from
 /// --megatron-args) every layout takes its template (recipe_template()) and the micro-batch size,
 /// recompute and distributed optimizer it holds, instead of those defaults.

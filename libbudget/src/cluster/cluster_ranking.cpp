@@ -175,23 +175,10 @@ namespace detail {
 ClusterCandidateTime best_layout_on_cluster(const TimeModel& model, const ArchConfig& config,
                                             const ClusterSpec& cluster, const LayoutSearchOptions& o,
                                             const SearchSharing& sharing) {
+  // One basis (issue 41): every config, the baseline too, at its best layout searched under the same
+  // recipe; the team's layout prices the baseline on a line of its own (team_baseline_on_cluster()).
   ClusterCandidateTime out;
   out.name = config.name;
-  std::string why;
-  if (o.team_layout) {
-    if (std::optional<TrainingMemory> memory = team_layout_memory(config, cluster, o, why)) {
-      // Priced at the team's layout: its step time through the row path, as a search's kept layout.
-      ClusterStepTime time = cluster_step_time(model, config, *memory, cluster, o.time);
-      out.found = true;
-      out.at_team_layout = true;
-      out.layout_choice = "the team's layout";
-      out.best = {std::move(*memory), std::move(time)};
-      out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
-      out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
-      return out;
-    }
-    out.layout_choice = "searched with the team's recipe: the team's layout " + why;
-  }
   LayoutSearchOptions one = o;
   one.keep = 1;
   one.report_progress = false;  // the ranking's own progress line; the time limit still holds
@@ -275,6 +262,33 @@ void compare_with_baseline(ClusterCandidateTime& t, const ClusterCandidateTime& 
   } else {
     t.differences.push_back(t.no_layout_reason);
   }
+}
+
+ClusterCandidateTime team_baseline_on_cluster(const TimeModel& model, const ArchConfig& baseline,
+                                             const ClusterSpec& cluster, const LayoutSearchOptions& o,
+                                             const ClusterCandidateTime& searched) {
+  ClusterCandidateTime out;
+  out.name = baseline.name;
+  out.at_team_layout = true;
+  out.layout_choice = "the team's layout";
+  std::string why;
+  std::optional<TrainingMemory> memory = team_layout_memory(baseline, cluster, o, why);
+  if (!memory) {
+    out.no_layout_reason = "the team's layout " + why;
+    return out;
+  }
+  // Its step time through the row path, as a search's kept layout.
+  ClusterStepTime time = cluster_step_time(model, baseline, *memory, cluster, o.time);
+  out.found = true;
+  out.best = {std::move(*memory), std::move(time)};
+  out.seconds_per_token = out.best.time.seconds_per_step / static_cast<double>(out.best.time.tokens_per_step);
+  out.gpu_seconds_per_token = out.seconds_per_token * static_cast<double>(o.gpus);
+  out.single_gpu_seconds_per_token = searched.single_gpu_seconds_per_token;
+  out.training_flops_per_token = searched.training_flops_per_token;
+  if (out.training_flops_per_token > 0.0) out.gpu_seconds_per_flop = out.gpu_seconds_per_token / out.training_flops_per_token;
+  out.ratio_to_baseline = searched.seconds_per_token > 0.0 ? out.seconds_per_token / searched.seconds_per_token : 0.0;
+  out.single_gpu_ratio_to_baseline = 1.0;
+  return out;
 }
 
 /// The baseline at its best layout with its single-GPU figures; an error when no layout fits.
@@ -385,8 +399,13 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options, std::size_t top, const ClusterRankOrder& order) {
-  if (options.share_work) return detail::rank_top_shared(model, baseline, candidates, cluster, options, top, order);
-  return ordered_reference(rank_each_on_its_own(model, baseline, candidates, cluster, options), top, order);
+  ClusterRanking out = options.share_work
+                           ? detail::rank_top_shared(model, baseline, candidates, cluster, options, top, order)
+                           : ordered_reference(rank_each_on_its_own(model, baseline, candidates, cluster, options), top, order);
+  if (options.team_layout) {
+    out.team_baseline = detail::team_baseline_on_cluster(model, baseline, cluster, options, out.baseline);
+  }
+  return out;
 }
 
 }  // namespace budget

@@ -371,8 +371,22 @@ void add_dp_reduction_comm_terms(StageCommunication& sc, const StepCommShared& s
   }
 }
 
-/// One stage's collectives in the order TP, ETP, EP, CP, PP, DP, expert DP, and their exposed and
-/// overlapped seconds.
+/// Loop placement replicated: the gradients of the loop layers the stage stores beside other pipeline
+/// ranks, all-reduced among the ranks that store them once a step, after the backward (not
+/// overlapped), in the main-gradient dtype, the whole tensors: as Megatron all-reduces the tied word
+/// embedding's main_grad between the first and last stage (finalize_model_grads.py:204-258, called at
+/// line 676 after the DP reduction, at d98e8a64). The group: `share_ranks` pipeline ranks (the most
+/// sharing one of the stage's layers), members as far apart as the PP group's.
+void add_loop_share_comm_term(StageCommunication& sc, const StepCommShared& s, const StageMemory& stage) {
+  const double params = stage.shared_dense_params + stage.shared_expert_params;
+  if (stage.share_ranks <= 1 || params <= 0.0) return;
+  const GroupPlacement g = group_placement(stage.share_ranks, s.pp_group.stride, s.cluster.nvlink_domain());
+  sc.terms.push_back(ring_term("loop_grad_all_reduce", CollectiveKind::all_reduce, g, params * s.per_param.gradients,
+                               1.0, s.cluster, false));
+}
+
+/// One stage's collectives in the order TP, ETP, EP, CP, PP, DP, expert DP, the replicated loop's
+/// gradient all-reduce, and their exposed and overlapped seconds.
 StageCommunication stage_communication_of(const ArchConfig& config, const StepCommShared& s,
                                           const std::vector<ModelChunk>& chunks, const StageMemory& stage) {
   StageCommunication sc;
@@ -389,6 +403,7 @@ StageCommunication stage_communication_of(const ArchConfig& config, const StepCo
   add_pp_send_recv_comm_term(sc, s);
   add_dp_reduction_comm_terms(sc, s, "dp", s.dp_cp_group, stage.dense_params);
   add_dp_reduction_comm_terms(sc, s, "expert_dp", s.edp_group, stage.expert_params);
+  add_loop_share_comm_term(sc, s, stage);
   for (const CommTerm& t : sc.terms) (t.overlapped ? sc.overlapped_seconds : sc.exposed_seconds) += t.seconds_per_step;
   return sc;
 }

@@ -36,6 +36,7 @@ ParallelLayout recipe_template(const LayoutRecipe& recipe) {
   if (!recipe.hold_micro_batch_size) l.micro_batch_size = defaults.micro_batch_size;
   if (!recipe.hold_recompute) l.recompute = defaults.recompute;
   if (!recipe.hold_distributed_optimizer) l.distributed_optimizer = defaults.distributed_optimizer;
+  if (!recipe.hold_loop_placement) l.loop_placement = defaults.loop_placement;
   return l;
 }
 

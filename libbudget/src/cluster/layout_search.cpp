@@ -17,6 +17,7 @@
 #include "cluster/stage_executions.hpp"
 #include "cluster/layout_search_options.hpp"
 #include "cluster/pipeline_split.hpp"
+#include "cluster/search_pipelines.hpp"
 #include "cluster/search_progress.hpp"
 #include "cluster/step_compute.hpp"
 #include "base/checked_math.hpp"
@@ -34,7 +35,6 @@ namespace {
 
 using detail::search_progress;
 constexpr std::string_view enumerating = "layout search (valid layouts of the space)";
-constexpr std::string_view splitting = "layout search (pipeline sizes and splits)";
 constexpr std::string_view timing = "layout search (layouts timed, best bound first)";
 
 /// The values the search tries of the micro-batch size, the recompute and the distributed optimizer:
@@ -64,7 +64,7 @@ RecipeChoices recipe_choices(const LayoutRecipe& r) {
 }
 
 /// Every combination of the space (budget/layout_search.hpp) in its order, outermost first: TP, CP,
-/// PP, V, the pipeline split (pipeline_splits(): even, else Megatron's first/last-stage counts), EP,
+/// PP, the loop placement, V, the pipeline split (search_pipelines()), EP,
 /// ETP, micro-batch size, recompute, distributed optimizer; each layout the recipe's
 /// template (recipe_template()) with these set; `visit(layout)` for each (counted in `enumerated`),
 /// valid or not.
@@ -74,24 +74,11 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
   const std::int64_t experts = config.ffn.is_moe() ? config.ffn.num_experts : 1;
   const ParallelLayout held = recipe_template(o.recipe);
   const RecipeChoices choices = recipe_choices(o.recipe);
-  // The layers the pipeline splits (plan_chunks): physical, or executed with replicated loop weights.
-  const std::int64_t split_layers = held.replicate_loop_weights ? config.executed_layers() : config.num_layers;
-  struct Pipeline {
-    std::int64_t pp, v;
-    PipelineSplit split;
-  };
-  std::vector<Pipeline> pipelines;  // PP, V and the split, in the space's order, made once
-  const std::int64_t max_pp = std::min(split_layers, o.gpus);
-  for (std::int64_t pp = 1; pp <= max_pp; ++pp) {
-    if (pp % 4096 == 0) search_progress(o.report_progress, splitting, pp, max_pp);  // bounded in time too
-    if (o.gpus % pp != 0) continue;
-    for (std::int64_t v = 1; v <= (pp > 1 ? 4 : 1); v *= 2) {
-      for (const PipelineSplit& split : pipeline_splits(split_layers, pp, v)) pipelines.push_back({pp, v, split});
-    }
-  }
+  const std::vector<SearchPipeline> pipelines = search_pipelines(config, o.gpus, o.recipe, o.report_progress);
   for (std::int64_t tp = 1; tp <= cluster.gpus_per_node && tp <= o.gpus; tp *= 2) {
     for (std::int64_t cp = 1; cp <= 8 && tp * cp <= o.gpus; cp *= 2) {
-      for (const auto& [pp, v, split] : pipelines) {
+      for (const SearchPipeline& pipeline : pipelines) {
+        const std::int64_t pp = pipeline.pp;
         if (o.gpus % (tp * cp * pp) != 0) continue;
         const std::int64_t dp = o.gpus / (tp * cp * pp);
         for (std::int64_t ep = 1; ep <= experts; ep *= 2) {
@@ -115,9 +102,11 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
                   l.sequence_parallel = tp > 1;
                   l.cp = cp;
                   l.pp = pp;
-                  l.virtual_stages = v;
-                  l.first_stage_layers = split.first_stage_layers;
-                  l.last_stage_layers = split.last_stage_layers;
+                  l.virtual_stages = pipeline.v;
+                  l.first_stage_layers = pipeline.split.first_stage_layers;
+                  l.last_stage_layers = pipeline.split.last_stage_layers;
+                  l.loop_placement = pipeline.placement;
+                  l.pipeline_layout = pipeline.layout;
                   l.dp = dp;
                   l.gpus = o.gpus;
                   l.ep = ep;
@@ -206,14 +195,34 @@ ShardKey shard_key(const ParallelLayout& l) {
 /// part times are non-negative; checked: 0, no bound, when one is not). `stages` holds each
 /// pipeline rank's executions. The product and sum are rounded as the step time's own terms, so
 /// floating point keeps the inequality.
-double compute_bound_seconds(const ParallelLayout& l, const LayerTimes& times,
+double slowest_stage_seconds(const ParallelLayout& l, const LayerTimes& times,
                              const std::vector<StageExecutions>& stages) {
-  if (times.base3.embedding < 0.0 || times.base3.head < 0.0 || times.base3.final_norm < 0.0) return 0.0;
   double slowest = 0.0;
   for (const StageExecutions& e : stages) slowest = std::max(slowest, stage_micro_batch_seconds(l, times, e, false, false, false));
+  return slowest;
+}
+
+/// The bound from the slowest stage (slowest_stage_seconds(): it depends on the layout only through
+/// its layer times, its recompute and its stages, so a search keeps it per (times, stages)).
+double compute_bound_seconds(const ParallelLayout& l, const LayerTimes& times, double slowest) {
+  if (times.base3.embedding < 0.0 || times.base3.head < 0.0 || times.base3.final_norm < 0.0) return 0.0;
   return static_cast<double>(l.micro_batches) * slowest +
          pipeline_bubble_micro_batches(l.pp, l.virtual_stages) * slowest;
 }
+
+/// The slowest stage's micro-batch seconds per (layer times, stages) of one search: the shard key
+/// fixes the recompute kind (and so the recipe's recompute spec) and the stages' key the layers.
+class BoundCache {
+ public:
+  double bound(const ParallelLayout& l, const LayerTimes& times, const std::vector<StageExecutions>& stages) {
+    auto it = slowest_.find({&times, &stages});
+    if (it == slowest_.end()) it = slowest_.emplace(std::make_pair(&times, &stages), slowest_stage_seconds(l, times, stages)).first;
+    return compute_bound_seconds(l, times, it->second);
+  }
+
+ private:
+  std::map<std::pair<const LayerTimes*, const std::vector<StageExecutions>*>, double> slowest_;
+};
 
 /// A valid layout of the space, its layer times and its bound.
 struct SpacePoint {
@@ -232,6 +241,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   detail::StructureShare& share = sharing.share != nullptr ? *sharing.share : own.emplace(sharing.reference);
   const double prune_above = sharing.prune_above_seconds;
   std::map<ShardKey, LayerTimes> times_by_shard;
+  BoundCache bounds;
   std::vector<SpacePoint> points;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
     if (!count_if_valid(l, config, result)) return;
@@ -242,7 +252,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
       t = times_by_shard.emplace(shard_key(l), layer_times(model, config, l, o.time, &share.indexed())).first;
     }
     p.times = &t->second;
-    p.bound_seconds = compute_bound_seconds(l, *p.times, share.stage_executions_of(config, l));
+    p.bound_seconds = bounds.bound(l, *p.times, share.stage_executions_of(config, l));
     if (o.count_fitting) {
       ++result.memory_checked;
       TrainingMemory mem = training_memory(config, l, cluster);

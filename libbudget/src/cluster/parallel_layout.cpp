@@ -11,6 +11,7 @@
 
 #include "budget/error.hpp"
 #include "base/checked_math.hpp"
+#include "cluster/chunk_plan_check.hpp"
 #include "base/enum_names.hpp"
 #include "cluster/layer_kinds.hpp"
 #include "cluster/optimizer_dtypes.hpp"
@@ -37,8 +38,18 @@ constexpr auto fsdp_sharding_names = detail::enum_names<FsdpSharding::optim_grad
      {FsdpSharding::optim_grads_params, "optim_grads_params"}});
 constexpr auto dispatcher_names = detail::enum_names<MoeDispatcher::flex>(
     {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}, {MoeDispatcher::flex, "flex"}});
+constexpr auto loop_placement_names = detail::enum_names<LoopPlacement::replicated>(
+    {{LoopPlacement::in_chunk, "in_chunk"}, {LoopPlacement::wrap, "wrap"}, {LoopPlacement::replicated, "replicated"}});
 
 }  // namespace
+
+std::string_view to_string(LoopPlacement placement) { return detail::name_of(loop_placement_names, placement); }
+
+LoopPlacement parse_loop_placement(std::string_view text, const std::string& where) {
+  if (const std::optional<LoopPlacement> p = detail::enum_named(loop_placement_names, text)) return *p;
+  throw Error(fmt::format("loop placement \"{}\" is not known; allowed: {}", text, detail::names_list(loop_placement_names)),
+              where);
+}
 
 std::string_view to_string(RecomputeKind kind) { return detail::name_of(recompute_names, kind); }
 
@@ -291,32 +302,6 @@ std::string layout_sequence_and_vocab_error(const ParallelLayout& l, const ArchC
   return {};
 }
 
-// The model chunks (plan_chunks: the layout string, first/last counts or the even split) fit the
-// config, and a repeated loop lies inside one chunk unless its weights are replicated.
-std::string layout_chunk_plan_error(const ParallelLayout& l, const ArchConfig& config) {
-  std::string error;
-  const ChunkPlan plan = plan_chunks(config, l, &error);
-  if (plan.layers.empty()) return error;
-  if (l.replicate_loop_weights || !config.loop || config.loop->repeats <= 1) return {};
-  std::int64_t first_chunk = -1, last_chunk = -1, end = 0;
-  for (std::size_t c = 0; c < plan.layers.size(); ++c) {
-    const std::int64_t begin = end;
-    end += plan.layers[c];
-    if (config.loop->first > begin && config.loop->first <= end) first_chunk = static_cast<std::int64_t>(c);
-    if (config.loop->last > begin && config.loop->last <= end) last_chunk = static_cast<std::int64_t>(c);
-  }
-  if (first_chunk != last_chunk) {
-    const std::int64_t a = plan.layers[static_cast<std::size_t>(first_chunk)];
-    const std::int64_t b = plan.layers[static_cast<std::size_t>(last_chunk)];
-    return fmt::format("the loop over layers {}-{} crosses pipeline chunks {} and {} ({}): a loop must lie inside one "
-                       "pipeline stage, or choose replicate_loop_weights (--replicate-loop-weights) to store its "
-                       "weights on every stage that runs it",
-                       config.loop->first, config.loop->last, first_chunk, last_chunk,
-                       a == b ? fmt::format("{} layers each", a) : fmt::format("{} and {} layers", a, b));
-  }
-  return {};
-}
-
 // Virtual stages need PP > 1 and micro-batches in whole groups of PP; a layout string sets V.
 std::string layout_pipeline_error(const ParallelLayout& l, const ArchConfig& config) {
   if (l.virtual_stages > 1 && l.pp == 1) return "virtual pipeline stages need PP > 1";
@@ -329,7 +314,7 @@ std::string layout_pipeline_error(const ParallelLayout& l, const ArchConfig& con
   if ((l.first_stage_layers >= 0 || l.last_stage_layers >= 0) && l.pp == 1) {
     return "first/last-stage layer counts need PP > 1";
   }
-  return layout_chunk_plan_error(l, config);
+  return chunk_plan_error(l, config);
 }
 
 // Sharding, FP8 and offload settings in range: optimizer instances divide DP·CP, an amax history
@@ -364,14 +349,6 @@ std::string layout_recompute_error(const ParallelLayout& l, const ArchConfig& co
     return "recompute layers are given without full recompute";
   }
   if (l.recompute.kind != RecomputeKind::full || l.recompute.full_layers <= 0) return {};
-  if (l.replicate_loop_weights) {
-    const std::int64_t per_chunk = config.executed_layers() / (l.pp * l.virtual_stages);
-    if (l.recompute.full_layers > per_chunk) {
-      return fmt::format("full recompute of {} layers per chunk exceeds the chunk's {} layer executions",
-                         l.recompute.full_layers, per_chunk);
-    }
-    return {};
-  }
   std::int64_t largest = 0;
   for (const ModelChunk& c : model_chunks(config, l)) {
     largest = std::max(largest, static_cast<std::int64_t>(c.executed_layers.size()));
@@ -434,7 +411,7 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) 
   }
   // A pipeline layout string sets the virtual stages (its stage count / PP); one that does not
   // divide is left for validation to refuse.
-  if (!layout.pipeline_layout.empty()) {
+  if (!layout.pipeline_layout.empty() && layout.virtual_stages == 1) {
     const std::size_t stages = parse_pipeline_layout(layout.pipeline_layout, source).size();
     if (stages % static_cast<std::size_t>(layout.pp) == 0 && layout.virtual_stages == 1) {
       layout.virtual_stages = static_cast<std::int64_t>(stages) / layout.pp;

@@ -4,12 +4,14 @@
 // lines 283-320; the checks, lines 87-150) and transformer_block.py get_num_layers_to_build
 // (lines 76-200).
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
 #include "budget/parallel_layout.hpp"
+#include "cluster/chunk_plan_check.hpp"
 #include "cluster/pipeline_split.hpp"
 
 namespace budget {
@@ -205,6 +207,8 @@ std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, 
   return ends(total - (pp - 2) * std::min(floor_largest, cap));
 }
 
+std::vector<ModelChunk> build_model_chunks(const ArchConfig& config, const ParallelLayout& layout);
+
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where) {
   std::string s;
   for (const char ch : text) {
@@ -228,7 +232,7 @@ std::vector<std::string> parse_pipeline_layout(std::string_view text, const std:
 }
 
 ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::string* error) {
-  const std::int64_t total = l.replicate_loop_weights ? config.executed_layers() : config.num_layers;
+  const std::int64_t total = l.chunks_split_executions() ? config.executed_layers() : config.num_layers;
   if (!l.pipeline_layout.empty()) {
     if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0 || l.embedding_in_split || l.loss_in_split) {
       *error = "a pipeline layout string excludes first/last-stage layer counts and the embedding/loss in the split";
@@ -253,7 +257,7 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::st
     const std::int64_t extra = (l.embedding_in_split ? 1 : 0) + (l.loss_in_split ? 1 : 0);
     if ((total + extra) % chunk_count != 0) {
       *error = fmt::format("{} {}layers{} do not divide by PP·V = {}·{} = {}", total,
-                           l.replicate_loop_weights ? "executed " : "",
+                           l.chunks_split_executions() ? "executed " : "",
                            extra > 0 ? fmt::format(" and {} counted for the embedding/loss", extra) : "", l.pp,
                            l.virtual_stages, chunk_count);
       return {};
@@ -276,6 +280,17 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::st
 }
 
 std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLayout& layout) {
+  // The memory, the communication and the stage executions of one layout each ask for its chunks:
+  // the last answer of this thread first (chunk_plan_key(): everything they depend on).
+  thread_local std::optional<ChunkPlanKey> last_key;
+  thread_local std::vector<ModelChunk> last_chunks;
+  if (last_key && same_chunk_plan_key(*last_key, layout, config)) return last_chunks;
+  last_chunks = build_model_chunks(config, layout);
+  last_key = chunk_plan_key(layout, config);
+  return last_chunks;
+}
+
+std::vector<ModelChunk> build_model_chunks(const ArchConfig& config, const ParallelLayout& layout) {
   std::string error;
   const ChunkPlan plan = plan_chunks(config, layout, &error);
   if (plan.layers.empty()) throw Error(error, "layout");
@@ -293,7 +308,7 @@ std::vector<ModelChunk> model_chunks(const ArchConfig& config, const ParallelLay
     owner.insert(owner.end(), static_cast<std::size_t>(plan.layers[c]), c);
   }
   for (std::size_t i = 0; i < sequence.size(); ++i) {
-    const std::size_t c = layout.replicate_loop_weights ? owner[i] : owner[static_cast<std::size_t>(sequence[i] - 1)];
+    const std::size_t c = layout.chunks_split_executions() ? owner[i] : owner[static_cast<std::size_t>(sequence[i] - 1)];
     chunks[c].executed_layers.push_back(sequence[i]);
   }
   for (ModelChunk& chunk : chunks) {

@@ -66,6 +66,13 @@ template <typename Weight>
 Weight rank_peak(const std::vector<Weight>& weights, std::int64_t pp, std::int64_t rank, std::int64_t m) {
   const std::int64_t vp = static_cast<std::int64_t>(weights.size());
   if (pp == 1) return weights.front();  // forward_backward_no_pipelining: one micro-batch at a time
+  if (vp == 1) {
+    // 1F1B, every forward the same weight: W = min(PP − s − 1, m) warm-up forwards and, while any
+    // remain, one more before each backward: min(m, PP − s) saved (the loop below gives the same).
+    Weight peak{};
+    for (std::int64_t k = 0; k < std::min(m, pp - rank); ++k) peak = add_saved(peak, weights.front());
+    return peak;
+  }
   const auto weight = [&](std::int64_t step, bool forward) {
     const std::int64_t v = (step % (pp * vp)) / pp;
     return weights[static_cast<std::size_t>(forward ? v : vp - 1 - v)];

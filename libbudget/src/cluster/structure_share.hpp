@@ -49,13 +49,14 @@ class StructureShare {
 
   PartTimesCache& indexed() { return indexed_; }  ///< the ranking's part times (indexed path)
   PartTimesCache& rows() { return rows_; }        ///< the kept layouts' part times (row path)
-  /// Each pipeline rank's executions under `layout` (its PP, V, first/last-stage counts and recompute).
+  /// Each pipeline rank's executions under `layout` (its PP, V, first/last-stage counts, recompute,
+  /// loop placement and pipeline layout string).
   const std::vector<StageExecutions>& stage_executions_of(const ArchConfig& config, const ParallelLayout& layout);
 
  private:
   std::mutex parts_mutex_, executions_mutex_;
   PartTimesCache indexed_, rows_;
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t>,
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t, int, std::string>,
            std::vector<StageExecutions>>
       executions_;
 };
@@ -105,6 +106,12 @@ void add_single_gpu_figures(ClusterCandidateTime& candidate, const TimeModel& mo
 /// The candidate's ratios to the baseline and what makes its cluster ratio differ from the
 /// single-GPU one (`differences`, `ratio_components`); both carry their single-GPU figures.
 void compare_with_baseline(ClusterCandidateTime& candidate, const ClusterCandidateTime& baseline);
+
+/// The baseline at the team's layout (options.team_layout): ClusterRanking::team_baseline, its ratio
+/// over `searched` (the baseline at its searched best).
+ClusterCandidateTime team_baseline_on_cluster(const TimeModel& model, const ArchConfig& baseline,
+                                             const ClusterSpec& cluster, const LayoutSearchOptions& options,
+                                             const ClusterCandidateTime& searched);
 
 /// The baseline at its best layout with its single-GPU figures and ratios 1; budget::Error
 /// ("--baseline") when no layout of it fits.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,6 +39,8 @@ struct MemoryStageShared {
   memory_detail::OpListShapes s;
   std::vector<memory_detail::LayerParams> layers;  ///< per-layer kinds: each layer's parameters (else empty)
   std::vector<ModelChunk> chunks;
+  /// Per physical layer (1-based), the pipeline ranks storing it (replicated loop placement; else empty).
+  std::vector<std::int64_t> ranks_storing;
   ParameterBytes per_param;
   double t = 1.0;              ///< TP
   double r = 1.0;              ///< TP under sequence parallelism, else 1
@@ -48,11 +51,28 @@ struct MemoryStageShared {
   double T = 0.0;  ///< b·s/CP, tokens of one micro-batch on a rank
 };
 
+/// Per physical layer, the distinct pipeline ranks whose chunks execute (and so store) it.
+std::vector<std::int64_t> memory_ranks_storing(const ArchConfig& config, const ParallelLayout& l,
+                                               const std::vector<ModelChunk>& chunks) {
+  std::vector<std::int64_t> count(static_cast<std::size_t>(config.num_layers) + 1, 0);
+  std::vector<std::int64_t> last_rank(count.size(), -1);
+  for (std::int64_t rank = 0; rank < l.pp; ++rank) {
+    for (std::size_t c = static_cast<std::size_t>(rank); c < chunks.size(); c += static_cast<std::size_t>(l.pp)) {
+      for (const std::int64_t layer : chunks[c].stored_layers) {
+        std::int64_t& seen = last_rank[static_cast<std::size_t>(layer)];
+        if (seen != rank) ++count[static_cast<std::size_t>(layer)], seen = rank;
+      }
+    }
+  }
+  return count;
+}
+
 MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLayout& l) {
   MemoryStageShared m(config, l);
   m.s = memory_detail::read_shapes(config);
   m.layers = memory_detail::per_layer_params(config);
   m.chunks = model_chunks(config, l);
+  if (l.loop_placement == LoopPlacement::replicated) m.ranks_storing = memory_ranks_storing(config, l, m.chunks);
   m.per_param = parameter_bytes(l);
   m.t = static_cast<double>(l.tp);
   m.r = l.sequence_parallel_active() ? m.t : 1.0;
@@ -69,6 +89,8 @@ MemoryStageShared memory_stage_shared(const ArchConfig& config, const ParallelLa
 struct StoredLayerExtras {
   double largest_layer = 0.0;
   double fp8_gemms = 0.0;
+  memory_detail::LayerParams shared;  ///< the stored layers also stored on another rank (replicated)
+  std::int64_t share_ranks = 1;        ///< the most ranks storing one of them
 };
 
 /// GEMMs of one layer that TE runs in FP8: QKV (MLA: q down and up, or q; kv down and up) and the
@@ -106,6 +128,8 @@ memory_detail::LayerParams memory_stored_layer_params(const MemoryStageShared& m
       one += moe ? m.s.moe_ffn : m.s.dense_ffn;
     }
     params += one;
+    const std::int64_t storing = m.ranks_storing.empty() ? 1 : m.ranks_storing[static_cast<std::size_t>(layer)];
+    if (storing > 1) extras.shared += one, extras.share_ranks = std::max(extras.share_ranks, storing);
     extras.largest_layer =
         std::max(extras.largest_layer, one.tp_sharded / m.t + one.replicated + one.expert / m.expert_shards);
     extras.fp8_gemms += layer_fp8_gemms(m.config, m.l, moe);
@@ -146,6 +170,9 @@ double set_memory_parameter_components(const MemoryStageShared& m, const memory_
                                        StageMemory& stage) {
   stage.dense_params = params.tp_sharded / m.t + params.replicated;
   stage.expert_params = params.expert / m.expert_shards;
+  stage.shared_dense_params = extras.shared.tp_sharded / m.t + extras.shared.replicated;
+  stage.shared_expert_params = extras.shared.expert / m.expert_shards;
+  stage.share_ranks = extras.share_ranks;
   const double fp8_linear = layer_params.tp_sharded / m.t + layer_params.expert / m.expert_shards;
   const ParameterMemory p = parameter_memory(m.l, stage.dense_params, stage.expert_params, fp8_linear,
                                              extras.largest_layer);
@@ -239,10 +266,10 @@ MemoryChunkActivations memory_chunk_activations(const MemoryStageShared& m, cons
   return out;
 }
 
-/// Micro-batches in flight at the stage's peak: the schedule's peak count of saved chunk forwards
-/// (each weighted 1; schedule_detail::rank_peak_saved, budget/pipeline_schedule.hpp for Megatron's
-/// schedules and lines): 1F1B min(m, PP − s); interleaved, with equal chunks,
-/// min(m·V, 2·(PP − s − 1) + (V − 1)·PP + 1). PP = 1: one.
+/// Micro-batches in flight at the stage's peak: the schedule's peak count of saved chunk forwards,
+/// each weighted 1 (budget/pipeline_schedule.hpp for Megatron's schedules and lines), in its closed
+/// form (the simulation equals it for equal chunks: tests/unit/cluster/test_pipeline_schedule.cpp):
+/// 1F1B min(m, PP − s); interleaved min(m·V, 2·(PP − s − 1) + (V − 1)·PP + 1). PP = 1: one.
 std::int64_t memory_in_flight_micro_batches(const ParallelLayout& l, std::int64_t rank) {
   const std::vector<std::int64_t> ones(static_cast<std::size_t>(l.virtual_stages), 1);
   return schedule_detail::rank_peak_saved(ones, l.pp, rank, l.micro_batches);
@@ -311,6 +338,20 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   return stage;
 }
 
+std::string loop_placement_note(LoopPlacement placement) {
+  switch (placement) {
+    case LoopPlacement::wrap:
+      return "; loop placement wrap: the loop's passes wrap around the pipeline, each rank storing its loop layers "
+             "once and running them once per pass";
+    case LoopPlacement::replicated:
+      return "; loop placement replicated: each rank stores the loop layers it runs, the copies' gradients "
+             "all-reduced among the ranks that share them";
+    case LoopPlacement::in_chunk:
+      break;
+  }
+  return "";  // in_chunk: the note as it always was
+}
+
 /// Notes on the loop, the routed rows, the padded vocabulary and what the peak leaves out.
 void add_training_memory_notes(TrainingMemory& out, const ArchConfig& config, const ParallelLayout& l) {
   if (config.loop && config.loop->repeats > 1) {
@@ -318,7 +359,7 @@ void add_training_memory_notes(TrainingMemory& out, const ArchConfig& config, co
         "loop over layers {}-{} x{}: weights, gradients and optimizer states once per stored layer, activations once "
         "per execution ({} executions of {} layers){}",
         config.loop->first, config.loop->last, config.loop->repeats, config.executed_layers(), config.num_layers,
-        l.replicate_loop_weights ? "; loop weights replicated on every stage that runs them" : ""));
+        loop_placement_note(l.loop_placement)));
   }
   if (config.ffn.is_moe()) {
     out.notes.push_back(fmt::format("routed experts: {} rows per token on the most loaded expert rank (top_k {} x {})",

@@ -65,7 +65,7 @@ ClusterExpertCount follow_baseline_expert_parallel(const ArchConfig& baseline, c
   }
   out.note = fmt::format("expert counts: multiples of {}, which the EP {} of the baseline's best layout on the cluster "
                          "does not divide: multiples of {} would keep it, but {}; each candidate runs at its own best "
-                         "layout, and is shown only with a fitting layout on at most twice the baseline's GPUs",
+                         "layout, and is shown when a layout on the GPUs given fits it",
                          out.multiple, e, keeping.num_experts.multiple_of, cost);
   return out;
 }

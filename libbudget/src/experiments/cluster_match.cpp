@@ -18,46 +18,14 @@ namespace budget {
 
 namespace {
 
-/// The fewest GPUs the baseline fits on (smallest_fitting_layout(), up to 4096, the ranking's recipe
-/// held), 0 when none: searched once, when the first candidate is checked (from the ranking's
-/// threads: thread-safe). A time limit reached in the search propagates, and the next call searches
-/// again.
-class BaselineMinGpus {
- public:
-  BaselineMinGpus(const ArchConfig& baseline, const ClusterSpec& cluster, const LayoutSearchOptions& options)
-      : baseline_(baseline), cluster_(cluster), options_(options) {}
-
-  std::int64_t get() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (!gpus_) {
-      const SmallestLayout s = smallest_fitting_layout(baseline_, cluster_, options_.seq_len, 4096, &options_.recipe);
-      gpus_ = s.found ? s.memory.layout.gpus : 0;
-    }
-    return *gpus_;
-  }
-
- private:
-  const ArchConfig& baseline_;
-  const ClusterSpec& cluster_;
-  const LayoutSearchOptions& options_;
-  std::mutex mutex_;
-  std::optional<std::int64_t> gpus_;
-};
-
-/// Why `c` is no candidate at scale, or empty: no layout on the cluster's N GPUs fits it, or its
-/// fewest-GPU layout needs more than twice the baseline's fewest (0: not checked).
-std::string not_trainable_at_scale(const ClusterCandidateTime& c, const ArchConfig& config, const ClusterSpec& cluster,
-                                   const LayoutSearchOptions& options, BaselineMinGpus& baseline) {
-  if (!c.found) {
-    return fmt::format("no layout of the search space on {} GPUs fits the GPU's memory", options.gpus);
-  }
-  const std::int64_t baseline_gpus = baseline.get();
-  if (baseline_gpus < 1) return {};
-  if (!smallest_fitting_layout(config, cluster, options.seq_len, 2 * baseline_gpus, &options.recipe).found) {
-    return fmt::format("needs more than {} GPUs to fit memory, twice the {} the baseline fits on", 2 * baseline_gpus,
-                       baseline_gpus);
-  }
-  return {};
+/// Why `c` is not trainable on the cluster, or empty: trainable means some layout of the search on
+/// the cluster's N GPUs fits it (issue 41: a candidate that fits the GPUs given is ranked, however
+/// many GPUs its fewest-GPU layout needs).
+std::string not_trainable_on_gpus(const ClusterCandidateTime& c, const LayoutSearchOptions& options) {
+  if (c.found) return {};
+  return c.no_layout_reason.empty()
+             ? fmt::format("no layout of the search space on {} GPUs fits the GPU's memory", options.gpus)
+             : fmt::format("no layout on {} GPUs: {}", options.gpus, c.no_layout_reason);
 }
 
 }  // namespace
@@ -74,12 +42,9 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   // layouts that cannot reach the top kept skipped (rank_by_cluster_time(..., order)). The time
   // limit (--max-seconds) may pass in a check as in the ranking: the ranking is then partial, the
   // rows not checked kept and said so (ClusterRanking::unchecked).
-  BaselineMinGpus baseline_gpus(timed.result.baseline, cluster, options);
   ClusterRankOrder order;
   order.per_flop = true;
-  order.refuse = [&](const ClusterCandidateTime& c, std::size_t i) {
-    return not_trainable_at_scale(c, configs[i], cluster, options, baseline_gpus);
-  };
+  order.refuse = [&](const ClusterCandidateTime& c, std::size_t) { return not_trainable_on_gpus(c, options); };
   ClusterRanking ranking = rank_by_cluster_time(model, timed.result.baseline, configs, cluster, options, top, order);
   if (dropped != nullptr) {
     for (ClusterRankRefusal& r : ranking.refused) dropped->push_back({configs[r.input_index], std::move(r.reason)});
@@ -89,8 +54,10 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   std::vector<double> ratios, per_token;
   for (ClusterCandidateTime& c : ranking.candidates) {
     const std::size_t i = c.input_index;
-    if (std::find(ranking.unchecked.begin(), ranking.unchecked.end(), i) != ranking.unchecked.end()) {
-      c.differences.push_back(fmt::format("not checked against twice the baseline's GPUs: {}", ranking.stopped_by));
+    if (c.found && c.ratio_to_baseline > 1.0) {
+      c.differences.insert(c.differences.begin(),
+                           fmt::format("slower than the baseline on this cluster: {:.3f}x its seconds per token",
+                                       c.ratio_to_baseline));
     }
     candidates.push_back(std::move(timed.result.candidates[i]));
     if (!timed.candidate_times.empty()) times.push_back(std::move(timed.candidate_times[i]));
@@ -106,10 +73,10 @@ ClusterRanking rank_matched_on_cluster(TimedMatch& timed, const TimeModel& model
   } else {
     timed.result.summary.feasible = false;
     timed.result.summary.message =
-        ranking.partial ? "none of the equally matched candidates finished before the time limit is trainable at "
-                          "scale on this cluster (each one dropped, see the reasons; the ranking is partial)"
-                        : "no equally matched candidate is trainable at scale on this cluster (each one "
-                          "dropped, see the reasons)";
+        ranking.partial ? "none of the equally matched candidates finished before the time limit fits the GPUs "
+                          "given (each one listed with why; the ranking is partial)"
+                        : "no equally matched candidate fits the GPUs given on this cluster (each one listed with "
+                          "why)";
   }
   return ranking;
 }

@@ -137,8 +137,12 @@ std::string OneGpuFit::note() const {
   if (!smallest_not_searched.empty()) smallest_text = "smallest layout not searched: " + smallest_not_searched;
   if (smallest && smallest->found) {
     const ParallelLayout& l = smallest->memory.layout;
-    smallest_text = fmt::format("smallest layout that fits: {} GPUs, TP {} x PP {} x DP {}, EP {}, recompute {}",
-                                l.gpus, l.tp, l.pp, l.data_parallel(), l.ep, to_string(l.recompute.kind));
+    smallest_text = fmt::format("smallest layout that fits: {} GPUs, TP {} x PP {}{} x DP {}, EP {}, recompute {}",
+                                l.gpus, l.tp, l.pp,
+                                l.loop_placement == LoopPlacement::in_chunk
+                                    ? std::string()
+                                    : fmt::format(" (V {}, loop placement {})", l.virtual_stages, to_string(l.loop_placement)),
+                                l.data_parallel(), l.ep, to_string(l.recompute.kind));
   }
   return fmt::format("does not fit one {} ({}; {})", name, needs, smallest_text);
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
 
 namespace budget {
@@ -24,6 +25,14 @@ struct MegatronLines {
 };
 
 void write_megatron_pipeline(const ParallelLayout& l, MegatronLines& out) {
+  if (l.loop_placement != LoopPlacement::in_chunk) {
+    // Chunks over the executed sequence are not Megatron behaviour (docs/cluster.md, "Loops across
+    // pipeline stages"): Megatron-LM builds each layer once and would read the string's t as layers.
+    throw Error(fmt::format("loop placement {} has no Megatron-LM arguments: Megatron-LM builds every layer once and "
+                            "has no chunks that share parameters; write a layout with loop placement in_chunk",
+                            to_string(l.loop_placement)),
+                "--megatron-out");
+  }
   out.add("--pipeline-model-parallel-size", l.pp);
   if (!l.pipeline_layout.empty()) {
     // Quoted: '|', '(' and '*' are shell syntax; the file is read back by shell quoting rules.

@@ -166,7 +166,7 @@ TEST_CASE("audit4: the stored layers of a stage are counted once, in order, thro
   l.pp = 2;
   l.virtual_stages = 2;
   l.micro_batches = 2;
-  l.replicate_loop_weights = true;
+  l.loop_placement = LoopPlacement::replicated;
   const TrainingMemory m = training_memory(c, l, audit4_cluster(1, std::int64_t{1} << 40));
   REQUIRE(m.stages.size() == 2);
   for (const StageMemory& s : m.stages) {

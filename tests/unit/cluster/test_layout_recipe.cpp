@@ -178,7 +178,7 @@ TEST_CASE("layout search: one FP8 recipe prices memory and time", "[cluster][sea
   CHECK_NOTHROW(search_layouts(recipe_model(Fp8Recipe::none), c, cluster, o));
 }
 
-TEST_CASE("cluster ranking: at the team's layout where valid and fitting, else searched with its recipe",
+TEST_CASE("cluster ranking: one basis, every config searched with the team's recipe, the team's layout apart",
           "[cluster][search]") {
   const ArchConfig base = test::paper_200m_baseline();  // 12 layers
   const ArchConfig smelt = test::paper_200m_smelt();
@@ -198,24 +198,35 @@ TEST_CASE("cluster ranking: at the team's layout where valid and fitting, else s
   o.team_layout = team;
   const TimeModel& model = recipe_model(Fp8Recipe::tensorwise);
   const ClusterRanking r = rank_by_cluster_time(model, base, {smelt}, cluster, o);
-  // The baseline at the team's layout: its memory and time as priced directly.
+  // One basis (issue 41): the baseline searched with the recipe held, as search_layouts gives it; the
+  // team's layout prices it apart (team_baseline), its memory and time as priced directly, its ratio
+  // over the searched baseline's time per token.
+  LayoutSearchOptions held = o;
+  held.team_layout.reset();
+  held.keep = 1;
+  const LayoutSearchResult best = search_layouts(model, base, cluster, held);
   REQUIRE(r.baseline.found);
-  CHECK(r.baseline.at_team_layout);
-  CHECK(r.baseline.layout_choice == "the team's layout");
+  CHECK_FALSE(r.baseline.at_team_layout);
+  CHECK(r.baseline.best.time.seconds_per_step == best.layouts.at(0).time.seconds_per_step);
+  REQUIRE(r.team_baseline);
+  REQUIRE(r.team_baseline->found);
+  CHECK(r.team_baseline->at_team_layout);
+  CHECK(r.team_baseline->layout_choice == "the team's layout");
   ParallelLayout resolved = team;
   resolved.gpus = 8;
   const TrainingMemory direct = training_memory(base, resolved, cluster);
-  CHECK(r.baseline.best.memory.peak_bytes == direct.peak_bytes);
-  CHECK(r.baseline.best.memory.layout.data_parallel() == 2);
-  CHECK(r.baseline.best.time.seconds_per_step ==
+  CHECK(r.team_baseline->best.memory.peak_bytes == direct.peak_bytes);
+  CHECK(r.team_baseline->best.memory.layout.data_parallel() == 2);
+  CHECK(r.team_baseline->best.time.seconds_per_step ==
         Approx(cluster_step_time(model, base, direct, cluster, o.time).seconds_per_step).epsilon(1e-12));
+  CHECK(r.team_baseline->ratio_to_baseline == r.team_baseline->seconds_per_token / r.baseline.seconds_per_token);
+  CHECK(r.team_baseline->ratio_to_baseline >= 1.0);  // the search includes the team's layout's shape
   REQUIRE(r.candidates.size() == 1);
-  // SMELT's loop (layers 4-9, paper_200m_smelt) crosses the two stages of PP 2: the team's layout is
-  // not valid for it, so it is searched with the recipe held, and says why.
+  // The candidate is searched with the recipe held, never priced at the team's layout.
   const ClusterCandidateTime& c = r.candidates[0];
   REQUIRE(c.found);
   CHECK_FALSE(c.at_team_layout);
-  CHECK(c.layout_choice.find("searched with the team's recipe: the team's layout is not valid for it: the loop") == 0);
+  CHECK(c.layout_choice.empty());
   CHECK(c.best.memory.layout.micro_batch_size == 2);
   CHECK(c.best.memory.layout.fp8 == Fp8Recipe::tensorwise);
 
@@ -228,7 +239,9 @@ TEST_CASE("cluster ranking: at the team's layout where valid and fitting, else s
   const ClusterRanking s = rank_by_cluster_time(model, base, {smelt}, cluster, o);
   REQUIRE(s.baseline.found);
   CHECK_FALSE(s.baseline.at_team_layout);
-  CHECK(s.baseline.layout_choice.rfind("searched with the team's recipe: the team's layout is not valid for it: ", 0) == 0);
+  REQUIRE(s.team_baseline);
+  CHECK_FALSE(s.team_baseline->found);
+  CHECK(s.team_baseline->no_layout_reason.rfind("the team's layout is not valid for it: ", 0) == 0);
   CHECK(s.baseline.best.memory.layout.micro_batch_size == 2);
   CHECK(s.baseline.best.memory.layout.fp8 == Fp8Recipe::tensorwise);
   CHECK(s.baseline.best.memory.layout.recompute.kind == RecomputeKind::selective);
@@ -247,7 +260,8 @@ TEST_CASE("cluster ranking: at the team's layout where valid and fitting, else s
   try {
     const ClusterRanking t = rank_by_cluster_time(model, base, {}, small, o);
     CHECK_FALSE(t.baseline.at_team_layout);
-    CHECK(t.baseline.layout_choice.find("does not fit it: peak") != std::string::npos);
+    REQUIRE(t.team_baseline);
+    CHECK(t.team_baseline->no_layout_reason.find("does not fit it: peak") != std::string::npos);
   } catch (const Error& e) {
     CHECK(std::string(e.source()) == no_baseline_layout_source);  // nothing fits 6 GiB at all
   }

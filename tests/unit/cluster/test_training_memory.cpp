@@ -224,8 +224,8 @@ TEST_CASE("cluster: a loop must lie inside one pipeline stage unless its weights
   l.seq_len = 4096;
   CHECK_THROWS_WITH(training_memory(looped, l, big_cluster()),
                     Catch::Contains("the loop over layers 4-9 crosses pipeline chunks 0 and 1") &&
-                        Catch::Contains("--replicate-loop-weights"));
-  l.replicate_loop_weights = true;
+                        Catch::Contains("--loop-placement"));
+  l.loop_placement = LoopPlacement::replicated;
   const TrainingMemory m = training_memory(looped, l, big_cluster());
   // 18 executions split 9 + 9: stage 0 runs 1-3 then 4-9, stage 1 runs 4-9 then 10-12.
   CHECK(m.stages[0].stored_layers == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9});
@@ -235,7 +235,7 @@ TEST_CASE("cluster: a loop must lie inside one pipeline stage unless its weights
   // A loop inside the first stage: layers 1-3 three times, stage 0 runs 9 + 3, stage 1 runs 6.
   ArchConfig early = looped;
   early.loop = LoopConfig{1, 3, 3};
-  l.replicate_loop_weights = false;
+  l.loop_placement = LoopPlacement::in_chunk;
   const TrainingMemory e = training_memory(early, l, big_cluster());
   CHECK(e.stages[0].executed_layers == 12);
   CHECK(e.stages[1].executed_layers == 6);
