@@ -339,6 +339,20 @@ PYBIND11_MODULE(_budget, m) {
   });
 
   py::class_<ConfigHandle>(m, "Config", "A validated architecture config (native or read from a Hugging Face config.json).")
+      // budget.Config(source) as load_config(source); any other call is a budget.Error naming the
+      // constructor (issue 44: budget.Error for every Python error, never pybind11's TypeError).
+      .def(py::init([](const py::args& args, const py::kwargs& kwargs) {
+             const bool by_keyword = args.size() == 0 && kwargs.size() == 1 && kwargs.contains("config");
+             if (!(args.size() == 1 && kwargs.size() == 0) && !by_keyword) {
+               throw budget::Error("budget.Config takes one argument, config: a file path or a dict (native or "
+                                   "Hugging Face); given " + std::to_string(args.size()) + " positional and " +
+                                   std::to_string(kwargs.size()) + " keyword arguments",
+                                   "Config");
+             }
+             const py::object source = by_keyword ? py::object(kwargs["config"]) : py::object(args[0]);
+             return ConfigHandle{sourced_config(source, "config")};
+           }),
+           "budget.Config(config): as load_config(config).")
       .def_property_readonly("name", [](const ConfigHandle& c) { return c.sourced.config.name; })
       .def_property_readonly("is_hugging_face", [](const ConfigHandle& c) { return !c.sourced.hf_text.empty(); },
                              "True when read from a Hugging Face config.json (an hf export keeps its other keys).")

@@ -95,6 +95,27 @@ def test_argument_type_errors_are_budget_errors():
     assert isinstance(budget.Error("x"), ValueError)
 
 
+def test_config_constructor_errors_are_budget_errors():
+    # Before: budget.Config had no constructor, so budget.Config(...) raised pybind11's TypeError
+    # ("No constructor defined!"). Now budget.Config(x) is load_config(x), and a call it cannot take
+    # is a budget.Error naming the constructor.
+    assert budget.Config(BASELINE).name == budget.load_config(BASELINE).name
+    assert budget.Config(config=BASELINE).name == budget.load_config(BASELINE).name
+    for args, kwargs in [((), {}), ((BASELINE, BASELINE), {}), ((), {"path": BASELINE})]:
+        try:
+            budget.Config(*args, **kwargs)
+        except budget.Error as e:
+            assert e.source == "Config" and "takes one argument" in e.message, str(e)
+        else:
+            raise AssertionError(("no budget.Error", args, kwargs))
+    try:
+        budget.Config({"hidden_size": "wide"})
+    except budget.Error:
+        pass
+    else:
+        raise AssertionError("an invalid config dict was accepted")
+
+
 def test_non_finite_hugging_face_config_read_alike_everywhere():
     # Before: read by report/compare/layout, refused by --baseline, export and Python ("not valid JSON").
     config = budget.load_config(NEMOTRON_H)

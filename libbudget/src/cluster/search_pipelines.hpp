@@ -51,6 +51,6 @@ struct SearchPipeline {
 /// 64 with V 2 and 4 were most of the cost of DeepSeek-V3's ranking on 1,024 GPUs.
 /// report_progress: progress shown; the time limit is checked either way (search_progress.hpp).
 std::vector<SearchPipeline> search_pipelines(const ArchConfig& config, std::int64_t gpus, const LayoutRecipe& recipe,
-                                             bool report_progress);
+                                             bool report_progress = false);
 
 }  // namespace budget
