@@ -73,6 +73,18 @@ void add_kernel_options(CLI::App& command, KernelOptions& target) {
                      "fp8-blockwise, mxfp8, nvfp4 (--megatron-args implies its recipe)");
 }
 
+Fp8Recipe fp8_recipe_of(Precision precision) {
+  switch (precision) {
+    case Precision::fp8_delayed: return Fp8Recipe::delayed;
+    case Precision::fp8_tensorwise: return Fp8Recipe::tensorwise;
+    case Precision::fp8_blockwise: return Fp8Recipe::blockwise;
+    case Precision::mxfp8: return Fp8Recipe::mxfp8;
+    case Precision::bf16:
+    case Precision::nvfp4: return Fp8Recipe::none;
+  }
+  return Fp8Recipe::none;
+}
+
 namespace {
 Precision precision_of(Fp8Recipe recipe) {
   switch (recipe) {

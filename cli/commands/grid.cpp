@@ -60,9 +60,10 @@ std::string ratio(double value) { return fmt::format("{:.3f}", value); }
 /// --order).
 GridConstraints grid_constraints_of(const GridOptions& o) {
   GridConstraints c{o.constraints_path};
-  c.shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
   c.kernels = o.kernels.target(o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(),
                                o.cluster.megatron_args);
+  // Without --gpu every cell searches the portable set (docs/kernels.md).
+  c.shapes = o.free_shapes ? ShapeSpace::free : c.kernels ? ShapeSpace::trainable : ShapeSpace::portable;
   if (!o.order.empty()) c.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   return c;
 }
@@ -283,9 +284,14 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
 /// Which search space every cell was matched in and how its row #1 was chosen (the matcher's footer
 /// says it per match; docs/matching.md).
 std::string grid_space_line(const MatchSummary& s) {
+  const std::string kernels = s.kernels ? "the kernels of " + describe(*s.kernels)
+                                         : std::string("the portable set (no --gpu: head dims 64, 128, 256, GEMM "
+                                                       "widths on the portable multiple)");
   const std::string space =
-      s.shapes == ShapeSpace::trainable
-          ? "trainable shapes (the default: head dims multiples of 8 up to 256, expert counts keeping each baseline's "
+      s.shapes == ShapeSpace::portable || s.kernels
+          ? "trainable shapes for " + kernels + " (--free-shapes searches the whole lattice)"
+      : s.shapes == ShapeSpace::trainable
+          ? "trainable shapes (head dims multiples of 8 up to 256, expert counts keeping each baseline's "
             "expert-parallel degrees, widths within the proportion factor of its proportions; --free-shapes searches "
             "the whole lattice)"
           : "the whole lattice (--free-shapes: shapes may be off the fused kernels and off the baselines' "

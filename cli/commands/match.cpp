@@ -109,9 +109,10 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
   MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}};
-  const ShapeSpace shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
   const std::optional<KernelTarget> kernels = o.kernels.target(
       o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(), o.cluster.megatron_args);
+  // Without --gpu the default space is the portable set (docs/kernels.md).
+  const ShapeSpace shapes = o.free_shapes ? ShapeSpace::free : kernels ? ShapeSpace::trainable : ShapeSpace::portable;
   in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes, kernels)
                                               : load_constraints(o.constraints_path, in.baseline.config, shapes, kernels);
   if (!o.order.empty()) in.constraints.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
@@ -129,7 +130,11 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   in.loop = o.loop.spec();
   if (o.calibration.given()) {
     // The team's FP8 recipe (--megatron-args) times the GEMMs of every candidate, as it prices their memory.
-    in.model = o.calibration.load(o.cluster.given() ? o.cluster.fp8_recipe() : Fp8Recipe::none, kernels);
+    // --precision's FP8 recipe when --megatron-args names none (NVFP4 GEMMs are not timed: bf16's).
+    const Fp8Recipe fp8 = o.cluster.given() && !o.cluster.megatron_args.empty() ? o.cluster.fp8_recipe()
+                          : kernels                                          ? fp8_recipe_of(kernels->precision)
+                                                                             : Fp8Recipe::none;
+    in.model = o.calibration.load(fp8, kernels);
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
                                   "--rank-by time and --max-time-ratio need --calibration P.json (a profile to "

@@ -39,7 +39,7 @@ std::string kernel_fit_cell(const KernelFit& fit) {
 
 nlohmann::ordered_json kernel_stack_json(const MatchSummary& s) {
   if (!s.kernels) {
-    if (s.shapes != ShapeSpace::trainable) return nullptr;
+    if (s.shapes != ShapeSpace::portable) return nullptr;
     return {{"portable", true},
             {"rule", "shapes every target runs natively (no --gpu): head dims 64, 128, 256 (MLA its own), GEMM "
                      "widths on the multiple the search space names"}};

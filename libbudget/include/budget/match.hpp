@@ -101,8 +101,12 @@ enum class ShapeSpace {
   trainable,
   /// The whole lattice (--free-shapes; constraints key "free_shapes"): the defaults before issue 30.
   free,
+  /// The trainable ranges restricted to the shapes every kernel target runs natively (issue 43;
+  /// the CLI's default without --gpu): GQA head dims portable_head_dims(), GEMM widths multiples
+  /// of portable_width_multiple(). With a kernel target the space is `trainable` plus the target.
+  portable,
 };
-/// "trainable", "free".
+/// "trainable", "free", "portable".
 std::string_view to_string(ShapeSpace shapes);
 
 /// Which equally matched shape is row #1, and how the rows are ordered (--order; constraints key
@@ -228,11 +232,13 @@ void validate(const MatchConstraints& constraints);
 /// experts a multiple of expert_parallel_multiple(baseline); proportion_factor
 /// default_proportion_factor.
 MatchConstraints default_constraints(const ArchConfig& baseline, ShapeSpace shapes = ShapeSpace::trainable);
-/// The trainable defaults for the kernels of `kernels` (issue 43; docs/kernels.md): the trainable
-/// ranges above with every GEMM width a multiple of width_multiple(precision) and the head dims
-/// the target does not refuse; nullopt: the portable set, shapes every target runs natively
-/// (portable_head_dims(), widths multiples of portable_width_multiple()). ShapeSpace::free ignores
-/// the target's shapes (the whole lattice) but keeps it for reporting each candidate's fit.
+/// The defaults for the kernels of `kernels` (issue 43; docs/kernels.md): with a target (and
+/// `shapes` trainable or portable), the trainable ranges above with every GEMM width a multiple
+/// of width_multiple(precision) and the head dims the target does not refuse (shapes trainable);
+/// without one, ShapeSpace::portable is the portable set, shapes every target runs natively
+/// (portable_head_dims(), widths multiples of portable_width_multiple()), and trainable the
+/// ranges above. ShapeSpace::free ignores the target's shapes (the whole lattice) but keeps it for
+/// reporting each candidate's fit.
 MatchConstraints default_constraints(const ArchConfig& baseline, ShapeSpace shapes,
                                      const std::optional<KernelTarget>& kernels);
 /// The head dims of the portable set: 64 and 128 (native on every backend and architecture),

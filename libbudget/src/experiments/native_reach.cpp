@@ -17,7 +17,7 @@ namespace {
 bool is_native(const Candidate& c) { return !c.kernel_fit || c.kernel_fit->kind == KernelFitKind::native; }
 
 bool has_kernel_rule(const MatchConstraints& c) {
-  return c.shapes == ShapeSpace::trainable && (c.kernels || !c.head_dim_set.empty());
+  return c.shapes != ShapeSpace::free && (c.kernels || !c.head_dim_set.empty());
 }
 
 /// The budgets whose |deviation| exceeds the tolerance, as phrases.

@@ -128,8 +128,10 @@ MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes) {
 }
 
 MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes, const std::optional<KernelTarget>& kernels) {
-  MatchConstraints c = lattice_defaults(b, shapes);
-  if (shapes == ShapeSpace::trainable) apply_kernel_shapes(c, b, kernels);
+  const bool free = shapes == ShapeSpace::free;
+  MatchConstraints c = lattice_defaults(b, free ? ShapeSpace::free : ShapeSpace::trainable);
+  if (!free && (kernels || shapes == ShapeSpace::portable)) apply_kernel_shapes(c, b, kernels);
+  c.shapes = free ? ShapeSpace::free : kernels ? ShapeSpace::trainable : shapes;
   c.kernels = kernels;
   return c;
 }
@@ -167,10 +169,15 @@ std::string describe_search_space(const MatchConstraints& c) {
   const std::string experts = c.num_experts.is_fixed() && c.num_experts.min == 0
                                   ? std::string()
                                   : fmt::format(", experts {}", range_text(c.num_experts));
-  if (c.shapes == ShapeSpace::trainable) {
+  if (c.shapes == ShapeSpace::portable || (c.shapes == ShapeSpace::trainable && c.kernels)) {
     return fmt::format("search space: trainable shapes (the default): {}; head_dim {}{}, {}; --free-shapes "
                        "(constraints key \"free_shapes\") searches the whole lattice",
                        kernel_rule_text(c), range_text(c.head_dim), experts, factor);
+  }
+  if (c.shapes == ShapeSpace::trainable) {
+    return fmt::format("search space: trainable shapes (the default): head_dim {}{}, {}; --free-shapes (constraints "
+                       "key \"free_shapes\") searches the whole lattice",
+                       range_text(c.head_dim), experts, factor);
   }
   return fmt::format("search space: the whole lattice (--free-shapes): head_dim {}{}, {}; shapes may be off the fused "
                      "kernels and off the baseline's expert-parallel degrees",
@@ -342,7 +349,8 @@ MatchConstraints apply_constraints_file(const detail::ObjectReader& root, MatchC
 /// "free_shapes" of a constraints file: the defaults it asks for (absent: `given`).
 ShapeSpace file_shapes(const detail::ObjectReader& root, ShapeSpace given) {
   if (!root.has("free_shapes")) return given;
-  return root.boolean_or("free_shapes", false) ? ShapeSpace::free : ShapeSpace::trainable;
+  if (root.boolean_or("free_shapes", false)) return ShapeSpace::free;
+  return given == ShapeSpace::free ? ShapeSpace::trainable : given;
 }
 }  // namespace
 

@@ -365,7 +365,7 @@ void SearchSpace::build_kv_structures() {
 ArchConfig held_widths_on_multiple(const ArchConfig& baseline, const MatchConstraints& c) {
   ArchConfig out = baseline;
   const std::int64_t m = c.gemm_width_multiple;
-  if (m <= 1 || c.shapes != ShapeSpace::trainable) return out;
+  if (m <= 1 || c.shapes == ShapeSpace::free) return out;
   const auto up = [m](std::int64_t& width) {
     if (width > 0 && width % m != 0) width = ceil_to_multiple(width, m);
   };
@@ -388,7 +388,7 @@ bool SearchSpace::keeps_attention_shape(std::int64_t kv_heads, std::int64_t head
     return false;
   }
   if (c_.gemm_width_multiple > 1 && (kv_heads * head_dim) % c_.gemm_width_multiple != 0) return false;
-  if (!c_.kernels || c_.shapes != ShapeSpace::trainable) return true;
+  if (!c_.kernels || c_.shapes == ShapeSpace::free) return true;
   return attention_fit_brief(*c_.kernels, head_dim, head_dim).kind != KernelFitKind::refused;
 }
 
