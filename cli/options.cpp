@@ -68,6 +68,9 @@ void add_kernel_options(CLI::App& command, KernelOptions& target) {
   command.add_option("--gpu", target.gpu,
                      "Target these GPUs' kernels (h100-sxm, h200, b200, gb200-nvl72, a100-80gb, ...; --cluster implies "
                      "its GPU): head dims they run, padded sizes charged (docs/kernels.md)");
+  command.add_flag("--portable-shapes", target.portable,
+                   "Without --gpu: search only shapes every kernel target runs natively (head dims 64, 128, 256; GEMM "
+                   "widths multiples of 128, or 32 for a baseline off 128; docs/kernels.md)");
   command.add_option("--precision", target.precision,
                      "GEMM precision of the kernel target: bf16 (default), fp8-tensorwise, fp8-delayed, "
                      "fp8-blockwise, mxfp8, nvfp4 (--megatron-args implies its recipe)");

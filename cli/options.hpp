@@ -49,6 +49,13 @@ CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& targ
 struct KernelOptions {
   std::string gpu;
   std::string precision;
+  bool portable = false;  ///< --portable-shapes: ShapeSpace::portable without a target
+  /// The space without --free-shapes: trainable with a target, portable with --portable-shapes,
+  /// else trainable (the lattice's trainable shapes, no kernel rule).
+  ShapeSpace space(bool free_shapes, const std::optional<KernelTarget>& target) const {
+    if (free_shapes) return ShapeSpace::free;
+    return !target && portable ? ShapeSpace::portable : ShapeSpace::trainable;
+  }
   /// The target, or nothing when neither --gpu, --precision, a kernel --attention-backend, a
   /// cluster's GPU nor a Megatron recipe names one. The GPU: --gpu, else `cluster_gpu` (a cluster
   /// file's gpu.name); precision: --precision, else the recipe of `megatron_args` (a path, or

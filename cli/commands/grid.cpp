@@ -62,8 +62,7 @@ GridConstraints grid_constraints_of(const GridOptions& o) {
   GridConstraints c{o.constraints_path};
   c.kernels = o.kernels.target(o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(),
                                o.cluster.megatron_args);
-  // Without --gpu every cell searches the portable set (docs/kernels.md).
-  c.shapes = o.free_shapes ? ShapeSpace::free : c.kernels ? ShapeSpace::trainable : ShapeSpace::portable;
+  c.shapes = o.kernels.space(o.free_shapes, c.kernels);
   if (!o.order.empty()) c.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   return c;
 }
@@ -291,7 +290,7 @@ std::string grid_space_line(const MatchSummary& s) {
       s.shapes == ShapeSpace::portable || s.kernels
           ? "trainable shapes for " + kernels + " (--free-shapes searches the whole lattice)"
       : s.shapes == ShapeSpace::trainable
-          ? "trainable shapes (head dims multiples of 8 up to 256, expert counts keeping each baseline's "
+          ? "trainable shapes (the default: head dims multiples of 8 up to 256, expert counts keeping each baseline's "
             "expert-parallel degrees, widths within the proportion factor of its proportions; --free-shapes searches "
             "the whole lattice)"
           : "the whole lattice (--free-shapes: shapes may be off the fused kernels and off the baselines' "

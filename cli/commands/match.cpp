@@ -111,8 +111,7 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}};
   const std::optional<KernelTarget> kernels = o.kernels.target(
       o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(), o.cluster.megatron_args);
-  // Without --gpu the default space is the portable set (docs/kernels.md).
-  const ShapeSpace shapes = o.free_shapes ? ShapeSpace::free : kernels ? ShapeSpace::trainable : ShapeSpace::portable;
+  const ShapeSpace shapes = o.kernels.space(o.free_shapes, kernels);
   in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes, kernels)
                                               : load_constraints(o.constraints_path, in.baseline.config, shapes, kernels);
   if (!o.order.empty()) in.constraints.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
