@@ -76,39 +76,6 @@ void add_kernel_options(CLI::App& command, KernelOptions& target) {
                      "fp8-blockwise, mxfp8, nvfp4 (--megatron-args implies its recipe)");
 }
 
-Fp8Recipe fp8_recipe_of(Precision precision) {
-  switch (precision) {
-    case Precision::fp8_delayed: return Fp8Recipe::delayed;
-    case Precision::fp8_tensorwise: return Fp8Recipe::tensorwise;
-    case Precision::fp8_blockwise: return Fp8Recipe::blockwise;
-    case Precision::mxfp8: return Fp8Recipe::mxfp8;
-    case Precision::bf16:
-    case Precision::nvfp4: return Fp8Recipe::none;
-  }
-  return Fp8Recipe::none;
-}
-
-namespace {
-Precision precision_of(Fp8Recipe recipe) {
-  switch (recipe) {
-    case Fp8Recipe::none: return Precision::bf16;
-    case Fp8Recipe::delayed: return Precision::fp8_delayed;
-    case Fp8Recipe::tensorwise: return Precision::fp8_tensorwise;
-    case Fp8Recipe::blockwise: return Precision::fp8_blockwise;
-    case Fp8Recipe::mxfp8: return Precision::mxfp8;
-  }
-  return Precision::bf16;
-}
-
-/// Megatron-LM's --attention-backend (AttnBackend: flash, fused, unfused, local, auto) as a kernel backend.
-AttentionBackend megatron_backend(const std::string& name) {
-  if (name == "fused") return AttentionBackend::cudnn;
-  if (name == "flash") return AttentionBackend::fa2;
-  if (name == "unfused" || name == "local") return AttentionBackend::unfused;
-  return AttentionBackend::te_default;
-}
-}  // namespace
-
 std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& calibration, const std::string& cluster_gpu,
                                                   const std::string& megatron_args) const {
   const std::string& backend = calibration.attention_backend;
@@ -131,12 +98,12 @@ std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& cali
   t.gpu = gpu_name;
   t.arch = parse_gpu_arch(gpu_name, gpu.empty() ? "--cluster" : "--gpu");
   t.precision = !precision.empty()        ? parse_precision(precision, "--precision")
-                : !megatron_args.empty()  ? precision_of(load_megatron_fp8_recipe(megatron_args))
+                : !megatron_args.empty()  ? kernel_precision(load_megatron_fp8_recipe(megatron_args))
                                           : Precision::bf16;
   if (kernel_backend) {
     t.attention = parse_attention_backend(backend, "--attention-backend");
   } else if (!megatron_args.empty()) {
-    t.attention = megatron_backend(load_megatron_attention_backend(megatron_args));
+    t.attention = load_megatron_attention_backend(megatron_args);
   }
   if (const std::string why = precision_refusal(t.arch, t.precision); !why.empty()) {
     throw Error(why + "; allowed: a precision the GPU runs", precision.empty() ? "--megatron-args" : "--precision");

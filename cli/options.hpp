@@ -67,8 +67,6 @@ struct KernelOptions {
                                      const std::string& megatron_args) const;
 };
 void add_kernel_options(CLI::App& command, KernelOptions& target);
-/// The time model's FP8 recipe of a kernel target's precision (nvfp4 and bf16: none).
-Fp8Recipe fp8_recipe_of(Precision precision);
 
 /// `--loop FIRST-LAST` (1-based, inclusive) or `--span-fraction f` (the centred span of
 /// round(f·L) layers), and `--repeats N`.
