@@ -147,8 +147,14 @@ const std::vector<AttentionRule>& attention_rules() {
 }
 
 const AttentionRule& attention_rule(GpuArch arch, AttentionBackend backend) {
-  for (const AttentionRule& r : attention_rules()) {
-    if (r.arch == arch && r.backend == backend) return r;
+  // make_rules() lists the architectures in order, each with fa2, fa3, fa4, cudnn, unfused (the
+  // enumerators after te_default): the row's index, checked.
+  const std::size_t per_arch = 5;
+  const auto b = static_cast<std::size_t>(backend);
+  if (b >= 1 && b <= per_arch) {
+    const std::size_t i = static_cast<std::size_t>(arch) * per_arch + (b - 1);
+    const std::vector<AttentionRule>& rules = attention_rules();
+    if (i < rules.size() && rules[i].arch == arch && rules[i].backend == backend) return rules[i];
   }
   throw Error(fmt::format("no attention rule for {} on {}; allowed: an explicit backend (fa2, fa3, fa4, cudnn, "
                           "unfused)",

@@ -27,19 +27,34 @@ std::int64_t ffn_width(const ArchConfig& a) { return a.ffn.is_moe() ? a.ffn.expe
 
 }  // namespace
 
+namespace {
+/// The head dim the target executes (hd, hd) at: hd when native, the padded size, or -1 when
+/// refused (attention_fit_brief()); memoized per thread for multiples of 8 up to 1024, the head
+/// dims a search visits (the table is tiny and the rule the same for every call of a search).
+std::int64_t executed_symmetric_head_dim(const KernelTarget& t, std::int64_t hd) {
+  const auto compute = [&] {
+    const AttentionFit fit = attention_fit_brief(t, hd, hd);
+    return fit.kind == KernelFitKind::refused ? std::int64_t{-1} : fit.executed_qk;
+  };
+  constexpr std::size_t dims = 128, backends = 6, arches = 3;
+  if (hd % 8 != 0 || hd / 8 >= static_cast<std::int64_t>(dims)) return compute();
+  thread_local std::array<std::int64_t, dims * backends * arches> memo{};  // 0: not computed yet
+  const std::size_t i = (static_cast<std::size_t>(t.arch) * backends + static_cast<std::size_t>(t.attention)) * dims +
+                        static_cast<std::size_t>(hd / 8);
+  if (memo[i] == 0) memo[i] = compute();
+  return memo[i];
+}
+}  // namespace
+
 double kernel_head_dim_term(std::int64_t head_dim, const ArchConfig& b, const MatchConstraints& c) {
   const double w = c.proportions.kernel_head_dim;
   if (w == 0 || head_dim < 1 || b.attention.mla) return 0.0;
   const double hd = static_cast<double>(head_dim);
   if (!c.kernels) return w * std::log(static_cast<double>(kernel_head_dim(head_dim)) / hd);
-  const AttentionFit fit = attention_fit_brief(*c.kernels, head_dim, head_dim);
-  switch (fit.kind) {
-    case KernelFitKind::native: return 0.0;
-    case KernelFitKind::padded:
-      return w * (padded_head_dim_penalty + std::log(static_cast<double>(fit.executed_qk) / hd));
-    case KernelFitKind::refused: return w * 2.0 * padded_head_dim_penalty;
-  }
-  return 0.0;
+  const std::int64_t executed = executed_symmetric_head_dim(*c.kernels, head_dim);
+  if (executed == head_dim) return 0.0;
+  if (executed < 0) return w * 2.0 * padded_head_dim_penalty;
+  return w * (padded_head_dim_penalty + std::log(static_cast<double>(executed) / hd));
 }
 
 double proportion_distance_of(std::int64_t head_dim, std::int64_t query_width, std::int64_t hidden,
