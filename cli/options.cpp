@@ -8,6 +8,8 @@
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
 #include "budget/text_escape.hpp"
+#include "budget/megatron_args.hpp"
+#include "option_checks.hpp"
 
 namespace budget::cli {
 
@@ -17,8 +19,25 @@ CLI::Option* add_workload_option(CLI::App& command, WorkloadOption& target, cons
   return command.add_option("--workload", target.path, help);
 }
 
-TimeModel CalibrationOptions::load(Fp8Recipe fp8) const {
-  TimeModelOptions options{attention_backend};
+namespace {
+/// The kernel target's explicit attention backends (--attention-backend without --calibration).
+bool is_kernel_backend(const std::string& name) {
+  return name == "fa2" || name == "fa3" || name == "fa4" || name == "cudnn" || name == "unfused" ||
+         name == "te-default";
+}
+
+/// The profile rows a kernel backend name reads: FlashAttention's for fa2/fa3/fa4, the profile's
+/// own choice (auto) for unfused and te-default (a profile has no unfused rows).
+std::string profile_backend(const std::string& name) {
+  if (name == "fa2" || name == "fa3" || name == "fa4") return "flash";
+  if (name == "unfused" || name == "te-default") return "auto";
+  return name;
+}
+}  // namespace
+
+TimeModel CalibrationOptions::load(Fp8Recipe fp8, const std::optional<KernelTarget>& kernels) const {
+  TimeModelOptions options{profile_backend(attention_backend)};
+  options.kernels = kernels;
   options.fp8 = fp8;
   return TimeModel(load_calibration_profile(path), options);
 }
@@ -28,13 +47,68 @@ std::optional<TimeModel> CalibrationOptions::load_if_given() const {
   return load();
 }
 
-CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help) {
+CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help,
+                                     bool kernel_backends) {
   CLI::Option* calibration = command.add_option("--calibration", target.path, help);
-  command
-      .add_option("--attention-backend", target.attention_backend,
-                  "With --calibration: auto (default), cudnn, flash, default or fallback-<name>")
-      ->needs(calibration);
+  if (!kernel_backends) {
+    command
+        .add_option("--attention-backend", target.attention_backend,
+                    "With --calibration: auto (default), cudnn, flash, default or fallback-<name>")
+        ->needs(calibration);
+    return calibration;
+  }
+  command.add_option("--attention-backend", target.attention_backend,
+                     "The kernel target's attention: fa2, fa3, fa4, cudnn or unfused (default: Transformer Engine's "
+                     "choice for the GPU; docs/kernels.md); with --calibration also a profile's auto, flash, default "
+                     "or fallback-<name>");
   return calibration;
+}
+
+void add_kernel_options(CLI::App& command, KernelOptions& target) {
+  command.add_option("--gpu", target.gpu,
+                     "Target these GPUs' kernels (h100-sxm, h200, b200, gb200-nvl72, a100-80gb, ...; --cluster implies "
+                     "its GPU): head dims they run, padded sizes charged (docs/kernels.md)");
+  command.add_flag("--portable-shapes", target.portable,
+                   "Without --gpu: search only shapes every kernel target runs natively (head dims 64, 128, 256; GEMM "
+                   "widths multiples of 128, or 32 for a baseline off 128; docs/kernels.md)");
+  command.add_option("--precision", target.precision,
+                     "GEMM precision of the kernel target: bf16 (default), fp8-tensorwise, fp8-delayed, "
+                     "fp8-blockwise, mxfp8, nvfp4 (--megatron-args implies its recipe)");
+}
+
+std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& calibration, const std::string& cluster_gpu,
+                                                  const std::string& megatron_args) const {
+  const std::string& backend = calibration.attention_backend;
+  if (!calibration.given() && backend != "auto" && !is_kernel_backend(backend)) {
+    throw_option_dependency_error("--attention-backend",
+                                  fmt::format("--attention-backend requires --calibration for a profile's rows "
+                                              "(\"{}\"); the kernel target takes fa2, fa3, fa4, cudnn or unfused",
+                                              backend));
+  }
+  const bool kernel_backend = is_kernel_backend(backend);
+  const std::string gpu_name = !gpu.empty() ? gpu : cluster_gpu;
+  if (gpu_name.empty()) {
+    if (!precision.empty() || kernel_backend) {
+      throw_option_dependency_error(!precision.empty() ? "--precision" : "--attention-backend",
+                                    "a kernel target needs a GPU: give --gpu NAME (or --cluster)");
+    }
+    return std::nullopt;
+  }
+  KernelTarget t;
+  t.gpu = gpu_name;
+  t.arch = parse_gpu_arch(gpu_name, gpu.empty() ? "--cluster" : "--gpu");
+  t.precision = !precision.empty()        ? parse_precision(precision, "--precision")
+                : !megatron_args.empty()  ? kernel_precision(load_megatron_fp8_recipe(megatron_args))
+                                          : Precision::bf16;
+  if (kernel_backend) {
+    t.attention = parse_attention_backend(backend, "--attention-backend");
+  } else if (!megatron_args.empty()) {
+    t.attention = load_megatron_attention_backend(megatron_args);
+  }
+  if (const std::string why = precision_refusal(t.arch, t.precision); !why.empty()) {
+    throw Error(why + "; allowed: a precision the GPU runs", precision.empty() ? "--megatron-args" : "--precision");
+  }
+  return t;
 }
 
 LoopSpec LoopOptions::spec() const {

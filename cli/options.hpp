@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "budget/kernel_stack.hpp"
 #include "budget/match.hpp"
 #include "budget/time_model.hpp"
 #include "budget/workload.hpp"
@@ -31,12 +32,41 @@ struct CalibrationOptions {
   bool given() const { return !path.empty(); }
   /// The time model of the profile at `path` (budget::Error naming the file if it is bad), its FP8
   /// GEMMs `fp8` (the recipe of --megatron-args; none: bf16).
-  TimeModel load(Fp8Recipe fp8 = Fp8Recipe::none) const;
+  /// `kernels`: the kernel target whose padding the model charges (TimeModelOptions::kernels).
+  TimeModel load(Fp8Recipe fp8 = Fp8Recipe::none, const std::optional<KernelTarget>& kernels = std::nullopt) const;
   /// load() when --calibration was given, else nothing.
   std::optional<TimeModel> load_if_given() const;
 };
-/// Adds --calibration (with `help`) and --attention-backend.
-CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help);
+/// Adds --calibration (with `help`) and --attention-backend. With `kernel_backends` (the
+/// matcher and grid), --attention-backend also takes the kernel target's fa2, fa3, fa4, cudnn,
+/// unfused (KernelOptions) without --calibration; a profile's own values (flash, default,
+/// fallback-<name>) still need it.
+CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& target, const std::string& help,
+                                     bool kernel_backends = false);
+
+/// `--gpu NAME` and `--precision P` (with --attention-backend of CalibrationOptions): the kernels
+/// the search targets (budget/kernel_stack.hpp; docs/kernels.md).
+struct KernelOptions {
+  std::string gpu;
+  std::string precision;
+  bool portable = false;  ///< --portable-shapes: ShapeSpace::portable without a target
+  /// The space without --free-shapes: trainable with a target, portable with --portable-shapes,
+  /// else trainable (the lattice's trainable shapes, no kernel rule).
+  ShapeSpace space(bool free_shapes, const std::optional<KernelTarget>& target) const {
+    if (free_shapes) return ShapeSpace::free;
+    return !target && portable ? ShapeSpace::portable : ShapeSpace::trainable;
+  }
+  /// The target, or nothing when neither --gpu, --precision, a kernel --attention-backend, a
+  /// cluster's GPU nor a Megatron recipe names one. The GPU: --gpu, else `cluster_gpu` (a cluster
+  /// file's gpu.name); precision: --precision, else the recipe of `megatron_args` (a path, or
+  /// empty), else bf16; attention: --attention-backend fa2|fa3|fa4|cudnn|unfused, else
+  /// `megatron_args`' --attention-backend (fused: cudnn, flash: fa2, unfused/local: unfused), else
+  /// TE's default. budget::Error (naming the option) for a target without a GPU, or a precision
+  /// the GPU does not run.
+  std::optional<KernelTarget> target(const CalibrationOptions& calibration, const std::string& cluster_gpu,
+                                     const std::string& megatron_args) const;
+};
+void add_kernel_options(CLI::App& command, KernelOptions& target);
 
 /// `--loop FIRST-LAST` (1-based, inclusive) or `--span-fraction f` (the centred span of
 /// round(f·L) layers), and `--repeats N`.

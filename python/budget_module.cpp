@@ -97,12 +97,44 @@ budget::Workload workload_of(const py::handle& value) {
 /// The constraints argument over the baseline's defaults (free_shapes: the whole lattice; a
 /// "free_shapes" key in the dict or file does the same).
 budget::MatchConstraints constraints_of(const py::handle& value, const budget::ArchConfig& baseline,
-                                        bool free_shapes = false) {
+                                        bool free_shapes = false,
+                                        const std::optional<budget::KernelTarget>& kernels = std::nullopt) {
   const budget::ShapeSpace shapes = free_shapes ? budget::ShapeSpace::free : budget::ShapeSpace::trainable;
-  if (value.is_none()) return budget::default_constraints(baseline, shapes);
-  if (py::isinstance<py::dict>(value)) return budget::parse_constraints(dict_text(value), "constraints", baseline, shapes);
-  if (is_path(value)) return budget::load_constraints(path_string(value), baseline, shapes);
+  if (value.is_none()) return budget::default_constraints(baseline, shapes, kernels);
+  if (py::isinstance<py::dict>(value)) {
+    return budget::parse_constraints(dict_text(value), "constraints", baseline, shapes, kernels);
+  }
+  if (is_path(value)) return budget::load_constraints(path_string(value), baseline, shapes, kernels);
   bad_argument("constraints", value, "None (the defaults), a dict or a file path");
+}
+
+/// The kernel target of gpu=, precision= and a kernel attention_backend= (fa2, fa3, fa4, cudnn,
+/// unfused), as --gpu, --precision and --attention-backend make it (docs/kernels.md); precision
+/// None: `recipe`'s (megatron_args'), else bf16. None without gpu. budget.Error naming the argument.
+std::optional<budget::KernelTarget> kernel_target_of(const py::object& gpu, const py::object& precision,
+                                                     const std::string& attention_backend,
+                                                     budget::Fp8Recipe recipe = budget::Fp8Recipe::none,
+                                                     const std::optional<std::string>& megatron_args = std::nullopt) {
+  const bool kernel_backend = attention_backend == "fa2" || attention_backend == "fa3" || attention_backend == "fa4" ||
+                              attention_backend == "cudnn" || attention_backend == "unfused";
+  if (gpu.is_none()) {
+    if (!precision.is_none()) throw budget::Error("a kernel target needs a GPU: give gpu too", "precision");
+    return std::nullopt;
+  }
+  budget::KernelTarget t;
+  t.gpu = budget_python::string_argument(gpu, "gpu");
+  t.arch = budget::parse_gpu_arch(t.gpu, "gpu");
+  t.precision = precision.is_none() ? budget::kernel_precision(recipe)
+                                    : budget::parse_precision(budget_python::string_argument(precision, "precision"), "precision");
+  if (kernel_backend) {
+    t.attention = budget::parse_attention_backend(attention_backend, "attention_backend");
+  } else if (megatron_args) {
+    t.attention = budget::load_megatron_attention_backend(*megatron_args);
+  }
+  if (const std::string why = budget::precision_refusal(t.arch, t.precision); !why.empty()) {
+    throw budget::Error(why + "; allowed: a precision the GPU runs", "precision");
+  }
+  return t;
 }
 
 /// The order argument of match() (--order): None keeps the constraints' (default "proportions").
@@ -402,7 +434,8 @@ PYBIND11_MODULE(_budget, m) {
            const py::handle& max_time_ratio, const py::handle& cluster, const py::object& gpus_arg,
            const py::object& nodes_arg, const py::object& global_batch_tokens_arg, const py::object& max_nodes_per_token_arg,
            const py::object& min_headroom, const py::object& free_shapes_arg, const py::handle& order,
-           const py::object& megatron_args_arg, const py::object& bridge_config_arg) {
+           const py::object& megatron_args_arg, const py::object& bridge_config_arg, const py::object& gpu,
+           const py::object& precision) {
           const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
           // The cluster arguments converted here: budget.Error naming them, never TypeError (arguments.hpp).
           const std::optional<std::int64_t> gpus = budget_python::optional_int_argument(gpus_arg, "gpus");
@@ -422,11 +455,17 @@ PYBIND11_MODULE(_budget, m) {
                                    : std::optional<std::string>(budget_python::string_argument(recipe_arg, recipe_key));
           const std::int64_t max_nodes_per_token =
               budget_python::int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
+          // A cluster implies its GPU, as --cluster does (gpu= wins).
+          const py::object cluster_gpu =
+              gpu.is_none() && !cluster.is_none() ? py::object(py::str(cluster_argument(cluster, nodes).gpu_name)) : gpu;
+          const std::optional<budget::KernelTarget> kernels = kernel_target_of(
+              cluster_gpu, precision, attention_backend,
+              megatron_args ? budget::load_megatron_fp8_recipe(*megatron_args) : budget::Fp8Recipe::none, megatron_args);
           const budget::ArchConfig base = arch_config(baseline, "baseline");
           const budget::Workload w = workload_of(workload);
           const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
           if (top < 1) throw budget::Error("top must be at least 1", "top");
-          budget::MatchConstraints c = constraints_of(constraints, base, free_shapes);
+          budget::MatchConstraints c = constraints_of(constraints, base, free_shapes, kernels);
           apply_order(order, c);
           if (align != 0) {
             if (align < 1 || align > 4096) {
@@ -457,11 +496,19 @@ PYBIND11_MODULE(_budget, m) {
           std::optional<budget::TimeModel> model;
           if (!calibration.is_none() || cluster_names_profile(cluster, nodes)) {
             // The profile given, else the cluster file's (gpu.compute.calibration), as --cluster does.
-            budget::TimeModelOptions model_options{attention_backend};
-            if (team) model_options.fp8 = team->layout.fp8;
+            // A kernel backend reads FlashAttention's rows (fa2/fa3/fa4) or the profile's choice (unfused).
+            const bool flash = attention_backend == "fa2" || attention_backend == "fa3" || attention_backend == "fa4";
+            budget::TimeModelOptions model_options{flash ? "flash" : attention_backend == "unfused" ? "auto" : attention_backend};
+            if (team) {
+              model_options.fp8 = team->layout.fp8;
+            } else if (kernels) {
+              model_options.fp8 = budget::fp8_recipe_of(kernels->precision);  // precision= times the GEMMs, as --precision
+            }
+            model_options.kernels = kernels;
             model.emplace(default_calibration_profile(calibration, cluster, nodes), model_options);
-          } else if (attention_backend != "auto") {
-            throw budget::Error("attention_backend needs calibration (a profile whose attention rows it selects)",
+          } else if (attention_backend != "auto" && !kernels) {
+            throw budget::Error("attention_backend needs calibration (a profile whose attention rows it selects) "
+                                "or gpu (a kernel target: fa2, fa3, fa4, cudnn, unfused)",
                                 "attention_backend");
           }
           budget::MatchRequest request;
@@ -520,7 +567,8 @@ PYBIND11_MODULE(_budget, m) {
         py::arg("cluster") = py::none(), py::arg("gpus") = py::none(), py::arg("nodes") = py::none(),
         py::arg("global_batch_tokens") = py::none(), py::arg("max_nodes_per_token") = 0,
         py::arg("min_headroom") = budget::default_min_headroom_gib, py::arg("free_shapes") = false, py::arg("order") = py::none(),
-        py::arg("megatron_args") = py::none(), py::arg("bridge_config") = py::none(),
+        py::arg("megatron_args") = py::none(), py::arg("bridge_config") = py::none(), py::arg("gpu") = py::none(),
+        py::arg("precision") = py::none(),
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
@@ -529,12 +577,16 @@ PYBIND11_MODULE(_budget, m) {
         "layout where valid and fitting, else at its best layout with the team's recipe held, docs/megatron.md; "
         "bridge_config: --bridge-config FILE.yaml, the same from a Megatron-Bridge config; "
         "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; "
-        "order: --order, \"proportions\" (default) or \"tightest\"). export(result, row=N) writes row N.");
+        "order: --order, \"proportions\" (default) or \"tightest\"; gpu, precision: --gpu, --precision, the kernel "
+        "target, with attention_backend fa2/fa3/fa4/cudnn/unfused, docs/kernels.md). export(result, row=N) writes "
+        "row N.");
 
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,
-           const py::handle& constraints, const py::object& free_shapes_arg, const py::handle& order) {
+           const py::handle& constraints, const py::object& free_shapes_arg, const py::handle& order,
+           const py::object& gpu, const py::object& precision, const std::string& attention_backend) {
           const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
+          const std::optional<budget::KernelTarget> kernels = kernel_target_of(gpu, precision, attention_backend);
           budget::Grid g;
           if (grid.is_none()) {
             g = budget::paper_grid();
@@ -551,7 +603,7 @@ PYBIND11_MODULE(_budget, m) {
           // the order (grid --order).
           std::vector<budget::GridRow> rows;
           for (const budget::GridCell& cell : g.cells) {
-            budget::MatchConstraints c = constraints_of(constraints, cell.baseline, free_shapes);
+            budget::MatchConstraints c = constraints_of(constraints, cell.baseline, free_shapes, kernels);
             apply_order(order, c);
             rows.push_back({&cell, with_loop_argument([&] {
                               return budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w, c, 1);
@@ -561,7 +613,8 @@ PYBIND11_MODULE(_budget, m) {
         },
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("free_shapes") = false,
-        py::arg("order") = py::none(),
+        py::arg("order") = py::none(), py::arg("gpu") = py::none(), py::arg("precision") = py::none(),
+        py::arg("attention_backend") = "te-default",
         "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid). "
         "`constraints` (a dict or a file path, as for match()) override each cell's default constraints; "
         "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; order: --order, "

@@ -51,6 +51,7 @@ struct GridOptions {
   double max_time_ratio = 0;
   std::string plot_path;
   ClusterRankOptions cluster;
+  KernelOptions kernels;  // --gpu, --precision (and --attention-backend of calibration)
 };
 
 std::string ratio(double value) { return fmt::format("{:.3f}", value); }
@@ -59,21 +60,23 @@ std::string ratio(double value) { return fmt::format("{:.3f}", value); }
 /// --order).
 GridConstraints grid_constraints_of(const GridOptions& o) {
   GridConstraints c{o.constraints_path};
-  c.shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
+  c.kernels = o.kernels.target(o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(),
+                               o.cluster.megatron_args);
+  c.shapes = o.kernels.space(o.free_shapes, c.kernels);
   if (!o.order.empty()) c.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   return c;
 }
 
 void add_arch_row(Table& t, const std::string& size, const std::string& arch, const ArchConfig& c, const Budgets& b,
                   const std::string& flops_ratio, const std::string& kv_ratio, const std::string& max_dev,
-                  const std::string& paper, const std::optional<std::string>& time_ratio = std::nullopt) {
+                  const std::string& paper, const std::optional<std::string>& last_cell = std::nullopt) {
   std::vector<std::string> cells{
       size, arch, std::to_string(c.hidden_size), fmt::format("{}/{}", b.physical_layers, b.executed_layers),
       heads_text(c.attention), std::to_string(c.ffn.num_experts), std::to_string(c.ffn.top_k),
       std::to_string(c.ffn.expert_dim), fmt::format("{:.3f}", static_cast<double>(b.non_embedding_params_active) / 1e9),
       fmt::format("{:.1f}", 100.0 * b.sparsity), fmt::format("{:.2f}", static_cast<double>(b.non_embedding_params_total) / 1e9),
       flops_ratio, kv_ratio, max_dev, paper};
-  if (time_ratio) cells.push_back(*time_ratio);
+  if (last_cell) cells.push_back(*last_cell);  // the time ratio (--calibration) or the kernel fit (--gpu)
   t.add_row(std::move(cells));
 }
 
@@ -114,18 +117,27 @@ Table grid_table(const std::vector<GridRow>& rows) {
                         "non-emb params (B)", "FLOPs ratio", "KV ratio", "max dev", "paper max dev"}) {
     t.add_column(h);
   }
+  // With a kernel target (--gpu): how each row runs on it (native, padded→size, refused).
+  const std::optional<KernelTarget> kernels = rows.empty() ? std::nullopt : rows.front().result.summary.kernels;
+  if (kernels) t.add_column("kernels", Align::left);
+  const auto fit_cell = [&](const ArchConfig& c) {
+    return kernels ? std::optional<std::string>(kernel_fit_cell(kernel_fit(c, *kernels))) : std::nullopt;
+  };
   for (const GridRow& row : rows) {
     const GridCell& cell = *row.cell;
     t.add_separator();
-    add_arch_row(t, cell.size, "baseline", row.result.baseline, row.result.baseline_budgets, "1.000", "1.000", "", "");
+    add_arch_row(t, cell.size, "baseline", row.result.baseline, row.result.baseline_budgets, "1.000", "1.000", "", "",
+                 fit_cell(row.result.baseline));
     if (row.result.candidates.empty()) {
-      t.add_row({cell.size, "looped", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "infeasible", ""});
+      std::vector<std::string> cells{cell.size, "looped", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "infeasible", ""};
+      if (kernels) cells.push_back("");
+      t.add_row(std::move(cells));
       continue;
     }
     const Candidate& c = row.result.candidates.front();
     const auto paper = cell.published_max_deviation();
     add_arch_row(t, cell.size, "looped", c.config, c.budgets, ratio(1.0 + c.deviation.flops), ratio(1.0 + c.deviation.kv),
-                 percent(c.deviation.max_abs(), 2), paper ? percent(*paper, 1) : "");
+                 percent(c.deviation.max_abs(), 2), paper ? percent(*paper, 1) : "", fit_cell(c.config));
   }
   return t;
 }
@@ -276,8 +288,13 @@ void run_ablation_command(const GridOptions& o, const Grid& grid, const Workload
 /// Which search space every cell was matched in and how its row #1 was chosen (the matcher's footer
 /// says it per match; docs/matching.md).
 std::string grid_space_line(const MatchSummary& s) {
+  const std::string kernels = s.kernels ? "the kernels of " + describe(*s.kernels)
+                                         : std::string("the portable set (no --gpu: head dims 64, 128, 256, GEMM "
+                                                       "widths on the portable multiple)");
   const std::string space =
-      s.shapes == ShapeSpace::trainable
+      s.shapes == ShapeSpace::portable || s.kernels
+          ? "trainable shapes for " + kernels + " (--free-shapes searches the whole lattice)"
+      : s.shapes == ShapeSpace::trainable
           ? "trainable shapes (the default: head dims multiples of 8 up to 256, expert counts keeping each baseline's "
             "expert-parallel degrees, widths within the proportion factor of its proportions; --free-shapes searches "
             "the whole lattice)"
@@ -601,7 +618,9 @@ void add_grid_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--repeats", o->repeats, "Loop repeats (default 2)")->check(CLI::Range(1, 1024));
   add_calibration_options(*cmd, o->calibration,
-                          "Calibration profile (docs/calibration.md): add each matched config's predicted time ratio");
+                          "Calibration profile (docs/calibration.md): add each matched config's predicted time ratio",
+                          true);
+  add_kernel_options(*cmd, o->kernels);
   cmd->add_option("--rank-by", o->rank_by, "budget (default) or time: pick the fastest equally matched candidate")
       ->check(CLI::IsMember({"budget", "time"}));
   cmd->add_option("--max-time-ratio", o->max_time_ratio, "Drop candidates predicted slower than R × the baseline")

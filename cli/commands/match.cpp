@@ -60,6 +60,7 @@ struct MatchOptions {
   std::string order;               // --order: empty keeps the constraints' (default proportions)
   bool explain = false;
   CalibrationOptions calibration;
+  KernelOptions kernels;           // --gpu, --precision (and --attention-backend of calibration)
   std::string rank_by = "budget";
   double max_time_ratio = 0;  // 0: no cap
   bool timings = false;
@@ -108,9 +109,11 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
   MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}};
-  const ShapeSpace shapes = o.free_shapes ? ShapeSpace::free : ShapeSpace::trainable;
-  in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes)
-                                              : load_constraints(o.constraints_path, in.baseline.config, shapes);
+  const std::optional<KernelTarget> kernels = o.kernels.target(
+      o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(), o.cluster.megatron_args);
+  const ShapeSpace shapes = o.kernels.space(o.free_shapes, kernels);
+  in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes, kernels)
+                                              : load_constraints(o.constraints_path, in.baseline.config, shapes, kernels);
   if (!o.order.empty()) in.constraints.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
   if (o.max_work > 0) in.constraints.max_work = o.max_work;
@@ -126,7 +129,11 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   in.loop = o.loop.spec();
   if (o.calibration.given()) {
     // The team's FP8 recipe (--megatron-args) times the GEMMs of every candidate, as it prices their memory.
-    in.model = o.calibration.load(o.cluster.given() ? o.cluster.fp8_recipe() : Fp8Recipe::none);
+    // --precision's FP8 recipe when --megatron-args names none (NVFP4 GEMMs are not timed: bf16's).
+    const Fp8Recipe fp8 = o.cluster.given() && !o.cluster.megatron_args.empty() ? o.cluster.fp8_recipe()
+                          : kernels                                          ? fp8_recipe_of(kernels->precision)
+                                                                             : Fp8Recipe::none;
+    in.model = o.calibration.load(fp8, kernels);
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
                                   "--rank-by time and --max-time-ratio need --calibration P.json (a profile to "
@@ -290,6 +297,7 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
   doc.text(match_markdown(m.result, in.loop, ratios, accuracy), Forms::markdown);
   if (m.timed) doc.text(time_legend(o, in, *m.timed) + one_gpu_fit_lines(m), Forms::table);
   doc.text(kernel_path_lines(m), Forms::text);
+  doc.text(native_reach_text(m), Forms::text);
   if (m.cluster) {
     std::vector<ArchConfig> configs;
     for (const Candidate& c : m.result.candidates) configs.push_back(c.config);
@@ -400,7 +408,9 @@ void add_match_options(CLI::App& app) {
                "--calibration: and what aligning head_dim/hidden/expert width to 8, 16, 64 costs and saves)");
   add_calibration_options(app, o->calibration,
                           "Calibration profile (docs/calibration.md): show each candidate's predicted time ratio to "
-                          "the baseline");
+                          "the baseline",
+                          true);
+  add_kernel_options(app, o->kernels);
   app.add_option("--rank-by", o->rank_by,
                  "budget (default) or time: rank the equally matched candidates by predicted time (needs --calibration)")
       ->check(CLI::IsMember({"budget", "time"}));

@@ -21,6 +21,47 @@ nlohmann::ordered_json range_edges_json(const std::vector<RangeEdge>& edges) {
   return out;
 }
 
+nlohmann::ordered_json kernel_fit_json(const KernelFit& fit) {
+  nlohmann::ordered_json out{{"fit", std::string(to_string(fit.kind))},
+                             {"backend", std::string(to_string(fit.attention.backend))},
+                             {"attention", std::string(to_string(fit.attention.kind))}};
+  if (fit.attention.kind != KernelFitKind::refused) {
+    out["executed_head_dims"] = {fit.attention.executed_qk, fit.attention.executed_v};
+  }
+  out["why"] = fit.kind == KernelFitKind::native ? std::string() : fit.describe();
+  return out;
+}
+
+std::string kernel_fit_cell(const KernelFit& fit) {
+  if (fit.kind == KernelFitKind::padded) return fmt::format("padded→{}", fit.attention.executed_qk);
+  return std::string(to_string(fit.kind));
+}
+
+nlohmann::ordered_json kernel_stack_json(const MatchSummary& s) {
+  if (!s.kernels) {
+    if (s.shapes != ShapeSpace::portable) return nullptr;
+    return {{"portable", true},
+            {"rule", "shapes every target runs natively (no --gpu): head dims 64, 128, 256 (MLA its own), GEMM "
+                     "widths on the multiple the search space names"}};
+  }
+  const KernelTarget& k = *s.kernels;
+  nlohmann::ordered_json order = nlohmann::ordered_json::array();
+  if (k.attention == AttentionBackend::te_default) {
+    for (const AttentionBackend b : attention_backend_order(k.arch)) order.push_back(std::string(to_string(b)));
+  } else {
+    order.push_back(std::string(to_string(k.attention)));
+  }
+  return {{"portable", false},
+          {"gpu", k.gpu},
+          {"arch", std::string(to_string(k.arch))},
+          {"attention_backend", std::string(to_string(k.attention))},
+          {"attention_backends_tried", order},
+          {"precision", std::string(to_string(k.precision))},
+          {"gemm_width_multiple", width_multiple(k.precision)},
+          {"expert_token_alignment", expert_token_alignment(k.precision)},
+          {"rule", describe(k)}};
+}
+
 nlohmann::ordered_json candidate_json(const Candidate& c) {
   nlohmann::ordered_json out{
       {"config", config_json(c.config)},
@@ -36,7 +77,9 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
       // Shapes off the fused kernels' full-rate path (budget/kernel_shapes.hpp); empty: kernel-ready.
       {"off_kernel_path", off_kernel_path(c.config)},
       // Searched variables on a bound of their range (docs/matching.md, "Range edges").
-      {"range_edges", range_edges_json(c.range_edges)}};
+      {"range_edges", range_edges_json(c.range_edges)},
+      // How it runs on the kernel target (--gpu; budget/kernel_stack.hpp); null without one.
+      {"kernel_fit", c.kernel_fit ? kernel_fit_json(*c.kernel_fit) : nlohmann::ordered_json(nullptr)}};
   // The fourth budget of hybrid stacks (MatchConstraints::weight_state), only where there is a state.
   if (c.budgets.state_elements_per_sequence > 0) out["deviation"]["state"] = c.deviation.state;
   return out;
@@ -75,6 +118,8 @@ nlohmann::ordered_json match_json(const MatchResult& r, const LoopSpec& loop, co
                // Which defaults the search space came from, and its rules (describe_search_space()).
                {"shapes", std::string(to_string(r.summary.shapes))},
                {"search_space", r.summary.search_space},
+               // The kernels searched for (--gpu, --attention-backend, --precision; docs/kernels.md).
+               {"kernel_stack", kernel_stack_json(r.summary)},
                // The bounds of the equally matched (docs/matching.md, "Equally matched").
                {"equally_matched", equal_match_json(r)},
                {"lm_head_in_flops", r.summary.lm_head_in_flops},
@@ -130,6 +175,9 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
   t.add_column("active");
   t.add_column("total");
   t.add_column("sparsity");
+  // How each row runs on the kernel target (--gpu): native, padded (the head dim executed) or refused.
+  const bool with_kernels = r.summary.kernels.has_value();
+  if (with_kernels) t.add_column("kernels", Align::left);
   const auto row = [&](const std::string& rank, const ArchConfig& c, const Budgets& b, const std::string& dmax,
                        const std::string& df, const std::string& df_other, const std::string& dn,
                        const std::string& dkv, const std::string& dstate, const std::string& time) {
@@ -145,6 +193,7 @@ Table candidates_table(const MatchResult& r, const std::vector<double>& time_rat
                         si(static_cast<double>(b.non_embedding_params_total)), percent(b.sparsity, 1)}) {
       cells.push_back(cell);
     }
+    if (with_kernels) cells.push_back(kernel_fit_cell(kernel_fit(c, *r.summary.kernels)));
     t.add_row(std::move(cells));
   };
   const double base_f = r.baseline_budgets.training_flops_per_token;
@@ -316,6 +365,7 @@ nlohmann::ordered_json grid_json(const Grid& grid, const std::vector<GridRow>& r
               {"matched", row.result.candidates.empty() ? json(nullptr) : candidate_json(row.result.candidates.front())},
               {"summary", row.result.summary.brief()},
               {"shapes", to_string(row.result.summary.shapes)},
+              {"kernel_stack", kernel_stack_json(row.result.summary)},
               {"order", to_string(row.result.summary.order)}};
     const auto paper = row.cell->published_max_deviation();
     cell["paper_max_deviation"] = paper ? json(*paper) : json(nullptr);

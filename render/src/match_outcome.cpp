@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "budget_render/budgets.hpp"
@@ -27,11 +29,47 @@ nlohmann::ordered_json alignment_json(const std::vector<AlignmentOption>& option
   return out;
 }
 
+nlohmann::ordered_json native_reach_json(const NativeReach& n) {
+  using json = nlohmann::ordered_json;
+  const auto timed = [](double ratio) { return ratio > 0 ? json(ratio) : json(nullptr); };
+  return {{"unreachable", n.unreachable},
+          {"tolerance", native_match_tolerance},
+          {"best_native", n.best_native ? candidate_json(*n.best_native) : json(nullptr)},
+          {"best_native_time_ratio", timed(n.best_native_time_ratio)},
+          {"best_padded", n.best_padded ? candidate_json(*n.best_padded) : json(nullptr)},
+          {"best_padded_time_ratio", timed(n.best_padded_time_ratio)},
+          {"suggested_loop", n.suggested_loop.empty() ? json(nullptr) : json(n.suggested_loop)},
+          {"note", n.note}};
+}
+
+std::string reach_row(const char* label, const Candidate& c, double ratio) {
+  const Deviation& d = c.deviation;
+  const std::string fit = c.kernel_fit ? kernel_fit_cell(*c.kernel_fit) : std::string("native");
+  return fmt::format("  {}: max dev {:.2f}% (FLOPs {:+.2f}%, params {:+.2f}%, KV {:+.2f}%), hidden {}, heads {}, "
+                     "experts {}, {}{}\n",
+                     label, 100 * d.max_abs(), 100 * d.flops, 100 * d.params, 100 * d.kv, c.config.hidden_size,
+                     heads_text(c.config.attention), ffn_text(c.config.ffn), fit,
+                     ratio > 0 ? fmt::format(", time ×{:.3f}", ratio) : std::string());
+}
+
 }  // namespace
+
+std::string native_reach_text(const MatchOutcome& m) {
+  if (!m.native_reach) return "";
+  const NativeReach& n = *m.native_reach;
+  std::string out = n.unreachable.empty()
+                        ? std::string("row #1 runs padded: native shapes match within the tolerance only as below\n")
+                        : fmt::format("the native shapes cannot reach: {}\n", fmt::join(n.unreachable, "; "));
+  if (n.best_native) out += reach_row("best native", *n.best_native, n.best_native_time_ratio);
+  if (n.best_padded) out += reach_row("best padded", *n.best_padded, n.best_padded_time_ratio);
+  return out + "  " + n.note + "\n";
+}
 
 nlohmann::ordered_json match_outcome_json(const MatchOutcome& m, const LoopSpec& loop, const Workload& workload,
                                           const MatchRequest& request, bool timings) {
   nlohmann::ordered_json out = match_json(m.result, loop, workload, timings);
+  // Issue 43 item 5: what the native shapes reach, where row #1 is padded or misses a budget.
+  out["summary"]["native_reach"] = m.native_reach ? native_reach_json(*m.native_reach) : nlohmann::ordered_json(nullptr);
   if (m.aligned) {
     out["aligned_alternative"] =
         m.aligned->candidate ? candidate_json(*m.aligned->candidate) : nlohmann::ordered_json();

@@ -29,6 +29,16 @@ CASES = [
     ("report-calibration", ["report", BASE, "--calibration", PROFILE, "--format", "json"], "json"),
     ("baseline-paper-200M", ["--baseline", BASE, "--format", "json"], "json"),
     ("baseline-deepseek-v3-mla", ["--baseline", "tests/data/hf/deepseek-v3.json", "--format", "json"], "json"),
+    # Issue 43: a kernel target (B200, MXFP8): kernel_fit per row, summary.kernel_stack, and the
+    # native reach of a padded row #1 (best native beside best padded); FP8 blockwise on Hopper with
+    # the KV budget the native shapes cannot reach and the loop suggested; the portable set.
+    ("baseline-kernels-b200-mxfp8", ["--baseline", "examples/hf/mixtral-8x7b.json", "--gpu", "b200", "--precision",
+                                     "mxfp8", "--format", "json"], "json"),
+    ("baseline-kernels-h100-blockwise", ["--baseline", "tests/data/hf/deepseek-v3.json", "--gpu", "h100-sxm",
+                                         "--precision", "fp8-blockwise", "--format", "json"], "json"),
+    ("baseline-kernels-portable", ["--baseline", "examples/hf/qwen1.5-moe-a2.7b.json", "--portable-shapes",
+                                   "--format", "json"], "json"),
+    ("grid-kernels-b200", ["grid", "--gpu", "b200", "--precision", "mxfp8", "--format", "json"], "json"),
     ("baseline-calibration-time", ["--baseline", BASE, "--calibration", PROFILE, "--rank-by", "time",
                                    "--format", "json"], "json"),
     ("compare", ["compare", BASE, LOOPED, "--format", "json"], "json"),

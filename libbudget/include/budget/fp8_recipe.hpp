@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "budget/kernel_stack.hpp"
+
 namespace budget {
 
 /// Transformer Engine's FP8 recipes as Megatron-Core selects them with --fp8-recipe (with --fp8-format):
@@ -25,5 +27,12 @@ std::string_view precision_name(Fp8Recipe recipe);
 /// none | delayed | tensorwise | blockwise | mxfp8 (and the precision names above); budget::Error
 /// naming `where` otherwise.
 Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where);
+
+/// The kernel target's precision of a recipe (budget/kernel_stack.hpp): none bf16, delayed
+/// fp8-delayed, tensorwise fp8-tensorwise, blockwise fp8-blockwise, mxfp8 mxfp8.
+Precision kernel_precision(Fp8Recipe recipe);
+/// The recipe the time model times for a kernel target's precision (bf16 and nvfp4: none, NVFP4
+/// GEMMs not being timed).
+Fp8Recipe fp8_recipe_of(Precision precision);
 
 }  // namespace budget

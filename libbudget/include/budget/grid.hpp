@@ -71,6 +71,8 @@ struct GridConstraints {
   std::string path;  ///< a constraints file applied to every cell (empty: none)
   ShapeSpace shapes = ShapeSpace::trainable;
   std::optional<MatchOrder> order;
+  /// The kernel target every cell is matched for (grid --gpu; budget/kernel_stack.hpp).
+  std::optional<KernelTarget> kernels;
 
   GridConstraints() = default;
   /// A constraints file alone (empty: none), the defaults' shapes and the file's order. Implicit,

@@ -17,6 +17,7 @@
 
 #include "budget/accounting.hpp"
 #include "budget/config.hpp"
+#include "budget/kernel_stack.hpp"
 #include "budget/workload.hpp"
 
 namespace budget {
@@ -83,6 +84,11 @@ struct ProportionWeights {
   double kernel_head_dim = 1.0;
 };
 
+/// What a padded head dim adds to the proportion distance under a kernel target, before
+/// ln(executed head dim / head dim): larger than any distance of a native shape, so that among the
+/// equally matched a native shape is row #1 whenever there is one (docs/matching.md).
+inline constexpr double padded_head_dim_penalty = 100.0;
+
 /// The largest attention head dim the fused kernels take (cuDNN SDPA, FlashAttention 2/3;
 /// kernel_shapes.hpp).
 inline constexpr std::int64_t max_fused_head_dim = 256;
@@ -101,8 +107,12 @@ enum class ShapeSpace {
   trainable,
   /// The whole lattice (--free-shapes; constraints key "free_shapes"): the defaults before issue 30.
   free,
+  /// The trainable ranges restricted to the shapes every kernel target runs natively (issue 43;
+  /// the CLI's default without --gpu): GQA head dims portable_head_dims(), GEMM widths multiples
+  /// of portable_width_multiple(). With a kernel target the space is `trainable` plus the target.
+  portable,
 };
-/// "trainable", "free".
+/// "trainable", "free", "portable".
 std::string_view to_string(ShapeSpace shapes);
 
 /// Which equally matched shape is row #1, and how the rows are ordered (--order; constraints key
@@ -180,6 +190,18 @@ struct MatchConstraints {
   /// Which defaults these constraints started from (default_constraints(); "free_shapes" in a
   /// constraints file): reported, not searched (the ranges above are what is searched).
   ShapeSpace shapes = ShapeSpace::free;
+  /// The kernels the team trains on (issue 43; docs/kernels.md): the search keeps the head dims
+  /// they run natively or padded (attention_fit() not refused), a padded head dim's proportion
+  /// distance carries padded_head_dim_penalty (so that row #1 is native when an equally matched
+  /// native shape exists), and each candidate's kernel_fit is reported. nullopt: no target.
+  std::optional<KernelTarget> kernels = std::nullopt;
+  /// When not empty, the only head dims searched (within the head_dim range): the portable set of
+  /// the default space without a target (64, 128, 256).
+  std::vector<std::int64_t> head_dim_set;
+  /// Every GEMM width searched is a multiple of this: the defaults make the hidden, expert, shared
+  /// and KV-latent ranges multiples of it, and the search skips query and KV widths
+  /// (heads·head_dim) off it. 1: no filter.
+  std::int64_t gemm_width_multiple = 1;
 
   /// Work limits (docs/reliability.md). A space with more than `max_structures` structures to
   /// calibrate from the op list (num_layers, top_k, num_kv_heads, head_dim, hidden_size; with a
@@ -216,6 +238,22 @@ void validate(const MatchConstraints& constraints);
 /// experts a multiple of expert_parallel_multiple(baseline); proportion_factor
 /// default_proportion_factor.
 MatchConstraints default_constraints(const ArchConfig& baseline, ShapeSpace shapes = ShapeSpace::trainable);
+/// The defaults for the kernels of `kernels` (issue 43; docs/kernels.md): with a target (and
+/// `shapes` trainable or portable), the trainable ranges above with every GEMM width a multiple
+/// of width_multiple(precision) and the head dims the target does not refuse (shapes trainable);
+/// without one, ShapeSpace::portable is the portable set, shapes every target runs natively
+/// (portable_head_dims(), widths multiples of portable_width_multiple()), and trainable the
+/// ranges above. ShapeSpace::free ignores the target's shapes (the whole lattice) but keeps it for
+/// reporting each candidate's fit.
+MatchConstraints default_constraints(const ArchConfig& baseline, ShapeSpace shapes,
+                                     const std::optional<KernelTarget>& kernels);
+/// The head dims of the portable set: 64 and 128 (native on every backend and architecture),
+/// 256 (native on Hopper and on Blackwell's cuDNN >= 9.23 and FA4); MLA baselines keep their own.
+std::vector<std::int64_t> portable_head_dims();
+/// The GEMM width multiple of the portable set: 128 (FP8 blockwise's blocks, which every other
+/// recipe's multiple divides) when the baseline's hidden size and FFN width are multiples of 128,
+/// else 32 (every recipe but FP8 blockwise).
+std::int64_t portable_width_multiple(const ArchConfig& baseline);
 
 /// The expert-count multiple of the trainable defaults: the largest power of two dividing the
 /// baseline's expert count E that is at most min(64, E/4) (at least 1; 0 for a dense baseline).
@@ -238,9 +276,11 @@ MatchConstraints load_constraints(const std::string& path, MatchConstraints defa
 /// The same over default_constraints(baseline, shapes), where "free_shapes": true in the file
 /// (or `shapes` free) starts from the free defaults.
 MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, const ArchConfig& baseline,
-                                   ShapeSpace shapes = ShapeSpace::trainable);
+                                   ShapeSpace shapes = ShapeSpace::trainable,
+                                   const std::optional<KernelTarget>& kernels = std::nullopt);
 MatchConstraints load_constraints(const std::string& path, const ArchConfig& baseline,
-                                  ShapeSpace shapes = ShapeSpace::trainable);
+                                  ShapeSpace shapes = ShapeSpace::trainable,
+                                  const std::optional<KernelTarget>& kernels = std::nullopt);
 
 /// Whether `candidate`'s query width / hidden (when constraints.query_equals_hidden is false),
 /// FFN width / hidden and shared-expert width / hidden are within constraints.proportion_factor
@@ -292,6 +332,8 @@ struct Candidate {
   double flops_deviation_with_lm_head = 0;
   /// Searched variables at a bound of their range (match() fills it; range_edges()).
   std::vector<RangeEdge> range_edges;
+  /// How it runs on MatchConstraints::kernels (match() fills it when a target is set).
+  std::optional<KernelFit> kernel_fit;
 };
 
 /// The variables of `candidate` that `constraints` search (not fixed) and that sit on the lowest
@@ -373,6 +415,9 @@ struct MatchSummary {
   /// Which search space (describe_search_space()).
   ShapeSpace shapes = ShapeSpace::trainable;
   std::string search_space;
+  /// The kernel target searched for (MatchConstraints::kernels; nullopt: the portable set or the
+  /// free lattice, as search_space says).
+  std::optional<KernelTarget> kernels = std::nullopt;
   double seconds = 0;              ///< wall-clock time (not in brief(): outputs stay deterministic)
   std::string message;             ///< empty when feasible; else why not
   /// Remarks on the request worth reading even when feasible (e.g. a dense baseline).

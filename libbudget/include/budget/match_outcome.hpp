@@ -17,6 +17,7 @@
 #include "budget/gpu_fit.hpp"
 #include "budget/kernel_shapes.hpp"
 #include "budget/match.hpp"
+#include "budget/native_reach.hpp"
 #include "budget/time_model.hpp"
 #include "budget/time_rank.hpp"
 #include "budget/workload.hpp"
@@ -49,6 +50,9 @@ struct MatchOutcome {
   std::vector<ConstraintSensitivity> sensitivity;  ///< with explain
   std::vector<AlignmentOption> alignment;          ///< with explain and a model
   std::optional<AlignedAlternative> aligned;       ///< with_aligned_alternative and a feasible match
+  /// Under a kernel rule (a target or the portable set) where row #1 is padded or misses a budget
+  /// by more than native_match_tolerance: what the native shapes reach (native_reach.hpp).
+  std::optional<NativeReach> native_reach;
   /// With a cluster and a feasible match: the first `top` by cluster time, parallel to
   /// result.candidates (and timed's lists).
   std::optional<ClusterRanking> cluster;

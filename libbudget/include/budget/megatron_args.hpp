@@ -16,6 +16,7 @@
 
 #include "budget/communication.hpp"
 #include "budget/config.hpp"
+#include "budget/kernel_stack.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/workload.hpp"
@@ -155,6 +156,10 @@ Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config);
 Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::string& source);
 /// megatron_fp8_recipe() of a --megatron-args file.
 Fp8Recipe load_megatron_fp8_recipe(const std::string& path);
+/// The kernel target's attention backend (budget/kernel_stack.hpp) of a --megatron-args file's
+/// --attention-backend (Megatron-LM's AttnBackend): fused cudnn, flash fa2 (the flash-attn package
+/// TE requires), unfused and local unfused, auto or absent te_default.
+AttentionBackend load_megatron_attention_backend(const std::string& path);
 
 /// The options of a layout search or a cluster ranking under a team's arguments (docs/megatron.md,
 /// "The cluster ranking at the team's recipe"): `options` with the recipe held from run.layout (its

@@ -27,6 +27,7 @@
 #include "budget/calibration.hpp"
 #include "budget/config.hpp"
 #include "budget/fp8_recipe.hpp"
+#include "budget/kernel_stack.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
 
@@ -58,7 +59,22 @@ struct TimeModelOptions {
   /// with --accumulate-allreduce-grads-in-fp32, and ParallelLayout's bf16 precision), 2 (bf16).
   /// A grouped expert GEMM's weight-gradient pass reads and writes them: 2 × this per weight.
   double main_grad_bytes = 4;
+  /// The kernels the team trains on (budget/kernel_stack.hpp; issue 43): attention is timed at
+  /// the head dims its kernel executes (a padded head dim at its padded size:
+  /// executed_attention_head_dims()) and each expert's grouped GEMM at its token count padded to
+  /// the precision's alignment (padded_expert_rows()). nullopt: the config's own sizes.
+  std::optional<KernelTarget> kernels = std::nullopt;
 };
+
+/// The (qk, v) head dims the attention kernel computes for a config's (qk, v) under `kernels`:
+/// attention_fit()'s executed dims when it runs them padded, else (qk, v) (native, refused or no
+/// target: a refused shape is timed as given, and the search never offers one).
+std::pair<std::int64_t, std::int64_t> executed_attention_head_dims(const std::optional<KernelTarget>& kernels,
+                                                                   std::int64_t qk, std::int64_t v);
+/// The rows an expert's grouped GEMM computes when `rows` tokens reach it on average:
+/// padded_expert_tokens(rows, precision) under `kernels` (each expert at the mean count, its
+/// count rounded up to the alignment: TE quantization.py:262-278), `rows` without a target.
+std::int64_t padded_expert_rows(const std::optional<KernelTarget>& kernels, std::int64_t rows);
 
 /// Where a predicted time comes from (docs/calibration.md, "Provenance"), most trusted first:
 /// a row of a profile measured by its maker at this shape; a published table's row at this shape;

@@ -1,4 +1,5 @@
 #include "budget/parallel_layout.hpp"
+#include "budget/kernel_stack.hpp"
 
 #include <algorithm>
 #include <array>
@@ -261,6 +262,11 @@ std::string layout_expert_error(const ParallelLayout& l, const ArchConfig& confi
     return {};
   }
   if (f.num_experts % l.ep != 0) return fmt::format("{} experts do not divide by EP = {}", f.num_experts, l.ep);
+  // The flex dispatcher runs DeepEP's kernels on the ETP·EP group (budget/kernel_stack.hpp).
+  if (l.dispatcher == MoeDispatcher::flex) {
+    const std::string deepep = expert_layout_refusal(true, f.num_experts, l.ep, l.expert_tp(), f.top_k);
+    if (!deepep.empty()) return "the flex dispatcher (DeepEP) refuses this expert layout: " + deepep;
+  }
   if (f.expert_dim % l.expert_tp() != 0) {
     return fmt::format("expert width {} does not divide by ETP = {}", f.expert_dim, l.expert_tp());
   }

@@ -98,8 +98,9 @@ LoopSpec cell_loop_spec(const GridCell& cell, const LoopSpec& loop) {
 
 MatchConstraints grid_constraints(const ArchConfig& baseline, const GridConstraints& constraints) {
   // A file's "free_shapes": true starts from the free defaults (docs/matching.md).
-  MatchConstraints c = constraints.path.empty() ? default_constraints(baseline, constraints.shapes)
-                                                : load_constraints(constraints.path, baseline, constraints.shapes);
+  MatchConstraints c = constraints.path.empty()
+                           ? default_constraints(baseline, constraints.shapes, constraints.kernels)
+                           : load_constraints(constraints.path, baseline, constraints.shapes, constraints.kernels);
   if (constraints.order) c.order = *constraints.order;
   return c;
 }

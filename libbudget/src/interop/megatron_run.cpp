@@ -335,6 +335,15 @@ Fp8Recipe load_megatron_fp8_recipe(const std::string& path) {
   return megatron_fp8_recipe(megatron_words(detail::read_text_file(path), path), path);
 }
 
+AttentionBackend load_megatron_attention_backend(const std::string& path) {
+  const auto parsed = interop_detail::parse_megatron_words(megatron_words(detail::read_text_file(path), path), path);
+  const std::string name = parsed.text("attention_backend").value_or("auto");
+  if (name == "fused") return AttentionBackend::cudnn;
+  if (name == "flash") return AttentionBackend::fa2;
+  if (name == "unfused" || name == "local") return AttentionBackend::unfused;
+  return AttentionBackend::te_default;
+}
+
 MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus) {
   const std::string text = detail::read_text_file(path);
   return read_megatron_args(megatron_words(text, path), config, gpus, path);

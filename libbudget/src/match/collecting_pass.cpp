@@ -58,7 +58,7 @@ class CollectingPass {
   /// structure is still visited, for row #1 only, when its KV term can be that of a row #1.
   bool cannot_rank(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) {
     if (!(skip_threshold_ < inf)) return false;
-    if (structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) <= skip_threshold_) {
+    if (structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_) <= skip_threshold_) {
       return false;
     }
     if (kv.kv_term > first_row_bound_ || cannot_tie_nearer(kv, hidden, heads)) return true;
@@ -78,7 +78,7 @@ class CollectingPass {
                                   std::llround(1e4 * std::fabs(first_row_->deviation.kv))};
     std::sort(best.begin(), best.end(), std::greater<>());
     if (best[1] != 0 || best[2] != 0 || std::llround(1e4 * kv.kv_term - 1e-7) < best[0]) return false;
-    return structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_.proportions) >
+    return structure_proportion_bound(kv.head_dim, heads, hidden, space_.baseline(), c_) >
            first_row_->proportion_distance + 1e-9;
   }
   bool cannot_rank_widths(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k);
@@ -239,7 +239,7 @@ bool CollectingPass::cannot_rank_by_widths(const KvStructure& kv, std::int64_t h
   if (Tc < T_lo && Tc > 0.0) gap = std::log(T_lo / Tc);
   if (!std::isfinite(gap)) return false;
   const double bound =
-      structure_proportion_bound(kv.head_dim, heads, hidden, b, w) + clamp_cost + move_weight * gap;
+      structure_proportion_bound(kv.head_dim, heads, hidden, b, c_) + clamp_cost + move_weight * gap;
   return skip_threshold_ < inf && bound > skip_threshold_ + 1e-9;
 }
 
@@ -258,7 +258,7 @@ void CollectingPass::consider(const KvStructure& kv, Point p, double dF, double 
   if (first_row_only_) return;  // only the best-matched point can be the tightest
   if (by_proportions_) {
     p.distance = proportion_distance_of(p.head_dim, p.num_heads * p.head_dim, p.hidden, p.width,
-                                        space_.has_shared() ? p.shared : 0, space_.baseline(), c_.proportions);
+                                        space_.has_shared() ? p.shared : 0, space_.baseline(), c_);
   }
   // current_ is a max-heap by pool_before (its front the worst point): O(log keep) a point (a linear
   // search for the worst made a wide pool quadratic). The order is total within a structure, so the
@@ -303,7 +303,7 @@ void CollectingPass::end_structure(bool dropped) {
   std::sort(current_.begin(), current_.end(), before);
   const double distance =
       by_proportions_ ? current_.front().distance
-                      : proportion_distance(space_.make_config(current_.front()), space_.baseline(), c_.proportions);
+                      : proportion_distance(space_.make_config(current_.front()), space_.baseline(), c_);
   structures_kept_.push_back({std::move(current_), distance});
   current_.clear();
   if (structures_kept_.size() >= prune_threshold_) prune_structures();
@@ -353,7 +353,7 @@ void CollectingPass::consider_first_row(const Point& p) {
       // A key that cannot be smaller than row #1's (its lower bound is row #1's) can only tie it:
       // the proportion distance decides first (no accounting for a structure that is not nearer).
       if (low == best &&
-          proportion_distance(space_.make_config(p), space_.baseline(), c_.proportions) >
+          proportion_distance(space_.make_config(p), space_.baseline(), c_) >
               first_row_->proportion_distance + 1e-12) {
         return;
       }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "budget/error.hpp"
 #include "budget/match.hpp"
@@ -33,7 +34,8 @@ std::int64_t expert_parallel_multiple(const ArchConfig& b) {
   return p;
 }
 
-MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes) {
+namespace {
+MatchConstraints lattice_defaults(const ArchConfig& b, ShapeSpace shapes) {
   MatchConstraints c;
   c.shapes = shapes;
   const bool trainable = shapes == ShapeSpace::trainable;
@@ -91,11 +93,71 @@ MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes) {
   return c;
 }
 
+/// `range` on multiples of lcm(its multiple, m) when searched and when that leaves a value.
+void align_searched(VariableRange& range, std::int64_t m) {
+  if (range.is_fixed() || range.max == 0) return;
+  VariableRange aligned = range;
+  aligned.multiple_of = std::lcm(range.multiple_of, m);
+  if (aligned.size() > 0) range = aligned;
+}
+
+/// The trainable space's kernel rules (issue 43): GEMM widths multiples of the target's (or the
+/// portable) multiple; without a target, GQA head dims from the portable set.
+void apply_kernel_shapes(MatchConstraints& c, const ArchConfig& b, const std::optional<KernelTarget>& kernels) {
+  c.gemm_width_multiple = kernels ? width_multiple(kernels->precision) : portable_width_multiple(b);
+  align_searched(c.hidden_size, c.gemm_width_multiple);
+  align_searched(c.expert_dim, c.gemm_width_multiple);
+  align_searched(c.shared_expert_dim, c.gemm_width_multiple);
+  align_searched(c.kv_lora_rank, c.gemm_width_multiple);
+  if (kernels || b.attention.mla) return;
+  for (const std::int64_t hd : portable_head_dims()) {
+    if (hd >= c.head_dim.min && hd <= c.head_dim.max) c.head_dim_set.push_back(hd);
+  }
+}
+}  // namespace
+
+std::vector<std::int64_t> portable_head_dims() { return {64, 128, 256}; }
+
+std::int64_t portable_width_multiple(const ArchConfig& b) {
+  const std::int64_t width = b.ffn.is_moe() ? b.ffn.expert_dim : b.ffn.dense_dim;
+  return b.hidden_size % 128 == 0 && width % 128 == 0 ? 128 : 32;
+}
+
+MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes) {
+  return default_constraints(b, shapes, std::nullopt);
+}
+
+MatchConstraints default_constraints(const ArchConfig& b, ShapeSpace shapes, const std::optional<KernelTarget>& kernels) {
+  const bool free = shapes == ShapeSpace::free;
+  MatchConstraints c = lattice_defaults(b, free ? ShapeSpace::free : ShapeSpace::trainable);
+  if (!free && (kernels || shapes == ShapeSpace::portable)) apply_kernel_shapes(c, b, kernels);
+  c.shapes = free ? ShapeSpace::free : kernels ? ShapeSpace::trainable : shapes;
+  c.kernels = kernels;
+  return c;
+}
+
 namespace {
 std::string range_text(const VariableRange& r) {
   if (r.is_fixed()) return fmt::format("fixed at {}", r.min);
   return r.multiple_of > 1 ? fmt::format("multiples of {} in [{}, {}]", r.multiple_of, r.min, r.max)
                            : fmt::format("[{}, {}]", r.min, r.max);
+}
+}  // namespace
+
+namespace {
+/// The kernel rule of a trainable space: the target's, or the portable set's.
+std::string kernel_rule_text(const MatchConstraints& c) {
+  const std::string widths = c.gemm_width_multiple > 1
+                                 ? fmt::format("GEMM widths multiples of {}", c.gemm_width_multiple)
+                                 : std::string("any GEMM widths");
+  if (c.kernels) {
+    return fmt::format("kernels of {}: head dims the target runs natively or padded (never refused), {}",
+                       describe(*c.kernels), widths);
+  }
+  const std::string heads = c.head_dim_set.empty() ? std::string("the baseline's head dims")
+                                                   : fmt::format("head dims {}", fmt::join(c.head_dim_set, ", "));
+  return fmt::format("the portable set (no --gpu: shapes native on Hopper and Blackwell in BF16 and FP8): {}, {}",
+                     heads, widths);
 }
 }  // namespace
 
@@ -107,6 +169,11 @@ std::string describe_search_space(const MatchConstraints& c) {
   const std::string experts = c.num_experts.is_fixed() && c.num_experts.min == 0
                                   ? std::string()
                                   : fmt::format(", experts {}", range_text(c.num_experts));
+  if (c.shapes == ShapeSpace::portable || (c.shapes == ShapeSpace::trainable && c.kernels)) {
+    return fmt::format("search space: trainable shapes (the default): {}; head_dim {}{}, {}; --free-shapes "
+                       "(constraints key \"free_shapes\") searches the whole lattice",
+                       kernel_rule_text(c), range_text(c.head_dim), experts, factor);
+  }
   if (c.shapes == ShapeSpace::trainable) {
     return fmt::format("search space: trainable shapes (the default): head_dim {}{}, {}; --free-shapes (constraints "
                        "key \"free_shapes\") searches the whole lattice",
@@ -282,7 +349,8 @@ MatchConstraints apply_constraints_file(const detail::ObjectReader& root, MatchC
 /// "free_shapes" of a constraints file: the defaults it asks for (absent: `given`).
 ShapeSpace file_shapes(const detail::ObjectReader& root, ShapeSpace given) {
   if (!root.has("free_shapes")) return given;
-  return root.boolean_or("free_shapes", false) ? ShapeSpace::free : ShapeSpace::trainable;
+  if (root.boolean_or("free_shapes", false)) return ShapeSpace::free;
+  return given == ShapeSpace::free ? ShapeSpace::trainable : given;
 }
 }  // namespace
 
@@ -299,16 +367,17 @@ MatchConstraints parse_constraints(std::string_view json_text, const std::string
 }
 
 MatchConstraints parse_constraints(std::string_view json_text, const std::string& source, const ArchConfig& baseline,
-                                   ShapeSpace shapes) {
+                                   ShapeSpace shapes, const std::optional<KernelTarget>& kernels) {
   const nlohmann::json document = detail::parse_json_text(json_text, source);
   const detail::ObjectReader root(document, source, "");
   // --free-shapes wins over "free_shapes": false (either one opens the lattice).
   const ShapeSpace chosen = shapes == ShapeSpace::free ? shapes : file_shapes(root, shapes);
-  return apply_constraints_file(root, default_constraints(baseline, chosen));
+  return apply_constraints_file(root, default_constraints(baseline, chosen, kernels));
 }
 
-MatchConstraints load_constraints(const std::string& path, const ArchConfig& baseline, ShapeSpace shapes) {
-  return parse_constraints(detail::read_text_file(path), path, baseline, shapes);
+MatchConstraints load_constraints(const std::string& path, const ArchConfig& baseline, ShapeSpace shapes,
+                                  const std::optional<KernelTarget>& kernels) {
+  return parse_constraints(detail::read_text_file(path), path, baseline, shapes, kernels);
 }
 
 

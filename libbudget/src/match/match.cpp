@@ -62,6 +62,7 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   result.summary.lm_head_in_flops = constraints.count_lm_head;
   result.summary.shapes = constraints.shapes;
   result.summary.search_space = describe_search_space(constraints);
+  result.summary.kernels = constraints.kernels;
 
   match_detail::CandidateSearch search = match_detail::search_candidates(space, top_n);
   if (search.best_objective) {
@@ -71,7 +72,13 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
     result.summary.tightest = std::move(search.tightest);
     result.summary.feasible = !result.candidates.empty();
     if (result.summary.feasible) result.summary.best_max_deviation = result.candidates.front().deviation.max_abs();
-    for (Candidate& c : result.candidates) c.range_edges = range_edges(c.config, baseline, constraints);
+    for (Candidate& c : result.candidates) {
+      c.range_edges = range_edges(c.config, baseline, constraints);
+      if (constraints.kernels) c.kernel_fit = kernel_fit(c.config, *constraints.kernels);
+    }
+    if (result.summary.tightest && constraints.kernels) {
+      result.summary.tightest->kernel_fit = kernel_fit(result.summary.tightest->config, *constraints.kernels);
+    }
   }
   if (!result.summary.feasible) {
     match_detail::explain_infeasibility(baseline, loop, workload, constraints, result.summary);

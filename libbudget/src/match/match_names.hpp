@@ -17,7 +17,7 @@ inline constexpr auto row_order_names = detail::enum_names<RowOrder::predicted_t
 inline constexpr auto match_order_names = detail::enum_names<MatchOrder::tightest>(
     {{MatchOrder::proportions, "proportions"}, {MatchOrder::tightest, "tightest"}});
 
-inline constexpr auto shape_space_names = detail::enum_names<ShapeSpace::free>(
-    {{ShapeSpace::trainable, "trainable"}, {ShapeSpace::free, "free"}});
+inline constexpr auto shape_space_names = detail::enum_names<ShapeSpace::portable>(
+    {{ShapeSpace::trainable, "trainable"}, {ShapeSpace::free, "free"}, {ShapeSpace::portable, "portable"}});
 
 }  // namespace budget::match_detail

@@ -25,20 +25,46 @@ double log_ratio(double x, double y) { return std::fabs(std::log(x / y)); }
 
 std::int64_t ffn_width(const ArchConfig& a) { return a.ffn.is_moe() ? a.ffn.expert_dim : a.ffn.dense_dim; }
 
-/// weight·ln(kernel head dim / head dim): FlashAttention-2's padded share of a head.
-double kernel_term(std::int64_t head_dim, const ProportionWeights& w) {
-  if (w.kernel_head_dim == 0 || head_dim < 1) return 0.0;
-  return w.kernel_head_dim * std::log(static_cast<double>(kernel_head_dim(head_dim)) / static_cast<double>(head_dim));
+}  // namespace
+
+namespace {
+/// The head dim the target executes (hd, hd) at: hd when native, the padded size, or -1 when
+/// refused (attention_fit_brief()); memoized per thread for multiples of 8 up to 1024, the head
+/// dims a search visits (the table is tiny and the rule the same for every call of a search).
+std::int64_t executed_symmetric_head_dim(const KernelTarget& t, std::int64_t hd) {
+  const auto compute = [&] {
+    const AttentionFit fit = attention_fit_brief(t, hd, hd);
+    return fit.kind == KernelFitKind::refused ? std::int64_t{-1} : fit.executed_qk;
+  };
+  constexpr std::size_t dims = 128, backends = 6, arches = 3;
+  if (hd % 8 != 0 || hd / 8 >= static_cast<std::int64_t>(dims)) return compute();
+  thread_local std::array<std::int64_t, dims * backends * arches> memo{};  // 0: not computed yet
+  const std::size_t i = (static_cast<std::size_t>(t.arch) * backends + static_cast<std::size_t>(t.attention)) * dims +
+                        static_cast<std::size_t>(hd / 8);
+  if (memo[i] == 0) memo[i] = compute();
+  return memo[i];
 }
 }  // namespace
 
+double kernel_head_dim_term(std::int64_t head_dim, const ArchConfig& b, const MatchConstraints& c) {
+  const double w = c.proportions.kernel_head_dim;
+  if (w == 0 || head_dim < 1 || b.attention.mla) return 0.0;
+  const double hd = static_cast<double>(head_dim);
+  if (!c.kernels) return w * std::log(static_cast<double>(kernel_head_dim(head_dim)) / hd);
+  const std::int64_t executed = executed_symmetric_head_dim(*c.kernels, head_dim);
+  if (executed == head_dim) return 0.0;
+  if (executed < 0) return w * 2.0 * padded_head_dim_penalty;
+  return w * (padded_head_dim_penalty + std::log(static_cast<double>(executed) / hd));
+}
+
 double proportion_distance_of(std::int64_t head_dim, std::int64_t query_width, std::int64_t hidden,
-                              std::int64_t ffn, std::int64_t shared, const ArchConfig& b, const ProportionWeights& w) {
+                              std::int64_t ffn, std::int64_t shared, const ArchConfig& b, const MatchConstraints& c) {
+  const ProportionWeights& w = c.proportions;
   const double H = static_cast<double>(hidden);
   const double Hb = static_cast<double>(b.hidden_size);
   double d = w.expert_dim_to_hidden * log_ratio(static_cast<double>(ffn) / H, static_cast<double>(ffn_width(b)) / Hb) +
              w.head_dim * log_ratio(static_cast<double>(head_dim), static_cast<double>(b.attention.head_dim)) +
-             kernel_term(head_dim, w) +
+             kernel_head_dim_term(head_dim, b, c) +
              w.query_to_hidden * log_ratio(static_cast<double>(query_width) / H,
                                            static_cast<double>(b.attention.query_width()) / Hb);
   if (shared > 0 && b.ffn.shared_expert_dim > 0) {
@@ -48,15 +74,16 @@ double proportion_distance_of(std::int64_t head_dim, std::int64_t query_width, s
   return d;
 }
 
-double proportion_distance(const ArchConfig& c, const ArchConfig& b, const ProportionWeights& w) {
-  return proportion_distance_of(c.attention.head_dim, c.attention.query_width(), c.hidden_size, ffn_width(c),
-                                c.ffn.num_shared_experts > 0 ? c.ffn.shared_expert_dim : 0, b, w);
+double proportion_distance(const ArchConfig& a, const ArchConfig& b, const MatchConstraints& c) {
+  return proportion_distance_of(a.attention.head_dim, a.attention.query_width(), a.hidden_size, ffn_width(a),
+                                a.ffn.num_shared_experts > 0 ? a.ffn.shared_expert_dim : 0, b, c);
 }
 
 double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std::int64_t hidden,
-                                  const ArchConfig& b, const ProportionWeights& w) {
+                                  const ArchConfig& b, const MatchConstraints& c) {
+  const ProportionWeights& w = c.proportions;
   return w.head_dim * log_ratio(static_cast<double>(head_dim), static_cast<double>(b.attention.head_dim)) +
-         kernel_term(head_dim, w) +
+         kernel_head_dim_term(head_dim, b, c) +
          w.query_to_hidden * log_ratio(static_cast<double>(heads * head_dim) / static_cast<double>(hidden),
                                        static_cast<double>(b.attention.query_width()) /
                                            static_cast<double>(b.hidden_size));
@@ -271,7 +298,7 @@ Candidate evaluate_candidate(const ArchConfig& candidate, const ArchConfig& base
   c.objective = w[0];
   c.second_objective = w[1];
   c.third_objective = w[2];
-  c.proportion_distance = match_detail::proportion_distance(candidate, baseline, constraints.proportions);
+  c.proportion_distance = match_detail::proportion_distance(candidate, baseline, constraints);
   return c;
 }
 

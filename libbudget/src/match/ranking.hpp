@@ -13,19 +13,26 @@ namespace budget::match_detail {
 
 /// Σ weight·|ln(candidate ratio / baseline ratio)| over expert (or dense) width / hidden, head
 /// dim, query width / hidden and, where both have shared experts, shared width / hidden; plus
-/// weight·ln(kernel_head_dim(hd) / hd) (the FlashAttention-2 padding of the candidate's head dim).
-double proportion_distance(const ArchConfig& candidate, const ArchConfig& baseline, const ProportionWeights& w);
+/// the kernel term kernel_head_dim_term() of the candidate's head dim; weights c.proportions.
+double proportion_distance(const ArchConfig& candidate, const ArchConfig& baseline, const MatchConstraints& c);
+
+/// The kernel term of a head dim hd (weight w = proportions.kernel_head_dim): with a kernel target
+/// (MatchConstraints::kernels) 0 when the target runs (hd, hd) natively, w·(padded_head_dim_penalty
+/// + ln(executed / hd)) when padded, w·2·padded_head_dim_penalty when refused (only searched with
+/// --free-shapes); without one, w·ln(kernel_head_dim(hd) / hd) (FlashAttention-2's padding). 0 for
+/// MLA baselines (their head dims are held: the term would be the same for every candidate).
+double kernel_head_dim_term(std::int64_t head_dim, const ArchConfig& baseline, const MatchConstraints& c);
 
 /// proportion_distance() of a candidate given by its numbers: head dim, query width, hidden size,
 /// FFN width and shared width (0: no shared experts), against `baseline`.
 double proportion_distance_of(std::int64_t head_dim, std::int64_t query_width, std::int64_t hidden,
                               std::int64_t ffn_width, std::int64_t shared_width, const ArchConfig& baseline,
-                              const ProportionWeights& w);
+                              const MatchConstraints& c);
 
 /// The head-dim, kernel head-dim and query-width terms of proportion_distance() for a structure (a
 /// lower bound of the distance of each of its points: the width terms are >= 0).
 double structure_proportion_bound(std::int64_t head_dim, std::int64_t heads, std::int64_t hidden,
-                                  const ArchConfig& baseline, const ProportionWeights& w);
+                                  const ArchConfig& baseline, const MatchConstraints& c);
 
 /// What rank() returns: the rows and the tightest of the equally matched.
 struct Ranking {

@@ -138,6 +138,7 @@ SearchSpace::SearchSpace(const ArchConfig& baseline, const LoopSpec& loop, const
   N_b_ = static_cast<double>(base_.non_embedding_params_total);
   KV_b_ = static_cast<double>(base_.kv_elements_per_token);
   dense_ = !baseline.ffn.is_moe();
+  shape_template_ = held_widths_on_multiple(baseline, c);
   has_shared_ = baseline.ffn.num_shared_experts > 0;
   widths_ = Progression::of(c.expert_dim);
   // Tied shared width (MatchConstraints::tie_shared_expert_dim): the shared widths walked are the
@@ -211,7 +212,7 @@ double SearchSpace::state_deviation(const ArchConfig& shape) const {
 }
 
 ArchConfig SearchSpace::structure_config(const KvStructure& kv, std::int64_t hidden, std::int64_t heads) const {
-  ArchConfig cfg = baseline_;
+  ArchConfig cfg = shape_template_;
   cfg.num_layers = kv.num_layers;
   cfg.loop = kv.loop;
   cfg.hidden_size = hidden;
@@ -225,7 +226,7 @@ ArchConfig SearchSpace::structure_config(const KvStructure& kv, std::int64_t hid
 }
 
 ArchConfig SearchSpace::make_config(const Point& p) const {
-  ArchConfig cfg = baseline_;
+  ArchConfig cfg = shape_template_;
   cfg.name = baseline_.name.empty() ? "matched" : baseline_.name + "-matched";
   cfg.num_layers = p.num_layers;
   cfg.loop = loop_.resolve(p.num_layers);
@@ -334,10 +335,11 @@ void SearchSpace::build_kv_structures() {
       if (!dense_ && (k < 1)) continue;
       for (const std::int64_t kvh : kv_heads) {
         for (const std::int64_t hd : head_dims) {
+          if (!keeps_attention_shape(kvh, hd)) continue;
           for (const std::int64_t latent : latents) {
             // KV elements per token from the config (ArchConfig::kv_elements_per_token()).
             // Cross-checked against account() for every candidate reported.
-            ArchConfig shape = baseline_;
+            ArchConfig shape = shape_template_;
             shape.num_layers = L;
             shape.loop = loop;
             assign(kv_heads_, shape, kvh);
@@ -358,6 +360,36 @@ void SearchSpace::build_kv_structures() {
   }
   std::stable_sort(kv_structures_.begin(), kv_structures_.end(),
                    [](const KvStructure& a, const KvStructure& b) { return a.kv_term < b.kv_term; });
+}
+
+ArchConfig held_widths_on_multiple(const ArchConfig& baseline, const MatchConstraints& c) {
+  ArchConfig out = baseline;
+  const std::int64_t m = c.gemm_width_multiple;
+  if (m <= 1 || c.shapes == ShapeSpace::free) return out;
+  const auto up = [m](std::int64_t& width) {
+    if (width > 0 && width % m != 0) width = ceil_to_multiple(width, m);
+  };
+  if (out.ffn.is_moe() && out.ffn.first_dense_layers > 0) up(out.ffn.dense_dim);
+  if (out.attention.mla) up(out.attention.mla->q_lora_rank);
+  return out;
+}
+
+bool SearchSpace::heads_fit_gemms(std::int64_t heads, std::int64_t head_dim) const {
+  const std::int64_t m = c_.gemm_width_multiple;
+  if (m <= 1) return true;
+  if ((heads * head_dim) % m != 0) return false;
+  return !baseline_.attention.mla || (heads * baseline_.attention.mla->v_head_dim) % m == 0;
+}
+
+bool SearchSpace::keeps_attention_shape(std::int64_t kv_heads, std::int64_t head_dim) const {
+  if (baseline_.attention.mla) return true;  // MLA holds its head dims; the latent range carries the multiple
+  if (!c_.head_dim_set.empty() &&
+      std::find(c_.head_dim_set.begin(), c_.head_dim_set.end(), head_dim) == c_.head_dim_set.end()) {
+    return false;
+  }
+  if (c_.gemm_width_multiple > 1 && (kv_heads * head_dim) % c_.gemm_width_multiple != 0) return false;
+  if (!c_.kernels || c_.shapes == ShapeSpace::free) return true;
+  return attention_fit_brief(*c_.kernels, head_dim, head_dim).kind != KernelFitKind::refused;
 }
 
 }  // namespace budget::match_detail

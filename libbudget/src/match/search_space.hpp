@@ -120,6 +120,12 @@ struct IndexWindow {
 /// factor (MatchConstraints::proportion_factor), for within_proportion_factor() and the windows.
 bool ratio_within_factor(double ratio, double baseline_ratio, double factor);
 
+/// The template candidates are made from: `baseline` with the widths the search holds (the
+/// first dense layers' dense_dim of an MoE stack, MLA's q_lora_rank) rounded up to
+/// c.gemm_width_multiple in a trainable space (a kernel target's, or the portable set's), so that
+/// no candidate keeps a width its GEMMs refuse; `baseline` itself otherwise.
+ArchConfig held_widths_on_multiple(const ArchConfig& baseline, const MatchConstraints& c);
+
 class SearchSpace {
  public:
   /// Accounts the baseline, refuses a space over the work limits (docs/reliability.md) and lists
@@ -161,6 +167,13 @@ class SearchSpace {
   IndexWindow width_window(std::int64_t hidden) const;
   IndexWindow shared_window(std::int64_t hidden) const;
   bool query_in_proportion(std::int64_t query_width, std::int64_t hidden) const;
+  /// Whether `heads` heads of `head_dim` give GEMM widths on MatchConstraints::gemm_width_multiple
+  /// (the query width; for MLA also the value width heads·v_head_dim).
+  bool heads_fit_gemms(std::int64_t heads, std::int64_t head_dim) const;
+  /// Whether a KV structure's attention shape is in the space: a head dim of head_dim_set (when
+  /// given) that the kernel target does not refuse (trainable shapes only), and a KV width
+  /// kv_heads·head_dim on the GEMM multiple (GQA).
+  bool keeps_attention_shape(std::int64_t kv_heads, std::int64_t head_dim) const;
 
   /// Points of the full discrete space (all variables in it), saturating.
   std::int64_t space_size() const;
@@ -184,6 +197,7 @@ class SearchSpace {
   void build_kv_structures();
 
   const ArchConfig& baseline_;
+  ArchConfig shape_template_;  ///< held_widths_on_multiple(baseline_, c_)
   LoopSpec loop_;
   const Workload& workload_;
   const MatchConstraints& c_;

@@ -78,6 +78,7 @@ class StructureWalk {
         const std::int64_t n = heads.at(j);
         const bool moving_away = j >= centre ? static_cast<double>(n) >= ideal : static_cast<double>(n) <= ideal;
         if (!space_.query_in_proportion(n * kv.head_dim, h)) return !moving_away;
+        if (!space_.heads_fit_gemms(n, kv.head_dim)) return true;  // the next head count may fit
         if (pass_.cannot_rank(kv, h, n)) return !moving_away;
         if (!model) model = cached_heads_model(space_, counters_, kv, h, heads);
         visit_structure(kv, h, n, &*model);

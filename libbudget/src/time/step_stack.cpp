@@ -88,6 +88,29 @@ Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where) {
               where);
 }
 
+Precision kernel_precision(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::none: return Precision::bf16;
+    case Fp8Recipe::delayed: return Precision::fp8_delayed;
+    case Fp8Recipe::tensorwise: return Precision::fp8_tensorwise;
+    case Fp8Recipe::blockwise: return Precision::fp8_blockwise;
+    case Fp8Recipe::mxfp8: return Precision::mxfp8;
+  }
+  return Precision::bf16;
+}
+
+Fp8Recipe fp8_recipe_of(Precision precision) {
+  switch (precision) {
+    case Precision::fp8_delayed: return Fp8Recipe::delayed;
+    case Precision::fp8_tensorwise: return Fp8Recipe::tensorwise;
+    case Precision::fp8_blockwise: return Fp8Recipe::blockwise;
+    case Precision::mxfp8: return Fp8Recipe::mxfp8;
+    case Precision::bf16:
+    case Precision::nvfp4: return Fp8Recipe::none;
+  }
+  return Fp8Recipe::none;
+}
+
 namespace detail {
 
 StackPlan stack_plan(const TimeModel& model) {

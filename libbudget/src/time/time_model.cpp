@@ -181,7 +181,11 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
   impl_ = impl;
   if (!profile.layers.empty()) {
     // The per-op fit (and the backends above) is complete: the correction is fitted on it.
+    // The layers were measured on the profile's own kernels: the correction is fitted without a
+    // kernel target's padding (TimeModelOptions::kernels), which applies to predictions only.
+    std::optional<KernelTarget> target = std::exchange(impl->options.kernels, std::nullopt);
     LayerCorrection correction = detail::fit_layer_correction(*this, profile.layers);
+    impl->options.kernels = std::move(target);
     correction.backend_by_head_dim_class = impl->correction.backend_by_head_dim_class;
     impl->correction = std::move(correction);
     impl->build_index();  // the backends by class may have changed the attention plans

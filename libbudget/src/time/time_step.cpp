@@ -226,9 +226,10 @@ void grouped_gemm_stack_terms(StepQueries& q, std::int64_t groups, std::int64_t 
 void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
   const auto& f = c.ffn;
   const std::int64_t E = f.num_experts;
-  const std::int64_t per_expert = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(
-             std::llround(static_cast<double>(routed_rows_of(q.tokens, f)) / static_cast<double>(E))));
+  const std::int64_t per_expert = padded_expert_rows(
+      q.model.options().kernels,
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(routed_rows_of(q.tokens, f)) /
+                                                                        static_cast<double>(E)))));
   if (q.plan.megatron && !q.model.measured(QOp::expert_gemms)) {
     const std::int64_t up_width = detail::checked_mul(f.gated ? 2 : 1, f.expert_dim, "expert up width");
     grouped_gemm_stack_terms(q, E, per_expert, c.hidden_size, up_width);
@@ -247,6 +248,22 @@ void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
   q.gemm_passes(up);
 }
 
+}  // namespace
+
+std::pair<std::int64_t, std::int64_t> executed_attention_head_dims(const std::optional<KernelTarget>& kernels,
+                                                                   std::int64_t qk, std::int64_t v) {
+  if (!kernels) return {qk, v};
+  const AttentionFit fit = attention_fit_brief(*kernels, qk, v);
+  if (fit.kind != KernelFitKind::padded) return {qk, v};
+  return {fit.executed_qk, fit.executed_v};
+}
+
+std::int64_t padded_expert_rows(const std::optional<KernelTarget>& kernels, std::int64_t rows) {
+  return kernels ? padded_expert_tokens(rows, kernels->precision) : rows;
+}
+
+namespace {
+
 /// KernelClass::attention: one launch over T tokens packed as documents of the equivalent length L
 /// (forward+backward plus extra forwards). On the rows path the backend the model picks for the
 /// forward+backward query is recorded in `st` for the report.
@@ -257,8 +274,10 @@ void query_attention(StepQueries& q, const Op& op, const ArchConfig& c, const Wo
   // MLA trains in the non-absorbed form: every head has its own key (qk_nope + qk_rope) and
   // value (v_head_dim) after the kv up-projection, so the kernel runs num_heads KV heads.
   const std::int64_t kv_heads = c.attention.mla ? c.attention.num_heads : c.attention.num_kv_heads;
-  TimeQuery a = query_of(QOp::attention, {docs, L, T, c.attention.num_heads, kv_heads, c.attention.head_dim});
-  if (op.value_features > 0 && op.value_features != c.attention.head_dim) a.v_head_dim = op.value_features;
+  const std::int64_t v = op.value_features > 0 ? op.value_features : c.attention.head_dim;
+  const auto [qk_run, v_run] = executed_attention_head_dims(q.model.options().kernels, c.attention.head_dim, v);
+  TimeQuery a = query_of(QOp::attention, {docs, L, T, c.attention.num_heads, kv_heads, qk_run});
+  if (v_run != qk_run) a.v_head_dim = v_run;
   if (q.path == detail::StepTermsPath::rows) {
     // The backend is chosen per query; record it for the report.
     TimeQuery probe_query = a;

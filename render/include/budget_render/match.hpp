@@ -14,6 +14,15 @@
 namespace budget::render {
 
 nlohmann::ordered_json candidate_json(const Candidate& candidate);
+/// A candidate's kernel fit: {"fit": native|padded|refused, "backend", "attention", "executed_head_dims"
+/// (not when refused), "why" (empty when native)}.
+nlohmann::ordered_json kernel_fit_json(const KernelFit& fit);
+/// A table cell: "native", "padded→192" (the head dim the kernel executes), "refused".
+std::string kernel_fit_cell(const KernelFit& fit);
+/// summary.kernel_stack: the target (gpu, arch, attention backend and those tried, precision, GEMM
+/// width multiple, per-expert token alignment, rule), {"portable": true, ...} for the default
+/// space without one, null for the free lattice without one.
+nlohmann::ordered_json kernel_stack_json(const MatchSummary& summary);
 /// A candidate's range edges (Candidate::range_edges): [{"variable", "value", "bound": "lower" or
 /// "upper", "limit", "widen"}].
 nlohmann::ordered_json range_edges_json(const std::vector<RangeEdge>& edges);

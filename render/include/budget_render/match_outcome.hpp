@@ -13,6 +13,10 @@ namespace budget::render {
 
 /// `request` is the one match_outcome() ran with (its model, time options and explain flag);
 /// `timings`: summary.seconds is the wall-clock time, else null (byte-identical outputs).
+/// Lines for the table form when the outcome has a native reach (issue 43 item 5): the budgets
+/// the native shapes cannot reach, the best native and best padded candidates side by side (with
+/// their time ratios when timed), and the loop span suggested. Empty without one.
+std::string native_reach_text(const MatchOutcome& outcome);
 nlohmann::ordered_json match_outcome_json(const MatchOutcome& outcome, const LoopSpec& loop, const Workload& workload,
                                           const MatchRequest& request, bool timings = false);
 

@@ -1,0 +1,45 @@
+// Issue 43 item 4: the layout check refuses expert layouts DeepEP's kernels refuse when the flex
+// dispatcher runs them (budget/kernel_stack.hpp expert_layout_refusal(); docs/kernels.md).
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "budget/config_io.hpp"
+#include "budget/parallel_layout.hpp"
+
+using namespace budget;
+
+namespace {
+ArchConfig qwen3_30b_moe() {  // top-8 of 128 experts, H 2048
+  return load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf/qwen3-30b-a3b.json");
+}
+
+ParallelLayout expert_layout(std::int64_t ep, std::int64_t gpus, MoeDispatcher dispatcher) {
+  ParallelLayout l;
+  l.ep = ep;
+  l.gpus = gpus;
+  l.micro_batches = 1;
+  l.seq_len = 4096;
+  l.dispatcher = dispatcher;
+  return l;
+}
+}  // namespace
+
+TEST_CASE("layout: the flex dispatcher refuses the expert layouts DeepEP refuses, with the reason", "[cluster][kernels]") {
+  const ArchConfig c = qwen3_30b_moe();
+  // EP 4 on 4 GPUs: 4 ranks (< 8) run; alltoall takes EP 1, DeepEP needs TP·EP > 1.
+  CHECK(expert_layout(4, 4, MoeDispatcher::flex).validation_error(c).empty());
+  CHECK(expert_layout(1, 1, MoeDispatcher::alltoall).validation_error(c).empty());
+  CHECK_THAT(expert_layout(1, 1, MoeDispatcher::flex).validation_error(c), Catch::Contains("DeepEP needs TP·EP > 1"));
+  // EP 16 runs (a multiple of 8); 128 experts on EP 32 with DeepEP: 32 ranks, a multiple of 8, runs.
+  CHECK(expert_layout(16, 16, MoeDispatcher::flex).validation_error(c).empty());
+  // ETP 3 · EP 4 = 12 ranks: neither < 8 nor a multiple of 8 (DeepEP csrc/legacy/buffer.hpp:114).
+  ParallelLayout twelve = expert_layout(4, 12, MoeDispatcher::flex);
+  twelve.etp = 3;
+  CHECK_THAT(twelve.validation_error(c), Catch::Contains("TP·EP = 12"));
+  twelve.dispatcher = MoeDispatcher::alltoall;
+  CHECK(twelve.validation_error(c).find("DeepEP") == std::string::npos);
+  // 128 experts do not divide by EP 12, whatever the dispatcher (Megatron's check comes first).
+  CHECK_THAT(expert_layout(12, 12, MoeDispatcher::alltoall).validation_error(c), Catch::Contains("do not divide by EP = 12"));
+}
