@@ -200,6 +200,8 @@ struct LayoutArguments {
     }
     // Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
     flag("moe_permute_fusion", l.moe_permute_fusion);
+    // --moe-grouped-gemm (MoeMemoryRecipe::grouped_gemm: TE's grouped-GEMM workspaces, moe_memory.cpp).
+    flag("moe_grouped_gemm", l.moe_memory.grouped_gemm);
     flag("grad_reduce_in_bf16", l.optimizer_dtypes.bf16_main_grads);
     flag("precision_aware_optimizer", l.optimizer_dtypes.precision_aware);
     for (const auto& [key, target] : {std::pair<const char*, budget::StateDtype*>{"main_params_dtype",
@@ -219,7 +221,7 @@ struct LayoutArguments {
             "pipeline_layout",
             "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
             "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "calibration", "moe_permute_fusion",
-            "grad_reduce_in_bf16",
+            "moe_grouped_gemm", "grad_reduce_in_bf16",
             "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "run_tokens"};
   }
 
@@ -229,7 +231,7 @@ struct LayoutArguments {
     return {"micro_batch_size", "recompute", "distributed_optimizer", "cross_entropy_fusion", "capacity_factor",
             "vocab_divisible_by", "precision", "replicate_loop_weights", "loop_placement", "fsdp", "fsdp_sharding", "fp8",
             "fp8_param_gather", "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "moe_permute_fusion",
-            "grad_reduce_in_bf16", "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype",
+            "moe_grouped_gemm", "grad_reduce_in_bf16", "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype",
             "exp_avg_sq_dtype"};
   }
 };
@@ -419,7 +421,7 @@ void bind_cluster(py::module_& m) {
       "(\"bf16\"), loop_placement (\"in_chunk\"; \"wrap\", \"replicated\"), replicate_loop_weights (False: the same as "
       "loop_placement=\"replicated\"), nodes (None), pipeline_layout (\"\"), first_stage_layers and "
       "last_stage_layers (-1: even), fsdp (\"none\"), fsdp_sharding (\"optim_grads_params\"), fp8 (\"none\"), "
-      "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"), moe_permute_fusion (False), "
+      "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"), moe_permute_fusion (False), moe_grouped_gemm (False), "
       "grad_reduce_in_bf16 (False), precision_aware_optimizer (False), main_params_dtype, exp_avg_dtype, "
       "exp_avg_sq_dtype (\"fp32\"); megatron_args=FILE (with gpus=N) "
       "reads the layout from Megatron-LM's arguments instead (docs/megatron.md; bridge_config=FILE.yaml from a "

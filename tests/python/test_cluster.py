@@ -87,7 +87,7 @@ def test_layout_megatron_args():
                            pipeline_layout="Et|(tt|)*30L", micro_batch_size=1, micro_batches=1024,
                            recompute="selective:mla_up_proj,mlp", distributed_optimizer=True,
                            cross_entropy_fusion=True, vocab_divisible_by=128, grad_reduce_in_bf16=True,
-                           moe_permute_fusion=True)
+                           moe_permute_fusion=True, moe_grouped_gemm=True)
     assert native["memory"] == r["memory"]
     try:
         budget.layout(kimi, h100, gpus=1024, nodes=128, fp8="fp4")

@@ -16,6 +16,32 @@ std::vector<std::string> recompute_modules_of_json(const RecomputeSpec& r) {
   return names;
 }
 
+/// Each pipeline stage's memory: its layers, in-flight micro-batches and bytes by component.
+nlohmann::ordered_json stages_json(const TrainingMemory& mem) {
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const StageMemory& s : mem.stages) {
+    const MemoryComponents& c = s.by_component;
+    stages.push_back({{"pipeline_rank", s.pipeline_rank},
+                      {"layers", s.stored_layers},
+                      {"executed_layers", s.executed_layers},
+                      {"in_flight_micro_batches", s.in_flight_micro_batches},
+                      {"params", s.dense_params + s.expert_params},
+                      {"expert_params", s.expert_params},
+                      {"peak_bytes", s.peak_bytes},
+                      {"by_component",
+                       {{"weights", c.weights},
+                        {"gradients", c.gradients},
+                        {"optimizer_states", c.optimizer_states},
+                        {"activations", c.activations},
+                        {"logits", c.logits},
+                        {"buffers", c.buffers}}},
+                      {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes}});
+    // Only where the recipe has some (HybridEP): the key is absent otherwise.
+    if (s.outside_allocator_bytes > 0.0) stages.back()["outside_allocator_bytes"] = s.outside_allocator_bytes;
+  }
+  return stages;
+}
+
 }  // namespace
 
 std::string training_memory_json(const TrainingMemory& mem, int indent) {
@@ -67,27 +93,7 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
       {"main_params_dtype", std::string(to_string(l.optimizer_dtypes.main_params))},
       {"exp_avg_dtype", std::string(to_string(l.optimizer_dtypes.exp_avg))},
       {"exp_avg_sq_dtype", std::string(to_string(l.optimizer_dtypes.exp_avg_sq))}};
-  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const StageMemory& s : mem.stages) {
-    const MemoryComponents& c = s.by_component;
-    stages.push_back({{"pipeline_rank", s.pipeline_rank},
-                      {"layers", s.stored_layers},
-                      {"executed_layers", s.executed_layers},
-                      {"in_flight_micro_batches", s.in_flight_micro_batches},
-                      {"params", s.dense_params + s.expert_params},
-                      {"expert_params", s.expert_params},
-                      {"peak_bytes", s.peak_bytes},
-                      {"by_component",
-                       {{"weights", c.weights},
-                        {"gradients", c.gradients},
-                        {"optimizer_states", c.optimizer_states},
-                        {"activations", c.activations},
-                        {"logits", c.logits},
-                        {"buffers", c.buffers}}},
-                      {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes}});
-    // Only where the recipe has some (HybridEP): the key is absent otherwise.
-    if (s.outside_allocator_bytes > 0.0) stages.back()["outside_allocator_bytes"] = s.outside_allocator_bytes;
-  }
+  const nlohmann::ordered_json stages = stages_json(mem);
   nlohmann::ordered_json out{{"layout", layout},
                              {"memory",
                               {{"peak_bytes", mem.peak_bytes},

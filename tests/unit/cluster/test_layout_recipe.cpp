@@ -284,6 +284,10 @@ TEST_CASE("cluster ranking: a team layout whose TP·CP·PP passes 64 bits is sea
   const ClusterRanking r = rank_by_cluster_time(recipe_model(Fp8Recipe::tensorwise), base, {}, cluster, o);
   REQUIRE(r.baseline.found);
   CHECK_FALSE(r.baseline.at_team_layout);
-  CHECK_THAT(r.baseline.layout_choice,
+  // One basis (issue 41): the baseline is searched; the team's layout is priced on its own line,
+  // which says why it cannot run.
+  REQUIRE(r.team_baseline);
+  CHECK_FALSE(r.team_baseline->found);
+  CHECK_THAT(r.team_baseline->no_layout_reason,
              Catch::Contains("8 GPUs do not divide by its TP·CP·PP = 4294967297·4294967297·1"));
 }

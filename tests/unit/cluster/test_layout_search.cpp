@@ -335,6 +335,10 @@ TEST_CASE("cluster ranking: the paper's 200M pair, ratio decomposition", "[clust
   LayoutSearchOptions o;
   o.gpus = 8;
   o.global_batch_tokens = 8 * 4096 * 4;
+  // The loop held in one chunk (issue 41's in_chunk): this case checks the decomposition at the
+  // looped config's best layout with EP > 1, which a wrapped loop on PP 2 no longer needs.
+  o.recipe.base.loop_placement = LoopPlacement::in_chunk;
+  o.recipe.hold_loop_placement = true;
   const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {smelt}, cluster, o);
   REQUIRE(r.candidates.size() == 1);
   const ClusterCandidateTime& s = r.candidates[0];
