@@ -84,7 +84,8 @@ TEST_CASE("run plausibility: a step shorter than one read of the weights and opt
   runs[0].layout.seq_len = 16;
   runs[0].layout.micro_batches = 1;
   runs[0].step_time_s = 5e-4;
-  const RunPrediction& p = prediction_of(fit_measured_runs(b200_profile(), runs, "runs"), "half-a-millisecond");
+  const std::vector<RunFitResult> fits = fit_measured_runs(b200_profile(), runs, "runs");  // outlives p
+  const RunPrediction& p = prediction_of(fits, "half-a-millisecond");
   CHECK_THAT(p.skipped, Catch::Contains("implausible") && Catch::Contains("shorter than one read of the") &&
                             Catch::Contains("weights and optimizer states"));
 }
