@@ -55,7 +55,7 @@ if [ "${1:-}" = --thread ]; then
     # Left to the Release and ASan runs: the three DeepSeek-scale shared-work rankings, whose threads
     # run the same parallel loop as the smaller ranking cases kept here (one thread and several, bit
     # for bit; duplicates and refusals; the time limit). Since issue 41 every looped candidate tries
-    # each loop placement, and under TSan these three took 346 s, 161 s and more than 200 s on two
+    # each loop placement, and under TSan these three took 346 s, 161 s and 310 s on two
     # cores (2026-12-07), past the step's cap with the build.
     set -- -R '^(parallel for|cluster ranking|scaling bootstrap|scaling fit):' \
       -E "for every top and thread count|first dense layers and shared experts on 1,024 GPUs|in the per-FLOP order with refusals"
