@@ -79,19 +79,23 @@ std::vector<SearchPipeline> search_pipelines(const ArchConfig& config, std::int6
     // Bounded in time too (issue 44: 10^6 layers on 2^20 GPUs): the limit is checked every 4096 PPs.
     if (pp % 4096 == 0) detail::search_progress(report_progress, "layout search (pipeline sizes and splits)", pp, max_pp);
     if (gpus % pp != 0) continue;
+    // The wrap layouts at this PP, made once: wrap's pipelines and the unheld replicated's test.
+    const std::vector<WrapSplit> wraps = placements.size() > 1 || placements[0] == LoopPlacement::wrap
+                                             ? wrap_splits(config, pp)
+                                             : std::vector<WrapSplit>{};
     for (const LoopPlacement placement : placements) {
       if (pp == 1 && placement != LoopPlacement::in_chunk && placements.size() > 1) continue;
       const std::int64_t layers = placement == LoopPlacement::in_chunk ? config.num_layers : config.executed_layers();
       if (pp > layers) continue;
       if (placement == LoopPlacement::wrap && pp > 1) {
-        for (const WrapSplit& w : wrap_splits(config, pp)) out.push_back({pp, w.virtual_stages, placement, {}, w.pipeline_layout});
+        for (const WrapSplit& w : wraps) out.push_back({pp, w.virtual_stages, placement, {}, w.pipeline_layout});
         continue;
       }
       // Unheld, replicated is tried where no wrap layout exists (a pass of the loop shorter than PP):
       // elsewhere wrap places the same executions without the copies and their all-reduce. One chunk
       // a rank (its splits of the executed layers over PP·V ranks cost the search PP·V stages each).
       const bool replicated_unheld = placement == LoopPlacement::replicated && placements.size() > 1;
-      if (replicated_unheld && !wrap_splits(config, pp).empty()) continue;
+      if (replicated_unheld && !wraps.empty()) continue;
       for (std::int64_t v = 1; v <= (pp > 1 && !replicated_unheld ? 4 : 1); v *= 2) {
         for (const PipelineSplit& split : pipeline_splits(layers, pp, v)) out.push_back({pp, v, placement, split, {}});
       }
