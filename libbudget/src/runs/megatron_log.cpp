@@ -137,7 +137,13 @@ void read_iteration_line(std::string_view line, std::size_t number, const std::s
   if (!index || *index < 0) throw Error(fmt::format("line {}: no iteration number before \"/\"", number), source);
   it.iteration = *index;
   it.elapsed_ms = *field_after(line, "elapsed time per iteration (ms):", number, source);
-  if (!(it.elapsed_ms > 0.0)) throw Error(fmt::format("line {}: an elapsed time of 0 ms", number), source);
+  // Megatron-LM prints the time with {:.1f} (training.py training_log), so 0.1 ms is the least it can
+  // print above 0; anything smaller (0.0, or a denormal such as 5e-324 that becomes 0 s) is no step.
+  if (!(it.elapsed_ms >= 0.1)) {
+    throw Error(fmt::format("line {}: an elapsed time of {} ms; Megatron-LM prints at least 0.1 ms for a step",
+                            number, it.elapsed_ms),
+                source);
+  }
   it.tflops_per_gpu = field_after(line, "throughput per GPU (TFLOP/s/GPU):", number, source).value_or(-1.0);
   it.global_batch_size = static_cast<std::int64_t>(field_after(line, "global batch size:", number, source).value_or(-1.0));
   log.iterations.push_back(it);

@@ -95,6 +95,18 @@ TEST_CASE("Megatron-LM log as printed: enum and dtype reprs, defaults of feature
   const MegatronLog odd = parse_megatron_log(open + "  attention_backend ...... AttnBackend.magic\n" + close, "a.log");
   REQUIRE_THROWS_WITH(read_megatron_args(odd.arguments, gpt2_small(), 1, "a.log"),
                       Catch::Contains("--attention-backend") && Catch::Contains("magic"));
+  // Megatron-LM prints the step time with {:.1f}: 0.1 ms is the least a step can read; 0.0 and a
+  // denormal (5e-324 ms, which becomes 0 s) are refused with the line, as the fuzzer found.
+  const std::string args = open + "  seq_length ....... 4096\n-------------------- end of arguments ---------------------\n";
+  const auto with_elapsed = [&](const std::string& ms) {
+    return args + " iteration 1/2 | elapsed time per iteration (ms): 5.0 |\n iteration 2/2 | elapsed time per iteration (ms): " +
+           ms + " |\n";
+  };
+  CHECK(parse_megatron_log(with_elapsed("0.1"), "a.log").step_time_s() == Approx(1e-4));
+  for (const char* tiny : {"0.0", "5e-324", "0.09"}) {
+    REQUIRE_THROWS_WITH(parse_megatron_log(with_elapsed(tiny), "a.log"),
+                        Catch::Contains("a.log") && Catch::Contains("line 5") && Catch::Contains("at least 0.1 ms"));
+  }
 }
 
 TEST_CASE("Megatron-Bridge log as printed: the Task Configuration YAML, iteration, memory and Step Time lines",
