@@ -13,6 +13,11 @@ budget_cli_test(NAME kernels.json ARGS --baseline ${KBASE} --gpu h100-sxm --atte
 # The portable set names the budget it cannot reach and suggests a loop span.
 budget_cli_test(NAME kernels.portable ARGS --baseline examples/configs/paper-200M-S95-baseline.json --portable-shapes
   STDOUT_MATCHES "the native shapes cannot reach: kv: -25\\.00%" "--loop 1-12 gives a native match")
+# The portable set's ablations: a point the native shapes cannot match widens its depth to explain
+# why, keeping only the stacks that hold the point's loop (it failed with "loop layers 6–7 do not
+# fit in a stack of 1 layers").
+budget_cli_test(NAME kernels.portable_ablation ARGS grid --ablation span --portable-shapes
+  STDOUT_MATCHES "span 2 +12/14 +6–7 ×2" "KV heads 2 held at 6 of 6 points")
 # Every cell's row #1 runs on the target (JSON: the matched candidates' kernel_fit; the paper's
 # baselines themselves have expert width 432, off MXFP8's 32, and the table says "refused" for them).
 budget_cli_test(NAME kernels.grid ARGS grid --gpu b200 --precision mxfp8 --format json

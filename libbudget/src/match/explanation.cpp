@@ -123,8 +123,14 @@ std::vector<Relaxation> relaxations(const MatchConstraints& c) {
 RelaxedSearch search_relaxed(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                              const MatchConstraints& c) {
   RelaxedSearch out;
+  // A widened depth range keeps only the stacks that hold an explicit loop (layers first..last):
+  // LoopSpec::resolve() refuses a shallower stack, and the relaxation, not the user, made it.
+  MatchConstraints held = c;
+  if (loop.repeats > 1 && loop.first > 0 && !held.num_layers.is_fixed() && held.num_layers.min < loop.last) {
+    held.num_layers.min = std::min(loop.last, held.num_layers.max);
+  }
   try {
-    const SearchSpace space(baseline, loop, workload, c);
+    const SearchSpace space(baseline, loop, workload, held);
     SearchCounters counters;
     out.objective = find_best_objective(space, counters);
     out.status = std::isfinite(out.objective) ? SearchStatus::feasible : SearchStatus::infeasible;

@@ -661,6 +661,30 @@ TEST_CASE("infeasible caps name the budget, the best attainable value and the bi
   CHECK(r.summary.uncapped_best->deviation.max_abs() == Approx(0.015625).margin(1e-12));
 }
 
+TEST_CASE("a relaxed depth keeps only the stacks that hold an explicit loop", "[match]") {
+  // Layers 6–7 looped twice at 12 layers execute 14: the baseline's KV, 2·12·256 = 6144 a token,
+  // needs KV heads × head_dim = 6144 / 28 = 219.4; the nearest on multiples of 8 is 216, −1.5625%.
+  // The explanation widens the fixed depth to [1, 48]; a stack of fewer than 7 layers cannot hold
+  // layers 6–7 (the widening threw "loop layers 6–7 do not fit in a stack of 1 layers" before: grid
+  // --ablation with --portable-shapes). From 7 layers up, 10 layers execute 12: 2·12·256 = 6144.
+  const ArchConfig b = paper_200m();
+  MatchConstraints t = default_constraints(b);
+  t.max_kv_deviation = 0.005;
+  LoopSpec loop;
+  loop.first = 6;
+  loop.last = 7;
+  MatchResult r;
+  REQUIRE_NOTHROW(r = match(b, loop, paper_workload(), t, 3));
+  CHECK_FALSE(r.summary.feasible);
+  REQUIRE(r.summary.infeasible.size() == 1);
+  const InfeasibleBudget& why = r.summary.infeasible.front();
+  CHECK(why.best_attainable == Approx(0.015625).margin(1e-12));
+  CHECK(std::find(why.binding.begin(), why.binding.end(), "num_layers fixed at 12") != why.binding.end());
+  // The user's own depth is still checked: a fixed stack that cannot hold the loop is refused.
+  t.num_layers = VariableRange::fixed(5);
+  CHECK_THROWS_WITH(match(b, loop, paper_workload(), t, 3), Catch::Contains("do not fit in a stack of 5"));
+}
+
 TEST_CASE("caps that hold alone but not together are reported as such", "[match]") {
   const ArchConfig b = paper_200m();
   MatchConstraints c = default_constraints(b);
