@@ -90,16 +90,22 @@ TEST_CASE("run plausibility: a step shorter than one read of the weights and opt
                             Catch::Contains("weights and optimizer states"));
 }
 
-TEST_CASE("run plausibility: the audit's 1e-300 ms Megatron-LM log line is skipped, the factors still fitted",
+TEST_CASE("run plausibility: the audit's 1e-300 ms Megatron-LM log line is refused, a 1e-303 s run skipped and the "
+          "factors still fitted",
           "[runs][plausibility]") {
+  // Megatron-LM prints the time with {:.1f}: the log reader refuses a line under 0.1 ms with the
+  // file and the line (tiny_step.log's line 101 is its first "1e-300").
+  REQUIRE_THROWS_WITH(load_measured_runs(plausibility_source_dir + "/tests/data/runs/tiny_step_log_runs.jsonl"),
+                      Catch::Contains("tiny_step.log") && Catch::Contains("line 101") &&
+                          Catch::Contains("at least 0.1 ms"));
+  // The same step given as a run's step_time_s (1e-300 ms = 1e-303 s) is skipped as implausible.
   std::vector<MeasuredRun> runs = llama_runs();
-  const std::vector<MeasuredRun> logged =
-      load_measured_runs(plausibility_source_dir + "/tests/data/runs/tiny_step_log_runs.jsonl");
-  REQUIRE(logged.size() == 1);
-  CHECK(logged.front().step_time_s == Approx(1e-303));  // the median of 1e-300 ms lines, in seconds
-  runs.push_back(logged.front());
+  MeasuredRun tiny = runs.front();
+  tiny.id = "tiny-step";
+  tiny.step_time_s = 1e-303;
+  runs.push_back(tiny);
   const std::vector<RunFitResult> fits = fit_measured_runs(b200_profile(), runs, "runs");
-  CHECK_THAT(prediction_of(fits, "tiny-step-log").skipped, Catch::Contains("implausible"));
+  CHECK_THAT(prediction_of(fits, "tiny-step").skipped, Catch::Contains("implausible"));
   // Before: its weight 1/(1e-303)² overflowed and every factor came back 1.000.
   CHECK(fits.front().fit.fitted_on.size() == 4);
   CHECK(fits.front().fit.gemm != 1.0);
