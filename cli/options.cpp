@@ -68,12 +68,30 @@ void add_kernel_options(CLI::App& command, KernelOptions& target) {
   command.add_option("--gpu", target.gpu,
                      "Target these GPUs' kernels (h100-sxm, h200, b200, gb200-nvl72, a100-80gb, ...; --cluster implies "
                      "its GPU): head dims they run, padded sizes charged (docs/kernels.md)");
-  command.add_flag("--portable-shapes", target.portable,
-                   "Without --gpu: search only shapes every kernel target runs natively (head dims 64, 128, 256; GEMM "
-                   "widths multiples of 128, or 32 for a baseline off 128; docs/kernels.md)");
+  auto* portable = command.add_flag("--portable-shapes", target.portable,
+                                    "The default without --gpu: search only shapes every kernel target runs natively "
+                                    "(head dims 64, 128, 256; GEMM widths multiples of 128, or 32 for a baseline off "
+                                    "128; docs/kernels.md)");
+  command
+      .add_flag("--all-trainable-shapes", target.all_trainable,
+                "Without --gpu: search every shape some fused kernel trains (head dims multiples of 8 up to 256, GEMM "
+                "widths multiples of 8) instead of the portable set: head_dim 168 runs on cuDNN on Hopper, padded to "
+                "192 by FlashAttention-3, and is refused for training on Blackwell (docs/kernels.md)")
+      ->excludes(portable);
   command.add_option("--precision", target.precision,
                      "GEMM precision of the kernel target: bf16 (default), fp8-tensorwise, fp8-delayed, "
                      "fp8-blockwise, mxfp8, nvfp4 (--megatron-args implies its recipe)");
+}
+
+ShapeSpace KernelOptions::space(bool free_shapes, const std::optional<KernelTarget>& target) const {
+  if (all_trainable && target) {
+    throw_option_dependency_error("--all-trainable-shapes",
+                                  fmt::format("--all-trainable-shapes applies without a kernel target; the target ({}) "
+                                              "decides the shapes",
+                                              describe(*target)));
+  }
+  if (free_shapes) return ShapeSpace::free;
+  return target || all_trainable ? ShapeSpace::trainable : ShapeSpace::portable;
 }
 
 std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& calibration, const std::string& cluster_gpu,

@@ -49,13 +49,12 @@ CLI::Option* add_calibration_options(CLI::App& command, CalibrationOptions& targ
 struct KernelOptions {
   std::string gpu;
   std::string precision;
-  bool portable = false;  ///< --portable-shapes: ShapeSpace::portable without a target
-  /// The space without --free-shapes: trainable with a target, portable with --portable-shapes,
-  /// else trainable (the lattice's trainable shapes, no kernel rule).
-  ShapeSpace space(bool free_shapes, const std::optional<KernelTarget>& target) const {
-    if (free_shapes) return ShapeSpace::free;
-    return !target && portable ? ShapeSpace::portable : ShapeSpace::trainable;
-  }
+  bool portable = false;       ///< --portable-shapes: the default without a target (kept for scripts)
+  bool all_trainable = false;  ///< --all-trainable-shapes: ShapeSpace::trainable without a target
+  /// The space without --free-shapes: trainable with a target (its kernels decide), else the
+  /// portable set (issue 43), or every trainable shape with --all-trainable-shapes. budget::Error
+  /// (naming the option) for --all-trainable-shapes with a target.
+  ShapeSpace space(bool free_shapes, const std::optional<KernelTarget>& target) const;
   /// The target, or nothing when neither --gpu, --precision, a kernel --attention-backend, a
   /// cluster's GPU nor a Megatron recipe names one. The GPU: --gpu, else `cluster_gpu` (a cluster
   /// file's gpu.name); precision: --precision, else the recipe of `megatron_args` (a path, or

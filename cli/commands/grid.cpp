@@ -11,10 +11,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 #include "budget/grid.hpp"
+#include "budget/native_reach.hpp"
 #include "budget/calibration.hpp"
 #include "budget/cluster_match.hpp"
 #include "budget/time_rank.hpp"
@@ -295,9 +297,9 @@ std::string grid_space_line(const MatchSummary& s) {
       s.shapes == ShapeSpace::portable || s.kernels
           ? "trainable shapes for " + kernels + " (--free-shapes searches the whole lattice)"
       : s.shapes == ShapeSpace::trainable
-          ? "trainable shapes (the default: head dims multiples of 8 up to 256, expert counts keeping each baseline's "
-            "expert-parallel degrees, widths within the proportion factor of its proportions; --free-shapes searches "
-            "the whole lattice)"
+          ? "every trainable shape (--all-trainable-shapes: head dims multiples of 8 up to 256, expert counts keeping "
+            "each baseline's expert-parallel degrees, widths within the proportion factor of its proportions; "
+            "--free-shapes searches the whole lattice)"
           : "the whole lattice (--free-shapes: shapes may be off the fused kernels and off the baselines' "
             "expert-parallel degrees)";
   std::string first;
@@ -523,8 +525,35 @@ void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& wo
   print(cluster_grid_document(o, grid, rows, loop, workload, model, cluster, search), o.format);
 }
 
+/// The portable set's misses (issue 43): how many cells' row #1 misses a budget by more than
+/// native_match_tolerance, which budgets, and the ways out; empty for another space or no miss.
+std::string portable_miss_line(const std::vector<GridRow>& rows) {
+  if (rows.empty() || rows.front().result.summary.shapes != ShapeSpace::portable) return {};
+  int missed = 0;
+  bool flops = false, params = false, kv = false;
+  const auto over = [](double value) { return std::fabs(value) > native_match_tolerance; };
+  for (const GridRow& r : rows) {
+    if (r.result.candidates.empty()) continue;
+    const Deviation& d = r.result.candidates.front().deviation;
+    flops = flops || over(d.flops);
+    params = params || over(d.params);
+    kv = kv || over(d.kv);
+    missed += over(d.flops) || over(d.params) || over(d.kv) ? 1 : 0;
+  }
+  if (missed == 0) return {};
+  std::vector<std::string> budgets;
+  if (flops) budgets.emplace_back("FLOPs");
+  if (params) budgets.emplace_back("params");
+  if (kv) budgets.emplace_back("KV");
+  return fmt::format("the portable set misses {} by more than {:.1f}% in {} of {} cells: --gpu NAME searches the "
+                     "shapes that GPU's kernels run, --all-trainable-shapes every trainable shape; budget-match "
+                     "--baseline on a cell shows the best off the portable set and a loop span a native shape "
+                     "matches\n",
+                     fmt::join(budgets, ", "), 100.0 * native_match_tolerance, missed, rows.size());
+}
+
 /// The grid's result in every form: its JSON (grid_json), the cells' table, and in aligned text a
-/// heading, the largest deviation over the grid and the search space.
+/// heading, the largest deviation over the grid, the portable set's misses and the search space.
 Document grid_document(const GridOptions& o, const Grid& grid, const std::vector<GridRow>& rows, const LoopSpec& loop,
                        const Workload& workload) {
   Document doc;
@@ -541,7 +570,8 @@ Document grid_document(const GridOptions& o, const Grid& grid, const std::vector
   for (const auto& r : rows) {
     if (!r.result.candidates.empty()) worst = std::max(worst, r.result.candidates.front().deviation.max_abs());
   }
-  doc.text(fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2)) + grid_space_line(rows.front().result.summary),
+  doc.text(fmt::format("\nlargest deviation over the grid: {}\n", percent(worst, 2)) + portable_miss_line(rows) +
+               grid_space_line(rows.front().result.summary),
            Forms::table);
   return doc;
 }
@@ -608,8 +638,9 @@ void add_grid_command(CLI::App& app) {
                   "Constraints JSON applied to every cell (and, with --ablation, to every point, its depth fixed to "
                   "the point's)");
   cmd->add_flag("--free-shapes", o->free_shapes,
-                "Search the whole lattice in every cell instead of the default trainable shapes, as budget-match "
-                "--baseline --free-shapes does (constraints key \"free_shapes\")");
+                "Search the whole lattice in every cell instead of the default trainable shapes (the portable set, "
+                "or the --gpu target's shapes), as budget-match --baseline --free-shapes does (constraints key "
+                "\"free_shapes\")");
   cmd->add_option("--order", o->order,
                   "proportions (default): each cell's row #1 is the equally matched shape nearest its baseline's "
                   "proportions; tightest: the tightest match (constraints key \"order\")")

@@ -82,6 +82,8 @@ struct MatchInputs {
   std::optional<ClusterSpec> cluster;  ///< with --cluster
   LayoutSearchOptions search_options;  ///< with --cluster
   std::optional<MegatronRun> megatron;  ///< with --cluster --megatron-args: what the file gave
+  /// With the portable set: the same request over the trainable shapes (MatchRequest::trainable).
+  std::optional<MatchConstraints> trainable;
 };
 
 Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAccuracy* accuracy) {
@@ -108,12 +110,16 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 }
 
 MatchInputs load_match_inputs(const MatchOptions& o) {
-  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}};
+  MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}, {}};
   const std::optional<KernelTarget> kernels = o.kernels.target(
       o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(), o.cluster.megatron_args);
   const ShapeSpace shapes = o.kernels.space(o.free_shapes, kernels);
-  in.constraints = o.constraints_path.empty() ? default_constraints(in.baseline.config, shapes, kernels)
-                                              : load_constraints(o.constraints_path, in.baseline.config, shapes, kernels);
+  const auto constraints_in = [&](ShapeSpace space) {
+    return o.constraints_path.empty() ? default_constraints(in.baseline.config, space, kernels)
+                                      : load_constraints(o.constraints_path, in.baseline.config, space, kernels);
+  };
+  in.constraints = constraints_in(shapes);
+  if (in.constraints.shapes == ShapeSpace::portable) in.trainable = constraints_in(ShapeSpace::trainable);
   if (!o.order.empty()) in.constraints.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   if (o.max_structures > 0) in.constraints.max_structures = o.max_structures;
   if (o.max_work > 0) in.constraints.max_work = o.max_work;
@@ -171,6 +177,7 @@ MatchRequest match_request(const MatchOptions& o, const MatchInputs& in) {
   request.with_aligned_alternative = o.align == 0;
   request.cluster = in.cluster ? &*in.cluster : nullptr;
   request.cluster_search = in.search_options;
+  request.trainable = in.trainable;
   return request;
 }
 
@@ -368,9 +375,10 @@ void add_match_options(CLI::App& app) {
   app.add_option("--constraints", o->constraints_path, "Constraints JSON (docs/matching.md)");
   app.add_flag("--free-shapes", o->free_shapes,
                "Search the whole lattice (the exhaustive space before issue 30: head dims multiples of 4 up to 2x the "
-               "baseline's, experts multiples of 8, any proportions) instead of the default trainable shapes (head dims "
-               "multiples of 8 up to 256, expert counts keeping the baseline's expert-parallel degrees, query and "
-               "expert widths within 2x of its proportions); constraints key \"free_shapes\"");
+               "baseline's, experts multiples of 8, any proportions) instead of the default trainable shapes (without "
+               "--gpu the portable set: head dims 64, 128, 256 and GEMM widths every kernel target runs natively; "
+               "with --gpu the target's shapes; expert counts keeping the baseline's expert-parallel degrees, query "
+               "and expert widths within 2x of its proportions); constraints key \"free_shapes\"");
   app.add_option("--order", o->order,
                  "proportions (default): row #1 is the equally matched shape nearest the baseline's proportions; "
                  "tightest: the tightest match first (constraints key \"order\")")

@@ -38,13 +38,16 @@ nlohmann::ordered_json native_reach_json(const NativeReach& n) {
           {"best_native_time_ratio", timed(n.best_native_time_ratio)},
           {"best_padded", n.best_padded ? candidate_json(*n.best_padded) : json(nullptr)},
           {"best_padded_time_ratio", timed(n.best_padded_time_ratio)},
+          {"best_off_portable", n.best_off_portable ? candidate_json(*n.best_off_portable) : json(nullptr)},
+          {"best_off_portable_time_ratio", timed(n.best_off_portable_time_ratio)},
           {"suggested_loop", n.suggested_loop.empty() ? json(nullptr) : json(n.suggested_loop)},
           {"note", n.note}};
 }
 
-std::string reach_row(const char* label, const Candidate& c, double ratio) {
+/// `unfitted`: the fit said of a candidate without a kernel target (the portable set's are native).
+std::string reach_row(const char* label, const Candidate& c, double ratio, const char* unfitted = "native") {
   const Deviation& d = c.deviation;
-  const std::string fit = c.kernel_fit ? kernel_fit_cell(*c.kernel_fit) : std::string("native");
+  const std::string fit = c.kernel_fit ? kernel_fit_cell(*c.kernel_fit) : std::string(unfitted);
   return fmt::format("  {}: max dev {:.2f}% (FLOPs {:+.2f}%, params {:+.2f}%, KV {:+.2f}%), hidden {}, heads {}, "
                      "experts {}, {}{}\n",
                      label, 100 * d.max_abs(), 100 * d.flops, 100 * d.params, 100 * d.kv, c.config.hidden_size,
@@ -62,6 +65,11 @@ std::string native_reach_text(const MatchOutcome& m) {
                         : fmt::format("the native shapes cannot reach: {}\n", fmt::join(n.unreachable, "; "));
   if (n.best_native) out += reach_row("best native", *n.best_native, n.best_native_time_ratio);
   if (n.best_padded) out += reach_row("best padded", *n.best_padded, n.best_padded_time_ratio);
+  if (n.best_off_portable) {
+    out += reach_row("best off the portable set (--all-trainable-shapes; name a GPU with --gpu to see how its kernels "
+                     "run it)",
+                     *n.best_off_portable, n.best_off_portable_time_ratio, "off the portable set");
+  }
   return out + "  " + n.note + "\n";
 }
 

@@ -19,7 +19,7 @@ budget_cli_test(NAME report.hf_python_infinity_read ARGS report tests/data/hf/re
 budget_cli_test(NAME report.hf_python_nan_in_counted_key_refused ARGS report tests/data/hf/mutated/nemotron-h-nan-hidden-size.json
   EXPECT_EXIT 2 STDERR_MATCHES "nemotron-h-nan-hidden-size.json: /hidden_size: .*NaN")
 # MLA baselines are matched (the KV latent searched, the other MLA dims held), in grids and plans too.
-budget_cli_test(NAME match.hf_deepseek_v3 ARGS --baseline tests/data/hf/deepseek-v3.json --top 1
+budget_cli_test(NAME match.hf_deepseek_v3 ARGS --baseline tests/data/hf/deepseek-v3.json --all-trainable-shapes --top 1
   STDOUT_MATCHES "MLA 320\\+64" "matched: #1 max deviation 0\\.5")
 budget_cli_test(NAME grid.mla ARGS grid --grid examples/grids/mla_grid.json
   STDOUT_MATCHES "DeepSeek-V2-Lite +looped" "largest deviation over the grid")

@@ -99,7 +99,7 @@ budget_cli_test(NAME robust.resamples_over_limit
   ARGS ce-gain --target examples/scaling/looped.json --reference examples/scaling/baseline.json --C 1e21 --S 0.9
        --bootstrap tests/data/scaling_paired_domains.csv --resamples 1000000
   EXPECT_EXIT 64 STDERR_MATCHES "--resamples")
-budget_cli_test(NAME robust.match_structures_limit ARGS --baseline bench/configs/deepseek-v3-gqa-baseline.json --max-structures 100000 EXPECT_EXIT 2
+budget_cli_test(NAME robust.match_structures_limit ARGS --baseline bench/configs/deepseek-v3-gqa-baseline.json --all-trainable-shapes --max-structures 100000 EXPECT_EXIT 2
   STDERR_MATCHES "search space: [0-9]+ structures to calibrate .* more than the limit of 100000[^0-9].*--max-structures")
 # The DeepSeek-V3 GQA space takes about 9 s in Release since row #1 is taken over every equally
 # matched shape (issue 17), over 30 s under ASan: the limit says "ends", not how fast (bench_match does).

@@ -73,7 +73,7 @@ budget_cli_test(NAME time.report_bad_backend ARGS report ${base} --calibration $
   EXPECT_EXIT 2 STDERR_MATCHES [=[attention backend "xformers"]=])
 
 # --- match ---------------------------------------------------------------------------------------
-budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --calibration ${profile}
+budget_cli_test(NAME time.match_ratios ARGS --baseline ${base} --all-trainable-shapes --calibration ${profile}
   STDOUT_MATCHES [=[max dev +FLOPs +params +KV +time ×]=]
     [=[base +1\.33 GF +3\.87 G +6,144 +1\.00×]=]
     [=[ 1 +1\.56% +[-+]0\.[0-9]+% +[-+]0\.[0-9]+% +-1\.56% +1\.[0-9][0-9]× ±0\.05 +12/18]=] [=[Ranked by budget]=]
@@ -104,7 +104,7 @@ budget_cli_test(NAME time.grid ARGS grid --calibration ${profile}
   STDOUT_MATCHES [=[paper max dev +time ×]=] [=[predicted time ratios of the matched configs: 1\.[0-9]+× to 1\.[0-9]+×]=]
   STDOUT_NOT_MATCHES [=[infeasible]=])
 budget_cli_test(NAME time.grid_rank_by_time_footer ARGS grid --calibration ${profile} --rank-by time
-  STDOUT_MATCHES [=[search space: trainable shapes \(the default]=] [=[row #1 of each cell: the fastest equally matched at matched work \(--rank-by time\)]=])
+  STDOUT_MATCHES [=[search space: trainable shapes for the portable set \(no --gpu]=] [=[row #1 of each cell: the fastest equally matched at matched work \(--rank-by time\)]=])
 budget_cli_test(NAME time.grid_rank_by_time_csv ARGS grid --calibration ${profile} --rank-by time --format csv
   STDOUT_MATCHES [=[time ×]=] [=[1\.[0-9]+×]=])
 
@@ -119,7 +119,7 @@ budget_cli_test(NAME time.compare_backend ARGS compare ${base} examples/configs/
 budget_cli_test(NAME time.compare_bad_backend ARGS compare ${base} examples/configs/paper-200M-S95-smelt.json
   --calibration ${profile} --attention-backend xformers
   EXPECT_EXIT 2 STDERR_MATCHES [=[attention backend "xformers"]=])
-budget_cli_test(NAME time.ablation ARGS grid --ablation span --calibration ${profile}
+budget_cli_test(NAME time.ablation ARGS grid --ablation span --all-trainable-shapes --calibration ${profile}
   STDOUT_MATCHES [=[paper loss +family held +time ×]=] [=[span 0 .* reference +1\.000×]=] [=[span 6 .* KV heads +1\.[0-9]+×]=])
 budget_cli_test(NAME time.ablation_rank_by_time ARGS grid --ablation span --calibration ${profile} --rank-by time
   EXPECT_EXIT 64 STDERR_MATCHES [=[--rank-by: .*apply to the grid, not to --ablation]=])

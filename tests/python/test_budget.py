@@ -3,7 +3,9 @@
 References are the same as the C++ tests': the paper's 200M baseline has 3,872,226,560
 non-embedding parameters (docs/accounting.md, "Worked example"), its row #1 is hidden 1008,
 6x168 heads (1 KV head), 288x368 experts, loop 4-9 x2 (README; on the whole lattice, tightest
-first: hidden 1680, 20x84, 712x88), and the dicts equal budget-match's JSON.
+first: hidden 1680, 20x84, 712x88), and the dicts equal budget-match's JSON (with
+--all-trainable-shapes: the CLI's default without --gpu is the portable set, Python's the trainable
+space).
 """
 
 import json
@@ -68,7 +70,7 @@ def test_match_is_the_cli_json():
     assert budget.match(BASELINE, top=1, constraints={"free_shapes": True, "order": "tightest"})["candidates"] == \
         free["candidates"]
     if CLI:
-        out = subprocess.run([CLI, "--baseline", BASELINE, "--top", "1", "--format", "json"], check=True,
+        out = subprocess.run([CLI, "--baseline", BASELINE, "--all-trainable-shapes", "--top", "1", "--format", "json"], check=True,
                              capture_output=True, text=True)
         cli = json.loads(out.stdout)
         assert cli["candidates"] == result["candidates"]
@@ -116,7 +118,7 @@ def test_match_count_lm_head_through_the_constraints_dict():
         d = result["candidates"][0]["deviation"]
         assert d["flops"] == d[key]
     if CLI:
-        out = subprocess.run([CLI, "--baseline", MIXTRAL, "--top", "1", "--count-lm-head", "--format", "json"],
+        out = subprocess.run([CLI, "--baseline", MIXTRAL, "--all-trainable-shapes", "--top", "1", "--count-lm-head", "--format", "json"],
                              check=True, capture_output=True, text=True)
         assert json.loads(out.stdout)["candidates"] == with_head["candidates"]
 
@@ -127,7 +129,7 @@ def test_grid_paper():
     assert all(cell["matched"] is not None for cell in g["cells"])
     assert g["schema_version"] == budget.schema_version
     if CLI:
-        out = subprocess.run([CLI, "grid", "--format", "json"], check=True, capture_output=True, text=True)
+        out = subprocess.run([CLI, "grid", "--all-trainable-shapes", "--format", "json"], check=True, capture_output=True, text=True)
         cli = json.loads(out.stdout)
         assert [c["matched"] for c in cli["cells"]] == [c["matched"] for c in g["cells"]]
         assert [c["paper_max_deviation"] for c in cli["cells"]] == [c["paper_max_deviation"] for c in g["cells"]]
@@ -169,7 +171,7 @@ def test_grid_with_constraints():
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(constraints, f)
         try:
-            out = subprocess.run([CLI, "grid", "--constraints", f.name, "--format", "json"], check=True,
+            out = subprocess.run([CLI, "grid", "--all-trainable-shapes", "--constraints", f.name, "--format", "json"], check=True,
                                  capture_output=True, text=True)
             assert [c["matched"] for c in json.loads(out.stdout)["cells"]] == [c["matched"] for c in g["cells"]]
             assert budget.grid(constraints=f.name) == g
@@ -348,7 +350,7 @@ PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.js
 
 
 def _cli_match(*args):
-    out = subprocess.run([CLI, "--baseline", BASELINE, "--format", "json", *args], check=True, capture_output=True,
+    out = subprocess.run([CLI, "--baseline", BASELINE, "--all-trainable-shapes", "--format", "json", *args], check=True, capture_output=True,
                          text=True)
     return json.loads(out.stdout)
 

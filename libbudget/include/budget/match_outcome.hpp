@@ -42,6 +42,9 @@ struct MatchRequest {
   /// Not owned, like `model`.
   const ClusterSpec* cluster = nullptr;
   LayoutSearchOptions cluster_search;  ///< the layout search per candidate, with `cluster`
+  /// With the portable set (no kernel target): the same request over the trainable shapes, whose
+  /// best is shown where the portable set misses a budget (NativeReach::best_off_portable).
+  std::optional<MatchConstraints> trainable;
 };
 
 struct MatchOutcome {

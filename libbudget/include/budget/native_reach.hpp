@@ -28,9 +28,13 @@ struct NativeReach {
   std::vector<std::string> unreachable;
   std::optional<Candidate> best_native;  ///< nullopt: no native shape matches at all
   std::optional<Candidate> best_padded;  ///< with a target whose padded shapes match better
+  /// The portable set (no target) missing a budget: the best of the same request over every
+  /// trainable shape (head dims multiples of 8 up to 256), which some kernels pad or refuse.
+  std::optional<Candidate> best_off_portable;
   /// Predicted step time / the baseline's, with a model (0: not timed).
   double best_native_time_ratio = 0;
   double best_padded_time_ratio = 0;
+  double best_off_portable_time_ratio = 0;
   /// "--loop 9-40": a centred span (at the request's repeats) whose native match is within the
   /// tolerance; empty when none of the spans tried is.
   std::string suggested_loop;
@@ -41,11 +45,13 @@ struct NativeReach {
 /// What the native shapes of `constraints` (a trainable space with a kernel target or the
 /// portable head dims) reach next to `result` (the match of that space). nullopt when row #1 is
 /// native and within native_match_tolerance, when the space has no kernel rule, or when `result`
-/// is infeasible. A model (may be null) times the two candidates. Runs at most a few more
-/// searches (the native-only space, and a native match at each loop span tried).
+/// is infeasible. A model (may be null) times the candidates. `trainable` (may be null): the same
+/// request over the trainable shapes, searched for best_off_portable when `constraints` is the
+/// portable set and misses a budget. Runs at most a few more searches (the native-only space, the
+/// trainable one, and a native match at each loop span tried).
 std::optional<NativeReach> native_reach(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                                         const MatchConstraints& constraints, const MatchResult& result,
-                                        const TimeModel* model);
+                                        const TimeModel* model, const MatchConstraints* trainable = nullptr);
 
 /// `constraints` restricted to the head dims the kernel target runs natively (its head_dim_set
 /// the native values of the head_dim range); unchanged without a target.

@@ -80,7 +80,8 @@ MatchOutcome match_outcome(const ArchConfig& baseline, const LoopSpec& loop, con
   } else {
     out.result = match(baseline, loop, workload, constraints, request.top);
   }
-  out.native_reach = native_reach(baseline, loop, workload, constraints, out.result, request.model);
+  out.native_reach = native_reach(baseline, loop, workload, constraints, out.result, request.model,
+                                  request.trainable ? &*request.trainable : nullptr);
   if (request.with_aligned_alternative && out.result.summary.feasible && !out.result.candidates.empty() &&
       !already_aligned(constraints)) {
     try {

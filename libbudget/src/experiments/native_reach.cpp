@@ -17,7 +17,7 @@ namespace {
 bool is_native(const Candidate& c) { return !c.kernel_fit || c.kernel_fit->kind == KernelFitKind::native; }
 
 bool has_kernel_rule(const MatchConstraints& c) {
-  return c.shapes != ShapeSpace::free && (c.kernels || !c.head_dim_set.empty());
+  return c.shapes != ShapeSpace::free && (c.kernels || c.shapes == ShapeSpace::portable || !c.head_dim_set.empty());
 }
 
 /// The budgets whose |deviation| exceeds the tolerance, as phrases.
@@ -37,7 +37,8 @@ double time_ratio(const TimeModel* model, const ArchConfig& config, const ArchCo
   return predict_step_seconds(*model, config, w) / predict_step_seconds(*model, baseline, w);
 }
 
-/// The best native match at a loop span: nullopt when infeasible or over the search limits.
+/// The best match of a space (the native one at a loop span, or the trainable one): nullopt when
+/// infeasible or over the search limits.
 std::optional<Candidate> native_match(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                                       const MatchConstraints& native) {
   try {
@@ -124,7 +125,7 @@ MatchConstraints native_only(const MatchConstraints& constraints) {
 
 std::optional<NativeReach> native_reach(const ArchConfig& baseline, const LoopSpec& loop, const Workload& workload,
                                         const MatchConstraints& constraints, const MatchResult& result,
-                                        const TimeModel* model) {
+                                        const TimeModel* model, const MatchConstraints* trainable) {
   if (!has_kernel_rule(constraints) || !result.summary.feasible || result.candidates.empty()) return std::nullopt;
   const Candidate& first = result.candidates.front();
   if (is_native(first) && first.deviation.max_abs() <= native_match_tolerance) return std::nullopt;
@@ -145,6 +146,14 @@ std::optional<NativeReach> native_reach(const ArchConfig& baseline, const LoopSp
     out.best_native_time_ratio = time_ratio(model, out.best_native->config, baseline, workload);
   }
   if (out.best_padded) out.best_padded_time_ratio = time_ratio(model, out.best_padded->config, baseline, workload);
+  // The portable set (no target) missing a budget: what the trainable shapes reach, side by side.
+  if (!constraints.kernels && constraints.shapes == ShapeSpace::portable && trainable != nullptr &&
+      !out.unreachable.empty()) {
+    out.best_off_portable = native_match(baseline, loop, workload, *trainable);
+    if (out.best_off_portable) {
+      out.best_off_portable_time_ratio = time_ratio(model, out.best_off_portable->config, baseline, workload);
+    }
+  }
   if (!out.unreachable.empty() || !out.best_native) suggest_loop(baseline, loop, workload, native, out);
   if (out.note.empty() && out.best_native && out.unreachable.empty()) {
     out.note = fmt::format("the best native shape is within the tolerance ({:.1f}%); row #1 is padded because it "

@@ -175,8 +175,8 @@ std::string describe_search_space(const MatchConstraints& c) {
                        kernel_rule_text(c), range_text(c.head_dim), experts, factor);
   }
   if (c.shapes == ShapeSpace::trainable) {
-    return fmt::format("search space: trainable shapes (the default): head_dim {}{}, {}; --free-shapes (constraints "
-                       "key \"free_shapes\") searches the whole lattice",
+    return fmt::format("search space: every trainable shape (not only the portable set): head_dim {}{}, {}; "
+                       "--free-shapes (constraints key \"free_shapes\") searches the whole lattice",
                        range_text(c.head_dim), experts, factor);
   }
   return fmt::format("search space: the whole lattice (--free-shapes): head_dim {}{}, {}; shapes may be off the fused "
