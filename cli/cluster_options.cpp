@@ -65,32 +65,60 @@ void default_calibration_from_cluster(const ClusterRankOptions& cluster, std::st
   calibration_path = spec.compute.calibration_profile;
 }
 
+CLI::Option* add_cluster_option(CLI::App& command, ClusterRankOptions& target, const std::string& help) {
+  return command.add_option("--cluster", target.cluster_path, help);
+}
+
+CLI::Option* add_gpus_option(CLI::App& command, ClusterRankOptions& target, const std::string& help) {
+  return command.add_option("--gpus", target.gpus, help)->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+}
+
+CLI::Option* add_nodes_option(CLI::App& command, ClusterRankOptions& target, const std::string& help) {
+  return command.add_option("--nodes", target.nodes, help)->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+}
+
+CLI::Option* add_global_batch_tokens_option(CLI::App& command, ClusterRankOptions& target, const std::string& help) {
+  return command.add_option("--global-batch-tokens", target.global_batch_tokens, help)
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
+}
+
+CLI::Option* add_max_nodes_per_token_option(CLI::App& command, ClusterRankOptions& target, const std::string& help) {
+  return command.add_option("--max-nodes-per-token", target.max_nodes_per_token, help)
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
+}
+
+void add_recipe_file_options(CLI::App& command, ClusterRankOptions& target, const std::string& megatron_args_help,
+                             const std::string& bridge_config_when) {
+  command.add_option("--megatron-args", target.megatron_args, megatron_args_help);
+  add_bridge_config_option(command, target.megatron_args, target.bridge_config, bridge_config_when);
+}
+
+CLI::Option* add_loop_placement_option(CLI::App& command, ClusterRankOptions& target, const std::string& help) {
+  return command.add_option("--loop-placement", target.loop_placement, help);
+}
+
 void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target) {
-  command.add_option("--cluster", target.cluster_path,
+  add_cluster_option(command, target,
                      "Cluster file (docs/cluster.md; examples/clusters/): time each at its own best layout on --gpus "
                      "of it (needs --gpus; the step times from --calibration, else the cluster file's profile)");
-  command.add_option("--gpus", target.gpus, "GPUs of the cluster to lay out on (with --cluster)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  command.add_option("--nodes", target.nodes, "Nodes of the cluster (with --cluster; default: the file's)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  command
-      .add_option("--global-batch-tokens", target.global_batch_tokens,
-                  "Tokens per step b·s·m·DP of the layout search (with --cluster; default 4,194,304)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 50));
-  command
-      .add_option("--max-nodes-per-token", target.max_nodes_per_token,
-                  "Node-limited routing: each token to at most M nodes (with --cluster; DeepSeek-V3; default unlimited)")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
+  add_gpus_option(command, target, "GPUs of the cluster to lay out on (with --cluster)");
+  add_nodes_option(command, target, "Nodes of the cluster (with --cluster; default: the file's)");
+  add_global_batch_tokens_option(command, target,
+                                 "Tokens per step b·s·m·DP of the layout search (with --cluster; default 4,194,304)");
+  add_max_nodes_per_token_option(
+      command, target,
+      "Node-limited routing: each token to at most M nodes (with --cluster; DeepSeek-V3; default unlimited)");
   add_min_headroom_option(command, target.min_headroom_gib, "with --cluster; ");
-  command.add_option("--megatron-args", target.megatron_args,
-                     "With --cluster: the team's Megatron-LM arguments (shell words or the bash-array file export --to "
-                     "megatron writes; docs/megatron.md): every config priced at the team's layout where it is valid "
-                     "and fits, else at the best layout with the team's recipe held (precision, FP8, recompute, "
-                     "optimizer, batch, overlap); the file's model-shape flags are checked against the baseline");
-  add_bridge_config_option(command, target.megatron_args, target.bridge_config, "with --cluster, as --megatron-args");
-  command.add_option("--loop-placement", target.loop_placement,
-                     "With --cluster: every layout search holds this loop placement: in_chunk, wrap or replicated "
-                     "(default: each tried; docs/cluster.md, \"Loops across pipeline stages\")");
+  add_recipe_file_options(command, target,
+                          "With --cluster: the team's Megatron-LM arguments (shell words or the bash-array file export "
+                          "--to megatron writes; docs/megatron.md): every config priced at the team's layout where it "
+                          "is valid and fits, else at the best layout with the team's recipe held (precision, FP8, "
+                          "recompute, optimizer, batch, overlap); the file's model-shape flags are checked against the "
+                          "baseline",
+                          "with --cluster, as --megatron-args");
+  add_loop_placement_option(command, target,
+                            "With --cluster: every layout search holds this loop placement: in_chunk, wrap or "
+                            "replicated (default: each tried; docs/cluster.md, \"Loops across pipeline stages\")");
 }
 
 void check_cluster_rank_options(const CLI::App& command) {

@@ -60,6 +60,18 @@ CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::
 /// Adds the options above to `command`.
 void add_cluster_rank_options(CLI::App& command, ClusterRankOptions& target);
 
+/// Each option of the bundle alone, with its check (the range of a count), for a command that
+/// declares them among its own options with help of its own (layout). `add_recipe_file_options`
+/// adds --megatron-args and --bridge-config (recipe_file_option.hpp; `bridge_config_when` ends its help).
+CLI::Option* add_cluster_option(CLI::App& command, ClusterRankOptions& target, const std::string& help);
+CLI::Option* add_gpus_option(CLI::App& command, ClusterRankOptions& target, const std::string& help);
+CLI::Option* add_nodes_option(CLI::App& command, ClusterRankOptions& target, const std::string& help);
+CLI::Option* add_global_batch_tokens_option(CLI::App& command, ClusterRankOptions& target, const std::string& help);
+CLI::Option* add_max_nodes_per_token_option(CLI::App& command, ClusterRankOptions& target, const std::string& help);
+void add_recipe_file_options(CLI::App& command, ClusterRankOptions& target, const std::string& megatron_args_help,
+                             const std::string& bridge_config_when);
+CLI::Option* add_loop_placement_option(CLI::App& command, ClusterRankOptions& target, const std::string& help);
+
 /// Checks the options' dependencies after parsing (budget::Error naming the options):
 /// --cluster needs --gpus and --calibration; --gpus, --nodes, --global-batch-tokens,
 /// --max-nodes-per-token, --min-headroom, --megatron-args and --loop-placement need --cluster; --megatron-args gives the

@@ -13,6 +13,7 @@
 
 #include "budget/error.hpp"
 #include "budget/progress.hpp"
+#include "bindings.hpp"
 
 namespace py = pybind11;
 

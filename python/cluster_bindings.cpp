@@ -2,8 +2,7 @@
 // the dict of `budget-match layout ... --format json` without its schema keys, from the library's
 // one JSON writer (training_memory_json); budget.layout_search(): the best layouts on N GPUs, the
 // dict of `budget-match layout CFG --cluster C --gpus N --format json` (layout_search_json). Bound
-// by bind_cluster(), called from budget_module.cpp, which also reads match()'s cluster argument
-// with cluster_argument().
+// by bind_cluster() (bindings.hpp).
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -29,64 +28,31 @@
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
 #include "arguments.hpp"
+#include "bindings.hpp"
+#include "layout_arguments.hpp"
+#include "library_arguments.hpp"
 
 namespace py = pybind11;
 
 namespace {
 
-std::string json_text(const py::handle& h) { return budget_python::json_argument(h, "dict"); }
-
-bool is_path(const py::handle& h) { return py::isinstance<py::str>(h) || py::hasattr(h, "__fspath__"); }
-
-std::string path_string(const py::handle& h) {
-  return py::str(py::module_::import("os").attr("fspath")(h)).cast<std::string>();
-}
-
-[[noreturn]] void refuse(const std::string& argument, const py::handle& value, const std::string& allowed) {
-  throw budget::Error(std::string("a ") + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
-                          " is not accepted; allowed: " + allowed,
-                      argument);
-}
+using budget_python::calibration_argument;
+using budget_python::cluster_argument;
+using budget_python::is_path;
+using budget_python::LayoutArguments;
+using budget_python::path_string;
+using budget_python::workload_argument;
 
 /// A config from a budget.Config (through its to_dict()), a dict or a file path.
-/// An enumerator by its to_string() name (enumerators 0 .. Last); budget::Error naming `where`.
-template <typename Enum, Enum Last>
-Enum enum_of(const std::string& text, const char* where) {
-  std::string allowed;
-  for (int i = 0; i <= static_cast<int>(Last); ++i) {
-    const Enum e = static_cast<Enum>(i);
-    if (budget::to_string(e) == text) return e;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(budget::to_string(e));
-  }
-  throw budget::Error("value \"" + text + "\" is not allowed; allowed: " + allowed, where);
-}
-
 budget::ArchConfig config_of(const py::handle& value) {
-  if (py::isinstance<py::dict>(value)) return budget::parse_sourced_config(json_text(value), "config").config;
+  using budget_python::dict_text;
+  if (py::isinstance<py::dict>(value)) return budget::parse_sourced_config(dict_text(value), "config").config;
   if (is_path(value)) return budget::load_sourced_config(path_string(value)).config;
   if (py::hasattr(value, "to_dict")) {
-    return budget::parse_sourced_config(json_text(value.attr("to_dict")()), "config").config;
+    return budget::parse_sourced_config(dict_text(value.attr("to_dict")()), "config").config;
   }
-  refuse("config", value, "a budget.Config, a dict (native or Hugging Face config) or a file path");
+  budget_python::bad_argument("config", value, "a budget.Config, a dict (native or Hugging Face config) or a file path");
 }
-
-budget::ClusterSpec cluster_of(const py::handle& value, std::optional<std::int64_t> nodes) {
-  budget::ClusterSpec c;
-  if (py::isinstance<py::dict>(value)) {
-    c = budget::parse_cluster_spec(json_text(value), "cluster");
-    if (nodes) budget::resize_cluster(c, *nodes, "nodes");
-    return c;
-  }
-  if (is_path(value)) return budget::load_cluster_spec(path_string(value), nodes);
-  refuse("cluster", value, "a cluster description as a dict or a file path (docs/cluster.md)");
-}
-
-}  // namespace
-
-budget::CalibrationProfile calibration_argument(const py::handle& calibration);  // budget_module.cpp
-budget::Workload workload_argument(const py::handle& workload);                  // budget_module.cpp
-
-namespace {
 
 /// The profile of a layout search: `calibration` when given, else the one the cluster file names.
 budget::CalibrationProfile search_profile(const py::handle& calibration, const budget::ClusterSpec& spec) {
@@ -99,158 +65,6 @@ budget::CalibrationProfile search_profile(const py::handle& calibration, const b
                       "calibration");
 }
 
-/// layout()'s keywords, each converted by python/arguments.hpp (budget.Error naming it); an
-/// unknown keyword is budget.Error too.
-struct LayoutArguments {
-  budget::ParallelLayout layout;
-  std::optional<std::int64_t> nodes;
-  std::optional<std::string> megatron_args;  ///< megatron_args=FILE: the layout from Megatron-LM's arguments
-  bool bridge_config = false;  ///< bridge_config=FILE.yaml gave the file (a Megatron-Bridge config; --bridge-config)
-  std::optional<double> run_tokens;          ///< run_tokens=N: the run's steps, wall clock and GPU-hours
-
-  explicit LayoutArguments(const py::kwargs& kwargs) {
-    using namespace budget_python;
-    budget::ParallelLayout& l = layout;
-    const auto integer = [&](const char* key, std::int64_t& target) {
-      if (kwargs.contains(key)) target = int_argument(kwargs[key], key);
-    };
-    const auto real = [&](const char* key, double& target) {
-      if (kwargs.contains(key)) target = float_argument(kwargs[key], key);
-    };
-    const auto flag = [&](const char* key, bool& target) {
-      if (kwargs.contains(key)) target = bool_argument(kwargs[key], key);
-    };
-    for (const auto& item : kwargs) {
-      const std::string key = py::str(item.first).cast<std::string>();
-      const std::vector<std::string> keys = known_keys();
-      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        std::string allowed;
-        for (const std::string& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
-        throw budget::Error("unexpected keyword argument; allowed: " + allowed, key);
-      }
-    }
-    l.dp = 0;
-    for (const auto& [key, target] : {std::pair<const char*, std::int64_t*>{"tp", &l.tp}, {"pp", &l.pp}, {"ep", &l.ep},
-                                      {"etp", &l.etp}, {"cp", &l.cp}, {"gpus", &l.gpus}, {"dp", &l.dp},
-                                      {"micro_batch_size", &l.micro_batch_size}, {"micro_batches", &l.micro_batches},
-                                      {"seq_len", &l.seq_len}, {"virtual_stages", &l.virtual_stages},
-                                      {"vocab_divisible_by", &l.vocab_divisible_by}}) {
-      integer(key, *target);
-    }
-    if (l.gpus == 0 && l.dp == 0) l.dp = 1;
-    real("capacity_factor", l.capacity_factor);
-    real("imbalance", l.imbalance);
-    flag("distributed_optimizer", l.distributed_optimizer);
-    flag("sequence_parallel", l.sequence_parallel);
-    flag("cross_entropy_fusion", l.cross_entropy_fusion);
-    bool replicate = false;
-    flag("replicate_loop_weights", replicate);
-    if (replicate) l.loop_placement = budget::LoopPlacement::replicated;
-    if (kwargs.contains("loop_placement")) {
-      const budget::LoopPlacement p =
-          budget::parse_loop_placement(string_argument(kwargs["loop_placement"], "loop_placement"), "loop_placement");
-      if (replicate && p != budget::LoopPlacement::replicated) {
-        throw budget::Error("replicate_loop_weights=True means loop_placement=\"replicated\"; give one", "loop_placement");
-      }
-      l.loop_placement = p;
-    }
-    if (kwargs.contains("recompute")) l.recompute = budget::parse_recompute(string_argument(kwargs["recompute"], "recompute"), "recompute");
-    if (kwargs.contains("precision")) {
-      l.precision = budget::parse_training_precision(string_argument(kwargs["precision"], "precision"), "precision");
-    }
-    if (kwargs.contains("nodes")) nodes = optional_int_argument(kwargs["nodes"], "nodes");
-    // The layouts teams run (issue 31): uneven pipelines, FSDP, FP8, offload, the dispatcher.
-    if (kwargs.contains("pipeline_layout")) l.pipeline_layout = string_argument(kwargs["pipeline_layout"], "pipeline_layout");
-    integer("first_stage_layers", l.first_stage_layers);
-    integer("last_stage_layers", l.last_stage_layers);
-    integer("cpu_offload_layers", l.cpu_offload_layers);
-    flag("fp8_param_gather", l.fp8_param_gather);
-    if (kwargs.contains("fsdp")) {
-      l.fsdp = enum_of<budget::FsdpKind, budget::FsdpKind::torch_fsdp2>(string_argument(kwargs["fsdp"], "fsdp"), "fsdp");
-    }
-    if (kwargs.contains("fsdp_sharding")) {
-      l.fsdp_sharding = enum_of<budget::FsdpSharding, budget::FsdpSharding::optim_grads_params>(
-          string_argument(kwargs["fsdp_sharding"], "fsdp_sharding"), "fsdp_sharding");
-    }
-    if (kwargs.contains("fp8")) {
-      l.fp8 = enum_of<budget::Fp8Recipe, budget::Fp8Recipe::mxfp8>(string_argument(kwargs["fp8"], "fp8"), "fp8");
-    }
-    if (kwargs.contains("dispatcher")) {
-      l.dispatcher = enum_of<budget::MoeDispatcher, budget::MoeDispatcher::flex>(
-          string_argument(kwargs["dispatcher"], "dispatcher"), "dispatcher");
-    }
-    if (kwargs.contains("megatron_args") && !kwargs["megatron_args"].is_none()) {
-      megatron_args = string_argument(kwargs["megatron_args"], "megatron_args");
-    }
-    if (kwargs.contains("bridge_config") && !kwargs["bridge_config"].is_none()) {
-      if (megatron_args) throw budget::Error("megatron_args and bridge_config both give the recipe; give one", "bridge_config");
-      megatron_args = string_argument(kwargs["bridge_config"], "bridge_config");
-      bridge_config = true;
-    }
-    if (kwargs.contains("calibration") && !kwargs["calibration"].is_none()) calibration = kwargs["calibration"];
-    if (kwargs.contains("run_tokens")) {
-      // As --run-tokens (a positive number of training tokens, at most 10^30).
-      const double tokens = float_argument(kwargs["run_tokens"], "run_tokens");
-      if (!(tokens > 0.0 && tokens <= 1e30)) {
-        std::ostringstream message;
-        message << "run_tokens = " << tokens << "; allowed: a number of tokens above 0, at most 1e30";
-        throw budget::Error(message.str(), "run_tokens");
-      }
-      run_tokens = tokens;
-    }
-    // Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
-    flag("moe_permute_fusion", l.moe_permute_fusion);
-    // --moe-grouped-gemm (MoeMemoryRecipe::grouped_gemm: TE's grouped-GEMM workspaces, moe_memory.cpp).
-    flag("moe_grouped_gemm", l.moe_memory.grouped_gemm);
-    flag("grad_reduce_in_bf16", l.optimizer_dtypes.bf16_main_grads);
-    flag("precision_aware_optimizer", l.optimizer_dtypes.precision_aware);
-    for (const auto& [key, target] : {std::pair<const char*, budget::StateDtype*>{"main_params_dtype",
-                                                                                &l.optimizer_dtypes.main_params},
-                                      {"exp_avg_dtype", &l.optimizer_dtypes.exp_avg},
-                                      {"exp_avg_sq_dtype", &l.optimizer_dtypes.exp_avg_sq}}) {
-      if (kwargs.contains(key)) *target = budget::parse_state_dtype(string_argument(kwargs[key], key), key);
-    }
-  }
-  /// calibration=PROFILE (a dict or a path): the step time's profile; default the cluster file's.
-  py::object calibration = py::none();
-
-  static std::vector<std::string> known_keys() {
-    return {"tp", "pp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches", "seq_len", "recompute",
-            "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
-            "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "loop_placement", "nodes",
-            "pipeline_layout",
-            "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
-            "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "calibration", "moe_permute_fusion",
-            "moe_grouped_gemm", "grad_reduce_in_bf16",
-            "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "run_tokens"};
-  }
-
-  /// The keywords layout_search() takes beside its named arguments: the recipe (LayoutRecipe) and
-  /// megatron_args; the parallel sizes and the pipeline split are the search's to choose.
-  static std::vector<std::string> search_keys() {
-    return {"micro_batch_size", "recompute", "distributed_optimizer", "cross_entropy_fusion", "capacity_factor",
-            "vocab_divisible_by", "precision", "replicate_loop_weights", "loop_placement", "fsdp", "fsdp_sharding", "fp8",
-            "fp8_param_gather", "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "moe_permute_fusion",
-            "moe_grouped_gemm", "grad_reduce_in_bf16", "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype",
-            "exp_avg_sq_dtype"};
-  }
-};
-
-/// layout_search()'s keywords: budget::Error naming one that is not a recipe keyword.
-void check_search_keywords(const py::kwargs& kwargs) {
-  const std::vector<std::string> keys = LayoutArguments::search_keys();
-  for (const auto& item : kwargs) {
-    const std::string key = py::str(item.first).cast<std::string>();
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    std::string allowed;
-    for (const std::string& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
-    throw budget::Error("not a keyword of the layout search (it chooses TP, PP, V, EP, ETP, CP, DP and the "
-                        "micro-batch count); allowed besides the named arguments: " + allowed,
-                        key);
-  }
-}
-
-}  // namespace
 
 /// What a --megatron-args file gave, as `layout --megatron-args --format json` lists it.
 py::dict megatron_args_dict(const budget::MegatronRun& run) {
@@ -264,18 +78,99 @@ py::dict megatron_args_dict(const budget::MegatronRun& run) {
   return args;
 }
 
-budget::ClusterSpec cluster_argument(const py::handle& cluster, std::optional<std::int64_t> nodes) {
-  return cluster_of(cluster, nodes);
-}
-
-void bind_cluster(py::module_& m) {
-  using budget_python::bool_argument;
+/// layout_search()'s named options (the attention and sequence length of `budget-match layout`: the
+/// workload's, default the paper's, unless given; layout_attended_keys(): the one default of layout
+/// and the ranking), each converted here (budget.Error naming it).
+void read_search_options(budget::LayoutSearchOptions& o, const budget::Workload& w, const py::object& seq_len_arg,
+                         const py::object& global_batch_tokens, std::int64_t top, const py::object& imbalance,
+                         const py::object& attended_keys, std::int64_t max_nodes_per_token,
+                         const py::object& min_headroom, const py::object& run_tokens) {
   using budget_python::float_argument;
   using budget_python::int_argument;
-  using budget_python::optional_int_argument;
-  using budget_python::string_argument;
-  // Every argument but the config and the cluster is a py::object converted here, so a wrong type
-  // or an int beyond 64 bits raises budget.Error naming it (python/arguments.hpp), not TypeError.
+  o.seq_len = seq_len_arg.is_none() ? w.seq_len : int_argument(seq_len_arg, "seq_len");
+  o.global_batch_tokens =
+      global_batch_tokens.is_none() ? 4 * 1024 * 1024 : int_argument(global_batch_tokens, "global_batch_tokens");
+  o.keep = static_cast<std::size_t>(top);
+  o.imbalance = float_argument(imbalance, "imbalance");
+  o.time.attended_keys = !attended_keys.is_none() ? float_argument(attended_keys, "attended_keys")
+                         : o.seq_len == w.seq_len ? budget::layout_attended_keys(w)
+                                                  : 0.0;
+  o.time.communication.max_nodes_per_token = max_nodes_per_token;
+  o.min_headroom_bytes = float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
+  o.run_tokens = float_argument(run_tokens, "run_tokens");
+}
+
+/// The recipe every layout holds (docs/cluster.md, "The recipe held"): the keywords given, the
+/// micro-batch size, recompute and distributed optimizer held only where given; or, with
+/// megatron_args, the file's (as `layout --megatron-args FILE --search`), returned as read.
+std::optional<budget::MegatronRun> hold_recipe(budget::LayoutSearchOptions& o, const LayoutArguments& recipe,
+                                               const py::kwargs& kwargs, const budget::ArchConfig& c,
+                                               std::int64_t gpus, const budget::Workload& w,
+                                               const py::object& seq_len_arg, const py::object& global_batch_tokens,
+                                               const py::object& attended_keys) {
+  o.recipe.base = recipe.layout;
+  o.recipe.hold_micro_batch_size = kwargs.contains("micro_batch_size");
+  o.recipe.hold_recompute = kwargs.contains("recompute");
+  o.recipe.hold_distributed_optimizer = kwargs.contains("distributed_optimizer");
+  o.recipe.hold_loop_placement = kwargs.contains("loop_placement") || kwargs.contains("replicate_loop_weights");
+  if (!recipe.megatron_args) return std::nullopt;
+  if (kwargs.size() > 1) {
+    throw budget::Error("megatron_args gives the recipe; leave the other recipe keywords out", "megatron_args");
+  }
+  if (!global_batch_tokens.is_none() || !seq_len_arg.is_none()) {
+    throw budget::Error("megatron_args gives the batch and the sequence length; leave global_batch_tokens "
+                        "and seq_len out",
+                        "megatron_args");
+  }
+  std::optional<budget::MegatronRun> run = budget::load_team_recipe(*recipe.megatron_args, recipe.bridge_config, c, gpus);
+  o = budget::megatron_search_options(*run, w, o, false);
+  if (!attended_keys.is_none()) o.time.attended_keys = budget_python::float_argument(attended_keys, "attended_keys");
+  return run;
+}
+
+py::object layout_search_dict(const py::handle& config, const py::handle& cluster, const py::object& gpus_arg,
+                              const py::handle& calibration, const py::object& nodes_arg, const py::object& seq_len_arg,
+                              const py::object& global_batch_tokens, const py::object& top_arg,
+                              const py::object& imbalance, const py::object& attended_keys,
+                              const py::object& max_nodes_per_token_arg, const py::handle& workload,
+                              const py::object& min_headroom, const py::object& run_tokens, const py::kwargs& kwargs) {
+  using budget_python::int_argument;
+  budget_python::check_search_keywords(kwargs);
+  const LayoutArguments recipe(kwargs);
+  const std::int64_t gpus = int_argument(gpus_arg, "gpus");
+  const std::optional<std::int64_t> nodes = budget_python::optional_int_argument(nodes_arg, "nodes");
+  const std::int64_t top = int_argument(top_arg, "top");
+  const std::int64_t max_nodes_per_token = int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
+  const budget::ArchConfig c = config_of(config);
+  const budget::ClusterSpec spec = cluster_argument(cluster, nodes);
+  if (top < 1 || top > 1000) throw budget::Error("top = " + std::to_string(top) + "; allowed: 1 to 1000", "top");
+  if (max_nodes_per_token < 0) {
+    throw budget::Error("max_nodes_per_token = " + std::to_string(max_nodes_per_token) + "; allowed: 0 (unlimited) or more",
+                        "max_nodes_per_token");
+  }
+  const budget::Workload w = workload_argument(workload);
+  budget::LayoutSearchOptions o;
+  o.gpus = gpus;
+  read_search_options(o, w, seq_len_arg, global_batch_tokens, top, imbalance, attended_keys, max_nodes_per_token,
+                      min_headroom, run_tokens);
+  const std::optional<budget::MegatronRun> run =
+      hold_recipe(o, recipe, kwargs, c, gpus, w, seq_len_arg, global_batch_tokens, attended_keys);
+  // One FP8 recipe prices memory (the layouts') and time (the model's GEMMs).
+  budget::TimeModelOptions model_options;
+  model_options.fp8 = o.recipe.base.fp8;
+  const budget::TimeModel model(search_profile(calibration, spec), model_options);
+  const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
+  // The CLI names a config without a name by its path.
+  const std::string name = !c.name.empty() ? c.name : is_path(config) ? path_string(config) : std::string("config");
+  py::object out = py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
+  if (run) out["megatron_args"] = megatron_args_dict(*run);
+  return out;
+}
+
+/// layout_search(): every argument but the config and the cluster is a py::object converted here,
+/// so a wrong type or an int beyond 64 bits raises budget.Error naming it (python/arguments.hpp),
+/// not TypeError.
+void bind_layout_search(py::module_& m) {
   m.def(
       "layout_search",
       [](const py::handle& config, const py::handle& cluster, const py::object& gpus_arg, const py::handle& calibration,
@@ -283,67 +178,9 @@ void bind_cluster(py::module_& m) {
          const py::object& top_arg, const py::object& imbalance, const py::object& attended_keys,
          const py::object& max_nodes_per_token_arg, const py::handle& workload, const py::object& min_headroom,
          const py::object& run_tokens, const py::kwargs& kwargs) {
-        check_search_keywords(kwargs);
-        const LayoutArguments recipe(kwargs);
-        const std::int64_t gpus = int_argument(gpus_arg, "gpus");
-        const std::optional<std::int64_t> nodes = optional_int_argument(nodes_arg, "nodes");
-        const std::int64_t top = int_argument(top_arg, "top");
-        const std::int64_t max_nodes_per_token = int_argument(max_nodes_per_token_arg, "max_nodes_per_token");
-        const budget::ArchConfig c = config_of(config);
-        const budget::ClusterSpec spec = cluster_of(cluster, nodes);
-        if (top < 1 || top > 1000) throw budget::Error("top = " + std::to_string(top) + "; allowed: 1 to 1000", "top");
-        if (max_nodes_per_token < 0) {
-          throw budget::Error("max_nodes_per_token = " + std::to_string(max_nodes_per_token) + "; allowed: 0 (unlimited) or more",
-                              "max_nodes_per_token");
-        }
-        // The attention and sequence length of `budget-match layout`: the workload's (default the
-        // paper's) unless given (layout_attended_keys(): the one default of layout and the ranking).
-        const budget::Workload w = workload_argument(workload);
-        budget::LayoutSearchOptions o;
-        o.gpus = gpus;
-        o.seq_len = seq_len_arg.is_none() ? w.seq_len : int_argument(seq_len_arg, "seq_len");
-        o.global_batch_tokens =
-            global_batch_tokens.is_none() ? 4 * 1024 * 1024 : int_argument(global_batch_tokens, "global_batch_tokens");
-        o.keep = static_cast<std::size_t>(top);
-        o.imbalance = float_argument(imbalance, "imbalance");
-        o.time.attended_keys = !attended_keys.is_none() ? float_argument(attended_keys, "attended_keys")
-                               : o.seq_len == w.seq_len ? budget::layout_attended_keys(w)
-                                                        : 0.0;
-        o.time.communication.max_nodes_per_token = max_nodes_per_token;
-        o.min_headroom_bytes = float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
-        o.run_tokens = float_argument(run_tokens, "run_tokens");
-        // The recipe every layout holds (docs/cluster.md, "The recipe held"): the keywords given, the
-        // micro-batch size, recompute and distributed optimizer held only where given; or, with
-        // megatron_args, the file's (as `layout --megatron-args FILE --search`).
-        o.recipe.base = recipe.layout;
-        o.recipe.hold_micro_batch_size = kwargs.contains("micro_batch_size");
-        o.recipe.hold_recompute = kwargs.contains("recompute");
-        o.recipe.hold_distributed_optimizer = kwargs.contains("distributed_optimizer");
-        o.recipe.hold_loop_placement = kwargs.contains("loop_placement") || kwargs.contains("replicate_loop_weights");
-        std::optional<budget::MegatronRun> run;
-        if (recipe.megatron_args) {
-          if (kwargs.size() > 1) {
-            throw budget::Error("megatron_args gives the recipe; leave the other recipe keywords out", "megatron_args");
-          }
-          if (!global_batch_tokens.is_none() || !seq_len_arg.is_none()) {
-            throw budget::Error("megatron_args gives the batch and the sequence length; leave global_batch_tokens "
-                                "and seq_len out",
-                                "megatron_args");
-          }
-          run = budget::load_team_recipe(*recipe.megatron_args, recipe.bridge_config, c, gpus);
-          o = budget::megatron_search_options(*run, w, o, false);
-          if (!attended_keys.is_none()) o.time.attended_keys = float_argument(attended_keys, "attended_keys");
-        }
-        // One FP8 recipe prices memory (the layouts') and time (the model's GEMMs).
-        budget::TimeModelOptions model_options;
-        model_options.fp8 = o.recipe.base.fp8;
-        const budget::TimeModel model(search_profile(calibration, spec), model_options);
-        const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
-        // The CLI names a config without a name by its path.
-        const std::string name = !c.name.empty() ? c.name : is_path(config) ? path_string(config) : std::string("config");
-        py::object out = py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
-        if (run) out["megatron_args"] = megatron_args_dict(*run);
-        return out;
+        return layout_search_dict(config, cluster, gpus_arg, calibration, nodes_arg, seq_len_arg, global_batch_tokens,
+                                  top_arg, imbalance, attended_keys, max_nodes_per_token_arg, workload, min_headroom,
+                                  run_tokens, kwargs);
       },
       py::arg("config"), py::arg("cluster"), py::kw_only(), py::arg("gpus"), py::arg("calibration") = py::none(),
       py::arg("nodes") = py::none(), py::arg("seq_len") = py::none(), py::arg("global_batch_tokens") = py::none(),
@@ -366,13 +203,15 @@ void bind_cluster(py::module_& m) {
       "sequence length and overlap of Megatron-LM's arguments instead (`budget-match layout --megatron-args FILE "
       "--search`) and adds megatron_args (what was read); bridge_config=FILE.yaml likewise from a Megatron-Bridge "
       "config (--bridge-config). budget.Error for an unknown keyword or a bad value.");
+}
 
+void bind_layout(py::module_& m) {
   m.def(
       "layout",
       [](const py::handle& config, const py::handle& cluster, const py::kwargs& kwargs) {
         const budget::ArchConfig c = config_of(config);
         const LayoutArguments a(kwargs);
-        const budget::ClusterSpec spec = cluster_of(cluster, a.nodes);
+        const budget::ClusterSpec spec = cluster_argument(cluster, a.nodes);
         const auto json = py::module_::import("json").attr("loads");
         std::optional<budget::MegatronRun> run;
         if (a.megatron_args) run = budget::load_team_recipe(*a.megatron_args, a.bridge_config, c, a.layout.gpus);  // gpus needed
@@ -429,12 +268,15 @@ void bind_cluster(py::module_& m) {
       "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
       "has `time`, the step time `budget-match layout` prints with its defaults; run_tokens=N (--run-tokens) adds "
       "time.run: the run's steps, wall_clock_seconds and gpu_hours. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
+}
 
+void bind_pipeline_schedule(py::module_& m) {
+  using budget_python::int_argument;
   m.def(
       "peak_saved_layer_executions",
       [](const py::handle& chunk_layers_arg, const py::object& pp_arg, const py::object& micro_batches_arg) {
         if (!py::isinstance<py::list>(chunk_layers_arg) && !py::isinstance<py::tuple>(chunk_layers_arg)) {
-          refuse("chunk_layers", chunk_layers_arg, "a list of int");
+          budget_python::bad_argument("chunk_layers", chunk_layers_arg, "a list of int");
         }
         std::vector<std::int64_t> chunk_layers;
         for (const py::handle item : chunk_layers_arg) chunk_layers.push_back(int_argument(item, "chunk_layers"));
@@ -450,4 +292,12 @@ void bind_cluster(py::module_& m) {
       "chunk_layers[c] = layers executed by global model chunk c = v*pp + s (pp*vp entries), micro_batches = m. "
       "budget.Error for a size that is not a multiple of pp, a negative entry, or m not a multiple of pp with "
       "several chunks a rank.");
+}
+
+}  // namespace
+
+void bind_cluster(py::module_& m) {
+  bind_layout_search(m);
+  bind_layout(m);
+  bind_pipeline_schedule(m);
 }

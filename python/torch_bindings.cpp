@@ -2,7 +2,7 @@
 // that the reference PyTorch module can be checked against exactly what the planner counts
 // (parameters per component, forward FLOPs per op). The config and workload arrive as JSON text
 // (budget.torch passes budget.load_config(...).to_dict(), the native form, and a workload dict or
-// file), so this file needs nothing from budget_module.cpp but the bind call.
+// file), so this file needs nothing from the other bindings (bindings.hpp).
 
 #include <pybind11/pybind11.h>
 
@@ -11,6 +11,7 @@
 #include "budget/config_io.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
+#include "bindings.hpp"
 
 namespace py = pybind11;
 

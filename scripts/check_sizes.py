@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks issue 16's size rule for libbudget's sources: no file over MAX_FILE_LINES lines and no
-function body over MAX_FUNCTION_LINES lines (docs/architecture.md, "Sizes").
+"""Checks issue 16's size rule (issue 40: libbudget, cli, render and python): no file over
+MAX_FILE_LINES lines and no function body over MAX_FUNCTION_LINES lines (docs/architecture.md, "Sizes").
 
 A function is a brace block opened at namespace or class scope right after a closing parenthesis
 (optionally followed by const, noexcept, override, final, a trailing return type or a
@@ -8,12 +8,17 @@ constructor's member-initialiser list): its length counts the lines from its sig
 to its closing brace. Comments, string and character literals and raw strings are blanked first,
 so braces inside them do not count. Lambdas and blocks inside a function count toward it.
 
+In Python (*.py) a function is a def (or async def, a method included) as the ast module reads it:
+its length counts the lines from the def to its last line; a def nested in another counts toward
+the outer one and is checked on its own as well.
+
 Usage: check_sizes.py [--max-file N] [--max-function N] ROOT...
-  ROOT: folders searched for *.cpp and *.hpp (e.g. libbudget/src)
+  ROOT: folders searched for *.cpp, *.hpp and *.py (e.g. libbudget/src)
 Exit 0 when every file and function is within the limits, 1 with one line per violation
 (path:line, the name, the length, the limit) otherwise, 2 on bad arguments.
 """
 import argparse
+import ast
 import pathlib
 import re
 import sys
@@ -124,6 +129,24 @@ def long_functions(text, limit):
     return found
 
 
+def long_python_functions(text, limit, filename):
+    """(line, name, lines) of every def longer than `limit` lines in Python source `text`."""
+    found = []
+    for node in ast.walk(ast.parse(text, filename=filename)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            if length > limit:
+                found.append((node.lineno, node.name, length))
+    return sorted(found)
+
+
+def long_functions_of(path, text, limit):
+    """The long functions of one source file, by its language."""
+    if path.suffix == ".py":
+        return long_python_functions(text, limit, str(path))
+    return long_functions(blank_literals(text), limit)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-file", type=int, default=MAX_FILE_LINES)
@@ -137,13 +160,13 @@ def main():
         if not path.is_dir():
             print(f"error: {root} is not a folder", file=sys.stderr)
             return 2
-        for f in sorted(p for p in path.rglob("*") if p.suffix in (".cpp", ".hpp")):
+        for f in sorted(p for p in path.rglob("*") if p.suffix in (".cpp", ".hpp", ".py")):
             files += 1
             text = f.read_text(encoding="utf-8")
             lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
             if lines > args.max_file:
                 violations.append(f"{f}: {lines} lines, over the {args.max_file}-line limit for a file")
-            for line, name, length in long_functions(blank_literals(text), args.max_function):
+            for line, name, length in long_functions_of(f, text, args.max_function):
                 violations.append(f"{f}:{line}: {name} is {length} lines, over the {args.max_function}-line limit for a function")
     for v in violations:
         print(v)

@@ -44,14 +44,16 @@ struct ReportOptions {
   OutputFormat format = OutputFormat::table;
 };
 
-Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
-  Table t;
-  t.add_column("quantity", Align::left);
-  t.add_column("value");
-  t.add_column("share", Align::right);
-  const auto row = [&](const std::string& name, const std::string& value, const std::string& share = "") {
-    t.add_row({name, value, share});
-  };
+/// Adds one row of the report's table: the quantity, its value and its share (or a note).
+struct ReportRows {
+  Table& table;
+  void operator()(const std::string& name, const std::string& value, const std::string& share = "") const {
+    table.add_row({name, value, share});
+  }
+};
+
+/// The training FLOPs per token (F), each component's forward share, and what F leaves out.
+void add_flops_rows(const ReportRows& row, const Workload& w, const Budgets& b) {
   const double F = b.forward_flops_per_token;
   const auto flops_row = [&](const std::string& name, double value) {
     if (value > 0) row("  " + name, si(value * static_cast<double>(w.training_passes), "FLOP"), percent(value / F, 1));
@@ -80,7 +82,10 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
     row("LM head training FLOPs (not in F)",
         si(b.lm_head_forward_flops_per_token * static_cast<double>(w.training_passes), "FLOP"));
   }
-  t.add_separator();
+}
+
+/// The non-embedding parameters (N) by component, the active ones, and what N leaves out.
+void add_param_rows(const ReportRows& row, const ArchConfig& c, const Budgets& b) {
   const double N = static_cast<double>(b.non_embedding_params_total);
   row("non-embedding params (N)", fmt::format("{} = {}", si(N), grouped(b.non_embedding_params_total)), "");
   const auto& p = b.params_by_component;
@@ -104,7 +109,10 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
         fmt::format("{} params, {} fwd", si(static_cast<double>(b.mtp_params)),
                     si(b.mtp_forward_flops_per_token, "FLOP")));
   }
-  t.add_separator();
+}
+
+/// The KV cache per token and per sequence, a window's bound, and a recurrent state beside it.
+void add_memory_rows(const ReportRows& row, const ArchConfig& c, const Workload& w, const Budgets& b) {
   row("KV cache / token", fmt::format("{} elem = {}", grouped(b.kv_elements_per_token),
                                        si(static_cast<double>(b.kv_bytes_per_token), "B")));
   if (b.kv_window_elements_per_sequence > 0) {
@@ -131,6 +139,19 @@ Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
                     si(static_cast<double>(b.state_bytes_per_sequence), "B")),
         "beside KV");
   }
+}
+
+Table report_table(const ArchConfig& c, const Workload& w, const Budgets& b) {
+  Table t;
+  t.add_column("quantity", Align::left);
+  t.add_column("value");
+  t.add_column("share", Align::right);
+  const ReportRows row{t};
+  add_flops_rows(row, w, b);
+  t.add_separator();
+  add_param_rows(row, c, b);
+  t.add_separator();
+  add_memory_rows(row, c, w, b);
   t.add_separator();
   row("layers (physical / executed)", fmt::format("{} / {}", b.physical_layers, b.executed_layers));
   row("loop", loop_text(c));

@@ -125,6 +125,14 @@ class Layer:
         def vector(width, value):
             return torch.full((width,), value, device=device, dtype=dtype, requires_grad=True)
 
+        self._attention_weights(config, a, weight, vector)
+        self._ffn_weights(f, weight, vector, generator, device)
+        H = self.H
+        self.x = torch.randn(self.tokens, H, device=device, generator=generator).to(dtype).requires_grad_(True)
+        self.grad_out = torch.randn(self.tokens, H, device=device, generator=generator).to(dtype)
+
+    def _attention_weights(self, config, a, weight, vector):
+        """The norms, the attention projections (MLA's or the fused QKV), biases and q/k norms."""
         H = self.H
         layernorm = config.get("norm", "rmsnorm") == "layernorm"
         self.attn_norm, self.ffn_norm = vector(H, 1.0), vector(H, 1.0)
@@ -159,6 +167,10 @@ class Layer:
         norm_q, norm_k = {"per_head": (self.head_dim, self.head_dim), "full": (self.q, self.kv)}.get(self.qk_norm, (0, 0))
         self.q_norm = vector(norm_q, 1.0) if norm_q else None
         self.k_norm = vector(norm_k, 1.0) if norm_k else None
+
+    def _ffn_weights(self, f, weight, vector, generator, device):
+        """The routed experts with their balanced dispatch and the shared experts, or a dense MLP."""
+        H = self.H
         matrices = 2 if self.gated else 1  # the up (and gate) projection's output widths
         if self.experts > 0:
             E, d, k, T = self.experts, self.expert_dim, self.top_k, self.tokens
@@ -190,8 +202,6 @@ class Layer:
             self.w_gate_up = weight(matrices * self.dense_dim, H, fan_in=H)
             self.w_down_dense = weight(H, self.dense_dim, fan_in=self.dense_dim)
             self.pad_fraction = 0.0
-        self.x = torch.randn(self.tokens, H, device=device, generator=generator).to(dtype).requires_grad_(True)
-        self.grad_out = torch.randn(self.tokens, H, device=device, generator=generator).to(dtype)
 
     def parameters(self):
         return [v for v in vars(self).values() if isinstance(v, torch.Tensor) and v.requires_grad]

@@ -1,0 +1,60 @@
+#pragma once
+// The keywords of budget.layout() and budget.layout_search() (docs/python.md, docs/cluster.md): a
+// parallel layout, its recipe and the files that give one, each converted by arguments.hpp.
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "budget/parallel_layout.hpp"
+
+namespace budget_python {
+
+/// layout()'s keywords, each converted by python/arguments.hpp (budget.Error naming it); an
+/// unknown keyword is budget.Error too.
+struct LayoutArguments {
+  budget::ParallelLayout layout;
+  std::optional<std::int64_t> nodes;
+  std::optional<std::string> megatron_args;  ///< megatron_args=FILE: the layout from Megatron-LM's arguments
+  bool bridge_config = false;  ///< bridge_config=FILE.yaml gave the file (a Megatron-Bridge config; --bridge-config)
+  std::optional<double> run_tokens;          ///< run_tokens=N: the run's steps, wall clock and GPU-hours
+
+  /// calibration=PROFILE (a dict or a path): the step time's profile; default the cluster file's.
+  pybind11::object calibration = pybind11::none();
+
+  explicit LayoutArguments(const pybind11::kwargs& kwargs);
+
+  /// Every keyword layout() takes.
+  static std::vector<std::string> known_keys();
+
+  /// The keywords layout_search() takes beside its named arguments: the recipe (LayoutRecipe) and
+  /// megatron_args; the parallel sizes and the pipeline split are the search's to choose.
+  static std::vector<std::string> search_keys();
+
+ private:
+  /// An unknown keyword: budget::Error naming it, with the keywords allowed.
+  void check_keywords(const pybind11::kwargs& kwargs);
+
+  /// The parallel sizes, the batch and the sequence (dp 1 when neither gpus nor dp is given).
+  void read_sizes(const pybind11::kwargs& kwargs);
+
+  /// Capacity, imbalance, the flags of memory, the loop placement, recompute, precision and nodes.
+  void read_memory_options(const pybind11::kwargs& kwargs);
+
+  /// The layouts teams run (issue 31): uneven pipelines, FSDP, FP8, offload, the dispatcher.
+  void read_team_layouts(const pybind11::kwargs& kwargs);
+
+  /// megatron_args= or bridge_config= (one recipe file), calibration= and run_tokens=.
+  void read_files(const pybind11::kwargs& kwargs);
+
+  /// Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
+  void read_optimizer_options(const pybind11::kwargs& kwargs);
+};
+
+/// layout_search()'s keywords: budget::Error naming one that is not a recipe keyword.
+void check_search_keywords(const pybind11::kwargs& kwargs);
+
+}  // namespace budget_python

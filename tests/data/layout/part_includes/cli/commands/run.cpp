@@ -1,0 +1,3 @@
+#include "options.hpp"
+#include "base/private.hpp"  // a private header of the library
+#include <budget/pub.hpp>

@@ -1,0 +1,2 @@
+#pragma once
+#include "budget_render/table.hpp"

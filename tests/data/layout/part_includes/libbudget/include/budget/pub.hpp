@@ -1,0 +1,2 @@
+#pragma once
+// A public header of the fixture library.

@@ -1,0 +1,2 @@
+#pragma once
+// A private header of the fixture library (domain base).

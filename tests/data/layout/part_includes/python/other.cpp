@@ -1,0 +1,3 @@
+#include "a.hpp"
+
+void bind_other(int& m) { m = 1; }
