@@ -32,6 +32,7 @@
 #include "budget_render/budgets.hpp"
 #include "budget_render/match.hpp"
 #include "budget_render/match_outcome.hpp"
+#include "budget_render/megatron.hpp"
 #include "budget_render/step_time.hpp"
 #include "arguments.hpp"
 
@@ -550,13 +551,7 @@ PYBIND11_MODULE(_budget, m) {
               with_loop_argument([&] { return budget::match_outcome(base, spec, w, c, request); });
           nlohmann::ordered_json out = budget::render::match_outcome_json(outcome, spec, w, request);
           if (team && out.contains("cluster")) {
-            out["cluster"]["megatron_args"] = {{"file", *megatron_args},
-                                               {"commit", std::string(budget::megatron_arguments_commit())},
-                                               {"global_batch_size", team->global_batch_size},
-                                               {"modelled", team->modelled},
-                                               {"checked_against_baseline", team->checked},
-                                               {"read_not_modelled", team->read},
-                                               {"not_modelled", team->not_modelled}};
+            out["cluster"]["megatron_args"] = budget::render::megatron_read_json(*team, *megatron_args, "baseline");
           }
           return to_python(out);
         },

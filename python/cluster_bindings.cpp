@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
 #include "budget/cluster_time.hpp"
@@ -28,6 +30,7 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
+#include "budget_render/megatron.hpp"
 #include "arguments.hpp"
 
 namespace py = pybind11;
@@ -253,15 +256,8 @@ void check_search_keywords(const py::kwargs& kwargs) {
 }  // namespace
 
 /// What a --megatron-args file gave, as `layout --megatron-args --format json` lists it.
-py::dict megatron_args_dict(const budget::MegatronRun& run) {
-  py::dict args;
-  args["modelled"] = run.modelled;
-  args["checked_against_config"] = run.checked;
-  args["read_not_modelled"] = run.read;
-  args["not_modelled"] = run.not_modelled;
-  args["attention_mask"] = run.document_mask ? "document" : "causal";
-  args["global_batch_size"] = run.global_batch_size;
-  return args;
+py::object megatron_args_dict(const budget::MegatronRun& run) {
+  return py::module_::import("json").attr("loads")(budget::render::megatron_read_json(run, "", "config").dump());
 }
 
 budget::ClusterSpec cluster_argument(const py::handle& cluster, std::optional<std::int64_t> nodes) {

@@ -34,6 +34,7 @@
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "budget_render/cluster_rank.hpp"
+#include "budget_render/megatron.hpp"
 #include "cluster_options.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
@@ -295,15 +296,7 @@ std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster, do
 }
 
 /// What --megatron-args read, in the JSON of the layout and of the search.
-nlohmann::ordered_json megatron_args_json(const MegatronRun& run) {
-  return {{"commit", std::string(megatron_arguments_commit())},
-          {"global_batch_size", run.global_batch_size},
-          {"modelled", run.modelled},
-          {"checked_against_config", run.checked},
-          {"attention_mask", run.document_mask ? "document" : "causal"},
-          {"read_not_modelled", run.read},
-          {"not_modelled", run.not_modelled}};
-}
+nlohmann::ordered_json megatron_args_json(const MegatronRun& run) { return render::megatron_read_json(run, "", "config"); }
 
 /// The layout's result in every form: its JSON (the memory, and the step time or why there is
 /// none) and the text and Markdown blocks (stages, verdict, notes, the step time by component).
