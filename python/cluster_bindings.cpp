@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
 #include "budget/cluster_time.hpp"
@@ -27,6 +29,7 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
+#include "budget_render/megatron.hpp"
 #include "arguments.hpp"
 #include "bindings.hpp"
 #include "layout_arguments.hpp"
@@ -67,15 +70,8 @@ budget::CalibrationProfile search_profile(const py::handle& calibration, const b
 
 
 /// What a --megatron-args file gave, as `layout --megatron-args --format json` lists it.
-py::dict megatron_args_dict(const budget::MegatronRun& run) {
-  py::dict args;
-  args["modelled"] = run.modelled;
-  args["checked_against_config"] = run.checked;
-  args["read_not_modelled"] = run.read;
-  args["not_modelled"] = run.not_modelled;
-  args["attention_mask"] = run.document_mask ? "document" : "causal";
-  args["global_batch_size"] = run.global_batch_size;
-  return args;
+py::object megatron_args_dict(const budget::MegatronRun& run) {
+  return py::module_::import("json").attr("loads")(budget::render::megatron_read_json(run, "", "config").dump());
 }
 
 /// layout_search()'s named options (the attention and sequence length of `budget-match layout`: the

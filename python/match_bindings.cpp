@@ -23,6 +23,7 @@
 #include "budget/time_model.hpp"
 #include "budget_render/match.hpp"
 #include "budget_render/match_outcome.hpp"
+#include "budget_render/megatron.hpp"
 #include "arguments.hpp"
 #include "bindings.hpp"
 #include "library_arguments.hpp"
@@ -345,13 +346,7 @@ void set_cluster_ranking(const py::handle& cluster, const MatchClusterArguments&
 
 /// What the team's recipe file gave, in the match result's cluster object.
 void add_team_recipe_json(nlohmann::ordered_json& out, const std::string& file, const budget::MegatronRun& team) {
-  out["cluster"]["megatron_args"] = {{"file", file},
-                                     {"commit", std::string(budget::megatron_arguments_commit())},
-                                     {"global_batch_size", team.global_batch_size},
-                                     {"modelled", team.modelled},
-                                     {"checked_against_baseline", team.checked},
-                                     {"read_not_modelled", team.read},
-                                     {"not_modelled", team.not_modelled}};
+  out["cluster"]["megatron_args"] = budget::render::megatron_read_json(team, file, "baseline");
 }
 
 py::object match_dict(const py::handle& baseline, const py::handle& loop, double span_fraction, std::int64_t repeats,

@@ -10,6 +10,7 @@
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "budget_render/cluster_rank.hpp"
+#include "budget_render/megatron.hpp"
 #include "budget_render/table.hpp"
 
 namespace budget::cli {
@@ -103,15 +104,7 @@ std::string verdict_text(const TrainingMemory& m, const ClusterSpec& cluster, do
 }
 
 /// What --megatron-args read, in the JSON of the layout and of the search.
-nlohmann::ordered_json megatron_args_json(const MegatronRun& run) {
-  return {{"commit", std::string(megatron_arguments_commit())},
-          {"global_batch_size", run.global_batch_size},
-          {"modelled", run.modelled},
-          {"checked_against_config", run.checked},
-          {"attention_mask", run.document_mask ? "document" : "causal"},
-          {"read_not_modelled", run.read},
-          {"not_modelled", run.not_modelled}};
-}
+nlohmann::ordered_json megatron_args_json(const MegatronRun& run) { return render::megatron_read_json(run, "", "config"); }
 
 /// What every searched layout holds (LayoutRecipe): "bf16, FP8 tensorwise, micro-batch size 1,
 /// recompute selective, distributed optimizer; searched: ..." (the settings the search varies last).

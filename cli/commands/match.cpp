@@ -38,6 +38,7 @@
 #include "config_export.hpp"
 #include "budget_render/match.hpp"
 #include "budget_render/match_outcome.hpp"
+#include "budget_render/megatron.hpp"
 #include "output_file.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
@@ -268,14 +269,7 @@ std::string time_legend(const MatchOptions& o, const MatchInputs& in, const Time
 
 /// What --megatron-args gave the cluster ranking, as `layout --megatron-args` lists it.
 nlohmann::ordered_json megatron_args_json(const MatchOptions& o, const MegatronRun& run) {
-  return {{"file", o.cluster.megatron_args},
-          {"commit", std::string(megatron_arguments_commit())},
-          {"global_batch_size", run.global_batch_size},
-          {"modelled", run.modelled},
-          {"checked_against_baseline", run.checked},
-          {"read_not_modelled", run.read},
-          {"not_modelled", run.not_modelled},
-          {"attention_mask", run.document_mask ? "document" : "causal"}};
+  return render::megatron_read_json(run, o.cluster.megatron_args, "baseline");
 }
 
 std::string megatron_args_lines(const MatchOptions& o, const MegatronRun& run, const Workload& workload) {

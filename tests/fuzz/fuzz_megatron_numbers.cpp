@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "budget/megatron_args.hpp"
-#include "budget/run_fit.hpp"
+#include "budget/megatron_log.hpp"
 #include "fuzz_harness.hpp"
 
 namespace {

@@ -28,7 +28,8 @@ std::string_view megatron_arguments_commit();
 
 /// What an argument means here.
 enum class MegatronUse {
-  modelled,      ///< sets a field of the layout, the overlap or the batch, and changes memory or time
+  modelled,      ///< sets a field of the layout, the overlap, the batch or a run's kernel settings
+                 ///< (MegatronKernelOptions), and changes memory or time
   shape,         ///< a model-shape argument: must agree with the config (refused naming both values)
   read,          ///< read and reported: changes memory, communication or time in Megatron, not modelled here
   not_modelled,  ///< accepted, changes nothing here (logging, data, checkpoints, ...)
@@ -118,6 +119,32 @@ MegatronAttention megatron_attention(const MegatronRun& run, const Workload& wor
 /// a setting the planner cannot price (named).
 MegatronRun read_megatron_args(const std::vector<std::string>& words, const ArchConfig& config, std::int64_t gpus,
                                const std::string& source);
+/// The kernel settings of Megatron-LM arguments that a measured run's step time needs beyond
+/// MegatronRun (docs/calibration.md, "Run files"; TimeModelOptions and CommOptions::moe take them).
+struct MegatronKernelOptions {
+  /// CUDA graphs over whole layers (--cuda-graph-impl other than none, --enable-cuda-graph,
+  /// --external-cuda-graph): no CPU launch gaps. Graphs of some modules only (--cuda-graph-modules or
+  /// --cuda-graph-scope without full_iteration) are timed as no graphs, said in `notes`.
+  bool cuda_graphs = false;
+  /// --moe-pad-expert-input-to-capacity, --moe-router-fusion, --moe-flex-dispatcher-backend, the
+  /// dispatcher's SMs (--moe-flex-dispatcher-num-sms, --moe-deepep-num-sms, --moe-hybridep-num-sms)
+  /// and the group-limited routing of MegatronRun.
+  MoeDispatchOptions moe;
+  /// Bytes of a main gradient (the DDP grad buffer): parameter_bytes(layout).gradients, 4 for a
+  /// --bf16 run unless --grad-reduce-in-bf16 or --main-grads-dtype bf16.
+  double main_grad_bytes = 4;
+  std::vector<std::string> notes;  ///< what the settings assume (CUDA graphs of some modules only, ...)
+};
+/// A measured run's Megatron-LM arguments read once: the run and its kernel settings.
+struct MegatronTimedRun {
+  MegatronRun run;
+  MegatronKernelOptions kernels;
+};
+/// read_megatron_args() and the kernel settings of the same arguments; budget::Error as
+/// read_megatron_args(), and for --moe-flex-dispatcher-backend ncclep with the flex dispatcher (not
+/// modelled) or a dispatcher SM count outside [1, 4096].
+MegatronTimedRun read_megatron_timed_run(const std::vector<std::string>& words, const ArchConfig& config,
+                                         std::int64_t gpus, const std::string& source);
 /// Reads a file (megatron_words, then read_megatron_args).
 MegatronRun load_megatron_args(const std::string& path, const ArchConfig& config, std::int64_t gpus);
 
@@ -176,6 +203,24 @@ LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Worklo
 /// `overlap`, one argument and its value a line ("--flag value"); read_megatron_args() of them
 /// (with the model arguments) gives the layout back.
 std::vector<std::string> megatron_layout_args(const ParallelLayout& layout, const CommOverlap& overlap);
+
+/// What the model-argument writer takes beyond the config (export --to megatron fills it:
+/// export/export.cpp).
+struct MegatronModelArgsOptions {
+  std::int64_t seq_length = 4096;                   ///< --seq-length (the training sequence length)
+  RouterScore router_score = RouterScore::softmax;  ///< the router score function written (MoE)
+  std::string loop_description;                     ///< the config's loop in words (with a loop)
+  /// The training run's arguments, one "--flag value" a line (megatron_layout_args()), written as a
+  /// second array TRAINING_ARGS; empty: none.
+  std::vector<std::string> training_args;
+};
+/// The model arguments of `config` for Megatron-LM at the table's commit as a bash array file
+/// MODEL_ARGS=( ... ) with header comments (target, use, Megatron defaults left in place, what is not
+/// expressed), then TRAINING_ARGS when given (docs/export.md); every flag checked against the table.
+/// Appends to `not_expressed` what the arguments cannot say (the loop, ...); budget::Error naming the
+/// config's field for a feature Megatron-LM has no argument for.
+std::string megatron_model_args_file(const ArchConfig& config, const MegatronModelArgsOptions& options,
+                                     std::vector<std::string>& not_expressed);
 
 /// Throws budget::Error (an internal error naming the flag) unless `flag` is one of Megatron's.
 void require_megatron_argument(std::string_view flag);

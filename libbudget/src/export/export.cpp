@@ -10,6 +10,7 @@
 
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "budget/megatron_args.hpp"
 #include "config/config_hf_json.hpp"
 #include "config/config_json.hpp"
 #include "export/export_targets.hpp"
@@ -24,7 +25,7 @@ namespace {
 // 2025 families, layer_mixers … nope_layers, by refuse_unexpressed_layer_kinds()). When a field is added
 // to ArchConfig, AttentionConfig, FfnConfig, ModelSettings or LoopConfig, the structured binding of that struct
 // below stops compiling (the count of names no longer matches): handle the new field in
-// export_hf.cpp, export_megatron.cpp and export_torchtitan.cpp (write it, or throw budget::Error
+// export_hf.cpp, interop/megatron_model_writer.cpp and export_torchtitan.cpp (write it, or throw budget::Error
 // naming it), add a test, then add its name here. `notes` say how a file was read, not what the
 // model is: no target writes them.
 void check_every_field_is_handled(const ArchConfig& c) {
@@ -52,6 +53,18 @@ std::string describe_loop(const ArchConfig& c) {
 
 RouterScore router_score_of(const ArchConfig& c) {
   return c.settings.router_score.value_or(c.ffn.router_bias ? RouterScore::sigmoid : RouterScore::softmax);
+}
+
+/// Megatron-LM's model arguments, written by interop's writer (megatron_model_args_file(),
+/// interop/megatron_model_writer.cpp) with this domain's router score and loop description.
+std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
+                            std::vector<std::string>& not_expressed) {
+  MegatronModelArgsOptions m;
+  m.seq_length = options.seq_length > 0 ? options.seq_length : default_export_seq_length;
+  m.router_score = router_score_of(c);
+  m.loop_description = describe_loop(c);
+  m.training_args = options.megatron_training_args;
+  return megatron_model_args_file(c, m, not_expressed);
 }
 
 std::int64_t shared_experts_in_routed_widths(const FfnConfig& f) {

@@ -101,6 +101,17 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--tp-comm-overlap", U::modelled, "TP collectives overlapped (TE userbuffers)"},
       {"--overlap-moe-expert-parallel-comm", U::modelled, "EP all-to-alls overlapped"},
       {"--no-overlap-p2p-communication", U::modelled, "PP send/recv exposed (interleaved default: overlapped)"},
+      // A measured run's kernel settings (MegatronKernelOptions, read_megatron_timed_run(): run files);
+      // the layout commands take --cuda-graphs instead and price the router unfused.
+      {"--cuda-graph-impl", U::modelled, "CUDA graphs: no CPU launch gaps in a run's step (run files; not their buffers)"},
+      {"--enable-cuda-graph", U::modelled, "CUDA graphs, as --cuda-graph-impl (run files)"},
+      {"--external-cuda-graph", U::modelled, "CUDA graphs, as --cuda-graph-impl (run files)"},
+      {"--cuda-graph-modules", U::modelled, "graphs of these modules only: a run timed without graphs (run files)"},
+      {"--cuda-graph-scope", U::modelled, "deprecated alias of --cuda-graph-modules (run files)"},
+      {"--moe-router-fusion", U::modelled, "fused router top-k and softmax: fewer launches (run files)"},
+      {"--moe-flex-dispatcher-num-sms", U::modelled, "SMs of the dispatcher's overlapped communication (run files)"},
+      {"--moe-deepep-num-sms", U::modelled, "SMs of the dispatcher's overlapped communication (run files)"},
+      {"--moe-hybridep-num-sms", U::modelled, "SMs of the dispatcher's overlapped communication (run files)"},
       // Model shape: must agree with the config.
       {"--num-layers", U::shape, "layers"},
       {"--hidden-size", U::shape, "hidden size"},
@@ -131,10 +142,6 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--moe-shared-expert-overlap", U::read, "shared experts overlapped with dispatch (time)"},
       {"--delay-wgrad-compute", U::read, "weight gradients delayed for EP overlap (time)"},
       {"--overlap-param-gather-with-optimizer-step", U::read, "parameter gather beside the optimizer step (time)"},
-      {"--cuda-graph-impl", U::read, "CUDA graphs: static buffers (memory) and launch time"},
-      {"--cuda-graph-modules", U::read, "CUDA-graph scope (memory, time)"},
-      {"--cuda-graph-scope", U::read, "CUDA-graph scope, deprecated alias (memory, time)"},
-      {"--moe-router-fusion", U::read, "fused router top-k and softmax (time)"},
       {"--moe-router-padding-for-fp8", U::read, "routing map padded for FP8 (memory)"},
       {"--cp-comm-type", U::read, "CP's p2p / a2a / allgather (communication)"},
       {"--hierarchical-context-parallel-sizes", U::read, "hierarchical CP groups (communication)"},

@@ -1,5 +1,5 @@
 // Arguments as Python prints them, back to command-line words (interop/megatron_reader.hpp): the
-// arguments block of a Megatron-LM log (runs/megatron_log.cpp; docs/calibration.md, "Megatron-LM
+// arguments block of a Megatron-LM log (interop/megatron_log.cpp; docs/calibration.md, "Megatron-LM
 // logs") and the fields of a Megatron-Bridge config that are Megatron-LM arguments
 // (bridge_config.cpp; docs/megatron.md, "Megatron-Bridge configs"). _print_args (megatron/training/arguments.py:1990-2001 at
 // d98e8a64) prints each value with Python's str() AFTER Megatron has converted and validated the

@@ -37,6 +37,10 @@ struct ParsedMegatronArgs {
 /// with a did-you-mean, missing values, ints and floats that do not parse, choices).
 ParsedMegatronArgs parse_megatron_words(const std::vector<std::string>& words, const std::string& source);
 
+/// read_megatron_args() of arguments parsed once (megatron_run.cpp): the run's layout, overlap, batch
+/// and notes; read_megatron_timed_run() reads the kernel settings from the same parse.
+MegatronRun read_parsed_megatron_args(const ParsedMegatronArgs& p, const ArchConfig& config, std::int64_t gpus);
+
 /// --moe-layer-freq as Megatron-LM evaluates it (moe_layer_freq.cpp): one entry per layer of
 /// `layers`, 1 = MoE, 0 = dense, 2 = any other integer; budget::Error (through p.fail) for a text
 /// Megatron refuses, one not understood here, or a pattern of another length than `layers`.

@@ -302,10 +302,8 @@ namespace interop_detail {
 void check_megatron_shapes(const ParsedMegatronArgs& p, const ArchConfig& config, MegatronRun& run);
 }  // namespace interop_detail
 
-MegatronRun read_megatron_args(const std::vector<std::string>& words, const ArchConfig& config, std::int64_t gpus,
-                               const std::string& source) {
-  using namespace interop_detail;
-  const ParsedMegatronArgs p = parse_megatron_words(words, source);
+MegatronRun interop_detail::read_parsed_megatron_args(const ParsedMegatronArgs& p, const ArchConfig& config,
+                                                      std::int64_t gpus) {
   MegatronRun run;
   for (const auto& [dest, given] : p.by_dest) {
     const MegatronArgument& a = *given.argument;
@@ -325,6 +323,11 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
   run.document_mask = p.has("reset_attention_mask");
   check_megatron_shapes(p, config, run);
   return run;
+}
+
+MegatronRun read_megatron_args(const std::vector<std::string>& words, const ArchConfig& config, std::int64_t gpus,
+                               const std::string& source) {
+  return interop_detail::read_parsed_megatron_args(interop_detail::parse_megatron_words(words, source), config, gpus);
 }
 
 Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::string& source) {

@@ -1,5 +1,5 @@
-// ArchConfig → the model arguments of Megatron-LM at commit d98e8a64 (megatron_target_commit),
-// written as a bash array file:
+// ArchConfig → the model arguments of Megatron-LM at the flag table's commit d98e8a64, written as a bash
+// array file (megatron_model_args_file(), budget/megatron_args.hpp; export --to megatron):
 //
 //   # comments (target commit, how to use it, defaults left in place, what is not expressed)
 //   MODEL_ARGS=(
@@ -35,20 +35,22 @@
 #include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/text_escape.hpp"
-#include "export/export_targets.hpp"
 
-namespace budget::detail {
+namespace budget {
 namespace {
+
+/// "NVIDIA/Megatron-LM d98e8a64": the target the file names (export.hpp's megatron_target_commit).
+std::string megatron_target() { return fmt::format("NVIDIA/Megatron-LM {}", megatron_arguments_commit().substr(0, 8)); }
 
 /// Throws budget::Error naming `field` for a feature Megatron-LM's arguments cannot write.
 [[noreturn]] void refuse_in_megatron(const ArchConfig& c, const char* field, const std::string& what) {
   throw Error(fmt::format("{} cannot be expressed in Megatron-LM's arguments ({}); export to native or hf instead",
-                          what, megatron_target_commit),
+                          what, megatron_target()),
               c.name.empty() ? "<config>" : c.name, field);
 }
 
 /// The features Megatron-LM has no argument for, refused by their native field.
-void refuse_unexpressed_in_megatron(const ArchConfig& c) {
+void refuse_unexpressed_in_megatron(const ArchConfig& c, RouterScore score) {
   const AttentionConfig& a = c.attention;
   const FfnConfig& f = c.ffn;
   // Megatron's biases: --add-bias-linear (the default) puts a bias on every linear layer (q/k/v,
@@ -70,7 +72,7 @@ void refuse_unexpressed_in_megatron(const ArchConfig& c) {
     refuse_in_megatron(c, "/ffn/router_bias", "a router expert bias with a softmax router");
   }
   // moe_utils.py:915-928: a sigmoid router always renormalises its top-k (k > 1) weights.
-  if (f.is_moe() && f.top_k > 1 && router_score_of(c) == RouterScore::sigmoid &&
+  if (f.is_moe() && f.top_k > 1 && score == RouterScore::sigmoid &&
       c.settings.router_normalize_top_k == false) {
     refuse_in_megatron(c, "/settings/router_normalize_top_k", "a sigmoid router without renormalised top-k weights");
   }
@@ -252,13 +254,10 @@ void write_rope_scaling(const ArchConfig& c, std::vector<std::string>& args, std
   }
 }
 
-}  // namespace
-
-namespace {
-
 /// The argument lines of the MODEL_ARGS array, in order, and the Megatron defaults the export
 /// leaves in place (written as comments).
 struct MegatronArgList {
+  RouterScore router_score = RouterScore::softmax;  ///< the router score function written
   std::vector<std::string> args;
   std::vector<std::string> defaults;
   /// Appends the line "FLAG VALUE".
@@ -346,9 +345,8 @@ void write_megatron_embeddings(const ArchConfig& c, MegatronArgList& list, std::
 /// --seq-length and --max-position-embeddings. validate_args requires the latter
 /// (arguments.py:1314) and asserts it is at least --seq-length (arguments.py:1354): a shorter one
 /// is refused at /settings/max_position_embeddings.
-void write_megatron_sequence(const ArchConfig& c, const ExportOptions& options, const std::string& source,
+void write_megatron_sequence(const ArchConfig& c, std::int64_t seq_length, const std::string& source,
                              MegatronArgList& list) {
-  const std::int64_t seq_length = options.seq_length > 0 ? options.seq_length : default_export_seq_length;
   const std::int64_t max_positions =
       c.settings.max_position_embeddings > 0 ? c.settings.max_position_embeddings : seq_length;
   if (max_positions < seq_length) {
@@ -378,7 +376,7 @@ void write_megatron_router_groups(const ArchConfig& c, MegatronArgList& list, st
   const RouterGroups& g = *s.router_groups;
   // What Megatron groups on: the sigmoid scores; a softmax router's probabilities under
   // --moe-router-pre-softmax (written for unrenormalised weights), its logits otherwise.
-  const RouterScore score = router_score_of(c);
+  const RouterScore score = list.router_score;
   const bool pre_softmax = score == RouterScore::softmax && s.router_normalize_top_k == false;
   const char* grouped_on = score == RouterScore::sigmoid ? "sigmoid scores" : pre_softmax ? "softmax scores" : "router logits";
   if ((score == RouterScore::sigmoid || pre_softmax) && c.ffn.top_k / g.top_groups == g.score_top) {
@@ -409,7 +407,7 @@ void write_megatron_moe(const ArchConfig& c, MegatronArgList& list, std::vector<
     list.add("--moe-layer-freq",
              fmt::format("'([0]*{}+[1]*{})'", f.first_dense_layers, c.num_layers - f.first_dense_layers));
   }
-  const RouterScore score = router_score_of(c);
+  const RouterScore score = list.router_score;
   list.add("--moe-router-score-function", to_string(score));
   if (!c.settings.router_score) {
     not_expressed.push_back(fmt::format("the config gives no router score function: {} is written{}",
@@ -442,7 +440,7 @@ std::string megatron_args_file(const ArchConfig& c, const MegatronArgList& list,
   // in a name would start a bash command.
   std::string out = fmt::format("# Megatron-LM model arguments for {} (budget-match export; docs/export.md)\n",
                                 comment_text(c.name.empty() ? "the config" : c.name));
-  out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target_commit);
+  out += fmt::format("# Target: {} (megatron/training/arguments.py)\n", megatron_target());
   out += "# Use: source this file, then: torchrun ... pretrain_gpt.py \"${MODEL_ARGS[@]}\" <data, training and "
          "parallelism arguments>\n";
   for (const auto& d : list.defaults) out += "# Megatron default left in place: " + comment_text(d) + "\n";
@@ -468,12 +466,13 @@ std::string megatron_args_file(const ArchConfig& c, const MegatronArgList& list,
 
 }  // namespace
 
-std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
-                            std::vector<std::string>& not_expressed) {
-  refuse_unexpressed_in_megatron(c);
+std::string megatron_model_args_file(const ArchConfig& c, const MegatronModelArgsOptions& options,
+                                    std::vector<std::string>& not_expressed) {
+  refuse_unexpressed_in_megatron(c, options.router_score);
   const FfnConfig& f = c.ffn;
   const std::string source = c.name.empty() ? "<config>" : c.name;
   MegatronArgList list;
+  list.router_score = options.router_score;
   list.add("--num-layers", c.num_layers);
   list.add("--hidden-size", c.hidden_size);
   // Dense layers' width; MoE layers use --moe-ffn-hidden-size. A pure MoE model has no dense
@@ -484,16 +483,16 @@ std::string export_megatron(const ArchConfig& c, const ExportOptions& options,
   write_rope_scaling(c, list.args, list.defaults);
   write_megatron_rotary_base(c, source, list);
   write_megatron_embeddings(c, list, not_expressed);
-  write_megatron_sequence(c, options, source, list);
+  write_megatron_sequence(c, options.seq_length, source, list);
   write_megatron_moe(c, list, not_expressed);
   if (c.mtp_layers > 0) list.add("--mtp-num-layers", c.mtp_layers);
   if (c.loop) {
     not_expressed.push_back(fmt::format(
         "the loop ({}): Megatron-LM has no weight-shared layer loop; these arguments build the {} stored layers "
         "unlooped, so its FLOPs and KV cache are those of {} layers, not {}",
-        describe_loop(c), c.num_layers, c.num_layers, c.executed_layers()));
+        options.loop_description, c.num_layers, c.num_layers, c.executed_layers()));
   }
-  return megatron_args_file(c, list, not_expressed, options.megatron_training_args);
+  return megatron_args_file(c, list, not_expressed, options.training_args);
 }
 
-}  // namespace budget::detail
+}  // namespace budget

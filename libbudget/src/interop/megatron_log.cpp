@@ -1,5 +1,5 @@
-// A Megatron-LM training log read as a measured run (run_fit.hpp, MegatronLog; docs/calibration.md,
-// "Megatron-LM logs"). The formats are Megatron-LM's at d98e8a64:
+// A Megatron-LM training log read as a measured run (budget/megatron_log.hpp, MegatronLog;
+// docs/calibration.md, "Megatron-LM logs"). The formats are Megatron-LM's at d98e8a64:
 //   - the arguments block, megatron/training/arguments.py:1990-2001 (_print_args): a line
 //     "------------------------ arguments ------------------------", then one line per argument,
 //     sorted case-insensitively, "  {dest} {dots} {value}" with 48 − len(dest) dots and the value as
@@ -24,7 +24,7 @@
 
 #include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
-#include "budget/run_fit.hpp"
+#include "budget/megatron_log.hpp"
 #include "budget/text_escape.hpp"
 #include "base/json_reader.hpp"
 #include "interop/megatron_reader.hpp"

@@ -1,0 +1,83 @@
+// A measured run's kernel settings read with its layout from one parse of its Megatron-LM arguments
+// (read_megatron_timed_run(), budget/megatron_args.hpp): CUDA graphs, the MoE dispatcher's settings
+// and the main gradients' bytes, and the flag table saying these arguments are modelled.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "budget/error.hpp"
+#include "budget/megatron_args.hpp"
+
+using namespace budget;
+
+namespace {
+
+ArchConfig kernel_options_llama() {
+  ArchConfig c;
+  c.name = "llama-small";
+  c.hidden_size = 1024;
+  c.num_layers = 8;
+  c.attention = {8, 128, 2};
+  c.ffn.gated = true;
+  c.ffn.dense_dim = 2816;
+  c.vocab_size = 32000;
+  c.settings.max_position_embeddings = 8192;
+  return c;
+}
+
+MegatronTimedRun timed(const std::string& text) {
+  return read_megatron_timed_run(megatron_words(text, "test"), kernel_options_llama(), 8, "test");
+}
+
+}  // namespace
+
+TEST_CASE("interop: a run's kernel settings come from the same arguments as its layout", "[interop]") {
+  const std::string base = "--seq-length 4096 --micro-batch-size 1 --bf16 ";
+  const MegatronTimedRun plain = timed(base);
+  CHECK_FALSE(plain.kernels.cuda_graphs);
+  CHECK_FALSE(plain.kernels.moe.router_fusion);
+  CHECK(plain.kernels.moe.comm_sms == 0);
+  // --bf16: accumulate_allreduce_grads_in_fp32 set (arguments.py:1207-1216 at d98e8a64): fp32 main
+  // gradients, 4 bytes; --grad-reduce-in-bf16 makes them bf16, 2 bytes.
+  CHECK(plain.kernels.main_grad_bytes == 4);
+  CHECK(timed(base + "--grad-reduce-in-bf16").kernels.main_grad_bytes == 2);
+  // The run part is read_megatron_args() of the same words.
+  const MegatronRun direct = read_megatron_args(megatron_words(base, "test"), kernel_options_llama(), 8, "test");
+  CHECK(plain.run.layout.dp == direct.layout.dp);
+  CHECK(plain.run.modelled == direct.modelled);
+  CHECK(plain.run.read == direct.read);
+
+  // Graphs over whole layers; of some modules only: timed without graphs, said in the notes.
+  CHECK(timed(base + "--cuda-graph-impl transformer_engine").kernels.cuda_graphs);
+  CHECK(timed(base + "--enable-cuda-graph").kernels.cuda_graphs);
+  const MegatronTimedRun partial = timed(base + "--cuda-graph-impl transformer_engine --cuda-graph-modules moe_router");
+  CHECK_FALSE(partial.kernels.cuda_graphs);
+  REQUIRE(partial.kernels.notes.size() == 1);
+  CHECK(partial.kernels.notes[0] == "--cuda-graph-modules moe_router: CUDA graphs of some modules only, timed without "
+                                    "CUDA graphs");
+  CHECK(timed(base + "--cuda-graph-impl local --cuda-graph-modules full_iteration").kernels.cuda_graphs);
+
+  const MegatronTimedRun moe = timed(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                                            "--moe-router-fusion --moe-hybridep-num-sms 32");
+  CHECK(moe.kernels.moe.router_fusion);
+  CHECK(moe.kernels.moe.flex_backend == FlexBackend::hybridep);
+  CHECK(moe.kernels.moe.comm_sms == 32);
+  CHECK_THROWS_AS(timed(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep"), Error);
+  CHECK_THROWS_AS(timed(base + "--moe-deepep-num-sms 5000"), Error);
+
+  // The table says what the reader does: these arguments are modelled, not "read, not modelled".
+  for (const char* flag : {"--cuda-graph-impl", "--enable-cuda-graph", "--external-cuda-graph", "--cuda-graph-modules",
+                           "--cuda-graph-scope", "--moe-router-fusion", "--moe-flex-dispatcher-backend",
+                           "--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms", "--moe-hybridep-num-sms"}) {
+    const MegatronArgument* a = find_megatron_argument(flag);
+    REQUIRE(a != nullptr);
+    CHECK(a->use == MegatronUse::modelled);
+  }
+  // Nor does the reader list them as read (only the default dispatcher's buffer note stays).
+  const MegatronTimedRun graphs = timed(base + "--cuda-graph-impl transformer_engine --moe-router-fusion");
+  CHECK(graphs.run.read == plain.run.read);
+  CHECK(std::find(graphs.run.modelled.begin(), graphs.run.modelled.end(), "--moe-router-fusion") !=
+        graphs.run.modelled.end());
+}
