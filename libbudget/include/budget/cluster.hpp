@@ -3,8 +3,9 @@
 /// ClusterSpec: the GPUs a training run is planned on (docs/cluster.md): the GPU's name and memory
 /// capacity, where its compute figures come from (a calibration profile, or datasheet peaks marked
 /// as such), GPUs per node, nodes, and the intra- and inter-node links per GPU (bandwidth and
-/// latency, for communication time in part 2 of the cluster work). Read strictly from
-/// `cluster.json` (schema "budget.cluster", version 1); examples under examples/clusters/.
+/// latency, for communication time in part 2 of the cluster work), and the time of one collective
+/// over a link. Read strictly from `cluster.json` (schema "budget.cluster", version 1); examples
+/// under examples/clusters/.
 ///
 /// Thread safety: every function here is reentrant; a ClusterSpec is a plain value.
 
@@ -22,6 +23,24 @@ struct LinkSpec {
   double latency_s = 0.0;
   std::string source;  ///< where the figures come from (datasheet, measurement)
 };
+
+/// One collective over one link. Conventions (nccl-tests doc/PERFORMANCE.md): a collective's `size`
+/// S is the per-rank buffer nccl-tests reports (all-reduce: the whole tensor; all-gather: the
+/// gathered output; reduce-scatter: the whole input; all-to-all: one rank's send buffer). Its time
+/// on a ring of n ranks at per-GPU bandwidth B is S·f(n)/B + steps(n)·latency, with the bus factor
+/// f = 2(n−1)/n (all-reduce), (n−1)/n (all-gather, reduce-scatter, all-to-all), 1 (send/recv).
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+std::string_view to_string(CollectiveKind kind);
+
+/// nccl-tests' bus-bandwidth factor for `kind` on n ranks (n ≥ 1; 0 for n = 1 except send/recv).
+double bus_factor(CollectiveKind kind, std::int64_t ranks);
+/// Latency-bound steps of the algorithm on n ranks: ring all-reduce 2(n−1), ring all-gather and
+/// reduce-scatter n−1, all-to-all n−1 (pairwise exchange, an upper bound: NCCL posts the n−1
+/// sends at once), send/recv 1; 0 for n = 1.
+std::int64_t latency_steps(CollectiveKind kind, std::int64_t ranks);
+/// Seconds of one collective of `size_bytes` (the nccl-tests size) on n ranks over `link`:
+/// size·bus_factor/bandwidth + latency_steps·latency.
+double collective_seconds(CollectiveKind kind, double size_bytes, std::int64_t ranks, const LinkSpec& link);
 
 /// Where the GPU's step time comes from: a calibration profile (docs/calibration.md, a path resolved
 /// against the cluster file's folder: gpu.compute.calibration, the one key naming the GPU's profile),

@@ -9,11 +9,8 @@
 /// without --overlap-grad-reduce / --overlap-param-gather exposes DP too; with them it overlaps).
 /// Also the 1F1B pipeline bubble.
 ///
-/// Conventions (nccl-tests doc/PERFORMANCE.md): a collective's `size` S is the per-rank buffer
-/// nccl-tests reports (all-reduce: the whole tensor; all-gather: the gathered output;
-/// reduce-scatter: the whole input; all-to-all: one rank's send buffer). Its time on a ring of n
-/// ranks at per-GPU bandwidth B is S·f(n)/B + steps(n)·latency, with the bus factor
-/// f = 2(n−1)/n (all-reduce), (n−1)/n (all-gather, reduce-scatter, all-to-all), 1 (send/recv).
+/// A collective's size and its time on a link follow nccl-tests' conventions (budget/cluster.hpp,
+/// collective_seconds()).
 ///
 /// Thread safety: every function here is reentrant.
 
@@ -28,19 +25,6 @@
 #include "budget/training_memory.hpp"
 
 namespace budget {
-
-enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
-std::string_view to_string(CollectiveKind kind);
-
-/// nccl-tests' bus-bandwidth factor for `kind` on n ranks (n ≥ 1; 0 for n = 1 except send/recv).
-double bus_factor(CollectiveKind kind, std::int64_t ranks);
-/// Latency-bound steps of the algorithm on n ranks: ring all-reduce 2(n−1), ring all-gather and
-/// reduce-scatter n−1, all-to-all n−1 (pairwise exchange, an upper bound: NCCL posts the n−1
-/// sends at once), send/recv 1; 0 for n = 1.
-std::int64_t latency_steps(CollectiveKind kind, std::int64_t ranks);
-/// Seconds of one collective of `size_bytes` (the nccl-tests size) on n ranks over `link`:
-/// size·bus_factor/bandwidth + latency_steps·latency.
-double collective_seconds(CollectiveKind kind, double size_bytes, std::int64_t ranks, const LinkSpec& link);
 
 /// Where a process group of `size` ranks with rank stride `stride` lies on nodes of
 /// `gpus_per_node` GPUs (Megatron-Core's RankGenerator: the group of a dimension is the ranks

@@ -19,6 +19,7 @@
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
 #include "budget/config.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
 

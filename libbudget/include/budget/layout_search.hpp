@@ -3,7 +3,7 @@
 /// The best layout of a config on N GPUs (docs/cluster.md, "Layout search"): every valid layout of
 /// TP (powers of two up to a node), CP (1, 2, 4, 8), PP (divisors of N up to the layer count), V
 /// (1, 2, 4), the pipeline split (even where PP·V divides the layers, else the most balanced
-/// first/last-stage counts Megatron accepts: cluster/pipeline_split.hpp), EP (powers of two dividing
+/// first/last-stage counts Megatron accepts: layout/pipeline_split.hpp), EP (powers of two dividing
 /// the experts), ETP (1 or TP), micro-batch size (1, 2, 4), recompute
 /// (none, selective, full) and the distributed optimizer (on, off) with DP = N / (TP·CP·PP) and
 /// m = global batch / (b·s·DP) micro-batches, sequence parallelism on with TP > 1; those that do not
@@ -292,5 +292,24 @@ ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& ba
 ClusterRanking rank_by_cluster_time(const TimeModel& model, const ArchConfig& baseline,
                                     const std::vector<ArchConfig>& candidates, const ClusterSpec& cluster,
                                     const LayoutSearchOptions& options, std::size_t top, const ClusterRankOrder& order);
+
+/// The fewest-GPU layout under which `config` fits one of `cluster`'s GPUs: searched over TP
+/// (powers of two up to the GPUs per node), PP (divisors of the layer count, one chunk a rank; for a
+/// config with a repeated loop also each wrap layout of the search, search/search_pipelines.hpp, and
+/// the even split of the executed layers replicated), DP and EP (powers of
+/// two; experts with ETP = 1 folded over TP·DP), recompute none < selective < full, with sequence
+/// parallelism and the distributed optimizer on, micro-batch size 1, m = PP micro-batches, and the
+/// given sequence length. Ties go to less recompute, then fewer stages, then less TP, then the
+/// placement in_chunk < wrap < replicated (the recipe's alone where it holds one). `found`
+/// is false when nothing up to `max_gpus` fits. With a `recipe` (the cluster ranking's, from
+/// --megatron-args) every layout takes its template (recipe_template()) and the micro-batch size,
+/// recompute and distributed optimizer it holds, instead of those defaults.
+struct SmallestLayout {
+  bool found = false;
+  TrainingMemory memory;
+  std::int64_t candidates_tried = 0;
+};
+SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSpec& cluster, std::int64_t seq_len,
+                                       std::int64_t max_gpus = 4096, const LayoutRecipe* recipe = nullptr);
 
 }  // namespace budget

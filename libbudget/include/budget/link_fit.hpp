@@ -6,7 +6,7 @@
 /// fits the cluster file's link figures (bandwidth, latency) to them, and reads and writes them
 /// (schema "budget.collectives", version 1).
 ///
-/// Model: the one the planner uses, collective_seconds() in communication.hpp,
+/// Model: the one the planner uses, collective_seconds() in cluster.hpp,
 ///   t(kind, S, n) = S·f(kind, n)/B + steps(kind, n)·α
 /// (S the nccl-tests size, f the bus factor, steps the latency-bound steps of the algorithm).
 /// The fit is linear in u = 1/B and α: weighted least squares with the design columns
@@ -23,11 +23,10 @@
 #include <vector>
 
 #include "budget/cluster.hpp"
-#include "budget/communication.hpp"
 
 namespace budget {
 
-/// One timed collective: `size_bytes` is the nccl-tests size (communication.hpp) and `seconds`
+/// One timed collective: `size_bytes` is the nccl-tests size (cluster.hpp) and `seconds`
 /// the time of one call (the median of the timed launches; the slowest rank's).
 struct CollectiveMeasurement {
   CollectiveKind kind = CollectiveKind::all_reduce;

@@ -132,7 +132,7 @@ struct OptimizerDtypes {
 };
 
 /// MoE settings that change memory beyond the dispatcher and the permutation (docs/cluster.md, "MoE
-/// memory terms"; each term a named function in cluster/moe_memory.cpp with its source).
+/// memory terms"; each term a named function in memory/moe_memory.cpp with its source).
 struct MoeMemoryRecipe {
   /// The flex dispatcher on HybridEP (--moe-flex-dispatcher-backend hybridep): its NVLink dispatch
   /// and combine buffers are allocated outside PyTorch's caching allocator.

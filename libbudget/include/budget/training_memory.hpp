@@ -106,23 +106,4 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& l
 /// Used by budget-match layout and the Python module alike.
 std::string training_memory_json(const TrainingMemory& memory, int indent = 2);
 
-/// The fewest-GPU layout under which `config` fits one of `cluster`'s GPUs: searched over TP
-/// (powers of two up to the GPUs per node), PP (divisors of the layer count, one chunk a rank; for a
-/// config with a repeated loop also each wrap layout of the search, cluster/search_pipelines.hpp, and
-/// the even split of the executed layers replicated), DP and EP (powers of
-/// two; experts with ETP = 1 folded over TP·DP), recompute none < selective < full, with sequence
-/// parallelism and the distributed optimizer on, micro-batch size 1, m = PP micro-batches, and the
-/// given sequence length. Ties go to less recompute, then fewer stages, then less TP, then the
-/// placement in_chunk < wrap < replicated (the recipe's alone where it holds one). `found`
-/// is false when nothing up to `max_gpus` fits. With a `recipe` (the cluster ranking's, from
-/// --megatron-args) every layout takes its template (recipe_template()) and the micro-batch size,
-/// recompute and distributed optimizer it holds, instead of those defaults.
-struct SmallestLayout {
-  bool found = false;
-  TrainingMemory memory;
-  std::int64_t candidates_tried = 0;
-};
-SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSpec& cluster, std::int64_t seq_len,
-                                       std::int64_t max_gpus = 4096, const LayoutRecipe* recipe = nullptr);
-
 }  // namespace budget

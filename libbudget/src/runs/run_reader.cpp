@@ -12,7 +12,7 @@
 #include "budget/megatron_args.hpp"
 #include "budget/run_fit.hpp"
 #include "base/json_reader.hpp"
-#include "cluster/collective_names.hpp"
+#include "communication/flex_backend_names.hpp"
 #include "runs/run_detail.hpp"
 #include "time/calibration_rows.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "budget/cluster.hpp"
 #include "budget/error.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
 

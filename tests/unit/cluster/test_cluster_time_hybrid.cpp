@@ -1,4 +1,4 @@
-// Step time and communication on a cluster of stacks whose layers differ (cluster/layer_kinds.hpp,
+// Step time and communication on a cluster of stacks whose layers differ (layout/layer_kinds.hpp,
 // docs/cluster.md "Hybrid stacks on a cluster") against independent references: on one GPU the
 // single-GPU step prediction (predict_step_time, which builds the whole per-layer op list through
 // the accounting, not the cluster's one-layer-per-kind shards); the TP and CP collectives of

@@ -17,7 +17,7 @@
 #include "budget/parallel_layout.hpp"
 #include "budget/pipeline_schedule.hpp"
 #include "budget/training_memory.hpp"
-#include "cluster/search_pipelines.hpp"
+#include "search/search_pipelines.hpp"
 #include "support/accounting_fixtures.hpp"
 
 using namespace budget;

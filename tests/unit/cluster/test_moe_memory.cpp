@@ -1,4 +1,4 @@
-// Issue 42 item 1: the MoE memory terms (cluster/moe_memory.cpp; docs/cluster.md, "MoE memory
+// Issue 42 item 1: the MoE memory terms (memory/moe_memory.cpp; docs/cluster.md, "MoE memory
 // terms"), each checked against a hand count on Qwen3-30B-A3B (H 2048, 128 experts of width 768,
 // top 8, 48 layers) at Megatron-Bridge's 16-H100 recipe (EP 16, MBS 1, sequence 4096), and read
 // from Megatron-LM arguments.

@@ -5,7 +5,7 @@
 
 #include "budget/communication.hpp"
 #include "budget/training_memory.hpp"
-#include "cluster/pipeline_split.hpp"
+#include "layout/pipeline_split.hpp"
 #include "support/pipeline_split_brute.hpp"
 
 using namespace budget;

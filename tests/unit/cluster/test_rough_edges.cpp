@@ -17,7 +17,7 @@
 #include "budget/error.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/link_fit.hpp"
-#include "cluster/structure_share.hpp"
+#include "search/structure_share.hpp"
 
 using namespace budget;
 

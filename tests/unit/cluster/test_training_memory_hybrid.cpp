@@ -1,4 +1,4 @@
-// Training memory of hybrid stacks (cluster/memory_shapes.cpp): each layer's own parameters (the
+// Training memory of hybrid stacks (memory/memory_shapes.cpp): each layer's own parameters (the
 // sum over the stored layers is the accounting's N), the activations of Mamba-2 and linear-attention
 // blocks by hand (their step time on a cluster: test_cluster_time_hybrid.cpp).
 

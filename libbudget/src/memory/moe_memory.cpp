@@ -1,0 +1,71 @@
+// The MoE memory terms of issue 42 (docs/cluster.md, "MoE memory terms"). Sources at Megatron-LM
+// d98e8a64ddf34856e74b24714e3bedb2f5a39553, TransformerEngine c188b533c (v2.11) and DeepEP's
+// hybrid-ep branch at 94a9f8f, as cited per term.
+#include "memory/moe_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "memory/memory_shapes.hpp"
+
+namespace budget::memory_detail {
+
+// Routed rows as allocated. Megatron's HybridEP dispatcher (token_dispatcher.py:1098-1110) sets
+// num_permuted_tokens = tokens · top_k · moe_expert_rank_capacity_factor, rounded up to the
+// quantization alignment (at most 32 rows: not counted), when the factor is given; HybridEP then
+// allocates the permuted hidden states at that size and drops rows above it (:1167-1171). Without it
+// the buffers are sized by the routed rows (:1175-1178): top_k per token, times the most loaded rank's
+// excess G (ParallelLayout::imbalance: 1 under --moe-router-force-load-balancing, the stated default
+// otherwise), capped by a capacity factor F.
+double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l) {
+  const double top_k = static_cast<double>(c.ffn.top_k);
+  if (l.moe_memory.hybridep && l.dispatcher == MoeDispatcher::flex && l.moe_memory.rank_capacity_factor > 0.0) {
+    return top_k * l.moe_memory.rank_capacity_factor;
+  }
+  const double factor = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
+  return top_k * factor;
+}
+
+// HybridEP's NVLink buffers (DeepEP hybrid-ep@94a9f8f, csrc/hybrid_ep/buffer/intranode.cu):
+//   tokens = max_num_of_tokens_per_rank · ranks per NVLink node · nodes (:127-129), the worst case of
+//     every token of the EP group routed to this rank; Megatron passes the micro-batch's tokens
+//     T = b·s/CP of the rank (fused_a2a.py:400-414: x.shape of the dispatch input);
+//   combine: expert_input_token tokens·H bf16 and expert_input_prob tokens·(E_local · ranks per
+//     node) fp32 (:253-261);
+//   dispatch: expert_output_token tokens·H in the token dtype (bf16: HybridEP dispatches no FP8,
+//     fused_a2a.py:327) and expert_output_prob as the combine's, unless the two share memory, and
+//     expert_output_scaling_factor tokens·H/128 fp32 (:193-213).
+// Counted here without sharing (use_shared_buffer false: the dispatch and combine of one layer are
+// both in flight under EP overlap); the ranks of one node are min(EP, NVLink domain) and the nodes
+// EP / that. All of it is cuMemCreate / cudaMalloc memory (allocator.cu), not PyTorch's: it lowers
+// the usable capacity, it is not in torch.cuda.max_memory_allocated(). Flags and preprocessing
+// scratch (a few KB) are not counted; nor are the RDMA buffers between nodes (internode.cu), which
+// this model does not size.
+double hybridep_buffer_bytes(const ArchConfig& c, const ParallelLayout& l, const ClusterSpec& cluster) {
+  if (!l.moe_memory.hybridep || l.dispatcher != MoeDispatcher::flex || !c.ffn.is_moe()) return 0.0;
+  const double ranks_per_node = static_cast<double>(std::min<std::int64_t>(l.ep, cluster.nvlink_domain()));
+  const double nodes = std::ceil(static_cast<double>(l.ep) / ranks_per_node);
+  const double tokens = micro_batch_tokens(l) * ranks_per_node * nodes;
+  const double H = static_cast<double>(c.hidden_size);
+  const double local_experts = static_cast<double>(c.ffn.num_experts / l.ep);
+  const double token_bytes = tokens * H * 2.0;
+  const double prob_bytes = tokens * local_experts * ranks_per_node * 4.0;
+  const double scale_bytes = tokens * std::floor(H / 128.0) * 4.0;
+  return 2.0 * (token_bytes + prob_bytes) + scale_bytes;
+}
+
+// Transformer Engine's cuBLAS workspaces (transformer_engine/pytorch/cpp_extensions/gemm.py:31-57):
+// 32 MiB + 1 KiB each on compute capability 9.0 and later (4 MiB before: A100, not distinguished
+// here), allocated with torch.empty and cached for the process; grouped GEMMs take one per compute
+// stream, 4 (common/util/multi_stream.cpp:52-55). The single workspace of the other GEMMs (one more,
+// every TE model) is not counted yet: it would move every dense figure by 32 MiB.
+double te_grouped_gemm_workspace_bytes() { return 4.0 * (32.0 * 1024.0 * 1024.0 + 1024.0); }
+
+// EP overlap's schedule (pipeline_parallel/combined_1f1b.py:35-136 without pipelining, the
+// interleaved one alike): a micro-batch's forward runs beside the previous one's backward, layer by
+// layer (models/common/model_chunk_schedule_plan.py:556-575): forward layer i with backward layer
+// L−1−i, whose state is released after it (release_state). At step i the stage holds the previous
+// micro-batch's L − i layers and the new one's i + 1: one layer execution more than 1F1B holds.
+bool holds_ep_overlap_layer(const ParallelLayout& l) { return l.moe_memory.ep_overlap_schedule; }
+
+}  // namespace budget::memory_detail
