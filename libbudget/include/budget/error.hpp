@@ -1,7 +1,9 @@
 #pragma once
 /// \file
 /// The one error type of libbudget. Every function of the library that rejects its input throws
-/// budget::Error; nothing else is thrown on purpose (std::bad_alloc aside).
+/// budget::Error; nothing else is thrown on purpose (std::bad_alloc aside). The time limit of long
+/// work throws its subclass budget::TimeLimitError, so that work which turns a unit's error into a
+/// skipped unit can tell it apart by type.
 ///
 /// Thread safety: budget::Error is an immutable value: its accessors may be called from any thread.
 
@@ -37,6 +39,17 @@ class Error : public std::runtime_error {
   std::string source_;
   std::string path_;
   std::string text_;
+};
+
+/// The time limit of long work passed (budget/progress.hpp, set_work_time_limit(); the CLI's
+/// --max-seconds, Python's max_seconds=): thrown by report_progress() and check_work_time_limit(),
+/// with path() "time limit" and a message saying how far the work got and how to raise the limit.
+/// Work that records a unit's budget::Error as a failure catches this type first and passes it on
+/// (or stops there, keeping what it finished). Copy it as itself: with_source() and a new Error
+/// built from its parts are plain budget::Error.
+class TimeLimitError : public Error {
+ public:
+  using Error::Error;
 };
 
 }  // namespace budget

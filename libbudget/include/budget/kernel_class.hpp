@@ -1,9 +1,9 @@
 #pragma once
 /// \file
 /// Which kind of GPU kernel executes each op of the op list (budget/ops.hpp) in a training step:
-/// the one op-kind → kernel-class map, read by the time model (what it queries in a calibration
-/// profile, src/time/time_step.cpp) and by budget-profile (what it measures,
-/// cuda_profiler/src/config_cases.cpp), so the two never disagree on how an op runs.
+/// the kernel column of the op-traits table (budget/op_traits.hpp), read by the time model (what it
+/// queries in a calibration profile, src/time/time_step.cpp) and by budget-profile (what it
+/// measures, cuda_profiler/src/config_cases.cpp), so the two never disagree on how an op runs.
 ///
 /// Thread safety: kernel_class() and to_string() are reentrant.
 

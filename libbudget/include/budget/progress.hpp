@@ -26,8 +26,8 @@ void set_progress_callback(ProgressCallback callback);
 /// callback is called by one at a time).
 ///
 /// Also the time limit's check: once more than the limit (set_work_time_limit) has passed since
-/// the limit was set, it throws budget::Error naming `what`, how far it got and how to raise the
-/// limit. Work that calls it is therefore bounded in time as well as in steps.
+/// the limit was set, it throws budget::TimeLimitError (a budget::Error) naming `what`, how far it
+/// got and how to raise the limit. Work that calls it is therefore bounded in time as well as in steps.
 void report_progress(std::string_view what, std::uint64_t done, std::uint64_t total);
 
 /// The time limit's check alone (what report_progress() checks), without reporting: for work
@@ -40,8 +40,9 @@ void check_work_time_limit(std::string_view what, std::uint64_t done, std::uint6
 /// Not thread-safe: set it before starting work.
 void set_work_time_limit(double seconds, std::string_view how_to_raise = {});
 
-/// The path() of the time limit's budget::Error: work that turns a unit's budget::Error into a
-/// skipped unit (a run that cannot be priced) passes this one on.
+/// The path() of the time limit's error, budget::TimeLimitError (budget/error.hpp): work that turns
+/// a unit's budget::Error into a skipped unit (a run that cannot be priced) catches that type first
+/// and passes it on.
 inline constexpr std::string_view time_limit_error_path = "time limit";
 
 /// Called by every progress report and time-limit check (report_progress, check_work_time_limit),

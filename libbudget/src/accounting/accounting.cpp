@@ -5,65 +5,14 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/op_traits.hpp"
 
 namespace budget {
 namespace {
 
-/// Where a non-embedding op's sums go: its forward-FLOPs component and its parameter component
-/// (null: the op adds nothing there).
-struct ComponentOf {
-  double FlopsByComponent::*flops = nullptr;
-  std::int64_t ParamsByComponent::*params = nullptr;
-};
-
-ComponentOf component_of(OpKind kind) {
-  using F = FlopsByComponent;
-  using P = ParamsByComponent;
-  switch (kind) {
-    case OpKind::qkv_projection:
-    case OpKind::q_down_projection:
-    case OpKind::q_up_projection:
-    case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection:
-    case OpKind::indexer_projection: return {&F::qkv_projection, &P::attention};
-    case OpKind::output_projection: return {&F::output_projection, &P::attention};
-    // Scores hold no weights but attention sinks (gpt-oss).
-    case OpKind::attention_scores:
-    case OpKind::indexer_scores: return {&F::attention_scores, &P::attention};
-    case OpKind::mixer_in_projection:
-    case OpKind::short_convolution:
-    case OpKind::delta_rule_scan:
-    case OpKind::ssd_scan:
-    case OpKind::mixer_out_projection: return {&F::mixers, &P::mixers};
-    case OpKind::router: return {&F::router, &P::router};
-    case OpKind::routed_experts: return {&F::routed_experts, &P::routed_experts};
-    case OpKind::shared_experts: return {&F::shared_experts, &P::shared_experts};
-    case OpKind::dense_ffn: return {&F::dense_ffn, &P::dense_ffn};
-    case OpKind::norms:
-    case OpKind::final_norm: return {nullptr, &P::norms};
-    case OpKind::embedding:
-    case OpKind::lm_head:
-    case OpKind::mtp_module: return {};  // counted outside N and F by account(), never passed here
-    case OpKind::router_topk:
-    case OpKind::expert_dispatch:
-    case OpKind::expert_combine:
-    case OpKind::expert_activation:
-    case OpKind::shared_activation:
-    case OpKind::dense_activation:
-    case OpKind::residual_add:
-    case OpKind::attention_layout:
-    case OpKind::routing_weights:
-    case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32:
-    case OpKind::indexer_topk:
-    case OpKind::attention_gate: return {};  // memory-bound: no FLOPs, no parameters
-  }
-  return {};
-}
-
 /// Adds one non-embedding op's forward FLOPs, parameters and active parameters to its component.
 void add_to_component(const Op& op, double flops, std::int64_t params, std::int64_t active, Budgets& b) {
-  const ComponentOf c = component_of(op.kind);
+  const OpBudget& c = op_traits(op.kind).budget;
   if (c.flops != nullptr) b.forward_by_component.*c.flops += flops;
   if (c.params != nullptr) {
     b.params_by_component.*c.params += params;

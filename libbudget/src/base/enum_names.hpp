@@ -77,4 +77,33 @@ std::string names_list(const EnumNames<Enum, N>& names, std::string_view quote =
   return out;
 }
 
+/// The class a pointer to member belongs to (enum_rows()'s row type).
+template <class Member>
+struct member_class;
+template <class Class, class Value>
+struct member_class<Value Class::*> {
+  using type = Class;
+};
+
+/// A table of one row per enumerator 0..Last, in declaration order, each row's `Key` member its
+/// enumerator (the op-traits table, accounting/op_traits.cpp): checked at compile time as
+/// enum_names() is, so a row missed or out of order does not compile. Read a row by its
+/// enumerator: rows[static_cast<std::size_t>(value)].
+template <auto Last, auto Key, std::size_t N>
+constexpr std::array<typename member_class<decltype(Key)>::type, N> enum_rows(
+    const typename member_class<decltype(Key)>::type (&rows)[N]) {
+  using U = std::underlying_type_t<decltype(Last)>;
+  std::array<typename member_class<decltype(Key)>::type, N> table{};
+  if (static_cast<std::size_t>(static_cast<U>(Last)) + 1 != N) {
+    throw std::logic_error("an enum table misses an enumerator");
+  }
+  for (std::size_t i = 0; i < N; ++i) {
+    if (static_cast<std::size_t>(static_cast<U>(rows[i].*Key)) != i) {
+      throw std::logic_error("an enum table misses or reorders an enumerator");
+    }
+    table[i] = rows[i];
+  }
+  return table;
+}
+
 }  // namespace budget::detail

@@ -44,13 +44,13 @@ void set_work_time_limit(double seconds, std::string_view how_to_raise) {
 
 namespace {
 
-/// Throws the time limit's budget::Error when the limit is set and `now` is past it.
+/// Throws budget::TimeLimitError when the limit is set and `now` is past it.
 void check_limit_at(const ProgressState& s, Clock::time_point now, std::string_view what, std::uint64_t done,
                     std::uint64_t total) {
   if (s.limit_s <= 0 || (total > 0 && done >= total)) return;
   const double elapsed_s = std::chrono::duration<double>(now - s.limit_start).count();
   if (elapsed_s > s.limit_s) {
-    throw Error(fmt::format("stopped after {:.0f} s, the time limit of {:g} s, at {}{}{}{}", elapsed_s, s.limit_s, done,
+    throw TimeLimitError(fmt::format("stopped after {:.0f} s, the time limit of {:g} s, at {}{}{}{}", elapsed_s, s.limit_s, done,
                             total > 0 ? fmt::format(" of {}", total) : std::string(), s.how_to_raise.empty() ? "" : "; ",
                             s.how_to_raise),
                 std::string(what), std::string(time_limit_error_path));

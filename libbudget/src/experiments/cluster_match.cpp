@@ -107,8 +107,9 @@ std::vector<ClusterGridRow> match_grid_on_cluster(const Grid& grid, const LoopSp
     bool ready = true;
     try {
       out.options = options_of_cell(cell.baseline);
+    } catch (const TimeLimitError&) {
+      throw;
     } catch (const Error& e) {
-      if (e.path() == "time limit") throw;
       out.failure = e.text();
       ready = false;
     }

@@ -119,8 +119,7 @@ OneGpuFit one_gpu_fit(const ArchConfig& config, const CalibrationProfile& profil
   if (!m.fits) {
     try {
       out.smallest = smallest_fitting_layout(config, *out.gpu.cluster, workload.seq_len);
-    } catch (const Error& e) {
-      if (e.path() != "time limit") throw;
+    } catch (const TimeLimitError& e) {
       out.smallest_not_searched = e.text();  // the time limit passed: the rest of the answer stands
     }
   }

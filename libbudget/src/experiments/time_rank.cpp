@@ -217,9 +217,9 @@ std::vector<AlignmentOption> alignment_tradeoffs(const ArchConfig& baseline, con
         o.max_deviation = o.candidate->deviation.max_abs();
         o.time_ratio = m.time_ratios.front();
       }
-    } catch (const Error& e) {
-      // The time limit of long work (budget/progress.hpp, path "time limit") stops everything.
-      if (e.path() == "time limit") throw;
+    } catch (const TimeLimitError&) {
+      throw;  // the time limit of long work (budget/progress.hpp) stops everything
+    } catch (const Error&) {
       o.feasible = false;  // an alignment that empties a range: no candidate
     }
     out.push_back(std::move(o));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "budget/op_traits.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
 #include "memory/memory_shapes.hpp"
@@ -16,45 +17,23 @@ OpListShapes read_shapes(const ArchConfig& c) {
   const std::vector<Op> ops = layer_ops(c, paper_workload());  // parameters and widths do not depend on the workload
   for (const Op& op : ops) {
     const double p = static_cast<double>(op.params_per_layer);
-    switch (op.kind) {
-      case OpKind::qkv_projection:
-        s.attention.tp_sharded += p;
-        break;
-      case OpKind::q_up_projection:
-      case OpKind::kv_up_projection:
-      case OpKind::output_projection:
-        s.attention.tp_sharded += p;
-        break;
-      case OpKind::q_down_projection:
-      case OpKind::kv_down_projection:
-        // Megatron-Core MLA builds the down projections as TELinear with parallel_mode='duplicated'
-        // (megatron/core/transformer/multi_latent_attention.py lines 526-527, 573-574): replicated.
-        s.attention.replicated += p;
-        break;
-      case OpKind::norms: s.attention.replicated += p; break;
-      // The 2025 layer kinds: linear-attention and Mamba-2 mixers (Megatron-Core's Mamba mixer
-      // shards its projections, convolution and heads over TP), the indexer, attention sinks.
-      case OpKind::mixer_in_projection:
-      case OpKind::short_convolution:
-      case OpKind::delta_rule_scan:
-      case OpKind::ssd_scan:
-      case OpKind::mixer_out_projection:
-      case OpKind::indexer_projection:
-      case OpKind::attention_scores: s.attention.tp_sharded += p; break;
-      case OpKind::router: s.moe_ffn.replicated += p; break;
-      case OpKind::routed_experts: s.moe_ffn.expert += p; break;
-      case OpKind::shared_experts: {
+    switch (op_traits(op.kind).weights) {
+      case WeightShard::attention_tp: s.attention.tp_sharded += p; break;
+      case WeightShard::attention_replicated: s.attention.replicated += p; break;
+      case WeightShard::moe_replicated: s.moe_ffn.replicated += p; break;
+      case WeightShard::experts: s.moe_ffn.expert += p; break;
+      case WeightShard::moe_tp: {
         const double gate = c.ffn.shared_expert_gate ? static_cast<double>(c.hidden_size) : 0.0;
         s.moe_ffn.tp_sharded += p - gate;
         s.moe_ffn.replicated += gate;  // theoretical_memory_usage.py line 225: the gate is replicated
         break;
       }
-      case OpKind::dense_ffn: s.dense_ffn.tp_sharded += p; break;
-      case OpKind::final_norm: s.final_norm += p; break;
-      case OpKind::embedding: s.embedding += p; break;
-      case OpKind::lm_head: s.lm_head_own += p; break;
-      case OpKind::mtp_module: s.mtp_params += p * static_cast<double>(op.physical_layers); break;
-      default: break;
+      case WeightShard::dense_tp: s.dense_ffn.tp_sharded += p; break;
+      case WeightShard::final_norm: s.final_norm += p; break;
+      case WeightShard::embedding: s.embedding += p; break;
+      case WeightShard::lm_head: s.lm_head_own += p; break;
+      case WeightShard::mtp: s.mtp_params += p * static_cast<double>(op.physical_layers); break;
+      case WeightShard::none: break;
     }
   }
   const bool last_is_moe = c.ffn.is_moe() && c.num_layers > c.dense_ffn_layers();

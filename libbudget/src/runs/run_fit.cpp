@@ -20,6 +20,7 @@
 #include "budget/training_memory.hpp"
 #include "runs/run_detail.hpp"
 #include "runs/run_plausibility.hpp"
+#include "time/profile_ops.hpp"
 #include "time/time_fit.hpp"
 
 namespace budget {
@@ -53,7 +54,9 @@ class RunModels {
   explicit RunModels(const CalibrationProfile& profile) : profile_(profile) {
     profile_.run_fits.clear();
     tie_expert_ = std::none_of(profile_.rows.begin(), profile_.rows.end(),
-                               [](const CalibrationRow& row) { return row.op == "expert_gemms"; });
+                               [](const CalibrationRow& row) {
+                                 return detail::is_op(row.op, detail::ProfileOp::expert_gemms);
+                               });
   }
 
   /// The expert GEMMs take the GEMM factor: on a profile without expert_gemms rows the Megatron-Core
@@ -211,8 +214,9 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
         }
         (r.role == "fit" ? fit_index : validate_index).push_back(i);
       }
+    } catch (const TimeLimitError&) {
+      throw;
     } catch (const Error& e) {
-      if (e.path() == time_limit_error_path) throw;
       p.skipped = e.what();
     }
     out.runs.push_back(p);

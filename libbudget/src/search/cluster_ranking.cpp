@@ -361,8 +361,7 @@ ClusterRanking ordered_reference(ClusterRanking all, std::size_t top, const Clus
     if (order.refuse && !all.partial) {
       try {
         why = order.refuse(c, c.input_index);
-      } catch (const Error& e) {
-        if (e.path() != "time limit") throw;
+      } catch (const TimeLimitError& e) {
         all.partial = true;
         all.stopped_by = e.text();
       }

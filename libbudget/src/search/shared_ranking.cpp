@@ -109,8 +109,7 @@ bool ask_in_walk(SharedRankOutcome& o, std::size_t i, const ClusterRankOrder& or
       o.refusal = order.refuse(o.time, i);
       o.asked = true;
       return true;
-    } catch (const Error& e) {
-      if (e.path() != "time limit") throw;
+    } catch (const TimeLimitError& e) {
       out.partial = true;
       out.stopped_by = e.text();
     }
@@ -191,8 +190,7 @@ ClusterRanking rank_top_shared(const TimeModel& model, const ArchConfig& baselin
   try {
     parallel_for(candidates.size(), thread_count(options.threads, candidates.size()), progress_name, search);
     report_progress(progress_name, candidates.size(), candidates.size());
-  } catch (const Error& e) {
-    if (e.path() != "time limit") throw;
+  } catch (const TimeLimitError& e) {
     out.partial = true;
     out.stopped_by = e.text();
   }

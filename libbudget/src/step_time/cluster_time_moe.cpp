@@ -86,7 +86,7 @@ double selective_recompute_seconds(const ParallelLayout& l, const LayerTimes& ti
     if (!recomputed) continue;
     // A module's repeated forward: its kinds' seconds at 4 passes less at 3, per execution of the
     // layers that hold it.
-    switch (layer_part_of(kind)) {
+    switch (op_traits(kind).part) {
       case LayerPart::attention: t += mixer_op_recompute_seconds(e, times, k); break;
       case LayerPart::dense: t += e.dense_layers() * (times.base4.by_kind[k] - times.base3.by_kind[k]); break;
       case LayerPart::moe_tp: t += e.moe_layers * (times.moe4.by_kind[k] - times.moe3.by_kind[k]); break;

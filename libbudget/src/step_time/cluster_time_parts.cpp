@@ -11,52 +11,6 @@
 
 namespace budget {
 
-LayerPart layer_part_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::qkv_projection:
-    case OpKind::attention_scores:
-    case OpKind::output_projection:
-    case OpKind::q_down_projection:
-    case OpKind::q_up_projection:
-    case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection:
-    case OpKind::norms:
-    // Layer glue (ops_glue.cpp): the residual adds and the attention layout copies are timed with
-    // the attention part (per layer, H or q wide), the fp32 router softmax with the router, the
-    // routing-weight product and the combine buffer with the routed experts.
-    case OpKind::residual_add:
-    case OpKind::attention_layout:
-    // The other mixers (linear attention, Mamba-2) and DeepSeek-V3.2's indexer: the layer's mixer part.
-    case OpKind::mixer_in_projection:
-    case OpKind::short_convolution:
-    case OpKind::delta_rule_scan:
-    case OpKind::ssd_scan:
-    case OpKind::mixer_out_projection:
-    case OpKind::indexer_projection:
-    case OpKind::indexer_scores:
-    case OpKind::indexer_topk:
-    case OpKind::attention_gate: return LayerPart::attention;
-    case OpKind::router_softmax_fp32: return LayerPart::moe_tp;
-    case OpKind::routing_weights:
-    case OpKind::combine_zero: return LayerPart::routed;
-    case OpKind::dense_ffn:
-    case OpKind::dense_activation: return LayerPart::dense;
-    case OpKind::router:
-    case OpKind::router_topk:
-    case OpKind::shared_experts:
-    case OpKind::shared_activation: return LayerPart::moe_tp;
-    case OpKind::routed_experts:
-    case OpKind::expert_dispatch:
-    case OpKind::expert_combine:
-    case OpKind::expert_activation: return LayerPart::routed;
-    case OpKind::embedding: return LayerPart::embedding;
-    case OpKind::final_norm: return LayerPart::final_norm;
-    case OpKind::lm_head: return LayerPart::head;
-    case OpKind::mtp_module: return LayerPart::none;
-  }
-  return LayerPart::none;
-}
-
 namespace {
 
 /// The time classes that move bytes rather than multiply matrices (time_model.hpp, TimeClass): their
@@ -74,7 +28,7 @@ std::vector<OpStepTime> indexed_op_times(const TimeModel& model, const ArchConfi
                                          std::initializer_list<LayerPart> wanted, bool every_op) {
   const auto in_wanted = [](OpKind kind, const void* parts) {
     const auto& list = *static_cast<const std::initializer_list<LayerPart>*>(parts);
-    return std::find(list.begin(), list.end(), layer_part_of(kind)) != list.end();
+    return std::find(list.begin(), list.end(), op_traits(kind).part) != list.end();
   };
   const detail::StepTerms terms = detail::step_terms(model, c, w, detail::StepTermsPath::indexed,
                                                      every_op ? nullptr : +in_wanted, &wanted);
@@ -109,7 +63,7 @@ LayerPartTimes part_times(const TimeModel& model, const ArchConfig& c, Workload 
     by_op = std::move(st.by_op);
   }
   for (const OpStepTime& op : by_op) {
-    const LayerPart part = layer_part_of(op.kind);
+    const LayerPart part = op_traits(op.kind).part;
     if (std::find(wanted.begin(), wanted.end(), part) == wanted.end()) continue;
     add_part_seconds(out, part, op.seconds_per_step);
     out.by_kind[static_cast<std::size_t>(op.kind)] += op.seconds_per_step;

@@ -12,19 +12,11 @@
 #include <vector>
 
 #include "budget/cluster_time.hpp"
+#include "budget/op_traits.hpp"  // LayerPart (the part of a layer an op belongs to), op_kind_count
 #include "budget/ops.hpp"
 #include "layout/stage_executions.hpp"
 
 namespace budget {
-
-/// The part of a layer an op belongs to (cluster_time_parts.cpp): attention (and the other mixers,
-/// norms, residual adds), a dense layer's FFN, the MoE part replicated over TP (router, shared
-/// experts), the routed experts with their dispatch and combine, the embedding, LM head and final
-/// norm; none for what the step does not time (MTP modules).
-enum class LayerPart { attention, dense, moe_tp, routed, embedding, head, final_norm, none };
-LayerPart layer_part_of(OpKind kind);
-/// Op kinds, for per-kind seconds (OpKind's enumerators, in order).
-inline constexpr std::size_t op_kind_count = static_cast<std::size_t>(OpKind::attention_gate) + 1;
 
 /// Seconds of the parts of a layer (one execution, one micro-batch on one GPU) that compute or move;
 /// the parts are LayerPartTimes' (below).

@@ -15,6 +15,7 @@
 
 #include "budget/error.hpp"
 #include "time/calibration_rows.hpp"
+#include "time/profile_ops.hpp"
 #include "budget/file_write.hpp"
 #include "budget/text_escape.hpp"
 #include "base/file_kinds.hpp"
@@ -239,12 +240,14 @@ void reject_unknown_row_keys(const ObjectReader& r, const std::string& op, const
   std::vector<std::string> allowed = {"op", "pass", "backend", "ms", "flops", "bytes"};
   allowed.insert(allowed.end(), fields.required.begin(), fields.required.end());
   allowed.insert(allowed.end(), fields.optional.begin(), fields.optional.end());
-  if (op == "expert_gemms") {
+  if (is_op(op, ProfileOp::expert_gemms)) {
     allowed.emplace_back("matrix");
     allowed.emplace_back("routing");
   }
-  if (op == "attention") allowed.emplace_back("refused");
-  if (op == "gemm" || op == "expert_gemms" || op == "attention") allowed.emplace_back("dtype");
+  if (is_op(op, ProfileOp::attention)) allowed.emplace_back("refused");
+  if (is_op(op, ProfileOp::gemm) || is_op(op, ProfileOp::expert_gemms) || is_op(op, ProfileOp::attention)) {
+    allowed.emplace_back("dtype");
+  }
   allowed.emplace_back("carried_from");
   for (const auto& item : r.json().items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
@@ -262,7 +265,7 @@ void reject_unknown_row_keys(const ObjectReader& r, const std::string& op, const
 /// "pass" (required): a GEMM op's forward / input_grad / weight_grad, any other op's forward /
 /// backward / forward+backward.
 std::string read_row_pass(const ObjectReader& r, const std::string& op) {
-  const bool is_gemm = op == "gemm" || op == "expert_gemms";
+  const bool is_gemm = is_op(op, ProfileOp::gemm) || is_op(op, ProfileOp::expert_gemms);
   std::string pass = is_gemm ? r.choice_or("pass", "", {"forward", "input_grad", "weight_grad"})
                              : r.choice_or("pass", "", {"forward", "backward", "forward+backward"});
   if (pass.empty()) r.fail("pass", "required key is missing");
@@ -358,12 +361,12 @@ void read_row_timing(const ObjectReader& r, bool is_attention, CalibrationRow& r
 CalibrationRow read_calibration_row(const ObjectReader& r) {
   CalibrationRow row;
   row.op = read_row_op(r);
-  const bool is_attention = row.op == "attention";
+  const bool is_attention = is_op(row.op, ProfileOp::attention);
   const auto fields = calibration_shape_fields(row.op);
   reject_unknown_row_keys(r, row.op, fields);
   row.pass = read_row_pass(r, row.op);
   read_row_shape(r, fields, row.shape);
-  if (row.op == "expert_gemms") read_expert_gemms_fields(r, row);
+  if (is_op(row.op, ProfileOp::expert_gemms)) read_expert_gemms_fields(r, row);
   if (is_attention) check_attention_heads(r, row.shape);
   row.backend = read_row_backend(r, is_attention);
   read_row_provenance(r, row);
@@ -374,19 +377,29 @@ CalibrationRow read_calibration_row(const ObjectReader& r) {
 }  // namespace detail
 
 const std::vector<std::string>& calibration_ops() {
-  static const std::vector<std::string> ops = {"gemm",   "expert_gemms",        "attention",       "rms_norm",
-                                               "swiglu", "router_softmax_topk", "dispatch_gather", "combine_scatter_add"};
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> names;
+    for (const auto& row : detail::profile_op_names) names.emplace_back(row.name);
+    return names;
+  }();
   return ops;
 }
 
-CalibrationShapeFields calibration_shape_fields(std::string_view op) {
-  if (op == "gemm") return {{"M", "K", "N"}, {}};
-  if (op == "expert_gemms") return {{"E", "tokens_per_expert", "H", "expert_dim", "top_k", "tokens"}, {}};
-  if (op == "attention") return {{"docs", "doc_len", "tokens", "num_heads", "num_kv_heads", "head_dim"}, {"v_head_dim"}};
-  if (op == "rms_norm") return {{"tokens", "H"}, {}};
-  if (op == "swiglu") return {{"rows", "expert_dim"}, {}};
-  if (op == "router_softmax_topk") return {{"tokens", "E", "top_k"}, {}};
-  if (op == "dispatch_gather" || op == "combine_scatter_add") return {{"rows", "H"}, {}};
+CalibrationShapeFields calibration_shape_fields(std::string_view name) {
+  using detail::ProfileOp;
+  const std::optional<ProfileOp> op = detail::profile_op_named(name);
+  if (!op) return {};
+  switch (*op) {
+    case ProfileOp::gemm: return {{"M", "K", "N"}, {}};
+    case ProfileOp::expert_gemms: return {{"E", "tokens_per_expert", "H", "expert_dim", "top_k", "tokens"}, {}};
+    case ProfileOp::attention:
+      return {{"docs", "doc_len", "tokens", "num_heads", "num_kv_heads", "head_dim"}, {"v_head_dim"}};
+    case ProfileOp::rms_norm: return {{"tokens", "H"}, {}};
+    case ProfileOp::swiglu: return {{"rows", "expert_dim"}, {}};
+    case ProfileOp::router_softmax_topk: return {{"tokens", "E", "top_k"}, {}};
+    case ProfileOp::dispatch_gather:
+    case ProfileOp::combine_scatter_add: return {{"rows", "H"}, {}};
+  }
   return {};
 }
 

@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "budget/calibration.hpp"
+#include "budget/fp8_recipe.hpp"
 #include "budget/text_escape.hpp"
 #include "time/calibration_rows.hpp"
+#include "time/op_shape.hpp"
+#include "time/profile_ops.hpp"
 
 namespace budget::detail {
 
@@ -34,11 +37,23 @@ std::vector<std::string> read_string_array(const ObjectReader& r, std::string_vi
   return out;
 }
 
+/// The run fit's precisions: the kernel targets' names (budget/kernel_stack.hpp, Precision) of bf16
+/// and of the FP8 recipes the time model times (not nvfp4), in Precision's order.
+std::vector<std::string_view> run_fit_precisions() {
+  std::vector<std::string_view> names;
+  for (int i = 0; i <= static_cast<int>(Precision::nvfp4); ++i) {
+    const auto precision = static_cast<Precision>(i);
+    const bool timed = precision == Precision::bf16 || fp8_recipe_of(precision) != Fp8Recipe::none;
+    if (timed) names.push_back(to_string(precision));
+  }
+  return names;
+}
+
 CalibrationRunFit read_run_fit(const ObjectReader& r) {
   r.reject_unknown_keys({"precision", "gemm", "attention", "expert_gemms", "memory_bound", "intra_node", "inter_node",
                          "all_to_all", "launch_us", "overhead_s", "runs", "fitted_on", "validated_on", "loo_median_error", "loo_max_error"});
   CalibrationRunFit f;
-  f.precision = r.choice_or("precision", "", {"bf16", "fp8-tensorwise", "fp8-delayed", "fp8-blockwise", "mxfp8"});
+  f.precision = r.choice_or("precision", "", run_fit_precisions());
   if (f.precision.empty()) r.fail("precision", "required key is missing");
   // A factor of 0 would drop a class; 100 is far above any physical correction.
   f.gemm = r.number_or("gemm", 1, 0, 100);
@@ -71,8 +86,10 @@ void read_source_extras(const ObjectReader& r, CalibrationSource& source) {
 }
 
 void read_row_provenance(const ObjectReader& r, CalibrationRow& row) {
-  row.dtype = r.choice_or("dtype", "", {"bf16", "fp8", "fp8_block", "mxfp8"});
-  if (row.dtype == "bf16") row.dtype.clear();  // the default, written as absent
+  std::vector<std::string_view> dtypes;
+  for (const auto& name : detail::profile_dtype_names) dtypes.push_back(name.name);
+  row.dtype = r.choice_or("dtype", "", dtypes);
+  if (detail::dtype_of(row.dtype) == TimeQuery::Dtype::bf16) row.dtype.clear();  // the default, written as absent
   if (r.has("carried_from")) {
     row.carried_from = r.string("carried_from");
     if (row.carried_from.empty() || printable_text(row.carried_from) != row.carried_from) {

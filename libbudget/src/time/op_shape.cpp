@@ -31,8 +31,7 @@ double pass_weight(TimeQuery::Op op, TimeQuery::Pass pass) {
 }
 
 TimeQuery::Op op_of(const std::string& op) {
-  const auto& ops = calibration_ops();
-  return static_cast<TimeQuery::Op>(std::find(ops.begin(), ops.end(), op) - ops.begin());
+  return profile_op_named(op).value_or(static_cast<TimeQuery::Op>(TimeQuery::op_count));
 }
 
 TimeQuery::Pass weight_pass_of(const std::string& pass) {
@@ -48,9 +47,9 @@ double tiled_causal_keys(double doc_len, double tile) {
   return n * (n + 1.0) / 2.0 * tile * tile / doc_len;
 }
 
-double fallback_bytes_per_element(std::string_view op) {
-  if (op == "swiglu") return 6.0;               // read gate and up, write the product (bf16)
-  if (op == "router_softmax_topk") return 2.0;  // read the logits
+double fallback_bytes_per_element(TimeQuery::Op op) {
+  if (op == ProfileOp::swiglu) return 6.0;               // read gate and up, write the product (bf16)
+  if (op == ProfileOp::router_softmax_topk) return 2.0;  // read the logits
   return 4.0;                                   // read and write one bf16 element
 }
 
@@ -120,7 +119,7 @@ ShapeNumbers shape_numbers(TimeQuery::Op op, TimeQuery::Matrix matrix, TimeQuery
       }
       for (std::size_t f = 0; f < fields; ++f) add_coord(dbl(d[f]));
       set_features({1.0, elements / 1e9});
-      s.peak_bytes = fallback_bytes_per_element(to_string(op)) * elements * pass_weight(op, pass);
+      s.peak_bytes = fallback_bytes_per_element(op) * elements * pass_weight(op, pass);
       break;
     }
   }
@@ -130,45 +129,38 @@ ShapeNumbers shape_numbers(TimeQuery::Op op, TimeQuery::Matrix matrix, TimeQuery
 std::string family_of(const std::string& op, const std::string& pass, const CalibrationRow& row,
                       const std::string& backend) {
   // A precision other than bf16 is a family of its own (other kernels, another peak).
-  const std::string dtype = row.dtype.empty() || row.dtype == "bf16" ? "" : "|" + row.dtype;
-  if (op == "expert_gemms") {
+  const bool bf16 = row.dtype.empty() || row.dtype == name_of(profile_dtype_names, TimeQuery::Dtype::bf16);
+  const std::string dtype = bf16 ? "" : "|" + row.dtype;
+  if (is_op(op, ProfileOp::expert_gemms)) {
     return fmt::format("expert_gemms|{}|{}{}{}", pass, row.matrix == "down" ? "down" : "up",
                        row.routing == "skewed" ? "|skewed" : "", dtype);
   }
-  if (op == "attention") return fmt::format("attention|{}|{}{}", pass, backend, dtype);
+  if (is_op(op, ProfileOp::attention)) return fmt::format("attention|{}|{}{}", pass, backend, dtype);
   return op + "|" + pass + dtype;
 }
 
 std::string fallback_dtype(const std::string& dtype) {
-  if (dtype == "mxfp8" || dtype == "fp8_block") return "fp8";
+  const TimeQuery::Dtype d = dtype_of(dtype);
+  if (d == TimeQuery::Dtype::mxfp8 || d == TimeQuery::Dtype::fp8_block) return dtype_name(TimeQuery::Dtype::fp8);
   return "";
 }
 
 TimeQuery::Dtype dtype_of(const std::string& dtype) {
-  if (dtype == "fp8") return TimeQuery::Dtype::fp8;
-  if (dtype == "fp8_block") return TimeQuery::Dtype::fp8_block;
-  if (dtype == "mxfp8") return TimeQuery::Dtype::mxfp8;
-  return TimeQuery::Dtype::bf16;
+  return enum_named(profile_dtype_names, dtype).value_or(TimeQuery::Dtype::bf16);
 }
 
 std::string dtype_name(TimeQuery::Dtype dtype) {
-  switch (dtype) {
-    case TimeQuery::Dtype::bf16: return "";
-    case TimeQuery::Dtype::fp8: return "fp8";
-    case TimeQuery::Dtype::fp8_block: return "fp8_block";
-    case TimeQuery::Dtype::mxfp8: return "mxfp8";
-  }
-  return "";
+  return dtype == TimeQuery::Dtype::bf16 ? "" : std::string(name_of(profile_dtype_names, dtype, ""));
 }
 
 std::array<std::int64_t, TimeQuery::max_dims> row_dims(const CalibrationRow& row) {
   std::array<std::int64_t, TimeQuery::max_dims> d{};
-  if (row.op == "expert_gemms") {
+  if (is_op(row.op, ProfileOp::expert_gemms)) {
     d[2] = shape_field(row, "H");
     d[3] = shape_field(row, "expert_dim");
     d[0] = shape_field(row, "E");
     d[1] = shape_field(row, "tokens_per_expert");
-  } else if (row.op == "attention") {
+  } else if (is_op(row.op, ProfileOp::attention)) {
     d[5] = shape_field(row, "head_dim");
     d[1] = shape_field(row, "doc_len");
     d[2] = shape_field(row, "tokens");
@@ -211,12 +203,12 @@ Shaped describe(const CalibrationRow& row, const std::string& pass, const std::s
 }
 
 std::vector<std::string> coord_names(const CalibrationRow& q) {
-  if (q.op == "gemm") return {"M (tokens)", "K", "N"};
-  if (q.op == "expert_gemms") {
+  if (is_op(q.op, ProfileOp::gemm)) return {"M (tokens)", "K", "N"};
+  if (is_op(q.op, ProfileOp::expert_gemms)) {
     if (q.matrix == "down") return {"experts", "tokens per expert", "expert width", "hidden size"};
     return {"experts", "tokens per expert", "hidden size", q.matrix == "up_gate" ? "2 × expert width" : "expert width"};
   }
-  if (q.op == "attention") return {"doc_len", "num_heads", "num_kv_heads", "head_dim", "tokens"};
+  if (is_op(q.op, ProfileOp::attention)) return {"doc_len", "num_heads", "num_kv_heads", "head_dim", "tokens"};
   return calibration_shape_fields(q.op).required;
 }
 

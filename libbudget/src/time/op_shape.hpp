@@ -13,6 +13,7 @@
 
 #include "budget/calibration.hpp"
 #include "budget/time_model.hpp"
+#include "time/profile_ops.hpp"
 
 namespace budget::detail {
 
@@ -21,14 +22,17 @@ inline double dbl(std::int64_t v) { return static_cast<double>(v); }
 /// The shape field `name` of a row; a budget::Error naming the op and the field when it is missing.
 std::int64_t shape_field(const CalibrationRow& row, const char* name);
 
-inline bool is_gemm_like(const std::string& op) { return op == "gemm" || op == "expert_gemms"; }
+inline bool is_gemm_like(const std::string& op) {
+  return is_op(op, ProfileOp::gemm) || is_op(op, ProfileOp::expert_gemms);
+}
 
 /// Relative cost of the passes of an op, for deriving a pass that has no rows from one that has:
 /// GEMM passes cost the same FLOPs; attention backward = 2.5 × forward (FlashAttention's count);
 /// a memory-bound op's backward moves about 1.5 × its forward's bytes (RMSNorm: 3 of 5 elements).
 double pass_weight(TimeQuery::Op op, TimeQuery::Pass pass);
 
-/// The op of a calibration_ops() name (a query's op is checked against the list first).
+/// The op of a calibration_ops() name (a query's op is checked against the list first; another name
+/// gives TimeQuery::op_count, no enumerator).
 TimeQuery::Op op_of(const std::string& op);
 
 /// A pass name as pass_weight() reads it: anything but forward and backward weighs as forward+backward
@@ -42,7 +46,7 @@ double pass_weight(const std::string& op, const std::string& pass);
 double tiled_causal_keys(double doc_len, double tile);
 
 /// Forward bytes per element of a memory-bound op (fallback when a profile has no rows of it).
-double fallback_bytes_per_element(std::string_view op);
+double fallback_bytes_per_element(TimeQuery::Op op);
 
 /// The attention class of a head_dim as an integer: 3·(d mod 8 = 0) + (0: d ≤ 64 | 1: 65–128 | 2: > 128).
 inline int attention_class_code(std::int64_t hd) { return (hd % 8 == 0 ? 3 : 0) + (hd <= 64 ? 0 : hd <= 128 ? 1 : 2); }

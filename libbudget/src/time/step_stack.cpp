@@ -42,6 +42,7 @@
 #include <fmt/format.h>
 
 #include "budget/error.hpp"
+#include "budget/op_traits.hpp"
 #include "base/enum_names.hpp"
 #include "time/step_terms.hpp"
 
@@ -67,16 +68,8 @@ std::string_view to_string(Fp8Recipe recipe) { return detail::name_of(fp8_recipe
 std::string_view to_string(KernelStack stack) { return detail::name_of(kernel_stack_names, stack); }
 std::string_view to_string(TimeProvenance provenance) { return detail::name_of(time_provenance_names, provenance); }
 
-std::string_view precision_name(Fp8Recipe recipe) {
-  switch (recipe) {
-    case Fp8Recipe::none: return "bf16";
-    case Fp8Recipe::delayed: return "fp8-delayed";
-    case Fp8Recipe::tensorwise: return "fp8-tensorwise";
-    case Fp8Recipe::blockwise: return "fp8-blockwise";
-    case Fp8Recipe::mxfp8: return "mxfp8";
-  }
-  return "bf16";
-}
+/// The kernel target's spelling (budget/kernel_stack.hpp, Precision's names): one name per precision.
+std::string_view precision_name(Fp8Recipe recipe) { return to_string(kernel_precision(recipe)); }
 
 Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where) {
   for (const auto& row : fp8_recipe_names) {
@@ -142,25 +135,7 @@ StackPlan stack_plan(const TimeModel& model) {
   return plan;
 }
 
-bool stack_drops(const StackPlan& plan, OpKind kind) {
-  if (!plan.megatron) return false;
-  return kind == OpKind::attention_layout || kind == OpKind::routing_weights || kind == OpKind::combine_zero;
-}
-
-bool fp8_gemm_op(OpKind kind) {
-  switch (kind) {
-    case OpKind::qkv_projection:
-    case OpKind::output_projection:
-    case OpKind::shared_experts:
-    case OpKind::dense_ffn:
-    case OpKind::routed_experts:
-    case OpKind::q_down_projection:
-    case OpKind::q_up_projection:
-    case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection: return true;
-    default: return false;
-  }
-}
+bool stack_drops(const StackPlan& plan, OpKind kind) { return plan.megatron && op_traits(kind).megatron_skips; }
 
 StackExtra stack_extra(const StackPlan& plan, const Op& op, const ArchConfig& c, const Workload& w) {
   StackExtra e;

@@ -55,11 +55,9 @@ struct StackPlan {
   double main_grad_bytes = 4;             ///< bytes of one main-gradient element (TimeModelOptions)
 };
 StackPlan stack_plan(const TimeModel& model);
-/// The op is not run by the stack (Megatron-Core with TE: attention layout copies, routing-weight
-/// products, the zeroed combine buffer).
+/// The op is not run by the stack (Megatron-Core with TE: the ops the op traits mark megatron_skips,
+/// budget/op_traits.hpp).
 bool stack_drops(const StackPlan& plan, OpKind kind);
-/// The op's GEMMs are Transformer Engine linear layers (FP8 under an FP8 recipe).
-bool fp8_gemm_op(OpKind kind);
 /// Kernels the stack adds to an op (fused RoPE to attention, fused cross-entropy to the LM head):
 /// bytes per step at the copy bandwidth, and their launches.
 struct StackExtra {

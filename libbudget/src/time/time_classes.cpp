@@ -1,4 +1,4 @@
-// The op-kind → time-class map of the layer correction and the run fit (time_model.hpp, TimeClass;
+// The kernel-class → time-class map of the layer correction and the run fit (time_model.hpp, TimeClass;
 // docs/calibration.md, "Layer correction").
 #include "budget/kernel_class.hpp"
 #include "budget/time_model.hpp"
@@ -15,47 +15,39 @@ constexpr auto time_class_names = detail::enum_names<TimeClass::glue>({
 
 std::string_view to_string(TimeClass cls) { return detail::name_of(time_class_names, cls); }
 
-/// The op-kind → time-class map of the layer correction.
+namespace {
+struct KernelTimeClass {
+  KernelClass kernel;
+  TimeClass time;
+};
+/// The time class of each kernel class (budget/kernel_class.hpp): the GEMMs (projections, MLPs, the
+/// recurrent scans' chunk matmuls) gemm; the routed experts' grouped GEMMs their own; fused attention
+/// and the indexer's scores (an attention-shaped q·k) attention_aligned (an attention of head_dim not
+/// a multiple of 8 is moved to attention_unaligned by step_time_class()); gathers and scatters
+/// (dispatch, combine, the embedding lookup) indexed; the norms, router top-k, activations and the
+/// short convolution elementwise; the layer glue glue; MTP modules (not timed) gemm.
+constexpr auto kernel_time_classes = detail::enum_rows<KernelClass::not_timed, &KernelTimeClass::kernel>({
+    {KernelClass::projection_gemm, TimeClass::gemm},
+    {KernelClass::mlp_gemms, TimeClass::gemm},
+    {KernelClass::expert_gemms, TimeClass::expert_gemms},
+    {KernelClass::attention, TimeClass::attention_aligned},
+    {KernelClass::rms_norm, TimeClass::elementwise},
+    {KernelClass::router_topk, TimeClass::elementwise},
+    {KernelClass::gather_scatter, TimeClass::indexed},
+    {KernelClass::activation, TimeClass::elementwise},
+    {KernelClass::embedding_lookup, TimeClass::indexed},
+    {KernelClass::layer_glue, TimeClass::glue},
+    {KernelClass::short_convolution, TimeClass::elementwise},
+    {KernelClass::recurrent_scan, TimeClass::gemm},
+    {KernelClass::indexer_scores, TimeClass::attention_aligned},
+    {KernelClass::not_timed, TimeClass::gemm},
+});
+}  // namespace
+
+/// The op's time class is its kernel class's (the op-traits table, budget/op_traits.hpp).
 TimeClass time_class_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::qkv_projection:
-    case OpKind::output_projection:
-    case OpKind::router:
-    case OpKind::shared_experts:
-    case OpKind::dense_ffn:
-    case OpKind::lm_head:
-    case OpKind::q_down_projection:
-    case OpKind::q_up_projection:
-    case OpKind::kv_down_projection:
-    case OpKind::kv_up_projection:
-    case OpKind::mixer_in_projection:
-    case OpKind::mixer_out_projection:
-    case OpKind::indexer_projection:
-    case OpKind::delta_rule_scan:
-    case OpKind::ssd_scan:
-    case OpKind::mtp_module: return TimeClass::gemm;
-    case OpKind::indexer_scores: return TimeClass::attention_aligned;
-    case OpKind::short_convolution: return TimeClass::elementwise;
-    case OpKind::attention_scores: return TimeClass::attention_aligned;
-    case OpKind::routed_experts: return TimeClass::expert_gemms;
-    case OpKind::embedding:
-    case OpKind::expert_dispatch:
-    case OpKind::expert_combine: return TimeClass::indexed;
-    case OpKind::norms:
-    case OpKind::final_norm:
-    case OpKind::router_topk:
-    case OpKind::expert_activation:
-    case OpKind::shared_activation:
-    case OpKind::dense_activation: return TimeClass::elementwise;
-    case OpKind::residual_add:
-    case OpKind::attention_layout:
-    case OpKind::routing_weights:
-    case OpKind::combine_zero:
-    case OpKind::router_softmax_fp32:
-    case OpKind::indexer_topk:
-    case OpKind::attention_gate: return TimeClass::glue;
-  }
-  return TimeClass::gemm;
+  const auto k = static_cast<std::size_t>(kernel_class(kind));
+  return k < kernel_time_classes.size() ? kernel_time_classes[k].time : TimeClass::gemm;
 }
 
 bool layer_fitted(TimeClass cls) {

@@ -87,7 +87,7 @@ namespace {
 std::map<std::string, std::string> layer_backends(const CalibrationProfile& profile) {
   std::map<std::string, bool> known;
   for (const auto& row : profile.rows) {
-    if (row.op == "attention" && row.backend != "default") known[row.backend] = true;
+    if (is_op(row.op, ProfileOp::attention) && row.backend != "default") known[row.backend] = true;
   }
   std::map<std::string, std::map<std::string, int>> votes;
   for (const auto& layer : profile.layers) {
@@ -154,7 +154,7 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
   impl->profile = profile;
   impl->options = std::move(options);
   for (const auto& row : profile.rows) {
-    if (row.op == "attention") {
+    if (is_op(row.op, ProfileOp::attention)) {
       auto& counts = impl->acceptance[row.backend];
       const int base = row.shape.at("head_dim") % 8 == 0 ? 0 : 2;
       ++counts[static_cast<std::size_t>(base + (row.refused ? 1 : 0))];
@@ -349,7 +349,7 @@ TimePrediction TimeModel::predict(const CalibrationRow& query) const {
     throw Error(fmt::format("unknown op \"{}\" in a time query", query.op), "<time model>");
   }
   const Impl& m = *impl_;
-  if (query.op != "attention") return m.predict_pass(query, query.pass, query.backend);
+  if (!is_op(query.op, ProfileOp::attention)) return m.predict_pass(query, query.pass, query.backend);
 
   const std::int64_t hd = shape_field(query, "head_dim");
   std::vector<std::string> backends;

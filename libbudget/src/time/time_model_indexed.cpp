@@ -13,6 +13,7 @@
 
 #include "budget/error.hpp"
 #include "time/op_shape.hpp"
+#include "time/profile_ops.hpp"
 #include "time/time_model_impl.hpp"
 #include "base/enum_names.hpp"
 
@@ -20,7 +21,7 @@ namespace budget {
 
 using namespace detail;
 
-std::string_view to_string(TimeQuery::Op op) { return calibration_ops()[static_cast<std::size_t>(op)]; }
+std::string_view to_string(TimeQuery::Op op) { return detail::name_of(detail::profile_op_names, op); }
 
 namespace {
 constexpr auto time_pass_names = detail::enum_names<TimeQuery::Pass::forward_backward>({

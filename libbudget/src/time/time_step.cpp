@@ -34,6 +34,7 @@
 
 #include "budget/accounting.hpp"
 #include "budget/kernel_class.hpp"
+#include "budget/op_traits.hpp"
 #include "budget/time_model.hpp"
 #include "base/checked_math.hpp"
 #include "time/step_terms.hpp"
@@ -351,7 +352,8 @@ detail::OpTerm make_op_term(const Op& op, const Workload& w, TimeClass cls, OpSt
   term.cls = cls;
   term.seconds_per_execution = t.seconds_per_step;
   term.launches_per_execution = launches;
-  term.layer_op = op.kind != OpKind::embedding && op.kind != OpKind::lm_head && op.kind != OpKind::final_norm;
+  const LayerPart part = op_traits(op.kind).part;  // the model-level parts are not layers
+  term.layer_op = part != LayerPart::embedding && part != LayerPart::head && part != LayerPart::final_norm;
   t.seconds_per_step *= static_cast<double>(op.executed_layers);
   for (double& s : t.provenance_seconds) s *= static_cast<double>(op.executed_layers);
   t.launches_per_step = launches * static_cast<double>(op.executed_layers);
@@ -401,7 +403,7 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& c, const Workload
     bool from_peaks = false;
     if (stack_drops(plan, op.kind)) continue;  // not run by this stack
     StepQueries q{model, w.tokens_per_step, w.training_passes, &t, &launches, &from_peaks, path, plan};
-    if (fp8_gemm_op(op.kind)) q.gemm_dtype = plan.gemm_dtype;
+    if (op_traits(op.kind).fp8_linear) q.gemm_dtype = plan.gemm_dtype;
     if (!time_one_execution(q, op, c, w, copy_bytes_per_s, st)) continue;  // not timed
     add_stack_time(plan, op, c, w, copy_bytes_per_s, q.bytes, path, t, launches);
     // A grouped GEMM that accumulates its weight gradients (above) has no separate gradient pass.

@@ -209,6 +209,8 @@ void derive_from_doc_lengths(Workload& w, const DocLengthsSpec& spec, const std:
   try {
     validate(geometry, source);
     result = evaluate_doc_lengths(spec, geometry);
+  } catch (const TimeLimitError&) {
+    throw;  // already names its work; with_source() would make it a plain Error
   } catch (const Error& e) {
     if (e.source().empty() && e.path() == "/samples") throw Error(e.message(), source, "/doc_lengths/samples");
     throw e.with_source(source);

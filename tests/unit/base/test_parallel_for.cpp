@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -64,14 +65,22 @@ TEST_CASE("parallel for: the first error stops the hand-out and is rethrown", "[
                   std::runtime_error);
 }
 
-TEST_CASE("parallel for: the work time limit stops a long loop with budget::Error", "[base][parallel]") {
+TEST_CASE("parallel for: the work time limit stops a long loop with budget::TimeLimitError", "[base][parallel]") {
   set_work_time_limit(0.05, "raise it with --max-seconds");
   std::atomic<int> finished{0};
   const auto slow = [&](std::size_t) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ++finished;
   };
-  CHECK_THROWS_AS(detail::parallel_for(10000, 2, "slow work", slow), Error);
+  // Its own type through the worker threads' rethrow (callers catch it by type), a budget::Error
+  // with the time limit's path.
+  std::string path;
+  try {
+    detail::parallel_for(10000, 2, "slow work", slow);
+  } catch (const TimeLimitError& e) {
+    path = e.path();
+  }
+  CHECK(path == time_limit_error_path);
   set_work_time_limit(0);
   CHECK(finished < 10000);
 }

@@ -188,11 +188,12 @@ TEST_CASE("cluster ranking: shared work, stopped by the time limit, it returns t
   o.share_work = false;
   const ClusterRanking reference = rank_by_cluster_time(shared_rank_model(), base, candidates, cluster, o);
   o.share_work = true;
-  // The time limit's error, raised deterministically as the first candidate finishes (the ranking
-  // reports progress as each one does): what a limit passing at that moment throws.
+  // The time limit's error (budget::TimeLimitError, caught by its type), raised deterministically as
+  // the first candidate finishes (the ranking reports progress as each one does): what a limit
+  // passing at that moment throws.
   set_progress_callback([](std::string_view what, std::uint64_t done, std::uint64_t total) {
     if (what.rfind("cluster ranking", 0) == 0 && done >= 1 && done < total) {
-      throw Error("stopped after 0 s, the time limit (test)", std::string(what), "time limit");
+      throw TimeLimitError("stopped after 0 s, the time limit (test)", std::string(what), "time limit");
     }
   });
   ClusterRanking partial;
