@@ -5,22 +5,19 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
 #include "budget/cluster_time.hpp"
 #include "budget/communication.hpp"
 #include "budget/config_io.hpp"
-#include "budget/error.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
+#include "support/error_of.hpp"
 
 namespace budget::test {
 
@@ -91,17 +88,6 @@ inline std::vector<StageCommunication> communication_of(const ArchConfig& c, con
 inline ClusterStepTime step_time_of(const TimeModel& model, const ArchConfig& c, const ParallelLayout& l,
                                     const ClusterSpec& cluster) {
   return cluster_step_time(model, c, training_memory(c, l, cluster), cluster);
-}
-
-/// The budget::Error `f` throws; the test fails where it throws none.
-inline Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("no budget::Error thrown");
-  return Error("");
 }
 
 /// `gpus` GPUs of data parallelism, `micro_batches` micro-batches of the default size and sequence
