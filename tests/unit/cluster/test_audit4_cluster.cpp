@@ -25,38 +25,21 @@
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
-const TimeModel& audit4_model() {
-  static const TimeModel model(
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json"));
-  return model;
-}
+const TimeModel& audit4_model() { return test::h200_eager_model(); }
+
+using test::error_of;
 
 ClusterSpec audit4_cluster(std::int64_t nodes, std::int64_t memory_bytes = std::int64_t{141} << 30) {
-  ClusterSpec c;
+  ClusterSpec c = test::test_nodes(nodes, 8, memory_bytes);
   c.name = "1 node of 8 test GPUs";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = memory_bytes;
-  c.gpus_per_node = 8;
-  c.nodes = nodes;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
   c.compute.peak_bf16_dense_flops_per_s = 989e12;
   return c;
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("no budget::Error thrown");
-  return Error("");
 }
 
 /// The layout of one micro-batch of `seq_len` on `gpus` GPUs of DP.

@@ -16,29 +16,15 @@
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
-const TimeModel& shipped_model() {
-  static const TimeModel model(
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json"));
-  return model;
-}
+const TimeModel& shipped_model() { return test::h200_eager_model(); }
 
-ClusterSpec h200_nodes(std::int64_t nodes) {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "H200";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = nodes;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 989e12;
-  return c;
-}
+ClusterSpec h200_nodes(std::int64_t nodes) { return test::h200_test_nodes(nodes, std::int64_t{1} << 40); }
 
 ParallelLayout one_gpu(std::int64_t seq_len, std::int64_t micro_batch_size) {
   ParallelLayout l;
@@ -80,13 +66,9 @@ TEST_CASE("cluster time: one GPU equals the single-GPU step prediction (baseline
 TEST_CASE("cluster time: the step is the slowest stage plus the 1F1B bubble", "[cluster][time]") {
   const ArchConfig c = test::paper_200m_baseline();
   const ClusterSpec cluster = h200_nodes(4);
-  ParallelLayout l;
+  ParallelLayout l = test::expert_parallel(8, 8);  // micro-batches of 1 × 4096
   l.pp = 2;
-  l.ep = 8;
   l.gpus = 32;
-  l.micro_batch_size = 1;
-  l.micro_batches = 8;
-  l.seq_len = 4096;
   l.distributed_optimizer = true;
   const TrainingMemory mem = training_memory(c, l, cluster);
   const ClusterStepTime t = cluster_step_time(shipped_model(), c, mem, cluster);
@@ -111,7 +93,7 @@ TEST_CASE("cluster time: the step is the slowest stage plus the 1F1B bubble", "[
   // Interleaving (V = 2, 3 layers a chunk) halves the bubble.
   ParallelLayout v2 = l;
   v2.virtual_stages = 2;
-  const ClusterStepTime ti = cluster_step_time(shipped_model(), c, training_memory(c, v2, cluster), cluster);
+  const ClusterStepTime ti = test::step_time_of(shipped_model(), c, v2, cluster);
   double slowest_mb_v2 = 0.0;
   for (const StageTime& s : ti.stages) slowest_mb_v2 = std::max(slowest_mb_v2, s.micro_batch_compute_seconds);
   CHECK(ti.bubble_seconds == Approx(0.5 * slowest_mb_v2));
@@ -120,14 +102,11 @@ TEST_CASE("cluster time: the step is the slowest stage plus the 1F1B bubble", "[
 TEST_CASE("cluster time: imbalance slows the MoE layers, TP shards the compute", "[cluster][time]") {
   const ArchConfig c = test::paper_200m_baseline();
   const ClusterSpec cluster = h200_nodes(1);
-  ParallelLayout l;
-  l.ep = 8;
-  l.gpus = 8;
+  ParallelLayout l = test::expert_parallel(8, 1);  // of sequences of 4096
   l.micro_batch_size = 2;
-  l.seq_len = 4096;
-  const ClusterStepTime balanced = cluster_step_time(shipped_model(), c, training_memory(c, l, cluster), cluster);
+  const ClusterStepTime balanced = test::step_time_of(shipped_model(), c, l, cluster);
   l.imbalance = 2.0;
-  const ClusterStepTime skewed = cluster_step_time(shipped_model(), c, training_memory(c, l, cluster), cluster);
+  const ClusterStepTime skewed = test::step_time_of(shipped_model(), c, l, cluster);
   CHECK(skewed.stages[0].compute_seconds > balanced.stages[0].compute_seconds * 1.2);
   // The most loaded rank's all-to-all buffers double with G = 2 (the latency does not).
   const auto ep_bytes = [](const ClusterStepTime& t) {
@@ -144,7 +123,7 @@ TEST_CASE("cluster time: imbalance slows the MoE layers, TP shards the compute",
   tp.tp = 2;
   tp.sequence_parallel = true;
   tp.ep = 4;
-  const ClusterStepTime t2 = cluster_step_time(shipped_model(), c, training_memory(c, tp, cluster), cluster);
+  const ClusterStepTime t2 = test::step_time_of(shipped_model(), c, tp, cluster);
   CHECK(t2.stages[0].compute_seconds < balanced.stages[0].compute_seconds);
   CHECK(t2.stages[0].compute_seconds > 0.4 * balanced.stages[0].compute_seconds);
 }
@@ -173,8 +152,8 @@ TEST_CASE("cluster time: compute is timed on the profile's GPU, said when the cl
   ClusterSpec h100 = h200;
   h100.gpu_name = "NVIDIA H100 SXM5 80GB";
   const ParallelLayout l = one_gpu(4096, 2);
-  const ClusterStepTime same = cluster_step_time(shipped_model(), c, training_memory(c, l, h200), h200);
-  const ClusterStepTime other = cluster_step_time(shipped_model(), c, training_memory(c, l, h100), h100);
+  const ClusterStepTime same = test::step_time_of(shipped_model(), c, l, h200);
+  const ClusterStepTime other = test::step_time_of(shipped_model(), c, l, h100);
   CHECK(same.profile_gpu == "NVIDIA H200");
   CHECK(same.profile_gpu_is_cluster_gpu);
   CHECK_FALSE(other.profile_gpu_is_cluster_gpu);

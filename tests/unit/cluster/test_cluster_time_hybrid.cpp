@@ -19,39 +19,45 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
-const TimeModel& hybrid_time_model() {
-  static const TimeModel model(
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json"));
-  return model;
+const TimeModel& hybrid_time_model() { return test::h200_eager_model(); }
+
+ClusterSpec hybrid_nodes(std::int64_t nodes) { return test::h200_test_nodes(nodes, std::int64_t{1} << 42); }
+
+/// The communication of context parallelism 2 on 2 GPUs of one node (one stage): `micro_batches`
+/// micro-batches of one sequence of 4096 tokens.
+StageCommunication cp2_communication(const ArchConfig& c, std::int64_t micro_batches) {
+  ParallelLayout l;
+  l.cp = 2;
+  l.gpus = 2;
+  l.micro_batch_size = 1;
+  l.micro_batches = micro_batches;
+  l.seq_len = 4096;
+  const std::vector<StageCommunication> stages = test::communication_of(c, l, hybrid_nodes(1));
+  REQUIRE(stages.size() == 1);
+  return stages[0];
 }
 
-ClusterSpec hybrid_nodes(std::int64_t nodes) {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "H200";
-  c.memory_bytes = std::int64_t{1} << 42;
-  c.gpus_per_node = 8;
-  c.nodes = nodes;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 989e12;
-  return c;
-}
-
-ArchConfig hybrid_file(const char* name) {
-  return load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/" + name);
-}
-
-const CommTerm* hybrid_term(const StageCommunication& s, const std::string& name) {
-  for (const CommTerm& t : s.terms) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
+/// CP's terms of a stage against hand counts: the ring's `ring_calls` sends of `ring_bytes` bytes,
+/// the all-to-all term `mixer` of the other mixers, `mixer_calls` calls of `mixer_bytes` bytes; no
+/// term named `absent`.
+void check_cp_terms(const StageCommunication& s, double ring_calls, double ring_bytes, const std::string& mixer,
+                    double mixer_calls, double mixer_bytes, const std::string& absent) {
+  const CommTerm* ring = test::find_term(s, "cp");
+  REQUIRE(ring != nullptr);
+  CHECK(ring->calls_per_step == ring_calls);
+  CHECK(ring->size_bytes == ring_bytes);
+  const CommTerm* all_to_all = test::find_term(s, mixer);
+  REQUIRE(all_to_all != nullptr);
+  CHECK(all_to_all->kind == CollectiveKind::all_to_all);
+  CHECK(all_to_all->calls_per_step == mixer_calls);
+  CHECK(all_to_all->size_bytes == Approx(mixer_bytes).epsilon(1e-12));
+  CHECK(test::find_term(s, absent) == nullptr);
 }
 
 }  // namespace
@@ -64,7 +70,7 @@ TEST_CASE("hybrid cluster time: one GPU equals the single-GPU step prediction of
   for (const char* file : {"nemotron-3-nano-30b-a3b.json", "qwen3-next-80b-a3b-thinking.json", "gpt-oss-20b.json",
                            "llama-4-maverick-17b-128e-instruct.json"}) {
     INFO(file);
-    const ArchConfig c = hybrid_file(file);
+    const ArchConfig c = test::hf_test_config(file);
     ParallelLayout l;
     l.dp = 1;
     l.micro_batch_size = 1;
@@ -84,7 +90,7 @@ TEST_CASE("hybrid cluster time: one GPU equals the single-GPU step prediction of
 }
 
 TEST_CASE("hybrid cluster time: TP collectives of Nemotron-3-Nano by hand", "[cluster][communication][hybrid]") {
-  const ArchConfig c = hybrid_file("nemotron-3-nano-30b-a3b.json");
+  const ArchConfig c = test::hf_test_config("nemotron-3-nano-30b-a3b.json");
   ParallelLayout l;
   l.tp = 2;
   l.sequence_parallel = true;  // MoE with TP needs it (Megatron-Core)
@@ -92,11 +98,9 @@ TEST_CASE("hybrid cluster time: TP collectives of Nemotron-3-Nano by hand", "[cl
   l.micro_batch_size = 1;
   l.micro_batches = 4;
   l.seq_len = 4096;
-  const ClusterSpec cluster = hybrid_nodes(1);
-  const TrainingMemory mem = training_memory(c, l, cluster);
-  const std::vector<StageCommunication> comm = step_communication(c, mem, cluster);
+  const std::vector<StageCommunication> comm = test::communication_of(c, l, hybrid_nodes(1));
   REQUIRE(comm.size() == 1);
-  const CommTerm* tp = hybrid_term(comm[0], "tp");
+  const CommTerm* tp = test::find_term(comm[0], "tp");
   REQUIRE(tp != nullptr);
   // "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME": 23 M (Mamba-2, no FFN), 23 E (MoE with a
   // shared expert: TP-split), 6 * (attention, no FFN). TP regions per forward: 23 + 6 mixers + 23
@@ -109,45 +113,27 @@ TEST_CASE("hybrid cluster time: TP collectives of Nemotron-3-Nano by hand", "[cl
   int tp_terms = 0;
   for (const CommTerm& t : comm[0].terms) tp_terms += t.name == "tp" && t.calls_per_step == 424.0 ? 1 : 0;
   CHECK(tp_terms == 2);
-  CHECK(hybrid_term(comm[0], "cp") == nullptr);
-  CHECK(hybrid_term(comm[0], "cp_mamba") == nullptr);
+  CHECK(test::find_term(comm[0], "cp") == nullptr);
+  CHECK(test::find_term(comm[0], "cp_mamba") == nullptr);
 }
 
 TEST_CASE("hybrid cluster time: CP ring and Mamba-2 all-to-alls of Nemotron-3-Nano by hand",
           "[cluster][communication][hybrid]") {
-  const ArchConfig c = hybrid_file("nemotron-3-nano-30b-a3b.json");
-  ParallelLayout l;
-  l.cp = 2;
-  l.gpus = 2;
-  l.micro_batch_size = 1;
-  l.micro_batches = 4;
-  l.seq_len = 4096;
-  const ClusterSpec cluster = hybrid_nodes(1);
-  const TrainingMemory mem = training_memory(c, l, cluster);
-  const std::vector<StageCommunication> comm = step_communication(c, mem, cluster);
-  REQUIRE(comm.size() == 1);
+  const ArchConfig c = test::hf_test_config("nemotron-3-nano-30b-a3b.json");
+  const StageCommunication comm = cp2_communication(c, 4);
   // Ring attention on the 6 attention layers only: 3 passes (forward, backward's K/V and their
   // gradients) · (CP − 1) = 1 step each, 4 micro-batches: 72 calls of one rank's 2048 tokens of K
   // and V, 2 KV heads · 128 · 2 (K and V) · 2 bytes = 2,097,152 bytes.
-  const CommTerm* ring = hybrid_term(comm[0], "cp");
-  REQUIRE(ring != nullptr);
-  CHECK(ring->calls_per_step == 72.0);
-  CHECK(ring->size_bytes == 2048.0 * 512.0 * 2.0);
   // The 23 Mamba-2 layers: 6 all-to-alls (z, x, B, C, dt before the scan, y after) in the forward
   // and 6 in the backward, 4 micro-batches: 23 · 2 · 6 · 4 = 1,104 calls. Per pass 2048 tokens of
   // z, x, y (4096 each), B, C (8 groups · 128 each) and dt (64): 14,400 values · 2 bytes; one
   // call the mean of the six: 2048 · 14,400 · 2 / 6 = 9,830,400 bytes.
-  const CommTerm* mamba = hybrid_term(comm[0], "cp_mamba");
-  REQUIRE(mamba != nullptr);
-  CHECK(mamba->kind == CollectiveKind::all_to_all);
-  CHECK(mamba->calls_per_step == 1104.0);
-  CHECK(mamba->size_bytes == Approx(9'830'400.0).epsilon(1e-12));
-  CHECK(hybrid_term(comm[0], "cp_linear_attention") == nullptr);
+  check_cp_terms(comm, 72.0, 2048.0 * 512.0 * 2.0, "cp_mamba", 1104.0, 9'830'400.0, "cp_linear_attention");
 }
 
 TEST_CASE("hybrid cluster time: layouts Megatron-Core refuses for Mamba-2 are refused by name",
           "[cluster][hybrid]") {
-  const ArchConfig c = hybrid_file("nemotron-3-nano-30b-a3b.json");
+  const ArchConfig c = test::hf_test_config("nemotron-3-nano-30b-a3b.json");
   ParallelLayout l;
   l.tp = 2;
   l.sequence_parallel = true;
@@ -169,32 +155,14 @@ TEST_CASE("hybrid cluster time: layouts Megatron-Core refuses for Mamba-2 are re
 
 TEST_CASE("hybrid cluster time: CP of Qwen3-Next's Gated DeltaNet and gated attention layers by hand",
           "[cluster][communication][hybrid]") {
-  const ArchConfig c = hybrid_file("qwen3-next-80b-a3b-thinking.json");
-  ParallelLayout l;
-  l.cp = 2;
-  l.gpus = 2;
-  l.micro_batch_size = 1;
-  l.micro_batches = 2;
-  l.seq_len = 4096;
-  const ClusterSpec cluster = hybrid_nodes(1);
-  const TrainingMemory mem = training_memory(c, l, cluster);
-  const std::vector<StageCommunication> comm = step_communication(c, mem, cluster);
-  REQUIRE(comm.size() == 1);
+  const ArchConfig c = test::hf_test_config("qwen3-next-80b-a3b-thinking.json");
+  const StageCommunication comm = cp2_communication(c, 2);
   // 48 layers, full_attention_interval 4: 12 attention layers, 36 Gated DeltaNet layers.
   // Ring: 12 · 3 passes · (CP − 1) · 2 micro-batches = 72 calls of 2048 tokens · (K and V: 2 · 2
   // heads · 256) · 2 bytes.
-  const CommTerm* ring = hybrid_term(comm[0], "cp");
-  REQUIRE(ring != nullptr);
-  CHECK(ring->calls_per_step == 72.0);
-  CHECK(ring->size_bytes == 2048.0 * 1024.0 * 2.0);
   // Gated DeltaNet: 2 all-to-alls a pass (forward, backward): 36 · 2 · 2 · 2 micro-batches = 288
   // calls. Per pass the input projection q, k (16 heads · 128 each), v, z (32 · 128 each), β, a (32
   // each) = 12,352 and the gated norm's output 4,096: 16,448 values of 2048 tokens, 2 bytes; one call
   // the mean of the two: 2048 · 16,448 = 33,685,504 bytes.
-  const CommTerm* linear = hybrid_term(comm[0], "cp_linear_attention");
-  REQUIRE(linear != nullptr);
-  CHECK(linear->kind == CollectiveKind::all_to_all);
-  CHECK(linear->calls_per_step == 288.0);
-  CHECK(linear->size_bytes == Approx(33'685'504.0).epsilon(1e-12));
-  CHECK(hybrid_term(comm[0], "cp_mamba") == nullptr);
+  check_cp_terms(comm, 72.0, 2048.0 * 1024.0 * 2.0, "cp_linear_attention", 288.0, 33'685'504.0, "cp_mamba");
 }

@@ -17,6 +17,7 @@
 #include "budget/config_io.hpp"
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
@@ -31,19 +32,14 @@ CalibrationProfile b200_profile() {
 }
 
 ClusterSpec b200_nodes(std::int64_t nodes) {
-  ClusterSpec c;
-  c.name = "test";
+  ClusterSpec c = test::test_nodes(nodes, 8, std::int64_t{1} << 42);
   c.gpu_name = "NVIDIA B200";
-  c.memory_bytes = std::int64_t{1} << 42;
-  c.gpus_per_node = 8;
-  c.nodes = nodes;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
+  c.intra_node.bandwidth_bytes_per_s = 900e9;
   c.compute.peak_bf16_dense_flops_per_s = 2250e12;
   return c;
 }
 
-ArchConfig qwen3_30b() { return load_arch_config(source_dir + "/tests/data/hf/qwen3-30b-a3b.json"); }
+ArchConfig qwen3_30b() { return test::hf_test_config("qwen3-30b-a3b.json"); }
 
 double component(const ClusterStepTime& t, const std::string& name) {
   for (const TimeComponent& c : t.by_component) {
@@ -59,10 +55,7 @@ TEST_CASE("cluster time: the optimizer step by hand (Adam over the owned shard, 
   const TimeModel model(b200_profile());
   const ArchConfig c = qwen3_30b();
   const ClusterSpec cluster = b200_nodes(2);
-  ParallelLayout l;
-  l.ep = 16;
-  l.gpus = 16;
-  l.micro_batches = 2;
+  ParallelLayout l = test::expert_parallel(16, 2);
   l.distributed_optimizer = true;
   const TrainingMemory mem = training_memory(c, l, cluster);
   const ClusterStepTime t = cluster_step_time(model, c, mem, cluster);
@@ -79,22 +72,16 @@ TEST_CASE("communication: DeepEP and HybridEP send a token to a remote node once
           "[cluster][time][moe]") {
   const ArchConfig c = qwen3_30b();  // top-8 of 128 experts, H = 2048
   const ClusterSpec cluster = b200_nodes(2);
-  ParallelLayout l;
-  l.ep = 16;
-  l.gpus = 16;
-  l.micro_batches = 1;
-  l.seq_len = 4096;
+  ParallelLayout l = test::expert_parallel(16, 1);  // one sequence of 4096
   const TrainingMemory nccl_mem = training_memory(c, l, cluster);
   l.dispatcher = MoeDispatcher::flex;
   const TrainingMemory flex_mem = training_memory(c, l, cluster);
   const auto ep_term = [&](const TrainingMemory& m) {
     // The stages' terms held by name: a range over a temporary's member would dangle.
     const std::vector<StageCommunication> stages = step_communication(c, m, cluster);
-    for (const CommTerm& t : stages.front().terms) {
-      if (t.name == "ep") return t;
-    }
-    FAIL("no ep term");
-    return CommTerm{};
+    const CommTerm* ep = test::find_term(stages.front(), "ep");
+    if (ep == nullptr) FAIL("no ep term");
+    return *ep;
   };
   const CommTerm nccl = ep_term(nccl_mem), flex = ep_term(flex_mem);
   // Per call: NCCL sends the 8 rows of each of 4096 tokens, half of them to the other node (plus the
@@ -111,10 +98,7 @@ TEST_CASE("cluster time: the EP overlap's windows hide a measured share, the com
   const TimeModel model(b200_profile());
   const ArchConfig c = qwen3_30b();
   const ClusterSpec cluster = b200_nodes(2);
-  ParallelLayout l;
-  l.ep = 16;
-  l.gpus = 16;
-  l.micro_batches = 4;
+  ParallelLayout l = test::expert_parallel(16, 4);
   l.dispatcher = MoeDispatcher::flex;
   const TrainingMemory mem = training_memory(c, l, cluster);
   ClusterTimeOptions exposed, overlapped;
@@ -137,18 +121,14 @@ TEST_CASE("cluster time: each selectively recomputed module adds its forward, mo
   const TimeModel model(b200_profile());
   const ArchConfig c = qwen3_30b();
   const ClusterSpec cluster = b200_nodes(1);
-  ParallelLayout l;
-  l.ep = 8;
-  l.gpus = 8;
-  l.micro_batches = 2;
+  const ParallelLayout l = test::expert_parallel(8, 2);
   const auto step = [&](const std::vector<RecomputeModule>& modules) {
     ParallelLayout r = l;
     r.recompute.kind = RecomputeKind::selective;
     r.recompute.modules = modules;
-    const TrainingMemory m = training_memory(c, r, cluster);
-    return cluster_step_time(model, c, m, cluster).seconds_per_step;
+    return test::step_time_of(model, c, r, cluster).seconds_per_step;
   };
-  const double none = cluster_step_time(model, c, training_memory(c, l, cluster), cluster).seconds_per_step;
+  const double none = test::step_time_of(model, c, l, cluster).seconds_per_step;
   const double core = step({RecomputeModule::core_attn});
   const double norm = step({RecomputeModule::layernorm});
   const double act = step({RecomputeModule::moe_act});

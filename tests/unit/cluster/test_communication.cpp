@@ -16,38 +16,19 @@
 #include "budget/parallel_layout.hpp"
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
-ClusterSpec nodes_of_8(std::int64_t nodes) {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = nodes;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 1e15;
-  return c;
-}
+using test::find_term;
 
-const CommTerm* find_term(const StageCommunication& s, const std::string& name, CollectiveKind kind) {
-  for (const CommTerm& t : s.terms) {
-    if (t.name == name && t.kind == kind) return &t;
-  }
-  return nullptr;
-}
+ClusterSpec nodes_of_8(std::int64_t nodes) { return test::test_nodes(nodes, 8, std::int64_t{1} << 40); }
 
+/// EP 8 on 8 GPUs, 4 micro-batches of one sequence of 4096, the distributed optimizer.
 ParallelLayout ep8_layout() {
-  ParallelLayout l;
-  l.ep = 8;
-  l.gpus = 8;
-  l.micro_batch_size = 1;
-  l.micro_batches = 4;
-  l.seq_len = 4096;
+  ParallelLayout l = test::expert_parallel(8, 4);
   l.distributed_optimizer = true;
   return l;
 }
@@ -100,8 +81,8 @@ TEST_CASE("communication: paper 200M pair under EP 8, all-to-all volumes by hand
   const ArchConfig base = test::paper_200m_baseline();  // H 1280, 12 MoE layers, top-8
   const ArchConfig smelt = test::paper_200m_smelt();    // H 1056, 18 MoE executions, top-8
   const ParallelLayout l = ep8_layout();
-  const auto bc = step_communication(base, training_memory(base, l, cluster), cluster);
-  const auto sc = step_communication(smelt, training_memory(smelt, l, cluster), cluster);
+  const auto bc = test::communication_of(base, l, cluster);
+  const auto sc = test::communication_of(smelt, l, cluster);
   REQUIRE(bc.size() == 1);
   REQUIRE(sc.size() == 1);
   const CommTerm* b = find_term(bc[0], "ep", CollectiveKind::all_to_all);
@@ -146,16 +127,12 @@ TEST_CASE("communication: paper 200M pair under EP 8, all-to-all volumes by hand
 
 TEST_CASE("communication: DeepSeek-V3 on 1,024 GPUs, EP 64 across 8 nodes, node-limited routing",
           "[cluster][communication][mla]") {
-  const ArchConfig c = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/deepseek-v3.json");
+  const ArchConfig c = test::hf_test_config("deepseek-v3.json");
   REQUIRE(c.num_layers == 61);
   REQUIRE(c.ffn.first_dense_layers == 3);
   const ClusterSpec cluster = nodes_of_8(128);
-  ParallelLayout l;
-  l.ep = 64;
+  ParallelLayout l = test::expert_parallel(64, 1);  // one sequence of 4096
   l.gpus = 1024;
-  l.micro_batch_size = 1;
-  l.micro_batches = 1;
-  l.seq_len = 4096;
   l.distributed_optimizer = true;
   const TrainingMemory mem = training_memory(c, l, cluster);
   const auto unlimited = step_communication(c, mem, cluster);
@@ -245,7 +222,7 @@ TEST_CASE("communication: TP with and without sequence parallelism, PP and CP by
 
   // With SP: an all-gather and a reduce-scatter in place of each all-reduce, the PP message / TP.
   l.sequence_parallel = true;
-  const auto sp = step_communication(c, training_memory(c, l, cluster), cluster);
+  const auto sp = test::communication_of(c, l, cluster);
   const CommTerm* ag = find_term(sp[0], "tp", CollectiveKind::all_gather);
   const CommTerm* rs = find_term(sp[0], "tp", CollectiveKind::reduce_scatter);
   REQUIRE(ag);
@@ -258,7 +235,7 @@ TEST_CASE("communication: TP with and without sequence parallelism, PP and CP by
 
   // Full recompute adds the recomputed forward's TP and CP collectives.
   l.recompute.kind = RecomputeKind::full;
-  const auto rc = step_communication(c, training_memory(c, l, cluster), cluster);
+  const auto rc = test::communication_of(c, l, cluster);
   CHECK(find_term(rc[0], "tp", CollectiveKind::all_gather)->calls_per_step ==
         Approx(ag->calls_per_step + 4.0 * layers_per_stage * 2));
   CHECK(find_term(rc[0], "cp", CollectiveKind::send_recv)->calls_per_step ==

@@ -7,20 +7,18 @@
 
 #include "budget/config_io.hpp"
 #include "budget/parallel_layout.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
-ArchConfig qwen3_30b_moe() {  // top-8 of 128 experts, H 2048
-  return load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf/qwen3-30b-a3b.json");
-}
+/// Qwen3-30B-A3B: top-8 of 128 experts, H 2048.
+ArchConfig qwen3_30b_moe() { return test::hf_test_config("qwen3-30b-a3b.json"); }
 
+/// EP `ep` on `gpus` GPUs, one micro-batch of one sequence of 4096, the dispatcher given.
 ParallelLayout expert_layout(std::int64_t ep, std::int64_t gpus, MoeDispatcher dispatcher) {
-  ParallelLayout l;
-  l.ep = ep;
+  ParallelLayout l = test::expert_parallel(ep, 1);
   l.gpus = gpus;
-  l.micro_batches = 1;
-  l.seq_len = 4096;
   l.dispatcher = dispatcher;
   return l;
 }

@@ -20,6 +20,7 @@
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
 #include "support/pipeline_split_brute.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
@@ -35,19 +36,6 @@ const TimeModel& recipe_model(Fp8Recipe fp8) {
     return o;
   }());
   return fp8 == Fp8Recipe::none ? bf16 : tensorwise;
-}
-
-ClusterSpec recipe_gpus(std::int64_t memory_bytes) {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = memory_bytes;
-  c.gpus_per_node = 4;
-  c.nodes = 2;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 989e12;
-  return c;
 }
 
 /// The recipe of the tests: FP8 tensorwise with FP8 parameters, bf16 main gradients, the
@@ -78,11 +66,9 @@ LayoutRecipe fp8_recipe() {
 
 TEST_CASE("layout search: the recipe held, against brute force over the held space", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();  // 12 layers, 10 heads, 2 KV heads, 192 experts
-  const ClusterSpec cluster = recipe_gpus(std::int64_t{16} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   o.seq_len = 4096;
-  o.global_batch_tokens = 8 * 4096 * 4;
   o.keep = 1000;
   o.recipe = fp8_recipe();
   const LayoutSearchResult found = search_layouts(recipe_model(Fp8Recipe::tensorwise), c, cluster, o);
@@ -103,20 +89,8 @@ TEST_CASE("layout search: the recipe held, against brute force over the held spa
             if (tp * cp * pp > 8 || 8 % (tp * cp * pp) != 0 || (pp == 1 && v > 1)) continue;
             const std::int64_t dp = 8 / (tp * cp * pp);
             if (o.global_batch_tokens % (2 * o.seq_len * dp) != 0) continue;
-            ParallelLayout l;
-            l.tp = tp;
-            l.sequence_parallel = tp > 1;
-            l.cp = cp;
-            l.pp = pp;
-            l.virtual_stages = v;
-            l.first_stage_layers = first;
-            l.last_stage_layers = last;
-            l.gpus = 8;
-            l.ep = ep;
-            l.etp = etp;
-            l.micro_batch_size = 2;
-            l.micro_batches = o.global_batch_tokens / (2 * o.seq_len * dp);
-            l.seq_len = o.seq_len;
+            ParallelLayout l = test::space_layout(tp, cp, {pp, v, first, last}, ep, etp, 2,
+                                                  o.global_batch_tokens / (2 * o.seq_len * dp), o.seq_len);
             l.recompute.kind = RecomputeKind::selective;
             l.distributed_optimizer = true;
             if (!l.validation_error(c).empty()) {
@@ -165,10 +139,8 @@ TEST_CASE("layout search: the recipe held, against brute force over the held spa
 
 TEST_CASE("layout search: one FP8 recipe prices memory and time", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();
-  const ClusterSpec cluster = recipe_gpus(std::int64_t{80} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   o.recipe = fp8_recipe();
   CHECK_THROWS_WITH(search_layouts(recipe_model(Fp8Recipe::none), c, cluster, o),
                     Catch::Contains("one recipe prices both"));
@@ -182,10 +154,8 @@ TEST_CASE("cluster ranking: one basis, every config searched with the team's rec
           "[cluster][search]") {
   const ArchConfig base = test::paper_200m_baseline();  // 12 layers
   const ArchConfig smelt = test::paper_200m_smelt();
-  const ClusterSpec cluster = recipe_gpus(std::int64_t{80} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   o.recipe = fp8_recipe();
   ParallelLayout team = recipe_template(o.recipe);
   team.tp = 2;
@@ -256,7 +226,7 @@ TEST_CASE("cluster ranking: one basis, every config searched with the team's rec
   // A team layout that does not fit: the reason names the peak and the capacity.
   o.team_layout = recipe_template(o.recipe);
   o.team_layout->micro_batches = 16;
-  const ClusterSpec small = recipe_gpus(std::int64_t{6} << 30);
+  const ClusterSpec small = test::eight_search_gpus(std::int64_t{6} << 30);
   try {
     const ClusterRanking t = rank_by_cluster_time(model, base, {}, small, o);
     CHECK_FALSE(t.baseline.at_team_layout);
@@ -272,10 +242,8 @@ TEST_CASE("cluster ranking: a team layout whose TP·CP·PP passes 64 bits is sea
   // TP = CP = 2^32 + 1: TP·CP = 2^64 + 2^33 + 1 wrapped to 2^33 + 1 (signed overflow), which divided
   // nothing and let resolve_layout's refusal end the whole ranking; now formed within 2^40 only.
   const ArchConfig base = test::paper_200m_baseline();
-  const ClusterSpec cluster = recipe_gpus(std::int64_t{80} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   o.recipe = fp8_recipe();
   ParallelLayout team = recipe_template(o.recipe);
   team.tp = team.cp = (std::int64_t{1} << 32) + 1;

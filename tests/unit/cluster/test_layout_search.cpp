@@ -20,40 +20,22 @@
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
 #include "support/pipeline_split_brute.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
-const TimeModel& shipped_model() {
-  static const TimeModel model(
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json"));
-  return model;
-}
-
-ClusterSpec small_gpus(std::int64_t memory_bytes) {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = memory_bytes;
-  c.gpus_per_node = 4;
-  c.nodes = 2;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 989e12;
-  return c;
-}
+const TimeModel& shipped_model() { return test::h200_eager_model(); }
 
 }  // namespace
 
 TEST_CASE("layout search: the best layouts equal brute force over the space", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();  // 12 layers, 10 heads, 2 KV heads, 192 experts
   // Tight memory so that some layouts do not fit.
-  const ClusterSpec cluster = small_gpus(std::int64_t{16} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   o.seq_len = 4096;
-  o.global_batch_tokens = 8 * 4096 * 4;
   o.keep = 6;
   const LayoutSearchResult found = search_layouts(shipped_model(), c, cluster, o);
   REQUIRE_FALSE(found.layouts.empty());
@@ -75,20 +57,8 @@ TEST_CASE("layout search: the best layouts equal brute force over the space", "[
                   if (pp == 1 && v > 1) continue;
                   const std::int64_t dp = 8 / (tp * cp * pp);
                   if (o.global_batch_tokens % (b * o.seq_len * dp) != 0) continue;
-                  ParallelLayout l;
-                  l.tp = tp;
-                  l.sequence_parallel = tp > 1;
-                  l.cp = cp;
-                  l.pp = pp;
-                  l.virtual_stages = v;
-                  l.first_stage_layers = first;
-                  l.last_stage_layers = last;
-                  l.gpus = 8;
-                  l.ep = ep;
-                  l.etp = etp;
-                  l.micro_batch_size = b;
-                  l.micro_batches = o.global_batch_tokens / (b * o.seq_len * dp);
-                  l.seq_len = o.seq_len;
+                  ParallelLayout l = test::space_layout(tp, cp, {pp, v, first, last}, ep, etp, b,
+                                                        o.global_batch_tokens / (b * o.seq_len * dp), o.seq_len);
                   l.recompute.kind = rc == 0 ? RecomputeKind::none : rc == 1 ? RecomputeKind::selective
                                                                              : RecomputeKind::full;
                   l.distributed_optimizer = dist;
@@ -180,10 +150,8 @@ TEST_CASE("layout search: the bound-pruned search equals the exhaustive one", "[
       for (const std::size_t keep : {std::size_t{1}, std::size_t{3}, std::size_t{12}}) {
         for (const bool count_fitting : {true, false}) {
           INFO(c.name << ", " << gib << " GiB, keep " << keep << ", count_fitting " << count_fitting);
-          const ClusterSpec cluster = small_gpus(gib << 30);
-          LayoutSearchOptions o;
-          o.gpus = 8;
-          o.global_batch_tokens = 8 * 4096 * 4;
+          const ClusterSpec cluster = test::eight_search_gpus(gib << 30);
+          LayoutSearchOptions o = test::search_on_8_gpus();
           o.keep = keep;
           o.count_fitting = count_fitting;
           LayoutSearchOptions brute = o;
@@ -209,7 +177,7 @@ TEST_CASE("layout search: the bound-pruned search equals the exhaustive one", "[
 
 TEST_CASE("layout search: refusals", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();
-  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
   LayoutSearchOptions o;
   o.gpus = 16;  // the cluster has 8
   CHECK_THROWS_AS(search_layouts(shipped_model(), c, cluster, o), Error);
@@ -218,7 +186,7 @@ TEST_CASE("layout search: refusals", "[cluster][search]") {
   CHECK_THROWS_AS(search_layouts(shipped_model(), c, cluster, o), Error);
   // Nothing fits 1 MiB GPUs: an empty list, not an error.
   o.global_batch_tokens = 4096 * 8;
-  const LayoutSearchResult none = search_layouts(shipped_model(), c, small_gpus(1 << 20), o);
+  const LayoutSearchResult none = search_layouts(shipped_model(), c, test::eight_search_gpus(1 << 20), o);
   CHECK(none.layouts.empty());
   CHECK(none.fitting == 0);
   CHECK(none.valid > 0);
@@ -228,10 +196,8 @@ TEST_CASE("cluster ranking: the paper's looped config against its baseline at ea
           "[cluster][search]") {
   const ArchConfig base = test::paper_200m_baseline();
   const ArchConfig smelt = test::paper_200m_smelt();
-  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {smelt}, cluster, o);
   REQUIRE(r.baseline.found);
   REQUIRE(r.candidates.size() == 1);
@@ -257,7 +223,7 @@ TEST_CASE("cluster ranking: the paper's looped config against its baseline at ea
   const bool both_ep1 = s.best.memory.layout.ep == 1 && r.baseline.best.memory.layout.ep == 1;
   CHECK((s.differences[0].find("no all-to-all at either best layout (EP 1)") != std::string::npos) == both_ep1);
   // A baseline that fits nowhere is refused.
-  CHECK_THROWS_AS(rank_by_cluster_time(shipped_model(), base, {smelt}, small_gpus(1 << 20), o), Error);
+  CHECK_THROWS_AS(rank_by_cluster_time(shipped_model(), base, {smelt}, test::eight_search_gpus(1 << 20), o), Error);
 }
 
 namespace {
@@ -331,10 +297,8 @@ TEST_CASE("cluster ranking: the ratio decomposition by component, by hand", "[cl
 TEST_CASE("cluster ranking: the paper's 200M pair, ratio decomposition", "[cluster][search]") {
   const ArchConfig base = test::paper_200m_baseline();
   const ArchConfig smelt = test::paper_200m_smelt();
-  const ClusterSpec cluster = small_gpus(std::int64_t{80} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   // The loop held in one chunk (issue 41's in_chunk): this case checks the decomposition at the
   // looped config's best layout with EP > 1, which a wrapped loop on PP 2 no longer needs.
   o.recipe.base.loop_placement = LoopPlacement::in_chunk;
@@ -395,13 +359,10 @@ TEST_CASE("cluster ranking: the paper's 200M pair, ratio decomposition", "[clust
 
 TEST_CASE("cluster ranking: a candidate with no fitting layout is kept, last, and said so", "[cluster][search]") {
   const ArchConfig base = test::paper_200m_baseline();
-  ArchConfig huge = base;
-  huge.name = "huge";
-  huge.ffn.expert_dim = 432 * 64;  // 64× the routed weights: no layout of 8 GPUs holds it in 16 GiB
-  const ClusterSpec cluster = small_gpus(std::int64_t{16} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  // 64× the routed weights: no layout of 8 GPUs holds it in 16 GiB.
+  const ArchConfig huge = test::with_expert_dim(base, "huge", 432 * 64);
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   const ClusterRanking r = rank_by_cluster_time(shipped_model(), base, {huge, base}, cluster, o);
   REQUIRE(r.candidates.size() == 2);
   CHECK(r.candidates[0].found);
@@ -418,17 +379,11 @@ TEST_CASE("cluster ranking: a candidate with no fitting layout is kept, last, an
 TEST_CASE("cluster ranking: the same ranking, bit for bit, on one thread and on several", "[cluster][search]") {
   const ArchConfig base = test::paper_200m_baseline();
   const ArchConfig smelt = test::paper_200m_smelt();
-  ArchConfig wide = base;
-  wide.name = "wide";
-  wide.ffn.expert_dim = 432 * 2;
-  ArchConfig huge = base;
-  huge.name = "huge";
-  huge.ffn.expert_dim = 432 * 64;  // no layout of 8 GPUs holds it in 16 GiB
+  const ArchConfig wide = test::with_expert_dim(base, "wide", 432 * 2);
+  const ArchConfig huge = test::with_expert_dim(base, "huge", 432 * 64);  // no layout of 8 GPUs holds it in 16 GiB
   const std::vector<ArchConfig> list{smelt, huge, wide, base, smelt, wide, huge};
-  const ClusterSpec cluster = small_gpus(std::int64_t{16} << 30);
-  LayoutSearchOptions o;
-  o.gpus = 8;
-  o.global_batch_tokens = 8 * 4096 * 4;
+  const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{16} << 30);
+  LayoutSearchOptions o = test::search_on_8_gpus();
   o.threads = 1;
   const ClusterRanking one = rank_by_cluster_time(shipped_model(), base, list, cluster, o);
   for (const unsigned threads : {2u, 3u, 16u}) {

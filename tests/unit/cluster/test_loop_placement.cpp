@@ -19,18 +19,17 @@
 #include "budget/training_memory.hpp"
 #include "search/search_pipelines.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
+/// 8 nodes of 8 test GPUs of 1 TiB, with no links and no peak given.
 ClusterSpec roomy_cluster() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = 8;
+  ClusterSpec c = test::test_nodes(8, 8, std::int64_t{1} << 40);
+  c.intra_node = c.inter_node = {};
+  c.compute = {};
   return c;
 }
 
@@ -42,13 +41,10 @@ ArchConfig eight_layers_looped() {
   return c;
 }
 
+/// PP × V on PP GPUs, m micro-batches of one sequence of 4096, the loop placed as asked.
 ParallelLayout pipeline(std::int64_t pp, std::int64_t v, std::int64_t m, LoopPlacement placement) {
-  ParallelLayout l;
-  l.pp = pp;
+  ParallelLayout l = test::pipeline_of(pp, m);
   l.virtual_stages = v;
-  l.gpus = pp;
-  l.micro_batches = m;
-  l.seq_len = 4096;
   l.loop_placement = placement;
   return l;
 }

@@ -10,35 +10,23 @@
 #include <nlohmann/json.hpp>
 
 #include "budget/training_memory.hpp"
+#include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
+/// One node of 8 test GPUs of 1 TiB, NVLink 900 GB/s, no datasheet peak (memory alone is asked).
 ClusterSpec extras_cluster() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = 1;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
+  ClusterSpec c = test::test_nodes(1, 8, std::int64_t{1} << 40);
+  c.intra_node.bandwidth_bytes_per_s = 900e9;
+  c.compute.peak_bf16_dense_flops_per_s = 0.0;
   return c;
 }
 
 /// A Llama-shaped dense model: H 1024, 8 heads of 128, 2 KV heads, SwiGLU 2816, vocab 4000.
-ArchConfig extras_llama() {
-  ArchConfig c;
-  c.name = "llama-small";
-  c.hidden_size = 1024;
-  c.num_layers = 4;
-  c.attention = {8, 128, 2};
-  c.ffn.gated = true;
-  c.ffn.dense_dim = 2816;
-  c.vocab_size = 4000;
-  return c;
-}
+ArchConfig extras_llama() { return test::gated_dense("llama-small", 1024, 4, {8, 128, 2}, 2816, 4000); }
 
 }  // namespace
 
@@ -69,13 +57,8 @@ TEST_CASE("memory: dummy gradients of equal shapes are one tensor", "[cluster][m
   // Shared expert of width 512 and routed experts of width 512: their fc1 (2·512 × 1024) and fc2
   // (1024 × 512) shapes coincide, and fc1's also equals the output projection's 1024 × 1024, so the
   // MoE layer adds only fc2 (TE caches by (rows, cols, dtype)).
-  ArchConfig c = extras_llama();
-  c.vocab_size = 0;
-  c.ffn = {};
-  c.ffn.gated = true;
-  c.ffn.num_experts = 8;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 512;
+  // extras_llama's attention and layers without a vocabulary, its MLP an MoE of 8 experts, top-2.
+  ArchConfig c = test::gated_moe("llama-small", 1024, 4, {8, 128, 2}, 8, 2, 512);
   c.ffn.num_shared_experts = 1;
   c.ffn.shared_expert_dim = 512;
   ParallelLayout l;

@@ -12,6 +12,7 @@
 #include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/training_memory.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
@@ -19,19 +20,15 @@ namespace {
 
 const std::string moe_source_dir = BUDGET_SOURCE_DIR;
 
-ArchConfig moe_qwen3() { return load_arch_config(moe_source_dir + "/tests/data/hf/qwen3-30b-a3b.json"); }
+ArchConfig moe_qwen3() { return test::hf_test_config("qwen3-30b-a3b.json"); }
 
 ClusterSpec moe_h100_nodes() { return load_cluster_spec(moe_source_dir + "/examples/clusters/h100-sxm.json", 2); }
 
 /// The recipe's layout without the memory settings under test: TP 1, EP 16 over 16 GPUs, DP 16,
 /// MBS 1, 64 micro-batches of 4096 tokens, flex dispatcher with the fused permutation, balanced.
 ParallelLayout moe_layout() {
-  ParallelLayout l;
-  l.gpus = 16;
-  l.ep = 16;
+  ParallelLayout l = test::expert_parallel(16, 64);
   l.etp = 1;
-  l.micro_batches = 64;
-  l.seq_len = 4096;
   l.distributed_optimizer = true;
   l.cross_entropy_fusion = true;
   l.dispatcher = MoeDispatcher::flex;

@@ -7,34 +7,38 @@
 #include "budget/training_memory.hpp"
 #include "layout/pipeline_split.hpp"
 #include "support/pipeline_split_brute.hpp"
+#include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
 ClusterSpec plan_cluster(std::int64_t nodes = 128) {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 42;
-  c.gpus_per_node = 8;
-  c.nodes = nodes;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 1e15;
+  ClusterSpec c = test::test_nodes(nodes, 8, std::int64_t{1} << 42);
+  c.intra_node.bandwidth_bytes_per_s = 900e9;
   return c;
 }
 
-ArchConfig plan_dense(std::int64_t layers) {
-  ArchConfig c;
-  c.name = "dense";
-  c.hidden_size = 1024;
-  c.num_layers = layers;
-  c.attention = {8, 128, 8};
-  c.ffn.gated = true;
-  c.ffn.dense_dim = 4096;
-  c.vocab_size = 4096;
-  return c;
+/// `layers` layers of H 1024, 8 heads of 128 (multi-head), SwiGLU 4096, vocabulary 4096.
+ArchConfig plan_dense(std::int64_t layers) { return test::gated_dense("dense", 1024, layers, {8, 128, 8}, 4096, 4096); }
+
+/// `gpus` GPUs of DP, one sequence of 1024 tokens, the vocabulary unpadded.
+ParallelLayout sequence_of_1024(std::int64_t gpus) {
+  ParallelLayout l;
+  l.gpus = gpus;
+  l.seq_len = 1024;
+  l.vocab_divisible_by = 1;
+  return l;
+}
+
+using Splits = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// The layout search's pipeline splits of `total` layers on PP × V as (first, last) pairs.
+Splits splits(std::int64_t total, std::int64_t pp, std::int64_t v) {
+  Splits out;
+  for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers, s.last_stage_layers);
+  return out;
 }
 
 }  // namespace
@@ -56,10 +60,7 @@ TEST_CASE("layout: Megatron's layout grammar unrolled", "[cluster][pipeline]") {
 TEST_CASE("layout: DeepSeek-V3's Et|(tt|)*30mL on PP 8: V 4, 61 layers, MTP with the loss", "[cluster][pipeline]") {
   ArchConfig c = plan_dense(61);
   c.mtp_layers = 1;
-  ParallelLayout l;
-  l.pp = 8;
-  l.gpus = 8;
-  l.micro_batches = 8;
+  ParallelLayout l = test::pipeline_of(8, 8);
   l.pipeline_layout = "Et|(tt|)*30mL";
   const TrainingMemory m = training_memory(c, l, plan_cluster());
   CHECK(m.layout.virtual_stages == 4);  // 32 stages / PP 8
@@ -82,10 +83,7 @@ TEST_CASE("layout: DeepSeek-V3's Et|(tt|)*30mL on PP 8: V 4, 61 layers, MTP with
 
 TEST_CASE("layout: first/last-stage counts and the embedding/loss in the split", "[cluster][pipeline]") {
   const ArchConfig c = plan_dense(30);
-  ParallelLayout l;
-  l.pp = 4;
-  l.gpus = 4;
-  l.micro_batches = 4;
+  ParallelLayout l = test::pipeline_of(4, 4);
   l.first_stage_layers = 6;
   l.last_stage_layers = 6;
   const TrainingMemory m = training_memory(c, l, plan_cluster());
@@ -97,11 +95,8 @@ TEST_CASE("layout: first/last-stage counts and the embedding/loss in the split",
   CHECK_THROWS_WITH(training_memory(c, l, plan_cluster()), Catch::Contains("do not divide over the other 2"));
   // Qwen3-235B's split: 94 + embedding + loss = 96 = 8·4·3; chunk 0 and chunk 31 build 2.
   const ArchConfig q = plan_dense(94);
-  ParallelLayout s;
-  s.pp = 8;
+  ParallelLayout s = test::pipeline_of(8, 8);
   s.virtual_stages = 4;
-  s.gpus = 8;
-  s.micro_batches = 8;
   s.embedding_in_split = true;
   s.loss_in_split = true;
   const std::vector<ModelChunk> chunks = model_chunks(q, s);
@@ -115,10 +110,7 @@ TEST_CASE("layout: Megatron refuses a first or last stage of 0 layers and middle
           "[cluster][pipeline]") {
   // transformer_config.py:2293-2368 at d98e8a64.
   const ArchConfig c = plan_dense(12);
-  ParallelLayout l;
-  l.pp = 4;
-  l.gpus = 4;
-  l.micro_batches = 4;
+  ParallelLayout l = test::pipeline_of(4, 4);
   l.first_stage_layers = 0;
   CHECK_THAT(l.validation_error(c), Catch::Contains("the first pipeline stage of 0 layers (--decoder-first-pipeline-num-layers 0): Megatron asks for at least 1"));
   l.first_stage_layers = 6;
@@ -134,12 +126,6 @@ TEST_CASE("layout: Megatron refuses a first or last stage of 0 layers and middle
 
 TEST_CASE("layout search's pipeline splits: by hand, and the most balanced Megatron accepts by brute force",
           "[cluster][pipeline][search]") {
-  using Splits = std::vector<std::pair<std::int64_t, std::int64_t>>;
-  const auto splits = [](std::int64_t total, std::int64_t pp, std::int64_t v) {
-    Splits out;
-    for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers, s.last_stage_layers);
-    return out;
-  };
   CHECK(splits(12, 4, 1) == Splits{{-1, -1}});          // even
   CHECK(splits(61, 8, 1) == Splits{{6, 7}, {7, 6}});    // DeepSeek-V3: 6 + 6·8 + 7
   CHECK(splits(61, 16, 1) == Splits{{2, 3}, {3, 2}});   // 2 + 14·4 + 3
@@ -161,10 +147,7 @@ TEST_CASE("layout search's pipeline splits: by hand, and the most balanced Megat
   const ArchConfig c = plan_dense(61);
   for (const std::int64_t pp : {2, 4, 8, 16, 32}) {
     for (const PipelineSplit& s : pipeline_splits(61, pp, 1)) {
-      ParallelLayout l;
-      l.pp = pp;
-      l.gpus = pp;
-      l.micro_batches = pp;
+      ParallelLayout l = test::pipeline_of(pp, pp);
       l.first_stage_layers = s.first_stage_layers;
       l.last_stage_layers = s.last_stage_layers;
       INFO("PP " << pp);
@@ -178,12 +161,6 @@ TEST_CASE("layout search's pipeline splits: by hand, and the most balanced Megat
 
 TEST_CASE("layout search's pipeline splits: 10^6 layers at once (issue 44: the search was O(L^2))",
           "[cluster][pipeline][search]") {
-  using Splits = std::vector<std::pair<std::int64_t, std::int64_t>>;
-  const auto splits = [](std::int64_t total, std::int64_t pp, std::int64_t v) {
-    Splits out;
-    for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers, s.last_stage_layers);
-    return out;
-  };
   // 600,000 ranks of 2 chunks need 1,200,000 layers: none for 10^6 (before: every largest count
   // up to 10^6 tried against every middle count, about 10^11 steps, minutes).
   CHECK(splits(1'000'000, 600'000, 2).empty());
@@ -263,10 +240,7 @@ TEST_CASE("communication: an NVLink domain of 72 GPUs keeps EP 64 on NVLink", "[
 
 TEST_CASE("memory: uniform full recompute and CPU offload by hand", "[cluster][recompute]") {
   const ArchConfig c = plan_dense(4);
-  ParallelLayout l;
-  l.gpus = 1;
-  l.seq_len = 1024;
-  l.vocab_divisible_by = 1;
+  ParallelLayout l = sequence_of_1024(1);
   const double T = 1024, H = 1024;
   const double whole = layer_activation_bytes(c, 1, l, false).total();
   l.recompute = parse_recompute("full-uniform:2", "t");
@@ -285,10 +259,7 @@ TEST_CASE("memory: uniform full recompute and CPU offload by hand", "[cluster][r
 
 TEST_CASE("memory: FP8 saved inputs, amax history and FSDP buffers by hand", "[cluster][fsdp]") {
   const ArchConfig c = plan_dense(2);
-  ParallelLayout l;
-  l.gpus = 8;
-  l.seq_len = 1024;
-  l.vocab_divisible_by = 1;
+  ParallelLayout l = sequence_of_1024(8);
   const double T = 1024, H = 1024;
   const double bf16 = layer_activation_bytes(c, 1, l, false).attention;
   l.fp8 = Fp8Recipe::mxfp8;
@@ -314,8 +285,7 @@ TEST_CASE("memory: FP8 saved inputs, amax history and FSDP buffers by hand", "[c
   // ZeRO-3 gathers the weights before each micro-batch's forward and backward: 2m calls.
   l.fsdp = FsdpKind::torch_fsdp2;
   l.micro_batches = 4;
-  const std::vector<StageCommunication> comm = step_communication(c, training_memory(c, l, plan_cluster()),
-                                                                  plan_cluster());
+  const std::vector<StageCommunication> comm = test::communication_of(c, l, plan_cluster());
   bool found = false;
   for (const CommTerm& t : comm[0].terms) {
     if (t.name == "dp_param") {

@@ -19,21 +19,15 @@
 #include "budget/link_fit.hpp"
 #include "search/structure_share.hpp"
 
+#include "support/cluster_fixtures.hpp"
+
 using namespace budget;
 
 namespace {
 
 const std::string source_dir = std::string(BUDGET_SOURCE_DIR) + "/";
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("no budget::Error");
-  return Error("unreachable");
-}
+using test::error_of;
 
 /// A candidate at EP 8 with `moe_executions` executed MoE layers a token and `calls` all-to-all calls
 /// of 1000 bytes a step of 1000 tokens (the all-to-all's exposed time 0.1 s, compute 0.9 s).

@@ -22,17 +22,34 @@
 #include "budget/time_model.hpp"
 #include "budget/time_rank.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
+const TimeModel& shared_rank_model() { return test::h200_eager_model(); }
+
 const std::string shared_rank_source = BUDGET_SOURCE_DIR;
 
-const TimeModel& shared_rank_model() {
-  static const TimeModel model(
-      load_calibration_profile(shared_rank_source + "/cuda_profiler/profiles/h200-torch-eager.json"));
-  return model;
+/// The paper's 200M baseline and looped config with variants of the baseline, duplicates included:
+/// "wide" and "huge" (2× and 64× the expert width; huge fits no layout of 8 GPUs of 16 GiB) share
+/// the baseline's structure, "fewer" has 96 experts.
+std::vector<ArchConfig> hand_made_list(const ArchConfig& base) {
+  const ArchConfig smelt = test::paper_200m_smelt();
+  const ArchConfig wide = test::with_expert_dim(base, "wide", 432 * 2);
+  const ArchConfig huge = test::with_expert_dim(base, "huge", 432 * 64);
+  ArchConfig fewer = base;
+  fewer.name = "fewer";
+  fewer.ffn.num_experts = 96;
+  return {smelt, huge, wide, base, fewer, smelt, wide, huge};
+}
+
+/// One node of 8 H100s (examples/clusters/h100-sxm.json) with 16 GiB each.
+ClusterSpec h100_node_of_16_gib() {
+  ClusterSpec cluster = load_cluster_spec(shared_rank_source + "/examples/clusters/h100-sxm.json", 1);
+  cluster.memory_bytes = std::int64_t{16} << 30;
+  return cluster;
 }
 
 /// Every field a ranking prints, compared exactly.
@@ -131,19 +148,8 @@ TEST_CASE("cluster ranking: shared work, duplicates, a candidate that fits nowhe
   // of 16 GiB (it ranks last, and is cut when enough others fit); structures shared by several
   // candidates (wide/base/huge differ only in the expert width).
   const ArchConfig base = test::paper_200m_baseline();
-  const ArchConfig smelt = test::paper_200m_smelt();
-  ArchConfig wide = base;
-  wide.name = "wide";
-  wide.ffn.expert_dim = 432 * 2;
-  ArchConfig huge = base;
-  huge.name = "huge";
-  huge.ffn.expert_dim = 432 * 64;
-  ArchConfig fewer = base;
-  fewer.name = "fewer";
-  fewer.ffn.num_experts = 96;
-  const std::vector<ArchConfig> list{smelt, huge, wide, base, fewer, smelt, wide, huge};
-  ClusterSpec cluster = load_cluster_spec(shared_rank_source + "/examples/clusters/h100-sxm.json", 1);
-  cluster.memory_bytes = std::int64_t{16} << 30;
+  const std::vector<ArchConfig> list = hand_made_list(base);
+  const ClusterSpec cluster = h100_node_of_16_gib();
   LayoutSearchOptions o = cluster_rank_search_options(causal_workload(4096), 8, 8 * 4096 * 4, 0);
   o.share_work = false;
   const ClusterRanking reference = rank_by_cluster_time(shared_rank_model(), base, list, cluster, o);
@@ -249,19 +255,8 @@ TEST_CASE("cluster ranking: shared work in the per-FLOP order with refusals, the
   // top, 1, 2 and 4 threads, on the hand-made list (duplicates, one fitting nowhere) and the paper
   // cell's equally matched set.
   const ArchConfig base = test::paper_200m_baseline();
-  const ArchConfig smelt = test::paper_200m_smelt();
-  ArchConfig wide = base;
-  wide.name = "wide";
-  wide.ffn.expert_dim = 432 * 2;
-  ArchConfig huge = base;
-  huge.name = "huge";
-  huge.ffn.expert_dim = 432 * 64;
-  ArchConfig fewer = base;
-  fewer.name = "fewer";
-  fewer.ffn.num_experts = 96;
-  const std::vector<ArchConfig> list{smelt, huge, wide, base, fewer, smelt, wide, huge};
-  ClusterSpec small = load_cluster_spec(shared_rank_source + "/examples/clusters/h100-sxm.json", 1);
-  small.memory_bytes = std::int64_t{16} << 30;
+  const std::vector<ArchConfig> list = hand_made_list(base);
+  const ClusterSpec small = h100_node_of_16_gib();
   LayoutSearchOptions o = cluster_rank_search_options(causal_workload(4096), 8, 8 * 4096 * 4, 0);
   for (const bool per_flop : {false, true}) {
     ClusterRankOrder order;

@@ -15,24 +15,14 @@
 #include "budget/parallel_layout.hpp"
 #include "budget/training_memory.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
 
 /// A cluster with room for anything (1 TiB GPUs, 64 nodes of 8).
-ClusterSpec big_cluster() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = 64;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 1e15;
-  return c;
-}
+ClusterSpec big_cluster() { return test::test_nodes(64, 8, std::int64_t{1} << 40); }
 
 /// Korthikanti et al.'s GPT layer: hidden h, a heads of h/a (multi-head), FFN 4h with GeLU
 /// (2 matrices), LayerNorm, biases off (the paper's activation count does not depend on them).
@@ -157,10 +147,8 @@ TEST_CASE("cluster: weights and optimizer as Megatron's theoretical_memory_usage
 TEST_CASE("cluster: an MoE layer under EP, counted by hand", "[cluster]") {
   // toy_moe: H 64, 4 layers, 4 heads × 16 (q 64), 2 KV heads (kv 32), 8 gated experts of 32, top 2.
   const ArchConfig c = test::toy_moe();
-  ParallelLayout l;
-  l.ep = 4;
+  ParallelLayout l = test::expert_parallel(4, 1);  // DP 4, EDP = 4 / (1·4·1) = 1
   l.etp = 1;
-  l.gpus = 4;  // DP 4, EDP = 4 / (1·4·1) = 1
   l.seq_len = 128;
   l.micro_batch_size = 2;
   l.distributed_optimizer = true;
@@ -217,11 +205,7 @@ TEST_CASE("cluster: a looped stack stores weights once and activations per execu
 
 TEST_CASE("cluster: a loop must lie inside one pipeline stage unless its weights are replicated", "[cluster]") {
   const ArchConfig looped = test::paper_200m_smelt();
-  ParallelLayout l;
-  l.pp = 2;
-  l.gpus = 2;
-  l.micro_batches = 4;
-  l.seq_len = 4096;
+  ParallelLayout l = test::pipeline_of(2, 4);  // of sequences of 4096
   CHECK_THROWS_WITH(training_memory(looped, l, big_cluster()),
                     Catch::Contains("the loop over layers 4-9 crosses pipeline chunks 0 and 1") &&
                         Catch::Contains("--loop-placement"));
@@ -295,12 +279,10 @@ TEST_CASE("cluster: each component scales with TP, SP, CP, DP and the optimizer 
 
 TEST_CASE("cluster: logits on the last stage, fp32 unless cross-entropy fusion", "[cluster]") {
   const ArchConfig c = korthikanti_gpt(1024, 16, 4, 32000);
-  ParallelLayout l;
+  ParallelLayout l = test::pipeline_of(2, 4);
   l.tp = 2;
   l.sequence_parallel = true;
-  l.pp = 2;
   l.gpus = 4;
-  l.micro_batches = 4;
   l.seq_len = 2048;
   const TrainingMemory m = training_memory(c, l, big_cluster());
   CHECK(m.stages[0].by_component.logits == 0.0);
@@ -323,10 +305,7 @@ TEST_CASE("cluster: logits on the last stage, fp32 unless cross-entropy fusion",
 
 TEST_CASE("cluster: micro-batches in flight, 1F1B min(m, PP - s) and interleaved", "[cluster]") {
   const ArchConfig c = korthikanti_gpt(1024, 16, 8);
-  ParallelLayout l;
-  l.pp = 4;
-  l.gpus = 4;
-  l.micro_batches = 8;
+  ParallelLayout l = test::pipeline_of(4, 8);
   l.seq_len = 2048;
   const TrainingMemory m = training_memory(c, l, big_cluster());
   const double per_micro_batch_layer = layer_activation_bytes(c, 1, l, false).total();
@@ -341,11 +320,8 @@ TEST_CASE("cluster: micro-batches in flight, 1F1B min(m, PP - s) and interleaved
   CHECK(few.stages[3].in_flight_micro_batches == 1);
   // Interleaved, PP 2 × V 2, m = 4: stage 0 warms up 2·1 + 1·2 = 4 chunk forwards, plus one: 5
   // chunks of 2 layers = 10 = L·(1 + (PP − 1)/(PP·V)) layers, Megatron's interleaving penalty.
-  ParallelLayout v;
-  v.pp = 2;
+  ParallelLayout v = test::pipeline_of(2, 4);
   v.virtual_stages = 2;
-  v.gpus = 2;
-  v.micro_batches = 4;
   v.seq_len = 2048;
   const TrainingMemory iv = training_memory(c, v, big_cluster());
   CHECK(iv.stages[0].in_flight_micro_batches == 5);
@@ -427,15 +403,8 @@ TEST_CASE("cluster: layouts that do not divide are refused with the reason", "[c
 
 TEST_CASE("cluster: MLA and first dense layers from the op list", "[cluster]") {
   // A DeepSeek-like toy: MLA (q_lora 32, kv_lora 16, nope 8, rope 4, v 8), 4 heads, first layer dense.
-  ArchConfig c;
-  c.name = "mla";
-  c.hidden_size = 64;
-  c.num_layers = 4;
-  c.attention = {4, 12, 1};
+  ArchConfig c = test::gated_moe("mla", 64, 4, {4, 12, 1}, 8, 2, 16);
   c.attention.mla = MlaConfig{32, 16, 8, 4, 8};
-  c.ffn.num_experts = 8;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 16;
   c.ffn.first_dense_layers = 1;
   c.ffn.dense_dim = 128;
   validate(c);

@@ -15,29 +15,17 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/calibration.hpp"
+#include "support/cluster_fixtures.hpp"
 
 using namespace budget;
 
 namespace {
-ClusterSpec roomy_cluster() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 42;
-  c.gpus_per_node = 8;
-  c.nodes = 8;
-  c.intra_node = {450e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  c.compute.peak_bf16_dense_flops_per_s = 1e15;
-  return c;
-}
+ClusterSpec roomy_cluster() { return test::test_nodes(8, 8, std::int64_t{1} << 42); }
 
+/// DP 1 (one GPU); TP 1 and one sequence of 4096 a micro-batch are the defaults.
 ParallelLayout one_gpu() {
   ParallelLayout l;
-  l.tp = 1;
   l.dp = 1;
-  l.micro_batch_size = 1;
-  l.seq_len = 4096;
   return l;
 }
 }  // namespace
@@ -46,7 +34,7 @@ TEST_CASE("hybrid memory: the stored layers' parameters are the accounting's", "
   for (const char* file : {"nemotron-3-nano-30b-a3b.json", "qwen3-next-80b-a3b-thinking.json", "gpt-oss-20b.json",
                            "llama-4-maverick-17b-128e-instruct.json"}) {
     INFO(file);
-    const ArchConfig c = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/" + file);
+    const ArchConfig c = test::hf_test_config(file);
     const TrainingMemory m = training_memory(c, one_gpu(), roomy_cluster());
     REQUIRE(m.stages.size() == 1);
     const Budgets b = account(c, paper_workload());
@@ -59,7 +47,7 @@ TEST_CASE("hybrid memory: the stored layers' parameters are the accounting's", "
 }
 
 TEST_CASE("hybrid memory: a Mamba-2 block's activations by hand", "[cluster][hybrid]") {
-  const ArchConfig c = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/nemotron-3-nano-30b-a3b.json");
+  const ArchConfig c = test::hf_test_config("nemotron-3-nano-30b-a3b.json");
   const ParallelLayout l = one_gpu();
   // Layer 1 is Mamba-2 (no FFN): per token 4H = 10,752 bytes of norm and projection inputs, and 2 ·
   // (in_proj output 10,304 + conv output 6,144 + scan output 4,096 + gated-norm output 4,096) =

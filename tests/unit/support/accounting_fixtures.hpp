@@ -2,6 +2,7 @@
 // Configs and workloads shared by the accounting and config tests. Each is written out field by
 // field (not loaded from a file) so the hand arithmetic in the tests can be checked against it.
 
+#include <cstdint>
 #include <string>
 
 #include "budget/config.hpp"
@@ -9,51 +10,50 @@
 
 namespace budget::test {
 
+/// Gated (SwiGLU) MLPs in every layer: `num_experts` routed experts of width `expert_dim`, top-`top_k`
+/// (0 experts: dense); no vocabulary.
+inline ArchConfig gated_moe(const std::string& name, std::int64_t hidden_size, std::int64_t num_layers,
+                            const AttentionConfig& attention, std::int64_t num_experts, std::int64_t top_k,
+                            std::int64_t expert_dim) {
+  ArchConfig c;
+  c.name = name;
+  c.hidden_size = hidden_size;
+  c.num_layers = num_layers;
+  c.attention = attention;
+  c.ffn.num_experts = num_experts;
+  c.ffn.top_k = top_k;
+  c.ffn.expert_dim = expert_dim;
+  c.ffn.gated = true;
+  return c;
+}
+
+/// A dense model (no experts) with a gated (SwiGLU) MLP of width `dense_dim` and a vocabulary of
+/// `vocab_size`.
+inline ArchConfig gated_dense(const std::string& name, std::int64_t hidden_size, std::int64_t num_layers,
+                              const AttentionConfig& attention, std::int64_t dense_dim, std::int64_t vocab_size) {
+  ArchConfig c = gated_moe(name, hidden_size, num_layers, attention, 0, 0, 0);
+  c.ffn.dense_dim = dense_dim;
+  c.vocab_size = vocab_size;
+  return c;
+}
+
 /// The SMELT paper's 200M cell at S ≈ 95% (paper Table 1 / worked example): H = 1280, 12 layers,
 /// 10 heads × 128 with 2 KV heads, 192 SwiGLU experts of width 432, top-8.
 inline ArchConfig paper_200m_baseline() {
-  ArchConfig c;
-  c.name = "paper-200M-S95-baseline";
-  c.hidden_size = 1280;
-  c.num_layers = 12;
-  c.attention = {10, 128, 2};
-  c.ffn.num_experts = 192;
-  c.ffn.top_k = 8;
-  c.ffn.expert_dim = 432;
-  c.ffn.gated = true;
-  return c;
+  return gated_moe("paper-200M-S95-baseline", 1280, 12, {10, 128, 2}, 192, 8, 432);
 }
 
 /// The paper's looped (SMELT) config for the same cell: H = 1056, 12 heads × 88 with 2 KV heads,
 /// 288 experts of width 352, layers 4–9 run twice.
 inline ArchConfig paper_200m_smelt() {
-  ArchConfig c;
-  c.name = "paper-200M-S95-smelt";
-  c.hidden_size = 1056;
-  c.num_layers = 12;
-  c.attention = {12, 88, 2};
-  c.ffn.num_experts = 288;
-  c.ffn.top_k = 8;
-  c.ffn.expert_dim = 352;
-  c.ffn.gated = true;
+  ArchConfig c = gated_moe("paper-200M-S95-smelt", 1056, 12, {12, 88, 2}, 288, 8, 352);
   c.loop = LoopConfig{4, 9, 2};
   return c;
 }
 
 /// A toy MoE small enough to account by hand: H = 64, 4 layers, 4 heads × 16 (q = 64) with 2 KV
 /// heads (kv = 32), 8 gated experts of width 32, top-2.
-inline ArchConfig toy_moe() {
-  ArchConfig c;
-  c.name = "toy-moe";
-  c.hidden_size = 64;
-  c.num_layers = 4;
-  c.attention = {4, 16, 2};
-  c.ffn.num_experts = 8;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 32;
-  c.ffn.gated = true;
-  return c;
-}
+inline ArchConfig toy_moe() { return gated_moe("toy-moe", 64, 4, {4, 16, 2}, 8, 2, 32); }
 
 /// A toy dense model: H = 64, 2 layers, 4 heads × 16 with 4 KV heads (plain multi-head attention,
 /// kv = 64), a plain (non-gated, 2-matrix) FFN of width 256.
