@@ -18,44 +18,24 @@
 #include "budget/error.hpp"
 #include "budget/match.hpp"
 #include "budget/ops.hpp"
+#include "config/config_test_support.hpp"
 
 using namespace budget;
 
 namespace {
 const std::string hf_data = std::string(BUDGET_TEST_DATA_DIR) + "/hf/";
 
-Budgets budgets_of(const ArchConfig& c) { return account(c, paper_workload()); }
+Budgets budgets_of(const ArchConfig& c) { return test::paper_budgets(c); }
 
-/// Total parameters including embedding and LM head (what most model cards count).
-std::int64_t total_with_embeddings(const Budgets& b) { return b.non_embedding_params_total + b.embedding_params; }
+using test::total_with_embeddings;
 std::int64_t active_with_embeddings(const Budgets& b) { return b.non_embedding_params_active + b.embedding_params; }
 
-/// |ours/published − 1|.
-double off(std::int64_t ours, double published) { return std::fabs(static_cast<double>(ours) / published - 1.0); }
+double off(std::int64_t ours, double published) { return test::relative_off(ours, published); }
 
-std::string error_of(const std::string& text) {
-  try {
-    parse_arch_config(text, "hf.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-std::string error_of_file(const std::string& path) {
-  try {
-    load_arch_config(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::string& text) { return test::config_text_error(text, "hf.json"); }
+std::string error_of_file(const std::string& path) { return test::config_file_error(path); }
 
-const Op* find(const std::vector<Op>& ops, OpKind kind) {
-  for (const Op& op : ops) {
-    if (op.kind == kind) return &op;
-  }
-  return nullptr;
-}
+const Op* find(const std::vector<Op>& ops, OpKind kind) { return test::find_op(ops, kind); }
 }  // namespace
 
 // --- Multi-head latent attention: DeepSeek-V2, V2-Lite, V3, Kimi-K2 -------------------------------

@@ -12,41 +12,23 @@
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
+#include "config/config_test_support.hpp"
 
 using namespace budget;
 
 namespace {
 const std::string hf_data = std::string(BUDGET_TEST_DATA_DIR) + "/hf/";
 
-Budgets budgets_of(const ArchConfig& c) { return account(c, paper_workload()); }
-std::int64_t total_with_embeddings(const Budgets& b) { return b.non_embedding_params_total + b.embedding_params; }
+Budgets budgets_of(const ArchConfig& c) { return test::paper_budgets(c); }
+using test::total_with_embeddings;
 /// Active with the LM head but not the input embedding (a row read, not a matmul): the convention
 /// of the DeepSeek, gpt-oss and Nemotron cards.
 std::int64_t active_with_head(const Budgets& b) { return b.non_embedding_params_active + b.embedding_params / 2; }
-double off(std::int64_t ours, double published) { return std::fabs(static_cast<double>(ours) / published - 1.0); }
+double off(std::int64_t ours, double published) { return test::relative_off(ours, published); }
 
-std::string error_of(const std::string& text) {
-  try {
-    parse_arch_config(text, "hf.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-std::string error_of_file(const std::string& path) {
-  try {
-    load_arch_config(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-const Op* find(const std::vector<Op>& ops, OpKind kind) {
-  for (const Op& op : ops) {
-    if (op.kind == kind) return &op;
-  }
-  return nullptr;
-}
+std::string error_of(const std::string& text) { return test::config_text_error(text, "hf.json"); }
+std::string error_of_file(const std::string& path) { return test::config_file_error(path); }
+const Op* find(const std::vector<Op>& ops, OpKind kind) { return test::find_op(ops, kind); }
 }  // namespace
 
 TEST_CASE("families 2025: gpt-oss-120b is 116.83B total, 5.13B active (OpenAI's model card), exact", "[config][hf][2025]") {
