@@ -131,8 +131,9 @@ StackPlan stack_plan(const TimeModel& model) {
   plan.main_grad_bytes = o.main_grad_bytes;
   // Published FP8 GEMM rows (aiconfigurator's collector) time the activation quantize with the GEMM
   // (data/kernels/README.md names it: ai-dynamo/aiconfigurator@095f58a5; the collection's README:
-  // "FP8 GEMM times include the activation-quantization kernel"): a recipe whose GEMMs are timed from such rows (its own, or the FP8 rows
-  // that stand in for it) adds no quantize traffic of its own. Each backward pass is derived from the
+  // "FP8 GEMM times include the activation-quantization kernel"): a recipe whose GEMMs are timed
+  // from such rows (its own, or the FP8 rows that stand in for it) adds no quantize traffic of its
+  // own. Each backward pass is derived from the
   // forward row by its FLOPs, so it carries its own input's quantize likewise.
   const bool fp8_rows = model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8_block) ||
