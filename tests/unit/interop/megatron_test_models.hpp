@@ -16,12 +16,12 @@ namespace budget::test {
 inline ArchConfig megatron_dense_model(const std::string& name, std::int64_t hidden_size, std::int64_t num_layers,
                                        const AttentionConfig& attention, std::int64_t dense_dim) {
   ArchConfig c;
+  c.ffn.gated = true;
+  c.ffn.dense_dim = dense_dim;
   c.name = name;
   c.hidden_size = hidden_size;
   c.num_layers = num_layers;
   c.attention = attention;
-  c.ffn.gated = true;
-  c.ffn.dense_dim = dense_dim;
   c.vocab_size = 32000;
   c.settings.max_position_embeddings = 8192;
   return c;
