@@ -18,38 +18,17 @@
 
 #include "budget/accounting.hpp"
 #include "budget/config.hpp"
+#include "budget/config_io.hpp"
 #include "budget/ops.hpp"
 #include "budget/workload.hpp"
 
 namespace {
 
-budget::ArchConfig paper_baseline() {
-  budget::ArchConfig c;
-  c.name = "paper-200M-S95-baseline";
-  c.hidden_size = 1280;
-  c.num_layers = 12;
-  c.attention = {10, 128, 2};
-  c.ffn.num_experts = 192;
-  c.ffn.top_k = 8;
-  c.ffn.expert_dim = 432;
-  return c;
-}
-
-budget::ArchConfig paper_looped() {
-  budget::ArchConfig c;
-  c.name = "paper-200M-S95-smelt";
-  c.hidden_size = 1056;
-  c.num_layers = 12;
-  c.attention = {12, 88, 2};
-  c.ffn.num_experts = 288;
-  c.ffn.top_k = 8;
-  c.ffn.expert_dim = 352;
-  c.loop = budget::LoopConfig{4, 9, 2};
-  return c;
-}
-
+/// The paper's 200M cell at S ≈ 95%: the baseline and its looped (SMELT) config, as shipped in
+/// examples/configs/ (vocab_size 0: the matched budgets alone).
 budget::ArchConfig config_for(const std::string& which) {
-  return which == "looped" ? paper_looped() : paper_baseline();
+  const std::string name = which == "looped" ? "paper-200M-S95-smelt" : "paper-200M-S95-baseline";
+  return budget::load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/examples/configs/" + name + ".json");
 }
 
 /// The three matched budgets in closed form, for an MoE config without shared experts or dense

@@ -181,12 +181,21 @@ void rank_matched(benchmark::State& state, const RankedMatch& m) {
   state.counters["best_us_per_token"] = last.candidates.empty() ? 0.0 : 1e6 * last.candidates[0].seconds_per_token;
 }
 
+/// The ranking benchmarks' settings: their arguments named, one iteration, wall time reported
+/// and the CPU time of every thread measured (on a shared machine, wall time says little).
+void ranking_settings(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"candidates", "shared", "threads", "placements"})
+      ->Iterations(1)
+      ->MeasureProcessCPUTime()
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
 // DeepSeek-V3 (tests/data/hf/deepseek-v3.json, 2,634 equally matched) on 1,024 H200s.
 void bm_rank_matched_deepseek_v3_1024(benchmark::State& state) {
   rank_matched(state, ranked_match("/tests/data/hf/deepseek-v3.json", "/examples/clusters/h200.json", 128, 1024));
 }
 BENCHMARK(bm_rank_matched_deepseek_v3_1024)
-    ->ArgNames({"candidates", "shared", "threads", "placements"})
     ->Args({128, 0, 0, 1})
     ->Args({128, 1, 0, 1})
     ->Args({0, 1, 0, 0})
@@ -194,10 +203,7 @@ BENCHMARK(bm_rank_matched_deepseek_v3_1024)
     ->Args({0, 1, 2, 0})
     ->Args({0, 1, 2, 1})
     ->Args({0, 1, 1, 1})
-    ->Iterations(1)
-    ->MeasureProcessCPUTime()  // CPU: every thread's (on a shared machine, wall time says little)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(ranking_settings);
 
 // Qwen3-30B-A3B (tests/data/hf/qwen3-30b-a3b.json, 42,428 equally matched) on 256 H100s (the H200
 // profile's compute, docs/cluster.md): the reference on the first 256, the shared ranking on the
@@ -206,14 +212,10 @@ void bm_rank_matched_qwen3_30b_256(benchmark::State& state) {
   rank_matched(state, ranked_match("/tests/data/hf/qwen3-30b-a3b.json", "/examples/clusters/h100-sxm.json", 32, 256));
 }
 BENCHMARK(bm_rank_matched_qwen3_30b_256)
-    ->ArgNames({"candidates", "shared", "threads", "placements"})
     ->Args({256, 0, 0, 1})
     ->Args({256, 1, 0, 1})
     ->Args({0, 1, 0, 1})
-    ->Iterations(1)
-    ->MeasureProcessCPUTime()  // CPU: every thread's (on a shared machine, wall time says little)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+    ->Apply(ranking_settings);
 
 }  // namespace
 

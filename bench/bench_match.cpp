@@ -26,8 +26,9 @@ const Grid& paper_grid() {
 // space as before).
 ShapeSpace space_of(const benchmark::State& state) { return state.range(0) != 0 ? ShapeSpace::free : ShapeSpace::trainable; }
 
-void BM_MatchOneCell_200M_S95(benchmark::State& state) {
-  const ArchConfig& b = paper_grid().cells[6].baseline;
+/// Times the match of baseline `b` (SMELT loop, paper workload, default constraints on the space
+/// of `state`, top 5) and counts the space it searched; the last result.
+MatchResult timed_match(benchmark::State& state, const ArchConfig& b) {
   const MatchConstraints c = default_constraints(b, space_of(state));
   MatchResult r;
   for (auto _ : state) {
@@ -37,6 +38,11 @@ void BM_MatchOneCell_200M_S95(benchmark::State& state) {
   state.counters["space_points"] = static_cast<double>(r.summary.space_size);
   state.counters["structures"] = static_cast<double>(r.summary.structures);
   state.counters["closed_form_solves"] = static_cast<double>(r.summary.evaluated);
+  return r;
+}
+
+void BM_MatchOneCell_200M_S95(benchmark::State& state) {
+  const MatchResult r = timed_match(state, paper_grid().cells[6].baseline);
   state.counters["space_points_per_s"] =
       benchmark::Counter(static_cast<double>(r.summary.space_size), benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -65,16 +71,7 @@ BENCHMARK(BM_MatchWholeGrid)->Unit(benchmark::kMillisecond)->ArgName("free")->Ar
 // number of heads is a free variable) and Qwen3-235B-A22B (64 × 128 heads, 4 KV heads, 128 experts).
 // Default constraints, SMELT loop. The reference in the same run is BM_MatchOneCell_200M_S95.
 void match_released(benchmark::State& state, const char* file) {
-  const ArchConfig b = load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/bench/configs/" + file);
-  const MatchConstraints c = default_constraints(b, space_of(state));
-  MatchResult r;
-  for (auto _ : state) {
-    r = match(b, LoopSpec::smelt(), paper_workload(), c, 5);
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["space_points"] = static_cast<double>(r.summary.space_size);
-  state.counters["structures"] = static_cast<double>(r.summary.structures);
-  state.counters["closed_form_solves"] = static_cast<double>(r.summary.evaluated);
+  const MatchResult r = timed_match(state, load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/bench/configs/" + file));
   state.counters["best_max_dev_pct"] = 100.0 * r.summary.best_objective;
 }
 void BM_MatchDeepSeekV3_GQA(benchmark::State& state) { match_released(state, "deepseek-v3-gqa-baseline.json"); }

@@ -33,35 +33,35 @@ const TimeModel& model() {
   return m;
 }
 
+/// Runs `work` once an iteration of `state`, its result kept from the optimiser.
+template <class Work>
+void time_each(benchmark::State& state, Work&& work) {
+  for (auto _ : state) {
+    auto result = work();
+    benchmark::DoNotOptimize(result);
+  }
+}
+
 const ArchConfig& cell_baseline() {
   static const ArchConfig b = paper_grid().cells[6].baseline;  // 200M, S≈95%
   return b;
 }
 
 void BM_FitTimeModel(benchmark::State& state) {
-  for (auto _ : state) {
-    TimeModel m(profile());
-    benchmark::DoNotOptimize(m);
-  }
+  time_each(state, [] { return TimeModel(profile()); });
   state.counters["rows"] = static_cast<double>(profile().rows.size());
 }
 BENCHMARK(BM_FitTimeModel)->Unit(benchmark::kMillisecond);
 
 // Reference for the prediction: the budgets of the same config.
 void BM_AccountOneConfig(benchmark::State& state) {
-  for (auto _ : state) {
-    Budgets b = account(cell_baseline(), paper_workload());
-    benchmark::DoNotOptimize(b);
-  }
+  time_each(state, [&] { return account(cell_baseline(), paper_workload()); });
 }
 BENCHMARK(BM_AccountOneConfig)->Unit(benchmark::kMicrosecond);
 
 void BM_PredictOneConfig(benchmark::State& state) {
   (void)model();
-  for (auto _ : state) {
-    StepTime t = predict_step_time(model(), cell_baseline(), paper_workload());
-    benchmark::DoNotOptimize(t);
-  }
+  time_each(state, [&] { return predict_step_time(model(), cell_baseline(), paper_workload()); });
 }
 BENCHMARK(BM_PredictOneConfig)->Unit(benchmark::kMicrosecond);
 
@@ -70,29 +70,20 @@ BENCHMARK(BM_PredictOneConfig)->Unit(benchmark::kMicrosecond);
 // BM_PredictOneConfig (the row path) in the same run.
 void BM_PredictStepSecondsIndexed(benchmark::State& state) {
   (void)model();
-  for (auto _ : state) {
-    double s = predict_step_seconds(model(), cell_baseline(), paper_workload());
-    benchmark::DoNotOptimize(s);
-  }
+  time_each(state, [&] { return predict_step_seconds(model(), cell_baseline(), paper_workload()); });
 }
 BENCHMARK(BM_PredictStepSecondsIndexed)->Unit(benchmark::kMicrosecond);
 
 // The time accuracy the CLI computes once per run (leave-one-cell-out: a refit per cell).
 void BM_TimeAccuracy(benchmark::State& state) {
-  for (auto _ : state) {
-    TimeAccuracy a = time_accuracy(profile());
-    benchmark::DoNotOptimize(a);
-  }
+  time_each(state, [&] { return time_accuracy(profile()); });
 }
 BENCHMARK(BM_TimeAccuracy)->Unit(benchmark::kMillisecond);
 
 // Reference for time-ranked matching: the budget-only match of the cell.
 void BM_MatchOneCellBudgetOnly(benchmark::State& state) {
   const MatchConstraints c = default_constraints(cell_baseline());
-  for (auto _ : state) {
-    MatchResult r = match(cell_baseline(), LoopSpec::smelt(), paper_workload(), c, 5);
-    benchmark::DoNotOptimize(r);
-  }
+  time_each(state, [&] { return match(cell_baseline(), LoopSpec::smelt(), paper_workload(), c, 5); });
 }
 BENCHMARK(BM_MatchOneCellBudgetOnly)->Unit(benchmark::kMillisecond);
 
@@ -113,10 +104,7 @@ BENCHMARK(BM_MatchOneCellRankedByTime)->Unit(benchmark::kMillisecond);
 
 // Reference for the grid: the budget-only grid.
 void BM_GridBudgetOnly(benchmark::State& state) {
-  for (auto _ : state) {
-    auto rows = match_grid(paper_grid(), LoopSpec::smelt(), paper_workload());
-    benchmark::DoNotOptimize(rows);
-  }
+  time_each(state, [&] { return match_grid(paper_grid(), LoopSpec::smelt(), paper_workload()); });
 }
 BENCHMARK(BM_GridBudgetOnly)->Unit(benchmark::kMillisecond);
 
@@ -125,10 +113,8 @@ void BM_GridRankedByTime(benchmark::State& state) {
   TimeRankOptions o;
   o.rank_by = RankBy::time;
   o.top_n = 1;
-  for (auto _ : state) {
-    auto rows = match_grid_with_time(paper_grid(), LoopSpec::smelt(), paper_workload(), {}, model(), o);
-    benchmark::DoNotOptimize(rows);
-  }
+  time_each(state,
+            [&] { return match_grid_with_time(paper_grid(), LoopSpec::smelt(), paper_workload(), {}, model(), o); });
 }
 BENCHMARK(BM_GridRankedByTime)->Unit(benchmark::kMillisecond);
 

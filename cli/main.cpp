@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,20 @@ namespace {
 /// A message made safe for one terminal line (budget::printable_text: control bytes, NUL, C1
 /// escapes and invalid UTF-8 shown as \xNN / \u00NN; an overlong message cut with its size).
 std::string printable_message(std::string_view text) { return budget::printable_text(text, 2000); }
+
+/// The library names an option it refuses by its field (Python's keyword argument); budget-match
+/// names it by its flag: the error's source "min_headroom" is printed as "--min-headroom".
+const std::set<std::string, std::less<>> library_option_names = {
+    "align", "attention_backend", "from_runs", "global_batch_tokens", "gpu", "gpus", "max_time_ratio",
+    "megatron_args", "megatron_out", "min_headroom", "run_tokens", "seq_len", "top"};
+
+/// The error's line as budget-match prints it: a library option named by its flag.
+std::string cli_error_text(const budget::Error& e) {
+  if (library_option_names.count(e.source()) == 0) return e.text();
+  std::string flag = "--" + e.source();
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return budget::Error(e.message(), flag, e.path()).text();
+}
 
 }  // namespace
 
@@ -74,7 +89,7 @@ int main(int argc, char** argv) {
     }
     return e.code;
   } catch (const budget::Error& e) {
-    std::cerr << "budget-match: error: " << printable_message(e.text()) << "\n";
+    std::cerr << "budget-match: error: " << printable_message(cli_error_text(e)) << "\n";
     return exit_input_error;
   } catch (const std::bad_alloc&) {
     std::cerr << "budget-match: error: out of memory; the request needs more memory than this machine gives "

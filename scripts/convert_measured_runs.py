@@ -2,7 +2,7 @@
 """Convert the handed-over measured training runs into the run-file form that
 `budget-match calibrate --from-runs FILE` reads (docs/calibration.md, "Calibrating from runs"):
 
-  python3 scripts/convert_measured_runs.py ../shared/data/measured_runs data/runs/measured_runs.jsonl
+  python3 scripts/convert_measured_runs.py MEASURED_RUNS_DIR data/runs/measured_runs.jsonl
 
 writes data/runs/measured_runs.jsonl (SimuMax, Megatron-Bridge dense Llama-3, the two published
 Qwen3-30B-A3B H100 runs) and, beside it, data/runs/moe_runs.jsonl (the MoE runs of

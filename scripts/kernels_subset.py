@@ -2,7 +2,7 @@
 """Copy the part of the published kernel tables that `budget-match calibrate --from-kernels` reads
 into the repository (data/kernels/kernels.json; data/kernels/README.md says where it comes from).
 
-  python3 scripts/kernels_subset.py ../shared/data/kernels/kernels.json data/kernels/kernels.json
+  python3 scripts/kernels_subset.py COLLECTION/kernels.json data/kernels/kernels.json
 
 Keeps the file's "schema", "gpus" and "shared_notes" whole and the rows of the seven GPUs with a
 profile (A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200, B300, GB300) whose op the builder reads (gemm,

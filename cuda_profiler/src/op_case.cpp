@@ -184,13 +184,23 @@ OpCase router_case(std::int64_t tokens, std::int64_t experts, std::int64_t top_k
   return c;
 }
 
-OpCase gather_case(std::int64_t rows, std::int64_t hidden, const std::string& pass) {
-  require_positive(rows, "rows", "dispatch_gather");
-  require_positive(hidden, "H", "dispatch_gather");
-  require_pass(pass, {"forward", "backward"}, "dispatch_gather");
+namespace {
+
+/// The case of the routed-row op `op` (dispatch_gather, combine_scatter_add) over `rows` rows of
+/// width `hidden`, its arguments checked: rows a multiple of combine_top_k, forward or backward.
+OpCase routed_rows_case(const char* op, std::int64_t rows, std::int64_t hidden, const std::string& pass) {
+  require_positive(rows, "rows", op);
+  require_positive(hidden, "H", op);
+  require_pass(pass, {"forward", "backward"}, op);
   if (rows % combine_top_k != 0)
-    throw Error(fmt::format("dispatch_gather: rows {} is not a multiple of {}", rows, combine_top_k));
-  OpCase c{"dispatch_gather", pass, {{"rows", rows}, {"H", hidden}}, {}, {}, 0, 0};
+    throw Error(fmt::format("{}: rows {} is not a multiple of {}", op, rows, combine_top_k));
+  return OpCase{op, pass, {{"rows", rows}, {"H", hidden}}, {}, {}, 0, 0};
+}
+
+}  // namespace
+
+OpCase gather_case(std::int64_t rows, std::int64_t hidden, const std::string& pass) {
+  OpCase c = routed_rows_case("dispatch_gather", rows, hidden, pass);
   // forward: rows[r] = x[src[r]]: read one bf16 row and write one per routed row, plus the int32
   // index. backward: dx[t] = Σ_j drows[perm[t,j]] over the combine_top_k rows of token t (a
   // gather-reduce, no atomics): read the rows and indices, write rows/combine_top_k token rows.
@@ -200,12 +210,7 @@ OpCase gather_case(std::int64_t rows, std::int64_t hidden, const std::string& pa
 }
 
 OpCase scatter_add_case(std::int64_t rows, std::int64_t hidden, const std::string& pass) {
-  require_positive(rows, "rows", "combine_scatter_add");
-  require_positive(hidden, "H", "combine_scatter_add");
-  require_pass(pass, {"forward", "backward"}, "combine_scatter_add");
-  if (rows % combine_top_k != 0)
-    throw Error(fmt::format("combine_scatter_add: rows {} is not a multiple of {}", rows, combine_top_k));
-  OpCase c{"combine_scatter_add", pass, {{"rows", rows}, {"H", hidden}}, {}, {}, 0, 0};
+  OpCase c = routed_rows_case("combine_scatter_add", rows, hidden, pass);
   // forward: out[t] = Σ_j w[t,j]·rows[perm[t,j]] over the combine_top_k rows of token t: read the
   // rows (bf16), weights (fp32) and indices (int32); write rows/combine_top_k bf16 token rows.
   // backward: drows[perm[t,j]] = w[t,j]·dout[t]: read each dout row once (fewest bytes), the

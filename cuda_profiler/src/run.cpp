@@ -1,10 +1,29 @@
 #include "budget/profiler/run.hpp"
 
 #include <ctime>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
 namespace budget::profiler {
+
+namespace {
+
+/// The timing of `c`; nullopt when it failed and `failures` collects failures (`label`: the
+/// failure's text added there), the failure thrown on when there is no such list.
+std::optional<Timing> time_or_record(Timer& timer, const OpCase& c, const std::string& label,
+                                     std::vector<std::string>* failures) {
+  try {
+    return timer.time(c);
+  } catch (const CaseFailed& e) {
+    if (failures == nullptr) throw;
+    failures->push_back(label + ": " + e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
 
 std::vector<MeasuredRow> time_cases(const std::vector<OpCase>& cases, Timer& timer,
                                     const std::function<void(std::size_t, std::size_t, const MeasuredRow&)>& progress) {
@@ -23,27 +42,18 @@ void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const OpCase& c = cases[i];
-    Timing t;
-    try {
-      t = timer.time(c);
-    } catch (const CaseFailed& e) {
-      if (failures == nullptr) throw;
-      failures->push_back(c.label() + ": " + e.what());
-      continue;
-    }
+    const std::optional<Timing> timed = time_or_record(timer, c, c.label(), failures);
+    if (!timed) continue;
+    const Timing& t = *timed;
     const bool pad_fallback = c.op == "attention" && t.refused && c.at("head_dim") % 8 != 0;
     emit(i, MeasuredRow{c, t});
     if (pad_fallback) {
       OpCase padded = attention_case(c.at("docs"), c.at("doc_len"), c.at("num_heads"), c.at("num_kv_heads"),
                                      padded_head_dim(c.at("head_dim")), c.pass);
-      Timing fallback;
-      try {
-        fallback = timer.time(padded);
-      } catch (const CaseFailed& e) {
-        if (failures == nullptr) throw;
-        failures->push_back(padded.label() + " (padded fallback): " + e.what());
-        continue;
-      }
+      std::optional<Timing> timed_fallback =
+          time_or_record(timer, padded, padded.label() + " (padded fallback)", failures);
+      if (!timed_fallback) continue;
+      Timing& fallback = *timed_fallback;
       if (!fallback.refused) {
         fallback.backend = "fallback-pad8";
         fallback.note = fmt::format("cuDNN at head_dim {} (zero-padded from {})", padded.at("head_dim"), c.at("head_dim"));

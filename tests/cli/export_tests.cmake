@@ -128,7 +128,7 @@ budget_plot_test(ablation_time_png "${export_out}/ablation-time.png" grid --abla
 # plot is kept byte for byte, no temporary file is left, exit 2 naming the plot.
 add_test(NAME cli.plot.failed_plot_keeps_old_file
   COMMAND ${CMAKE_COMMAND} -DEXE=$<TARGET_FILE:budget-match> -DWORK=${export_out}/failing-plotter
-          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_atomic.cmake
+          -DMODE=failing -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/plot_kept_on_failure.cmake
   WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
 # A bad --plot is refused before the work: a 4×4 grid is not matched first.
 budget_cli_test(NAME plot.refused_before_work ARGS fit tests/data/does-not-exist.csv --plot "${export_out}/x.jpg"

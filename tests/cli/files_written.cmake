@@ -3,24 +3,12 @@
 # matches STDERR_MATCHES (if given), and that afterwards WORK holds exactly the files EXPECT_FILES
 # (paths relative to WORK; nothing else: no file a hostile name could create, no partial output,
 # no temporary left behind). "%WORK%" in ARGS is replaced by WORK.
-string(REPLACE "\\;" ";" ARGS "${ARGS}")
-string(REPLACE "\\;" ";" DIRS "${DIRS}")
+include("${CMAKE_CURRENT_LIST_DIR}/fresh_work.cmake")
 string(REPLACE "\\;" ";" EXPECT_FILES "${EXPECT_FILES}")
 if(NOT DEFINED EXPECT_EXIT)
   set(EXPECT_EXIT 0)
 endif()
-file(REMOVE_RECURSE "${WORK}")
-file(MAKE_DIRECTORY "${WORK}")
-foreach(dir IN LISTS DIRS)
-  file(MAKE_DIRECTORY "${WORK}/${dir}")
-endforeach()
-set(args)
-foreach(arg IN LISTS ARGS)
-  string(REPLACE "%WORK%" "${WORK}" arg "${arg}")
-  list(APPEND args "${arg}")
-endforeach()
-execute_process(COMMAND "${EXE}" ${args} WORKING_DIRECTORY "${WORK}"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+run_in_fresh_work()
 if(NOT rc EQUAL EXPECT_EXIT)
   message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_EXIT}\nstdout: ${out}\nstderr: ${err}")
 endif()

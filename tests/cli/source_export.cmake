@@ -5,16 +5,8 @@
 #   python:   `python3 -c 'import ast; ast.parse(open(OUT).read())'` must succeed;
 # and afterwards WORK must hold OUT alone (a `touch pwned...` in a name would have created a file).
 # The first comment line of OUT must match HEADER_MATCHES when given.
-string(REPLACE "\\;" ";" ARGS "${ARGS}")
-file(REMOVE_RECURSE "${WORK}")
-file(MAKE_DIRECTORY "${WORK}")
-set(args)
-foreach(arg IN LISTS ARGS)
-  string(REPLACE "%WORK%" "${WORK}" arg "${arg}")
-  list(APPEND args "${arg}")
-endforeach()
-execute_process(COMMAND "${EXE}" ${args} WORKING_DIRECTORY "${WORK}"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+include("${CMAKE_CURRENT_LIST_DIR}/fresh_work.cmake")
+run_in_fresh_work()
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "export: exit code ${rc}\nstdout: ${out}\nstderr: ${err}")
 endif()

@@ -16,34 +16,16 @@
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
 #include "fuzz_harness.hpp"
+#include "interop/megatron_test_models.hpp"
 
 namespace {
 
 budget::ArchConfig fuzz_megatron_moe() {
-  budget::ArchConfig c;
-  c.name = "fuzz-moe";
-  c.hidden_size = 512;
-  c.num_layers = 8;
-  c.attention = {8, 64, 4};
-  c.ffn.gated = true;
-  c.ffn.num_experts = 16;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 256;
-  c.vocab_size = 32000;
-  c.settings.max_position_embeddings = 8192;
-  return c;
+  return budget::test::megatron_moe_model("fuzz-moe", 512, 8, {8, 64, 4}, 16, 256);
 }
 
 budget::ClusterSpec fuzz_megatron_cluster() {
-  budget::ClusterSpec c;
-  c.name = "fuzz";
-  c.gpu_name = "fuzz GPU";
-  c.memory_bytes = std::int64_t{80} << 30;
-  c.gpus_per_node = 8;
-  c.nodes = 8;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  return c;
+  return budget::test::megatron_test_cluster("fuzz", 8, std::int64_t{80} << 30);
 }
 
 }  // namespace

@@ -21,25 +21,16 @@
 #include "budget/megatron_args.hpp"
 #include "budget/megatron_log.hpp"
 #include "fuzz_harness.hpp"
+#include "interop/megatron_test_models.hpp"
 
 namespace {
 
 constexpr const char* target = "fuzz_megatron_numbers";
 
 budget::ArchConfig numbers_moe() {
-  budget::ArchConfig c;
-  c.name = "fuzz-moe";
-  c.hidden_size = 512;
-  c.num_layers = 8;
-  c.attention = {8, 64, 4};
-  c.ffn.gated = true;
-  c.ffn.num_experts = 16;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 256;
+  budget::ArchConfig c = budget::test::megatron_moe_model("fuzz-moe", 512, 8, {8, 64, 4}, 16, 256);
   c.ffn.first_dense_layers = 1;
   c.ffn.dense_dim = 1024;
-  c.vocab_size = 32000;
-  c.settings.max_position_embeddings = 8192;
   return c;
 }
 

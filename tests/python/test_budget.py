@@ -11,14 +11,9 @@ space).
 import json
 import os
 import subprocess
-import sys
 
 import budget
-
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-CLI = os.environ.get("BUDGET_CLI")
-BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.json")
-MIXTRAL = os.path.join(SOURCE, "examples", "hf", "mixtral-8x7b.json")
+from budget_test_support import SOURCE, CLI, BASELINE, MIXTRAL, PROFILE, run_tests
 
 
 def test_load_and_account_native_file():
@@ -346,9 +341,6 @@ def test_error_is_a_value_error():
         raise AssertionError("no ValueError")
 
 
-PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
-
-
 def _cli_match(*args):
     out = subprocess.run([CLI, "--baseline", BASELINE, "--all-trainable-shapes", "--format", "json", *args], check=True, capture_output=True,
                          text=True)
@@ -439,14 +431,6 @@ def test_match_options_are_checked():
             raise AssertionError(f"no budget.Error for {kwargs}")
 
 
-if __name__ == "__main__":
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
-
-
 def test_hybrid_state_beside_kv():
     # Qwen3-Next-80B-A3B (tests/data/hf): 36 Gated DeltaNet layers keep 32·128·128 + 8192·3 state
     # elements each per sequence, beside the KV cache of its 12 full-attention layers (2·2·256 each).
@@ -458,3 +442,7 @@ def test_hybrid_state_beside_kv():
     assert "recurrent_state" not in budget.account(BASELINE)
     config = budget.load_config(qwen3_next).to_dict()
     assert config["layer_mixers"].count("linear_attention") == 36
+
+
+if __name__ == "__main__":
+    run_tests(globals())

@@ -6,19 +6,12 @@ Run by ctest (pytest when installed, else this file's own runner)."""
 import json
 import os
 import subprocess
-import sys
 
 import budget
+from budget_test_support import SOURCE, CLI, BASELINE, SMELT, MIXTRAL, H200, PROFILE, run_tests
 
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-CLI = os.environ.get("BUDGET_CLI")
-BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.json")
-SMELT = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-smelt.json")
-MIXTRAL = os.path.join(SOURCE, "examples", "hf", "mixtral-8x7b.json")
-H200 = os.path.join(SOURCE, "examples", "clusters", "h200.json")
 # The H200 example without its profile (gpu.compute.datasheet only): the refusals that need one.
 H200_DATASHEET = os.path.join(SOURCE, "tests", "data", "clusters", "h200-datasheet-only.json")
-PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
 
 
 def test_layout_keys():
@@ -189,7 +182,7 @@ def test_cluster_errors():
     try:
         budget.layout_search(BASELINE, H200, gpus=64, calibration=PROFILE)  # one node of 8
     except budget.Error as e:
-        assert e.source == "--gpus" and "64 GPUs" in e.message
+        assert e.source == "gpus" and "64 GPUs" in e.message
     else:
         raise AssertionError("no budget.Error")
 
@@ -336,14 +329,6 @@ def test_peak_saved_layer_executions():
             raise AssertionError("no budget.Error")
 
 
-if __name__ == "__main__":
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
-
-
 def test_cluster_file_profile_by_default():
     # Issue 32: the cluster file's gpu.compute.calibration times the step when no profile is given:
     # layout() has the step time of the example's h200-published.json, the same as naming it.
@@ -359,3 +344,7 @@ def test_cluster_file_profile_by_default():
     p = budget.predict_time(BASELINE, cluster=H200)
     assert p == budget.predict_time(BASELINE, calibration=os.path.join(SOURCE, "cuda_profiler", "profiles",
                                                                        "h200-published.json"))
+
+
+if __name__ == "__main__":
+    run_tests(globals())

@@ -7,15 +7,10 @@ a GPU, and MXFP8 on Hopper, are refused naming the argument.
 """
 
 import json
-import os
 import subprocess
-import sys
 
 import budget
-
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-CLI = os.environ.get("BUDGET_CLI")
-MIXTRAL = os.path.join(SOURCE, "examples", "hf", "mixtral-8x7b.json")
+from budget_test_support import CLI, MIXTRAL, run_tests
 
 
 def test_match_with_a_kernel_target():
@@ -52,8 +47,4 @@ def test_grid_with_a_kernel_target():
 
 
 if __name__ == "__main__":
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
+    run_tests(globals())

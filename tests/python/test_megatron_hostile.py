@@ -6,14 +6,10 @@ files given as megatron_args raise budget.Error naming the file and the argument
 Run by ctest (pytest when installed, else this file's own runner)."""
 
 import os
-import sys
 import tempfile
 
 import budget
-
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.json")  # 12 MoE layers
-H200 = os.path.join(SOURCE, "examples", "clusters", "h200.json")
+from budget_test_support import BASELINE, H200, run_tests
 
 
 def layout_error(text):
@@ -65,7 +61,6 @@ def test_python_int_forms_read():
         assert "--seed" in r["megatron_args"]["not_modelled"]
 
 
-
 def test_loop_range_of_any_length():
     """loop="FIRST-LAST" is read without std::regex (a 50,000-digit range overflowed its recursion)."""
     try:
@@ -77,8 +72,4 @@ def test_loop_range_of_any_length():
 
 
 if __name__ == "__main__":
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
+    run_tests(globals())

@@ -26,8 +26,8 @@ except ImportError:  # pragma: no cover - CI installs python3-torch
         pytest.skip("PyTorch is not installed (Debian: python3-torch)", allow_module_level=True)
 
 import budget
+from budget_test_support import SOURCE, run_tests
 
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 TINY = os.path.join(SOURCE, "tests", "python", "data", "tiny-looped-moe.json")
 
 
@@ -193,8 +193,4 @@ if __name__ == "__main__":
     if torch is None:
         print("skipped: PyTorch is not installed (Debian: python3-torch)", file=sys.stderr)
         sys.exit(0)
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
+    run_tests(globals())

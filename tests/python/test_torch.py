@@ -404,7 +404,7 @@ def test_layer_time_refuses_without_cuda(tmp_path):
     assert not (tmp_path / "rows.jsonl").exists()
 
 
-# The keys of ../shared/data/h200_torch_layers.jsonl's layer rows (its README, "h200_torch_layers").
+# The keys of tests/data/time/h200_torch_layers.jsonl's layer rows (docs/calibration.md, "Layer rows").
 SHARED_LAYER_KEYS = {"config", "tokens", "doc_len", "executed_layers", "attn_block_ms", "moe_block_ms", "layer_ms",
                      "layer_spread_ms", "attention_backend_ms", "pad_fraction"}
 

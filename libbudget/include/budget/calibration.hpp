@@ -128,7 +128,7 @@ struct CalibrationRow {
 
 /// One measured whole layer (docs/calibration.md, "Layer rows"): the training step (forward +
 /// backward) of one layer of `config` over `tokens` tokens packed as causal documents of
-/// `doc_len` tokens, in the form of ../shared/data/h200_torch_layers.jsonl (one JSON object a line;
+/// `doc_len` tokens, in the form of tests/data/time/h200_torch_layers.jsonl (one JSON object a line;
 /// the same object in a profile's "layers" array). The time model fits its layer correction on
 /// these rows and validates on them (time_model.hpp). Every layer of `config` must be alike (no
 /// first dense layers, no sliding-window layers): the row is one of them.
@@ -238,7 +238,7 @@ CalibrationProfile profile_from_published_kernels(std::string_view json, const s
                                                   const std::string& gpu_key);
 CalibrationProfile load_published_kernels_profile(const std::string& path, const std::string& gpu_key);
 
-/// Parses whole-layer measurement lines (the form of ../shared/data/h200_torch_layers.jsonl): one
+/// Parses whole-layer measurement lines (the form of tests/data/time/h200_torch_layers.jsonl): one
 /// CalibrationLayerRow object a line; an optional `op: device` line (keys "device", "torch",
 /// "gemm_8192_tflops", "tokens", "doc_len") is checked for form and otherwise ignored. Errors name
 /// `source` and "line <n>/<field>". At least one layer line.

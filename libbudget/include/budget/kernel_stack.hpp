@@ -6,7 +6,7 @@
 /// expert-parallel limits of the dispatchers. docs/kernels.md shows the table.
 ///
 /// Sources (commits): Dao-AILab/flash-attention 0251105a2f, NVIDIA/TransformerEngine d0067d0da6,
-/// deepseek-ai/DeepEP dd758caf45, NVIDIA/Megatron-LM d98e8a64dd (../shared/KERNELS.md gathers them).
+/// deepseek-ai/DeepEP dd758caf45, NVIDIA/Megatron-LM d98e8a64dd (docs/kernels.md names each rule's file:line).
 ///
 /// Thread safety: every function here is reentrant; the table is immutable.
 

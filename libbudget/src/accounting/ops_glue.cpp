@@ -2,7 +2,7 @@
 // matmuls, the attention kernel and the measured memory-bound ops. Each is a memory-bound op with
 // its fewest forward bytes per token and execution, bf16 activations (2 bytes an element) unless
 // said otherwise; the backward's bytes and the launches are the time model's (time_step.cpp).
-// Sources: the PyTorch-eager layer of ../shared/data/h200_torch_layers.jsonl (its README): fused
+// Sources: the PyTorch-eager layer of tests/data/time/h200_torch_layers.jsonl (docs/calibration.md): fused
 // QKV split into q/k/v viewed as (docs, heads, len, head_dim), output reshaped to tokens × q,
 // residual adds, router softmax/top-k in fp32, routing weights gathered and multiplied,
 // scatter-add into a zeroed buffer.

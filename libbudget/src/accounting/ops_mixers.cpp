@@ -14,17 +14,26 @@ void set_flops(Op& op, double forward, double passes) {
   op.kernel_training_flops = passes * forward;
 }
 
+/// An op of `layers` with no matmul weights: `in` × `out` features in `matrices` groups (heads),
+/// `value_features` (the chunk of a scan), `params` parameters a layer, every one active.
+Op& new_mixer_op(std::vector<Op>& ops, OpKind kind, LayerCount layers, std::int64_t in, std::int64_t out,
+                 std::int64_t matrices, std::int64_t value_features, std::int64_t params) {
+  Op& op = new_op(ops, kind, layers.physical, layers.executed);
+  op.in_features = in;
+  op.out_features = out;
+  op.matrices = matrices;
+  op.value_features = value_features;
+  op.params_per_layer = op.active_params_per_layer = params;
+  return op;
+}
+
 /// The depthwise causal convolution over `channels` with `taps` taps: channels·taps weights (+
 /// channels biases), 2·taps FLOPs a channel per token (one multiply-add a tap); it reads and writes a
 /// row of `channels` (4·channels bytes, bf16).
 void add_convolution(std::vector<Op>& ops, std::int64_t channels, std::int64_t taps, bool bias, LayerCount layers,
                      double passes) {
-  Op& conv = new_op(ops, OpKind::short_convolution, layers.physical, layers.executed);
-  conv.in_features = channels;
-  conv.out_features = taps;
-  conv.matrices = 1;
-  conv.params_per_layer = channels * taps + (bias ? channels : 0);
-  conv.active_params_per_layer = conv.params_per_layer;
+  Op& conv = new_mixer_op(ops, OpKind::short_convolution, layers, channels, taps, 1, 0,
+                          channels * taps + (bias ? channels : 0));
   set_flops(conv, 2.0 * static_cast<double>(taps) * static_cast<double>(channels), passes);
   conv.forward_bytes = 4.0 * static_cast<double>(channels);
 }
@@ -46,13 +55,8 @@ void add_linear_attention(std::vector<Op>& ops, const OpListContext& x) {
   add_matmul(ops, OpKind::mixer_in_projection, x.H, l.in_projection_width(), 1, 1, layers.physical, layers.executed,
              x.passes);
   add_convolution(ops, l.conv_width(), l.conv_kernel, false, layers, x.passes);
-  Op& scan = new_op(ops, OpKind::delta_rule_scan, layers.physical, layers.executed);
-  scan.in_features = l.key_head_dim;
-  scan.out_features = l.value_head_dim;
-  scan.matrices = l.num_value_heads;
-  scan.value_features = l.chunk_size;
-  scan.params_per_layer = 2 * l.num_value_heads;
-  scan.active_params_per_layer = scan.params_per_layer;
+  Op& scan = new_mixer_op(ops, OpKind::delta_rule_scan, layers, l.key_head_dim, l.value_head_dim, l.num_value_heads,
+                          l.chunk_size, 2 * l.num_value_heads);
   const double C = static_cast<double>(l.chunk_size), dk = static_cast<double>(l.key_head_dim),
                dv = static_cast<double>(l.value_head_dim), heads = static_cast<double>(l.num_value_heads);
   set_flops(scan, heads * (6.0 * C * dk + 4.0 * C * dv + 6.0 * dk * dv + (C - 1.0) * (2.0 * C - 1.0) / 3.0), x.passes);
@@ -78,13 +82,8 @@ void add_mamba(std::vector<Op>& ops, const OpListContext& x) {
                       layers.executed, x.passes);
   if (m.projection_bias) add_bias(in, m.in_projection_width(), m.in_projection_width());
   add_convolution(ops, m.conv_width(), m.conv_kernel, m.conv_bias, layers, x.passes);
-  Op& scan = new_op(ops, OpKind::ssd_scan, layers.physical, layers.executed);
-  scan.in_features = m.head_dim;
-  scan.out_features = m.state_size;
-  scan.matrices = m.num_heads;
-  scan.value_features = m.chunk_size;
-  scan.params_per_layer = 3 * m.num_heads;
-  scan.active_params_per_layer = scan.params_per_layer;
+  Op& scan = new_mixer_op(ops, OpKind::ssd_scan, layers, m.head_dim, m.state_size, m.num_heads, m.chunk_size,
+                          3 * m.num_heads);
   const double Q = static_cast<double>(m.chunk_size), N = static_cast<double>(m.state_size),
                P = static_cast<double>(m.head_dim), heads = static_cast<double>(m.num_heads);
   set_flops(scan, heads * (2.0 * Q * (N + P) + 4.0 * N * P + 2.0 * N * P / Q), x.passes);

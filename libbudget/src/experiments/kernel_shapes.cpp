@@ -14,7 +14,7 @@ namespace budget {
 namespace {
 
 void check_multiple(std::int64_t multiple) {
-  if (multiple < 1) throw Error(fmt::format("alignment {} is not allowed; allowed: a multiple ≥ 1", multiple), "--align");
+  if (multiple < 1) throw Error(fmt::format("alignment {} is not allowed; allowed: a multiple ≥ 1", multiple), "align");
 }
 
 /// Adds "NAME VALUE is not a multiple of M" when a nonzero dimension is off the alignment.

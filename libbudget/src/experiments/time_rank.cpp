@@ -28,10 +28,10 @@ struct TimedRankEntry {
 
 // budget::Error for top_n < 1 or a time-ratio cap that is not finite and > 0.
 void check_time_rank_options(const TimeRankOptions& options) {
-  if (options.top_n < 1) throw Error(fmt::format("top {} is not allowed; allowed: ≥ 1", options.top_n), "--top");
+  if (options.top_n < 1) throw Error(fmt::format("top {} is not allowed; allowed: ≥ 1", options.top_n), "top");
   if (options.max_time_ratio && !(*options.max_time_ratio > 0 && std::isfinite(*options.max_time_ratio))) {
     throw Error(fmt::format("value {} is not allowed; allowed: a time ratio > 0", *options.max_time_ratio),
-                "--max-time-ratio");
+                "max_time_ratio");
   }
 }
 

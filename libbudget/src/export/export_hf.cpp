@@ -219,7 +219,7 @@ void write_moe(const ArchConfig& c, const HfStyle& s, Json& doc, const std::stri
       if (n < 0) {
         throw Error(fmt::format("/ffn: {} shared experts of width {} are not a whole number of routed-width ({}) "
                                 "experts, which is how {} spells shared experts (n_shared_experts); match with "
-                                "shared_expert_dim and expert_dim fixed to one width (--constraints C.json with "
+                                "shared_expert_dim and expert_dim fixed to one width (constraints "
                                 "{{\"expert_dim\": {{\"fixed\": W}}, \"shared_expert_dim\": {{\"fixed\": W}}}}, "
                                 "docs/matching.md), or export to megatron",
                                 f.num_shared_experts, f.shared_expert_dim, f.expert_dim, family),
@@ -438,7 +438,7 @@ std::string export_hf(const ArchConfig& c, const ExportOptions& options, std::ve
       // A template's family may have 2-matrix MLPs (Nemotron-H's relu²): the read-back check decides.
       throw Error("/ffn/gated: false (a 2-matrix MLP) cannot be exported to the Hugging Face families a fresh "
                   "config.json is written in, which all use gated MLPs; give the family's config.json as the "
-                  "template, use --to megatron, or gated: true",
+                  "template, export to megatron, or gated: true",
                   c.name.empty() ? "<config>" : c.name);
     }
     std::string reasons;

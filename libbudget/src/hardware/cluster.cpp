@@ -150,7 +150,7 @@ ClusterSpec parse_cluster_spec(std::string_view json_text, const std::string& so
 ClusterSpec load_cluster_spec(const std::string& path, std::optional<std::int64_t> nodes) {
   const std::string text = detail::read_text_file(path);
   ClusterSpec c = parse_cluster_spec(text, path, std::filesystem::path(path).parent_path().string());
-  if (nodes) resize_cluster(c, *nodes, path + " (with --nodes)");
+  if (nodes) resize_cluster(c, *nodes, fmt::format("{} (with {} nodes)", path, *nodes));
   return c;
 }
 

@@ -43,7 +43,7 @@ LayoutSearchOptions megatron_search_options(const MegatronRun& run, const Worklo
   if (!tokens) {
     throw Error(fmt::format("--global-batch-size {} x --seq-length {} tokens a step is more than 2^50",
                             run.global_batch_size, l.seq_len),
-                "--megatron-args");
+                "megatron_args");
   }
   o.global_batch_tokens = *tokens;
   o.imbalance = l.imbalance;

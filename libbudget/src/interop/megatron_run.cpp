@@ -81,7 +81,7 @@ void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& confi
 /// DP = N / (TP·CP·PP), micro-batches = GBS / (MBS·DP) (Megatron's default GBS: MBS·DP).
 void read_megatron_batch(const ParsedMegatronArgs& p, std::int64_t gpus, ParallelLayout& l, MegatronRun& run) {
   const std::int64_t group = args_product(p, args_product(p, l.tp, l.cp, "TP x CP"), l.pp, "TP x CP x PP");
-  if (gpus < 1) throw Error("the GPU count (--gpus) is needed to read Megatron-LM's arguments", p.source);
+  if (gpus < 1) throw Error("the GPU count (gpus) is needed to read Megatron-LM's arguments", p.source);
   if (gpus % group != 0) {
     throw Error(fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}: DP = N/(TP·CP·PP) is not whole", gpus,
                             l.tp, l.cp, l.pp, group),

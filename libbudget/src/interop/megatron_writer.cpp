@@ -31,7 +31,7 @@ void write_megatron_pipeline(const ParallelLayout& l, MegatronLines& out) {
     throw Error(fmt::format("loop placement {} has no Megatron-LM arguments: Megatron-LM builds every layer once and "
                             "has no chunks that share parameters; write a layout with loop placement in_chunk",
                             to_string(l.loop_placement)),
-                "--megatron-out");
+                "megatron_out");
   }
   out.add("--pipeline-model-parallel-size", l.pp);
   if (!l.pipeline_layout.empty()) {

@@ -159,7 +159,7 @@ const AttentionRule& attention_rule(GpuArch arch, AttentionBackend backend) {
   throw Error(fmt::format("no attention rule for {} on {}; allowed: an explicit backend (fa2, fa3, fa4, cudnn, "
                           "unfused)",
                           to_string(backend), to_string(arch)),
-              "--attention-backend");
+              "attention_backend");
 }
 
 std::vector<AttentionBackend> attention_backend_order(GpuArch arch) {

@@ -396,7 +396,7 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) 
     throw Error("TP, CP and PP must be at most 2^20", source);
   }
   const std::int64_t group = layout.tp * layout.cp * layout.pp;  // at most 2^60: the bounds above
-  if (layout.gpus <= 0 && layout.dp <= 0) throw Error("give the GPU count (--gpus) or the data-parallel size (--dp)", source);
+  if (layout.gpus <= 0 && layout.dp <= 0) throw Error("give the GPU count (gpus) or the data-parallel size (dp)", source);
   if (layout.gpus > 0) {
     if (layout.gpus % group != 0) {
       throw Error(fmt::format("{} GPUs do not divide by TP·CP·PP = {}·{}·{} = {}", layout.gpus, layout.tp, layout.cp,
@@ -405,7 +405,7 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) 
     }
     const std::int64_t dp = layout.gpus / group;
     if (layout.dp > 0 && layout.dp != dp) {
-      throw Error(fmt::format("--dp {} disagrees with {} GPUs / (TP·CP·PP = {}) = {}", layout.dp, layout.gpus, group, dp),
+      throw Error(fmt::format("dp = {} disagrees with {} GPUs / (TP·CP·PP = {}) = {}", layout.dp, layout.gpus, group, dp),
                   source);
     }
     layout.dp = dp;

@@ -42,6 +42,71 @@ bool affine_interval(double a, double b, double lo, double hi, double& e_lo, dou
   }
   return e_lo <= e_hi;
 }
+
+/// At width W and shared width S: F(E) = aF + bF·E and N(E) = aN + bN·E, and their weighted relative
+/// deviations from the baseline's F_b and N_b, u(E) = uA + uB·E and v(E) = vA + vB·E.
+struct ExpertLines {
+  double F_b, N_b, aF, bF, aN, bN, uA, uB, vA, vB;
+};
+
+ExpertLines expert_lines(const SearchSpace& space, const Coefficients& k, std::int64_t W, std::int64_t S) {
+  const MatchConstraints& c = space.constraints();
+  ExpertLines l{};
+  l.F_b = space.baseline_flops();
+  l.N_b = space.baseline_params();
+  const double w = static_cast<double>(W), s = static_cast<double>(S);
+  l.aF = k.f0 + k.fW * w + k.fS * s;
+  l.bF = k.fE + k.fEW * w;
+  l.aN = k.n0 + k.nW * w + k.nS * s;
+  l.bN = k.nE + k.nEW * w;
+  l.uA = c.weight_flops * (l.aF / l.F_b - 1.0);
+  l.uB = c.weight_flops * l.bF / l.F_b;
+  l.vA = c.weight_params * (l.aN / l.N_b - 1.0);
+  l.vB = c.weight_params * l.bN / l.N_b;
+  return l;
+}
+
+/// The point of [lo, hi] where `f` is lowest among lo and the points considered (a point outside
+/// is skipped; a tie keeps the earlier): a convex piecewise-linear f's minimiser when every
+/// breakpoint is considered.
+template <class F>
+class LowestPoint {
+ public:
+  LowestPoint(F f, double lo, double hi) : f_(std::move(f)), lo_(lo), hi_(hi), at_(lo), value_(f_(lo)) {}
+  void consider(double x) {
+    if (!(x >= lo_ && x <= hi_)) return;
+    const double value = f_(x);
+    if (value < value_) value_ = value, at_ = x;
+  }
+  double at() const { return at_; }
+
+ private:
+  F f_;
+  double lo_, hi_, at_, value_;
+};
+
+/// Narrows [e_lo, e_hi] to the expert counts whose FLOPs and parameters deviate from the baseline's
+/// by at most dF and dN (relative; an infinite one bounds nothing). False when none is left.
+bool within_deviations(const ExpertLines& l, double dF, double dN, double& e_lo, double& e_hi) {
+  if (std::isfinite(dF) && !affine_interval(l.aF, l.bF, l.F_b * (1 - dF), l.F_b * (1 + dF), e_lo, e_hi)) return false;
+  if (std::isfinite(dN) && !affine_interval(l.aN, l.bN, l.N_b * (1 - dN), l.N_b * (1 + dN), e_lo, e_hi)) return false;
+  return true;
+}
+
+/// The expert counts of the lattice (experts.min..max, multiples of experts.multiple_of) inside
+/// [e_lo, e_hi] nearest below and above `best_e`; nullopt when the interval holds none.
+std::optional<std::pair<std::int64_t, std::int64_t>> lattice_neighbours(const VariableRange& experts, double e_lo,
+                                                                        double e_hi, double best_e) {
+  const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
+  const std::int64_t lattice_lo =
+      ceil_to_multiple(std::max<std::int64_t>(experts.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
+  const std::int64_t lattice_hi =
+      floor_to_multiple(std::min<std::int64_t>(experts.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
+  if (lattice_lo > lattice_hi) return std::nullopt;
+  const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
+  const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
+  return std::make_pair(below, above);
+}
 }  // namespace
 
 Coefficients calibrate(const SearchSpace& space, const ArchConfig& cfg, std::int64_t top_k) {
@@ -209,13 +274,8 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
                                             std::int64_t S, double pruning_bound) {
   const MatchConstraints& c = space.constraints();
   const VariableRange& experts = space.experts();
-  const double F_b = space.baseline_flops(), N_b = space.baseline_params();
-  const double w = static_cast<double>(W), s = static_cast<double>(S);
-  // F(E) = aF + bF·E, N(E) = aN + bN·E; u(E), v(E): the weighted relative deviations.
-  const double aF = k.f0 + k.fW * w + k.fS * s, bF = k.fE + k.fEW * w;
-  const double aN = k.n0 + k.nW * w + k.nS * s, bN = k.nE + k.nEW * w;
-  const double uA = c.weight_flops * (aF / F_b - 1.0), uB = c.weight_flops * bF / F_b;
-  const double vA = c.weight_params * (aN / N_b - 1.0), vB = c.weight_params * bN / N_b;
+  const ExpertLines l = expert_lines(space, k, W, S);
+  const double aF = l.aF, bF = l.bF, aN = l.aN, bN = l.bN, uA = l.uA, uB = l.uB, vA = l.vA, vB = l.vB;
   const auto h = [&](double E) { return std::max(std::fabs(uA + uB * E), std::fabs(vA + vB * E)); };
   const auto at = [&](std::int64_t E, double h_value) {
     const double e = static_cast<double>(E);
@@ -235,29 +295,18 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   };
   const double dF = limit(c.weight_flops, c.max_flops_deviation);
   const double dN = limit(c.weight_params, c.max_params_deviation);
-  if (std::isfinite(dF) && !affine_interval(aF, bF, F_b * (1 - dF), F_b * (1 + dF), e_lo, e_hi)) return std::nullopt;
-  if (std::isfinite(dN) && !affine_interval(aN, bN, N_b * (1 - dN), N_b * (1 + dN), e_lo, e_hi)) return std::nullopt;
+  if (!within_deviations(l, dF, dN, e_lo, e_hi)) return std::nullopt;
   // Continuous minimiser of the convex h on [e_lo, e_hi]: among the breakpoints.
-  double best_e = e_lo, best_h = h(e_lo);
-  const auto try_point = [&](double E) {
-    if (!(E >= e_lo && E <= e_hi)) return;
-    const double value = h(E);
-    if (value < best_h) best_h = value, best_e = E;
-  };
-  try_point(e_hi);
-  if (uB != 0) try_point(-uA / uB);
-  if (vB != 0) try_point(-vA / vB);
-  if (uB != vB) try_point((vA - uA) / (uB - vB));
-  if (uB + vB != 0) try_point(-(uA + vA) / (uB + vB));
+  LowestPoint lowest(h, e_lo, e_hi);
+  lowest.consider(e_hi);
+  if (uB != 0) lowest.consider(-uA / uB);
+  if (vB != 0) lowest.consider(-vA / vB);
+  if (uB != vB) lowest.consider((vA - uA) / (uB - vB));
+  if (uB + vB != 0) lowest.consider(-(uA + vA) / (uB + vB));
   // Lattice neighbours of the minimiser inside [e_lo, e_hi].
-  const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
-  const std::int64_t lattice_lo =
-      ceil_to_multiple(std::max<std::int64_t>(experts.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
-  const std::int64_t lattice_hi =
-      floor_to_multiple(std::min<std::int64_t>(experts.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
-  if (lattice_lo > lattice_hi) return std::nullopt;
-  const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
-  const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
+  const auto neighbours = lattice_neighbours(experts, e_lo, e_hi, lowest.at());
+  if (!neighbours) return std::nullopt;
+  const auto [below, above] = *neighbours;
   const double h_below = h(static_cast<double>(below)), h_above = h(static_cast<double>(above));
   return at(h_above < h_below ? above : below, std::min(h_below, h_above));
 }
@@ -305,12 +354,9 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   }
   const MatchConstraints& c = space.constraints();
   const VariableRange& experts = space.experts();
-  const double F_b = space.baseline_flops(), N_b = space.baseline_params();
-  const double w = static_cast<double>(W), s = static_cast<double>(S);
-  const double aF = k.f0 + k.fW * w + k.fS * s, bF = k.fE + k.fEW * w;
-  const double aN = k.n0 + k.nW * w + k.nS * s, bN = k.nE + k.nEW * w;
-  const double uA = c.weight_flops * (aF / F_b - 1.0), uB = c.weight_flops * bF / F_b;
-  const double vA = c.weight_params * (aN / N_b - 1.0), vB = c.weight_params * bN / N_b;
+  const ExpertLines l = expert_lines(space, k, W, S);
+  const double F_b = l.F_b, N_b = l.N_b, aF = l.aF, bF = l.bF, aN = l.aN, bN = l.bN;
+  const double uA = l.uA, uB = l.uB, vA = l.vA, vB = l.vB;
   const GoalPieces pieces = goal_pieces(target, uA, uB, vA, vB);
   const auto goal = [&](double E) {
     double g = -std::numeric_limits<double>::infinity();
@@ -338,31 +384,19 @@ std::optional<ExpertSolution> solve_experts(const SearchSpace& space, const Coef
   };
   const double dF = limit(c.weight_flops, target.flops, c.max_flops_deviation);
   const double dN = limit(c.weight_params, target.params, c.max_params_deviation);
-  if (std::isfinite(dF) && !affine_interval(aF, bF, F_b * (1 - dF), F_b * (1 + dF), e_lo, e_hi)) return std::nullopt;
-  if (std::isfinite(dN) && !affine_interval(aN, bN, N_b * (1 - dN), N_b * (1 + dN), e_lo, e_hi)) return std::nullopt;
+  if (!within_deviations(l, dF, dN, e_lo, e_hi)) return std::nullopt;
   // Continuous minimiser of the convex goal on [e_lo, e_hi]: an end or a crossing of two pieces.
-  double best_e = e_lo, best_g = goal(e_lo);
-  const auto try_point = [&](double E) {
-    if (!(E >= e_lo && E <= e_hi)) return;
-    const double value = goal(E);
-    if (value < best_g) best_g = value, best_e = E;
-  };
-  try_point(e_hi);
+  LowestPoint lowest(goal, e_lo, e_hi);
+  lowest.consider(e_hi);
   for (std::size_t i = 0; i < pieces.size; ++i) {
     for (std::size_t j = i + 1; j < pieces.size; ++j) {
       const GoalPiece &p = pieces.at[i], &q = pieces.at[j];
-      if (p.b != q.b) try_point((q.a - p.a) / (p.b - q.b));
+      if (p.b != q.b) lowest.consider((q.a - p.a) / (p.b - q.b));
     }
   }
-  const std::int64_t step = std::max<std::int64_t>(1, experts.multiple_of);
-  const std::int64_t lattice_lo =
-      ceil_to_multiple(std::max<std::int64_t>(experts.min, to_int64_clamped(std::ceil(e_lo - 1e-9))), step);
-  const std::int64_t lattice_hi =
-      floor_to_multiple(std::min<std::int64_t>(experts.max, to_int64_clamped(std::floor(e_hi + 1e-9))), step);
-  if (lattice_lo > lattice_hi) return std::nullopt;
-  const std::int64_t below = std::clamp(floor_to_multiple(to_int64_clamped(std::floor(best_e)), step), lattice_lo, lattice_hi);
-  const std::int64_t above = std::clamp(ceil_to_multiple(to_int64_clamped(std::ceil(best_e)), step), lattice_lo, lattice_hi);
-  const ExpertSolution lo = at(below), hi = at(above);
+  const auto neighbours = lattice_neighbours(experts, e_lo, e_hi, lowest.at());
+  if (!neighbours) return std::nullopt;
+  const ExpertSolution lo = at(neighbours->first), hi = at(neighbours->second);
   return hi.value < lo.value ? hi : lo;
 }
 

@@ -35,7 +35,7 @@ MatchResult match(const ArchConfig& baseline, const LoopSpec& loop, const Worklo
   validate(baseline);
   validate(workload);
   validate(constraints);
-  if (top_n < 1) throw Error(fmt::format("top {} must be at least 1", top_n), "", "--top");
+  if (top_n < 1) throw Error(fmt::format("top {} must be at least 1", top_n), "top");
   if (constraints.count_lm_head && baseline.vocab_size == 0) {
     throw Error("count_lm_head is set but the baseline has no vocabulary (vocab_size 0), so it has no LM head to "
                 "count; allowed: a baseline with vocab_size > 0, or count_lm_head false",

@@ -382,7 +382,7 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
   const ParallelLayout l = resolve_layout(given, source);
   l.validate(config, source);
   if (l.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} node{} of {}); set more nodes (--nodes)",
+    throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} node{} of {}); set more nodes (nodes)",
                             l.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",
                             cluster.gpus_per_node),
                 source);

@@ -304,7 +304,7 @@ std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, c
     }
     if (!selected.empty()) out.push_back(fit_precision(models, selected, recipe, runs_name));
   }
-  if (out.empty()) throw Error(fmt::format("no run of {} in {}", wanted, runs_name), "--from-runs");
+  if (out.empty()) throw Error(fmt::format("no run of {} in {}", wanted, runs_name), "from_runs");
   throw_if_every_run_skipped(out, wanted, runs_name);
   return out;
 }

@@ -15,30 +15,30 @@ namespace detail {
 
 void check_layout_search_options(const LayoutSearchOptions& o, const ClusterSpec& cluster) {
   if (o.gpus < 1 || o.gpus > cluster.total_gpus()) {
-    throw Error(fmt::format("{} GPUs: the cluster has {} ({} node{} of {}); set more nodes (--nodes)", o.gpus,
+    throw Error(fmt::format("{} GPUs: the cluster has {} ({} node{} of {}); set more nodes (nodes)", o.gpus,
                             cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s", cluster.gpus_per_node),
-                "--gpus");
+                "gpus");
   }
   if (o.seq_len < 1 || o.seq_len > (std::int64_t{1} << 32)) {
-    throw Error(fmt::format("seq_len = {} is not in [1, 2^32]", o.seq_len), "--seq-len");
+    throw Error(fmt::format("seq_len = {} is not in [1, 2^32]", o.seq_len), "seq_len");
   }
   if (o.global_batch_tokens > (std::int64_t{1} << 50)) {
     throw Error(fmt::format("global batch of {} tokens is more than 2^50", o.global_batch_tokens),
-                "--global-batch-tokens");
+                "global_batch_tokens");
   }
   if (o.global_batch_tokens < o.seq_len) {
     throw Error(fmt::format("global batch of {} tokens is less than one sequence of {}", o.global_batch_tokens,
                             o.seq_len),
-                "--global-batch-tokens");
+                "global_batch_tokens");
   }
   if (o.keep < 1) throw Error("keep at least one layout", "keep");
   if (!(o.min_headroom_bytes >= 0.0) || !std::isfinite(o.min_headroom_bytes)) {
     throw Error(fmt::format("headroom of {} bytes is not allowed; allowed: a finite number ≥ 0", o.min_headroom_bytes),
-                "--min-headroom");
+                "min_headroom");
   }
   if (!(o.run_tokens >= 0.0) || !std::isfinite(o.run_tokens)) {
     throw Error(fmt::format("{} run tokens are not allowed; allowed: a finite number ≥ 0 (0: no run)", o.run_tokens),
-                "--run-tokens");
+                "run_tokens");
   }
 }
 

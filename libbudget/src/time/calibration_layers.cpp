@@ -1,5 +1,5 @@
 // Whole-layer rows of calibration profiles (docs/calibration.md, "Layer rows"): one reader for the
-// measurement lines (the form of ../shared/data/h200_torch_layers.jsonl) and a profile's "layers"
+// measurement lines (the form of tests/data/time/h200_torch_layers.jsonl) and a profile's "layers"
 // array, and the writer of that form.
 
 #include <algorithm>

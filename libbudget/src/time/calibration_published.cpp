@@ -1,8 +1,9 @@
 // A calibration profile from published, measured kernel tables (docs/calibration.md, "Profiles from
 // published kernel tables"): the rows of a kernels.json file (the form of
-// ../shared/data/kernels/kernels.json, copied into data/kernels/) for one GPU, made into profile rows
-// with their provenance, the GPU's datasheet peaks, and the kernel stack they describe (Megatron-Core
-// with Transformer Engine: cuBLAS GEMMs, cuDNN / FlashAttention fused attention, fused RMSNorm).
+// data/kernels/kernels.json, the part of the project's kernel collection copied here) for one GPU,
+// made into profile rows with their provenance, the GPU's datasheet peaks, and the kernel stack
+// they describe (Megatron-Core with Transformer Engine: cuBLAS GEMMs, cuDNN / FlashAttention fused
+// attention, fused RMSNorm).
 //
 // What is read, per GPU key (A100_SXM4_80GB, H100_SXM, H200_SXM, B200, GB200, B300, GB300):
 //   gemm: aiconfigurator's cuBLAS tables (torch F.linear, bf16; sgl-kernel per-token FP8
@@ -72,7 +73,7 @@ const PublishedGpu& published_gpu(const std::string& key) {
   throw Error(fmt::format("GPU \"{}\" has no published profile; allowed: A100_SXM4_80GB, H100_SXM, H200_SXM, B200, "
                           "GB200, B300, GB300",
                           key),
-              "--gpu");
+              "gpu");
 }
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }

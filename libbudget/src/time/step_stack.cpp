@@ -123,9 +123,10 @@ StackPlan stack_plan(const TimeModel& model) {
   plan.launch_seconds = plan.megatron && !o.cuda_graphs ? te_launch_seconds : 0.0;
   plan.main_grad_bytes = o.main_grad_bytes;
   // Published FP8 GEMM rows (aiconfigurator's collector) time the activation quantize with the GEMM
-  // (data/kernels/README.md; ../shared/data/kernels/README.md, "FP8 GEMM times include the
-  // activation-quant kernel"): a recipe whose GEMMs are timed from such rows (its own, or the FP8 rows
-  // that stand in for it) adds no quantize traffic of its own. Each backward pass is derived from the
+  // (data/kernels/README.md names it: ai-dynamo/aiconfigurator@095f58a5; the collection's README:
+  // "FP8 GEMM times include the activation-quantization kernel"): a recipe whose GEMMs are timed
+  // from such rows (its own, or the FP8 rows that stand in for it) adds no quantize traffic of its
+  // own. Each backward pass is derived from the
   // forward row by its FLOPs, so it carries its own input's quantize likewise.
   const bool fp8_rows = model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8_block) ||
@@ -199,7 +200,7 @@ void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& confi
 
 namespace {
 /// Backward bytes / forward bytes and the launches of one execution of a layer glue op (PyTorch
-/// eager, the layer of ../shared/data/h200_torch_layers.jsonl):
+/// eager, the layer of tests/data/time/h200_torch_layers.jsonl):
 ///   residual_add: the gradient of the residual stream is accumulated by an add of the same shape
 ///     (ratio 1); 2 adds forward, 2 backward.
 ///   attention_layout: the gradients of q, k, v and of the output are copied back (ratio 1); 4

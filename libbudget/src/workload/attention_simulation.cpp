@@ -267,7 +267,7 @@ SimulationResult simulate_distribution(const LengthDistribution& distribution, s
     // The token capacity of the counters: name the setting that scales the stream.
     if (!e.path().empty()) throw;
     throw Error(fmt::format("{} documents drawn from this distribution are too many: {}; lower the number of sampled "
-                            "documents (--samples, or \"samples\" in a workload's doc_lengths)",
+                            "documents (samples, or \"samples\" in a workload's doc_lengths)",
                             documents, e.message()),
                 {}, "/samples");
   }

@@ -1,6 +1,6 @@
 """python3 -m budget.torch.layer_time CFG... --out F: one layer's training step timed on CUDA.
 
-The measurement of ../shared/data/h200_torch_layers.jsonl (its README, "h200_torch_layers"): one
+The measurement of tests/data/time/h200_torch_layers.jsonl (docs/calibration.md, "Layer rows"): one
 layer, forward + backward, bf16, at `docs` documents of `doc_len` tokens (default 41 × 799 =
 32,759 tokens, causal inside each document), random inputs, CUDA events, the median of
 `repeats` (10) steps after `warmup` (3). Per config:

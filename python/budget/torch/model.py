@@ -7,7 +7,7 @@ forward pass runs the loop as the planner executes it:
 - physical layers 1..L (1-based), with layers first..last of the loop run ``repeats`` times in a
   row with the same weights (executed depth L + (r − 1)·(last − first + 1));
 - inside the loop the residual update of every sub-layer is scaled by 1/r (the SMELT paper's
-  convention, /work/shared/PAPER.md "Looping"): h ← h + (1/r)·f(norm(h)); outside it, by 1;
+  convention, arXiv 2609.01343, "Looping"): h ← h + (1/r)·f(norm(h)); outside it, by 1;
 - per layer: norm → attention (GQA with optional q/k/v and output biases and q/k norms, or MLA
   with DeepSeek's q/kv low-rank projections and latent norms, rope/nope head split) → residual;
   norm → FFN (routed experts + shared experts + the shared-expert gate, or a dense MLP for the

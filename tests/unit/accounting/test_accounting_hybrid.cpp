@@ -14,6 +14,7 @@
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
 #include "budget/time_model.hpp"
+#include "config/config_test_support.hpp"
 
 using namespace budget;
 
@@ -28,14 +29,7 @@ const char* const nemotron_like = R"({"name": "nh", "hidden_size": 64, "num_laye
     "mamba": {"num_heads": 8, "head_dim": 16, "state_size": 8, "num_groups": 2, "conv_kernel": 4,
               "chunk_size": 32}})";
 
-std::string error_of(const std::string& text) {
-  try {
-    parse_arch_config(text, "c.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::string& text) { return test::config_text_error(text, "c.json"); }
 
 std::int64_t total_of(const std::vector<Op>& ops, OpKind kind) {
   std::int64_t n = 0;

@@ -16,6 +16,7 @@
 #include "budget/text_escape.hpp"
 #include "budget/workload.hpp"
 #include "support/accounting_fixtures.hpp"
+#include "support/error_of.hpp"
 #include "base/json_reader.hpp"
 
 using namespace budget;
@@ -28,17 +29,7 @@ const char* const base_json = R"({
   "ffn": {"num_experts": 192, "top_k": 8, "expert_dim": 432}
 })";
 
-/// The error thrown by `f` (fails the test if none).
-template <typename F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("no budget::Error thrown");
-  return Error("");
-}
+using test::error_of;
 
 /// Non-embedding parameters by hand (docs/accounting.md): per layer attention H·(q + 2·kv) + q·H,
 /// router H·E, E gated experts 3·H·W, norms 2H; plus the final norm H. Every term is exact in

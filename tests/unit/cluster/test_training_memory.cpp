@@ -398,7 +398,7 @@ TEST_CASE("cluster: layouts that do not divide are refused with the reason", "[c
   CHECK_THROWS_WITH(resolve_layout(l), Catch::Contains("give the GPU count"));
   l.gpus = 8;
   l.dp = 2;
-  CHECK_THROWS_WITH(resolve_layout(l), Catch::Contains("--dp 2 disagrees with 8 GPUs"));
+  CHECK_THROWS_WITH(resolve_layout(l), Catch::Contains("dp = 2 disagrees with 8 GPUs"));
 }
 
 TEST_CASE("cluster: MLA and first dense layers from the op list", "[cluster]") {

@@ -13,6 +13,7 @@
 #include "budget/error.hpp"
 #include "budget/ops.hpp"
 #include "base/json_reader.hpp"
+#include "config/config_test_support.hpp"
 
 using namespace budget;
 
@@ -20,14 +21,7 @@ namespace {
 
 const std::string nonfinite_hf_data = std::string(BUDGET_TEST_DATA_DIR) + "/hf/";
 
-std::string nonfinite_error_of(const std::string& text) {
-  try {
-    parse_arch_config(text, "nonfinite.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string nonfinite_error_of(const std::string& text) { return test::config_text_error(text, "nonfinite.json"); }
 
 /// A small Nemotron-H config (the published 56B's keys, small sizes) with `extra` keys appended.
 std::string small_nemotron_h(const std::string& extra) {

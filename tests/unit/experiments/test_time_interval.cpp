@@ -12,15 +12,35 @@
 #include "budget/grid.hpp"
 #include "budget/time_model.hpp"
 #include "budget/time_rank.hpp"
+#include "time/shipped_profile.hpp"
 
 using namespace budget;
 
 namespace {
 
-const CalibrationProfile& shipped() {
-  static const CalibrationProfile p =
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json");
-  return p;
+const CalibrationProfile& shipped() { return test::shipped_h200_profile(); }
+
+/// The 200M S≈95% cell's constraints at a tolerance of 2% (several equally matched).
+MatchConstraints several_equally_matched(const ArchConfig& baseline) {
+  MatchConstraints constraints = default_constraints(baseline);
+  constraints.tolerance = 0.02;
+  return constraints;
+}
+
+/// Ranking by time with every candidate kept.
+TimeRankOptions every_candidate_by_time() {
+  TimeRankOptions exact;
+  exact.rank_by = RankBy::time;
+  exact.top_n = 100000;
+  return exact;
+}
+
+/// The interval of a time ratio the layer rows give: ± 0.05.
+TimeAccuracy layer_interval_of_5_percent() {
+  TimeAccuracy a;
+  a.from_layers = true;
+  a.ratio_error = 0.05;
+  return a;
 }
 
 }  // namespace
@@ -64,19 +84,13 @@ TEST_CASE("time interval: ranking treats the band within ± of the fastest as eq
           "[time][interval]") {
   const TimeModel model(shipped());
   const ArchConfig& baseline = paper_grid().cells[6].baseline;  // 200M, S≈95%
-  MatchConstraints constraints = default_constraints(baseline);
-  constraints.tolerance = 0.02;  // several equally matched
-  TimeRankOptions exact;
-  exact.rank_by = RankBy::time;
-  exact.top_n = 100000;
+  const MatchConstraints constraints = several_equally_matched(baseline);
+  const TimeRankOptions exact = every_candidate_by_time();
   const TimedMatch by_time = match_with_time(baseline, LoopSpec::smelt(), paper_workload(), constraints, model, exact);
   REQUIRE(by_time.within_tolerance > 3);
 
   TimeRankOptions banded = exact;
-  TimeAccuracy a;
-  a.from_layers = true;
-  a.ratio_error = 0.05;
-  banded.accuracy = a;
+  banded.accuracy = layer_interval_of_5_percent();
   const TimedMatch m = match_with_time(baseline, LoopSpec::smelt(), paper_workload(), constraints, model, banded);
   // The reference band from the exact ranking: equally matched candidates with ratio ≤ fastest + 0.05.
   const double fastest = by_time.time_ratios.front();
@@ -114,11 +128,8 @@ TEST_CASE("time interval: ranking treats the band within ± of the fastest as eq
 TEST_CASE("time interval: --max-time-ratio drops only what exceeds the cap by more than the ±", "[time][interval]") {
   const TimeModel model(shipped());
   const ArchConfig& baseline = paper_grid().cells[6].baseline;
-  MatchConstraints constraints = default_constraints(baseline);
-  constraints.tolerance = 0.02;  // several equally matched
-  TimeRankOptions exact;
-  exact.rank_by = RankBy::time;
-  exact.top_n = 100000;
+  const MatchConstraints constraints = several_equally_matched(baseline);
+  const TimeRankOptions exact = every_candidate_by_time();
   const TimedMatch all = match_with_time(baseline, LoopSpec::smelt(), paper_workload(), constraints, model, exact);
   const double cap = all.time_ratios.front() + 0.01;
   std::size_t over_cap = 0, beyond_interval = 0;
@@ -130,10 +141,7 @@ TEST_CASE("time interval: --max-time-ratio drops only what exceeds the cap by mo
   capped.max_time_ratio = cap;
   CHECK(match_with_time(baseline, LoopSpec::smelt(), paper_workload(), constraints, model, capped).dropped_by_cap ==
         over_cap);
-  TimeAccuracy a;
-  a.from_layers = true;
-  a.ratio_error = 0.05;
-  capped.accuracy = a;
+  capped.accuracy = layer_interval_of_5_percent();
   const TimedMatch honest = match_with_time(baseline, LoopSpec::smelt(), paper_workload(), constraints, model, capped);
   CHECK(honest.dropped_by_cap == beyond_interval);
   CHECK(honest.above_cap_within_interval == over_cap - beyond_interval);

@@ -43,7 +43,7 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text.replace(at, from.size(), to);
 }
 
-/// The Megatron-LM arguments of the same run (../shared/data/measured_runs/megatron_moe_runs.json,
+/// The Megatron-LM arguments of the same run (the handed-over megatron_moe_runs.json,
 /// mbcard-qwen3-30b-h100-bf16-n16-perf's recipe.args, copied into qwen3_runs.jsonl).
 const char* qwen3_megatron_args =
     "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --context-parallel-size 1 "

@@ -14,6 +14,7 @@
 #include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/training_memory.hpp"
+#include "interop/megatron_test_models.hpp"
 
 using namespace budget;
 
@@ -23,17 +24,7 @@ ArchConfig qwen3_30b_a3b() {
   return load_arch_config(std::string(BUDGET_SOURCE_DIR) + "/tests/data/hf/qwen3-30b-a3b.json");
 }
 
-ClusterSpec four_nodes_of_8() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = 4;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  return c;
-}
+ClusterSpec four_nodes_of_8() { return test::megatron_test_cluster("test", 4, std::int64_t{1} << 40); }
 
 const CommTerm& ep_term(const std::vector<StageCommunication>& stages) {
   for (const CommTerm& t : stages.front().terms) {

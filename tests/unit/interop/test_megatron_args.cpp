@@ -11,35 +11,15 @@
 #include "budget/export.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/training_memory.hpp"
+#include "interop/megatron_test_models.hpp"
 
 using namespace budget;
 
 namespace {
 
-ArchConfig interop_llama() {
-  ArchConfig c;
-  c.name = "llama-small";
-  c.hidden_size = 1024;
-  c.num_layers = 8;
-  c.attention = {8, 128, 2};
-  c.ffn.gated = true;
-  c.ffn.dense_dim = 2816;
-  c.vocab_size = 32000;
-  c.settings.max_position_embeddings = 8192;
-  return c;
-}
+ArchConfig interop_llama() { return test::megatron_small_llama(); }
 
-ClusterSpec interop_cluster() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = 8;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  return c;
-}
+ClusterSpec interop_cluster() { return test::megatron_test_cluster("test", 8, std::int64_t{1} << 40); }
 
 std::vector<std::string> words(const std::string& text) { return megatron_words(text, "test"); }
 

@@ -11,40 +11,20 @@
 
 #include "budget/megatron_args.hpp"
 #include "interop/megatron_reader.hpp"
+#include "interop/megatron_test_models.hpp"
 
 using namespace budget;
 using namespace budget::interop_detail;
 
 namespace {
 
-ArchConfig hostile_llama() {
-  ArchConfig c;
-  c.name = "llama-small";
-  c.hidden_size = 1024;
-  c.num_layers = 8;
-  c.attention = {8, 128, 2};
-  c.ffn.gated = true;
-  c.ffn.dense_dim = 2816;
-  c.vocab_size = 32000;
-  c.settings.max_position_embeddings = 8192;
-  return c;
-}
+ArchConfig hostile_llama() { return test::megatron_small_llama(); }
 
 /// 4 layers: the first dense, three MoE.
 ArchConfig hostile_moe() {
-  ArchConfig c;
-  c.name = "moe-small";
-  c.hidden_size = 512;
-  c.num_layers = 4;
-  c.attention = {8, 64, 4};
-  c.ffn.gated = true;
-  c.ffn.num_experts = 8;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 256;
+  ArchConfig c = test::megatron_moe_model("moe-small", 512, 4, {8, 64, 4}, 8, 256);
   c.ffn.first_dense_layers = 1;
   c.ffn.dense_dim = 1024;
-  c.vocab_size = 32000;
-  c.settings.max_position_embeddings = 8192;
   return c;
 }
 

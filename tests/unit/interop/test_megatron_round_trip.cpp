@@ -20,22 +20,13 @@
 #include "budget/megatron_args.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
+#include "interop/megatron_test_models.hpp"
 
 using namespace budget;
 
 namespace {
 
-ClusterSpec round_trip_cluster() {
-  ClusterSpec c;
-  c.name = "test";
-  c.gpu_name = "test GPU";
-  c.memory_bytes = std::int64_t{1} << 40;
-  c.gpus_per_node = 8;
-  c.nodes = 128;
-  c.intra_node = {900e9, 3e-6, ""};
-  c.inter_node = {50e9, 5e-6, ""};
-  return c;
-}
+ClusterSpec round_trip_cluster() { return test::megatron_test_cluster("test", 128, std::int64_t{1} << 40); }
 
 /// Every field of the layout, compared one by one (ParallelLayout has no operator==).
 void check_same_layout(const ParallelLayout& a, const ParallelLayout& b) {
@@ -135,20 +126,7 @@ void check_round_trip(const std::string& args, const ArchConfig& config, std::in
   check_same_run(first, second, config);
 }
 
-ArchConfig round_trip_moe() {
-  ArchConfig c;
-  c.name = "moe-small";
-  c.hidden_size = 1024;
-  c.num_layers = 8;
-  c.attention = {8, 128, 2};
-  c.ffn.gated = true;
-  c.ffn.num_experts = 16;
-  c.ffn.top_k = 2;
-  c.ffn.expert_dim = 512;
-  c.vocab_size = 32000;
-  c.settings.max_position_embeddings = 8192;
-  return c;
-}
+ArchConfig round_trip_moe() { return test::megatron_moe_model("moe-small", 1024, 8, {8, 128, 2}, 16, 512); }
 
 std::string round_trip_file(const std::string& path) {
   std::ifstream in(path);

@@ -1,5 +1,5 @@
 // Tests of the kernel table (budget/kernel_stack.hpp). The expected values are read off the
-// kernels' sources by hand (../shared/KERNELS.md gathers them, with file:line at the commits named
+// kernels' sources by hand (docs/kernels.md names each one's file:line at the commits named
 // in kernel_stack.hpp), not computed by the code under test.
 
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Issue 42: the MoE runs of ../shared/data/measured_runs/megatron_moe_runs.json, priced from their
+// Issue 42: the handed-over MoE runs (megatron_moe_runs.json, sources cited per run), priced from their
 // exact Megatron-LM arguments (data/runs/moe_runs.jsonl, scripts/convert_measured_runs.py), and
 // what the model reaches on them today (docs/calibration.md, "Validation on the MoE runs"). These
 // guard today's figures, with the tolerances the figures have: they are not the issue's targets,
@@ -12,6 +12,7 @@
 
 #include "budget/calibration.hpp"
 #include "budget/run_fit.hpp"
+#include "runs/runs_test_support.hpp"
 
 using namespace budget;
 
@@ -28,11 +29,7 @@ const RunFitResult& moe_fit_of(const std::vector<RunFitResult>& fits, const std:
 }
 
 const RunPrediction& moe_run_named(const RunFitResult& fit, const std::string& id) {
-  for (const RunPrediction& p : fit.runs) {
-    if (p.id == id) return p;
-  }
-  FAIL("no run " << id);
-  return fit.runs.front();
+  return test::with_id(fit.runs, id);
 }
 
 std::vector<RunFitResult> moe_fits(const std::string& profile) {

@@ -11,6 +11,7 @@
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
 #include "budget/run_fit.hpp"
+#include "runs/runs_test_support.hpp"
 
 using namespace budget;
 
@@ -19,19 +20,11 @@ const std::string source_dir = BUDGET_SOURCE_DIR;
 const std::string runs_file = source_dir + "/data/runs/measured_runs.jsonl";
 
 const MeasuredRun& run_named(const std::vector<MeasuredRun>& runs, const std::string& id) {
-  for (const MeasuredRun& r : runs) {
-    if (r.id == id) return r;
-  }
-  FAIL("no run " << id);
-  return runs.front();
+  return test::with_id(runs, id);
 }
 
 const RunPrediction& prediction_named(const RunFitResult& fit, const std::string& id) {
-  for (const RunPrediction& p : fit.runs) {
-    if (p.id == id) return p;
-  }
-  FAIL("no prediction of " << id);
-  return fit.runs.front();
+  return test::with_id(fit.runs, id);
 }
 }  // namespace
 

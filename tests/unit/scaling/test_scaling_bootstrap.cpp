@@ -13,13 +13,8 @@
 #include "budget/scaling_plan.hpp"
 #include "scaling/scaling_synthetic.hpp"
 
-using budget::BootstrapOptions;
-using budget::BootstrapResult;
-using budget::LossPoint;
-using budget::ScalingCoefficients;
-using budget::detail::paper_baseline_coefficients;
-using budget::detail::paper_looped_coefficients;
-using budget::detail::synthetic_paper_grid;
+using namespace budget;
+using namespace budget::detail;
 using Catch::Matchers::Contains;
 
 namespace {

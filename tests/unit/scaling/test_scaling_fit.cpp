@@ -13,25 +13,15 @@
 #include "budget/scaling_plan.hpp"
 #include "scaling/scaling_objective.hpp"
 #include "scaling/scaling_synthetic.hpp"
+#include "scaling/scaling_test_support.hpp"
 
-using budget::FitOptions;
-using budget::FitResult;
-using budget::LossPoint;
-using budget::ScalingCoefficients;
-using budget::detail::paper_baseline_coefficients;
-using budget::detail::paper_looped_coefficients;
-using budget::detail::synthetic_paper_grid;
+using namespace budget;
+using namespace budget::detail;
 using Catch::Matchers::Contains;
 
 namespace {
 
-double relative_difference(double value, double truth) { return std::fabs(value / truth - 1.0); }
-
-double max_relative_difference(const ScalingCoefficients& k, const ScalingCoefficients& truth) {
-  return std::max({relative_difference(k.E, truth.E), relative_difference(k.A, truth.A),
-                   relative_difference(k.K, truth.K), relative_difference(k.a, truth.a),
-                   relative_difference(k.b, truth.b), relative_difference(k.c, truth.c)});
-}
+using test::max_relative_difference;
 
 double huber(double r, double delta) {
   return std::fabs(r) <= delta ? 0.5 * r * r : delta * (std::fabs(r) - 0.5 * delta);
@@ -42,25 +32,19 @@ double huber(double r, double delta) {
 TEST_CASE("scaling fit: analytic gradient matches central finite differences", "[scaling][fit]") {
   const auto points = synthetic_paper_grid(paper_looped_coefficients(), "looped", 0.005, 3);
   const budget::detail::CentredData data(points);
-  // δ = 1e-3 (mostly the linear regime for 0.5% noise) and δ = 1 (quadratic everywhere).
-  for (const double delta : {1e-3, 1.0}) {
-    const budget::detail::HuberObjective objective(data, delta);
-    for (const ScalingCoefficients& at :
-         {ScalingCoefficients{1.3, 2500.0, 4e6, 0.35, 0.2, 0.65}, ScalingCoefficients{0.9, 800.0, 9e6, 0.5, 0.05, 0.8}}) {
-      const budget::detail::Theta theta = budget::detail::to_theta(at, data);
-      budget::detail::Theta gradient{};
-      objective.evaluate(theta, &gradient);
-      for (std::size_t j = 0; j < theta.size(); ++j) {
-        const double h = 1e-6 * std::max(1.0, std::fabs(theta[j]));
-        auto plus = theta, minus = theta;
-        plus[j] += h;
-        minus[j] -= h;
-        const double numeric = (objective.evaluate(plus, nullptr) - objective.evaluate(minus, nullptr)) / (2.0 * h);
-        INFO("delta " << delta << ", parameter " << j << ": analytic " << gradient[j] << ", numeric " << numeric);
-        CHECK(gradient[j] == Approx(numeric).epsilon(1e-5).margin(1e-10));
-      }
+  test::at_derivative_check_points(data, [](const HuberObjective& objective, const Theta& theta, double delta) {
+    Theta gradient{};
+    objective.evaluate(theta, &gradient);
+    for (std::size_t j = 0; j < theta.size(); ++j) {
+      const double h = 1e-6 * std::max(1.0, std::fabs(theta[j]));
+      auto plus = theta, minus = theta;
+      plus[j] += h;
+      minus[j] -= h;
+      const double numeric = (objective.evaluate(plus, nullptr) - objective.evaluate(minus, nullptr)) / (2.0 * h);
+      INFO("delta " << delta << ", parameter " << j << ": analytic " << gradient[j] << ", numeric " << numeric);
+      CHECK(gradient[j] == Approx(numeric).epsilon(1e-5).margin(1e-10));
     }
-  }
+  });
 }
 
 TEST_CASE("scaling fit: the objective is the SUM of Huber losses of log residuals", "[scaling][fit]") {

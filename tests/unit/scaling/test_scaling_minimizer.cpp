@@ -15,16 +15,10 @@
 #include "scaling/scaling_minimizer.hpp"
 #include "scaling/scaling_objective.hpp"
 #include "scaling/scaling_synthetic.hpp"
+#include "scaling/scaling_test_support.hpp"
 
-using budget::FitMinimizer;
-using budget::FitOptions;
-using budget::FitResult;
-using budget::LossPoint;
-using budget::ScalingCoefficients;
-using budget::detail::MinimizerMatrix;
-using budget::detail::MinimizerSettings;
-using budget::detail::MinimizerStop;
-using budget::detail::MinimizerVector;
+using namespace budget;
+using namespace budget::detail;
 
 namespace {
 
@@ -76,13 +70,7 @@ MinimizerSettings box(int n, double lo, double hi) {
   return s;
 }
 
-double max_relative_difference(const ScalingCoefficients& k, const ScalingCoefficients& r) {
-  double out = 0.0;
-  for (const auto& [x, y] : {std::pair{k.E, r.E}, {k.A, r.A}, {k.K, r.K}, {k.a, r.a}, {k.b, r.b}, {k.c, r.c}}) {
-    out = std::max(out, y == 0.0 ? std::fabs(x) : std::fabs(x / y - 1.0));
-  }
-  return out;
-}
+using test::max_relative_difference;
 
 /// The fit with the Newton minimiser against the reference's on `points`: an objective no higher
 /// than the reference's (up to the rounding of a sum over the points), the same coefficients, as many
@@ -152,31 +140,26 @@ TEST_CASE("scaling minimiser: max_evaluations stops it with the best point seen"
 TEST_CASE("scaling fit: the objective's Hessian matches central differences of its gradient", "[scaling][fit]") {
   const auto points = budget::detail::synthetic_paper_grid(budget::detail::paper_looped_coefficients(), "looped", 0.005, 3);
   const budget::detail::CentredData data(points);
-  for (const double delta : {1e-3, 1.0}) {
-    const budget::detail::HuberObjective objective(data, delta);
-    for (const ScalingCoefficients& at :
-         {ScalingCoefficients{1.3, 2500.0, 4e6, 0.35, 0.2, 0.65}, ScalingCoefficients{0.9, 800.0, 9e6, 0.5, 0.05, 0.8}}) {
-      const budget::detail::Theta theta = budget::detail::to_theta(at, data);
-      std::array<double, 36> hessian{};
-      objective.hessian(theta, hessian);
-      for (std::size_t k = 0; k < theta.size(); ++k) {
-        const double h = 1e-6 * std::max(1.0, std::fabs(theta[k]));
-        auto plus = theta, minus = theta;
-        plus[k] += h;
-        minus[k] -= h;
-        budget::detail::Theta g_plus{}, g_minus{};
-        objective.evaluate(plus, &g_plus);
-        objective.evaluate(minus, &g_minus);
-        for (std::size_t j = 0; j < theta.size(); ++j) {
-          const double numeric = (g_plus[j] - g_minus[j]) / (2.0 * h);
-          INFO("delta " << delta << ", entry (" << j << ", " << k << "): analytic " << hessian[j * 6 + k] << ", numeric "
-                        << numeric);
-          CHECK(hessian[j * 6 + k] == Approx(numeric).epsilon(1e-4).margin(1e-7));
-          CHECK(hessian[j * 6 + k] == hessian[k * 6 + j]);
-        }
+  test::at_derivative_check_points(data, [](const HuberObjective& objective, const Theta& theta, double delta) {
+    std::array<double, 36> hessian{};
+    objective.hessian(theta, hessian);
+    for (std::size_t k = 0; k < theta.size(); ++k) {
+      const double h = 1e-6 * std::max(1.0, std::fabs(theta[k]));
+      auto plus = theta, minus = theta;
+      plus[k] += h;
+      minus[k] -= h;
+      Theta g_plus{}, g_minus{};
+      objective.evaluate(plus, &g_plus);
+      objective.evaluate(minus, &g_minus);
+      for (std::size_t j = 0; j < theta.size(); ++j) {
+        const double numeric = (g_plus[j] - g_minus[j]) / (2.0 * h);
+        INFO("delta " << delta << ", entry (" << j << ", " << k << "): analytic " << hessian[j * 6 + k] << ", numeric "
+                      << numeric);
+        CHECK(hessian[j * 6 + k] == Approx(numeric).epsilon(1e-4).margin(1e-7));
+        CHECK(hessian[j * 6 + k] == hessian[k * 6 + j]);
       }
     }
-  }
+  });
 }
 
 TEST_CASE("scaling fit: the objective's log-sum-exp by terms and shifted agree with a long-double reference",

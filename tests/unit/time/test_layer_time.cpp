@@ -1,8 +1,8 @@
 // Whole layers (issue 21; docs/calibration.md, "Layer rows", "Layer glue", "Layer correction"):
 // the glue ops' bytes by hand, layer rows read and written, the correction fit recovering known
 // factors, the attention backend chosen by the layer rows, and leave-one-cell-out validation on the
-// measured H200 layers (tests/data/time/h200_torch_layers.jsonl, a copy of
-// ../shared/data/h200_torch_layers.jsonl).
+// measured H200 layers (tests/data/time/h200_torch_layers.jsonl; docs/calibration.md,
+// "Layer rows").
 
 #include <algorithm>
 #include <cmath>

@@ -19,16 +19,13 @@
 #include "budget/grid.hpp"
 #include "budget/time_model.hpp"
 #include "budget/workload.hpp"
+#include "time/shipped_profile.hpp"
 
 using namespace budget;
 
 namespace {
 
-const CalibrationProfile& shipped() {
-  static const CalibrationProfile p =
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json");
-  return p;
-}
+const CalibrationProfile& shipped() { return test::shipped_h200_profile(); }
 
 /// A random shape of `op`: each dim drawn log-uniformly over [lo, hi] (beyond the profile's range
 /// on purpose), sometimes nudged off a multiple of 8.

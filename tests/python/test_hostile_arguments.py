@@ -8,27 +8,10 @@ import ast
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
 import budget
-
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.json")
-H200 = os.path.join(SOURCE, "examples", "clusters", "h200.json")
-PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
-
-
-def raises_budget_error(call, source, fragment=""):
-    try:
-        call()
-    except budget.Error as e:
-        assert e.source == source, (e.source, str(e))
-        assert fragment in e.message, (fragment, e.message)
-        return e
-    except Exception as e:  # noqa: BLE001 - the point is which type escapes
-        raise AssertionError(f"{type(e).__name__} instead of budget.Error: {e}")
-    raise AssertionError("no budget.Error")
+from budget_test_support import BASELINE, H200, PROFILE, raises_budget_error, run_tests
 
 
 def test_cluster_arguments_raise_budget_error():
@@ -62,7 +45,7 @@ def test_wrapped_products_refused():
                                               seq_len=2**32, dp=32, nodes=4), "layout", "more than the 2^50")
     raises_budget_error(lambda: budget.layout_search(BASELINE, H200, nodes=512, gpus=4096, seq_len=2**50,
                                                      global_batch_tokens=2**50, calibration=PROFILE),
-                        "--seq-len", "is not in [1, 2^32]")
+                        "seq_len", "is not in [1, 2^32]")
 
 
 def test_nul_in_path_refused():
@@ -104,8 +87,4 @@ def test_layout_search_defaults_to_the_workload_attention():
 
 
 if __name__ == "__main__":
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
+    run_tests(globals())

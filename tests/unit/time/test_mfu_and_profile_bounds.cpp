@@ -13,6 +13,7 @@
 #include "budget/error.hpp"
 #include "budget/time_model.hpp"
 #include "budget/workload.hpp"
+#include "support/error_text.hpp"
 
 using namespace budget;
 
@@ -21,15 +22,7 @@ namespace {
 const std::string shipped_profile = std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json";
 const std::string paper_baseline = std::string(BUDGET_SOURCE_DIR) + "/examples/configs/paper-200M-S95-baseline.json";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.text();
-  }
-  FAIL("no budget::Error thrown");
-  return {};
-}
+std::string error_of(const std::function<void()>& f) { return test::error_text_of(f); }
 
 }  // namespace
 

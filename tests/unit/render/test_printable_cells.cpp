@@ -10,7 +10,7 @@
 
 using namespace budget::render;
 
-TEST_CASE("audit4: csv_cell neutralises formulas and keeps numbers", "[render][audit4]") {
+TEST_CASE("csv_cell neutralises formulas and keeps numbers", "[render]") {
   CHECK(csv_cell("=HYPERLINK(\"http://x\",\"y\")") == "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
   CHECK(csv_cell("=1+2") == "'=1+2");
   CHECK(csv_cell("@SUM(A1)") == "'@SUM(A1)");
@@ -25,7 +25,7 @@ TEST_CASE("audit4: csv_cell neutralises formulas and keeps numbers", "[render][a
   CHECK(csv_cell("plain") == "plain");
 }
 
-TEST_CASE("audit4: table cells and text blocks reach a terminal printable", "[render][audit4]") {
+TEST_CASE("table cells and text blocks reach a terminal printable", "[render]") {
   Table t;
   t.add_column("name", Align::left);
   t.add_row({"evil\x1b[2Jname"});
@@ -44,7 +44,7 @@ TEST_CASE("audit4: table cells and text blocks reach a terminal printable", "[re
   CHECK(doc.render(Format::table).rfind("config \\x1b]0;owned\\x07 on 8 GPUs\n", 0) == 0);
 }
 
-TEST_CASE("audit4: microseconds per token keep three significant digits below 1 us", "[render][audit4]") {
+TEST_CASE("microseconds per token keep three significant digits below 1 us", "[render]") {
   CHECK(microseconds_per_token_text(6.2041e-6) == "6.204");
   CHECK(microseconds_per_token_text(6.2041e-12) == "6.2e-06");
   CHECK(microseconds_per_token_text(1.234e-7) == "0.123");

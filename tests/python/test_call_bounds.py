@@ -12,12 +12,8 @@ import sys
 import time
 
 import budget
+from budget_test_support import SOURCE, CLI, BASELINE, H200, PROFILE, run_tests
 
-SOURCE = os.environ.get("BUDGET_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-CLI = os.environ.get("BUDGET_CLI")
-BASELINE = os.path.join(SOURCE, "examples", "configs", "paper-200M-S95-baseline.json")
-H200 = os.path.join(SOURCE, "examples", "clusters", "h200.json")
-PROFILE = os.path.join(SOURCE, "cuda_profiler", "profiles", "h200-torch-eager.json")
 NEMOTRON_H = os.path.join(SOURCE, "tests", "data", "hf", "refused", "nemotron-h-56b-base-8k.json")
 
 
@@ -169,8 +165,4 @@ def test_empty_output_path_refused():
 
 
 if __name__ == "__main__":
-    tests = [(name, fn) for name, fn in sorted(globals().items()) if name.startswith("test_") and callable(fn)]
-    for name, fn in tests:
-        fn()
-        print("ok", name)
-    print(f"{len(tests)} tests passed", file=sys.stderr)
+    run_tests(globals())

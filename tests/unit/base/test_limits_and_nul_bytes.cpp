@@ -25,21 +25,14 @@
 #include "budget/file_write.hpp"
 #include "budget/progress.hpp"
 #include "budget/text_escape.hpp"
+#include "support/error_text.hpp"
 
 using namespace budget;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.text();
-  }
-  FAIL("no budget::Error thrown");
-  return {};
-}
+std::string error_of(const std::function<void()>& f) { return test::error_text_of(f); }
 
 /// Starts `allowed` threads, then fails as std::thread does under `ulimit -u` (EAGAIN).
 detail::StartThread failing_after(unsigned allowed, std::atomic<unsigned>& started) {
@@ -55,8 +48,8 @@ detail::StartThread failing_after(unsigned allowed, std::atomic<unsigned>& start
 
 }  // namespace
 
-TEST_CASE("parallel for: a worker thread that cannot be started is budget::Error, the started ones joined (audit4)",
-          "[base][parallel][audit4]") {
+TEST_CASE("parallel for: a worker thread that cannot be started is budget::Error, the started ones joined",
+          "[base][parallel]") {
   // Before: the std::system_error left the loop with joinable threads in the pool: std::terminate.
   for (const unsigned allowed : {0u, 1u, 3u}) {
     std::atomic<unsigned> started{0};
@@ -74,7 +67,7 @@ TEST_CASE("parallel for: a worker thread that cannot be started is budget::Error
   }
 }
 
-TEST_CASE("parallel for: one thread runs on the calling thread and starts none (audit4)", "[base][parallel][audit4]") {
+TEST_CASE("parallel for: one thread runs on the calling thread and starts none", "[base][parallel]") {
   std::atomic<unsigned> started{0};
   std::vector<std::thread::id> ids(50);
   detail::parallel_for_with(ids.size(), 1, "test", [&](std::size_t i) { ids[i] = std::this_thread::get_id(); }, {},
@@ -83,7 +76,7 @@ TEST_CASE("parallel for: one thread runs on the calling thread and starts none (
   for (const std::thread::id& id : ids) CHECK(id == std::this_thread::get_id());
 }
 
-TEST_CASE("audit4: product_within never wraps", "[base][audit4]") {
+TEST_CASE("product_within never wraps", "[base]") {
   constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
   CHECK(detail::product_within({4, 4096, 256}, std::int64_t{1} << 50) == std::optional<std::int64_t>(4194304));
   // 4 · 2^50 · 2^12 = 2^64 wraps to 0 in int64 arithmetic (the layout search's SIGFPE).
@@ -95,7 +88,7 @@ TEST_CASE("audit4: product_within never wraps", "[base][audit4]") {
   CHECK(detail::product_within({0, max, max}, 0) == std::optional<std::int64_t>(0));
 }
 
-TEST_CASE("audit4: check_work_time_limit stops nested work without reporting", "[base][audit4]") {
+TEST_CASE("check_work_time_limit stops nested work without reporting", "[base]") {
   int calls = 0;
   set_progress_callback([&](std::string_view, std::uint64_t, std::uint64_t) { ++calls; });
   set_work_time_limit(1e-9, "raise it with --max-seconds");
@@ -109,8 +102,8 @@ TEST_CASE("audit4: check_work_time_limit stops nested work without reporting", "
   check_work_time_limit("no limit", 1, 2);  // no limit set: returns
 }
 
-TEST_CASE("audit4: the JSON reader refuses a NUL byte, so no byte after the document is ignored",
-          "[base][json][audit4]") {
+TEST_CASE("the JSON reader refuses a NUL byte, so no byte after the document is ignored",
+          "[base][json]") {
   // Before: nlohmann's lexer took the NUL for the end of the input; "{...}\0garbage" read as {...}.
   const std::string text = std::string("{\"a\": 1}\0garbage{{{", 19);
   CHECK_THAT(error_of([&] { detail::parse_json_text(text, "t.json"); }),
@@ -122,7 +115,7 @@ TEST_CASE("audit4: the JSON reader refuses a NUL byte, so no byte after the docu
   CHECK_THAT(error_of([] { detail::parse_json_text("{\"a\": 1} x", "t.json"); }), Catch::Contains("not valid JSON"));
 }
 
-TEST_CASE("audit4: a file name holding a NUL byte is refused, not cut", "[base][audit4]") {
+TEST_CASE("a file name holding a NUL byte is refused, not cut", "[base]") {
   const std::string path = std::string(BUDGET_SOURCE_DIR) + "/examples/configs/paper-200M-S95-baseline.json";
   REQUIRE(fs::exists(path));
   // Before: the system call took the name up to the NUL and read the file.
@@ -131,7 +124,7 @@ TEST_CASE("audit4: a file name holding a NUL byte is refused, not cut", "[base][
              Catch::Contains("the file name holds a NUL byte") && Catch::Contains("json\\x00.evil"));
 }
 
-TEST_CASE("audit4: terminal_text keeps lines and escapes what a terminal would run", "[base][audit4]") {
+TEST_CASE("terminal_text keeps lines and escapes what a terminal would run", "[base]") {
   CHECK(terminal_text("a\nb\n") == "a\nb\n");
   CHECK(terminal_text("name \x1b[2Jclear\n") == "name \\x1b[2Jclear\n");
   CHECK(terminal_text("\x1b]0;owned\x07 H200") == "\\x1b]0;owned\\x07 H200");
@@ -142,8 +135,8 @@ TEST_CASE("audit4: terminal_text keeps lines and escapes what a terminal would r
   CHECK(terminal_text("") == "");
 }
 
-TEST_CASE("audit4: comment_text is one line: no newline, CR, NUL or invalid UTF-8 can end a comment",
-          "[base][audit4]") {
+TEST_CASE("comment_text is one line: no newline, CR, NUL or invalid UTF-8 can end a comment",
+          "[base]") {
   const std::string safe = comment_text("evil\ntouch /tmp/pwned\r\n#\x0c");
   CHECK(safe.find_first_of("\n\r\x0c") == std::string::npos);
   CHECK(safe == "evil\\ntouch /tmp/pwned\\r\\n#\\x0c");
@@ -151,8 +144,8 @@ TEST_CASE("audit4: comment_text is one line: no newline, CR, NUL or invalid UTF-
   CHECK(comment_text("Qwen3-30B-A3B \xe2\x80\x94 looped") == "Qwen3-30B-A3B \xe2\x80\x94 looped");
 }
 
-TEST_CASE("audit4: two outputs that name one file are refused before any work", "[base][audit4]") {
-  const fs::path dir = fs::temp_directory_path() / ("budget-audit4-" + std::to_string(::getpid()));
+TEST_CASE("two outputs that name one file are refused before any work", "[base]") {
+  const fs::path dir = fs::temp_directory_path() / ("budget-nul-bytes-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "sub");
   const std::string a = (dir / "m.json").string();

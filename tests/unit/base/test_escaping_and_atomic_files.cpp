@@ -21,21 +21,14 @@
 #include "budget/error.hpp"
 #include "budget/file_write.hpp"
 #include "budget/text_escape.hpp"
+#include "support/error_text.hpp"
 
 using namespace budget;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.text();
-  }
-  FAIL("no budget::Error thrown");
-  return {};
-}
+std::string error_of(const std::function<void()>& f) { return test::error_text_of(f); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -46,7 +39,7 @@ std::string slurp(const fs::path& p) {
 
 /// A fresh empty directory under the system's temporary directory.
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("budget-audit3-" + name + "-" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("budget-escaping-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
