@@ -68,7 +68,7 @@ TEST_CASE("a layout whose tokens a step pass 2^50 is refused, never wrapped", "[
   CHECK(at.validation_error(c).empty());
 }
 
-TEST_CASE("--vocab-divisible-by is bounded and the padded vocabulary checked", "[cluster]") {
+TEST_CASE("the vocabulary divisor (--vocab-divisible-by) is bounded and the padded vocabulary checked", "[cluster]") {
   ArchConfig c = test::paper_200m_baseline();
   c.vocab_size = 32000;
   ParallelLayout l = dp_layout(8, 4096);
@@ -160,7 +160,7 @@ TEST_CASE("the stored layers of a stage are counted once, in order, through repl
   CHECK(m.stages[0].stored_layers == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
 }
 
-TEST_CASE("--min-headroom keeps only the layouts that leave the margin", "[cluster][search]") {
+TEST_CASE("the headroom (--min-headroom) keeps only the layouts that leave the margin", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();
   LayoutSearchOptions o;
   o.gpus = 8;
