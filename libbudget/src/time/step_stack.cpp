@@ -23,15 +23,11 @@
 //     them as one GEMM over every expert's rows (each expert's rounded up to 128, a tile) plus the
 //     further experts' weights read and, in the weight-gradient pass, every expert's gradient
 //     accumulated into the main gradients (time_step.cpp, grouped_gemm_stack_terms());
-//   - FP8 (--fp8-format / --fp8-recipe, TE's Float8 quantizers): the TE linear layers' GEMMs at FP8
-//     (the router and the LM head stay bf16: Megatron builds them outside TE), and per GEMM the
-//     quantize kernels of its input (forward) and of its output gradient (backward): a cast of
-//     each element read in bf16 (2 bytes) and written in FP8 row- and column-wise (1 + 1 byte), 4
-//     bytes an element; current (tensorwise) scaling reads the tensor once more for its amax (6
-//     bytes). The weights' casts are once per step (TE caches them across micro-batches,
-//     is_first_microbatch): not counted per micro-batch. Published FP8 GEMM rows already time the
-//     activation quantize (aiconfigurator's collector): on such a profile nothing is added
-//     (StackPlan::quantize_in_rows).
+//   - FP8 (--fp8-format / --fp8-recipe, TE's quantizers): the TE linear layers' GEMMs at FP8 (the
+//     router and the LM head stay bf16: Megatron builds them outside TE), and per GEMM the quantize
+//     kernels of its input (forward) and of its output gradient (backward) under the recipe, each
+//     with its TransformerEngine source line (fp8_quantize.cpp), beyond what published FP8 GEMM rows
+//     already time (StackPlan::rows_quantize_bytes_per_element).
 //   - kernel launches: without CUDA graphs each launch costs the CPU about 5 µs (PyTorch and TE's
 //     Python dispatch, an estimate); the GPU waits only where an op's kernels are shorter than
 //     that: max(0, 5 µs · launches − op time). With CUDA graphs nothing.
@@ -119,20 +115,19 @@ StackPlan stack_plan(const TimeModel& model) {
     case Fp8Recipe::blockwise: plan.gemm_dtype = TimeQuery::Dtype::fp8_block; break;
     case Fp8Recipe::mxfp8: plan.gemm_dtype = TimeQuery::Dtype::mxfp8; break;
   }
-  plan.quantize_bytes_per_element = o.fp8 == Fp8Recipe::none ? 0.0 : o.fp8 == Fp8Recipe::tensorwise ? 6.0 : 4.0;
+  plan.quantize = te_quantize_cost(o.fp8, model.profile().device.compute_capability);
   plan.launch_seconds = plan.megatron && !o.cuda_graphs ? te_launch_seconds : 0.0;
   plan.main_grad_bytes = o.main_grad_bytes;
-  // Published FP8 GEMM rows (aiconfigurator's collector) time the activation quantize with the GEMM
-  // (data/kernels/README.md names it: ai-dynamo/aiconfigurator@095f58a5; the collection's README:
-  // "FP8 GEMM times include the activation-quantization kernel"): a recipe whose GEMMs are timed
-  // from such rows (its own, or the FP8 rows that stand in for it) adds no quantize traffic of its
-  // own. Each backward pass is derived from the
-  // forward row by its FLOPs, so it carries its own input's quantize likewise.
+  // Published FP8 GEMM rows (aiconfigurator's collector) time a per-token activation quantize with the
+  // GEMM (data/kernels/README.md names it: ai-dynamo/aiconfigurator@095f58a5; the collection's README:
+  // "FP8 GEMM times include the activation-quantization kernel"): read 2 + write 1 bytes an element of
+  // the input. Each backward pass is derived from the forward row by its FLOPs, so it carries that
+  // quantize likewise; TE's quantize bytes beyond those are added (quantize_bytes()).
   const bool fp8_rows = model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8_block) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::mxfp8);
   plan.quantize_in_rows = o.fp8 != Fp8Recipe::none && fp8_rows && model.profile().source.kind == "published";
-  if (plan.quantize_in_rows) plan.quantize_bytes_per_element = 0.0;
+  if (plan.quantize_in_rows) plan.rows_quantize_bytes_per_element = 3.0;
   return plan;
 }
 
@@ -162,14 +157,6 @@ StackExtra stack_extra(const StackPlan& plan, const Op& op, const ArchConfig& c,
   return e;
 }
 
-double quantize_bytes(const StackPlan& plan, std::int64_t rows, std::int64_t k, std::int64_t n, std::int64_t passes) {
-  if (plan.quantize_bytes_per_element <= 0) return 0.0;
-  const double forward = static_cast<double>(rows) * static_cast<double>(k);   // the input X (rows × K)
-  const double backward = static_cast<double>(rows) * static_cast<double>(n);  // the output gradient dY (rows × N)
-  const double forwards = passes <= 2 ? 1.0 : static_cast<double>(passes - 2);
-  return plan.quantize_bytes_per_element * (forwards * forward + (passes >= 2 ? backward : 0.0));
-}
-
 double exposed_launch_seconds(const StackPlan& plan, double launches, double op_seconds) {
   return std::max(0.0, plan.launch_seconds * launches - op_seconds);
 }
@@ -182,12 +169,17 @@ void add_stack_time(const StackPlan& plan, const Op& op, const ArchConfig& confi
   const StackExtra extra = stack_extra(plan, op, config, workload);
   const double bytes = quantize_bytes + extra.bytes + stack_bytes.grouped_weights + stack_bytes.grad_accumulate;
   t.seconds_per_step += bytes / copy_bytes_per_s;
-  launches += extra.launches + (quantize_bytes > 0 ? 2.0 : 0.0);
+  launches += extra.launches + stack_bytes.quantize_launches;
   const double waited = exposed_launch_seconds(plan, launches, t.seconds_per_step);
   t.seconds_per_step += waited;
   if (path != StepTermsPath::rows) return;
   const auto add_note = [&t](const std::string& text) { t.note += (t.note.empty() ? "" : "; ") + text; };
-  if (quantize_bytes > 0) add_note(fmt::format("FP8 ({}) quantize kernels at the copy bandwidth", to_string(plan.recipe)));
+  if (quantize_bytes > 0) {
+    add_note(fmt::format("FP8 ({}) quantize kernels ({:g} bytes an element of the input and the output gradient{}) at "
+                         "the copy bandwidth",
+                         to_string(plan.recipe), plan.quantize.bytes_per_element,
+                         plan.quantize_in_rows ? ", less the 3 the published FP8 rows time" : ""));
+  }
   if (stack_bytes.grouped_weights > 0) add_note("the grouped GEMM's further groups' weights read at the copy bandwidth");
   if (stack_bytes.grad_accumulate > 0) {
     add_note(fmt::format("its weight gradients accumulated into the main gradients ({:g} bytes a weight) at the copy "

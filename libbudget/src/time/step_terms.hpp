@@ -42,15 +42,26 @@ StepTerms step_terms(const TimeModel& model, const ArchConfig& config, const Wor
 /// ((doc_len + 1)/2 mean attended keys), forward + backward (3 passes).
 Workload layer_workload(std::int64_t tokens, std::int64_t doc_len);
 
+/// One bf16 tensor quantized by Transformer Engine for an FP8 GEMM (rowwise and columnwise usage), per
+/// element, and its kernels (fp8_quantize.cpp, each recipe's source lines there).
+struct Fp8QuantizeCost {
+  double bytes_per_element = 0;  ///< bytes read + written an element
+  double kernels = 0;            ///< kernels a tensor (a grouped linear: a group)
+  bool multi_tensor = false;     ///< a grouped linear's groups in one kernel (delayed, TN-only GPUs)
+};
+/// The cost under `recipe` on a GPU of `compute_capability` ("9.0"; TN-only FP8 GEMMs below 10.0 and on 12.x).
+Fp8QuantizeCost te_quantize_cost(Fp8Recipe recipe, const std::string& compute_capability);
+
 /// The kernel stack of a step (step_stack.cpp, docs/calibration.md "Kernel stacks").
 struct StackPlan {
   bool megatron = false;  ///< Megatron-Core with Transformer Engine, else PyTorch eager
   Fp8Recipe recipe = Fp8Recipe::none;
   TimeQuery::Dtype gemm_dtype = TimeQuery::Dtype::bf16;  ///< of the TE linear layers' GEMMs
-  double quantize_bytes_per_element = 0;  ///< FP8 quantize traffic per element of a GEMM input
-  /// The profile's FP8 GEMM rows are published tables whose times include the activation-quantize
-  /// kernel (aiconfigurator's collector): no quantize traffic is added to them.
+  Fp8QuantizeCost quantize;  ///< TE's quantize of each FP8 GEMM's input and output gradient
+  /// The profile's FP8 GEMM rows are published tables whose times include a per-token activation
+  /// quantize (aiconfigurator's collector): 3 bytes an element of each pass's rows × K, not added again.
   bool quantize_in_rows = false;
+  double rows_quantize_bytes_per_element = 0;
   double launch_seconds = 0;              ///< CPU cost of one launch (0 with CUDA graphs or eager's fitted ℓ)
   double main_grad_bytes = 4;             ///< bytes of one main-gradient element (TimeModelOptions)
 };
@@ -66,13 +77,17 @@ struct StackExtra {
   std::string note;
 };
 StackExtra stack_extra(const StackPlan& plan, const Op& op, const ArchConfig& config, const Workload& workload);
-/// FP8 quantize bytes of one GEMM (rows × K input, rows × N output gradient) over a step's passes.
+/// FP8 quantize bytes of one GEMM (rows × K input, rows × N output gradient) over a step's passes, beyond
+/// what the profile's FP8 rows already time (fp8_quantize.cpp).
 double quantize_bytes(const StackPlan& plan, std::int64_t rows, std::int64_t k, std::int64_t n, std::int64_t passes);
+/// The quantize kernels of one FP8 GEMM of `groups` groups over a step's passes.
+double quantize_launches(const StackPlan& plan, std::int64_t groups, std::int64_t passes);
 /// Memory traffic an op's kernels move beyond its profile queries, per execution, at the copy
 /// bandwidth (step_stack.cpp): FP8 quantize kernels; a grouped GEMM's further groups' weights and
 /// its weight gradients accumulated into the main gradients (time_step.cpp, query_expert_gemms()).
 struct StackBytes {
   double quantize = 0;
+  double quantize_launches = 0;  ///< the quantize kernels (not bytes: launches)
   double grouped_weights = 0;
   double grad_accumulate = 0;
 };

@@ -126,10 +126,13 @@ struct StepQueries {
 
   /// A GEMM of `rows` × K by K × N (rows = the step's tokens unless given), at the op's precision,
   /// with its FP8 quantize traffic.
-  void gemm(std::int64_t k, std::int64_t n, std::int64_t rows = 0) {
+  void gemm(std::int64_t k, std::int64_t n, std::int64_t rows = 0, std::int64_t groups = 1) {
     TimeQuery query = query_of(QOp::gemm, {rows > 0 ? rows : tokens, k, n});
     query.dtype = gemm_dtype;
-    if (gemm_dtype != TimeQuery::Dtype::bf16) bytes.quantize += detail::quantize_bytes(plan, query.dims[0], k, n, passes);
+    if (gemm_dtype != TimeQuery::Dtype::bf16) {
+      bytes.quantize += detail::quantize_bytes(plan, query.dims[0], k, n, passes);
+      bytes.quantize_launches += detail::quantize_launches(plan, groups, passes);
+    }
     gemm_passes(query);
   }
 
@@ -214,7 +217,7 @@ void query_mlp_gemms(StepQueries& q, const Op& op, const ArchConfig& c) {
 void grouped_gemm_stack_terms(StepQueries& q, std::int64_t groups, std::int64_t rows_per_group, std::int64_t k,
                               std::int64_t n) {
   const std::int64_t rows = detail::checked_mul(groups, (rows_per_group + 127) / 128 * 128, "grouped GEMM rows");
-  q.gemm(k, n, rows);
+  q.gemm(k, n, rows, groups);
   const double weight = static_cast<double>(k) * static_cast<double>(n);
   const double element = q.gemm_dtype == TimeQuery::Dtype::bf16 ? 2.0 : 1.0;
   const double reads = q.forwards() + (q.passes >= 2 ? 1.0 : 0.0);

@@ -60,21 +60,35 @@ TEST_CASE("MoE runs: Qwen3-30B-A3B on 16 H100, the published peak memory against
 }
 
 TEST_CASE("MoE runs: GB300 and B300 MXFP8 on the Blackwell Ultra profiles", "[runs][moe]") {
-  // GB300: 6 newest-release runs fitted (8 to 256 GPUs); before any fit +5.5% to +6.6%, leave-one-
-  // run-out median 2.4%, worst 2.9%.
+  // GB300: 6 newest-release runs fitted (8 to 256 GPUs); before any fit +7.1% to +8.2%, leave-one-
+  // run-out median 2.9%, worst 3.4% (with TE's MXFP8 quantize kernels, fp8_quantize.cpp; before them
+  // +5.5 to +6.6%, 2.4% / 2.9%).
   const std::vector<RunFitResult> gb300_fits = moe_fits("gb300-published.json");
   const RunFitResult& gb300 = moe_fit_of(gb300_fits, "mxfp8");
   CHECK(gb300.fit.fitted_on.size() == 6);
   CHECK(gb300.before_max_error < 0.25);  // the oldest release (25.11) is 23% slower than predicted
-  CHECK(gb300.fit.loo_median_error < 0.03);
-  CHECK(gb300.fit.loo_max_error < 0.035);
+  CHECK(gb300.fit.loo_median_error < 0.035);
+  CHECK(gb300.fit.loo_max_error < 0.04);
   const RunPrediction& newest = moe_run_named(gb300, "mb-26.08-pretrain-qwen3-30b-a3b-gb300-mxfp8-n8");
-  CHECK(std::abs(newest.before_s / newest.measured_s - 1.0) < 0.07);
-  // B300: one newest-release run, predicted by the profile alone within 3% (+2.6%).
+  CHECK(std::abs(newest.before_s / newest.measured_s - 1.0) < 0.08);
+  // B300: one newest-release run, predicted by the profile alone within 5% (+4.1%; +2.6% before TE's
+  // MXFP8 quantize kernels).
   const std::vector<RunFitResult> b300_fits = moe_fits("b300-published.json");
   const RunFitResult& b300 = moe_fit_of(b300_fits, "mxfp8");
   const RunPrediction& run = moe_run_named(b300, "mb-26.06-pretrain-qwen3-30b-a3b-b300-mxfp8-n8");
-  CHECK(std::abs(run.before_s / run.measured_s - 1.0) < 0.03);
+  CHECK(std::abs(run.before_s / run.measured_s - 1.0) < 0.05);
+}
+
+TEST_CASE("MoE runs: H100 FP8 current scaling, TE's quantize kernels priced, still 21% fast", "[runs][moe][fp8]") {
+  // The newest release's Qwen3-30B-A3B FP8 (tensorwise) run on 16 H100: 29.70 s measured. TE's
+  // current-scaling quantize kernels (amax, cast, transposed copy: 6 bytes an element of each FP8
+  // GEMM's input and output gradient, less the 3 the published rows time; fp8_quantize.cpp) move the
+  // profile's prediction from 22.92 s (-22.8%) to 23.53 s (-20.8%): the terms from TE's source close 2
+  // of the 23 points. A guard of today's figure, not a target.
+  const std::vector<RunFitResult> fits = moe_fits("h100-sxm-published.json");
+  const RunPrediction& run =
+      moe_run_named(moe_fit_of(fits, "fp8-tensorwise"), "mb-26.06-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16");
+  CHECK(run.before_s / run.measured_s - 1.0 == Approx(-0.208).margin(0.005));
 }
 
 TEST_CASE("MoE runs: a run's main gradients are the bytes Megatron's arguments resolve, as its memory prices them",
