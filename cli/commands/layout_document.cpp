@@ -11,6 +11,7 @@
 #include "budget_render/budgets.hpp"
 #include "budget_render/cluster_rank.hpp"
 #include "budget_render/megatron.hpp"
+#include "budget_render/step_time.hpp"
 #include "budget_render/table.hpp"
 
 namespace budget::cli {
@@ -193,7 +194,7 @@ Document layout_document(const LayoutResult& r) {
                         r.run->wall_clock_seconds / 3600.0, r.run->gpu_hours);
   }
   for (const std::string& note : st.notes) tail += "note: " + note + "\n";
-  doc.text(tail);
+  doc.text(tail + "\n" + render::cost_validation_text(st));
   return doc;
 }
 
@@ -250,6 +251,9 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
   const std::string none = no_layout_reason(found, so);
   doc.text(none.empty() ? (so.run_tokens > 0.0 ? fmt::format("\nrun: {:g} tokens\n", so.run_tokens) : "")
                         : "\n" + none + "\n");
+  if (!found.layouts.empty()) {
+    doc.text("\nthe best layout's " + render::cost_validation_text(found.layouts.front().time), Forms::text);
+  }
   doc.text(min_headroom_footer(so), Forms::text);
   return doc;
 }

@@ -307,6 +307,9 @@ Document match_document(const MatchOptions& o, const MatchInputs& in, const Matc
     if (in.megatron) doc.text(megatron_args_lines(o, *in.megatron, in.workload), Forms::text);
     doc.table(cluster_ranking_table(*m.cluster, configs, in.baseline.config), Forms::all);
     doc.text(cluster_ranking_differences(*m.cluster), Forms::text);
+    if (!m.cluster->candidates.empty() && m.cluster->candidates.front().found) {
+      doc.text("\nthe fastest candidate's " + render::cost_validation_text(m.cluster->candidates.front().best.time), Forms::text);
+    }
     doc.text(cluster_dropped_lines(m), Forms::text);
     doc.text(min_headroom_footer(in.search_options), Forms::text);
   }

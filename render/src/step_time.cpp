@@ -164,4 +164,37 @@ Table step_time_table(const StepTime& t, SaidNotes* said) {
   return table;
 }
 
+namespace {
+std::string record_text(const ValidationRecord& r) {
+  const std::string error =
+      r.fitted == 1 ? fmt::format("the model alone {:+.1f}%", 100.0 * r.signed_error)
+                    : fmt::format("leave-one-run-out median {:.1f}%, worst {:.1f}%", 100.0 * r.median_error,
+                                  100.0 * r.worst_error);
+  return fmt::format("{} {} {} ({}; {} run{} of {}, {})", r.gpu, r.precision, r.model_kind, r.models, r.fitted,
+                     r.fitted == 1 ? "" : "s", r.runs_file, error);
+}
+}  // namespace
+
+std::string cost_validation_text(const ClusterStepTime& time) {
+  // Lines validated by the same record at the same distance are said together.
+  std::vector<std::pair<std::string, std::string>> said;  // (record and distance, lines)
+  for (const CostLineValidation& v : cost_line_validation(time)) {
+    std::string where = "no measured run exercised it";
+    if (v.nearest != nullptr) {
+      where = record_text(*v.nearest) + ": ";
+      if (v.differences.empty()) where += "inside the validated box";
+      for (std::size_t i = 0; i < v.differences.size(); ++i) where += (i > 0 ? ", " : "differs in ") + v.differences[i];
+    }
+    auto it = std::find_if(said.begin(), said.end(), [&](const auto& s) { return s.first == where; });
+    if (it == said.end()) {
+      said.emplace_back(where, v.line);
+    } else {
+      it->second += ", " + v.line;
+    }
+  }
+  std::string out = "cost lines and the measured runs that validated them (calibrate --from-runs):\n";
+  for (const auto& [where, lines] : said) out += fmt::format("  {}: {}\n", lines, where);
+  return out;
+}
+
 }  // namespace budget::render

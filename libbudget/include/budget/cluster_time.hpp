@@ -96,7 +96,43 @@ struct ClusterStepTime {
   std::string run_fit_precision;
   double overhead_seconds = 0.0;
   std::vector<std::string> notes;
+  bool moe = false;  ///< the config has routed experts (the model kind its cost lines are validated against)
 };
+
+/// Measured runs that validated cost lines of the step time (docs/calibration.md, "Which runs validated
+/// each cost line"): one group of runs of one GPU, training precision and model kind, fitted with
+/// `calibrate --from-runs` on `runs_file`, and the cost lines their steps exercise.
+struct ValidationRecord {
+  std::string gpu;         ///< the profile device name the runs were priced on begins with this, "NVIDIA H100"
+  std::string precision;   ///< the run fit's precision: "bf16", "fp8-tensorwise", "fp8-delayed", "mxfp8"
+  std::string model_kind;  ///< "MoE" or "dense"
+  std::string models;      ///< which models and layouts, "Qwen3-30B-A3B, 16 GPUs, EP 16, HybridEP"
+  std::string runs_file;   ///< "data/runs/moe_runs.jsonl"
+  int fitted = 0;          ///< runs fitted (the newest release of each configuration)
+  /// Leave-one-run-out |error| over the fitted runs, median and worst; one run: the model alone (signed
+  /// in `signed_error`, measured as predicted / measured − 1).
+  double median_error = 0, worst_error = 0;
+  double signed_error = 0;
+  /// Cost lines their steps exercise: "gemm", "attention", "expert_gemms", "ep", "dp", "expert_dp", "tp",
+  /// "pp", "cp", "optimizer".
+  std::vector<std::string> lines;
+};
+/// The records, with the figures measured on 2026-12-07 (docs/calibration.md); each checked against a
+/// fit of its runs by tests/unit/runs/test_cost_validation.cpp.
+const std::vector<ValidationRecord>& validation_records();
+
+/// One cost line of a priced step and the nearest record that validated it.
+struct CostLineValidation {
+  /// "GEMMs (bf16)", "attention", "expert GEMMs (mxfp8)", "ep", "dp", "expert_dp", "tp", "pp", "cp",
+  /// "optimizer", or the name of a component no record speaks of.
+  std::string line;
+  const ValidationRecord* nearest = nullptr;  ///< null: no run exercised this line
+  /// How the priced step lies from `nearest`: "GPU (validated on NVIDIA H100, priced on NVIDIA B200)",
+  /// "precision (...)", "model kind (...)"; empty: inside the validated box (same GPU, precision, kind).
+  std::vector<std::string> differences;
+};
+/// Every cost line of `time` (its compute classes and the components with time) with its validation.
+std::vector<CostLineValidation> cost_line_validation(const ClusterStepTime& time);
 
 /// The step time of `memory`'s layout (from training_memory(), resolved and validated) for
 /// `config` on `cluster`, its compute from `model`. budget::Error for options out of range.

@@ -331,6 +331,7 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   const ParallelLayout& l = memory.layout;
   detail::check_one_fp8_recipe(model, l.fp8);
   ClusterStepTime out;
+  out.moe = config.ffn.is_moe();
   out.communication = step_communication(config, memory, cluster, options.communication);
   apply_run_fit_to_communication(model, out.communication);
   out.notes = times.notes;

@@ -29,6 +29,30 @@ nlohmann::ordered_json provenance_json(const ClusterStepTime& t) {
   }
   return out;
 }
+
+/// Each cost line and the runs that validated it (cost_line_validation()).
+nlohmann::ordered_json validation_json(const ClusterStepTime& t) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const CostLineValidation& v : cost_line_validation(t)) {
+    nlohmann::ordered_json by = nullptr;
+    if (v.nearest != nullptr) {
+      const ValidationRecord& r = *v.nearest;
+      by = {{"gpu", r.gpu},
+            {"precision", r.precision},
+            {"model_kind", r.model_kind},
+            {"models", r.models},
+            {"runs_file", r.runs_file},
+            {"runs_fitted", r.fitted},
+            {"median_abs_error", r.median_error},
+            {"worst_abs_error", r.worst_error}};
+    }
+    out.push_back({{"line", v.line},
+                   {"validated_by", by},
+                   {"inside_validated_box", v.nearest != nullptr && v.differences.empty()},
+                   {"differences", v.differences}});
+  }
+  return out;
+}
 }  // namespace
 
 std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
@@ -64,6 +88,7 @@ std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
                                {"provenance", provenance_json(t)},
                                {"run_fit", t.run_fit_precision.empty() ? nlohmann::ordered_json(nullptr)
                                                                        : nlohmann::ordered_json(t.run_fit_precision)}}},
+                             {"validation", validation_json(t)},
                              {"notes", t.notes}};
   return out.dump(indent);
 }

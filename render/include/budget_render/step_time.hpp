@@ -7,6 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "budget/cluster_time.hpp"
 #include "budget/gpu_fit.hpp"
 #include "budget/time_model.hpp"
 #include "budget_render/table.hpp"
@@ -74,5 +75,9 @@ nlohmann::ordered_json time_ratio_interval_json(double ratio, const TimeAccuracy
 /// The accuracy behind the intervals as JSON: {"source", "from_layers", "ratio_error" (layers) or
 /// "step_relative_error", "validated"}.
 nlohmann::ordered_json time_accuracy_json(const TimeAccuracy& accuracy);
+
+/// Each cost line of a cluster step and the measured runs that validated it
+/// (budget::cost_line_validation()): a heading and one line a cost line.
+std::string cost_validation_text(const ClusterStepTime& time);
 
 }  // namespace budget::render

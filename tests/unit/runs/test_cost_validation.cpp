@@ -1,0 +1,119 @@
+// Issue 42 item 5: each cost line names the runs that validated it (budget::validation_records(),
+// cost_line_validation(); docs/calibration.md, "Which runs validated each cost line"). Every record's
+// figures are checked against a fit of its runs: the MoE records against calibrate --from-runs on
+// data/runs/moe_runs.jsonl with each GPU's published profile, the others against the run_fits shipped
+// in those profiles (fitted on data/runs/measured_runs.jsonl).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "budget/calibration.hpp"
+#include "budget/cluster_time.hpp"
+#include "budget/run_fit.hpp"
+
+using namespace budget;
+
+namespace {
+
+const std::string source_dir = BUDGET_SOURCE_DIR;
+
+std::string profile_of(const std::string& gpu) {
+  const std::map<std::string, std::string> files{{"NVIDIA H100", "h100-sxm"}, {"NVIDIA B200", "b200"},
+                                                 {"NVIDIA GB200", "gb200"},   {"NVIDIA B300", "b300"},
+                                                 {"NVIDIA GB300", "gb300"}};
+  return source_dir + "/cuda_profiler/profiles/" + files.at(gpu) + "-published.json";
+}
+
+ClusterStepTime priced(const std::string& gpu, const std::string& recipe, bool moe) {
+  ClusterStepTime t;
+  t.profile_gpu = gpu;
+  t.fp8_recipe = recipe;
+  t.moe = moe;
+  t.seconds_per_step = 2.0;
+  t.by_component = {{"compute", 1.0, false},     {"ep_all_to_all", 0.5, false}, {"dp_grad_reduce_scatter", 0.2, true},
+                    {"optimizer", 0.1, false},   {"bubble", 0.2, false},        {"made_up_collective", 0.1, false}};
+  return t;
+}
+
+const CostLineValidation& line_named(const std::vector<CostLineValidation>& lines, const std::string& name) {
+  for (const CostLineValidation& v : lines) {
+    if (v.line == name) return v;
+  }
+  FAIL("no cost line " << name);
+  return lines.front();
+}
+
+}  // namespace
+
+TEST_CASE("cost validation: every record's figures are those of a fit of its runs", "[runs][moe][validation]") {
+  std::map<std::string, std::vector<RunFitResult>> moe_fits;
+  const std::vector<MeasuredRun> runs = load_measured_runs(source_dir + "/data/runs/moe_runs.jsonl");
+  for (const ValidationRecord& r : validation_records()) {
+    INFO(r.gpu << " " << r.precision << " " << r.models);
+    const CalibrationProfile profile = load_calibration_profile(profile_of(r.gpu));
+    if (r.runs_file == "data/runs/moe_runs.jsonl") {
+      if (moe_fits.count(r.gpu) == 0) moe_fits[r.gpu] = fit_measured_runs(profile, runs, r.runs_file);
+      const auto fit = std::find_if(moe_fits[r.gpu].begin(), moe_fits[r.gpu].end(),
+                                    [&](const RunFitResult& f) { return f.fit.precision == r.precision; });
+      REQUIRE(fit != moe_fits[r.gpu].end());
+      CHECK(static_cast<int>(fit->fit.fitted_on.size()) == r.fitted);
+      CHECK(fit->fit.loo_median_error == Approx(r.median_error).margin(0.0005));
+      CHECK(fit->fit.loo_max_error == Approx(r.worst_error).margin(0.0005));
+      if (r.fitted == 1) {
+        const auto run = std::find_if(fit->runs.begin(), fit->runs.end(),
+                                      [&](const RunPrediction& p) { return p.id == fit->fit.fitted_on.front(); });
+        REQUIRE(run != fit->runs.end());
+        CHECK(run->before_s / run->measured_s - 1.0 == Approx(r.signed_error).margin(0.0005));
+      }
+    } else {
+      const auto fit = std::find_if(profile.run_fits.begin(), profile.run_fits.end(),
+                                    [&](const CalibrationRunFit& f) { return f.precision == r.precision; });
+      REQUIRE(fit != profile.run_fits.end());
+      CHECK(fit->runs == r.runs_file);
+      CHECK(static_cast<int>(fit->fitted_on.size()) == r.fitted);
+      CHECK(fit->loo_median_error == Approx(r.median_error).margin(0.0005));
+      CHECK(fit->loo_max_error == Approx(r.worst_error).margin(0.0005));
+    }
+  }
+}
+
+TEST_CASE("cost validation: each line names its nearest validated runs and how far the priced step lies",
+          "[runs][validation]") {
+  // H100, FP8 current scaling, MoE: the Qwen3-30B-A3B run is inside the box for GEMMs, attention,
+  // experts, the all-to-all, DP and the optimizer.
+  const std::vector<CostLineValidation> h100 = cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true));
+  for (const char* name : {"GEMMs (fp8-tensorwise)", "attention", "expert GEMMs (fp8-tensorwise)", "ep", "dp", "optimizer"}) {
+    const CostLineValidation& v = line_named(h100, name);
+    REQUIRE(v.nearest != nullptr);
+    CHECK(v.nearest->models.find("Qwen3-30B-A3B, 16 GPUs") != std::string::npos);
+    CHECK(v.differences.empty());
+  }
+  // The pipeline (the bubble): no MoE run on an H100 had PP; the nearest is the dense Llama-3 70B at
+  // FP8 on H100, one difference away.
+  const CostLineValidation& pp = line_named(h100, "pp");
+  REQUIRE(pp.nearest != nullptr);
+  CHECK(pp.nearest->models.find("Llama-3 70B") != std::string::npos);
+  CHECK(pp.differences == std::vector<std::string>{"model kind (validated dense, priced MoE)"});
+  // A component no run speaks of says so.
+  CHECK(line_named(h100, "made_up_collective").nearest == nullptr);
+  // Dense on H100 at FP8: the Llama-3 runs; no expert line.
+  const std::vector<CostLineValidation> dense = cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "tensorwise", false));
+  CHECK(line_named(dense, "GEMMs (fp8-tensorwise)").nearest->model_kind == "dense");
+  CHECK(line_named(dense, "GEMMs (fp8-tensorwise)").differences.empty());
+  CHECK(std::none_of(dense.begin(), dense.end(), [](const CostLineValidation& v) { return v.line.rfind("expert", 0) == 0; }));
+  // A GPU no run was measured on (A100): every line differs in its GPU.
+  for (const CostLineValidation& v : cost_line_validation(priced("NVIDIA A100-SXM4-80GB", "none", true))) {
+    if (v.nearest == nullptr) continue;
+    CHECK(v.differences.front().rfind("GPU (validated on", 0) == 0);
+  }
+  // The JSON names them too.
+  const nlohmann::json j = nlohmann::json::parse(cluster_step_time_json(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true)));
+  CHECK(j.at("validation").at(0).at("line") == "GEMMs (fp8-tensorwise)");
+  CHECK(j.at("validation").at(0).at("inside_validated_box") == true);
+  CHECK(j.at("validation").at(0).at("validated_by").at("runs_fitted") == 1);
+}
