@@ -49,7 +49,7 @@ void set_step_time_calibration(ClusterStepTime& out, const TimeModel& model) {
   const bool megatron = o.stack == KernelStack::megatron_core_te ||
                         (o.stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
   out.stack = megatron ? "megatron-core-te" : "pytorch-eager";
-  out.fp8_recipe = std::string(to_string(o.fp8));
+  out.fp8_recipe = std::string(to_string(o.recipe.fp8));
   if (const CalibrationRunFit* fit = model.run_fit()) {
     out.run_fit_precision = fit->precision;
     out.overhead_seconds = fit->overhead_s;

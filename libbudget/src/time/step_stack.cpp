@@ -111,17 +111,18 @@ StackPlan stack_plan(const TimeModel& model) {
   const TimeModelOptions& o = model.options();
   plan.megatron = o.stack == KernelStack::megatron_core_te ||
                   (o.stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
-  plan.recipe = o.fp8;
-  switch (o.fp8) {
+  plan.recipe = o.recipe.fp8;
+  switch (o.recipe.fp8) {
     case Fp8Recipe::none: plan.gemm_dtype = TimeQuery::Dtype::bf16; break;
     case Fp8Recipe::delayed:
     case Fp8Recipe::tensorwise: plan.gemm_dtype = TimeQuery::Dtype::fp8; break;
     case Fp8Recipe::blockwise: plan.gemm_dtype = TimeQuery::Dtype::fp8_block; break;
     case Fp8Recipe::mxfp8: plan.gemm_dtype = TimeQuery::Dtype::mxfp8; break;
   }
-  plan.quantize_bytes_per_element = o.fp8 == Fp8Recipe::none ? 0.0 : o.fp8 == Fp8Recipe::tensorwise ? 6.0 : 4.0;
+  plan.quantize_bytes_per_element =
+      o.recipe.fp8 == Fp8Recipe::none ? 0.0 : o.recipe.fp8 == Fp8Recipe::tensorwise ? 6.0 : 4.0;
   plan.launch_seconds = plan.megatron && !o.cuda_graphs ? te_launch_seconds : 0.0;
-  plan.main_grad_bytes = o.main_grad_bytes;
+  plan.main_grad_bytes = main_grad_bytes(o.recipe);
   // Published FP8 GEMM rows (aiconfigurator's collector) time the activation quantize with the GEMM
   // (data/kernels/README.md names it: ai-dynamo/aiconfigurator@095f58a5; the collection's README:
   // "FP8 GEMM times include the activation-quantization kernel"): a recipe whose GEMMs are timed
@@ -131,7 +132,7 @@ StackPlan stack_plan(const TimeModel& model) {
   const bool fp8_rows = model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8_block) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::mxfp8);
-  plan.quantize_in_rows = o.fp8 != Fp8Recipe::none && fp8_rows && model.profile().source.kind == "published";
+  plan.quantize_in_rows = o.recipe.fp8 != Fp8Recipe::none && fp8_rows && model.profile().source.kind == "published";
   if (plan.quantize_in_rows) plan.quantize_bytes_per_element = 0.0;
   return plan;
 }

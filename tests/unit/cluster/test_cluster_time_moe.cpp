@@ -146,7 +146,7 @@ TEST_CASE("time: published FP8 GEMM rows already time the activation quantize, c
           "[cluster][time][moe]") {
   const CalibrationProfile published = b200_profile();
   TimeModelOptions fp8;
-  fp8.fp8 = Fp8Recipe::tensorwise;
+  fp8.recipe.fp8 = Fp8Recipe::tensorwise;
   const ArchConfig c = qwen3_30b();
   Workload w = causal_workload(4096);
   w.tokens_per_step = 4096;

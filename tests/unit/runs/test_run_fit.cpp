@@ -60,8 +60,8 @@ TEST_CASE("run file: a run given by its Megatron-LM arguments reads as the same 
     CHECK(a.layout.capacity_factor == l.layout.capacity_factor);
     CHECK(a.moe.pad_to_capacity == l.moe.pad_to_capacity);
     CHECK(a.overlap.dp == l.overlap.dp);
-    CHECK(a.fp8 == l.fp8);
-    CHECK(a.main_grad_bytes == 4);  // --accumulate-allreduce-grads-in-fp32
+    CHECK(a.layout.fp8 == l.layout.fp8);
+    CHECK(main_grad_bytes(a.layout) == 4);  // --accumulate-allreduce-grads-in-fp32
     CHECK(predict_measured_run(profile, a) == Approx(predict_measured_run(profile, l)).epsilon(1e-12));
   }
   // A Megatron-LM argument the reader refuses names the run's field and the argument.
