@@ -241,7 +241,7 @@ struct StepTime {
   /// seconds_per_step by where each op's time comes from (TimeProvenance order); sums to it.
   std::array<double, time_provenance_count> provenance_seconds{};
   std::string stack;  ///< the kernel stack timed ("pytorch-eager", "megatron-core-te")
-  std::string fp8_recipe;  ///< "none" or the FP8 recipe of the GEMMs
+  Fp8Recipe fp8_recipe = Fp8Recipe::none;  ///< the FP8 recipe of the GEMMs (none: bf16)
   bool layer_corrected = false;          ///< the profile's layer correction was applied
   bool out_of_range = false;      ///< any op's shape outside the measured range
   std::vector<OpStepTime> by_op;  ///< in op-list order, only ops that take time

@@ -32,7 +32,7 @@ namespace {
 /// factors (unit: 1, a prior pulls them to 1); the launch cost's unit is 1 µs (no prior).
 constexpr std::size_t run_fit_params = 9, run_fit_factors = 7;
 
-CalibrationRunFit fit_with(const std::string& precision, const std::array<double, run_fit_params>& f) {
+CalibrationRunFit fit_with(Precision precision, const std::array<double, run_fit_params>& f) {
   CalibrationRunFit fit;
   fit.precision = precision;
   fit.gemm = f[0];
@@ -75,7 +75,7 @@ class RunModels {
     if (doubled >= 0) f[static_cast<std::size_t>(doubled)] += 1.0;  // a factor doubled, or 1 µs a launch
     if (doubled == 0 && tie_expert_) f[2] += 1.0;
     CalibrationProfile p = profile_;
-    p.run_fits = {fit_with(std::string(precision_name(recipe)), f)};
+    p.run_fits = {fit_with(kernel_precision(recipe), f)};
     TimeModelOptions o;
     o.recipe = run.layout;
     o.cuda_graphs = run.cuda_graphs;
@@ -238,7 +238,7 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
   for (const RunPrediction& p : out.runs) {
     if (p.skipped.empty()) before.push_back(std::abs(p.before_s / p.measured_s - 1.0));
   }
-  out.fit = fit_with(std::string(precision_name(recipe)), f);
+  out.fit = fit_with(kernel_precision(recipe), f);
   out.fit.runs = runs_name;
   for (std::size_t i : fit_index) out.fit.fitted_on.push_back(runs[i]->id);
   for (std::size_t i : validate_index) out.fit.validated_on.push_back(runs[i]->id);

@@ -37,6 +37,7 @@
 //     that: max(0, 5 µs · launches − op time). With CUDA graphs nothing.
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include <fmt/format.h>
@@ -49,9 +50,17 @@
 namespace budget {
 
 namespace {
+// The FP8 recipes by Megatron-LM's --fp8-recipe names ("none": no --fp8-format); each recipe's
+// precision, and so its run-fit and kernel-target name, is the row of fp8_recipe_precisions below.
 constexpr auto fp8_recipe_names = detail::enum_names<Fp8Recipe::mxfp8>(
     {{Fp8Recipe::none, "none"}, {Fp8Recipe::delayed, "delayed"}, {Fp8Recipe::tensorwise, "tensorwise"},
      {Fp8Recipe::blockwise, "blockwise"}, {Fp8Recipe::mxfp8, "mxfp8"}});
+/// The one map of FP8 recipes to the one precision enum (budget/kernel_stack.hpp, Precision and its
+/// name table), in Fp8Recipe's order; fp8_recipe_of() reads it backwards (bf16 and nvfp4: none).
+constexpr std::array<Precision, 5> fp8_recipe_precisions{Precision::bf16, Precision::fp8_delayed,
+                                                         Precision::fp8_tensorwise, Precision::fp8_blockwise,
+                                                         Precision::mxfp8};
+static_assert(fp8_recipe_precisions.size() == fp8_recipe_names.size(), "one precision per FP8 recipe");
 constexpr auto kernel_stack_names = detail::enum_names<KernelStack::megatron_core_te>(
     {{KernelStack::profile, "profile"}, {KernelStack::pytorch_eager, "pytorch-eager"},
      {KernelStack::megatron_core_te, "megatron-core-te"}});
@@ -82,26 +91,15 @@ Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where) {
 }
 
 Precision kernel_precision(Fp8Recipe recipe) {
-  switch (recipe) {
-    case Fp8Recipe::none: return Precision::bf16;
-    case Fp8Recipe::delayed: return Precision::fp8_delayed;
-    case Fp8Recipe::tensorwise: return Precision::fp8_tensorwise;
-    case Fp8Recipe::blockwise: return Precision::fp8_blockwise;
-    case Fp8Recipe::mxfp8: return Precision::mxfp8;
-  }
-  return Precision::bf16;
+  const auto i = static_cast<std::size_t>(recipe);
+  return i < fp8_recipe_precisions.size() ? fp8_recipe_precisions[i] : Precision::bf16;
 }
 
 Fp8Recipe fp8_recipe_of(Precision precision) {
-  switch (precision) {
-    case Precision::fp8_delayed: return Fp8Recipe::delayed;
-    case Precision::fp8_tensorwise: return Fp8Recipe::tensorwise;
-    case Precision::fp8_blockwise: return Fp8Recipe::blockwise;
-    case Precision::mxfp8: return Fp8Recipe::mxfp8;
-    case Precision::bf16:
-    case Precision::nvfp4: return Fp8Recipe::none;
+  for (std::size_t i = 0; i < fp8_recipe_precisions.size(); ++i) {
+    if (fp8_recipe_precisions[i] == precision) return static_cast<Fp8Recipe>(i);
   }
-  return Fp8Recipe::none;
+  return Fp8Recipe::none;  // nvfp4: NVFP4 GEMMs are not timed
 }
 
 namespace detail {

@@ -196,7 +196,7 @@ const LayerCorrection& TimeModel::layer_correction() const { return impl_->corre
 
 const CalibrationRunFit* TimeModel::run_fit() const {
   for (const CalibrationRunFit& f : impl_->profile.run_fits) {
-    if (f.precision == precision_name(impl_->options.recipe.fp8)) return &f;
+    if (f.precision == kernel_precision(impl_->options.recipe.fp8)) return &f;
   }
   return nullptr;
 }

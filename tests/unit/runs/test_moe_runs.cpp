@@ -22,7 +22,7 @@ const std::string moe_runs_dir = BUDGET_SOURCE_DIR;
 
 const RunFitResult& moe_fit_of(const std::vector<RunFitResult>& fits, const std::string& precision) {
   for (const RunFitResult& f : fits) {
-    if (f.fit.precision == precision) return f;
+    if (to_string(f.fit.precision) == precision) return f;
   }
   FAIL("no fit of " << precision);
   return fits.front();
