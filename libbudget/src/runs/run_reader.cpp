@@ -83,8 +83,8 @@ void read_run_main_grad_bytes(const ObjectReader& r, TrainingRecipe& recipe) {
   if (bytes == 3) r.fail("main_grad_bytes", "3 is not allowed; allowed: 2 (bf16) or 4 (fp32)");
   if (recipe.precision == TrainingPrecision::bf16) recipe.optimizer_dtypes.bf16_main_grads = bytes == 2;
   if (static_cast<double>(bytes) != main_grad_bytes(recipe)) {
-    r.fail("main_grad_bytes", fmt::format("{} is not allowed for {} training, whose main gradients are {:g} bytes", bytes,
-                                          to_string(recipe.precision), main_grad_bytes(recipe)));
+    r.fail("main_grad_bytes", fmt::format("{} is not allowed for {} training, whose main gradients are {:g} bytes",
+                                          bytes, to_string(recipe.precision), main_grad_bytes(recipe)));
   }
 }
 
