@@ -38,7 +38,7 @@ std::string profile_backend(const std::string& name) {
 TimeModel CalibrationOptions::load(Fp8Recipe fp8, const std::optional<KernelTarget>& kernels) const {
   TimeModelOptions options{profile_backend(attention_backend)};
   options.kernels = kernels;
-  options.fp8 = fp8;
+  options.recipe.fp8 = fp8;
   return TimeModel(load_calibration_profile(path), options);
 }
 

@@ -153,7 +153,7 @@ py::object layout_search_dict(const py::handle& config, const py::handle& cluste
       hold_recipe(o, recipe, kwargs, c, gpus, w, seq_len_arg, global_batch_tokens, attended_keys);
   // One FP8 recipe prices memory (the layouts') and time (the model's GEMMs).
   budget::TimeModelOptions model_options;
-  model_options.fp8 = o.recipe.base.fp8;
+  model_options.recipe = o.recipe.base;
   const budget::TimeModel model(search_profile(calibration, spec), model_options);
   const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
   // The CLI names a config without a name by its path.
@@ -221,7 +221,7 @@ void bind_layout(py::module_& m) {
         // length; DP overlapped, or the overlap of the Megatron-LM arguments.
         if (!a.calibration.is_none() || spec.compute.source == budget::ComputeSource::calibration) {
           budget::TimeModelOptions to;
-          to.fp8 = memory.layout.fp8;
+          to.recipe = memory.layout;
           const budget::TimeModel model(search_profile(a.calibration, spec), to);
           const budget::Workload w = workload_argument(py::none());
           budget::ClusterTimeOptions time_options;

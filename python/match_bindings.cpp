@@ -299,9 +299,9 @@ void match_time_model(const py::handle& calibration, const py::handle& cluster, 
     const bool flash = attention_backend == "fa2" || attention_backend == "fa3" || attention_backend == "fa4";
     budget::TimeModelOptions model_options{flash ? "flash" : attention_backend == "unfused" ? "auto" : attention_backend};
     if (team) {
-      model_options.fp8 = team->layout.fp8;
+      model_options.recipe.fp8 = team->layout.fp8;  // as the CLI's --megatron-args (ClusterRankOptions::fp8_recipe())
     } else if (kernels) {
-      model_options.fp8 = budget::fp8_recipe_of(kernels->precision);  // precision= times the GEMMs, as --precision
+      model_options.recipe.fp8 = budget::fp8_recipe_of(kernels->precision);  // precision= times the GEMMs, as --precision
     }
     model_options.kernels = kernels;
     model.emplace(budget_python::default_calibration_profile(calibration, cluster, a.nodes), model_options);

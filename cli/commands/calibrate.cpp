@@ -189,8 +189,8 @@ Document validation_document(const CalibrateOptions& o, const CalibrationProfile
 std::string run_fit_summary(const RunFitResult& r) {
   const CalibrationRunFit& f = r.fit;
   const auto skipped = std::count_if(r.runs.begin(), r.runs.end(), [](const RunPrediction& p) { return !p.skipped.empty(); });
-  std::string text = fmt::format("\n{}: {} runs fitted, {} validated, {} skipped", f.precision, f.fitted_on.size(),
-                                 f.validated_on.size(), skipped);
+  std::string text = fmt::format("\n{}: {} runs fitted, {} validated, {} skipped", to_string(f.precision),
+                                 f.fitted_on.size(), f.validated_on.size(), skipped);
   if (f.fitted_on.empty()) {
     text += "; fitted on no runs: no factors fitted (the profile's own, all 1), no leave-one-run-out figures\n";
   } else {
@@ -244,7 +244,8 @@ Document runs_document(const CalibrationProfile& profile, const std::vector<RunF
   std::string text = fmt::format("Calibration from measured runs on {} ({})\n", profile.device.name, profile.source.tool);
   for (const RunFitResult& r : fits) {
     const CalibrationRunFit& f = r.fit;
-    nlohmann::ordered_json fit{{"precision", f.precision}, {"gemm", f.gemm}, {"attention", f.attention},
+    nlohmann::ordered_json fit{{"precision", std::string(to_string(f.precision))},
+                               {"gemm", f.gemm}, {"attention", f.attention},
                                {"expert_gemms", f.expert_gemms}, {"memory_bound", f.memory_bound},
                                {"intra_node", f.intra_node}, {"inter_node", f.inter_node},
                                {"all_to_all", f.all_to_all}, {"launch_us", f.launch_us},

@@ -86,7 +86,7 @@ void time_layout(const LayoutOptions& o, const ArchConfig& config, const CommOve
                           "(--profile, e.g. cuda_profiler/profiles/h200-torch-eager.json)";
     return;
   }
-  const TimeModel model(load_calibration_profile(profile), time_model_options(o, result.memory.layout.fp8));
+  const TimeModel model(load_calibration_profile(profile), time_model_options(o, result.memory.layout));
   ClusterTimeOptions options;
   options.attended_keys = o.attended_keys;
   options.communication.max_nodes_per_token = o.cluster.max_nodes_per_token;
@@ -163,7 +163,7 @@ void run_search(LayoutOptions o) {
   const std::string attention = resolve_attention(o, megatron ? &*megatron : nullptr);
   const LayoutSearchOptions so = layout_search_options(o, megatron);
   // One FP8 recipe prices memory (the layouts' recipe) and time (the model's GEMMs).
-  const TimeModel model(load_calibration_profile(profile), time_model_options(o, so.recipe.base.fp8));
+  const TimeModel model(load_calibration_profile(profile), time_model_options(o, so.recipe.base));
   const LayoutSearchResult found = search_layouts(model, config, cluster, so);
   const std::string name = config.name.empty() ? o.config_path : config.name;
   Document doc = search_document(name, cluster, so, found, attention, megatron);

@@ -110,7 +110,7 @@ nlohmann::ordered_json megatron_args_json(const MegatronRun& run) { return rende
 /// What every searched layout holds (LayoutRecipe): "bf16, FP8 tensorwise, micro-batch size 1,
 /// recompute selective, distributed optimizer; searched: ..." (the settings the search varies last).
 std::string recipe_text(const LayoutRecipe& r) {
-  const ParallelLayout& b = r.base;
+  const TrainingRecipe& b = r.base;
   std::string held = fmt::format("{}{}", to_string(b.precision),
                                  b.fp8 != Fp8Recipe::none ? fmt::format(", FP8 {}", to_string(b.fp8)) : "");
   if (b.optimizer_dtypes.bf16_main_grads) held += ", bf16 main gradients";

@@ -308,9 +308,9 @@ CommOverlap parse_overlap(const std::string& text) {
   return o;
 }
 
-TimeModelOptions time_model_options(const LayoutOptions& o, Fp8Recipe fp8) {
+TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe) {
   TimeModelOptions t;
-  t.fp8 = fp8;
+  t.recipe = recipe;
   t.cuda_graphs = o.cuda_graphs;
   if (o.stack == "pytorch-eager")
     t.stack = KernelStack::pytorch_eager;
@@ -323,7 +323,7 @@ TimeModelOptions time_model_options(const LayoutOptions& o, Fp8Recipe fp8) {
   return t;
 }
 
-void apply_loop_placement(const LayoutOptions& o, ParallelLayout& l) {
+void apply_loop_placement(const LayoutOptions& o, TrainingRecipe& l) {
   if (o.replicate_loop_weights && !o.cluster.loop_placement.empty() && o.cluster.loop_placement != "replicated") {
     throw_option_dependency_error("layout", "--replicate-loop-weights means --loop-placement replicated; give one");
   }
@@ -337,7 +337,7 @@ bool loop_placement_given(const LayoutOptions& o) {
   return !o.cluster.loop_placement.empty() || o.replicate_loop_weights;
 }
 
-void apply_native_recipe(const LayoutOptions& o, ParallelLayout& l) {
+void apply_native_recipe(const LayoutOptions& o, TrainingRecipe& l) {
   l.recompute = parse_recompute(o.recompute, "--recompute");
   l.precision = parse_training_precision(o.precision, "--precision");
   l.fp8 = parse_fp8_recipe(o.fp8_recipe, "--fp8-recipe");

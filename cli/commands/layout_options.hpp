@@ -84,19 +84,19 @@ bool priced_on_document_mask(const LayoutOptions& o);
 /// --overlap: a comma-separated list of tp, ep, cp, pp, dp, or none (default dp).
 CommOverlap parse_overlap(const std::string& text);
 
-/// The kernel options of the step time: the layout's FP8 recipe (--fp8-recipe or --megatron-args: one
-/// recipe for memory and time), --cuda-graphs, --stack.
-TimeModelOptions time_model_options(const LayoutOptions& o, Fp8Recipe fp8);
+/// The kernel options of the step time: the layout's recipe (--fp8-recipe, --grad-reduce-in-bf16 ... or
+/// --megatron-args: one recipe for memory and time), --cuda-graphs, --stack.
+TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe);
 
 /// --loop-placement on `l` (--replicate-loop-weights: replicated); neither: in_chunk.
-void apply_loop_placement(const LayoutOptions& o, ParallelLayout& l);
+void apply_loop_placement(const LayoutOptions& o, TrainingRecipe& l);
 
 /// Whether the loop placement is given (--loop-placement or --replicate-loop-weights): a search holds it.
 bool loop_placement_given(const LayoutOptions& o);
 
 /// The native recipe options on `l`: --recompute, --precision, --fp8-recipe and the optimizer state
 /// dtypes (the flags set the rest of the layout's fields directly).
-void apply_native_recipe(const LayoutOptions& o, ParallelLayout& l);
+void apply_native_recipe(const LayoutOptions& o, TrainingRecipe& l);
 
 /// The recipe a search holds from the native options: every recipe field as given; the micro-batch
 /// size, recompute and distributed optimizer held only where given (--search), else searched.

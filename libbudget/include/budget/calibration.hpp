@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "budget/config.hpp"
+#include "budget/kernel_stack.hpp"
 
 namespace budget {
 
@@ -163,7 +164,9 @@ struct CalibrationLayerRow {
 /// with another algorithm), launches the kernel launches of the step's compute (a CPU cost per
 /// launch, not applied under CUDA graphs).
 struct CalibrationRunFit {
-  std::string precision;  ///< "bf16", "fp8-tensorwise", "fp8-delayed", "fp8-blockwise", "mxfp8"
+  /// bf16 or an FP8 recipe the time model times (not nvfp4); JSON: Precision's names ("bf16",
+  /// "fp8-tensorwise", "fp8-delayed", "fp8-blockwise", "mxfp8").
+  Precision precision = Precision::bf16;
   double gemm = 1, attention = 1, expert_gemms = 1, memory_bound = 1;  ///< compute class factors
   double intra_node = 1, inter_node = 1, all_to_all = 1;              ///< link class factors
   double launch_us = 0;                                                ///< per kernel launch (no CUDA graphs)

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,9 +92,9 @@ struct ClusterStepTime {
   /// assumed); sums to 1 (docs/calibration.md, "Provenance"). Zero on the layout search's indexed path.
   std::array<double, time_provenance_count> provenance_share{};
   std::string stack;       ///< the kernel stack timed ("pytorch-eager", "megatron-core-te")
-  std::string fp8_recipe;  ///< "none" or the FP8 recipe of the GEMMs
-  /// The run fit applied ("" none): its precision; its constant per step is overhead_seconds.
-  std::string run_fit_precision;
+  Fp8Recipe fp8_recipe = Fp8Recipe::none;  ///< the FP8 recipe of the GEMMs (none: bf16)
+  /// The run fit applied (nullopt: none): its precision; its constant per step is overhead_seconds.
+  std::optional<Precision> run_fit_precision;
   double overhead_seconds = 0.0;
   std::vector<std::string> notes;
   bool moe = false;  ///< the config has routed experts (the model kind its cost lines are validated against)

@@ -130,9 +130,6 @@ struct MegatronKernelOptions {
   /// dispatcher's SMs (--moe-flex-dispatcher-num-sms, --moe-deepep-num-sms, --moe-hybridep-num-sms)
   /// and the group-limited routing of MegatronRun.
   MoeDispatchOptions moe;
-  /// Bytes of a main gradient (the DDP grad buffer): parameter_bytes(layout).gradients, 4 for a
-  /// --bf16 run unless --grad-reduce-in-bf16 or --main-grads-dtype bf16.
-  double main_grad_bytes = 4;
   std::vector<std::string> notes;  ///< what the settings assume (CUDA graphs of some modules only, ...)
 };
 /// A measured run's Megatron-LM arguments read once: the run and its kernel settings.

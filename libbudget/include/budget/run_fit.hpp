@@ -44,10 +44,10 @@ struct MeasuredRun {
   std::string gpu;     ///< the GPU as a profile names it (CalibrationDevice::name)
   ArchConfig config;
   ClusterSpec cluster;
+  /// The run's sizes, split and training recipe (its FP8 recipe and main-gradient dtype among them:
+  /// one value prices the run's memory and its time).
   ParallelLayout layout;
-  Fp8Recipe fp8 = Fp8Recipe::none;
   bool cuda_graphs = false;
-  double main_grad_bytes = 4;  ///< TimeModelOptions::main_grad_bytes (2: --no-accumulate-allreduce-grads-in-fp32 style bf16 grads)
   CommOverlap overlap{false, false, false, false, false};
   MoeDispatchOptions moe;  ///< the MoE dispatcher's settings beyond the layout (pad to capacity, router fusion, ...)
   double step_time_s = 0;

@@ -26,9 +26,9 @@
 
 #include "budget/calibration.hpp"
 #include "budget/config.hpp"
-#include "budget/fp8_recipe.hpp"
 #include "budget/kernel_stack.hpp"
 #include "budget/ops.hpp"
+#include "budget/training_recipe.hpp"
 #include "budget/workload.hpp"
 
 namespace budget {
@@ -50,15 +50,14 @@ struct TimeModelOptions {
   int neighbours = 6;
   /// The kernel stack timed (profile: the profile's source.stack, pytorch-eager when it names none).
   KernelStack stack = KernelStack::profile;
-  /// FP8 GEMMs and their quantize kernels (none: bf16).
-  Fp8Recipe fp8 = Fp8Recipe::none;
+  /// The training recipe timed (budget/training_recipe.hpp): its FP8 recipe (FP8 GEMMs and their
+  /// quantize kernels; none: bf16) and its main-gradient bytes (main_grad_bytes(recipe): 4 for fp32,
+  /// 2 for bf16 main gradients), which a grouped expert GEMM's weight-gradient pass reads and writes
+  /// (2 × that per weight, Megatron-Core stack with --gradient-accumulation-fusion). The model uses
+  /// nothing else of it; a layout's memory and its time are priced with the same recipe.
+  TrainingRecipe recipe{};
   /// CUDA graphs (Megatron --cuda-graph-impl / --enable-cuda-graph): no CPU launch gaps.
   bool cuda_graphs = false;
-  /// Bytes of one element of the main gradients the Megatron-Core stack accumulates weight
-  /// gradients into (--gradient-accumulation-fusion, Megatron's default): 4 (fp32, the grad buffer
-  /// with --accumulate-allreduce-grads-in-fp32, and ParallelLayout's bf16 precision), 2 (bf16).
-  /// A grouped expert GEMM's weight-gradient pass reads and writes them: 2 × this per weight.
-  double main_grad_bytes = 4;
   /// The kernels the team trains on (budget/kernel_stack.hpp; issue 43): attention is timed at
   /// the head dims its kernel executes (a padded head dim at its padded size:
   /// executed_attention_head_dims()) and each expert's grouped GEMM at its token count padded to
@@ -201,7 +200,7 @@ class TimeModel {
   /// fit's (run_fit()) where the profile has one for the options' precision.
   const LayerCorrection& layer_correction() const;
   /// The profile's factors fitted to measured runs for the options' precision (precision_name() of
-  /// options().fp8); nullptr when it has none (docs/calibration.md, "Calibrating from runs").
+  /// options().recipe.fp8); nullptr when it has none (docs/calibration.md, "Calibrating from runs").
   const CalibrationRunFit* run_fit() const;
 
  private:
@@ -242,7 +241,7 @@ struct StepTime {
   /// seconds_per_step by where each op's time comes from (TimeProvenance order); sums to it.
   std::array<double, time_provenance_count> provenance_seconds{};
   std::string stack;  ///< the kernel stack timed ("pytorch-eager", "megatron-core-te")
-  std::string fp8_recipe;  ///< "none" or the FP8 recipe of the GEMMs
+  Fp8Recipe fp8_recipe = Fp8Recipe::none;  ///< the FP8 recipe of the GEMMs (none: bf16)
   bool layer_corrected = false;          ///< the profile's layer correction was applied
   bool out_of_range = false;      ///< any op's shape outside the measured range
   std::vector<OpStepTime> by_op;  ///< in op-list order, only ops that take time

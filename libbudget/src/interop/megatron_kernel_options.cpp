@@ -67,11 +67,6 @@ MegatronTimedRun read_megatron_timed_run(const std::vector<std::string>& words, 
   interop_detail::read_moe_settings(p, t.run.layout.dispatcher, t.kernels.moe);
   t.kernels.moe.router_num_groups = t.run.router_num_groups;
   t.kernels.moe.router_group_topk = t.run.router_group_topk;
-  // The main gradients (the DDP grad buffer) are fp32 when accumulate_allreduce_grads_in_fp32, which
-  // arguments.py:1207-1216 at d98e8a64 sets for --bf16 unless --grad-reduce-in-bf16 or --main-grads-dtype
-  // bf16, else in the parameters' dtype (param_and_grad_buffer.py:924): the bytes the memory model
-  // prices (parameter_bytes(), optimizer_dtypes.cpp), so the time and the memory of a run agree.
-  t.kernels.main_grad_bytes = parameter_bytes(t.run.layout).gradients;
   return t;
 }
 

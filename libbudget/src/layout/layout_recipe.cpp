@@ -12,27 +12,11 @@
 namespace budget {
 
 ParallelLayout recipe_template(const LayoutRecipe& recipe) {
-  ParallelLayout l = recipe.base;
-  const ParallelLayout defaults;
-  // What the search sets for every layout: the parallel sizes, the GPUs, the batch, the sequence and
-  // an even pipeline split.
-  l.tp = defaults.tp;
-  l.sequence_parallel = defaults.sequence_parallel;
-  l.pp = defaults.pp;
-  l.virtual_stages = defaults.virtual_stages;
-  l.ep = defaults.ep;
-  l.etp = defaults.etp;
-  l.cp = defaults.cp;
-  l.gpus = defaults.gpus;
-  l.dp = defaults.dp;
-  l.micro_batches = defaults.micro_batches;
-  l.seq_len = defaults.seq_len;
-  l.imbalance = defaults.imbalance;
-  l.pipeline_layout = defaults.pipeline_layout;
-  l.first_stage_layers = defaults.first_stage_layers;
-  l.last_stage_layers = defaults.last_stage_layers;
-  l.embedding_in_split = defaults.embedding_in_split;
-  l.loss_in_split = defaults.loss_in_split;
+  // The search sets the parallel sizes, the GPUs, the batch, the sequence and an even pipeline
+  // split for every layout; the recipe is the held one, its unheld settings at their defaults.
+  ParallelLayout l;
+  static_cast<TrainingRecipe&>(l) = recipe.base;
+  const TrainingRecipe defaults;
   if (!recipe.hold_micro_batch_size) l.micro_batch_size = defaults.micro_batch_size;
   if (!recipe.hold_recompute) l.recompute = defaults.recompute;
   if (!recipe.hold_distributed_optimizer) l.distributed_optimizer = defaults.distributed_optimizer;
@@ -41,12 +25,12 @@ ParallelLayout recipe_template(const LayoutRecipe& recipe) {
 }
 
 void detail::check_one_fp8_recipe(const TimeModel& model, Fp8Recipe layout_fp8) {
-  if (model.options().fp8 == layout_fp8) return;
+  const Fp8Recipe timed = model.options().recipe.fp8;
+  if (timed == layout_fp8) return;
   throw Error(fmt::format("the time model times {} GEMMs while the layout's memory is priced with FP8 recipe {}: one "
                           "recipe prices both (give the layout's recipe to the time model, or the time model's to the "
                           "layout)",
-                          model.options().fp8 == Fp8Recipe::none ? std::string("bf16")
-                                                                 : "FP8 " + std::string(to_string(model.options().fp8)),
+                          timed == Fp8Recipe::none ? std::string("bf16") : "FP8 " + std::string(to_string(timed)),
                           to_string(layout_fp8)),
               "fp8");
 }

@@ -9,9 +9,9 @@
 
 namespace budget::runs_detail {
 
-/// Sets the run's layout, overlap, FP8 recipe, CUDA graphs, MoE dispatcher settings and main-gradient
-/// bytes from its Megatron-LM arguments (command-line words) through the interop reader, for the
-/// run's config on its cluster's GPUs; budget::Error naming `where` and the argument.
+/// Sets the run's layout (with its recipe), overlap, CUDA graphs and MoE dispatcher settings from its
+/// Megatron-LM arguments (command-line words) through the interop reader, for the run's config on its
+/// cluster's GPUs; budget::Error naming `where` and the argument.
 void read_run_megatron_words(const std::vector<std::string>& words, const std::string& where, MeasuredRun& run);
 
 /// The step-time options a run is priced with: its overlap and MoE dispatcher settings.

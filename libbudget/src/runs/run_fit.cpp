@@ -32,7 +32,7 @@ namespace {
 /// factors (unit: 1, a prior pulls them to 1); the launch cost's unit is 1 µs (no prior).
 constexpr std::size_t run_fit_params = 9, run_fit_factors = 7;
 
-CalibrationRunFit fit_with(const std::string& precision, const std::array<double, run_fit_params>& f) {
+CalibrationRunFit fit_with(Precision precision, const std::array<double, run_fit_params>& f) {
   CalibrationRunFit fit;
   fit.precision = precision;
   fit.gemm = f[0];
@@ -64,19 +64,21 @@ class RunModels {
   /// machine's GEMM rate is one number for both.
   bool tie_expert() const { return tie_expert_; }
 
-  const TimeModel& model(Fp8Recipe recipe, int doubled, bool graphs, double main_grad_bytes) {
-    const auto key = std::make_tuple(static_cast<int>(recipe), doubled, graphs, main_grad_bytes);
+  /// The model of `run`'s recipe (what the time model reads of it: the FP8 recipe and the
+  /// main-gradient bytes) and CUDA graphs, with factor `doubled` doubled (−1: none).
+  const TimeModel& model(const MeasuredRun& run, int doubled) {
+    const Fp8Recipe recipe = run.layout.fp8;
+    const auto key = std::make_tuple(static_cast<int>(recipe), doubled, run.cuda_graphs, main_grad_bytes(run.layout));
     auto it = models_.find(key);
     if (it != models_.end()) return *it->second;
     std::array<double, run_fit_params> f{1, 1, 1, 1, 1, 1, 1, 0, 0};
     if (doubled >= 0) f[static_cast<std::size_t>(doubled)] += 1.0;  // a factor doubled, or 1 µs a launch
     if (doubled == 0 && tie_expert_) f[2] += 1.0;
     CalibrationProfile p = profile_;
-    p.run_fits = {fit_with(std::string(precision_name(recipe)), f)};
+    p.run_fits = {fit_with(kernel_precision(recipe), f)};
     TimeModelOptions o;
-    o.fp8 = recipe;
-    o.cuda_graphs = graphs;
-    o.main_grad_bytes = main_grad_bytes;
+    o.recipe = run.layout;
+    o.cuda_graphs = run.cuda_graphs;
     return *models_.emplace(key, std::make_unique<TimeModel>(p, o)).first->second;
   }
 
@@ -105,13 +107,13 @@ struct RunTerms {
 
 RunTerms run_terms(RunModels& models, const MeasuredRun& run) {
   RunTerms t;
-  t.before = step_seconds(models.model(run.fp8, -1, run.cuda_graphs, run.main_grad_bytes), run);
+  t.before = step_seconds(models.model(run, -1), run);
   for (int k = 0; k < static_cast<int>(run_fit_params) - 1; ++k) {
     // The launch cost is not fitted (its regressor left 0, so it stays 0): on the handed-over runs
     // it came out at 55 µs a launch, unphysical, and the leave-one-run-out median rose from 6.6% to
     // 8.7% (docs/calibration.md, "Calibrating from runs"). A profile may still carry one.
     if (k == 7 || (k == 2 && models.tie_expert())) continue;
-    t.x[static_cast<std::size_t>(k)] = std::max(0.0, step_seconds(models.model(run.fp8, k, run.cuda_graphs, run.main_grad_bytes), run) - t.before);
+    t.x[static_cast<std::size_t>(k)] = std::max(0.0, step_seconds(models.model(run, k), run) - t.before);
   }
   double linear = 0.0;
   for (std::size_t k = 0; k < run_fit_factors; ++k) linear += t.x[k];
@@ -164,7 +166,7 @@ std::string run_shape_key(const MeasuredRun& r) {
   const ParallelLayout& l = r.layout;
   return fmt::format("{}|{}|{} {} {} {} {} {} {} {} {}|{}", arch_config_to_json(r.config, 0), r.cluster.gpu_name, l.tp,
                      l.pp, l.virtual_stages, l.ep, l.cp, l.gpu_count(), l.data_parallel(), l.micro_batch_size, l.seq_len,
-                     precision_name(r.fp8));
+                     precision_name(r.layout.fp8));
 }
 
 /// Whether the fitted runs identify a constant per step: two of them that differ only in their
@@ -204,7 +206,7 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
     RunPrediction p{runs[i]->id, runs[i]->role, runs[i]->step_time_s, 0, 0, ""};
     try {
       const MeasuredRun& r = *runs[i];
-      p.skipped = runs_detail::implausible_run_reason(models.model(r.fp8, -1, r.cuda_graphs, r.main_grad_bytes), r);
+      p.skipped = runs_detail::implausible_run_reason(models.model(r, -1), r);
       if (p.skipped.empty()) {
         all_terms[i] = run_terms(models, r);
         p.before_s = all_terms[i].before;
@@ -236,7 +238,7 @@ RunFitResult fit_precision(RunModels& models, const std::vector<const MeasuredRu
   for (const RunPrediction& p : out.runs) {
     if (p.skipped.empty()) before.push_back(std::abs(p.before_s / p.measured_s - 1.0));
   }
-  out.fit = fit_with(std::string(precision_name(recipe)), f);
+  out.fit = fit_with(kernel_precision(recipe), f);
   out.fit.runs = runs_name;
   for (std::size_t i : fit_index) out.fit.fitted_on.push_back(runs[i]->id);
   for (std::size_t i : validate_index) out.fit.validated_on.push_back(runs[i]->id);
@@ -300,7 +302,7 @@ std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, c
        {Fp8Recipe::none, Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
     std::vector<const MeasuredRun*> selected;
     for (const MeasuredRun& r : runs) {
-      if (r.gpu == wanted && r.fp8 == recipe) selected.push_back(&r);
+      if (r.gpu == wanted && r.layout.fp8 == recipe) selected.push_back(&r);
     }
     if (!selected.empty()) out.push_back(fit_precision(models, selected, recipe, runs_name));
   }
@@ -311,9 +313,8 @@ std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, c
 
 double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun& run) {
   TimeModelOptions o;
-  o.fp8 = run.fp8;
+  o.recipe = run.layout;
   o.cuda_graphs = run.cuda_graphs;
-  o.main_grad_bytes = run.main_grad_bytes;
   return step_seconds(TimeModel(profile, o), run);
 }
 

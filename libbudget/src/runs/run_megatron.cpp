@@ -10,10 +10,8 @@ void read_run_megatron_words(const std::vector<std::string>& words, const std::s
   const MegatronTimedRun t = read_megatron_timed_run(words, run.config, run.cluster.total_gpus(), where);
   run.layout = t.run.layout;
   run.overlap = t.run.overlap;
-  run.fp8 = t.run.layout.fp8;
   run.cuda_graphs = t.kernels.cuda_graphs;
   run.moe = t.kernels.moe;
-  run.main_grad_bytes = t.kernels.main_grad_bytes;
   run.notes.insert(run.notes.end(), t.kernels.notes.begin(), t.kernels.notes.end());
   run.notes.insert(run.notes.end(), t.run.read.begin(), t.run.read.end());
 }

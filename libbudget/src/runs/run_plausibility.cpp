@@ -23,7 +23,7 @@ std::pair<double, std::string> dense_peak_flops_per_s(const CalibrationProfile& 
   const CalibrationPeaks& p = profile.peaks;
   const double bf16 = std::max({p.datasheet_peak_tflops * 1e12, p.bf16_gemm_tflops * 1e12,
                                 run.cluster.compute.peak_bf16_dense_flops_per_s});
-  if (run.fp8 == Fp8Recipe::none) return {bf16, "the GPU's dense BF16 peak"};
+  if (run.layout.fp8 == Fp8Recipe::none) return {bf16, "the GPU's dense BF16 peak"};
   if (p.datasheet_fp8_tflops > 0) return {std::max(p.datasheet_fp8_tflops * 1e12, bf16), "the GPU's dense FP8 peak"};
   return {2.0 * bf16, "twice the GPU's dense BF16 peak (FP8)"};
 }

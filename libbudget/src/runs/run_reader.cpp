@@ -74,18 +74,31 @@ CommOverlap parse_run_overlap(const std::string& text, const ObjectReader& r) {
   return o;
 }
 
+/// "main_grad_bytes" (2 or 4, default 4 for bf16 training) as the recipe's one main-gradient field: 2
+/// under bf16 training is bf16 main gradients (OptimizerDtypes::bf16_main_grads); otherwise it must be
+/// the bytes the precision gives (fp16 2, fp32 4: main_grad_bytes(), budget/training_recipe.hpp).
+void read_run_main_grad_bytes(const ObjectReader& r, TrainingRecipe& recipe) {
+  if (!r.has("main_grad_bytes")) return;
+  const std::int64_t bytes = r.integer("main_grad_bytes", 2, 4);
+  if (bytes == 3) r.fail("main_grad_bytes", "3 is not allowed; allowed: 2 (bf16) or 4 (fp32)");
+  if (recipe.precision == TrainingPrecision::bf16) recipe.optimizer_dtypes.bf16_main_grads = bytes == 2;
+  if (static_cast<double>(bytes) != main_grad_bytes(recipe)) {
+    r.fail("main_grad_bytes", fmt::format("{} is not allowed for {} training, whose main gradients are {:g} bytes",
+                                          bytes, to_string(recipe.precision), main_grad_bytes(recipe)));
+  }
+}
+
 void read_run_time(const ObjectReader& r, MeasuredRun& run) {
   r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "overlap", "moe_pad_to_capacity", "moe_router_fusion",
                          "moe_flex_backend", "moe_comm_sms", "main_grad_bytes"});
-  run.fp8 = parse_fp8_recipe(r.string_or("fp8_recipe", "none"), r.pointer_to("fp8_recipe"));
+  run.layout.fp8 = parse_fp8_recipe(r.string_or("fp8_recipe", "none"), r.pointer_to("fp8_recipe"));
   run.cuda_graphs = r.boolean_or("cuda_graphs", false);
   run.overlap = parse_run_overlap(r.string_or("overlap", "dp"), r);
   run.moe.pad_to_capacity = r.boolean_or("moe_pad_to_capacity", false);
   run.moe.router_fusion = r.boolean_or("moe_router_fusion", false);
   run.moe.flex_backend = r.enum_or("moe_flex_backend", FlexBackend::deepep, detail::flex_backend_names);
   run.moe.comm_sms = r.integer_or("moe_comm_sms", 0, 0, 4096);
-  run.main_grad_bytes = static_cast<double>(r.integer_or("main_grad_bytes", 4, 2, 4));
-  if (run.main_grad_bytes == 3) r.fail("main_grad_bytes", "3 is not allowed; allowed: 2 (bf16) or 4 (fp32)");
+  read_run_main_grad_bytes(r, run.layout);
 }
 
 /// A file named by the run line ("megatron_log", "bridge_config"): relative to the run file's directory.
@@ -169,7 +182,6 @@ MeasuredRun read_run(const ObjectReader& r) {
   std::optional<MegatronLog> log;
   if (r.has("megatron_log")) log = read_run_log(r);
   read_run_setup(r, log ? &*log : nullptr, run);
-  run.layout.fp8 = run.fp8;  // one FP8 recipe prices the run's memory and time (cluster_step_time checks it)
   run.layout.moe_memory.ep_overlap_schedule = run.overlap.ep;  // EP overlap's schedule holds one more layer
   if (log) {
     if (r.has("step_time_s")) r.fail("step_time_s", "is given with \"megatron_log\": the log's step time is read");

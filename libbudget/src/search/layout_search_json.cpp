@@ -11,7 +11,7 @@ namespace budget {
 
 std::string layout_recipe_json(const LayoutRecipe& r, int indent) {
   using json = nlohmann::ordered_json;
-  const ParallelLayout& b = r.base;
+  const TrainingRecipe& b = r.base;
   const OptimizerDtypes& d = b.optimizer_dtypes;
   const json out{{"precision", std::string(to_string(b.precision))},
                  {"fp8", std::string(to_string(b.fp8))},

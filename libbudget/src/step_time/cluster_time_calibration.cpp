@@ -49,7 +49,7 @@ void set_step_time_calibration(ClusterStepTime& out, const TimeModel& model) {
   const bool megatron = o.stack == KernelStack::megatron_core_te ||
                         (o.stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
   out.stack = megatron ? "megatron-core-te" : "pytorch-eager";
-  out.fp8_recipe = std::string(to_string(o.fp8));
+  out.fp8_recipe = o.recipe.fp8;
   if (const CalibrationRunFit* fit = model.run_fit()) {
     out.run_fit_precision = fit->precision;
     out.overhead_seconds = fit->overhead_s;
@@ -64,8 +64,8 @@ void set_step_time_calibration(ClusterStepTime& out, const TimeModel& model) {
         "calibrated on measured runs ({}, {}): compute factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, "
         "memory-bound {:.3f}; links intra-node {:.3f}, inter-node {:.3f}, all-to-all {:.3f}; {:.2f} µs a launch; "
         "{:.4f} s a step",
-        fit->precision, accuracy, fit->gemm, fit->attention, fit->expert_gemms, fit->memory_bound, fit->intra_node,
-        fit->inter_node, fit->all_to_all, fit->launch_us, fit->overhead_s));
+        to_string(fit->precision), accuracy, fit->gemm, fit->attention, fit->expert_gemms, fit->memory_bound,
+        fit->intra_node, fit->inter_node, fit->all_to_all, fit->launch_us, fit->overhead_s));
   }
   set_provenance_notes(out);
 }

@@ -84,10 +84,10 @@ std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
                                {"rescaled", false},
                                {"memory_bound_share", t.memory_bound_share},
                                {"stack", t.stack},
-                               {"fp8_recipe", t.fp8_recipe},
+                               {"fp8_recipe", std::string(to_string(t.fp8_recipe))},
                                {"provenance", provenance_json(t)},
-                               {"run_fit", t.run_fit_precision.empty() ? nlohmann::ordered_json(nullptr)
-                                                                       : nlohmann::ordered_json(t.run_fit_precision)}}},
+                               {"run_fit", t.run_fit_precision ? nlohmann::ordered_json(to_string(*t.run_fit_precision))
+                                                                : nlohmann::ordered_json(nullptr)}}},
                              {"validation", validation_json(t)},
                              {"notes", t.notes}};
   return out.dump(indent);

@@ -53,8 +53,9 @@ CalibrationRunFit read_run_fit(const ObjectReader& r) {
   r.reject_unknown_keys({"precision", "gemm", "attention", "expert_gemms", "memory_bound", "intra_node", "inter_node",
                          "all_to_all", "launch_us", "overhead_s", "runs", "fitted_on", "validated_on", "loo_median_error", "loo_max_error"});
   CalibrationRunFit f;
-  f.precision = r.choice_or("precision", "", run_fit_precisions());
-  if (f.precision.empty()) r.fail("precision", "required key is missing");
+  const std::string precision = r.choice_or("precision", "", run_fit_precisions());
+  if (precision.empty()) r.fail("precision", "required key is missing");
+  f.precision = parse_precision(precision, r.pointer_to("precision"));
   // A factor of 0 would drop a class; 100 is far above any physical correction.
   f.gemm = r.number_or("gemm", 1, 0, 100);
   f.attention = r.number_or("attention", 1, 0, 100);
@@ -113,7 +114,8 @@ std::vector<CalibrationRunFit> read_run_fits(const ObjectReader& root) {
     for (std::size_t j = 0; j < i; ++j) {
       if (fits[j].precision == fits[i].precision) {
         root.fail(fmt::format("run_fits/{}/precision", i),
-                  fmt::format("a second fit for precision \"{}\"; allowed: one fit per precision", fits[i].precision));
+                  fmt::format("a second fit for precision \"{}\"; allowed: one fit per precision",
+                              to_string(fits[i].precision)));
       }
     }
   }
@@ -123,7 +125,7 @@ std::vector<CalibrationRunFit> read_run_fits(const ObjectReader& root) {
 nlohmann::ordered_json run_fits_to_json(const std::vector<CalibrationRunFit>& fits) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const CalibrationRunFit& f : fits) {
-    out.push_back({{"precision", f.precision},
+    out.push_back({{"precision", std::string(to_string(f.precision))},
                    {"gemm", f.gemm},
                    {"attention", f.attention},
                    {"expert_gemms", f.expert_gemms},

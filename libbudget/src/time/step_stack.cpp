@@ -33,6 +33,7 @@
 //     that: max(0, 5 µs · launches − op time). With CUDA graphs nothing.
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include <fmt/format.h>
@@ -45,9 +46,17 @@
 namespace budget {
 
 namespace {
+// The FP8 recipes by Megatron-LM's --fp8-recipe names ("none": no --fp8-format); each recipe's
+// precision, and so its run-fit and kernel-target name, is the row of fp8_recipe_precisions below.
 constexpr auto fp8_recipe_names = detail::enum_names<Fp8Recipe::mxfp8>(
     {{Fp8Recipe::none, "none"}, {Fp8Recipe::delayed, "delayed"}, {Fp8Recipe::tensorwise, "tensorwise"},
      {Fp8Recipe::blockwise, "blockwise"}, {Fp8Recipe::mxfp8, "mxfp8"}});
+/// The one map of FP8 recipes to the one precision enum (budget/kernel_stack.hpp, Precision and its
+/// name table), in Fp8Recipe's order; fp8_recipe_of() reads it backwards (bf16 and nvfp4: none).
+constexpr std::array<Precision, 5> fp8_recipe_precisions{Precision::bf16, Precision::fp8_delayed,
+                                                         Precision::fp8_tensorwise, Precision::fp8_blockwise,
+                                                         Precision::mxfp8};
+static_assert(fp8_recipe_precisions.size() == fp8_recipe_names.size(), "one precision per FP8 recipe");
 constexpr auto kernel_stack_names = detail::enum_names<KernelStack::megatron_core_te>(
     {{KernelStack::profile, "profile"}, {KernelStack::pytorch_eager, "pytorch-eager"},
      {KernelStack::megatron_core_te, "megatron-core-te"}});
@@ -78,26 +87,15 @@ Fp8Recipe parse_fp8_recipe(std::string_view text, const std::string& where) {
 }
 
 Precision kernel_precision(Fp8Recipe recipe) {
-  switch (recipe) {
-    case Fp8Recipe::none: return Precision::bf16;
-    case Fp8Recipe::delayed: return Precision::fp8_delayed;
-    case Fp8Recipe::tensorwise: return Precision::fp8_tensorwise;
-    case Fp8Recipe::blockwise: return Precision::fp8_blockwise;
-    case Fp8Recipe::mxfp8: return Precision::mxfp8;
-  }
-  return Precision::bf16;
+  const auto i = static_cast<std::size_t>(recipe);
+  return i < fp8_recipe_precisions.size() ? fp8_recipe_precisions[i] : Precision::bf16;
 }
 
 Fp8Recipe fp8_recipe_of(Precision precision) {
-  switch (precision) {
-    case Precision::fp8_delayed: return Fp8Recipe::delayed;
-    case Precision::fp8_tensorwise: return Fp8Recipe::tensorwise;
-    case Precision::fp8_blockwise: return Fp8Recipe::blockwise;
-    case Precision::mxfp8: return Fp8Recipe::mxfp8;
-    case Precision::bf16:
-    case Precision::nvfp4: return Fp8Recipe::none;
+  for (std::size_t i = 0; i < fp8_recipe_precisions.size(); ++i) {
+    if (fp8_recipe_precisions[i] == precision) return static_cast<Fp8Recipe>(i);
   }
-  return Fp8Recipe::none;
+  return Fp8Recipe::none;  // nvfp4: NVFP4 GEMMs are not timed
 }
 
 namespace detail {
@@ -107,17 +105,17 @@ StackPlan stack_plan(const TimeModel& model) {
   const TimeModelOptions& o = model.options();
   plan.megatron = o.stack == KernelStack::megatron_core_te ||
                   (o.stack == KernelStack::profile && model.profile().source.stack == "megatron-core-te");
-  plan.recipe = o.fp8;
-  switch (o.fp8) {
+  plan.recipe = o.recipe.fp8;
+  switch (o.recipe.fp8) {
     case Fp8Recipe::none: plan.gemm_dtype = TimeQuery::Dtype::bf16; break;
     case Fp8Recipe::delayed:
     case Fp8Recipe::tensorwise: plan.gemm_dtype = TimeQuery::Dtype::fp8; break;
     case Fp8Recipe::blockwise: plan.gemm_dtype = TimeQuery::Dtype::fp8_block; break;
     case Fp8Recipe::mxfp8: plan.gemm_dtype = TimeQuery::Dtype::mxfp8; break;
   }
-  plan.quantize = te_quantize_cost(o.fp8, model.profile().device.compute_capability);
+  plan.quantize = te_quantize_cost(o.recipe.fp8, model.profile().device.compute_capability);
   plan.launch_seconds = plan.megatron && !o.cuda_graphs ? te_launch_seconds : 0.0;
-  plan.main_grad_bytes = o.main_grad_bytes;
+  plan.main_grad_bytes = main_grad_bytes(o.recipe);
   // Published FP8 GEMM rows (aiconfigurator's collector) time a per-token activation quantize with the
   // GEMM (data/kernels/README.md names it: ai-dynamo/aiconfigurator@095f58a5; the collection's README:
   // "FP8 GEMM times include the activation-quantization kernel"): read 2 + write 1 bytes an element of
@@ -126,7 +124,7 @@ StackPlan stack_plan(const TimeModel& model) {
   const bool fp8_rows = model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::fp8_block) ||
                         model.has_rows(TimeQuery::Op::gemm, TimeQuery::Dtype::mxfp8);
-  plan.quantize_in_rows = o.fp8 != Fp8Recipe::none && fp8_rows && model.profile().source.kind == "published";
+  plan.quantize_in_rows = o.recipe.fp8 != Fp8Recipe::none && fp8_rows && model.profile().source.kind == "published";
   if (plan.quantize_in_rows) plan.rows_quantize_bytes_per_element = 3.0;
   return plan;
 }

@@ -63,7 +63,7 @@ struct StackPlan {
   bool quantize_in_rows = false;
   double rows_quantize_bytes_per_element = 0;
   double launch_seconds = 0;              ///< CPU cost of one launch (0 with CUDA graphs or eager's fitted ℓ)
-  double main_grad_bytes = 4;             ///< bytes of one main-gradient element (TimeModelOptions)
+  double main_grad_bytes = 4;             ///< bytes of one main-gradient element (main_grad_bytes(TimeModelOptions::recipe))
 };
 StackPlan stack_plan(const TimeModel& model);
 /// The op is not run by the stack (Megatron-Core with TE: the ops the op traits mark megatron_skips,

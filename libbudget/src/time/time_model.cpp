@@ -139,10 +139,6 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
     throw Error(fmt::format("value {} is out of range; allowed: 0 to 1000 neighbours", options.neighbours),
                 "<time model options>", "neighbours");
   }
-  if (!(options.main_grad_bytes == 2.0 || options.main_grad_bytes == 4.0)) {
-    throw Error(fmt::format("main-gradient bytes {} are not allowed; allowed: 2 (bf16) or 4 (fp32)", options.main_grad_bytes),
-                "<time model options>", "main_grad_bytes");
-  }
   const std::string& b = options.attention_backend;
   if (!(b == "auto" || b == "cudnn" || b == "flash" || b == "default" || (b.rfind("fallback-", 0) == 0 && b.size() > 9))) {
     throw Error(fmt::format("attention backend \"{}\" is not allowed; allowed: \"auto\", \"cudnn\", \"flash\", "
@@ -200,7 +196,7 @@ const LayerCorrection& TimeModel::layer_correction() const { return impl_->corre
 
 const CalibrationRunFit* TimeModel::run_fit() const {
   for (const CalibrationRunFit& f : impl_->profile.run_fits) {
-    if (f.precision == precision_name(impl_->options.fp8)) return &f;
+    if (f.precision == kernel_precision(impl_->options.recipe.fp8)) return &f;
   }
   return nullptr;
 }

@@ -442,7 +442,7 @@ StepTime predict_step_time(const TimeModel& model, const ArchConfig& c, const Wo
   StepTime st;
   st.tokens_per_step = T;
   st.stack = terms.stack;
-  st.fp8_recipe = std::string(to_string(model.options().fp8));
+  st.fp8_recipe = model.options().recipe.fp8;
   st.attention_backend = terms.attention_backend;
   st.attention_backend_reason = terms.attention_backend_reason;
   st.layer_corrected = correction.fitted;

@@ -149,7 +149,7 @@ namespace {
 double fp8_step_seconds(CalibrationProfile profile, const std::string& compute_capability, Fp8Recipe recipe) {
   profile.device.compute_capability = compute_capability;
   TimeModelOptions o;
-  o.fp8 = recipe;
+  o.recipe.fp8 = recipe;
   o.cuda_graphs = true;
   Workload w = causal_workload(4096);
   w.tokens_per_step = 4096;
@@ -194,7 +194,7 @@ TEST_CASE("time: published FP8 rows time 3 bytes of quantize a pass, TE's bytes 
   CHECK(hopper - blackwell == Approx(bytes / (h100.peaks.copy_gbytes_per_s * 1e9)).epsilon(1e-6));
   // The output projection's rows already hold more than TE moves: nothing added, nothing subtracted.
   TimeModelOptions o;
-  o.fp8 = Fp8Recipe::tensorwise;
+  o.recipe.fp8 = Fp8Recipe::tensorwise;
   Workload w = causal_workload(4096);
   w.tokens_per_step = 4096;
   bool noted = false;

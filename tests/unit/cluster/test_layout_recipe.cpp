@@ -32,7 +32,7 @@ const TimeModel& recipe_model(Fp8Recipe fp8) {
   static const TimeModel bf16(profile);
   static const TimeModel tensorwise(profile, [] {
     TimeModelOptions o;
-    o.fp8 = Fp8Recipe::tensorwise;
+    o.recipe.fp8 = Fp8Recipe::tensorwise;
     return o;
   }());
   return fp8 == Fp8Recipe::none ? bf16 : tensorwise;
@@ -40,7 +40,7 @@ const TimeModel& recipe_model(Fp8Recipe fp8) {
 
 /// The recipe of the tests: FP8 tensorwise with FP8 parameters, bf16 main gradients, the
 /// precision-aware optimizer's bf16 moments, micro-batch size 2, selective recompute, the distributed
-/// optimizer; the parallel sizes in `base` are junk the search must ignore.
+/// optimizer. `base` is a TrainingRecipe: it holds no parallel sizes for the search to ignore.
 LayoutRecipe fp8_recipe() {
   LayoutRecipe r;
   r.base.fp8 = Fp8Recipe::tensorwise;
@@ -52,10 +52,6 @@ LayoutRecipe fp8_recipe() {
   r.base.micro_batch_size = 2;
   r.base.recompute.kind = RecomputeKind::selective;
   r.base.distributed_optimizer = true;
-  r.base.tp = 8;
-  r.base.pp = 3;
-  r.base.gpus = 999;
-  r.base.micro_batches = 77;
   r.hold_micro_batch_size = true;
   r.hold_recompute = true;
   r.hold_distributed_optimizer = true;
@@ -258,4 +254,27 @@ TEST_CASE("cluster ranking: a team layout whose TP·CP·PP passes 64 bits is sea
   CHECK_FALSE(r.team_baseline->found);
   CHECK_THAT(r.team_baseline->no_layout_reason,
              Catch::Contains("8 GPUs do not divide by its TP·CP·PP = 4294967297·4294967297·1"));
+}
+
+TEST_CASE("layout recipe: a layout holds one TrainingRecipe, the template takes it and the held settings",
+          "[cluster][layout][recipe]") {
+  LayoutRecipe r;
+  r.base.fp8 = Fp8Recipe::tensorwise;
+  r.base.optimizer_dtypes.bf16_main_grads = true;
+  r.base.micro_batch_size = 4;  // not held: the search's own
+  r.base.recompute.kind = RecomputeKind::full;
+  r.hold_recompute = true;
+  const ParallelLayout t = recipe_template(r);
+  const TrainingRecipe& held = t;  // the layout's recipe is its base, one value
+  CHECK(held.fp8 == Fp8Recipe::tensorwise);
+  CHECK(held.optimizer_dtypes.bf16_main_grads);
+  CHECK(held.recompute.kind == RecomputeKind::full);
+  CHECK(held.micro_batch_size == 1);
+  CHECK(main_grad_bytes(t) == 2.0);
+  CHECK(parameter_bytes(t).gradients == main_grad_bytes(t));
+  const ParallelLayout sizes;
+  CHECK(t.tp == sizes.tp);
+  CHECK(t.pp == sizes.pp);
+  CHECK(t.micro_batches == sizes.micro_batches);
+  CHECK(t.seq_len == sizes.seq_len);
 }

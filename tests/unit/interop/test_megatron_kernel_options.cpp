@@ -41,8 +41,8 @@ TEST_CASE("interop: a run's kernel settings come from the same arguments as its 
   CHECK(plain.kernels.moe.comm_sms == 0);
   // --bf16: accumulate_allreduce_grads_in_fp32 set (arguments.py:1207-1216 at d98e8a64): fp32 main
   // gradients, 4 bytes; --grad-reduce-in-bf16 makes them bf16, 2 bytes.
-  CHECK(plain.kernels.main_grad_bytes == 4);
-  CHECK(timed(base + "--grad-reduce-in-bf16").kernels.main_grad_bytes == 2);
+  CHECK(main_grad_bytes(plain.run.layout) == 4);
+  CHECK(main_grad_bytes(timed(base + "--grad-reduce-in-bf16").run.layout) == 2);
   // The run part is read_megatron_args() of the same words.
   const MegatronRun direct = read_megatron_args(megatron_words(base, "test"), kernel_options_llama(), 8, "test");
   CHECK(plain.run.layout.dp == direct.layout.dp);

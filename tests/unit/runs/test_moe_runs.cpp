@@ -22,7 +22,7 @@ const std::string moe_runs_dir = BUDGET_SOURCE_DIR;
 
 const RunFitResult& moe_fit_of(const std::vector<RunFitResult>& fits, const std::string& precision) {
   for (const RunFitResult& f : fits) {
-    if (f.fit.precision == precision) return f;
+    if (to_string(f.fit.precision) == precision) return f;
   }
   FAIL("no fit of " << precision);
   return fits.front();
@@ -108,10 +108,51 @@ TEST_CASE("MoE runs: a run's main gradients are the bytes Megatron's arguments r
     std::string text = line;
     text.replace(text.find("ARGS"), 4, extra);
     std::replace(text.begin(), text.end(), '\n', ' ');  // one run a line
-    return parse_measured_runs(text, "runs.jsonl").front().main_grad_bytes;
+    return main_grad_bytes(parse_measured_runs(text, "runs.jsonl").front().layout);
   };
   CHECK(bytes_of("") == 4.0);
   CHECK(bytes_of("--accumulate-allreduce-grads-in-fp32") == 4.0);
   CHECK(bytes_of("--grad-reduce-in-bf16") == 2.0);
   CHECK(bytes_of("--main-grads-dtype bf16") == 2.0);
+}
+
+TEST_CASE("MoE runs: a run file's main_grad_bytes is the recipe's one main-gradient field, priced by memory and time",
+          "[runs][recipe]") {
+  // One field (OptimizerDtypes::bf16_main_grads) and one rule (main_grad_bytes(): the gradient bytes of
+  // parameter_bytes(), Megatron's dist_optimizer.md table: bf16 4 → 2 with bf16 main gradients, fp16 2,
+  // fp32 4). Before, "time": {"main_grad_bytes": 2} timed 2 bytes while memory priced 4.
+  const std::string line = R"({"id": "r", "role": "fit", "source": "hand-written", "gpu": "NVIDIA H100 SXM5 80GB",
+    "hf_config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+      "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2816,
+      "hidden_act": "silu", "vocab_size": 32000},
+    "cluster": {"schema": "budget.cluster", "schema_version": 1, "name": "c", "gpu": {"name": "g", "memory_GiB": 80,
+      "compute": {"datasheet": {"bf16_dense_TFLOPs": 989, "source": "datasheet"}}}, "gpus_per_node": 8, "nodes": 1,
+      "intra_node": {"bandwidth_GBps": 450, "latency_us": 3}, "inter_node": {"bandwidth_GBps": 50, "latency_us": 5}},
+    "layout": {"micro_batch_size": 1, "micro_batches": 8, "precision": "PRECISION"}, "time": {TIME}, "step_time_s": 1})";
+  const auto run_of = [&](const std::string& precision, const std::string& time) {
+    std::string text = line;
+    text.replace(text.find("PRECISION"), 9, precision);
+    text.replace(text.find("{TIME}"), 6, "{" + time + "}");
+    std::replace(text.begin(), text.end(), '\n', ' ');  // one run a line
+    return parse_measured_runs(text, "runs.jsonl").front();
+  };
+  const MeasuredRun plain = run_of("bf16", "");
+  CHECK_FALSE(plain.layout.optimizer_dtypes.bf16_main_grads);
+  CHECK(main_grad_bytes(plain.layout) == 4.0);
+  CHECK(parameter_bytes(plain.layout).gradients == 4.0);
+  const MeasuredRun bf16_grads = run_of("bf16", R"("main_grad_bytes": 2)");
+  CHECK(bf16_grads.layout.optimizer_dtypes.bf16_main_grads);
+  CHECK(main_grad_bytes(bf16_grads.layout) == 2.0);
+  CHECK(parameter_bytes(bf16_grads.layout).gradients == 2.0);  // the memory model's bytes, the same field
+  CHECK_FALSE(run_of("bf16", R"("main_grad_bytes": 4)").layout.optimizer_dtypes.bf16_main_grads);
+  CHECK(main_grad_bytes(run_of("fp16", R"("main_grad_bytes": 2)").layout) == 2.0);
+  CHECK(main_grad_bytes(run_of("fp32", "").layout) == 4.0);
+  // A main-gradient size the precision does not have is refused, naming the field.
+  CHECK_THROWS_WITH(run_of("fp16", R"("main_grad_bytes": 4)"),
+                    Catch::Contains("main_grad_bytes") && Catch::Contains("fp16 training, whose main gradients are 2"));
+  CHECK_THROWS_WITH(run_of("fp32", R"("main_grad_bytes": 2)"),
+                    Catch::Contains("fp32 training, whose main gradients are 4"));
+  CHECK_THROWS_WITH(run_of("bf16", R"("main_grad_bytes": 3)"), Catch::Contains("3 is not allowed"));
+  // The FP8 recipe of "time" is the layout's, which memory and time both read.
+  CHECK(run_of("bf16", R"("fp8_recipe": "tensorwise")").layout.fp8 == Fp8Recipe::tensorwise);
 }

@@ -60,8 +60,8 @@ TEST_CASE("run file: a run given by its Megatron-LM arguments reads as the same 
     CHECK(a.layout.capacity_factor == l.layout.capacity_factor);
     CHECK(a.moe.pad_to_capacity == l.moe.pad_to_capacity);
     CHECK(a.overlap.dp == l.overlap.dp);
-    CHECK(a.fp8 == l.fp8);
-    CHECK(a.main_grad_bytes == 4);  // --accumulate-allreduce-grads-in-fp32
+    CHECK(a.layout.fp8 == l.layout.fp8);
+    CHECK(main_grad_bytes(a.layout) == 4);  // --accumulate-allreduce-grads-in-fp32
     CHECK(predict_measured_run(profile, a) == Approx(predict_measured_run(profile, l)).epsilon(1e-12));
   }
   // A Megatron-LM argument the reader refuses names the run's field and the argument.
@@ -136,7 +136,7 @@ TEST_CASE("run fit: B200 BF16 runs, leave-one-run-out median |error| within issu
   const CalibrationProfile profile =
       load_calibration_profile(source_dir + "/cuda_profiler/profiles/b200-published.json");
   const std::vector<RunFitResult> fits = fit_measured_runs(profile, load_measured_runs(runs_file), "data/runs/measured_runs.jsonl");
-  REQUIRE(fits.front().fit.precision == "bf16");
+  REQUIRE(fits.front().fit.precision == Precision::bf16);
   const RunFitResult& bf16 = fits.front();
   CHECK(bf16.fit.fitted_on.size() == 31);
   CHECK(bf16.fit.validated_on.size() == 13);
@@ -166,7 +166,7 @@ TEST_CASE("run fit: the published Qwen3-30B-A3B run on 16 H100 (HybridEP, EP ove
       load_calibration_profile(source_dir + "/cuda_profiler/profiles/h100-sxm-published.json");
   const std::vector<RunFitResult> fits = fit_measured_runs(profile, load_measured_runs(runs_file), "runs");
   const RunFitResult* bf16 = nullptr;
-  for (const RunFitResult& f : fits) bf16 = f.fit.precision == "bf16" ? &f : bf16;
+  for (const RunFitResult& f : fits) bf16 = f.fit.precision == Precision::bf16 ? &f : bf16;
   REQUIRE(bf16 != nullptr);
   CHECK(bf16->fit.fitted_on.empty());
   const RunPrediction& run = prediction_named(*bf16, "mbridge-qwen3-30b-a3b-h100-bf16-n16");
@@ -177,4 +177,31 @@ TEST_CASE("run fit: the published Qwen3-30B-A3B run on 16 H100 (HybridEP, EP ove
   CHECK(ab.predicted_s == Approx(ab.before_s).epsilon(1e-9));
   CHECK(std::abs(ab.before_s / ab.measured_s - 1.0) < 0.05);
   CHECK(ab.before_s > run.before_s);  // the overlap hides part of the all-to-all
+}
+
+TEST_CASE("run fit: a fit's precision is the one precision enum, read and written by its names", "[runs][recipe]") {
+  // The shipped H100 profile carries a bf16 fit and an fp8-tensorwise one (Precision's names,
+  // budget/kernel_stack.hpp): read as the enum, written back as the same names.
+  const CalibrationProfile profile =
+      load_calibration_profile(source_dir + "/cuda_profiler/profiles/h100-sxm-published.json");
+  REQUIRE(profile.run_fits.size() == 2);
+  CHECK(profile.run_fits[0].precision == Precision::bf16);
+  CHECK(profile.run_fits[1].precision == Precision::fp8_tensorwise);
+  const std::string text = calibration_profile_to_json(profile);
+  CHECK(text.find("\"precision\": \"fp8-tensorwise\"") != std::string::npos);
+  CHECK(parse_calibration_profile(text, "p.json").run_fits == profile.run_fits);
+  // NVFP4 GEMMs are not timed: no run fit of it (refused, naming the field).
+  std::string nvfp4 = text;
+  nvfp4.replace(nvfp4.find("\"fp8-tensorwise\""), 16, "\"nvfp4\"");
+  CHECK_THROWS_WITH(parse_calibration_profile(nvfp4, "p.json"), Catch::Contains("precision") && Catch::Contains("nvfp4"));
+  // Each FP8 recipe is one precision and back (Megatron-LM's tensorwise: TE's current scaling,
+  // fp8-tensorwise); bf16 and nvfp4 time no FP8 recipe.
+  for (const Fp8Recipe r :
+       {Fp8Recipe::none, Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
+    CHECK(fp8_recipe_of(kernel_precision(r)) == r);
+    CHECK(precision_name(r) == to_string(kernel_precision(r)));
+  }
+  CHECK(kernel_precision(Fp8Recipe::tensorwise) == Precision::fp8_tensorwise);
+  CHECK(kernel_precision(Fp8Recipe::none) == Precision::bf16);
+  CHECK(fp8_recipe_of(Precision::nvfp4) == Fp8Recipe::none);
 }

@@ -146,11 +146,11 @@ TEST_CASE("run fit: a precision fitted on no runs has no fitted runs and says so
   const std::vector<MeasuredRun> all = load_measured_runs(plausibility_source_dir + "/data/runs/measured_runs.jsonl");
   const MeasuredRun* validated = nullptr;
   for (const MeasuredRun& r : all) {
-    if (r.gpu == h100.device.name && r.fp8 == Fp8Recipe::none) validated = &r;
+    if (r.gpu == h100.device.name && r.layout.fp8 == Fp8Recipe::none) validated = &r;
   }
   REQUIRE(validated != nullptr);
   TimeModelOptions options;
-  options.fp8 = validated->fp8;
+  options.recipe = validated->layout;
   const TimeModel model(h100, options);
   REQUIRE(model.run_fit() != nullptr);
   CHECK(model.run_fit()->fitted_on.empty());

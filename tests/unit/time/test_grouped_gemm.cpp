@@ -88,7 +88,7 @@ TEST_CASE("grouped GEMM: TE's grouped GEMMs on a B200 from its dense GEMM rate, 
           "[time][grouped]") {
   TimeModelOptions o;
   o.cuda_graphs = true;  // kernel time alone, as SimuMax timed it
-  o.main_grad_bytes = 4;
+  o.recipe.optimizer_dtypes.bf16_main_grads = false;  // fp32 main gradients: 4 bytes
   const TimeModel model(machine_profile(), o);
   // SimuMax's rows (ng, M, N, K): DeepSeek-V3 at EP 8 (32 × 1024) and EP 1 (256 × 128), DeepSeek-V2 at
   // EP 8 (20 × 1232) and EP 1 (160 × 154). The up matrix is N = 2·expert_dim, K = H; the down one
@@ -109,4 +109,19 @@ TEST_CASE("grouped GEMM: TE's grouped GEMMs on a B200 from its dense GEMM rate, 
     const double flops = 3.0 * 2.0 * double(g.groups) * double(g.rows) * 3.0 * double(g.hidden) * double(g.expert_dim);
     if (g.rows < 256) CHECK(flops / simumax_dense_rate < 0.5 * measured);
   }
+}
+
+TEST_CASE("grouped GEMM: the weight-gradient pass reads and writes the recipe's main gradients (bf16: fewer bytes)",
+          "[time][grouped][recipe]") {
+  // The recipe's one main-gradient field prices time as it prices memory (main_grad_bytes(), budget/
+  // training_recipe.hpp): 2 × main_grad_bytes per weight in the weight-gradient pass, 4 → 2 with bf16
+  // main gradients, so each case's time falls and nothing else changes.
+  TimeModelOptions fp32_grads, bf16_grads;
+  fp32_grads.cuda_graphs = bf16_grads.cuda_graphs = true;
+  bf16_grads.recipe.optimizer_dtypes.bf16_main_grads = true;
+  REQUIRE(main_grad_bytes(fp32_grads.recipe) == 4.0);
+  REQUIRE(main_grad_bytes(bf16_grads.recipe) == 2.0);
+  const TimeModel fp32_model(machine_profile(), fp32_grads), bf16_model(machine_profile(), bf16_grads);
+  const GroupedCase g{256, 128, 7168, 2048, 8, {0.208, 0.226, 0.0775}, {0.178, 0.151, 0.080}};
+  CHECK(model_seconds(bf16_model, g) < model_seconds(fp32_model, g));
 }

@@ -128,7 +128,7 @@ TEST_CASE("published profiles: B300 and GB300 read their own GEMM tables and car
 TEST_CASE("published profiles: FP8 GEMMs beat bf16 where rows exist, without FP8 rows the datasheet ratio, A100 refuses",
           "[time][published]") {
   TimeModelOptions fp8;
-  fp8.fp8 = Fp8Recipe::tensorwise;
+  fp8.recipe.fp8 = Fp8Recipe::tensorwise;
   const TimeModel h100(load_published_kernels_profile(kernels, "H100_SXM"));
   TimeQuery q;
   q.op = TimeQuery::Op::gemm;
@@ -155,7 +155,7 @@ TEST_CASE("Megatron-Core stack: the step's provenance shares sum to it, the inde
   for (const Fp8Recipe recipe : {Fp8Recipe::none, Fp8Recipe::tensorwise, Fp8Recipe::mxfp8}) {
     for (const bool graphs : {false, true}) {
       TimeModelOptions o;
-      o.fp8 = recipe;
+      o.recipe.fp8 = recipe;
       o.cuda_graphs = graphs;
       const TimeModel model(profile, o);
       const ArchConfig c = llama_70b();
