@@ -138,8 +138,8 @@ void add_memory_options(CLI::App& command, LayoutOptions& o) {
       "stores what it runs, the copies' gradients all-reduced); a search holds it, else tries each "
       "(docs/cluster.md, \"Loops across pipeline stages\")");
   command.add_flag("--replicate-loop-weights", o.replicate_loop_weights, "The same as --loop-placement replicated");
-  command.add_option(
-      "--pipeline-layout", l.pipeline_layout,
+  command.add_option_function<std::string>(
+      "--pipeline-layout", [&l](const std::string& text) { l.split = PipelineSplit::per_stage(text, "layout"); },
       "Megatron's pipeline layout string (E, t, m, L, | between chunks, x*N, (...)*N); with --loop-placement "
       "wrap or replicated each t is one layer execution, the loop unrolled (docs/cluster.md)");
   command.add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");

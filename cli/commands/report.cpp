@@ -225,7 +225,7 @@ std::string cluster_fit_text(const ClusterFit& fit) {
   const std::string placement =
       l.loop_placement == LoopPlacement::in_chunk
           ? std::string()
-          : fmt::format(" (V {}, loop placement {}: {})", l.virtual_stages, to_string(l.loop_placement), l.pipeline_layout);
+          : fmt::format(" (V {}, loop placement {}: {})", l.virtual_stages, to_string(l.loop_placement), l.split.layout);
   return text + fmt::format("smallest layout: {} GPUs, TP {}{} x PP {}{} x DP {}, EP {} (ETP {}), recompute {}, distributed "
                             "optimizer, micro-batch 1 x {}: peak {:.2f} GiB on stage {} (budget-match layout for the "
                             "table)\n",

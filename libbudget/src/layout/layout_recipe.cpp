@@ -28,9 +28,7 @@ ParallelLayout recipe_template(const LayoutRecipe& recipe) {
   l.micro_batches = defaults.micro_batches;
   l.seq_len = defaults.seq_len;
   l.imbalance = defaults.imbalance;
-  l.pipeline_layout = defaults.pipeline_layout;
-  l.first_stage_layers = defaults.first_stage_layers;
-  l.last_stage_layers = defaults.last_stage_layers;
+  l.split = defaults.split;
   l.embedding_in_split = defaults.embedding_in_split;
   l.loss_in_split = defaults.loss_in_split;
   if (!recipe.hold_micro_batch_size) l.micro_batch_size = defaults.micro_batch_size;

@@ -180,8 +180,9 @@ TEST_CASE("interop: --decoder-first/last-pipeline-num-layers below 1 refused as 
   }
   const MegatronRun run = read_words({"--seq-length", "4096", "--pipeline-model-parallel-size", "2",
                                       "--decoder-first-pipeline-num-layers", "3"});
-  CHECK(run.layout.first_stage_layers == 3);
-  CHECK(run.layout.last_stage_layers == -1);
+  CHECK(run.layout.split.kind == PipelineSplit::Kind::first_last);
+  CHECK(run.layout.split.first_stage_layers == 3);
+  CHECK(!run.layout.split.last_stage_layers);
 }
 
 TEST_CASE("interop: --moe-layer-freq evaluated as Megatron does, bounded before it is built", "[interop]") {
