@@ -304,8 +304,7 @@ void add_report_command(CLI::App& app) {
   add_bridge_config_option(*cmd, options->megatron_args, options->bridge_config,
                            "with --cluster and --gpus, the memory of its layout");
   cmd->add_option("--gpus", options->gpus, "GPU count for --megatron-args or --bridge-config")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  add_format_option(*cmd, options->format,
-                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(*cmd, options->format, document_formats());
   cmd->callback([options, cmd] {
     if (!options->megatron_args.empty() && (options->cluster_path.empty() || options->gpus == 0)) {
       throw_option_dependency_error(
