@@ -7,26 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "budget/edit_distance.hpp"
 #include "budget/text_escape.hpp"
 
 namespace budget::cli {
 namespace {
-
-/// Levenshtein distance, one row at a time.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::vector<const CLI::App*> subcommands_of(const CLI::App& app) {
   std::vector<const CLI::App*> out;

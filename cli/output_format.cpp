@@ -12,6 +12,12 @@ std::map<std::string, OutputFormat> all_formats() {
           {"markdown", OutputFormat::markdown}, {"csv", OutputFormat::csv}};
 }
 
+std::map<std::string, OutputFormat> document_formats() {
+  std::map<std::string, OutputFormat> formats = all_formats();
+  formats.erase("csv");
+  return formats;
+}
+
 CLI::Option* add_format_option(CLI::App& command, OutputFormat& target,
                                const std::map<std::string, OutputFormat>& allowed) {
   std::string names;

@@ -24,6 +24,8 @@ CLI::Option* add_format_option(CLI::App& command, OutputFormat& target,
 
 /// All four formats.
 std::map<std::string, OutputFormat> all_formats();
+/// The document formats: table, json, markdown (a command whose output has no one table for CSV).
+std::map<std::string, OutputFormat> document_formats();
 
 /// Prints `document` in `format` on standard output.
 void print(const Document& document, OutputFormat format);

@@ -6,12 +6,23 @@
 
 #include <iostream>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 
 namespace budget::cli {
+
+void add_budget_sparsity_options(CLI::App& command, BudgetSparsityLists& lists, const std::string& budgets_help) {
+  command.add_option("--C", lists.budgets_text, budgets_help)->required();
+  command.add_option("--S", lists.sparsities_text, "Sparsities in [0, 1), comma-separated")->required();
+}
+
+void parse_budget_sparsity_lists(BudgetSparsityLists& lists) {
+  lists.budgets = parse_number_list(lists.budgets_text, "--C");
+  lists.sparsities = parse_number_list(lists.sparsities_text, "--S");
+}
 
 std::vector<double> parse_number_list(const std::vector<std::string>& items, const std::string& option) {
   std::vector<double> out;

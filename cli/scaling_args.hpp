@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "cli11_fwd.hpp"
+
 namespace budget::cli {
 
 /// The largest training budget accepted by --C (documented in docs/reliability.md): about 10^4 ×
@@ -22,5 +24,20 @@ void warn_extrapolation(const std::string& fit_summary_json, const std::string& 
 
 /// --C values must be finite and in (0, max_training_budget] FLOPs, --S values in [0, 1); budget::Error naming the option.
 void check_budget_and_sparsity_lists(const std::vector<double>& budgets, const std::vector<double>& sparsities);
+
+/// --C and --S of the scaling-law commands: as given (comma-separated lists, each option given once
+/// or more) and as numbers (parse_budget_sparsity_lists()).
+struct BudgetSparsityLists {
+  std::vector<std::string> budgets_text;
+  std::vector<std::string> sparsities_text;
+  std::vector<double> budgets;
+  std::vector<double> sparsities;
+};
+
+/// Declares --C (with `budgets_help`) and --S on `command`, both required, into `lists`' texts.
+void add_budget_sparsity_options(CLI::App& command, BudgetSparsityLists& lists, const std::string& budgets_help);
+
+/// parse_number_list() of --C into `lists.budgets` and of --S into `lists.sparsities`.
+void parse_budget_sparsity_lists(BudgetSparsityLists& lists);
 
 }  // namespace budget::cli

@@ -1,6 +1,7 @@
 #include "layout_arguments.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -32,6 +33,28 @@ void read_real(const py::kwargs& kwargs, const char* key, double& target) {
 }
 void read_flag(const py::kwargs& kwargs, const char* key, bool& target) {
   if (kwargs.contains(key)) target = budget_python::bool_argument(kwargs[key], key);
+}
+
+/// pipeline_layout (a Megatron layout string; "" for none), else first_stage_layers and
+/// last_stage_layers (-1: not given); both forms together: budget::Error.
+void read_pipeline_split(const py::kwargs& kwargs, budget::ParallelLayout& l) {
+  std::int64_t first = -1, last = -1;
+  read_int(kwargs, "first_stage_layers", first);
+  read_int(kwargs, "last_stage_layers", last);
+  const std::optional<std::int64_t> first_given = first == -1 ? std::nullopt : std::optional<std::int64_t>(first);
+  const std::optional<std::int64_t> last_given = last == -1 ? std::nullopt : std::optional<std::int64_t>(last);
+  const std::string text =
+      kwargs.contains("pipeline_layout") ? string_argument(kwargs["pipeline_layout"], "pipeline_layout") : std::string();
+  if (text.empty()) {
+    l.split = budget::PipelineSplit::first_last(first_given, last_given);
+    return;
+  }
+  if (first_given || last_given) {
+    throw budget::Error(
+        "a pipeline layout string excludes first/last-stage layer counts and the embedding/loss in the split",
+        "pipeline_layout");
+  }
+  l.split = budget::PipelineSplit::per_stage(text, "pipeline_layout");
 }
 
 }  // namespace
@@ -97,9 +120,7 @@ void LayoutArguments::read_memory_options(const py::kwargs& kwargs) {
 
 void LayoutArguments::read_team_layouts(const py::kwargs& kwargs) {
   budget::ParallelLayout& l = layout;
-  if (kwargs.contains("pipeline_layout")) l.pipeline_layout = string_argument(kwargs["pipeline_layout"], "pipeline_layout");
-  read_int(kwargs, "first_stage_layers", l.first_stage_layers);
-  read_int(kwargs, "last_stage_layers", l.last_stage_layers);
+  read_pipeline_split(kwargs, l);
   read_int(kwargs, "cpu_offload_layers", l.cpu_offload_layers);
   read_flag(kwargs, "fp8_param_gather", l.fp8_param_gather);
   if (kwargs.contains("fsdp")) {

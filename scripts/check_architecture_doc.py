@@ -16,9 +16,10 @@ wildcard) and each of the row's names matching a declared header. Prints every m
 line number and exits 1 when there is one.
 """
 import fnmatch
-import json
 import re
 import sys
+
+from check_report import read_json_argument, report
 
 NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                 "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
@@ -62,11 +63,9 @@ def check_row(number, cells, name, spec, problems):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
+    domains = read_json_argument(argv, __doc__)
+    if domains is None:
         return 2
-    with open(argv[1], encoding="utf-8") as f:
-        domains = json.load(f)
     with open(argv[2], encoding="utf-8") as f:
         lines = f.read().splitlines()
     problems = []
@@ -87,13 +86,8 @@ def main(argv):
     row_order = [cells[1][1:-2] for _, cells in rows if cells[1][1:-2] in domains]
     if row_order != [name for name, _ in ordered if name in by_name]:
         problems.append(f"{argv[2]}: the table's rows are not in rank order: {row_order}")
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"{len(problems)} mismatch(es) between {argv[2]} and {argv[1]}")
-        return 1
-    print(f"{argv[2]}: {count} domains, their dependencies and public headers match CMake")
-    return 0
+    return report(problems, f"{len(problems)} mismatch(es) between {argv[2]} and {argv[1]}",
+                  f"{argv[2]}: {count} domains, their dependencies and public headers match CMake")
 
 
 if __name__ == "__main__":

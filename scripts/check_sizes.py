@@ -23,6 +23,8 @@ import pathlib
 import re
 import sys
 
+from check_report import report
+
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
 
@@ -168,13 +170,9 @@ def main():
                 violations.append(f"{f}: {lines} lines, over the {args.max_file}-line limit for a file")
             for line, name, length in long_functions_of(f, text, args.max_function):
                 violations.append(f"{f}:{line}: {name} is {length} lines, over the {args.max_function}-line limit for a function")
-    for v in violations:
-        print(v)
-    if violations:
-        print(f"{len(violations)} violation(s) in {files} files")
-        return 1
-    print(f"sizes: {files} files, every file within {args.max_file} lines and every function within {args.max_function}")
-    return 0
+    return report(violations, f"{len(violations)} violation(s) in {files} files",
+                  f"sizes: {files} files, every file within {args.max_file} lines and every function within "
+                  f"{args.max_function}")
 
 
 if __name__ == "__main__":

@@ -14,16 +14,16 @@ these rows itself: this script decides nothing about them.
 import json
 import sys
 
+from check_report import read_json_argument
+
 GPUS = {"A100_SXM4_80GB", "H100_SXM", "H200_SXM", "B200", "GB200", "B300", "GB300"}
 OPS = {"gemm", "attn_fwd", "attn_bwd", "attn_fwd_bwd", "norm"}
 
 
 def main(argv):
-    if len(argv) != 3:
-        print(__doc__, file=sys.stderr)
+    data = read_json_argument(argv, __doc__)
+    if data is None:
         return 2
-    with open(argv[1], encoding="utf-8") as f:
-        data = json.load(f)
     rows = [dict(r) for r in data["rows"] if r.get("gpu") in GPUS and r.get("op") in OPS]
     sources = []
     index = {}

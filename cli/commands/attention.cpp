@@ -435,9 +435,7 @@ void add_attention_command(CLI::App& app) {
        {lengths, histogram, dist, format, seq_len, tokens, order, seed, samples, method, tile, bwd_tile, window}) {
     workload->excludes(other);
   }
-  add_format_option(
-      *cmd, o->format,
-      {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(*cmd, o->format, document_formats());
   cmd->callback([o] { run_attention(*o); });
 }
 

@@ -370,8 +370,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--neighbours", o->neighbours,
                   "With --validate: nearest measured shapes whose residuals correct the fit (default 6; 0: the fit alone)")
       ->check(CLI::Range(0, 1000));
-  add_format_option(*cmd, o->format,
-                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(*cmd, o->format, document_formats());
   cmd->callback([o] { run_calibrate(*o); });
 }
 

@@ -309,8 +309,7 @@ void add_ce_gain_command(CLI::App& app) {
   cmd->add_option("--target", options->target_path, "Coefficients JSON of the target architecture")->required();
   cmd->add_option("--reference", options->reference_path, "Coefficients JSON of the reference architecture")
       ->required();
-  cmd->add_option("--C", options->budgets_text, "Target budgets in FLOPs, comma-separated")->required();
-  cmd->add_option("--S", options->sparsities_text, "Sparsities in [0, 1), comma-separated")->required();
+  add_budget_sparsity_options(*cmd, *options, "Target budgets in FLOPs, comma-separated");
   CLI::Option* data = cmd->add_option(
       "--bootstrap", options->data_path,
       "Loss CSV the laws were fitted on: bootstrap intervals over its cells, and per-domain gains");
@@ -348,8 +347,7 @@ void add_ce_gain_command(CLI::App& app) {
     for (const char* option : {"--calibration", "--workload", "--target-config", "--reference-config"}) {
       check_option_needs(*cmd, option, {"--cluster"}, "it is used only for the GPU-hours on a cluster");
     }
-    options->budgets = parse_number_list(options->budgets_text, "--C");
-    options->sparsities = parse_number_list(options->sparsities_text, "--S");
+    parse_budget_sparsity_lists(*options);
     run_ce_gain(*options);
   });
 }

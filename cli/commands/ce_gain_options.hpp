@@ -15,16 +15,13 @@
 #include "cluster_options.hpp"
 #include "options.hpp"
 #include "output_format.hpp"
+#include "scaling_args.hpp"
 
 namespace budget::cli {
 
-struct CeGainOptions {
+struct CeGainOptions : BudgetSparsityLists {  // --C, --S
   std::string target_path;
   std::string reference_path;
-  std::vector<std::string> budgets_text;  // --C as given (parse_number_list)
-  std::vector<std::string> sparsities_text;
-  std::vector<double> budgets;
-  std::vector<double> sparsities;
   std::string data_path;
   std::string target_arch;
   std::string reference_arch;

@@ -197,8 +197,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--plot", options->plot_path,
                   "Draw measured against fitted loss into this .svg or .png file (needs gnuplot)")
       ->check(output_path());
-  add_format_option(*cmd, options->format,
-                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(*cmd, options->format, document_formats());
   cmd->callback([options] { run_fit(*options); });
 }
 

@@ -32,12 +32,8 @@ namespace {
 
 constexpr int frontier_schema_version = 1;
 
-struct FrontierCommandOptions {
+struct FrontierCommandOptions : BudgetSparsityLists {  // --C, --S
   std::vector<std::string> coefficient_paths;
-  std::vector<std::string> budgets_text;  // --C as given (parse_number_list)
-  std::vector<std::string> sparsities_text;
-  std::vector<double> budgets;
-  std::vector<double> sparsities;
   std::string plot_path;
   OutputFormat format = OutputFormat::table;
 };
@@ -184,14 +180,12 @@ void add_frontier_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("frontier", "Compute-optimal frontier of fitted scaling laws: F*, D*, L*, TPP");
   cmd->add_option("coefficients", options->coefficient_paths, "Coefficients JSON files (from `fit --out`)")
       ->required();
-  cmd->add_option("--C", options->budgets_text, "Training budgets in FLOPs, comma-separated")->required();
-  cmd->add_option("--S", options->sparsities_text, "Sparsities in [0, 1), comma-separated")->required();
+  add_budget_sparsity_options(*cmd, *options, "Training budgets in FLOPs, comma-separated");
   cmd->add_option("--plot", options->plot_path, "Draw the frontiers into this .svg or .png file (needs gnuplot)")
       ->check(output_path());
   add_format_option(*cmd, options->format, all_formats());
   cmd->callback([options] {
-    options->budgets = parse_number_list(options->budgets_text, "--C");
-    options->sparsities = parse_number_list(options->sparsities_text, "--S");
+    parse_budget_sparsity_lists(*options);
     run_frontier(*options);
   });
 }

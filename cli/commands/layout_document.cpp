@@ -17,16 +17,14 @@
 namespace budget::cli {
 
 std::vector<std::string> megatron_notes(const std::string& path, const MegatronRun& run) {
-  const auto list = [](const std::vector<std::string>& v) {
-    std::string out;
-    for (const std::string& s : v) out += (out.empty() ? "" : "; ") + s;
-    return out.empty() ? std::string("none") : out;
-  };
-  return {fmt::format("{} ({}): modelled: {}",
-                      run.bridge.given ? "Megatron-Bridge config, as Megatron-LM arguments" : "Megatron-LM arguments",
-                      path, list(run.modelled)),
-          "checked against the config: " + list(run.checked), "read, effect not modelled: " + list(run.read),
-          "not modelled (change nothing here): " + list(run.not_modelled)};
+  const std::vector<render::MegatronNote> notes = render::megatron_notes(run, "config");
+  std::vector<std::string> lines;
+  for (const render::MegatronNote& note : notes) lines.push_back(render::note_line(note));
+  lines.front() = fmt::format("{} ({}): {}",
+                              run.bridge.given ? "Megatron-Bridge config, as Megatron-LM arguments"
+                                               : "Megatron-LM arguments",
+                              path, lines.front());
+  return lines;
 }
 
 namespace {

@@ -1,10 +1,12 @@
 #include "layout_options.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "budget/comm_overlap.hpp"
 #include "budget/error.hpp"
 #include "budget/workload.hpp"
 #include "option_checks.hpp"
@@ -138,8 +140,8 @@ void add_memory_options(CLI::App& command, LayoutOptions& o) {
       "stores what it runs, the copies' gradients all-reduced); a search holds it, else tries each "
       "(docs/cluster.md, \"Loops across pipeline stages\")");
   command.add_flag("--replicate-loop-weights", o.replicate_loop_weights, "The same as --loop-placement replicated");
-  command.add_option(
-      "--pipeline-layout", l.pipeline_layout,
+  command.add_option_function<std::string>(
+      "--pipeline-layout", [&l](const std::string& text) { l.split = PipelineSplit::per_stage(text, "layout"); },
       "Megatron's pipeline layout string (E, t, m, L, | between chunks, x*N, (...)*N); with --loop-placement "
       "wrap or replicated each t is one layer execution, the loop unrolled (docs/cluster.md)");
   command.add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");
@@ -220,9 +222,7 @@ void add_layout_options(CLI::App& command, LayoutOptions& o) {
                   "Training tokens of the run: wall clock and GPU-hours (of the layout, or of each layout found)")
       ->check(positive_real(1e30));
   add_min_headroom_option(command, o.cluster.min_headroom_gib);
-  add_format_option(
-      command, o.format,
-      {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(command, o.format, document_formats());
 }
 
 LayoutRequest read_layout_request(const CLI::App& command, LayoutOptions& o) {
@@ -281,31 +281,15 @@ bool priced_on_document_mask(const LayoutOptions& o) {
 }
 
 CommOverlap parse_overlap(const std::string& text) {
-  CommOverlap o{false, false, false, false, false};
-  if (text == "none") return o;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    if (item == "tp")
-      o.tp = true;
-    else if (item == "ep")
-      o.ep = true;
-    else if (item == "cp")
-      o.cp = true;
-    else if (item == "pp")
-      o.pp = true;
-    else if (item == "dp")
-      o.dp = true;
-    else {
-      throw Error(fmt::format("value \"{}\" is not allowed; allowed: none or a comma-separated list of tp, ep, cp, "
-                              "pp, dp",
-                              item),
-                  "--overlap");
-    }
-    start = end + 1;
+  std::string unknown;
+  const std::optional<CommOverlap> o = parse_comm_overlap(text, unknown);
+  if (!o) {
+    throw Error(fmt::format("value \"{}\" is not allowed; allowed: none or a comma-separated list of tp, ep, cp, "
+                            "pp, dp",
+                            unknown),
+                "--overlap");
   }
-  return o;
+  return *o;
 }
 
 TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe) {

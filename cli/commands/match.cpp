@@ -273,14 +273,10 @@ nlohmann::ordered_json megatron_args_json(const MatchOptions& o, const MegatronR
 }
 
 std::string megatron_args_lines(const MatchOptions& o, const MegatronRun& run, const Workload& workload) {
-  const auto list = [](const std::vector<std::string>& v) {
-    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, "; "));
-  };
-  return fmt::format("The team's {} ({}): checked against the baseline: {}\nread, effect not "
-                     "modelled: {}\nattention: {}\n\n",
-                     run.bridge.given ? "Megatron-Bridge config" : "Megatron-LM arguments",
-                     printable_text(o.cluster.megatron_args), list(run.checked), list(run.read),
-                     megatron_attention(run, workload).says);
+  const std::vector<render::MegatronNote> notes = render::megatron_notes(run, "baseline");
+  return fmt::format("The team's {} ({}): {}\n{}\nattention: {}\n\n", render::megatron_source_kind(run),
+                     printable_text(o.cluster.megatron_args), render::note_line(notes[1]),
+                     render::note_line(notes[2]), megatron_attention(run, workload).says);
 }
 
 Document match_document(const MatchOptions& o, const MatchInputs& in, const MatchRequest& request,

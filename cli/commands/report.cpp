@@ -225,7 +225,7 @@ std::string cluster_fit_text(const ClusterFit& fit) {
   const std::string placement =
       l.loop_placement == LoopPlacement::in_chunk
           ? std::string()
-          : fmt::format(" (V {}, loop placement {}: {})", l.virtual_stages, to_string(l.loop_placement), l.pipeline_layout);
+          : fmt::format(" (V {}, loop placement {}: {})", l.virtual_stages, to_string(l.loop_placement), l.split.layout);
   return text + fmt::format("smallest layout: {} GPUs, TP {}{} x PP {}{} x DP {}, EP {} (ETP {}), recompute {}, distributed "
                             "optimizer, micro-batch 1 x {}: peak {:.2f} GiB on stage {} (budget-match layout for the "
                             "table)\n",
@@ -304,8 +304,7 @@ void add_report_command(CLI::App& app) {
   add_bridge_config_option(*cmd, options->megatron_args, options->bridge_config,
                            "with --cluster and --gpus, the memory of its layout");
   cmd->add_option("--gpus", options->gpus, "GPU count for --megatron-args or --bridge-config")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  add_format_option(*cmd, options->format,
-                    {{"table", OutputFormat::table}, {"json", OutputFormat::json}, {"markdown", OutputFormat::markdown}});
+  add_format_option(*cmd, options->format, document_formats());
   cmd->callback([options, cmd] {
     if (!options->megatron_args.empty() && (options->cluster_path.empty() || options->gpus == 0)) {
       throw_option_dependency_error(

@@ -1,4 +1,5 @@
-// The one JSON form of what Megatron-LM arguments gave a command (budget_render/megatron.hpp).
+// The one JSON form and the one note form of what Megatron-LM arguments gave a command
+// (budget_render/megatron.hpp).
 #include "budget_render/megatron.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,23 @@ nlohmann::ordered_json megatron_read_json(const MegatronRun& run, const std::str
           {"not_modelled", run.not_modelled},
           {"attention_mask", run.document_mask ? "document" : "causal"}});
   return out;
+}
+
+std::string note_line(const MegatronNote& note) {
+  std::string list;
+  for (const std::string& a : note.arguments) list += (list.empty() ? "" : "; ") + a;
+  return note.label + ": " + (list.empty() ? std::string("none") : list);
+}
+
+std::vector<MegatronNote> megatron_notes(const MegatronRun& run, std::string_view checked_against) {
+  return {{"modelled", run.modelled},
+          {"checked against the " + std::string(checked_against), run.checked},
+          {"read, effect not modelled", run.read},
+          {"not modelled (change nothing here)", run.not_modelled}};
+}
+
+std::string_view megatron_source_kind(const MegatronRun& run) {
+  return run.bridge.given ? "Megatron-Bridge config" : "Megatron-LM arguments";
 }
 
 }  // namespace budget::render

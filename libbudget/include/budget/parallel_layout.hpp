@@ -10,6 +10,7 @@
 /// Thread safety: every function here is reentrant; a ParallelLayout is a plain value.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,41 @@
 #include "budget/training_recipe.hpp"
 
 namespace budget {
+
+/// How the layers are split over the pipeline ranks: one of Megatron's three forms, parsed once where
+/// it is read (Megatron's arguments, the command line, Python's keywords, the layout search).
+/// - even: PP·V equal model chunks (the embedding and loss counting as a layer where
+///   ParallelLayout::embedding_in_split / loss_in_split say so);
+/// - first_last: --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers, either or
+///   both given, the middle ranks sharing the rest (transformer_config.py:2293-2368 at d98e8a64);
+/// - per_stage: --pipeline-model-parallel-layout, one string of E/t/m/L per virtual stage in
+///   Megatron's order (parse_pipeline_layout()); the string is kept as given, to write it back.
+struct PipelineSplit {
+  enum class Kind { even, first_last, per_stage };
+  Kind kind = Kind::even;
+  std::optional<std::int64_t> first_stage_layers;  ///< first_last: the first rank's layers, where given
+  std::optional<std::int64_t> last_stage_layers;   ///< first_last: the last rank's layers, where given
+  std::string layout;               ///< per_stage: Megatron's layout string as given
+  std::vector<std::string> stages;  ///< per_stage: `layout` unrolled, one string per virtual stage
+
+  /// The first/last counts; both absent: the even split.
+  static PipelineSplit first_last(std::optional<std::int64_t> first, std::optional<std::int64_t> last);
+  /// A layout string, parsed (parse_pipeline_layout(): budget::Error naming `where`); empty: even.
+  static PipelineSplit per_stage(std::string layout, const std::string& where);
+
+  bool operator==(const PipelineSplit& o) const {
+    return kind == o.kind && first_stage_layers == o.first_stage_layers && last_stage_layers == o.last_stage_layers &&
+           layout == o.layout;
+  }
+  bool operator!=(const PipelineSplit& o) const { return !(*this == o); }
+  /// An order for map keys (the parsed stages follow from `layout`).
+  bool operator<(const PipelineSplit& o) const {
+    if (kind != o.kind) return kind < o.kind;
+    if (first_stage_layers != o.first_stage_layers) return first_stage_layers < o.first_stage_layers;
+    if (last_stage_layers != o.last_stage_layers) return last_stage_layers < o.last_stage_layers;
+    return layout < o.layout;
+  }
+};
 
 /// The parallel sizes and pipeline split of a step, over the recipe it trains with (TrainingRecipe,
 /// budget/training_recipe.hpp: precision, FP8, optimizer dtypes, micro-batch size, recompute, ...),
@@ -36,14 +72,8 @@ struct ParallelLayout : TrainingRecipe {
   std::int64_t seq_len = 4096;        ///< tokens per sequence (split over CP)
   /// Rows the most loaded expert rank receives over the balanced count (1 = balanced routing).
   double imbalance = 1.0;
-  /// Megatron --pipeline-model-parallel-layout (grammar: E embedding, t transformer layer, m MTP
-  /// layer, L loss, | between virtual stages in Megatron's order, x*N and (...)*N repeats, commas
-  /// ignored; megatron/core/transformer/pipeline_parallel_layer_layout.py:283-320 at d98e8a64).
-  /// Empty: layers split evenly, or by first/last_stage_layers. Sets PP·V chunks.
-  std::string pipeline_layout;
-  /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers; −1: not given.
-  std::int64_t first_stage_layers = -1;
-  std::int64_t last_stage_layers = -1;
+  /// The pipeline split (even, Megatron's first/last counts, or a layout string setting PP·V chunks).
+  PipelineSplit split;
   /// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the
   /// embedding (loss) counts as one layer of the even split, so the first (last) chunk builds one
   /// transformer layer fewer (transformer_block.py:148-200 at d98e8a64).
@@ -137,7 +167,10 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& layout, st
 
 /// Megatron's layout string unrolled to one string of E/t/m/L per virtual stage
 /// (PipelineParallelLayerLayout.parse_str_to_list): commas dropped, every "(...)*N" then every
-/// "x*N" expanded, split at '|'. budget::Error naming `where` for any other character.
+/// "x*N" expanded, split at '|'. budget::Error naming `where` for any other character. Grammar: E
+/// embedding, t transformer layer, m MTP layer, L loss, | between virtual stages in Megatron's
+/// order, x*N and (...)*N repeats, commas ignored
+/// (megatron/core/transformer/pipeline_parallel_layer_layout.py:283-320 at d98e8a64).
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where);
 
 /// The chunks of the layout, in virtual-stage order (plan_chunks' counts; a chunk executes every

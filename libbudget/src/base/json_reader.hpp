@@ -16,9 +16,6 @@
 
 namespace budget::detail {
 
-/// Levenshtein edit distance (for "did you mean" suggestions).
-std::size_t edit_distance(std::string_view a, std::string_view b);
-
 /// The closest candidate to `word` if it is plausibly a typo of it, else empty.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Private: Hugging Face config detection and reading from parsed JSON (hf_reader.cpp; the families: hf_families.cpp).
+// Private: Hugging Face config detection and reading from parsed JSON (config_hf.cpp; the families: hf_families.cpp).
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // Private to the config domain: the Hugging Face file's `architectures` checked against its
-// model_type's family (hf_architecture.cpp), used by the reader (hf_reader.cpp).
+// model_type's family (hf_architecture.cpp), used by the reader (config_hf.cpp).
 #include <nlohmann/json.hpp>
 
 #include "base/json_reader.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// Private: the Hugging Face family table (hf_families.cpp) that the reader (hf_reader.cpp) is
+// Private: the Hugging Face family table (hf_families.cpp) that the reader (config_hf.cpp) is
 // driven by. One HfFamily per supported `model_type`: how its layers are built (traits), which
 // keys it reads, and for each key that decides a count whether it is required or what the
 // family's transformers config class defaults it to. To add a family: add an entry to

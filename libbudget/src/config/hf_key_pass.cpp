@@ -1,4 +1,4 @@
-// The key pass of the Hugging Face reader (config/hf_reader.cpp): the object the family reads.
+// The key pass of the Hugging Face reader (config/config_hf.cpp): the object the family reads.
 // transformers' own alternative spellings renamed (with a note), every other spelling or near-typo
 // of a key the family counts refused with a did-you-mean, keys of other families refused, a missing
 // required key refused, and a missing key with a transformers default given that default (noted).
@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "budget/config_hf.hpp"
+#include "budget/edit_distance.hpp"
 #include "budget/error.hpp"
 #include "config/config_hf_json.hpp"
 

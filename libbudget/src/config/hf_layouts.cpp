@@ -1,5 +1,5 @@
 // The layer pass of the 2025 Hugging Face families (HfLayout): what their configs say beyond the
-// traits the generic pass reads (config/hf_reader.cpp). Sources, per family: the transformers
+// traits the generic pass reads (config/config_hf.cpp). Sources, per family: the transformers
 // modeling files at the commits docs/config.md names ("Supported families"), and for MiniMax-M2 the
 // released config's own keys.
 

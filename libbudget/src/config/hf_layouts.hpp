@@ -1,6 +1,6 @@
 #pragma once
 // Private: the layer pass's reader of the 2025 families (HfLayout, config/hf_layouts.cpp), called by
-// config/hf_reader.cpp after its generic attention and FFN reading.
+// config/config_hf.cpp after its generic attention and FFN reading.
 
 #include <string>
 #include <string_view>

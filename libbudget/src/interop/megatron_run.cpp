@@ -35,12 +35,30 @@ std::int64_t args_product(const ParsedMegatronArgs& p, std::int64_t a, std::int6
 }
 
 /// --decoder-first/last-pipeline-num-layers: at least 1 (transformer_config.py:2303 and :2319 at
-/// d98e8a64 raise "must be larger than 0"); -1 when not given.
-std::int64_t stage_layers_arg(const ParsedMegatronArgs& p, const std::string& dest) {
+/// d98e8a64 raise "must be larger than 0"); none when not given.
+std::optional<std::int64_t> stage_layers_arg(const ParsedMegatronArgs& p, const std::string& dest) {
   const std::optional<std::int64_t> v = p.integer(dest);
-  if (!v) return -1;
+  if (!v) return v;
   if (*v <= 0) p.fail(dest, fmt::format("{} is not above 0 (Megatron-LM: \"must be larger than 0\")", *v));
   return *v;
+}
+
+/// The pipeline split: --pipeline-model-parallel-layout, else the first/last counts, else the even
+/// split. A layout string beside first/last counts is refused (one split or the other; the layout
+/// check refused the pair with this message before the split was one value).
+void read_megatron_pipeline_split(const ParsedMegatronArgs& p, ParallelLayout& l) {
+  const std::optional<std::int64_t> first = stage_layers_arg(p, "decoder_first_pipeline_num_layers");
+  const std::optional<std::int64_t> last = stage_layers_arg(p, "decoder_last_pipeline_num_layers");
+  const std::optional<std::string> layout = p.text("pipeline_model_parallel_layout");
+  if (!layout || layout->empty()) {
+    l.split = PipelineSplit::first_last(first, last);
+    return;
+  }
+  if (first || last) {
+    p.fail("pipeline_model_parallel_layout",
+           "a pipeline layout string excludes first/last-stage layer counts and the embedding/loss in the split");
+  }
+  l.split = PipelineSplit::per_stage(*layout, p.source);
 }
 
 /// TP, PP, V (or the layout string / first-last counts), EP, ETP, CP, SP.
@@ -51,7 +69,6 @@ void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& confi
   l.etp = positive_arg(p, "expert_tensor_parallel_size", 0);
   l.cp = positive_arg(p, "context_parallel_size", 1);
   l.sequence_parallel = p.has("sequence_parallel");
-  if (const auto layout = p.text("pipeline_model_parallel_layout")) l.pipeline_layout = *layout;
   if (p.has("num_virtual_stages_per_pipeline_rank")) {
     l.virtual_stages = positive_arg(p, "num_virtual_stages_per_pipeline_rank", 1);
   }
@@ -66,10 +83,9 @@ void read_megatron_parallel(const ParsedMegatronArgs& p, const ArchConfig& confi
   }
   l.embedding_in_split = p.has("account_for_embedding_in_pipeline_split");
   l.loss_in_split = p.has("account_for_loss_in_pipeline_split");
-  l.first_stage_layers = stage_layers_arg(p, "decoder_first_pipeline_num_layers");
-  l.last_stage_layers = stage_layers_arg(p, "decoder_last_pipeline_num_layers");
-  if (!l.pipeline_layout.empty() && l.virtual_stages == 1) {
-    const std::size_t stages = parse_pipeline_layout(l.pipeline_layout, p.source).size();
+  read_megatron_pipeline_split(p, l);
+  if (l.split.kind == PipelineSplit::Kind::per_stage && l.virtual_stages == 1) {
+    const std::size_t stages = l.split.stages.size();
     if (stages % static_cast<std::size_t>(l.pp) != 0) {
       p.fail("pipeline_model_parallel_layout",
              fmt::format("{} virtual stages do not divide by PP = {}", stages, l.pp));

@@ -65,8 +65,7 @@ std::string chunk_plan_error_uncached(const ParallelLayout& l, const ArchConfig&
 ChunkPlanKey chunk_plan_key(const ParallelLayout& l, const ArchConfig& config) {
   const LoopConfig loop = config.loop.value_or(LoopConfig{});
   return {config.num_layers, config.mtp_layers, loop.first, loop.last, loop.repeats, l.pp, l.virtual_stages,
-          static_cast<int>(l.loop_placement), l.pipeline_layout, l.first_stage_layers, l.last_stage_layers,
-          l.embedding_in_split, l.loss_in_split};
+          static_cast<int>(l.loop_placement), l.split, l.embedding_in_split, l.loss_in_split};
 }
 
 bool same_chunk_plan_key(const ChunkPlanKey& k, const ParallelLayout& l, const ArchConfig& config) {
@@ -74,9 +73,7 @@ bool same_chunk_plan_key(const ChunkPlanKey& k, const ParallelLayout& l, const A
   return std::get<0>(k) == config.num_layers && std::get<1>(k) == config.mtp_layers && std::get<2>(k) == loop.first &&
          std::get<3>(k) == loop.last && std::get<4>(k) == loop.repeats && std::get<5>(k) == l.pp &&
          std::get<6>(k) == l.virtual_stages && std::get<7>(k) == static_cast<int>(l.loop_placement) &&
-         std::get<8>(k) == l.pipeline_layout && std::get<9>(k) == l.first_stage_layers &&
-         std::get<10>(k) == l.last_stage_layers && std::get<11>(k) == l.embedding_in_split &&
-         std::get<12>(k) == l.loss_in_split;
+         std::get<8>(k) == l.split && std::get<9>(k) == l.embedding_in_split && std::get<10>(k) == l.loss_in_split;
 }
 
 std::string chunk_plan_error(const ParallelLayout& l, const ArchConfig& config) {

@@ -22,7 +22,7 @@ std::string chunk_plan_error(const ParallelLayout& l, const ArchConfig& config);
 /// What the model chunks of a layout depend on (above): the layer count, MTP layers, loop first,
 /// last and repeats, PP, V, the placement, the layout string, first/last counts and in-split flags.
 using ChunkPlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                                std::int64_t, int, std::string, std::int64_t, std::int64_t, bool, bool>;
+                                std::int64_t, int, PipelineSplit, bool, bool>;
 ChunkPlanKey chunk_plan_key(const ParallelLayout& l, const ArchConfig& config);
 /// chunk_plan_key(l, config) == key, compared without building a key (no allocation).
 bool same_chunk_plan_key(const ChunkPlanKey& key, const ParallelLayout& l, const ArchConfig& config);

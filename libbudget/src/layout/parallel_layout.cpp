@@ -200,8 +200,10 @@ std::string layout_pipeline_error(const ParallelLayout& l, const ArchConfig& con
     // (microbatch_group_size_per_vp_stage, default PP): the warm-up count assumes whole groups.
     return fmt::format("{} micro-batches do not divide by PP = {} (interleaved schedule)", l.micro_batches, l.pp);
   }
-  if (l.first_stage_layers < -1 || l.last_stage_layers < -1) return "first/last-stage layer counts are below 0";
-  if ((l.first_stage_layers >= 0 || l.last_stage_layers >= 0) && l.pp == 1) {
+  if (l.split.first_stage_layers.value_or(0) < 0 || l.split.last_stage_layers.value_or(0) < 0) {
+    return "first/last-stage layer counts are below 0";
+  }
+  if (l.split.kind == PipelineSplit::Kind::first_last && l.pp == 1) {
     return "first/last-stage layer counts need PP > 1";
   }
   return chunk_plan_error(l, config);
@@ -301,8 +303,8 @@ ParallelLayout resolve_layout(ParallelLayout layout, const std::string& source) 
   }
   // A pipeline layout string sets the virtual stages (its stage count / PP); one that does not
   // divide is left for validation to refuse.
-  if (!layout.pipeline_layout.empty() && layout.virtual_stages == 1) {
-    const std::size_t stages = parse_pipeline_layout(layout.pipeline_layout, source).size();
+  if (layout.split.kind == PipelineSplit::Kind::per_stage && layout.virtual_stages == 1) {
+    const std::size_t stages = layout.split.stages.size();
     if (stages % static_cast<std::size_t>(layout.pp) == 0 && layout.virtual_stages == 1) {
       layout.virtual_stages = static_cast<std::int64_t>(stages) / layout.pp;
     }

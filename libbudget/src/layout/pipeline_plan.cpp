@@ -114,13 +114,7 @@ std::string layout_string_error(const std::vector<std::string>& stages, std::int
 ChunkPlan plan_from_layout_string(const ParallelLayout& l, std::int64_t decoders, std::int64_t mtp,
                                   std::string* error) {
   ChunkPlan plan;
-  std::vector<std::string> stages;
-  try {
-    stages = parse_pipeline_layout(l.pipeline_layout, "pipeline layout");
-  } catch (const Error& e) {
-    *error = e.what();
-    return {};
-  }
+  const std::vector<std::string>& stages = l.split.stages;
   if (stages.size() % static_cast<std::size_t>(l.pp) != 0) {
     *error = fmt::format("the pipeline layout has {} virtual stages, not a multiple of PP = {}", stages.size(), l.pp);
     return {};
@@ -149,26 +143,27 @@ ChunkPlan plan_from_layout_string(const ParallelLayout& l, std::int64_t decoders
 /// d98e8a64): a given count of 0, middle ranks without layers or layers without middle ranks, a
 /// middle count that does not divide over the middle ranks, a rank's count not divisible by V.
 std::vector<std::int64_t> rank_layers_uneven(const ParallelLayout& l, std::int64_t total, std::string* error) {
-  if (l.first_stage_layers == 0 || l.last_stage_layers == 0) {
+  const std::optional<std::int64_t> first = l.split.first_stage_layers, last = l.split.last_stage_layers;
+  if (first == 0 || last == 0) {
     *error = fmt::format("the {} pipeline stage of 0 layers (--decoder-{}-pipeline-num-layers 0): Megatron asks for at "
                          "least 1 (leave the count out, or give a pipeline layout string for a stage without "
                          "transformer layers)",
-                         l.first_stage_layers == 0 ? "first" : "last", l.first_stage_layers == 0 ? "first" : "last");
+                         first == 0 ? "first" : "last", first == 0 ? "first" : "last");
     return {};
   }
   std::int64_t rest = total;
   std::int64_t ranks_left = l.pp;
-  if (l.first_stage_layers >= 0) rest -= l.first_stage_layers, --ranks_left;
-  if (l.last_stage_layers >= 0) rest -= l.last_stage_layers, --ranks_left;
+  if (first) rest -= *first, --ranks_left;
+  if (last) rest -= *last, --ranks_left;
   if (rest < 0 || (rest > 0) != (ranks_left > 0) || (ranks_left > 0 && rest % ranks_left != 0)) {
     *error = fmt::format("{} layers less the first ({}) and last ({}) stages' do not divide over the other {} "
                          "pipeline ranks",
-                         total, l.first_stage_layers, l.last_stage_layers, ranks_left);
+                         total, first.value_or(-1), last.value_or(-1), ranks_left);
     return {};
   }
   std::vector<std::int64_t> per_rank(static_cast<std::size_t>(l.pp), ranks_left > 0 ? rest / ranks_left : 0);
-  if (l.first_stage_layers >= 0) per_rank.front() = l.first_stage_layers;
-  if (l.last_stage_layers >= 0) per_rank.back() = l.last_stage_layers;
+  if (first) per_rank.front() = *first;
+  if (last) per_rank.back() = *last;
   for (std::size_t s = 0; s < per_rank.size(); ++s) {
     if (per_rank[s] % l.virtual_stages != 0) {
       *error = fmt::format("pipeline rank {}'s {} layers do not divide by V = {}", s, per_rank[s], l.virtual_stages);
@@ -183,13 +178,13 @@ std::vector<std::int64_t> rank_layers_uneven(const ParallelLayout& l, std::int64
 std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, std::int64_t virtual_stages) {
   const std::int64_t v = virtual_stages;
   if (total < 1 || pp < 1 || v < 1) return {};
-  if (total % (pp * v) == 0) return {PipelineSplit{}};
+  if (total % (pp * v) == 0) return {PipelineSplit{}};  // even
   if (pp == 1 || total % v != 0 || total < 2 * v) return {};  // every count a multiple of V, first and last >= V
   // The first and last ranks share r layers as evenly as whole chunks allow, the lighter share first.
   const auto ends = [v](std::int64_t r) {
     const std::int64_t last = v * ((r + 2 * v - 1) / (2 * v));
-    std::vector<PipelineSplit> splits{{r - last, last}};
-    if (r - last != last) splits.push_back({last, r - last});
+    std::vector<PipelineSplit> splits{PipelineSplit::first_last(r - last, last)};
+    if (r - last != last) splits.push_back(PipelineSplit::first_last(last, r - last));
     return splits;
   };
   if (pp == 2) return ends(total);
@@ -231,10 +226,28 @@ std::vector<std::string> parse_pipeline_layout(std::string_view text, const std:
   return stages;
 }
 
+PipelineSplit PipelineSplit::first_last(std::optional<std::int64_t> first, std::optional<std::int64_t> last) {
+  PipelineSplit split;
+  if (!first && !last) return split;
+  split.kind = Kind::first_last;
+  split.first_stage_layers = first;
+  split.last_stage_layers = last;
+  return split;
+}
+
+PipelineSplit PipelineSplit::per_stage(std::string layout, const std::string& where) {
+  PipelineSplit split;
+  if (layout.empty()) return split;
+  split.kind = Kind::per_stage;
+  split.stages = parse_pipeline_layout(layout, where);
+  split.layout = std::move(layout);
+  return split;
+}
+
 ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::string* error) {
   const std::int64_t total = l.chunks_split_executions() ? config.executed_layers() : config.num_layers;
-  if (!l.pipeline_layout.empty()) {
-    if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0 || l.embedding_in_split || l.loss_in_split) {
+  if (l.split.kind == PipelineSplit::Kind::per_stage) {
+    if (l.embedding_in_split || l.loss_in_split) {
       *error = "a pipeline layout string excludes first/last-stage layer counts and the embedding/loss in the split";
       return {};
     }
@@ -243,7 +256,7 @@ ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::st
   ChunkPlan plan;
   plan.virtual_stages = l.virtual_stages;
   const std::int64_t chunk_count = l.pp * l.virtual_stages;
-  if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0) {
+  if (l.split.kind == PipelineSplit::Kind::first_last) {
     if (l.embedding_in_split || l.loss_in_split) {
       *error = "first/last-stage layer counts exclude the embedding/loss in the pipeline split (Megatron asserts it)";
       return {};

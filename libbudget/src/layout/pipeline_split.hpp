@@ -1,18 +1,13 @@
 // The pipeline splits the layout searches try (docs/cluster.md, "Layout search"): the even split,
-// else Megatron's first/last-stage layer counts.
+// else Megatron's first/last-stage layer counts (PipelineSplit, budget/parallel_layout.hpp).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace budget {
+#include "budget/parallel_layout.hpp"
 
-/// A pipeline split the layout searches try (Megatron's --decoder-first/last-pipeline-num-layers;
-/// −1: not given, the even split).
-struct PipelineSplit {
-  std::int64_t first_stage_layers = -1;
-  std::int64_t last_stage_layers = -1;
-};
+namespace budget {
 
 /// The splits the searches try for `total` layers over PP ranks of V chunks each: the even split
 /// alone where PP·V divides `total`; else, with PP > 1, the most balanced uneven split Megatron's

@@ -58,19 +58,20 @@ inline StageExecutions stage_executions(const ArchConfig& c, const ParallelLayou
       const bool recomputed = l.recompute.kind == RecomputeKind::full &&
                               (l.recompute.method == RecomputeMethod::uniform || l.recompute.full_layers == 0 ||
                                static_cast<std::int64_t>(i) < l.recompute.full_layers);
-      e.layers += 1.0;
-      e.moe_layers += moe ? 1.0 : 0.0;
-      e.no_ffn_layers += no_ffn ? 1.0 : 0.0;
-      e.mixer_layers += mixer ? 1.0 : 0.0;
-      e.ffn_tp_layers += ffn_tp ? 1.0 : 0.0;
-      e.kind_layers[static_cast<std::size_t>(kind)] += 1.0;
+      // The execution counted into the fields of all executions, and of recomputed ones where it is.
+      const auto count = [&](double& all, double& moe_n, double& no_ffn_n, double& mixer_n, double& ffn_tp_n,
+                             std::array<double, layer_kind_count>& kinds) {
+        all += 1.0;
+        moe_n += moe ? 1.0 : 0.0;
+        no_ffn_n += no_ffn ? 1.0 : 0.0;
+        mixer_n += mixer ? 1.0 : 0.0;
+        ffn_tp_n += ffn_tp ? 1.0 : 0.0;
+        kinds[static_cast<std::size_t>(kind)] += 1.0;
+      };
+      count(e.layers, e.moe_layers, e.no_ffn_layers, e.mixer_layers, e.ffn_tp_layers, e.kind_layers);
       if (recomputed) {
-        e.recomputed_layers += 1.0;
-        e.recomputed_moe_layers += moe ? 1.0 : 0.0;
-        e.recomputed_no_ffn_layers += no_ffn ? 1.0 : 0.0;
-        e.recomputed_mixer_layers += mixer ? 1.0 : 0.0;
-        e.recomputed_ffn_tp_layers += ffn_tp ? 1.0 : 0.0;
-        e.kind_recomputed_layers[static_cast<std::size_t>(kind)] += 1.0;
+        count(e.recomputed_layers, e.recomputed_moe_layers, e.recomputed_no_ffn_layers, e.recomputed_mixer_layers,
+              e.recomputed_ffn_tp_layers, e.kind_recomputed_layers);
       }
     }
   }

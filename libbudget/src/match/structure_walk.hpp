@@ -160,11 +160,7 @@ class StructureWalk {
         checked_bound = pass_.pool_bound();
         if (pass_.cannot_rank_widths(kv, hidden, heads, k)) return false;
       }
-      ++counters_.evaluated;
-      counters_.count_work(1, c_.max_work);
-      const std::int64_t W = space_.widths().at(i);
-      const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, W, pass_.target());
-      if (solution) consider(kv, hidden, heads, *solution, W, W);
+      evaluate(kv, hidden, heads, k, i, std::nullopt);
     }
     return true;
   }
@@ -192,14 +188,20 @@ class StructureWalk {
       begin = std::max(begin, i);
       end = std::min(end, i + 1);
     }
-    for (std::int64_t i = begin; i < end && !pass_.cannot_improve(kv); ++i) {
-      ++counters_.evaluated;
-      counters_.count_work(1, c_.max_work);
-      const std::int64_t W = space_.widths().at(i);
-      const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, S, pass_.target());
-      if (solution) consider(kv, hidden, heads, *solution, W, S);
-    }
+    for (std::int64_t i = begin; i < end && !pass_.cannot_improve(kv); ++i) evaluate(kv, hidden, heads, k, i, S);
     return true;
+  }
+
+  /// Solves the experts at routed width index i and shared width `shared` (none: the routed width W
+  /// itself) and hands the pass the point; counted as evaluated work.
+  void evaluate(const KvStructure& kv, std::int64_t hidden, std::int64_t heads, const Coefficients& k, std::int64_t i,
+                std::optional<std::int64_t> shared) {
+    ++counters_.evaluated;
+    counters_.count_work(1, c_.max_work);
+    const std::int64_t W = space_.widths().at(i);
+    const std::int64_t S = shared.value_or(W);
+    const std::optional<ExpertSolution> solution = solve_experts(space_, k, W, S, pass_.target());
+    if (solution) consider(kv, hidden, heads, *solution, W, S);
   }
 
   /// Hands the pass a point that meets top_k, the caps and the incumbent.

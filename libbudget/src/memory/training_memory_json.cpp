@@ -73,9 +73,9 @@ std::string training_memory_json(const TrainingMemory& mem, int indent) {
       {"flash_attention", l.flash_attention},
       {"dropout", l.dropout},
       {"gradient_accumulation_fusion", l.gradient_accumulation_fusion},
-      {"pipeline_layout", l.pipeline_layout},
-      {"first_stage_layers", l.first_stage_layers},
-      {"last_stage_layers", l.last_stage_layers},
+      {"pipeline_layout", l.split.layout},
+      {"first_stage_layers", l.split.first_stage_layers.value_or(-1)},  // schema 1: -1 when not given
+      {"last_stage_layers", l.split.last_stage_layers.value_or(-1)},
       {"embedding_in_split", l.embedding_in_split},
       {"loss_in_split", l.loss_in_split},
       {"recompute_method", std::string(to_string(l.recompute.method))},

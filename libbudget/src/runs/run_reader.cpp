@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "budget/comm_overlap.hpp"
 #include "budget/config_hf.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
@@ -56,22 +57,13 @@ ParallelLayout read_run_layout(const ObjectReader& r) {
 }
 
 CommOverlap parse_run_overlap(const std::string& text, const ObjectReader& r) {
-  CommOverlap o{false, false, false, false, false};
-  if (text == "none") return o;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    bool* flag = item == "tp" ? &o.tp : item == "ep" ? &o.ep : item == "cp" ? &o.cp : item == "pp" ? &o.pp
-               : item == "dp" ? &o.dp : nullptr;
-    if (flag == nullptr) {
-      r.fail("overlap", fmt::format("\"{}\" is not allowed; allowed: none or a comma-separated list of tp, ep, cp, pp, dp",
-                                    item));
-    }
-    *flag = true;
-    start = end + 1;
+  std::string unknown;
+  const std::optional<CommOverlap> o = parse_comm_overlap(text, unknown);
+  if (!o) {
+    r.fail("overlap", fmt::format("\"{}\" is not allowed; allowed: none or a comma-separated list of tp, ep, cp, pp, dp",
+                                  unknown));
   }
-  return o;
+  return *o;
 }
 
 /// "main_grad_bytes" (2 or 4, default 4 for bf16 training) as the recipe's one main-gradient field: 2

@@ -104,10 +104,8 @@ void enumerate_layouts(const ArchConfig& config, const ClusterSpec& cluster, con
                   l.cp = cp;
                   l.pp = pp;
                   l.virtual_stages = pipeline.v;
-                  l.first_stage_layers = pipeline.split.first_stage_layers;
-                  l.last_stage_layers = pipeline.split.last_stage_layers;
+                  l.split = pipeline.split;
                   l.loop_placement = pipeline.placement;
-                  l.pipeline_layout = pipeline.layout;
                   l.dp = dp;
                   l.gpus = o.gpus;
                   l.ep = ep;

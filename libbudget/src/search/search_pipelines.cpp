@@ -88,7 +88,9 @@ std::vector<SearchPipeline> search_pipelines(const ArchConfig& config, std::int6
       const std::int64_t layers = placement == LoopPlacement::in_chunk ? config.num_layers : config.executed_layers();
       if (pp > layers) continue;
       if (placement == LoopPlacement::wrap && pp > 1) {
-        for (const WrapSplit& w : wraps) out.push_back({pp, w.virtual_stages, placement, {}, w.pipeline_layout});
+        for (const WrapSplit& w : wraps) {
+          out.push_back({pp, w.virtual_stages, placement, PipelineSplit::per_stage(w.pipeline_layout, "wrap layout")});
+        }
         continue;
       }
       // Unheld, replicated is tried where no wrap layout exists (a pass of the loop shorter than PP):
@@ -97,7 +99,7 @@ std::vector<SearchPipeline> search_pipelines(const ArchConfig& config, std::int6
       const bool replicated_unheld = placement == LoopPlacement::replicated && placements.size() > 1;
       if (replicated_unheld && !wraps.empty()) continue;
       for (std::int64_t v = 1; v <= (pp > 1 && !replicated_unheld ? 4 : 1); v *= 2) {
-        for (const PipelineSplit& split : pipeline_splits(layers, pp, v)) out.push_back({pp, v, placement, split, {}});
+        for (const PipelineSplit& split : pipeline_splits(layers, pp, v)) out.push_back({pp, v, placement, split});
       }
     }
   }

@@ -36,8 +36,7 @@ struct SearchPipeline {
   std::int64_t pp = 1;
   std::int64_t v = 1;
   LoopPlacement placement = LoopPlacement::in_chunk;
-  PipelineSplit split;  ///< in_chunk, replicated: even or first/last counts
-  std::string layout;   ///< wrap: the layout string (wrap_splits())
+  PipelineSplit split;  ///< in_chunk, replicated: even or first/last counts; wrap: per stage (wrap_splits())
 };
 
 /// The pipelines of the layout search on `gpus` GPUs, PP a divisor of the GPUs up to the layers

@@ -15,7 +15,7 @@ struct SmallestPipeline {
   std::int64_t pp = 1;
   std::int64_t v = 1;
   LoopPlacement placement = LoopPlacement::in_chunk;
-  std::string layout;
+  PipelineSplit split;  ///< even, or a wrap layout per stage
 };
 
 /// PP dividing the layers evenly, one chunk a rank (in_chunk: the physical layers; replicated: the
@@ -33,7 +33,7 @@ std::vector<SmallestPipeline> smallest_pipelines(const ArchConfig& config, const
       out.push_back({p, 1, LoopPlacement::in_chunk, {}});
     }
     if (tried(LoopPlacement::wrap)) {
-      for (const WrapSplit& w : wrap_splits(config, p)) out.push_back({p, w.virtual_stages, LoopPlacement::wrap, w.pipeline_layout});
+      for (const WrapSplit& w : wrap_splits(config, p)) out.push_back({p, w.virtual_stages, LoopPlacement::wrap, PipelineSplit::per_stage(w.pipeline_layout, "wrap layout")});
       if (held && p == 1) out.push_back({p, 1, LoopPlacement::wrap, {}});
     }
     // Unheld, replicated where wrap has no layout (search/search_pipelines.hpp).
@@ -78,7 +78,7 @@ SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSp
             l.micro_batches = pp;
             l.virtual_stages = pipeline.v;
             l.loop_placement = pipeline.placement;
-            l.pipeline_layout = pipeline.layout;
+            l.split = pipeline.split;
             if (recipe == nullptr || !recipe->hold_distributed_optimizer) l.distributed_optimizer = true;
             if (!hold_recompute) {
               l.recompute = {};

@@ -16,9 +16,8 @@ StructureShare::StructureShare(bool reference) {
 
 const std::vector<StageExecutions>& StructureShare::stage_executions_of(const ArchConfig& config,
                                                                        const ParallelLayout& l) {
-  const auto key = std::make_tuple(l.pp, l.virtual_stages, l.first_stage_layers, l.last_stage_layers,
-                                   static_cast<int>(l.recompute.kind), l.recompute.full_layers,
-                                   static_cast<int>(l.loop_placement), l.pipeline_layout);
+  const auto key = std::make_tuple(l.pp, l.virtual_stages, l.split, static_cast<int>(l.recompute.kind),
+                                   l.recompute.full_layers, static_cast<int>(l.loop_placement));
   const std::lock_guard<std::mutex> lock(executions_mutex_);
   auto it = executions_.find(key);
   if (it == executions_.end()) {

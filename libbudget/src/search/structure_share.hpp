@@ -56,7 +56,7 @@ class StructureShare {
  private:
   std::mutex parts_mutex_, executions_mutex_;
   PartTimesCache indexed_, rows_;
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, std::int64_t, int, std::string>,
+  std::map<std::tuple<std::int64_t, std::int64_t, PipelineSplit, int, std::int64_t, int>,
            std::vector<StageExecutions>>
       executions_;
 };

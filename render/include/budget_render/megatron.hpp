@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -19,5 +20,22 @@ namespace budget::render {
 /// Megatron-LM's argument table, the attention mask "document" or "causal" (megatron_attention()).
 nlohmann::ordered_json megatron_read_json(const MegatronRun& run, const std::string& file,
                                           std::string_view checked_against);
+
+/// One note on what Megatron-LM arguments gave: a label and its arguments ("modelled", the names
+/// the model reads; "checked against the config", ...). The one note form of the text outputs.
+struct MegatronNote {
+  std::string label;
+  std::vector<std::string> arguments;
+};
+
+/// "<label>: <arguments joined by "; ">" ("none" when there are none): the one printer of a note.
+std::string note_line(const MegatronNote& note);
+
+/// The notes of `run` (its MegatronRun lists), in order: modelled, checked against
+/// `checked_against`, read (effect not modelled), not modelled (change nothing here).
+std::vector<MegatronNote> megatron_notes(const MegatronRun& run, std::string_view checked_against);
+
+/// What was read: "Megatron-Bridge config" or "Megatron-LM arguments".
+std::string_view megatron_source_kind(const MegatronRun& run);
 
 }  // namespace budget::render

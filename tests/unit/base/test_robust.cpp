@@ -9,6 +9,7 @@
 
 #include "budget/accounting.hpp"
 #include "budget/config_io.hpp"
+#include "budget/edit_distance.hpp"
 #include "budget/error.hpp"
 #include "budget/match.hpp"
 #include "budget/scaling_data.hpp"
@@ -245,4 +246,13 @@ TEST_CASE("extremes: 1M-token sequences", "[robust][extremes]") {
   const Budgets b400 = account(test::paper_200m_baseline(), paper_workload());
   CHECK(b.training_flops_per_token - b400.training_flops_per_token ==
         Approx(3.0 * 12 * 4.0 * 1280 * (524288.5 - 400.0)).epsilon(1e-12));
+}
+
+TEST_CASE("edit distance: Levenshtein's by hand", "[base]") {
+  // kitten -> sitten (k/s) -> sittin (e/i) -> sitting (+g): 3; flaw -> law (-f) -> lawn (+n): 2.
+  CHECK(budget::edit_distance("kitten", "sitting") == 3);
+  CHECK(budget::edit_distance("flaw", "lawn") == 2);
+  CHECK(budget::edit_distance("", "abc") == 3);
+  CHECK(budget::edit_distance("abc", "") == 3);
+  CHECK(budget::edit_distance("--micro-batch", "--micro-batch") == 0);
 }

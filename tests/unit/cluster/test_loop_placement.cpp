@@ -161,7 +161,7 @@ TEST_CASE("loop placement: the wrap layouts the searches try", "[cluster][loop][
     for (std::int64_t pp = 2; pp <= 6; ++pp) {
       for (const WrapSplit& w : wrap_splits(config, pp)) {
         ParallelLayout l = pipeline(pp, w.virtual_stages, pp, LoopPlacement::wrap);
-        l.pipeline_layout = w.pipeline_layout;
+        l.split = PipelineSplit::per_stage(w.pipeline_layout, "wrap layout");
         INFO(config.name << " PP " << pp << " " << w.pipeline_layout);
         CHECK(l.validation_error(config).empty());
       }

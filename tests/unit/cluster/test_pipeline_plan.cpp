@@ -37,7 +37,7 @@ using Splits = std::vector<std::pair<std::int64_t, std::int64_t>>;
 /// The layout search's pipeline splits of `total` layers on PP × V as (first, last) pairs.
 Splits splits(std::int64_t total, std::int64_t pp, std::int64_t v) {
   Splits out;
-  for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers, s.last_stage_layers);
+  for (const PipelineSplit& s : pipeline_splits(total, pp, v)) out.emplace_back(s.first_stage_layers.value_or(-1), s.last_stage_layers.value_or(-1));
   return out;
 }
 
@@ -61,7 +61,7 @@ TEST_CASE("layout: DeepSeek-V3's Et|(tt|)*30mL on PP 8: V 4, 61 layers, MTP with
   ArchConfig c = plan_dense(61);
   c.mtp_layers = 1;
   ParallelLayout l = test::pipeline_of(8, 8);
-  l.pipeline_layout = "Et|(tt|)*30mL";
+  l.split = PipelineSplit::per_stage("Et|(tt|)*30mL", "t");
   const TrainingMemory m = training_memory(c, l, plan_cluster());
   CHECK(m.layout.virtual_stages == 4);  // 32 stages / PP 8
   const std::vector<ModelChunk> chunks = model_chunks(c, m.layout);
@@ -77,21 +77,20 @@ TEST_CASE("layout: DeepSeek-V3's Et|(tt|)*30mL on PP 8: V 4, 61 layers, MTP with
   CHECK(m.stages[0].executed_layers == 7);
   CHECK(m.stages[7].executed_layers == 6);
   CHECK(m.stages[7].has_lm_head);
-  l.pipeline_layout = "Et|(tt|)*30tmL";
+  l.split = PipelineSplit::per_stage("Et|(tt|)*30tmL", "t");
   CHECK_THROWS_WITH(training_memory(c, l, plan_cluster()), Catch::Contains("has 62 transformer layers t; the config has 61"));
 }
 
 TEST_CASE("layout: first/last-stage counts and the embedding/loss in the split", "[cluster][pipeline]") {
   const ArchConfig c = plan_dense(30);
   ParallelLayout l = test::pipeline_of(4, 4);
-  l.first_stage_layers = 6;
-  l.last_stage_layers = 6;
+  l.split = PipelineSplit::first_last(6, 6);
   const TrainingMemory m = training_memory(c, l, plan_cluster());
   // (30 − 6 − 6) / 2 = 9 on each middle rank (get_num_layers_to_build).
   CHECK(m.stages[0].stored_layers.size() == 6);
   CHECK(m.stages[1].stored_layers.size() == 9);
   CHECK(m.stages[3].stored_layers.size() == 6);
-  l.last_stage_layers = 5;
+  l.split = PipelineSplit::first_last(6, 5);
   CHECK_THROWS_WITH(training_memory(c, l, plan_cluster()), Catch::Contains("do not divide over the other 2"));
   // Qwen3-235B's split: 94 + embedding + loss = 96 = 8·4·3; chunk 0 and chunk 31 build 2.
   const ArchConfig q = plan_dense(94);
@@ -111,16 +110,15 @@ TEST_CASE("layout: Megatron refuses a first or last stage of 0 layers and middle
   // transformer_config.py:2293-2368 at d98e8a64.
   const ArchConfig c = plan_dense(12);
   ParallelLayout l = test::pipeline_of(4, 4);
-  l.first_stage_layers = 0;
+  l.split = PipelineSplit::first_last(0, std::nullopt);
   CHECK_THAT(l.validation_error(c), Catch::Contains("the first pipeline stage of 0 layers (--decoder-first-pipeline-num-layers 0): Megatron asks for at least 1"));
-  l.first_stage_layers = 6;
-  l.last_stage_layers = 6;  // 0 left for the two middle ranks
+  l.split = PipelineSplit::first_last(6, 6);  // 0 left for the two middle ranks
   CHECK_THAT(l.validation_error(c), Catch::Contains("do not divide over the other 2"));
   l.pp = 2;
   l.gpus = 2;
   l.micro_batches = 2;
   CHECK(l.validation_error(c).empty());  // no middle rank, no middle layers
-  l.first_stage_layers = 5;  // 1 layer left and no middle rank for it
+  l.split = PipelineSplit::first_last(5, 6);  // 1 layer left and no middle rank for it
   CHECK_THAT(l.validation_error(c), Catch::Contains("do not divide over the other 0"));
 }
 
@@ -148,8 +146,7 @@ TEST_CASE("layout search's pipeline splits: by hand, and the most balanced Megat
   for (const std::int64_t pp : {2, 4, 8, 16, 32}) {
     for (const PipelineSplit& s : pipeline_splits(61, pp, 1)) {
       ParallelLayout l = test::pipeline_of(pp, pp);
-      l.first_stage_layers = s.first_stage_layers;
-      l.last_stage_layers = s.last_stage_layers;
+      l.split = s;
       INFO("PP " << pp);
       REQUIRE(l.validation_error(c).empty());
       std::int64_t layers = 0;

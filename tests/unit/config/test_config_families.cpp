@@ -1,4 +1,4 @@
-// Hugging Face families (config/hf_families.cpp, config/hf_reader.cpp): each supported family read from a released config.json
+// Hugging Face families (config/hf_families.cpp, config/config_hf.cpp): each supported family read from a released config.json
 // (tests/data/hf/) and checked twice: exactly against an independent hand count (arithmetic in the
 // comments), and against the authors' published totals (±1% total, ±2% active unless a comment
 // says why not). Then the refusals: one per unsupported family and one per refused key, each

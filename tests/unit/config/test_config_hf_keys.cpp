@@ -1,4 +1,4 @@
-// Hugging Face reading never guesses (config/hf_reader.cpp, config/hf_families.cpp): the released
+// Hugging Face reading never guesses (config/config_hf.cpp, config/hf_families.cpp): the released
 // configs of tests/data/hf/ and examples/hf/ mutated as a user or another tool might write them.
 // A key that decides a count (found here by changing its value and watching the budgets, not
 // from the reader's table) is, misspelt, an error naming it; removed, an error naming it, or read

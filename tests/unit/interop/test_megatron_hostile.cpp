@@ -180,8 +180,19 @@ TEST_CASE("interop: --decoder-first/last-pipeline-num-layers below 1 refused as 
   }
   const MegatronRun run = read_words({"--seq-length", "4096", "--pipeline-model-parallel-size", "2",
                                       "--decoder-first-pipeline-num-layers", "3"});
-  CHECK(run.layout.first_stage_layers == 3);
-  CHECK(run.layout.last_stage_layers == -1);
+  CHECK(run.layout.split.kind == PipelineSplit::Kind::first_last);
+  CHECK(run.layout.split.first_stage_layers == 3);
+  CHECK(!run.layout.split.last_stage_layers);
+  // One split or the other: a layout string beside a first/last count is refused where it is read.
+  CHECK_THROWS_WITH(read_words({"--seq-length", "4096", "--pipeline-model-parallel-size", "2",
+                                "--decoder-first-pipeline-num-layers", "3", "--pipeline-model-parallel-layout",
+                                "Et|tL"}),
+                    Catch::Contains("a pipeline layout string excludes first/last-stage layer counts"));
+  const MegatronRun strung = read_words({"--seq-length", "4096", "--pipeline-model-parallel-size", "2",
+                                         "--pipeline-model-parallel-layout", "Et*2|t*2L"},
+                                        hostile_moe());  // 4 layers
+  CHECK(strung.layout.split.kind == PipelineSplit::Kind::per_stage);
+  CHECK(strung.layout.split.stages == std::vector<std::string>{"Ett", "ttL"});
 }
 
 TEST_CASE("interop: --moe-layer-freq evaluated as Megatron does, bounded before it is built", "[interop]") {

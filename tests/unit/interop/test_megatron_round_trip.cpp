@@ -62,9 +62,8 @@ void check_same_layout(const ParallelLayout& a, const ParallelLayout& b) {
   CHECK(a.flash_attention == b.flash_attention);
   CHECK(a.dropout == b.dropout);
   CHECK(a.gradient_accumulation_fusion == b.gradient_accumulation_fusion);
-  CHECK(a.pipeline_layout == b.pipeline_layout);
-  CHECK(a.first_stage_layers == b.first_stage_layers);
-  CHECK(a.last_stage_layers == b.last_stage_layers);
+  CHECK(a.split == b.split);
+  CHECK(a.split.stages == b.split.stages);
   CHECK(a.embedding_in_split == b.embedding_in_split);
   CHECK(a.loss_in_split == b.loss_in_split);
   CHECK(a.fsdp == b.fsdp);

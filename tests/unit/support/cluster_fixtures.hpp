@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,8 +134,8 @@ inline ParallelLayout space_layout(std::int64_t tp, std::int64_t cp, const std::
   l.cp = cp;
   l.pp = pipeline[0];
   l.virtual_stages = pipeline[1];
-  l.first_stage_layers = pipeline[2];
-  l.last_stage_layers = pipeline[3];
+  const auto given = [](std::int64_t count) { return count < 0 ? std::nullopt : std::optional<std::int64_t>(count); };
+  l.split = PipelineSplit::first_last(given(pipeline[2]), given(pipeline[3]));
   l.gpus = 8;
   l.ep = ep;
   l.etp = etp;
