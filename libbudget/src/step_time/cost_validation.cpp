@@ -71,12 +71,8 @@ const std::vector<ValidationRecord>& validation_records() {
 }
 
 namespace {
-/// The run fit's spelling of the step's precision (fp8_recipe "none" is bf16).
-std::string precision_of(const ClusterStepTime& t) {
-  if (t.fp8_recipe.empty() || t.fp8_recipe == "none") return "bf16";
-  if (t.fp8_recipe == "mxfp8") return "mxfp8";
-  return "fp8-" + t.fp8_recipe;
-}
+/// The run fit's spelling of the step's precision (the one precision name table; FP8 "none" is bf16).
+std::string precision_of(const ClusterStepTime& t) { return std::string(precision_name(t.fp8_recipe)); }
 
 /// The cost line a component of the step belongs to ("" for one no record speaks of: the run fit's
 /// constant).

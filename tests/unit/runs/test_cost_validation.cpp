@@ -32,7 +32,7 @@ std::string profile_of(const std::string& gpu) {
 ClusterStepTime priced(const std::string& gpu, const std::string& recipe, bool moe) {
   ClusterStepTime t;
   t.profile_gpu = gpu;
-  t.fp8_recipe = recipe;
+  t.fp8_recipe = parse_fp8_recipe(recipe, "test recipe");
   t.moe = moe;
   t.seconds_per_step = 2.0;
   t.by_component = {{"compute", 1.0, false},     {"ep_all_to_all", 0.5, false}, {"dp_grad_reduce_scatter", 0.2, true},
@@ -59,7 +59,7 @@ TEST_CASE("cost validation: every record's figures are those of a fit of its run
     if (r.runs_file == "data/runs/moe_runs.jsonl") {
       if (moe_fits.count(r.gpu) == 0) moe_fits[r.gpu] = fit_measured_runs(profile, runs, r.runs_file);
       const auto fit = std::find_if(moe_fits[r.gpu].begin(), moe_fits[r.gpu].end(),
-                                    [&](const RunFitResult& f) { return f.fit.precision == r.precision; });
+                                    [&](const RunFitResult& f) { return to_string(f.fit.precision) == r.precision; });
       REQUIRE(fit != moe_fits[r.gpu].end());
       CHECK(static_cast<int>(fit->fit.fitted_on.size()) == r.fitted);
       CHECK(fit->fit.loo_median_error == Approx(r.median_error).margin(0.0005));
@@ -72,7 +72,7 @@ TEST_CASE("cost validation: every record's figures are those of a fit of its run
       }
     } else {
       const auto fit = std::find_if(profile.run_fits.begin(), profile.run_fits.end(),
-                                    [&](const CalibrationRunFit& f) { return f.precision == r.precision; });
+                                    [&](const CalibrationRunFit& f) { return to_string(f.precision) == r.precision; });
       REQUIRE(fit != profile.run_fits.end());
       CHECK(fit->runs == r.runs_file);
       CHECK(static_cast<int>(fit->fitted_on.size()) == r.fitted);
