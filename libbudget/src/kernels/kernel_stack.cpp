@@ -128,13 +128,35 @@ void check_width(std::vector<std::string>& out, const char* name, std::int64_t v
   if (value > 0 && value % multiple != 0) out.push_back(fmt::format("{} {} is not a multiple of {}", name, value, multiple));
 }
 
-/// The weight widths of `c` off `multiple` (the GEMM dims a quantizer blocks or cuBLASLt aligns).
-std::vector<std::string> width_problems(const ArchConfig& c, std::int64_t m) {
+/// The multiple MLA's kv_a projection (linear_kv_down_proj) needs for its output width
+/// kv_lora_rank + qk_rope_head_dim (Megatron-LM multi_latent_attention.py:584-587 at d98e8a64dd;
+/// DeepSeek-V3: 512 + 64 = 576, not a multiple of 128), a TE Linear in FP8 like the other
+/// projections (op_traits: kv_down_projection). Under FP8 blockwise TE runs a width off 128 in FP8,
+/// neither refused, padded nor in BF16 (TransformerEngine d0067d0da6): the quantizer takes partial
+/// blocks (scales ceil(n/128): pytorch/tensor/float8_blockwise_tensor.py:195-207; the kernels'
+/// non-full-tile paths: common/transpose/quantize_transpose_square_blockwise.cu:565-566,
+/// quantize_transpose_vector_blockwise.cu's kAligned = false) and the block-scaled cuBLASLt GEMM
+/// needs leading dims multiples of 16 and the outer dim of 8 ("Caller must pad",
+/// common/gemm/cublaslt_gemm.cu:209-214, 295-300); is_quantizable's 128 (float8_blockwise_tensor.py
+/// :235-244) only sends an all-gather to high precision (pytorch/distributed.py:1134), which the
+/// replicated latent does not go through. So 16 under FP8 blockwise; the precision's multiple
+/// (width_multiple()) otherwise.
+std::int64_t kv_a_width_multiple(Precision precision) {
+  return precision == Precision::fp8_blockwise ? 16 : width_multiple(precision);
+}
+
+/// The weight widths of `c` off `multiple` (the GEMM dims a quantizer blocks or cuBLASLt aligns)
+/// under `precision`.
+std::vector<std::string> width_problems(const ArchConfig& c, Precision precision) {
+  const std::int64_t m = width_multiple(precision);
   std::vector<std::string> out;
   check_width(out, "hidden_size", c.hidden_size, m);
   const AttentionConfig& a = c.attention;
   if (a.mla) {
     check_width(out, "kv_lora_rank", a.mla->kv_lora_rank, m);
+    check_width(out, "kv_a width (kv_lora_rank + qk_rope_head_dim)",
+                checked_add(a.mla->kv_lora_rank, a.mla->qk_rope_head_dim, "MLA kv_a width"),
+                kv_a_width_multiple(precision));
     check_width(out, "q_lora_rank", a.mla->q_lora_rank, m);
     check_width(out, "query width (heads·qk head dim)", checked_mul(a.num_heads, a.mla->qk_head_dim(), "MLA query width"), m);
     check_width(out, "value width (heads·v_head_dim)", checked_mul(a.num_heads, a.mla->v_head_dim, "MLA value width"), m);
@@ -156,7 +178,7 @@ KernelFit kernel_fit(const ArchConfig& c, const KernelTarget& target) {
   const std::int64_t qk = a.mla ? a.mla->qk_head_dim() : a.head_dim;
   const std::int64_t v = a.mla ? a.mla->v_head_dim : a.head_dim;
   fit.attention = attention_fit(target, qk, v);
-  fit.width_problems = width_problems(c, width_multiple(target.precision));
+  fit.width_problems = width_problems(c, target.precision);
   const std::string precision = precision_refusal(target.arch, target.precision);
   if (!precision.empty()) fit.width_problems.insert(fit.width_problems.begin(), precision);
   if (fit.attention.kind == KernelFitKind::refused || !fit.width_problems.empty()) {

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/kernel_stack.hpp"
 #include "support/accounting_fixtures.hpp"
@@ -113,4 +116,24 @@ TEST_CASE("kernel stack: per-expert token padding", "[kernels]") {
   // 128 experts, 4096 routed tokens, MXFP8: (4096 + 128·31/2) / 4096 = 6080 / 4096.
   CHECK(expected_expert_padding_factor(4096, 128, Precision::mxfp8) == Approx(6080.0 / 4096.0));
   CHECK(expected_expert_padding_factor(4096, 128, Precision::bf16) == 1.0);
+}
+
+TEST_CASE("kernel stack: MLA's kv_a width under FP8 blockwise runs in FP8 with a partial block", "[kernels]") {
+  // DeepSeek-V3 (tests/data/hf): kv_a writes kv_lora_rank + qk_rope_head_dim = 512 + 64 = 576 =
+  // 4.5 blocks of 128. TE quantizes the last half block with its own scale and the block-scaled GEMM
+  // needs multiples of 16 (cublaslt_gemm.cu:209-214): the model runs natively on H100 + FP8
+  // blockwise, every other width (7168, 1536, 512, 128·192, 128·128, 2048) on 128.
+  const ArchConfig v3 = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/deepseek-v3.json");
+  const KernelTarget blockwise = target("h100-sxm", AttentionBackend::te_default, Precision::fp8_blockwise);
+  const KernelFit fit = kernel_fit(v3, blockwise);
+  CHECK(fit.width_problems.empty());
+  CHECK(fit.kind == KernelFitKind::native);
+  // A rotary head dim of 72 makes it 584, off 16: refused by name under FP8 blockwise (every other
+  // width stays on 128: 128·(128 + 72) = 200·128); BF16 needs 8 only, which 584 is.
+  ArchConfig rope72 = v3;
+  rope72.attention.mla->qk_rope_head_dim = 72;
+  const KernelFit off = kernel_fit(rope72, blockwise);
+  REQUIRE(off.width_problems.size() == 1);
+  CHECK(off.width_problems.front() == "kv_a width (kv_lora_rank + qk_rope_head_dim) 584 is not a multiple of 16");
+  CHECK(kernel_fit(rope72, target("h100-sxm", AttentionBackend::te_default)).width_problems.empty());
 }
