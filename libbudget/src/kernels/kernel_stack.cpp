@@ -218,6 +218,38 @@ std::string expert_layout_refusal(bool deepep, std::int64_t num_experts, std::in
   return {};
 }
 
+std::string hybridep_layout_refusal(std::int64_t num_experts, std::int64_t ep, std::int64_t tp,
+                                    std::int64_t hidden_size, std::int64_t nvlink_domain,
+                                    std::int64_t tokens_per_rank) {
+  if (std::string common = expert_layout_refusal(false, num_experts, ep, tp, 1); !common.empty()) return common;
+  if (hidden_size % 16 != 0) {
+    return fmt::format("HybridEP needs the hidden size a multiple of 16 (config.cuh:87-89); hidden {}", hidden_size);
+  }
+  if (nvlink_domain < 1) return {};
+  const std::int64_t group = checked_mul(ep, tp, "TP·EP ranks");
+  const std::int64_t per_domain = std::min(group, nvlink_domain);
+  if (group % per_domain != 0) {
+    return fmt::format("HybridEP needs TP·EP a multiple of its ranks in one NVLink domain (hybrid_ep_buffer.py:74-76); "
+                       "TP·EP = {}, {} in a domain",
+                       group, per_domain);
+  }
+  if (per_domain > 72) {
+    return fmt::format("HybridEP takes at most 72 ranks in an NVLink domain (config.cuh:16); {}", per_domain);
+  }
+  const std::int64_t local_experts = num_experts / ep;
+  if (checked_mul(local_experts, per_domain, "HybridEP experts in a domain") % 4 != 0) {
+    return fmt::format("HybridEP needs local experts x ranks in a domain a multiple of 4 (config.cuh:91); {} x {}",
+                       local_experts, per_domain);
+  }
+  constexpr std::int64_t max_tokens_across_domains = (65536 - 1 - 1) / 3;  // config.cuh:17-47
+  if (group > per_domain && tokens_per_rank > max_tokens_across_domains) {
+    return fmt::format("HybridEP across NVLink domains takes at most {} tokens a rank (3·T + 1 < 65,536 IB queue "
+                       "depth, config.cuh:17-47); {} a rank",
+                       max_tokens_across_domains, tokens_per_rank);
+  }
+  return {};
+}
+
 std::int64_t padded_expert_tokens(std::int64_t tokens, Precision precision) {
   const std::int64_t a = expert_token_alignment(precision);
   if (tokens <= 0) return 0;

@@ -137,3 +137,24 @@ TEST_CASE("kernel stack: MLA's kv_a width under FP8 blockwise runs in FP8 with a
   CHECK(off.width_problems.front() == "kv_a width (kv_lora_rank + qk_rope_head_dim) 584 is not a multiple of 16");
   CHECK(kernel_fit(rope72, target("h100-sxm", AttentionBackend::te_default)).width_problems.empty());
 }
+
+TEST_CASE("kernel stack: HybridEP's limits on expert layouts", "[kernels]") {
+  // DeepEP hybrid-ep@94a9f8f, hand-read: (experts, EP, TP, hidden, NVLink domain, tokens a rank).
+  // 128 experts on EP 16 across two 8-GPU domains: 16 % 8 = 0, 8 local x 8 = 64, 4096 tokens: runs.
+  CHECK(hybridep_layout_refusal(128, 16, 1, 2048, 8, 4096).empty());
+  // No cluster known: the hidden size alone (and EP 1, which DeepEP refuses, runs).
+  CHECK(hybridep_layout_refusal(128, 1, 1, 2048, 0, 0).empty());
+  CHECK_THAT(hybridep_layout_refusal(128, 8, 1, 2056, 0, 0), Catch::Contains("multiple of 16") && Catch::Contains("2056"));
+  CHECK_THAT(hybridep_layout_refusal(128, 12, 1, 2048, 8, 4096), Catch::Contains("do not divide by EP 12"));
+  // TP·EP = 12 ranks, 8 in a domain: 12 % 8 != 0 (hybrid_ep_buffer.py:74-76).
+  CHECK_THAT(hybridep_layout_refusal(128, 4, 3, 2048, 8, 4096), Catch::Contains("TP·EP = 12, 8 in a domain"));
+  // 6 experts on EP 2 in one domain: 3 local x 2 ranks = 6, not a multiple of 4 (config.cuh:91).
+  CHECK_THAT(hybridep_layout_refusal(6, 2, 1, 2048, 8, 4096), Catch::Contains("3 x 2"));
+  // A 144-GPU domain holds 144 ranks > 72 (config.cuh:16); 72-GPU domains (GB200 NVL72) run them.
+  CHECK_THAT(hybridep_layout_refusal(288, 144, 1, 7168, 144, 4096), Catch::Contains("at most 72"));
+  CHECK(hybridep_layout_refusal(288, 144, 1, 7168, 72, 4096).empty());
+  // Across domains 3·T + 1 < 65,536: 21,844 tokens a rank run, 21,845 do not; inside one domain any.
+  CHECK(hybridep_layout_refusal(128, 16, 1, 2048, 8, 21844).empty());
+  CHECK_THAT(hybridep_layout_refusal(128, 16, 1, 2048, 8, 21845), Catch::Contains("at most 21844 tokens"));
+  CHECK(hybridep_layout_refusal(128, 8, 1, 2048, 8, 32768).empty());
+}
