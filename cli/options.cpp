@@ -90,8 +90,7 @@ ShapeSpace KernelOptions::space(bool free_shapes, const std::optional<KernelTarg
                                               "decides the shapes",
                                               describe(*target)));
   }
-  if (free_shapes) return ShapeSpace::free;
-  return target || all_trainable ? ShapeSpace::trainable : ShapeSpace::portable;
+  return default_shape_space(free_shapes, all_trainable, target.has_value());
 }
 
 std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& calibration, const std::string& cluster_gpu,

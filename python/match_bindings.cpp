@@ -39,12 +39,23 @@ using budget_python::path_string;
 using budget_python::to_python;
 using budget_python::workload_argument;
 
-/// The constraints argument over the baseline's defaults (free_shapes: the whole lattice; a
-/// "free_shapes" key in the dict or file does the same).
+/// The search space of free_shapes=, all_trainable_shapes= and the kernel target, by the CLI's
+/// rule (budget::default_shape_space(): the portable set without a target); all_trainable_shapes
+/// with a target is refused, as --all-trainable-shapes with --gpu is.
+budget::ShapeSpace shape_space_of(bool free_shapes, bool all_trainable_shapes,
+                                  const std::optional<budget::KernelTarget>& kernels) {
+  if (all_trainable_shapes && kernels) {
+    throw budget::Error("all_trainable_shapes applies without a kernel target; the target (" +
+                            budget::describe(*kernels) + ") decides the shapes",
+                        "all_trainable_shapes");
+  }
+  return budget::default_shape_space(free_shapes, all_trainable_shapes, kernels.has_value());
+}
+
+/// The constraints argument over the baseline's defaults in `shapes` (a "free_shapes" key in the
+/// dict or file opens the whole lattice too).
 budget::MatchConstraints constraints_of(const py::handle& value, const budget::ArchConfig& baseline,
-                                        bool free_shapes = false,
-                                        const std::optional<budget::KernelTarget>& kernels = std::nullopt) {
-  const budget::ShapeSpace shapes = free_shapes ? budget::ShapeSpace::free : budget::ShapeSpace::trainable;
+                                        budget::ShapeSpace shapes, const std::optional<budget::KernelTarget>& kernels) {
   if (value.is_none()) return budget::default_constraints(baseline, shapes, kernels);
   if (py::isinstance<py::dict>(value)) {
     return budget::parse_constraints(dict_text(value), "constraints", baseline, shapes, kernels);
@@ -254,9 +265,9 @@ std::optional<budget::KernelTarget> match_kernel_target(const py::handle& cluste
 /// The constraints of match(): the argument over the baseline's defaults, the order, and
 /// align=N (--align: 0 any shape, else 1 to 4096).
 budget::MatchConstraints match_constraints(const py::handle& constraints, const budget::ArchConfig& base,
-                                           bool free_shapes, const std::optional<budget::KernelTarget>& kernels,
+                                           budget::ShapeSpace shapes, const std::optional<budget::KernelTarget>& kernels,
                                            const py::handle& order, std::int64_t align) {
-  budget::MatchConstraints c = constraints_of(constraints, base, free_shapes, kernels);
+  budget::MatchConstraints c = constraints_of(constraints, base, shapes, kernels);
   apply_order(order, c);
   if (align != 0) {
     if (align < 1 || align > 4096) {
@@ -353,13 +364,13 @@ py::object match_dict(const py::handle& baseline, const py::handle& loop, double
                       const py::handle& workload, const py::handle& constraints, int top, const py::handle& calibration,
                       const std::string& rank_by, const std::string& attention_backend, bool explain, std::int64_t align,
                       const py::handle& max_time_ratio, const py::handle& cluster, const MatchClusterArguments& a,
-                      const py::object& min_headroom, bool free_shapes, const py::handle& order,
+                      const py::object& min_headroom, budget::ShapeSpace shapes, const py::handle& order,
                       const std::optional<budget::KernelTarget>& kernels) {
   const budget::ArchConfig base = budget_python::arch_config(baseline, "baseline");
   const budget::Workload w = workload_argument(workload);
   const budget::LoopSpec spec = loop_spec(loop, span_fraction, repeats);
   if (top < 1) throw budget::Error("top must be at least 1", "top");
-  const budget::MatchConstraints c = match_constraints(constraints, base, free_shapes, kernels, order, align);
+  const budget::MatchConstraints c = match_constraints(constraints, base, shapes, kernels, order, align);
   const std::optional<budget::MegatronRun> team = match_team_recipe(cluster, a, base);
   std::optional<budget::TimeModel> model;
   match_time_model(calibration, cluster, a, attention_backend, team, kernels, model);
@@ -373,6 +384,10 @@ py::object match_dict(const py::handle& baseline, const py::handle& loop, double
   if (model) request.time_options.accuracy = budget::time_accuracy(model->profile(), model->options());
   request.explain = explain;
   request.with_aligned_alternative = align == 0;
+  // The portable set's best off it (summary.native_reach.best_off_portable), as the CLI's.
+  if (c.shapes == budget::ShapeSpace::portable) {
+    request.trainable = constraints_of(constraints, base, budget::ShapeSpace::trainable, kernels);
+  }
   std::optional<budget::ClusterSpec> cluster_spec;
   set_cluster_ranking(cluster, a, w, min_headroom, team, cluster_spec, request);
   const budget::MatchOutcome outcome =
@@ -391,15 +406,16 @@ void bind_match_function(py::module_& m) {
            const py::object& nodes_arg, const py::object& global_batch_tokens_arg, const py::object& max_nodes_per_token_arg,
            const py::object& min_headroom, const py::object& free_shapes_arg, const py::handle& order,
            const py::object& megatron_args_arg, const py::object& bridge_config_arg, const py::object& gpu,
-           const py::object& precision) {
+           const py::object& precision, const py::object& all_trainable_shapes_arg) {
           const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
+          const bool all_trainable_shapes = budget_python::bool_argument(all_trainable_shapes_arg, "all_trainable_shapes");
           const MatchClusterArguments a = match_cluster_arguments(
               gpus_arg, nodes_arg, global_batch_tokens_arg, max_nodes_per_token_arg, megatron_args_arg, bridge_config_arg);
           const std::optional<budget::KernelTarget> kernels =
               match_kernel_target(cluster, a, gpu, precision, attention_backend);
           return match_dict(baseline, loop, span_fraction, repeats, workload, constraints, top, calibration, rank_by,
-                            attention_backend, explain, align, max_time_ratio, cluster, a, min_headroom, free_shapes,
-                            order, kernels);
+                            attention_backend, explain, align, max_time_ratio, cluster, a, min_headroom,
+                            shape_space_of(free_shapes, all_trainable_shapes, kernels), order, kernels);
         },
         py::arg("baseline"), py::arg("loop") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("top") = 5,
@@ -409,7 +425,7 @@ void bind_match_function(py::module_& m) {
         py::arg("global_batch_tokens") = py::none(), py::arg("max_nodes_per_token") = 0,
         py::arg("min_headroom") = budget::default_min_headroom_gib, py::arg("free_shapes") = false, py::arg("order") = py::none(),
         py::arg("megatron_args") = py::none(), py::arg("bridge_config") = py::none(), py::arg("gpu") = py::none(),
-        py::arg("precision") = py::none(),
+        py::arg("precision") = py::none(), py::arg("all_trainable_shapes") = false,
         "Matched looped configs of a baseline: the dict of `budget-match --baseline ... --format json` with the same "
         "options (calibration: --calibration, rank_by: --rank-by, attention_backend, explain: --explain, align: "
         "--align, max_time_ratio: --max-time-ratio; cluster, gpus, nodes, global_batch_tokens, "
@@ -417,7 +433,8 @@ void bind_match_function(py::module_& m) {
         "layout, docs/cluster.md; megatron_args: --megatron-args FILE with cluster, every candidate at the team's "
         "layout where valid and fitting, else at its best layout with the team's recipe held, docs/megatron.md; "
         "bridge_config: --bridge-config FILE.yaml, the same from a Megatron-Bridge config; "
-        "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; "
+        "free_shapes: --free-shapes, the whole lattice; all_trainable_shapes: --all-trainable-shapes, every "
+        "trainable shape instead of the portable set (the default without gpu, as the CLI's); "
         "order: --order, \"proportions\" (default) or \"tightest\"; gpu, precision: --gpu, --precision, the kernel "
         "target, with attention_backend fa2/fa3/fa4/cudnn/unfused, docs/kernels.md). export(result, row=N) writes "
         "row N.");
@@ -427,9 +444,12 @@ void bind_grid_function(py::module_& m) {
   m.def("grid",
         [](const py::handle& grid, double span_fraction, std::int64_t repeats, const py::handle& workload,
            const py::handle& constraints, const py::object& free_shapes_arg, const py::handle& order,
-           const py::object& gpu, const py::object& precision, const std::string& attention_backend) {
+           const py::object& gpu, const py::object& precision, const std::string& attention_backend,
+           const py::object& all_trainable_shapes_arg) {
           const bool free_shapes = budget_python::bool_argument(free_shapes_arg, "free_shapes");
+          const bool all_trainable_shapes = budget_python::bool_argument(all_trainable_shapes_arg, "all_trainable_shapes");
           const std::optional<budget::KernelTarget> kernels = kernel_target_of(gpu, precision, attention_backend);
+          const budget::ShapeSpace shapes = shape_space_of(free_shapes, all_trainable_shapes, kernels);
           budget::Grid g;
           if (grid.is_none()) {
             g = budget::paper_grid();
@@ -446,7 +466,7 @@ void bind_grid_function(py::module_& m) {
           // the order (grid --order).
           std::vector<budget::GridRow> rows;
           for (const budget::GridCell& cell : g.cells) {
-            budget::MatchConstraints c = constraints_of(constraints, cell.baseline, free_shapes, kernels);
+            budget::MatchConstraints c = constraints_of(constraints, cell.baseline, shapes, kernels);
             apply_order(order, c);
             rows.push_back({&cell, with_loop_argument([&] {
                               return budget::match(cell.baseline, budget::cell_loop_spec(cell, spec), w, c, 1);
@@ -457,10 +477,11 @@ void bind_grid_function(py::module_& m) {
         py::arg("grid") = py::none(), py::arg("span_fraction") = 0.5, py::arg("repeats") = 2,
         py::arg("workload") = py::none(), py::arg("constraints") = py::none(), py::arg("free_shapes") = false,
         py::arg("order") = py::none(), py::arg("gpu") = py::none(), py::arg("precision") = py::none(),
-        py::arg("attention_backend") = "te-default",
+        py::arg("attention_backend") = "te-default", py::arg("all_trainable_shapes") = false,
         "Every cell of a grid matched: the dict of `budget-match grid --format json` (default: the paper's grid). "
         "`constraints` (a dict or a file path, as for match()) override each cell's default constraints; "
-        "free_shapes: --free-shapes, the whole lattice instead of the trainable defaults; order: --order, "
+        "free_shapes: --free-shapes, the whole lattice; all_trainable_shapes: --all-trainable-shapes, every "
+        "trainable shape instead of the portable set (the default without gpu); order: --order, "
         "\"proportions\" (default) or \"tightest\" (each cell's row #1).");
 }
 

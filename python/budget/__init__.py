@@ -102,7 +102,7 @@ account = _reports_values(_budget.account, "config", "workload")
 match = _reports_values(_budget.match, "baseline", "loop", "span_fraction", "repeats", "workload", "constraints", "top",
                         "calibration", "cluster")
 grid = _reports_values(_budget.grid, "grid", "span_fraction", "repeats", "workload", "constraints", "free_shapes",
-                       "order")
+                       "order", "all_trainable_shapes")
 export = _reports_values(_budget.export, "config", "to", "hf_template", "row")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")
 layout = _reports_values(_budget.layout, "config", "cluster")

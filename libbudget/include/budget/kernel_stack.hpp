@@ -131,7 +131,9 @@ std::int64_t expert_token_alignment(Precision precision);
 std::string precision_refusal(GpuArch arch, Precision precision);
 
 /// How a whole config runs on a target: its attention head dims (GQA: (head_dim, head_dim); MLA:
-/// (qk_nope + qk_rope, v_head_dim)) and every weight width a multiple of width_multiple().
+/// (qk_nope + qk_rope, v_head_dim)) and every weight width a multiple of width_multiple() (MLA's
+/// kv_a output width kv_lora_rank + qk_rope_head_dim of 16 under FP8 blockwise, which TE runs with
+/// a partial last block: docs/kernels.md).
 struct KernelFit {
   KernelFitKind kind = KernelFitKind::native;
   AttentionFit attention;
@@ -151,6 +153,23 @@ KernelFit kernel_fit(const ArchConfig& config, const KernelTarget& target);
 ///    intranode.cu:251 asserts num_topk <= 32).
 std::string expert_layout_refusal(bool deepep, std::int64_t num_experts, std::int64_t expert_parallel,
                                   std::int64_t tensor_parallel, std::int64_t top_k);
+
+/// Why HybridEP refuses an expert layout (empty when it runs it): Megatron's flex dispatcher with
+/// --moe-flex-dispatcher-backend hybridep, on the TP·EP ranks (token_dispatcher.py:1845-1851),
+/// running DeepEP's hybrid-ep branch at 94a9f8f. Of its G = TP·EP ranks, R = min(G, nvlink_domain)
+/// share an NVLink domain (hybrid_ep_buffer.py:62-72: the ranks the group reaches over NVLink):
+///  - experts divide by EP (as expert_layout_refusal());
+///  - the hidden size a multiple of 16 (BF16 tokens, TMA: csrc/hybrid_ep/config.cuh:87-89; Megatron
+///    dispatches no FP8 through HybridEP, fused_a2a.py:327);
+///  - G a multiple of R (deep_ep/hybrid_ep_buffer.py:74-76);
+///  - R <= 72 (config.cuh:16, MAX_NUM_OF_RANKS_PER_NODE);
+///  - (E/EP local experts)·R a multiple of 4 (config.cuh:91);
+///  - across NVLink domains (G > R), 3·tokens_per_rank + 1 below the IB queue pair depth 65,536:
+///    at most 21,844 tokens a rank (config.cuh:17-47).
+/// nvlink_domain 0 (no cluster known): the first two rules alone.
+std::string hybridep_layout_refusal(std::int64_t num_experts, std::int64_t expert_parallel,
+                                    std::int64_t tensor_parallel, std::int64_t hidden_size,
+                                    std::int64_t nvlink_domain, std::int64_t tokens_per_rank);
 
 /// Tokens an expert's grouped GEMM computes for `tokens` routed to it: rounded up to
 /// expert_token_alignment(precision) (0 stays 0: an expert with no tokens runs no rows).

@@ -114,6 +114,12 @@ enum class ShapeSpace {
 };
 /// "trainable", "free", "portable".
 std::string_view to_string(ShapeSpace shapes);
+/// The default search space of a request, the one rule of the CLI (--free-shapes,
+/// --all-trainable-shapes, --gpu) and Python (free_shapes=, all_trainable_shapes=, gpu=), issue 43
+/// (docs/kernels.md): free_shapes gives ShapeSpace::free; else a kernel target, or
+/// all_trainable_shapes, gives ShapeSpace::trainable; else ShapeSpace::portable. Asking for
+/// all_trainable_shapes with a target is the caller's to refuse (the target decides the shapes).
+ShapeSpace default_shape_space(bool free_shapes, bool all_trainable_shapes, bool kernel_target);
 
 /// Which equally matched shape is row #1, and how the rows are ordered (--order; constraints key
 /// "order"; docs/matching.md, "Objective and ranking").

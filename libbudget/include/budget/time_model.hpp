@@ -61,7 +61,8 @@ struct TimeModelOptions {
   /// The kernels the team trains on (budget/kernel_stack.hpp; issue 43): attention is timed at
   /// the head dims its kernel executes (a padded head dim at its padded size:
   /// executed_attention_head_dims()) and each expert's grouped GEMM at its token count padded to
-  /// the precision's alignment (padded_expert_rows()). nullopt: the config's own sizes.
+  /// the precision's alignment (padded_expert_rows()). nullopt: the config's own head dims, and
+  /// each expert's rows padded to the alignment of `fp8`'s recipe (BF16: none; docs/kernels.md).
   std::optional<KernelTarget> kernels = std::nullopt;
 };
 

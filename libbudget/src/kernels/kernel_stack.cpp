@@ -128,13 +128,35 @@ void check_width(std::vector<std::string>& out, const char* name, std::int64_t v
   if (value > 0 && value % multiple != 0) out.push_back(fmt::format("{} {} is not a multiple of {}", name, value, multiple));
 }
 
-/// The weight widths of `c` off `multiple` (the GEMM dims a quantizer blocks or cuBLASLt aligns).
-std::vector<std::string> width_problems(const ArchConfig& c, std::int64_t m) {
+/// The multiple MLA's kv_a projection (linear_kv_down_proj) needs for its output width
+/// kv_lora_rank + qk_rope_head_dim (Megatron-LM multi_latent_attention.py:584-587 at d98e8a64dd;
+/// DeepSeek-V3: 512 + 64 = 576, not a multiple of 128), a TE Linear in FP8 like the other
+/// projections (op_traits: kv_down_projection). Under FP8 blockwise TE runs a width off 128 in FP8,
+/// neither refused, padded nor in BF16 (TransformerEngine d0067d0da6): the quantizer takes partial
+/// blocks (scales ceil(n/128): pytorch/tensor/float8_blockwise_tensor.py:195-207; the kernels'
+/// non-full-tile paths: common/transpose/quantize_transpose_square_blockwise.cu:565-566,
+/// quantize_transpose_vector_blockwise.cu's kAligned = false) and the block-scaled cuBLASLt GEMM
+/// needs leading dims multiples of 16 and the outer dim of 8 ("Caller must pad",
+/// common/gemm/cublaslt_gemm.cu:209-214, 295-300); is_quantizable's 128 (float8_blockwise_tensor.py
+/// :235-244) only sends an all-gather to high precision (pytorch/distributed.py:1134), which the
+/// replicated latent does not go through. So 16 under FP8 blockwise; the precision's multiple
+/// (width_multiple()) otherwise.
+std::int64_t kv_a_width_multiple(Precision precision) {
+  return precision == Precision::fp8_blockwise ? 16 : width_multiple(precision);
+}
+
+/// The weight widths of `c` off `multiple` (the GEMM dims a quantizer blocks or cuBLASLt aligns)
+/// under `precision`.
+std::vector<std::string> width_problems(const ArchConfig& c, Precision precision) {
+  const std::int64_t m = width_multiple(precision);
   std::vector<std::string> out;
   check_width(out, "hidden_size", c.hidden_size, m);
   const AttentionConfig& a = c.attention;
   if (a.mla) {
     check_width(out, "kv_lora_rank", a.mla->kv_lora_rank, m);
+    check_width(out, "kv_a width (kv_lora_rank + qk_rope_head_dim)",
+                checked_add(a.mla->kv_lora_rank, a.mla->qk_rope_head_dim, "MLA kv_a width"),
+                kv_a_width_multiple(precision));
     check_width(out, "q_lora_rank", a.mla->q_lora_rank, m);
     check_width(out, "query width (heads·qk head dim)", checked_mul(a.num_heads, a.mla->qk_head_dim(), "MLA query width"), m);
     check_width(out, "value width (heads·v_head_dim)", checked_mul(a.num_heads, a.mla->v_head_dim, "MLA value width"), m);
@@ -156,7 +178,7 @@ KernelFit kernel_fit(const ArchConfig& c, const KernelTarget& target) {
   const std::int64_t qk = a.mla ? a.mla->qk_head_dim() : a.head_dim;
   const std::int64_t v = a.mla ? a.mla->v_head_dim : a.head_dim;
   fit.attention = attention_fit(target, qk, v);
-  fit.width_problems = width_problems(c, width_multiple(target.precision));
+  fit.width_problems = width_problems(c, target.precision);
   const std::string precision = precision_refusal(target.arch, target.precision);
   if (!precision.empty()) fit.width_problems.insert(fit.width_problems.begin(), precision);
   if (fit.attention.kind == KernelFitKind::refused || !fit.width_problems.empty()) {
@@ -192,6 +214,38 @@ std::string expert_layout_refusal(bool deepep, std::int64_t num_experts, std::in
   if (checked_mul(tp, top_k, "TP·top_k") > 32) {
     return fmt::format("DeepEP takes top-k <= 32 and Megatron hands it TP·top_k = {}·{} = {} (intranode.cu:251)", tp,
                        top_k, tp * top_k);
+  }
+  return {};
+}
+
+std::string hybridep_layout_refusal(std::int64_t num_experts, std::int64_t ep, std::int64_t tp,
+                                    std::int64_t hidden_size, std::int64_t nvlink_domain,
+                                    std::int64_t tokens_per_rank) {
+  if (std::string common = expert_layout_refusal(false, num_experts, ep, tp, 1); !common.empty()) return common;
+  if (hidden_size % 16 != 0) {
+    return fmt::format("HybridEP needs the hidden size a multiple of 16 (config.cuh:87-89); hidden {}", hidden_size);
+  }
+  if (nvlink_domain < 1) return {};
+  const std::int64_t group = checked_mul(ep, tp, "TP·EP ranks");
+  const std::int64_t per_domain = std::min(group, nvlink_domain);
+  if (group % per_domain != 0) {
+    return fmt::format("HybridEP needs TP·EP a multiple of its ranks in one NVLink domain (hybrid_ep_buffer.py:74-76); "
+                       "TP·EP = {}, {} in a domain",
+                       group, per_domain);
+  }
+  if (per_domain > 72) {
+    return fmt::format("HybridEP takes at most 72 ranks in an NVLink domain (config.cuh:16); {}", per_domain);
+  }
+  const std::int64_t local_experts = num_experts / ep;
+  if (checked_mul(local_experts, per_domain, "HybridEP experts in a domain") % 4 != 0) {
+    return fmt::format("HybridEP needs local experts x ranks in a domain a multiple of 4 (config.cuh:91); {} x {}",
+                       local_experts, per_domain);
+  }
+  constexpr std::int64_t max_tokens_across_domains = (65536 - 1 - 1) / 3;  // config.cuh:17-47
+  if (group > per_domain && tokens_per_rank > max_tokens_across_domains) {
+    return fmt::format("HybridEP across NVLink domains takes at most {} tokens a rank (3·T + 1 < 65,536 IB queue "
+                       "depth, config.cuh:17-47); {} a rank",
+                       max_tokens_across_domains, tokens_per_rank);
   }
   return {};
 }

@@ -146,8 +146,13 @@ std::string layout_expert_error(const ParallelLayout& l, const ArchConfig& confi
     return {};
   }
   if (f.num_experts % l.ep != 0) return fmt::format("{} experts do not divide by EP = {}", f.num_experts, l.ep);
-  // The flex dispatcher runs DeepEP's kernels on the ETP·EP group (budget/kernel_stack.hpp).
-  if (l.dispatcher == MoeDispatcher::flex) {
+  // The flex dispatcher runs HybridEP's kernels (--moe-flex-dispatcher-backend hybridep; the rules
+  // that need the cluster: layout/dispatcher_limits.hpp) or DeepEP's on the ETP·EP group
+  // (budget/kernel_stack.hpp).
+  if (l.dispatcher == MoeDispatcher::flex && l.moe_memory.hybridep) {
+    const std::string hybridep = hybridep_layout_refusal(f.num_experts, l.ep, l.expert_tp(), config.hidden_size, 0, 0);
+    if (!hybridep.empty()) return "the flex dispatcher (HybridEP) refuses this expert layout: " + hybridep;
+  } else if (l.dispatcher == MoeDispatcher::flex) {
     const std::string deepep = expert_layout_refusal(true, f.num_experts, l.ep, l.expert_tp(), f.top_k);
     if (!deepep.empty()) return "the flex dispatcher (DeepEP) refuses this expert layout: " + deepep;
   }

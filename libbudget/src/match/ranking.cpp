@@ -232,6 +232,11 @@ std::string_view to_string(RowOrder order) {
 std::string_view to_string(MatchOrder order) { return detail::name_of(match_detail::match_order_names, order); }
 std::string_view to_string(ShapeSpace shapes) { return detail::name_of(match_detail::shape_space_names, shapes); }
 
+ShapeSpace default_shape_space(bool free_shapes, bool all_trainable_shapes, bool kernel_target) {
+  if (free_shapes) return ShapeSpace::free;
+  return kernel_target || all_trainable_shapes ? ShapeSpace::trainable : ShapeSpace::portable;
+}
+
 RowOrder tightest_order(const MatchConstraints& c) {
   // The recurrent state is matched only when weighted (MatchConstraints::weight_state, default 0).
   const bool unit = c.weight_flops == 1.0 && c.weight_params == 1.0 && c.weight_kv == 1.0 && c.weight_state == 0.0;

@@ -148,13 +148,16 @@ double ffn_kept_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t l
   // unfused an int64 per row (moe_utils.permute's sorted indices, kept by index_select); fused
   // (--moe-permute-fusion) TE's int32 row map of 2E + 1 entries per token (triton/permutation.py,
   // make_row_id_map), shared by the permutation and the unpermutation.
+  // Under FP8 each local expert's rows are padded to the recipe's alignment before fc1
+  // (expert_row_padding_factor(), moe_memory.cpp): the rank's T/r · rows · etp rows over E / EP experts.
   const double etp = static_cast<double>(l.expert_tp());
   const double rows = routed_rows_per_token(c, l);
+  const double padding = expert_row_padding_factor(l, (T / r) * rows * etp, c.ffn.num_experts / l.ep);
   const double index_per_row = l.moe_permute_fusion ? 0.0 : 8.0;
   const double index_per_token = l.moe_permute_fusion ? 4.0 * (2.0 * E + 1.0) : 0.0;
-  const double routed = rows * (f8 * H * etp + mlp_kept_per_width(c, l, rc.recomputes(RecomputeModule::moe_act)) *
-                                                   s.expert_dim + index_per_row) +
-                        index_per_token;
+  const double expert_mlp =
+      f8 * H * etp + mlp_kept_per_width(c, l, rc.recomputes(RecomputeModule::moe_act)) * s.expert_dim;
+  const double routed = rows * (padding * expert_mlp + index_per_row) + index_per_token;
   return T * (moe_replicated / r + shared) + (T / r) * routed;
 }
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "budget/fp8_recipe.hpp"
+#include "budget/kernel_stack.hpp"
 #include "memory/memory_shapes.hpp"
 
 namespace budget::memory_detail {
@@ -24,6 +26,25 @@ double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l) {
   }
   const double factor = l.capacity_factor > 0.0 ? std::min(l.capacity_factor, l.imbalance) : l.imbalance;
   return top_k * factor;
+}
+
+// Per-expert token padding (issue 43). Under FP8 (and FP4) Megatron-LM's expert MLPs pad each local
+// expert's rows to the quantization alignment before fc1: TEGroupedMLP builds TE's Fp8Padding
+// (moe/experts.py:306-313) and pads permuted_local_hidden_states and the probabilities per expert
+// (:890-903) unless the router, HybridEP / NCCL-EP or DeepEP's fused permutation padded them already
+// (skip_routed_expert_padding, moe_utils.py:1494-1512: the same rows padded earlier); SequentialMLP
+// pads each expert's tokens itself (:1453-1465, 1488-1509). TransformerEngine d0067d0da6
+// pytorch/module/fp8_padding.py:117-123: m -> (m + a − 1) // a · a with a = the recipe's
+// get_align_size_for_quantization (quantization.py:262-278; expert_token_alignment(): FP8 16,
+// MXFP8 32); BF16 is not padded (moe_utils.py:1463-1480 returns 0). The padded rows are the fc1
+// input, fc1 output and activation output the MLP keeps; fc2's output is unpadded before the
+// combine. Each expert is taken at the mean count (the balanced routing the model states), as
+// the time model's padded_expert_rows(). TE's grouped-tensor path (256 rows) is not modelled.
+double expert_row_padding_factor(const ParallelLayout& l, double rows, std::int64_t local_experts) {
+  const double a = static_cast<double>(expert_token_alignment(kernel_precision(l.fp8)));
+  if (a <= 1.0 || rows <= 0.0 || local_experts < 1) return 1.0;
+  const double mean = rows / static_cast<double>(local_experts);
+  return a * std::ceil(mean / a) / mean;
 }
 
 // HybridEP's NVLink buffers (DeepEP hybrid-ep@94a9f8f, csrc/hybrid_ep/buffer/intranode.cu):

@@ -17,6 +17,12 @@ namespace budget::memory_detail {
 /// dropless (G = ParallelLayout::imbalance, the stated routing assumption, default 1).
 double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l);
 
+/// The factor by which Transformer Engine's per-expert token padding grows the rows a rank's expert
+/// MLPs compute and keep, under the layout's precision (its FP8 recipe): `rows` routed rows over
+/// `local_experts` experts, each at the mean count m, padded to a = expert_token_alignment():
+/// a·ceil(m/a) / m; 1 for BF16, no rows or no expert.
+double expert_row_padding_factor(const ParallelLayout& l, double rows, std::int64_t local_experts);
+
 /// HybridEP's NVLink dispatch and combine buffers of one GPU, bytes, outside PyTorch's allocator
 /// (0 without HybridEP or an MoE layer).
 double hybridep_buffer_bytes(const ArchConfig& c, const ParallelLayout& l, const ClusterSpec& cluster);

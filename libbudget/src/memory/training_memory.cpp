@@ -15,6 +15,7 @@
 #include "budget/workload.hpp"
 #include "memory/memory_extras.hpp"
 #include "memory/memory_shapes.hpp"
+#include "layout/dispatcher_limits.hpp"
 #include "layout/pipeline_schedule_rank.hpp"
 #include "memory/moe_memory.hpp"
 
@@ -381,6 +382,9 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
                                const std::string& source) {
   const ParallelLayout l = resolve_layout(given, source);
   l.validate(config, source);
+  if (const std::string why = detail::dispatcher_cluster_error(l, config, cluster.nvlink_domain()); !why.empty()) {
+    throw Error(why, source);
+  }
   if (l.gpus > cluster.total_gpus()) {
     throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} node{} of {}); set more nodes (nodes)",
                             l.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",

@@ -17,6 +17,7 @@
 #include "budget/workload.hpp"
 #include "base/checked_math.hpp"
 #include "base/parallel_for.hpp"
+#include "layout/dispatcher_limits.hpp"
 #include "step_time/step_compute.hpp"
 #include "search/structure_share.hpp"
 
@@ -152,7 +153,9 @@ std::optional<TrainingMemory> team_layout_memory(const ArchConfig& config, const
     return std::nullopt;
   }
   l = resolve_layout(l, "the team's layout");
-  if (const std::string invalid = l.validation_error(config); !invalid.empty()) {
+  std::string invalid = l.validation_error(config);
+  if (invalid.empty()) invalid = detail::dispatcher_cluster_error(l, config, cluster.nvlink_domain());
+  if (!invalid.empty()) {
     why = "is not valid for it: " + invalid;
     return std::nullopt;
   }

@@ -15,6 +15,7 @@
 #include "budget/error.hpp"
 #include "budget/workload.hpp"
 #include "layout/stage_executions.hpp"
+#include "layout/dispatcher_limits.hpp"
 #include "layout/layout_recipe.hpp"
 #include "search/layout_search_options.hpp"
 #include "layout/pipeline_split.hpp"
@@ -142,10 +143,14 @@ bool ranked_before(const Ranked& a, const Ranked& b) {
   return a.position < b.position;
 }
 
-/// Counts `l` in result.valid when it is valid for `config`; otherwise keeps its reason as the
-/// space's first rejection while no valid layout has been seen.
-bool count_if_valid(const ParallelLayout& l, const ArchConfig& config, LayoutSearchResult& result) {
-  if (const std::string why = l.validation_error(config); !why.empty()) {
+/// Counts `l` in result.valid when it is valid for `config` on `cluster` (its dispatcher's limits
+/// there too: layout/dispatcher_limits.hpp); otherwise keeps its reason as the space's first
+/// rejection while no valid layout has been seen.
+bool count_if_valid(const ParallelLayout& l, const ArchConfig& config, const ClusterSpec& cluster,
+                    LayoutSearchResult& result) {
+  std::string why = l.validation_error(config);
+  if (why.empty()) why = detail::dispatcher_cluster_error(l, config, cluster.nvlink_domain());
+  if (!why.empty()) {
     if (result.valid == 0 && result.first_rejection.empty()) result.first_rejection = why;
     return false;
   }
@@ -160,7 +165,7 @@ LayoutSearchResult search_exhaustive(const TimeModel& model, const ArchConfig& c
   PartTimesCache cache;
   std::vector<Ranked> ranked;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
-    if (!count_if_valid(l, config, result)) return;
+    if (!count_if_valid(l, config, cluster, result)) return;
     ++result.memory_checked;
     TrainingMemory mem = training_memory(config, l, cluster);
     if (!detail::fits_search(mem, o)) return;
@@ -243,7 +248,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
   BoundCache bounds;
   std::vector<SpacePoint> points;
   enumerate_layouts(config, cluster, o, result, [&](const ParallelLayout& l) {
-    if (!count_if_valid(l, config, result)) return;
+    if (!count_if_valid(l, config, cluster, result)) return;
     SpacePoint p;
     p.layout = l;
     auto t = times_by_shard.find(shard_key(l));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "budget/training_memory.hpp"
+#include "layout/dispatcher_limits.hpp"
 #include "search/search_progress.hpp"
 #include "search/search_pipelines.hpp"
 
@@ -109,6 +110,7 @@ SmallestLayout smallest_fitting_layout(const ArchConfig& config, const ClusterSp
   for (const Candidate& c : candidates) {
     detail::search_progress(true, "smallest layout (layouts tried, fewest GPUs first)", visited++, total);
     if (!c.layout.validation_error(config).empty()) continue;
+    if (!detail::dispatcher_cluster_error(c.layout, config, cluster.nvlink_domain()).empty()) continue;
     ++result.candidates_tried;
     TrainingMemory m = training_memory(config, c.layout, unlimited);
     if (m.fits) {

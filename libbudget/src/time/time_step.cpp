@@ -225,13 +225,22 @@ void grouped_gemm_stack_terms(StepQueries& q, std::int64_t groups, std::int64_t 
   if (q.passes >= 3) q.bytes.grad_accumulate += static_cast<double>(groups) * weight * 2.0 * q.plan.main_grad_bytes;
 }
 
+/// The rows each expert's grouped GEMM computes for `rows` reaching it: the kernel target's padding
+/// (padded_expert_rows()), else that of the FP8 recipe the model times the GEMMs with: Megatron pads
+/// each expert's rows under FP8 whether or not a target is named (moe/experts.py:890-903 at
+/// d98e8a64dd; memory/moe_memory.cpp counts the same rows), so a layout's FP8 recipe prices it
+/// (issue 43); BF16 pads nothing.
+std::int64_t executed_expert_rows(const TimeModelOptions& o, std::int64_t rows) {
+  return o.kernels ? padded_expert_rows(o.kernels, rows) : padded_expert_tokens(rows, kernel_precision(o.fp8));
+}
+
 /// KernelClass::expert_gemms: grouped GEMMs of E groups of max(1, round(T·top_k/E)) rows (balanced
-/// routing), up(_gate) then down, each over its training passes.
+/// routing), padded as executed_expert_rows() says, up(_gate) then down, each over its training passes.
 void query_expert_gemms(StepQueries& q, const ArchConfig& c) {
   const auto& f = c.ffn;
   const std::int64_t E = f.num_experts;
-  const std::int64_t per_expert = padded_expert_rows(
-      q.model.options().kernels,
+  const std::int64_t per_expert = executed_expert_rows(
+      q.model.options(),
       std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(routed_rows_of(q.tokens, f)) /
                                                                         static_cast<double>(E)))));
   if (q.plan.megatron && !q.model.measured(QOp::expert_gemms)) {

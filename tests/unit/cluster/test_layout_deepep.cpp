@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include "budget/config_io.hpp"
+#include "budget/cluster.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/training_memory.hpp"
 #include "support/cluster_fixtures.hpp"
 
 using namespace budget;
@@ -40,4 +42,26 @@ TEST_CASE("layout: the flex dispatcher refuses the expert layouts DeepEP refuses
   CHECK(twelve.validation_error(c).find("DeepEP") == std::string::npos);
   // 128 experts do not divide by EP 12, whatever the dispatcher (Megatron's check comes first).
   CHECK_THAT(expert_layout(12, 12, MoeDispatcher::alltoall).validation_error(c), Catch::Contains("do not divide by EP = 12"));
+}
+
+TEST_CASE("layout: HybridEP's limits replace DeepEP's under the flex dispatcher, the NVLink domain from the cluster",
+          "[cluster][kernels]") {
+  const ArchConfig c = qwen3_30b_moe();
+  const ClusterSpec h100 = load_cluster_spec(std::string(BUDGET_SOURCE_DIR) + "/examples/clusters/h100-sxm.json", 2);
+  // EP 1: DeepEP needs TP·EP > 1, HybridEP does not (Megatron token_dispatcher.py:1845-1851).
+  ParallelLayout one = expert_layout(1, 1, MoeDispatcher::flex);
+  one.moe_memory.hybridep = true;
+  CHECK(one.validation_error(c).empty());
+  CHECK_NOTHROW(training_memory(c, one, h100));
+  // ETP 3 · EP 4 = 12 ranks: DeepEP refuses 12 in the layout check; HybridEP's rule needs the
+  // cluster: 8 H100s a node share NVLink, and 12 is not a multiple of 8 (hybrid_ep_buffer.py:74-76).
+  ParallelLayout twelve = expert_layout(4, 12, MoeDispatcher::flex);
+  twelve.etp = 3;
+  twelve.moe_memory.hybridep = true;
+  CHECK(twelve.validation_error(c).empty());
+  CHECK_THROWS_WITH(training_memory(c, twelve, h100), Catch::Contains("HybridEP") && Catch::Contains("TP·EP = 12, 8 in a domain"));
+  // EP 16 on the two nodes runs on both backends.
+  ParallelLayout sixteen = expert_layout(16, 16, MoeDispatcher::flex);
+  sixteen.moe_memory.hybridep = true;
+  CHECK_NOTHROW(training_memory(c, sixteen, h100));
 }

@@ -121,3 +121,28 @@ TEST_CASE("MoE memory: the settings are read from Megatron-LM arguments", "[clus
   bad[17] = "0";
   CHECK_THROWS_WITH(read_megatron_args(bad, c, 8, "args"), Catch::Contains("--moe-expert-rank-capacity-factor: is not in (0, 1e6]"));
 }
+
+TEST_CASE("MoE memory: FP8 pads each local expert's rows to the recipe's alignment (issue 43)",
+          "[cluster][memory][moe][kernels]") {
+  // Megatron-LM moe/experts.py:890-903 pads each local expert's rows with TE's Fp8Padding
+  // (fp8_padding.py:117-123) before fc1 under FP8; BF16 is not padded. Qwen3-30B-A3B at EP 16:
+  // 8 local experts. A micro-batch of 1000 tokens sends 8000 rows, 1000 an expert: FP8 blockwise
+  // pads to 1008 (a multiple of 16), 64 rows more a rank; MXFP8 to 1024 (32), 192 rows more. Each
+  // padded row keeps fc1's input f8·2048 and its output and the activation's (4 + f8)·768, with
+  // f8 = 1 + 4/128 (blockwise) = 1 + 1/32 (MXFP8) = 1.03125 bytes: 2112 + 3864 = 5976 bytes. At 4000
+  // tokens (4000 an expert, a multiple of both) nothing is padded, and the rest of the FFN's bytes are
+  // linear in the tokens: padding = ffn(1000) − ffn(4000)/4.
+  const ArchConfig c = moe_qwen3();
+  ParallelLayout l = moe_layout();
+  const auto padding_bytes = [&](Fp8Recipe recipe) {
+    l.fp8 = recipe;
+    l.seq_len = 1000;
+    const double small = layer_activation_bytes(c, 1, l, false).ffn;
+    l.seq_len = 4000;
+    const double large = layer_activation_bytes(c, 1, l, false).ffn;
+    return small - large / 4.0;
+  };
+  CHECK(padding_bytes(Fp8Recipe::blockwise) == Approx(64.0 * 5976.0).epsilon(1e-9));   // 382,464 B
+  CHECK(padding_bytes(Fp8Recipe::mxfp8) == Approx(192.0 * 5976.0).epsilon(1e-9));      // 1,147,392 B
+  CHECK(padding_bytes(Fp8Recipe::none) == Approx(0.0).margin(1e-6));
+}

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/kernel_stack.hpp"
 #include "support/accounting_fixtures.hpp"
@@ -113,4 +116,45 @@ TEST_CASE("kernel stack: per-expert token padding", "[kernels]") {
   // 128 experts, 4096 routed tokens, MXFP8: (4096 + 128·31/2) / 4096 = 6080 / 4096.
   CHECK(expected_expert_padding_factor(4096, 128, Precision::mxfp8) == Approx(6080.0 / 4096.0));
   CHECK(expected_expert_padding_factor(4096, 128, Precision::bf16) == 1.0);
+}
+
+TEST_CASE("kernel stack: MLA's kv_a width under FP8 blockwise runs in FP8 with a partial block", "[kernels]") {
+  // DeepSeek-V3 (tests/data/hf): kv_a writes kv_lora_rank + qk_rope_head_dim = 512 + 64 = 576 =
+  // 4.5 blocks of 128. TE quantizes the last half block with its own scale and the block-scaled GEMM
+  // needs multiples of 16 (cublaslt_gemm.cu:209-214): the model runs natively on H100 + FP8
+  // blockwise, every other width (7168, 1536, 512, 128·192, 128·128, 2048) on 128.
+  const ArchConfig v3 = load_arch_config(std::string(BUDGET_TEST_DATA_DIR) + "/hf/deepseek-v3.json");
+  const KernelTarget blockwise = target("h100-sxm", AttentionBackend::te_default, Precision::fp8_blockwise);
+  const KernelFit fit = kernel_fit(v3, blockwise);
+  CHECK(fit.width_problems.empty());
+  CHECK(fit.kind == KernelFitKind::native);
+  // A rotary head dim of 72 makes it 584, off 16: refused by name under FP8 blockwise (every other
+  // width stays on 128: 128·(128 + 72) = 200·128); BF16 needs 8 only, which 584 is.
+  ArchConfig rope72 = v3;
+  rope72.attention.mla->qk_rope_head_dim = 72;
+  const KernelFit off = kernel_fit(rope72, blockwise);
+  REQUIRE(off.width_problems.size() == 1);
+  CHECK(off.width_problems.front() == "kv_a width (kv_lora_rank + qk_rope_head_dim) 584 is not a multiple of 16");
+  CHECK(kernel_fit(rope72, target("h100-sxm", AttentionBackend::te_default)).width_problems.empty());
+}
+
+TEST_CASE("kernel stack: HybridEP's limits on expert layouts", "[kernels]") {
+  // DeepEP hybrid-ep@94a9f8f, hand-read: (experts, EP, TP, hidden, NVLink domain, tokens a rank).
+  // 128 experts on EP 16 across two 8-GPU domains: 16 % 8 = 0, 8 local x 8 = 64, 4096 tokens: runs.
+  CHECK(hybridep_layout_refusal(128, 16, 1, 2048, 8, 4096).empty());
+  // No cluster known: the hidden size alone (and EP 1, which DeepEP refuses, runs).
+  CHECK(hybridep_layout_refusal(128, 1, 1, 2048, 0, 0).empty());
+  CHECK_THAT(hybridep_layout_refusal(128, 8, 1, 2056, 0, 0), Catch::Contains("multiple of 16") && Catch::Contains("2056"));
+  CHECK_THAT(hybridep_layout_refusal(128, 12, 1, 2048, 8, 4096), Catch::Contains("do not divide by EP 12"));
+  // TP·EP = 12 ranks, 8 in a domain: 12 % 8 != 0 (hybrid_ep_buffer.py:74-76).
+  CHECK_THAT(hybridep_layout_refusal(128, 4, 3, 2048, 8, 4096), Catch::Contains("TP·EP = 12, 8 in a domain"));
+  // 6 experts on EP 2 in one domain: 3 local x 2 ranks = 6, not a multiple of 4 (config.cuh:91).
+  CHECK_THAT(hybridep_layout_refusal(6, 2, 1, 2048, 8, 4096), Catch::Contains("3 x 2"));
+  // A 144-GPU domain holds 144 ranks > 72 (config.cuh:16); 72-GPU domains (GB200 NVL72) run them.
+  CHECK_THAT(hybridep_layout_refusal(288, 144, 1, 7168, 144, 4096), Catch::Contains("at most 72"));
+  CHECK(hybridep_layout_refusal(288, 144, 1, 7168, 72, 4096).empty());
+  // Across domains 3·T + 1 < 65,536: 21,844 tokens a rank run, 21,845 do not; inside one domain any.
+  CHECK(hybridep_layout_refusal(128, 16, 1, 2048, 8, 21844).empty());
+  CHECK_THAT(hybridep_layout_refusal(128, 16, 1, 2048, 8, 21845), Catch::Contains("at most 21844 tokens"));
+  CHECK(hybridep_layout_refusal(128, 8, 1, 2048, 8, 32768).empty());
 }

@@ -71,3 +71,34 @@ TEST_CASE("time model: grouped GEMMs are priced at padded tokens per expert", "[
   const double unpadded = op_seconds(predict_step_time(model_for(profile, std::nullopt), c, w), OpKind::routed_experts);
   CHECK(padded > unpadded);
 }
+
+TEST_CASE("time model: an FP8 recipe pads the grouped GEMMs without a kernel target", "[time][kernels]") {
+  // Megatron pads each expert's rows under FP8 whatever GPU is named (moe/experts.py:890-903), so a
+  // layout's FP8 recipe alone (layout --fp8-recipe, no --gpu) prices the rows a kernel target of the
+  // same precision does: MXFP8 32 (TE quantization.py:262-278). 1000 experts of the 200M cell: their
+  // mean rows are off 32 (the test above: padded > unpadded), so without the recipe's padding the
+  // two prices would differ.
+  // b200-published: B200's published table, with FP8 (MXFP8) GEMM rows.
+  const CalibrationProfile profile =
+      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/b200-published.json");
+  const Workload w = paper_workload();
+  ArchConfig c = paper_grid().cells[6].baseline;
+  c.ffn.num_experts = 1000;
+  validate(c);
+  TimeModelOptions recipe_only;
+  recipe_only.fp8 = Fp8Recipe::mxfp8;
+  // The eager stack times each expert's rows (the Megatron-Core stack rounds each group to 128 rows,
+  // which a 32-row padding never changes).
+  recipe_only.stack = KernelStack::pytorch_eager;
+  TimeModelOptions with_target = recipe_only;
+  with_target.kernels = KernelTarget{"b200", GpuArch::sm100, AttentionBackend::te_default, Precision::mxfp8};
+  const double by_recipe = op_seconds(predict_step_time(TimeModel(profile, recipe_only), c, w), OpKind::routed_experts);
+  const double by_target = op_seconds(predict_step_time(TimeModel(profile, with_target), c, w), OpKind::routed_experts);
+  CHECK(by_recipe == Approx(by_target).epsilon(1e-12));
+  // BF16 pads nothing: with and without a BF16 target the rows are priced alike.
+  TimeModelOptions bf16_target;
+  bf16_target.kernels = KernelTarget{"h100-sxm", GpuArch::sm90, AttentionBackend::te_default, Precision::bf16};
+  CHECK(op_seconds(predict_step_time(TimeModel(profile, bf16_target), c, w), OpKind::routed_experts) ==
+        Approx(op_seconds(predict_step_time(TimeModel(profile, TimeModelOptions{}), c, w), OpKind::routed_experts))
+            .epsilon(1e-12));
+}
