@@ -231,7 +231,7 @@ void grouped_gemm_stack_terms(StepQueries& q, std::int64_t groups, std::int64_t 
 /// d98e8a64dd; memory/moe_memory.cpp counts the same rows), so a layout's FP8 recipe prices it
 /// (issue 43); BF16 pads nothing.
 std::int64_t executed_expert_rows(const TimeModelOptions& o, std::int64_t rows) {
-  return o.kernels ? padded_expert_rows(o.kernels, rows) : padded_expert_tokens(rows, kernel_precision(o.fp8));
+  return o.kernels ? padded_expert_rows(o.kernels, rows) : padded_expert_tokens(rows, kernel_precision(o.recipe.fp8));
 }
 
 /// KernelClass::expert_gemms: grouped GEMMs of E groups of max(1, round(T·top_k/E)) rows (balanced

@@ -86,7 +86,7 @@ TEST_CASE("time model: an FP8 recipe pads the grouped GEMMs without a kernel tar
   c.ffn.num_experts = 1000;
   validate(c);
   TimeModelOptions recipe_only;
-  recipe_only.fp8 = Fp8Recipe::mxfp8;
+  recipe_only.recipe.fp8 = Fp8Recipe::mxfp8;
   // The eager stack times each expert's rows (the Megatron-Core stack rounds each group to 128 rows,
   // which a 32-row padding never changes).
   recipe_only.stack = KernelStack::pytorch_eager;
