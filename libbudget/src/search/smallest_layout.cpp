@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "budget/layout_search.hpp"
 #include "budget/training_memory.hpp"
 #include "layout/dispatcher_limits.hpp"
 #include "search/search_progress.hpp"
