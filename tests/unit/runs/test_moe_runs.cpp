@@ -91,19 +91,29 @@ TEST_CASE("MoE runs: H100 FP8 current scaling, TE's quantize kernels priced, sti
   CHECK(run.before_s / run.measured_s - 1.0 == Approx(-0.208).margin(0.005));
 }
 
-TEST_CASE("MoE runs: a run's main gradients are the bytes Megatron's arguments resolve, as its memory prices them",
-          "[runs][megatron]") {
-  // arguments.py:1207-1216 at d98e8a64: --bf16 accumulates and reduces in fp32 by default (4 bytes);
-  // --grad-reduce-in-bf16 or --main-grads-dtype bf16 keep the buffer in bf16 (2 bytes). Before issue
-  // 42 a run without --accumulate-allreduce-grads-in-fp32 was timed with 2 bytes whatever it said.
-  const std::string line = R"({"id": "r", "role": "fit", "source": "hand-written", "gpu": "NVIDIA H100 SXM5 80GB",
+namespace {
+/// A hand-written run file line: a two-layer Llama on one 8-GPU H100 node, a 1 s step, with `recipe`
+/// (its "megatron_args" or "layout" and "time" keys) in between.
+std::string tiny_run_line(const std::string& recipe) {
+  return R"({"id": "r", "role": "fit", "source": "hand-written", "gpu": "NVIDIA H100 SXM5 80GB",
     "hf_config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
       "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2816,
       "hidden_act": "silu", "vocab_size": 32000},
     "cluster": {"schema": "budget.cluster", "schema_version": 1, "name": "c", "gpu": {"name": "g", "memory_GiB": 80,
       "compute": {"datasheet": {"bf16_dense_TFLOPs": 989, "source": "datasheet"}}}, "gpus_per_node": 8, "nodes": 1,
       "intra_node": {"bandwidth_GBps": 450, "latency_us": 3}, "inter_node": {"bandwidth_GBps": 50, "latency_us": 5}},
-    "megatron_args": "--micro-batch-size 1 --global-batch-size 8 --seq-length 1024 --bf16 ARGS", "step_time_s": 1})";
+    )" + recipe + R"(, "step_time_s": 1})";
+}
+
+}  // namespace
+
+TEST_CASE("MoE runs: a run's main gradients are the bytes Megatron's arguments resolve, as its memory prices them",
+          "[runs][megatron]") {
+  // arguments.py:1207-1216 at d98e8a64: --bf16 accumulates and reduces in fp32 by default (4 bytes);
+  // --grad-reduce-in-bf16 or --main-grads-dtype bf16 keep the buffer in bf16 (2 bytes). Before issue
+  // 42 a run without --accumulate-allreduce-grads-in-fp32 was timed with 2 bytes whatever it said.
+  const std::string line =
+      tiny_run_line(R"("megatron_args": "--micro-batch-size 1 --global-batch-size 8 --seq-length 1024 --bf16 ARGS")");
   const auto bytes_of = [&](const std::string& extra) {
     std::string text = line;
     text.replace(text.find("ARGS"), 4, extra);
@@ -121,14 +131,8 @@ TEST_CASE("MoE runs: a run file's main_grad_bytes is the recipe's one main-gradi
   // One field (OptimizerDtypes::bf16_main_grads) and one rule (main_grad_bytes(): the gradient bytes of
   // parameter_bytes(), Megatron's dist_optimizer.md table: bf16 4 → 2 with bf16 main gradients, fp16 2,
   // fp32 4). Before, "time": {"main_grad_bytes": 2} timed 2 bytes while memory priced 4.
-  const std::string line = R"({"id": "r", "role": "fit", "source": "hand-written", "gpu": "NVIDIA H100 SXM5 80GB",
-    "hf_config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
-      "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 2816,
-      "hidden_act": "silu", "vocab_size": 32000},
-    "cluster": {"schema": "budget.cluster", "schema_version": 1, "name": "c", "gpu": {"name": "g", "memory_GiB": 80,
-      "compute": {"datasheet": {"bf16_dense_TFLOPs": 989, "source": "datasheet"}}}, "gpus_per_node": 8, "nodes": 1,
-      "intra_node": {"bandwidth_GBps": 450, "latency_us": 3}, "inter_node": {"bandwidth_GBps": 50, "latency_us": 5}},
-    "layout": {"micro_batch_size": 1, "micro_batches": 8, "precision": "PRECISION"}, "time": {TIME}, "step_time_s": 1})";
+  const std::string line =
+      tiny_run_line(R"("layout": {"micro_batch_size": 1, "micro_batches": 8, "precision": "PRECISION"}, "time": {TIME})");
   const auto run_of = [&](const std::string& precision, const std::string& time) {
     std::string text = line;
     text.replace(text.find("PRECISION"), 9, precision);
