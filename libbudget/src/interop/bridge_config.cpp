@@ -311,7 +311,7 @@ BridgeConfigArgs bridge_config_args(std::string_view yaml_text, const std::strin
       continue;
     }
     const MegatronArgument& a = *megatron_argument_by_dest(dest);
-    for (std::string& w : printed_argument_words(a, printed_parser_value(a, value))) r.out.words.push_back(std::move(w));
+    for (std::string& w : printed_argument_words(a, printed_parser_value(a, value), source)) r.out.words.push_back(std::move(w));
   }
   return r.out;
 }

@@ -98,7 +98,7 @@ void read_argument_line(std::string_view line, std::size_t number, const std::st
 
 /// The block's words, once every line is read: an argument of a feature the block prints off is left
 /// out (interop_detail::printed_feature_off_reason()) and listed in log.left_out.
-void arguments_to_words(const std::vector<PrintedLine>& printed, MegatronLog& log) {
+void arguments_to_words(const std::vector<PrintedLine>& printed, const std::string& source, MegatronLog& log) {
   std::map<std::string, std::string> values;
   for (const PrintedLine& p : printed) values[p.dest] = p.value;
   for (const PrintedLine& p : printed) {
@@ -106,7 +106,7 @@ void arguments_to_words(const std::vector<PrintedLine>& printed, MegatronLog& lo
       if (p.value != "None") log.left_out.push_back(fmt::format("{} {} ({})", p.dest, p.value, *reason));
       continue;
     }
-    for (std::string& w : interop_detail::printed_argument_words(*p.argument, p.value)) log.arguments.push_back(std::move(w));
+    for (std::string& w : interop_detail::printed_argument_words(*p.argument, p.value, source)) log.arguments.push_back(std::move(w));
   }
 }
 
@@ -194,7 +194,7 @@ MegatronLog parse_megatron_log(std::string_view text, const std::string& source)
     } else if (t == arguments_end) {
       if (!in_arguments) throw Error(fmt::format("line {}: the end of an arguments block that did not begin", number), source);
       in_arguments = false;
-      arguments_to_words(printed, log);
+      arguments_to_words(printed, source, log);
     } else if (in_arguments) {
       read_argument_line(line, number, source, log, printed);
     } else if (line.find("elapsed time per iteration (ms):") != std::string_view::npos) {

@@ -18,10 +18,14 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
 #include "interop/megatron_reader.hpp"
 
@@ -171,8 +175,22 @@ constexpr FeatureOff features_off[] = {
 
 }  // namespace
 
-std::vector<std::string> printed_argument_words(const MegatronArgument& a, const std::string& value) {
-  return argument_words_of(a, value);
+std::vector<std::string> printed_argument_words(const MegatronArgument& a, const std::string& value,
+                                               const std::string& source) {
+  std::vector<std::string> words = argument_words_of(a, value);
+  // argparse's _parse_optional (Python 3.12): a word that begins with '-' is read as an option unless
+  // it is "-" alone, a negative number (_negative_number_matcher '^-\d+$|^-\d*\.\d+$') or holds a
+  // space. Such a value cannot follow its flag on a command line, so the printed value is refused.
+  static const std::regex negative_number(R"(^-\d+$|^-\d*\.\d+$)");
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() < 2 || w.front() != '-' || w.find(' ') != std::string::npos || std::regex_match(w, negative_number)) continue;
+    throw Error(fmt::format("argument {} ({}) holds \"{}\": Megatron-LM's parser (argparse) reads a word that begins "
+                            "with '-' as an option, so no command line gives this value",
+                            a.dest, a.names.front(), w),
+                source);
+  }
+  return words;
 }
 
 const MegatronArgument* megatron_argument_by_dest(const std::string& dest) {

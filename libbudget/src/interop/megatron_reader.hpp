@@ -76,8 +76,10 @@ const MegatronArgument* megatron_argument_by_dest(const std::string& dest);
 /// dtype ("torch.float32") as its dtype choice (arguments.py:1078's map read backwards); else unchanged.
 std::string printed_parser_value(const MegatronArgument& a, const std::string& value);
 /// The command-line words of one printed value: None and a flag at its default give none; True a
-/// store_true flag's name, False a store_false flag's --no-… name; a list its items.
-std::vector<std::string> printed_argument_words(const MegatronArgument& a, const std::string& value);
+/// store_true flag's name, False a store_false flag's --no-… name; a list its items. budget::Error
+/// (naming `source`) for a value argparse would read as an option (one that begins with '-').
+std::vector<std::string> printed_argument_words(const MegatronArgument& a, const std::string& value,
+                                               const std::string& source);
 /// Why the printed argument `dest` is left out (its feature printed off: "fp8 None: where Megatron
 /// reads it"), or nullopt when it is read; `printed` the values by destination.
 std::optional<std::string> printed_feature_off_reason(const std::string& dest,

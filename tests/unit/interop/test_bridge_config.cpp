@@ -166,4 +166,18 @@ TEST_CASE("interop: a Megatron-Bridge config that is not fully understood is ref
   REQUIRE_THROWS_WITH(read_bridge_config(replaced(fixture(), "mixed_precision:\n  _target_", "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nunused:\n  _target_"),
                                          config, 16, "q.yaml"),
                       Catch::Contains("unused"));
+  // A value argparse would read as an option cannot follow its flag (fuzz_bridge_config's finding:
+  // fp8_recipe "--ep-otensorwise"); a negative number and a value with a space can.
+  REQUIRE_THROWS_WITH(read_bridge_config(replaced(fixture(), "  moe_router_load_balancing_type: aux_loss", "  moe_router_load_balancing_type: --aux"),
+                                         config, 16, "q.yaml"),
+                      Catch::Contains("q.yaml") && Catch::Contains("moe_router_load_balancing_type") && Catch::Contains("\"--aux\"") &&
+                          Catch::Contains("reads a word that begins with '-' as an option"));
+  REQUIRE_THROWS_WITH(read_bridge_config(replaced(fixture(), "  moe_router_load_balancing_type: aux_loss", "  moe_router_load_balancing_type: -x"),
+                                         config, 16, "q.yaml"),
+                      Catch::Contains("\"-x\""));
+  const std::vector<std::string> negative =
+      bridge_config_args(replaced(fixture(), "  moe_aux_loss_coeff: 0.001", "  moe_aux_loss_coeff: -1.5"), "q.yaml").words;
+  const auto coeff = std::find(negative.begin(), negative.end(), "--moe-aux-loss-coeff");
+  REQUIRE(coeff != negative.end());
+  CHECK(*(coeff + 1) == "-1.5");
 }
