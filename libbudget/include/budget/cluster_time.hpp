@@ -61,6 +61,22 @@ struct StageTime {
   double seconds = 0.0;  ///< compute + exposed + late + the EP overlap's exposed and slowdown + optimizer
 };
 
+/// An inclusive range of one layout size over a group of runs ({16, 16}: every run had 16).
+struct SizeRange {
+  std::int64_t min = 1, max = 1;
+  bool contains(std::int64_t v) const { return v >= min && v <= max; }
+};
+
+/// What a priced step's layout is compared on with the runs that validated its cost lines: the GPU
+/// count, the parallel sizes and the MoE dispatcher ("alltoall", "allgather", "flex-deepep",
+/// "flex-hybridep"; empty for a dense model).
+struct StepShape {
+  std::int64_t gpus = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+  std::string dispatcher;
+};
+/// The step shape of `layout` (`moe`: the config has routed experts).
+StepShape step_shape_of(const ParallelLayout& layout, bool moe);
+
 struct ClusterStepTime {
   double seconds_per_step = 0.0;
   std::int64_t tokens_per_step = 0;  ///< b·s·m·DP (global batch in tokens)
@@ -98,6 +114,7 @@ struct ClusterStepTime {
   double overhead_seconds = 0.0;
   std::vector<std::string> notes;
   bool moe = false;  ///< the config has routed experts (the model kind its cost lines are validated against)
+  StepShape shape;   ///< the layout's sizes and dispatcher, as the cost lines' validation compares them
 };
 
 /// Measured runs that validated cost lines of the step time (docs/calibration.md, "Which runs validated
@@ -117,6 +134,10 @@ struct ValidationRecord {
   /// Cost lines their steps exercise: "gemm", "attention", "expert_gemms", "ep", "dp", "expert_dp", "tp",
   /// "pp", "cp", "optimizer".
   std::vector<std::string> lines;
+  /// The fitted runs' layouts: GPU count, TP, PP, CP and EP ranges and the dispatchers they ran
+  /// (empty: dense). Checked against the runs' own layouts by tests/unit/runs/test_cost_validation.cpp.
+  SizeRange gpus, tp, pp, cp, ep;
+  std::vector<std::string> dispatchers;
 };
 /// The records, with the figures measured on 2026-12-07 (docs/calibration.md); each checked against a
 /// fit of its runs by tests/unit/runs/test_cost_validation.cpp.
@@ -129,7 +150,10 @@ struct CostLineValidation {
   std::string line;
   const ValidationRecord* nearest = nullptr;  ///< null: no run exercised this line
   /// How the priced step lies from `nearest`: "GPU (validated on NVIDIA H100, priced on NVIDIA B200)",
-  /// "precision (...)", "model kind (...)"; empty: inside the validated box (same GPU, precision, kind).
+  /// "precision (...)", "model kind (...)"; for a collective line also "GPU count (validated 16, priced
+  /// 256)", and its own size ("EP size (validated 16, priced 32)", TP, PP, CP); for the EP line the
+  /// dispatcher ("dispatcher (validated flex-hybridep, priced alltoall)"). Empty: inside the validated
+  /// box.
   std::vector<std::string> differences;
 };
 /// Every cost line of `time` (its compute classes and the components with time) with its validation.

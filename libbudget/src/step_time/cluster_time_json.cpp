@@ -44,7 +44,13 @@ nlohmann::ordered_json validation_json(const ClusterStepTime& t) {
             {"runs_file", r.runs_file},
             {"runs_fitted", r.fitted},
             {"median_abs_error", r.median_error},
-            {"worst_abs_error", r.worst_error}};
+            {"worst_abs_error", r.worst_error},
+            {"gpus", {r.gpus.min, r.gpus.max}},
+            {"tp", {r.tp.min, r.tp.max}},
+            {"pp", {r.pp.min, r.pp.max}},
+            {"cp", {r.cp.min, r.cp.max}},
+            {"ep", {r.ep.min, r.ep.max}},
+            {"dispatchers", r.dispatchers}};
     }
     out.push_back({{"line", v.line},
                    {"validated_by", by},

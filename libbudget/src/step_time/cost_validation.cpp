@@ -6,15 +6,20 @@
 // runs' steps exercise: every run prices GEMMs of its precision, attention, the DP collectives and the
 // optimizer step; MoE runs the expert GEMMs and the EP all-to-all, and the expert-DP collectives where
 // EP is below the GPU count (Mixtral on 64 and 256 GPUs at EP 8, GB300 on 32 to 256); TP, PP and CP
-// where a run's layout has them. A priced step's line is matched to the record exercising it with the fewest differences
-// (GPU, precision, model kind; ties: the most runs fitted): none is "inside the validated box".
+// where a run's layout has them. A record's box is its fitted runs' GPU, precision and model kind and,
+// for the collective lines, their layouts: the GPU count, the line's own parallel size (EP, TP, PP, CP)
+// and, for the all-to-all, the dispatcher. A priced step's line is matched to the record exercising it
+// with the fewest differences in GPU, precision and kind, then in layout (ties: the most runs fitted):
+// none is "inside the validated box".
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "budget/cluster_time.hpp"
 
@@ -31,12 +36,51 @@ const std::vector<std::string> simumax_lines{"gemm", "attention", "expert_gemms"
 
 const std::string moe_runs = "data/runs/moe_runs.jsonl";
 const std::string dense_runs = "data/runs/measured_runs.jsonl";
+const std::vector<std::string> hybridep{"flex-hybridep"};
+const std::vector<std::string> alltoall{"alltoall"};
 
-/// One run fitted: its |error| is the model's alone, median = worst = |signed|.
-ValidationRecord one_run(std::string gpu, std::string precision, std::string models, double signed_error) {
-  return {std::move(gpu), std::move(precision), "MoE", std::move(models), moe_runs, 1,
-          std::abs(signed_error), std::abs(signed_error), signed_error, moe_lines};
+/// The fitted runs' layouts (ValidationRecord's box): GPU count, TP, PP, CP, EP and dispatchers.
+struct Box {
+  SizeRange gpus, tp, pp, cp, ep;
+  std::vector<std::string> dispatchers;
+};
+
+/// One group's record: what it is, its figures, the lines its runs exercise and their layouts.
+ValidationRecord record(std::string gpu, std::string precision, std::string model_kind, std::string models,
+                        const std::string& runs_file, int fitted, double median, double worst,
+                        const std::vector<std::string>& lines, Box box) {
+  ValidationRecord r;
+  r.gpu = std::move(gpu);
+  r.precision = std::move(precision);
+  r.model_kind = std::move(model_kind);
+  r.models = std::move(models);
+  r.runs_file = runs_file;
+  r.fitted = fitted;
+  r.median_error = median;
+  r.worst_error = worst;
+  r.lines = lines;
+  r.gpus = box.gpus;
+  r.tp = box.tp;
+  r.pp = box.pp;
+  r.cp = box.cp;
+  r.ep = box.ep;
+  r.dispatchers = std::move(box.dispatchers);
+  return r;
 }
+
+/// One MoE run fitted: its |error| is the model's alone, median = worst = |signed|.
+ValidationRecord one_run(std::string gpu, std::string precision, std::string models, double signed_error, Box box) {
+  ValidationRecord r = record(std::move(gpu), std::move(precision), "MoE", std::move(models), moe_runs, 1,
+                              std::abs(signed_error), std::abs(signed_error), moe_lines, std::move(box));
+  r.signed_error = signed_error;
+  return r;
+}
+
+const Box qwen3_h100{{16, 16}, {1, 1}, {1, 1}, {1, 1}, {16, 16}, hybridep};
+const Box qwen3_8_hybridep{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, hybridep};
+const Box qwen3_8_alltoall{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, alltoall};
+const Box mixtral{{64, 256}, {1, 2}, {1, 4}, {1, 8}, {8, 8}, alltoall};
+const Box llama_8b{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {}};
 }  // namespace
 
 /// The MoE runs (data/runs/moe_runs.jsonl, fitted on each GPU's published profile, 2026-12-07, with
@@ -44,30 +88,43 @@ ValidationRecord one_run(std::string gpu, std::string precision, std::string mod
 /// profiles' run_fits, 2026-12-04).
 const std::vector<ValidationRecord>& validation_records() {
   static const std::vector<ValidationRecord> records{
-      {"NVIDIA H100", "bf16", "MoE", "Qwen3-30B-A3B, 16 GPUs, EP 16, HybridEP", moe_runs, 4, 0.029, 0.070, 0, moe_lines},
-      one_run("NVIDIA H100", "fp8-tensorwise", "Qwen3-30B-A3B, 16 GPUs, EP 16, HybridEP", -0.208),
-      {"NVIDIA B200", "fp8-delayed", "MoE", "Mixtral 8x7B (64 GPUs, EP 8), 8x22B (256 GPUs, TP 2, PP 4, CP 8, EP 8)",
-       moe_runs, 2, 0.152, 0.164, 0, mixtral_lines},
-      one_run("NVIDIA B200", "fp8-tensorwise", "Qwen3-30B-A3B, 8 GPUs, EP 8, all-to-all", -0.321),
-      one_run("NVIDIA B200", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", -0.201),
-      {"NVIDIA GB200", "fp8-delayed", "MoE", "Mixtral 8x7B (64 GPUs, EP 8), 8x22B (256 GPUs, TP 2, PP 4, CP 8, EP 8)",
-       moe_runs, 2, 0.148, 0.262, 0, mixtral_lines},
-      one_run("NVIDIA GB200", "fp8-tensorwise", "Qwen3-30B-A3B, 8 GPUs, EP 8, all-to-all", -0.270),
-      one_run("NVIDIA GB200", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", -0.007),
-      one_run("NVIDIA B300", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", 0.041),
-      {"NVIDIA GB300", "mxfp8", "MoE", "Qwen3-30B-A3B, 8 to 256 GPUs, EP 8, HybridEP", moe_runs, 6, 0.029, 0.034, 0,
-       moe_edp_lines},
-      {"NVIDIA H100", "fp8-tensorwise", "dense", "Llama-3 70B, 64 GPUs, TP 4, PP 8", dense_runs, 6, 0.0105, 0.0309, 0,
-       dense_tp_pp_lines},
-      {"NVIDIA B200", "bf16", "dense and MoE", "SimuMax: Llama-3 70B/405B and DeepSeek-V2/V3 trimmed, 8 GPUs",
-       dense_runs, 31, 0.0705, 0.2063, 0, simumax_lines},
-      {"NVIDIA B200", "fp8-tensorwise", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0359, 0.0491, 0, dense_lines},
-      {"NVIDIA B200", "mxfp8", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0548, 0.0576, 0, dense_lines},
-      {"NVIDIA GB200", "fp8-tensorwise", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0644, 0.0673, 0, dense_lines},
-      {"NVIDIA GB200", "mxfp8", "dense", "Llama-3 8B and 70B, 8 to 64 GPUs", dense_runs, 7, 0.0190, 0.0461, 0,
-       dense_tp_pp_lines},
+      record("NVIDIA H100", "bf16", "MoE", "Qwen3-30B-A3B, 16 GPUs, EP 16, HybridEP", moe_runs, 4, 0.029, 0.070, moe_lines,
+             qwen3_h100),
+      one_run("NVIDIA H100", "fp8-tensorwise", "Qwen3-30B-A3B, 16 GPUs, EP 16, HybridEP", -0.208, qwen3_h100),
+      record("NVIDIA B200", "fp8-delayed", "MoE", "Mixtral 8x7B (64 GPUs, EP 8), 8x22B (256 GPUs, TP 2, PP 4, CP 8, EP 8)",
+             moe_runs, 2, 0.152, 0.164, mixtral_lines, mixtral),
+      one_run("NVIDIA B200", "fp8-tensorwise", "Qwen3-30B-A3B, 8 GPUs, EP 8, all-to-all", -0.321, qwen3_8_alltoall),
+      one_run("NVIDIA B200", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", -0.201, qwen3_8_hybridep),
+      record("NVIDIA GB200", "fp8-delayed", "MoE", "Mixtral 8x7B (64 GPUs, EP 8), 8x22B (256 GPUs, TP 2, PP 4, CP 8, EP 8)",
+             moe_runs, 2, 0.148, 0.262, mixtral_lines, mixtral),
+      one_run("NVIDIA GB200", "fp8-tensorwise", "Qwen3-30B-A3B, 8 GPUs, EP 8, all-to-all", -0.270, qwen3_8_alltoall),
+      one_run("NVIDIA GB200", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", -0.007, qwen3_8_hybridep),
+      one_run("NVIDIA B300", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", 0.041, qwen3_8_hybridep),
+      record("NVIDIA GB300", "mxfp8", "MoE", "Qwen3-30B-A3B, 8 to 256 GPUs, EP 8, HybridEP", moe_runs, 6, 0.029, 0.034,
+             moe_edp_lines, {{8, 256}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, hybridep}),
+      record("NVIDIA H100", "fp8-tensorwise", "dense", "Llama-3 70B, 64 GPUs, TP 4, PP 8", dense_runs, 6, 0.0105, 0.0309,
+             dense_tp_pp_lines, {{64, 64}, {4, 4}, {8, 8}, {1, 1}, {1, 1}, {}}),
+      record("NVIDIA B200", "bf16", "dense and MoE", "SimuMax: Llama-3 70B/405B and DeepSeek-V2/V3 trimmed, 8 GPUs",
+             dense_runs, 31, 0.0705, 0.2063, simumax_lines, {{8, 8}, {1, 8}, {1, 2}, {1, 8}, {1, 8}, alltoall}),
+      record("NVIDIA B200", "fp8-tensorwise", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0359, 0.0491, dense_lines,
+             llama_8b),
+      record("NVIDIA B200", "mxfp8", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0548, 0.0576, dense_lines, llama_8b),
+      record("NVIDIA GB200", "fp8-tensorwise", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0644, 0.0673, dense_lines,
+             llama_8b),
+      record("NVIDIA GB200", "mxfp8", "dense", "Llama-3 8B and 70B, 8 to 64 GPUs", dense_runs, 7, 0.0190, 0.0461,
+             dense_tp_pp_lines, {{8, 64}, {1, 2}, {1, 4}, {1, 1}, {1, 1}, {}}),
   };
   return records;
+}
+
+StepShape step_shape_of(const ParallelLayout& l, bool moe) {
+  StepShape s{l.gpu_count(), l.tp, l.pp, l.cp, l.ep, ""};
+  if (moe) {
+    s.dispatcher = l.dispatcher != MoeDispatcher::flex ? std::string(to_string(l.dispatcher))
+                   : l.moe_memory.hybridep             ? "flex-hybridep"
+                                                       : "flex-deepep";
+  }
+  return s;
 }
 
 namespace {
@@ -85,7 +142,47 @@ std::string line_of_component(const std::string& name) {
   return name;
 }
 
-std::vector<std::string> differences(const ValidationRecord& r, const ClusterStepTime& t, const std::string& precision) {
+std::string range_text(const SizeRange& r) {
+  return r.min == r.max ? fmt::format("{}", r.min) : fmt::format("{} to {}", r.min, r.max);
+}
+
+/// A collective line's own parallel size: EP for the all-to-all, TP, PP (p2p and the bubble), CP; the
+/// data-parallel lines have none beyond the GPU count.
+const std::vector<std::pair<const char*, SizeRange ValidationRecord::*>> line_sizes{
+    {"ep", &ValidationRecord::ep}, {"tp", &ValidationRecord::tp}, {"pp", &ValidationRecord::pp}, {"cp", &ValidationRecord::cp}};
+
+std::int64_t priced_size(const StepShape& s, const std::string& key) {
+  return key == "ep" ? s.ep : key == "tp" ? s.tp : key == "pp" ? s.pp : s.cp;
+}
+
+/// Where a collective line (`key`) of the step lies outside the record's layouts: the GPU count, the
+/// line's own size, and for the all-to-all the dispatcher. Compute lines and the optimizer compare
+/// none of these (their cost does not grow with the GPU count).
+void layout_differences(const ValidationRecord& r, const StepShape& s, const std::string& key,
+                        std::vector<std::string>& out) {
+  static const std::vector<std::string> collectives{"ep", "dp", "expert_dp", "tp", "pp", "cp"};
+  if (std::find(collectives.begin(), collectives.end(), key) == collectives.end()) return;
+  if (!r.gpus.contains(s.gpus)) {
+    out.push_back(fmt::format("GPU count (validated {}, priced {})", range_text(r.gpus), s.gpus));
+  }
+  for (const auto& [name, range] : line_sizes) {
+    if (key != name) continue;
+    const std::int64_t size = priced_size(s, key);
+    if (!(r.*range).contains(size)) {
+      std::string upper = name;
+      for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
+      out.push_back(fmt::format("{} size (validated {}, priced {})", upper, range_text(r.*range), size));
+    }
+  }
+  if (key == "ep" && !s.dispatcher.empty() &&
+      std::find(r.dispatchers.begin(), r.dispatchers.end(), s.dispatcher) == r.dispatchers.end()) {
+    out.push_back(fmt::format("dispatcher (validated {}, priced {})", fmt::join(r.dispatchers, " and "), s.dispatcher));
+  }
+}
+
+/// Where the step differs from the record in what the record is: GPU, precision, model kind.
+std::vector<std::string> identity_differences(const ValidationRecord& r, const ClusterStepTime& t,
+                                              const std::string& precision) {
   std::vector<std::string> out;
   if (t.profile_gpu.rfind(r.gpu, 0) != 0) {
     out.push_back(fmt::format("GPU (validated on {}, priced on {})", r.gpu, t.profile_gpu));
@@ -100,18 +197,24 @@ std::vector<std::string> differences(const ValidationRecord& r, const ClusterSte
   return out;
 }
 
+/// The record nearest to the step's line `key`: the fewest differences in GPU, precision and model
+/// kind, then the fewest in the line's layout sizes, then the most runs fitted.
 CostLineValidation validate_line(const std::string& key, std::string shown, const ClusterStepTime& t,
                                  const std::string& precision) {
   CostLineValidation v;
   v.line = std::move(shown);
-  std::size_t best = 0;
+  std::pair<std::size_t, std::size_t> best{0, 0};
   for (const ValidationRecord& r : validation_records()) {
     if (std::find(r.lines.begin(), r.lines.end(), key) == r.lines.end()) continue;
-    std::vector<std::string> d = differences(r, t, precision);
-    const bool better = v.nearest == nullptr || d.size() < best || (d.size() == best && r.fitted > v.nearest->fitted);
+    std::vector<std::string> d = identity_differences(r, t, precision);
+    const std::size_t identity = d.size();
+    layout_differences(r, t.shape, key, d);
+    const std::pair<std::size_t, std::size_t> distance{identity, d.size() - identity};
+    const bool better =
+        v.nearest == nullptr || distance < best || (distance == best && r.fitted > v.nearest->fitted);
     if (!better) continue;
     v.nearest = &r;
-    best = d.size();
+    best = distance;
     v.differences = std::move(d);
   }
   return v;
