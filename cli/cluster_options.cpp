@@ -39,9 +39,9 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload,
   return o;
 }
 
-Fp8Recipe ClusterRankOptions::fp8_recipe() const {
-  if (megatron_args.empty()) return Fp8Recipe::none;
-  return load_team_fp8_recipe(megatron_args, bridge_config);
+TrainingRecipe ClusterRankOptions::training_recipe() const {
+  if (megatron_args.empty()) return TrainingRecipe{};
+  return load_team_training_recipe(megatron_args, bridge_config);
 }
 
 CLI::Option* add_min_headroom_option(CLI::App& command, double& gib, const std::string& when) {

@@ -43,8 +43,9 @@ struct ClusterRankOptions {
                                      std::optional<MegatronRun>* run) const;
   /// --loop-placement on `o`'s recipe, held (nothing when not given); budget::Error for a bad name.
   void hold_loop_placement(LayoutSearchOptions& o) const;
-  /// The FP8 recipe the time model must time (megatron_fp8_recipe() of --megatron-args; none without).
-  Fp8Recipe fp8_recipe() const;
+  /// The recipe the time model must time (load_team_training_recipe() of --megatron-args or
+  /// --bridge-config: its FP8 recipe and gradient bytes; the default recipe without).
+  TrainingRecipe training_recipe() const;
 };
 
 /// The calibration profile of the cluster file's GPU (its gpu.compute.calibration, issue 32) for

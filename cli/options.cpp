@@ -35,10 +35,10 @@ std::string profile_backend(const std::string& name) {
 }
 }  // namespace
 
-TimeModel CalibrationOptions::load(Fp8Recipe fp8, const std::optional<KernelTarget>& kernels) const {
+TimeModel CalibrationOptions::load(const TrainingRecipe& recipe, const std::optional<KernelTarget>& kernels) const {
   TimeModelOptions options{profile_backend(attention_backend)};
   options.kernels = kernels;
-  options.recipe.fp8 = fp8;
+  options.recipe = recipe;
   return TimeModel(load_calibration_profile(path), options);
 }
 

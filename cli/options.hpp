@@ -30,10 +30,10 @@ struct CalibrationOptions {
   std::string path;
   std::string attention_backend = "auto";
   bool given() const { return !path.empty(); }
-  /// The time model of the profile at `path` (budget::Error naming the file if it is bad), its FP8
-  /// GEMMs `fp8` (the recipe of --megatron-args; none: bf16).
+  /// The time model of the profile at `path` (budget::Error naming the file if it is bad) timing
+  /// `recipe` (the recipe of --megatron-args: its FP8 GEMMs and gradient bytes; default: bf16).
   /// `kernels`: the kernel target whose padding the model charges (TimeModelOptions::kernels).
-  TimeModel load(Fp8Recipe fp8 = Fp8Recipe::none, const std::optional<KernelTarget>& kernels = std::nullopt) const;
+  TimeModel load(const TrainingRecipe& recipe = {}, const std::optional<KernelTarget>& kernels = std::nullopt) const;
   /// load() when --calibration was given, else nothing.
   std::optional<TimeModel> load_if_given() const;
 };

@@ -310,7 +310,8 @@ void match_time_model(const py::handle& calibration, const py::handle& cluster, 
     const bool flash = attention_backend == "fa2" || attention_backend == "fa3" || attention_backend == "fa4";
     budget::TimeModelOptions model_options{flash ? "flash" : attention_backend == "unfused" ? "auto" : attention_backend};
     if (team) {
-      model_options.recipe.fp8 = team->layout.fp8;  // as the CLI's --megatron-args (ClusterRankOptions::fp8_recipe())
+      // The team's whole recipe (FP8, gradient bytes), as the CLI's ClusterRankOptions::training_recipe().
+      model_options.recipe = static_cast<const budget::TrainingRecipe&>(team->layout);
     } else if (kernels) {
       model_options.recipe.fp8 = budget::fp8_recipe_of(kernels->precision);  // precision= times the GEMMs, as --precision
     }

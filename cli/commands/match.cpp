@@ -135,12 +135,15 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
   }
   in.loop = o.loop.spec();
   if (o.calibration.given()) {
-    // The team's FP8 recipe (--megatron-args) times the GEMMs of every candidate, as it prices their memory.
-    // --precision's FP8 recipe when --megatron-args names none (NVFP4 GEMMs are not timed: bf16's).
-    const Fp8Recipe fp8 = o.cluster.given() && !o.cluster.megatron_args.empty() ? o.cluster.fp8_recipe()
-                          : kernels                                          ? fp8_recipe_of(kernels->precision)
-                                                                             : Fp8Recipe::none;
-    in.model = o.calibration.load(fp8, kernels);
+    // The team's recipe (--megatron-args: FP8, gradient bytes) times every candidate, as it prices their
+    // memory; without it --precision's FP8 recipe (NVFP4 GEMMs are not timed: bf16's).
+    TrainingRecipe recipe;
+    if (o.cluster.given() && !o.cluster.megatron_args.empty()) {
+      recipe = o.cluster.training_recipe();
+    } else if (kernels) {
+      recipe.fp8 = fp8_recipe_of(kernels->precision);
+    }
+    in.model = o.calibration.load(recipe, kernels);
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
                                   "--rank-by time and --max-time-ratio need --calibration P.json (a profile to "

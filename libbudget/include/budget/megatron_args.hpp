@@ -171,8 +171,9 @@ Fp8Recipe load_bridge_fp8_recipe(const std::string& path);
 /// A team's recipe file as a command takes it: `--megatron-args FILE` (load_megatron_args()) or, with
 /// `bridge_config`, `--bridge-config FILE.yaml` (load_bridge_config()); one reader for both options.
 MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const ArchConfig& config, std::int64_t gpus);
-/// load_megatron_fp8_recipe() or load_bridge_fp8_recipe() of the file.
-Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config);
+/// megatron_training_recipe() of a team's recipe file (`bridge_config`: a Bridge config's arguments):
+/// the recipe a time model is built with where no one model's arguments are read (match, grid).
+TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_config);
 
 /// The FP8 recipe of Megatron-LM arguments (--fp8-format with --fp8-recipe, Megatron's default
 /// delayed; none without --fp8-format), as read_megatron_args() reads it, without a config: what the
@@ -180,6 +181,12 @@ Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config);
 Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::string& source);
 /// megatron_fp8_recipe() of a --megatron-args file.
 Fp8Recipe load_megatron_fp8_recipe(const std::string& path);
+/// The training recipe of Megatron-LM's arguments read without a model or GPU count, as
+/// read_megatron_args() reads it into its layout: the micro-batch size, recompute, precision and FP8,
+/// the gradient and optimizer dtypes and the model settings (budget::Error as read_megatron_args()).
+/// Nothing of it depends on the model's shape, so one file's recipe times every candidate of a match
+/// or grid alike.
+TrainingRecipe megatron_training_recipe(const std::vector<std::string>& words, const std::string& source);
 /// The kernel target's attention backend (budget/kernel_stack.hpp) of a --megatron-args file's
 /// --attention-backend (Megatron-LM's AttnBackend): fused cudnn, flash fa2 (the flash-attn package
 /// TE requires), unfused and local unfused, auto or absent te_default.

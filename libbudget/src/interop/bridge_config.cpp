@@ -349,8 +349,9 @@ MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const 
   return bridge_config ? load_bridge_config(path, config, gpus) : load_megatron_args(path, config, gpus);
 }
 
-Fp8Recipe load_team_fp8_recipe(const std::string& path, bool bridge_config) {
-  return bridge_config ? load_bridge_fp8_recipe(path) : load_megatron_fp8_recipe(path);
+TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_config) {
+  const std::string text = detail::read_text_file(path);
+  return megatron_training_recipe(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path), path);
 }
 
 }  // namespace budget

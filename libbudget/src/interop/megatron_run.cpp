@@ -302,6 +302,16 @@ void read_megatron_model_settings(const ParsedMegatronArgs& p, ParallelLayout& l
   }
 }
 
+/// The recipe's settings that need neither the model nor the GPU count: recompute, precision and FP8,
+/// the gradient and optimizer dtypes, the model settings (dropout, attention backend, dispatcher, MoE
+/// memory settings).
+void read_megatron_recipe(const ParsedMegatronArgs& p, ParallelLayout& l, MegatronRun& run) {
+  read_megatron_recompute(p, l, run);
+  read_megatron_precision(p, l);
+  read_megatron_optimizer(p, l, run);
+  read_megatron_model_settings(p, l, run);
+}
+
 void read_megatron_overlap(const ParsedMegatronArgs& p, const ParallelLayout& l, CommOverlap& o) {
   o.dp = p.has("overlap_grad_reduce");
   o.tp = p.has("tp_comm_overlap");
@@ -330,10 +340,7 @@ MegatronRun interop_detail::read_parsed_megatron_args(const ParsedMegatronArgs& 
   ParallelLayout& l = run.layout;
   read_megatron_parallel(p, config, l);
   read_megatron_batch(p, gpus, l, run);
-  read_megatron_recompute(p, l, run);
-  read_megatron_precision(p, l);
-  read_megatron_optimizer(p, l, run);
-  read_megatron_model_settings(p, l, run);
+  read_megatron_recipe(p, l, run);
   read_megatron_overlap(p, l, run.overlap);
   read_megatron_group_routing(p, config, run);
   run.document_mask = p.has("reset_attention_mask");
@@ -352,6 +359,14 @@ Fp8Recipe megatron_fp8_recipe(const std::vector<std::string>& words, const std::
 
 Fp8Recipe load_megatron_fp8_recipe(const std::string& path) {
   return megatron_fp8_recipe(megatron_words(detail::read_text_file(path), path), path);
+}
+
+TrainingRecipe megatron_training_recipe(const std::vector<std::string>& words, const std::string& source) {
+  const interop_detail::ParsedMegatronArgs p = interop_detail::parse_megatron_words(words, source);
+  MegatronRun run;
+  interop_detail::read_megatron_recipe(p, run.layout, run);
+  run.layout.micro_batch_size = interop_detail::positive_arg(p, "micro_batch_size", 1);
+  return run.layout;
 }
 
 AttentionBackend load_megatron_attention_backend(const std::string& path) {

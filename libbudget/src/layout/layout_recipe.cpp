@@ -24,15 +24,23 @@ ParallelLayout recipe_template(const LayoutRecipe& recipe) {
   return l;
 }
 
-void detail::check_one_fp8_recipe(const TimeModel& model, Fp8Recipe layout_fp8) {
+void detail::check_one_recipe(const TimeModel& model, const TrainingRecipe& layout) {
   const Fp8Recipe timed = model.options().recipe.fp8;
-  if (timed == layout_fp8) return;
-  throw Error(fmt::format("the time model times {} GEMMs while the layout's memory is priced with FP8 recipe {}: one "
-                          "recipe prices both (give the layout's recipe to the time model, or the time model's to the "
-                          "layout)",
-                          timed == Fp8Recipe::none ? std::string("bf16") : "FP8 " + std::string(to_string(timed)),
-                          to_string(layout_fp8)),
-              "fp8");
+  if (timed != layout.fp8) {
+    throw Error(fmt::format("the time model times {} GEMMs while the layout's memory is priced with FP8 recipe {}: "
+                            "one recipe prices both (give the layout's recipe to the time model, or the time model's "
+                            "to the layout)",
+                            timed == Fp8Recipe::none ? std::string("bf16") : "FP8 " + std::string(to_string(timed)),
+                            to_string(layout.fp8)),
+                "fp8");
+  }
+  const double timed_grads = main_grad_bytes(model.options().recipe), priced_grads = main_grad_bytes(layout);
+  if (timed_grads != priced_grads) {
+    throw Error(fmt::format("the time model accumulates {:g}-byte main gradients while the layout's memory holds "
+                            "{:g}-byte ones: one recipe prices both (give the layout's recipe to the time model)",
+                            timed_grads, priced_grads),
+                "main_grad_bytes");
+  }
 }
 
 }  // namespace budget

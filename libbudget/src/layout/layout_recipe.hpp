@@ -1,5 +1,5 @@
 #pragma once
-// Private to the layout domain and those above it: the check that one FP8 recipe prices a layout's
+// Private to the layout domain and those above it: the check that one recipe prices a layout's
 // memory and its time (layout_recipe.cpp; docs/cluster.md, "The recipe held").
 #include "budget/fp8_recipe.hpp"
 #include "budget/time_model.hpp"
@@ -7,10 +7,11 @@
 namespace budget {
 
 namespace detail {
-/// budget::Error ("fp8") unless `model` times the GEMMs with `layout_fp8`, the FP8 recipe the
-/// layout's memory is priced with: one recipe prices memory and time (the search's recipe, a fixed
-/// layout's fp8).
-void check_one_fp8_recipe(const TimeModel& model, Fp8Recipe layout_fp8);
+/// budget::Error ("fp8", "main_grad_bytes") unless `model` times what `layout` prices memory with:
+/// the GEMMs' FP8 recipe and the main-gradient bytes (main_grad_bytes()), the two parts of the
+/// recipe the time model reads (TimeModelOptions::recipe). One recipe prices memory and time (the
+/// search's recipe, a fixed layout's).
+void check_one_recipe(const TimeModel& model, const TrainingRecipe& layout);
 }  // namespace detail
 
 }  // namespace budget

@@ -320,7 +320,7 @@ LayoutSearchResult search_pruned(const TimeModel& model, const ArchConfig& confi
 LayoutSearchResult checked_layout_search(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
                                          const LayoutSearchOptions& o, const detail::SearchSharing& sharing) {
   detail::check_layout_search_options(o, cluster);
-  detail::check_one_fp8_recipe(model, o.recipe.base.fp8);
+  detail::check_one_recipe(model, o.recipe.base);
   LayoutSearchResult found =
       o.exhaustive ? search_exhaustive(model, config, cluster, o) : search_pruned(model, config, cluster, o, sharing);
   if (found.valid > 0) found.first_rejection.clear();

@@ -329,7 +329,7 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
                                    const ClusterSpec& cluster, const ClusterTimeOptions& options,
                                    const LayerTimes& times) {
   const ParallelLayout& l = memory.layout;
-  detail::check_one_fp8_recipe(model, l.fp8);
+  detail::check_one_recipe(model, l);
   ClusterStepTime out;
   out.moe = config.ffn.is_moe();
   out.shape = step_shape_of(l, out.moe);

@@ -26,18 +26,6 @@ using namespace budget;
 
 namespace {
 
-const TimeModel& recipe_model(Fp8Recipe fp8) {
-  static const CalibrationProfile profile =
-      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-published.json");
-  static const TimeModel bf16(profile);
-  static const TimeModel tensorwise(profile, [] {
-    TimeModelOptions o;
-    o.recipe.fp8 = Fp8Recipe::tensorwise;
-    return o;
-  }());
-  return fp8 == Fp8Recipe::none ? bf16 : tensorwise;
-}
-
 /// The recipe of the tests: FP8 tensorwise with FP8 parameters, bf16 main gradients, the
 /// precision-aware optimizer's bf16 moments, micro-batch size 2, selective recompute, the distributed
 /// optimizer. `base` is a TrainingRecipe: it holds no parallel sizes for the search to ignore.
@@ -56,6 +44,24 @@ LayoutRecipe fp8_recipe() {
   r.hold_recompute = true;
   r.hold_distributed_optimizer = true;
   return r;
+}
+
+const CalibrationProfile& recipe_profile() {
+  static const CalibrationProfile profile =
+      load_calibration_profile(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-published.json");
+  return profile;
+}
+
+/// The time model of the tests' recipe (fp8_recipe().base: FP8 tensorwise, bf16 main gradients), or
+/// of the default recipe (bf16 GEMMs, fp32 main gradients) for Fp8Recipe::none.
+const TimeModel& recipe_model(Fp8Recipe fp8) {
+  static const TimeModel bf16(recipe_profile());
+  static const TimeModel tensorwise(recipe_profile(), [] {
+    TimeModelOptions o;
+    o.recipe = fp8_recipe().base;
+    return o;
+  }());
+  return fp8 == Fp8Recipe::none ? bf16 : tensorwise;
 }
 
 }  // namespace
@@ -133,7 +139,7 @@ TEST_CASE("layout search: the recipe held, against brute force over the held spa
   CHECK(training_memory(c, plain, cluster).peak_bytes > found.layouts[0].memory.peak_bytes);
 }
 
-TEST_CASE("layout search: one FP8 recipe prices memory and time", "[cluster][search]") {
+TEST_CASE("layout search: one recipe (FP8, main-gradient bytes) prices memory and time", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();
   const ClusterSpec cluster = test::eight_search_gpus(std::int64_t{80} << 30);
   LayoutSearchOptions o = test::search_on_8_gpus();
@@ -144,6 +150,14 @@ TEST_CASE("layout search: one FP8 recipe prices memory and time", "[cluster][sea
   CHECK_THROWS_WITH(search_layouts(recipe_model(Fp8Recipe::tensorwise), c, cluster, o),
                     Catch::Contains("one recipe prices both"));
   CHECK_NOTHROW(search_layouts(recipe_model(Fp8Recipe::none), c, cluster, o));
+  // The same FP8 recipe with the default fp32 main gradients against the recipe's bf16 ones: the
+  // time model's gradient accumulation would read 4 bytes where memory holds 2.
+  o.recipe = fp8_recipe();
+  TimeModelOptions fp8_only;
+  fp8_only.recipe.fp8 = Fp8Recipe::tensorwise;
+  CHECK_THROWS_WITH(search_layouts(TimeModel(recipe_profile(), fp8_only), c, cluster, o),
+                    Catch::Contains("main_grad_bytes") && Catch::Contains("4-byte") && Catch::Contains("2-byte"));
+  CHECK_NOTHROW(search_layouts(recipe_model(Fp8Recipe::tensorwise), c, cluster, o));
 }
 
 TEST_CASE("cluster ranking: one basis, every config searched with the team's recipe, the team's layout apart",

@@ -84,6 +84,33 @@ TEST_CASE("interop: the reader resolves DP, micro-batches and Megatron's default
   CHECK(read_megatron_args(words("--seq-length 4096"), c, 1, "t").layout.precision == TrainingPrecision::fp32);
 }
 
+TEST_CASE("interop: the training recipe read without a model is the one read_megatron_args() reads", "[interop]") {
+  // match and grid build their time model from this recipe before any one candidate's arguments are
+  // read: its FP8 recipe and its main-gradient bytes must be those memory prices (issue 40 item 3).
+  const std::string text =
+      "--tensor-model-parallel-size 2 --micro-batch-size 2 --global-batch-size 64 --seq-length 4096 --bf16 "
+      "--grad-reduce-in-bf16 --fp8-format hybrid --fp8-recipe tensorwise --use-distributed-optimizer "
+      "--use-precision-aware-optimizer --exp-avg-dtype bf16 --recompute-granularity selective "
+      "--hidden-dropout 0 --attention-dropout 0 --cross-entropy-loss-fusion";
+  const TrainingRecipe recipe = megatron_training_recipe(words(text), "test");
+  const ParallelLayout read = read_megatron_args(words(text), interop_llama(), 16, "test").layout;
+  CHECK(recipe.fp8 == Fp8Recipe::tensorwise);
+  CHECK(main_grad_bytes(recipe) == 2.0);  // --grad-reduce-in-bf16: bf16 main gradients
+  CHECK(recipe.micro_batch_size == 2);
+  CHECK(recipe.fp8 == read.fp8);
+  CHECK(main_grad_bytes(recipe) == main_grad_bytes(read));
+  CHECK(recipe.optimizer_dtypes == read.optimizer_dtypes);
+  CHECK(recipe.optimizer_dtypes.exp_avg == StateDtype::bf16);
+  CHECK(recipe.recompute.kind == read.recompute.kind);
+  CHECK(recipe.distributed_optimizer == read.distributed_optimizer);
+  CHECK(recipe.dropout == read.dropout);
+  CHECK_FALSE(recipe.dropout);
+  CHECK(recipe.cross_entropy_fusion == read.cross_entropy_fusion);
+  // A plain --bf16 run accumulates in fp32; what Megatron refuses is refused here too.
+  CHECK(main_grad_bytes(megatron_training_recipe(words("--bf16"), "t")) == 4.0);
+  CHECK_THROWS_WITH(megatron_training_recipe(words("--bf16 --fp16"), "t"), Catch::Contains("exclude each other"));
+}
+
 TEST_CASE("interop: the reader refuses what Megatron refuses, naming both values", "[interop]") {
   const ArchConfig c = interop_llama();
   const auto read = [&](const std::string& text, std::int64_t gpus = 8) { return read_megatron_args(words(text), c, gpus, "args"); };
