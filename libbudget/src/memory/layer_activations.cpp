@@ -157,7 +157,9 @@ double ffn_kept_bytes(const ArchConfig& c, const OpListShapes& s, std::int64_t l
   const double index_per_token = l.moe_permute_fusion ? 4.0 * (2.0 * E + 1.0) : 0.0;
   const double expert_mlp =
       f8 * H * etp + mlp_kept_per_width(c, l, rc.recomputes(RecomputeModule::moe_act)) * s.expert_dim;
-  const double routed = rows * (padding * expert_mlp + index_per_row) + index_per_token;
+  // HybridEP keeps its routing handle per layer execution (hybridep_handle_bytes_per_token()).
+  const double routed =
+      rows * (padding * expert_mlp + index_per_row) + index_per_token + hybridep_handle_bytes_per_token(c, l);
   return T * (moe_replicated / r + shared) + (T / r) * routed;
 }
 

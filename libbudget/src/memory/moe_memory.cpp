@@ -75,6 +75,26 @@ double hybridep_buffer_bytes(const ArchConfig& c, const ParallelLayout& l, const
   return 2.0 * (token_bytes + prob_bytes) + scale_bytes;
 }
 
+// HybridEP's routing handle, kept per MoE layer execution until its backward. Megatron's fused
+// dispatch and combine keep the handle DeepEP returns in their autograd context (fused_a2a.py:437,
+// 495: ctx.handle = handle) and the dispatcher hands it from dispatch to combine; the handle's
+// tensors are torch::empty, in PyTorch's allocator (DeepEP hybrid-ep@94a9f8f,
+// deep_ep/hybrid_ep_buffer.py:414-431 returns them; csrc/hybrid_ep/executor/executor.cu, the
+// permuting dispatch with enable_permute):
+//   sparse_to_dense_map   t·N × R int32                 (:93-95)
+//   local_expert_routing_map  t·R·N × E_l bool           (:110-112)
+//   dense_to_expert_map   t·R·N × E_l int32              (:124-126)
+// with t the tokens of the rank's dispatch input (T/r; fused_a2a.py passes x, the rank's tokens),
+// R·N the ranks of the dispatch group (the TP×EP group, token_dispatcher.py:1846-1851: EP·ETP) and
+// E_l = E/EP local experts: t·EP·ETP·(4 + 5·E_l) bytes. Not counted: the RDMA maps (t·N and
+// t·(N − 1) bools, :97-101), the chunk layout and the per-expert counts (a few KB).
+double hybridep_handle_bytes_per_token(const ArchConfig& c, const ParallelLayout& l) {
+  if (!l.moe_memory.hybridep || l.dispatcher != MoeDispatcher::flex || !c.ffn.is_moe()) return 0.0;
+  const double group_ranks = static_cast<double>(l.ep) * static_cast<double>(l.expert_tp());
+  const double local_experts = static_cast<double>(c.ffn.num_experts / l.ep);
+  return group_ranks * (4.0 + 5.0 * local_experts);
+}
+
 // Transformer Engine's cuBLAS workspaces (transformer_engine/pytorch/cpp_extensions/gemm.py:31-57):
 // 32 MiB + 1 KiB each on compute capability 9.0 and later (4 MiB before: A100, not distinguished
 // here), allocated with torch.empty and cached for the process; grouped GEMMs take one per compute

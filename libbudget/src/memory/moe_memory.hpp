@@ -27,6 +27,10 @@ double expert_row_padding_factor(const ParallelLayout& l, double rows, std::int6
 /// (0 without HybridEP or an MoE layer).
 double hybridep_buffer_bytes(const ArchConfig& c, const ParallelLayout& l, const ClusterSpec& cluster);
 
+/// HybridEP's routing handle that each MoE layer execution keeps until its backward, bytes per token
+/// of the rank's dispatch input: EP·ETP·(4 + 5·E/EP) (0 without HybridEP or an MoE layer).
+double hybridep_handle_bytes_per_token(const ArchConfig& c, const ParallelLayout& l);
+
 /// Transformer Engine's cuBLAS workspaces of one GPU for grouped GEMMs (MoE layers with
 /// --moe-grouped-gemm), bytes, in PyTorch's allocator: one per compute stream.
 double te_grouped_gemm_workspace_bytes();

@@ -51,8 +51,11 @@ TEST_CASE("MoE memory: HybridEP's NVLink buffers lie outside the allocator's pea
   const double expected = 2.0 * (268435456.0 + 16777216.0) + 4194304.0;  // 574,619,648 B
   CHECK(hybrid.stages[0].outside_allocator_bytes == Approx(expected).epsilon(1e-12));
   CHECK(plain.stages[0].outside_allocator_bytes == 0.0);
-  CHECK(hybrid.peak_bytes == plain.peak_bytes);  // not in torch.cuda.max_memory_allocated()
-  CHECK(hybrid.headroom_bytes == Approx(plain.headroom_bytes - expected).epsilon(1e-12));
+  // Not in torch.cuda.max_memory_allocated(): the peak grows only by the routing handle its 48 layer
+  // executions keep (2,883,584 B each, the next test case), the headroom by both.
+  const double handles = 48.0 * 2883584.0;
+  CHECK(hybrid.peak_bytes == Approx(plain.peak_bytes + handles).epsilon(1e-12));
+  CHECK(hybrid.headroom_bytes == Approx(plain.headroom_bytes - expected - handles).epsilon(1e-12));
   bool said = false;
   for (const std::string& n : hybrid.notes) said = said || n.find("buffers, 0.54 GiB a GPU, lie outside") != std::string::npos;
   CHECK(said);
@@ -81,6 +84,47 @@ TEST_CASE("MoE memory: HybridEP's rank budget sizes the permuted rows, the imbal
         Approx(4096.0 * 2.0 * (2.0 * 2048 + 6.0 * 768)).epsilon(1e-12));
   l.moe_memory.rank_capacity_factor = -1.0;
   CHECK_THROWS_WITH(training_memory(c, l, moe_h100_nodes()), Catch::Contains("expert rank capacity factor = -1"));
+}
+
+TEST_CASE("MoE memory: HybridEP's routing handle is kept by each MoE layer execution until its backward",
+          "[cluster][memory][moe]") {
+  const ArchConfig c = moe_qwen3();
+  ParallelLayout l = moe_layout();
+  const double plain = layer_activation_bytes(c, 1, l, false).ffn;
+  const TrainingMemory plain_memory = training_memory(c, l, moe_h100_nodes());
+  l.moe_memory.hybridep = true;
+  const double hybrid = layer_activation_bytes(c, 1, l, false).ffn;
+  // Hand count (DeepEP hybrid-ep@94a9f8f executor.cu:93-126): a rank dispatches t = 4096 tokens to a
+  // group of R·N = 8 ranks × 2 nodes = 16 with 128 / 16 = 8 local experts: sparse_to_dense_map 4096·2
+  // × 8 int32 = 262,144 B, local_expert_routing_map 65,536 × 8 bool = 524,288 B, dense_to_expert_map
+  // 65,536 × 8 int32 = 2,097,152 B; 2,883,584 B a layer execution.
+  const double handle = 262144.0 + 524288.0 + 2097152.0;
+  CHECK(hybrid - plain == Approx(handle).epsilon(1e-12));
+  // 48 layer executions of one micro-batch in flight (1F1B without pipelining).
+  const TrainingMemory hybrid_memory = training_memory(c, l, moe_h100_nodes());
+  CHECK(hybrid_memory.stages[0].by_component.activations - plain_memory.stages[0].by_component.activations ==
+        Approx(48.0 * handle).epsilon(1e-12));
+  // The dispatch group is TP×EP (token_dispatcher.py:1846-1851): at EP 8 × ETP 2 a token map spans 16
+  // ranks with 16 local experts: 4096 × 16 × (4 + 5·16) = 5,505,024 B.
+  ParallelLayout etp2 = l;
+  etp2.ep = 8;
+  etp2.etp = 2;
+  etp2.moe_memory.hybridep = false;
+  const double etp2_plain = layer_activation_bytes(c, 1, etp2, false).ffn;
+  etp2.moe_memory.hybridep = true;
+  CHECK(layer_activation_bytes(c, 1, etp2, false).ffn - etp2_plain == Approx(5505024.0).epsilon(1e-12));
+  // The moe recompute drops the layer's autograd context, the handle with it; no flex, no handle.
+  l.recompute.modules = {RecomputeModule::moe};
+  l.recompute.kind = RecomputeKind::selective;
+  ParallelLayout recomputed_plain = l;
+  recomputed_plain.moe_memory.hybridep = false;
+  CHECK(layer_activation_bytes(c, 1, l, false).ffn == layer_activation_bytes(c, 1, recomputed_plain, false).ffn);
+  l = moe_layout();
+  l.moe_memory.hybridep = true;
+  l.dispatcher = MoeDispatcher::alltoall;
+  ParallelLayout alltoall_plain = l;
+  alltoall_plain.moe_memory.hybridep = false;
+  CHECK(layer_activation_bytes(c, 1, l, false).ffn == layer_activation_bytes(c, 1, alltoall_plain, false).ffn);
 }
 
 TEST_CASE("MoE memory: EP overlap holds one more layer, grouped GEMMs four cuBLAS workspaces",

@@ -2,7 +2,7 @@
 // exact Megatron-LM arguments (data/runs/moe_runs.jsonl, scripts/convert_measured_runs.py), and
 // what the model reaches on them today (docs/calibration.md, "Validation on the MoE runs"). These
 // guard today's figures, with the tolerances the figures have: they are not the issue's targets,
-// which the memory figure does not meet (−11.9% against "within 3%").
+// which the memory figure does not meet (−11.7% against "within 3%").
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -45,12 +45,15 @@ TEST_CASE("MoE runs: Qwen3-30B-A3B on 16 H100, the published peak memory against
   const RunPrediction& run = moe_run_named(bf16, "mbcard-qwen3-30b-h100-bf16-n16-perf");
   REQUIRE(run.skipped.empty());
   CHECK(run.measured_memory_gib == Approx(62.166));
-  // Today: 54.79 GiB, −11.9% (54.21, −12.8%, before issue 42's terms: EP overlap's extra layer
-  // +0.46 GiB, grouped-GEMM workspaces +0.13 GiB; HybridEP's 0.54 GiB lies outside the allocator).
-  // The remaining 7.4 GiB has no source-backed term yet (docs/cluster.md, "MoE memory terms").
+  // Today: 54.92 GiB, −11.7% (54.21, −12.8%, before issue 42's terms: EP overlap's extra layer
+  // +0.46 GiB, grouped-GEMM workspaces +0.13 GiB, HybridEP's routing handles of 49 layer executions
+  // +0.13 GiB; HybridEP's 0.54 GiB of buffers lie outside the allocator). The remaining 7.2 GiB has
+  // no source-backed term yet (docs/cluster.md, "MoE memory terms": the candidates sized at source).
+  // The figure is guarded as the data file states it (GiB); Megatron-Bridge prints its memory line in
+  // 10⁹ B (train_utils.py:1160-1210 at 067f987d), which would make it 57.90 GiB and the error −5.1%.
   const double error = run.predicted_memory_gib / run.measured_memory_gib - 1.0;
-  CHECK(error > -0.125);
-  CHECK(error < -0.10);
+  CHECK(error > -0.12);
+  CHECK(error < -0.113);
   // A run without a published peak has no memory figure.
   CHECK(moe_run_named(bf16, "mbcard-qwen3-30b-h100-bf16-n16-functional").predicted_memory_gib == -1.0);
   // The newest releases' step times (fitted, leave-one-run-out): 4 runs, median 2.9%, worst 7.0%.
