@@ -68,14 +68,16 @@ struct SizeRange {
 };
 
 /// What a priced step's layout is compared on with the runs that validated its cost lines: the GPU
-/// count, the parallel sizes and the MoE dispatcher ("alltoall", "allgather", "flex-deepep",
-/// "flex-hybridep"; empty for a dense model).
+/// count, the parallel sizes, the NVLink domains one EP group spans and the MoE dispatcher
+/// ("alltoall", "allgather", "flex-deepep", "flex-hybridep"; empty for a dense model).
 struct StepShape {
   std::int64_t gpus = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+  std::int64_t ep_domains = 1;  ///< NVLink domains one EP group spans (group_placement(EP, ETP, domain).nodes)
   std::string dispatcher;
 };
-/// The step shape of `layout` (`moe`: the config has routed experts).
-StepShape step_shape_of(const ParallelLayout& layout, bool moe);
+/// The step shape of `layout` on a cluster of `nvlink_domain` GPUs an NVLink domain (`moe`: the
+/// config has routed experts).
+StepShape step_shape_of(const ParallelLayout& layout, bool moe, std::int64_t nvlink_domain);
 
 struct ClusterStepTime {
   double seconds_per_step = 0.0;
@@ -137,6 +139,7 @@ struct ValidationRecord {
   /// The fitted runs' layouts: GPU count, TP, PP, CP and EP ranges and the dispatchers they ran
   /// (empty: dense). Checked against the runs' own layouts by tests/unit/runs/test_cost_validation.cpp.
   SizeRange gpus, tp, pp, cp, ep;
+  SizeRange ep_domains;  ///< NVLink domains one EP group of the runs spanned
   std::vector<std::string> dispatchers;
 };
 /// The records, with the figures measured on 2026-12-07 (docs/calibration.md); each checked against a
@@ -152,8 +155,8 @@ struct CostLineValidation {
   /// How the priced step lies from `nearest`: "GPU (validated on NVIDIA H100, priced on NVIDIA B200)",
   /// "precision (...)", "model kind (...)"; for a collective line also "GPU count (validated 16, priced
   /// 256)", and its own size ("EP size (validated 16, priced 32)", TP, PP, CP); for the EP line the
-  /// dispatcher ("dispatcher (validated flex-hybridep, priced alltoall)"). Empty: inside the validated
-  /// box.
+  /// NVLink domains its group spans and the dispatcher ("dispatcher (validated flex-hybridep, priced
+  /// alltoall)"). Empty: inside the validated box.
   std::vector<std::string> differences;
 };
 /// Every cost line of `time` (its compute classes and the components with time) with its validation.

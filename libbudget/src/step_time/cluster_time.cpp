@@ -332,7 +332,7 @@ ClusterStepTime assemble_step_time(const TimeModel& model, const ArchConfig& con
   detail::check_one_recipe(model, l);
   ClusterStepTime out;
   out.moe = config.ffn.is_moe();
-  out.shape = step_shape_of(l, out.moe);
+  out.shape = step_shape_of(l, out.moe, cluster.nvlink_domain());
   out.communication = step_communication(config, memory, cluster, options.communication);
   apply_run_fit_to_communication(model, out.communication);
   out.notes = times.notes;

@@ -50,6 +50,7 @@ nlohmann::ordered_json validation_json(const ClusterStepTime& t) {
             {"pp", {r.pp.min, r.pp.max}},
             {"cp", {r.cp.min, r.cp.max}},
             {"ep", {r.ep.min, r.ep.max}},
+            {"ep_nvlink_domains", {r.ep_domains.min, r.ep_domains.max}},
             {"dispatchers", r.dispatchers}};
     }
     out.push_back({{"line", v.line},

@@ -41,7 +41,7 @@ const std::vector<std::string> alltoall{"alltoall"};
 
 /// The fitted runs' layouts (ValidationRecord's box): GPU count, TP, PP, CP, EP and dispatchers.
 struct Box {
-  SizeRange gpus, tp, pp, cp, ep;
+  SizeRange gpus, tp, pp, cp, ep, ep_domains;
   std::vector<std::string> dispatchers;
 };
 
@@ -64,6 +64,7 @@ ValidationRecord record(std::string gpu, std::string precision, std::string mode
   r.pp = box.pp;
   r.cp = box.cp;
   r.ep = box.ep;
+  r.ep_domains = box.ep_domains;
   r.dispatchers = std::move(box.dispatchers);
   return r;
 }
@@ -76,11 +77,11 @@ ValidationRecord one_run(std::string gpu, std::string precision, std::string mod
   return r;
 }
 
-const Box qwen3_h100{{16, 16}, {1, 1}, {1, 1}, {1, 1}, {16, 16}, hybridep};
-const Box qwen3_8_hybridep{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, hybridep};
-const Box qwen3_8_alltoall{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, alltoall};
-const Box mixtral{{64, 256}, {1, 2}, {1, 4}, {1, 8}, {8, 8}, alltoall};
-const Box llama_8b{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {}};
+const Box qwen3_h100{{16, 16}, {1, 1}, {1, 1}, {1, 1}, {16, 16}, {2, 2}, hybridep};
+const Box qwen3_8_hybridep{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, {1, 1}, hybridep};
+const Box qwen3_8_alltoall{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, {1, 1}, alltoall};
+const Box mixtral{{64, 256}, {1, 2}, {1, 4}, {1, 8}, {8, 8}, {1, 1}, alltoall};
+const Box llama_8b{{8, 8}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {}};
 }  // namespace
 
 /// The MoE runs (data/runs/moe_runs.jsonl, fitted on each GPU's published profile, 2026-12-07, with
@@ -101,24 +102,24 @@ const std::vector<ValidationRecord>& validation_records() {
       one_run("NVIDIA GB200", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", -0.007, qwen3_8_hybridep),
       one_run("NVIDIA B300", "mxfp8", "Qwen3-30B-A3B, 8 GPUs, EP 8, HybridEP", 0.041, qwen3_8_hybridep),
       record("NVIDIA GB300", "mxfp8", "MoE", "Qwen3-30B-A3B, 8 to 256 GPUs, EP 8, HybridEP", moe_runs, 6, 0.029, 0.034,
-             moe_edp_lines, {{8, 256}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, hybridep}),
+             moe_edp_lines, {{8, 256}, {1, 1}, {1, 1}, {1, 1}, {8, 8}, {1, 1}, hybridep}),
       record("NVIDIA H100", "fp8-tensorwise", "dense", "Llama-3 70B, 64 GPUs, TP 4, PP 8", dense_runs, 6, 0.0105, 0.0309,
-             dense_tp_pp_lines, {{64, 64}, {4, 4}, {8, 8}, {1, 1}, {1, 1}, {}}),
+             dense_tp_pp_lines, {{64, 64}, {4, 4}, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {}}),
       record("NVIDIA B200", "bf16", "dense and MoE", "SimuMax: Llama-3 70B/405B and DeepSeek-V2/V3 trimmed, 8 GPUs",
-             dense_runs, 31, 0.0705, 0.2063, simumax_lines, {{8, 8}, {1, 8}, {1, 2}, {1, 8}, {1, 8}, alltoall}),
+             dense_runs, 31, 0.0705, 0.2063, simumax_lines, {{8, 8}, {1, 8}, {1, 2}, {1, 8}, {1, 8}, {1, 1}, alltoall}),
       record("NVIDIA B200", "fp8-tensorwise", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0359, 0.0491, dense_lines,
              llama_8b),
       record("NVIDIA B200", "mxfp8", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0548, 0.0576, dense_lines, llama_8b),
       record("NVIDIA GB200", "fp8-tensorwise", "dense", "Llama-3 8B, 8 GPUs", dense_runs, 2, 0.0644, 0.0673, dense_lines,
              llama_8b),
       record("NVIDIA GB200", "mxfp8", "dense", "Llama-3 8B and 70B, 8 to 64 GPUs", dense_runs, 7, 0.0190, 0.0461,
-             dense_tp_pp_lines, {{8, 64}, {1, 2}, {1, 4}, {1, 1}, {1, 1}, {}}),
+             dense_tp_pp_lines, {{8, 64}, {1, 2}, {1, 4}, {1, 1}, {1, 1}, {1, 1}, {}}),
   };
   return records;
 }
 
-StepShape step_shape_of(const ParallelLayout& l, bool moe) {
-  StepShape s{l.gpu_count(), l.tp, l.pp, l.cp, l.ep, ""};
+StepShape step_shape_of(const ParallelLayout& l, bool moe, std::int64_t nvlink_domain) {
+  StepShape s{l.gpu_count(), l.tp, l.pp, l.cp, l.ep, group_placement(l.ep, l.expert_tp(), nvlink_domain).nodes, ""};
   if (moe) {
     s.dispatcher = l.dispatcher != MoeDispatcher::flex ? std::string(to_string(l.dispatcher))
                    : l.moe_memory.hybridep             ? "flex-hybridep"
@@ -173,6 +174,10 @@ void layout_differences(const ValidationRecord& r, const StepShape& s, const std
       for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
       out.push_back(fmt::format("{} size (validated {}, priced {})", upper, range_text(r.*range), size));
     }
+  }
+  if (key == "ep" && !r.ep_domains.contains(s.ep_domains)) {
+    out.push_back(fmt::format("NVLink domains an EP group spans (validated {}, priced {})", range_text(r.ep_domains),
+                              s.ep_domains));
   }
   if (key == "ep" && !s.dispatcher.empty() &&
       std::find(r.dispatchers.begin(), r.dispatchers.end(), s.dispatcher) == r.dispatchers.end()) {

@@ -30,7 +30,7 @@ std::string profile_of(const std::string& gpu) {
 }
 
 /// The validated Qwen3-30B-A3B H100 layout: 16 GPUs, EP 16, HybridEP.
-const StepShape qwen3_h100{16, 1, 1, 1, 16, "flex-hybridep"};
+const StepShape qwen3_h100{16, 1, 1, 1, 16, 2, "flex-hybridep"};
 
 ClusterStepTime priced(const std::string& gpu, const std::string& recipe, bool moe, StepShape shape = qwen3_h100) {
   ClusterStepTime t;
@@ -62,8 +62,9 @@ void check_box_of_runs(const ValidationRecord& r, const std::vector<MeasuredRun>
   for (const std::string& id : ids) {
     const auto run = std::find_if(runs.begin(), runs.end(), [&](const MeasuredRun& m) { return m.id == id; });
     REQUIRE(run != runs.end());
-    const StepShape s = step_shape_of(run->layout, run->config.ffn.is_moe());
-    for (auto [range, v] : {std::pair{&box.gpus, s.gpus}, {&box.tp, s.tp}, {&box.pp, s.pp}, {&box.cp, s.cp}, {&box.ep, s.ep}}) {
+    const StepShape s = step_shape_of(run->layout, run->config.ffn.is_moe(), run->cluster.nvlink_domain());
+    for (auto [range, v] : {std::pair{&box.gpus, s.gpus}, {&box.tp, s.tp}, {&box.pp, s.pp}, {&box.cp, s.cp}, {&box.ep, s.ep},
+                            {&box.ep_domains, s.ep_domains}}) {
       range->min = first ? v : std::min(range->min, v);
       range->max = first ? v : std::max(range->max, v);
     }
@@ -72,7 +73,8 @@ void check_box_of_runs(const ValidationRecord& r, const std::vector<MeasuredRun>
       box.dispatchers.push_back(s.dispatcher);
     }
   }
-  for (auto [mine, theirs] : {std::pair{r.gpus, box.gpus}, {r.tp, box.tp}, {r.pp, box.pp}, {r.cp, box.cp}, {r.ep, box.ep}}) {
+  for (auto [mine, theirs] : {std::pair{r.gpus, box.gpus}, {r.tp, box.tp}, {r.pp, box.pp}, {r.cp, box.cp}, {r.ep, box.ep},
+                              {r.ep_domains, box.ep_domains}}) {
     CHECK(mine.min == theirs.min);
     CHECK(mine.max == theirs.max);
   }
@@ -133,7 +135,7 @@ TEST_CASE("cost validation: each line names its nearest validated runs and how f
   // The pipeline (the bubble) at PP 8 on 64 GPUs: no MoE run on an H100 had PP; the nearest is the
   // dense Llama-3 70B at FP8 on H100 (64 GPUs, TP 4, PP 8), one difference away.
   const std::vector<CostLineValidation> h100_pp =
-      cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true, {64, 1, 8, 1, 8, "flex-hybridep"}));
+      cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true, {64, 1, 8, 1, 8, 1, "flex-hybridep"}));
   const CostLineValidation& pp = line_named(h100_pp, "pp");
   REQUIRE(pp.nearest != nullptr);
   CHECK(pp.nearest->models.find("Llama-3 70B") != std::string::npos);
@@ -141,7 +143,7 @@ TEST_CASE("cost validation: each line names its nearest validated runs and how f
   // The same bubble at PP 4 on 16 GPUs: still the Llama-3 record (same GPU and precision; the
   // Mixtral runs at PP 1 to 4 were on B200 and GB200), now outside its layouts too.
   const std::vector<CostLineValidation> h100_pp4 =
-      cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true, {16, 1, 4, 1, 4, "flex-hybridep"}));
+      cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true, {16, 1, 4, 1, 4, 1, "flex-hybridep"}));
   CHECK(line_named(h100_pp4, "pp").differences ==
         std::vector<std::string>{"model kind (validated dense, priced MoE)", "GPU count (validated 64, priced 16)",
                                  "PP size (validated 8, priced 4)"});
@@ -157,12 +159,12 @@ TEST_CASE("cost validation: each line names its nearest validated runs and how f
     if (v.nearest == nullptr) continue;
     CHECK(v.differences.front().rfind("GPU (validated on", 0) == 0);
   }
-  // Qwen3-235B-A22B's recipe on 256 H100 (TP 2, PP 8, EP 32, the alltoall dispatcher), BF16: the
-  // compute lines are inside the H100 BF16 MoE box, but its all-to-all lies outside it in GPU count,
-  // EP size and dispatcher, and its DP collectives in GPU count: the validated runs were 16 GPUs at
-  // EP 16 on HybridEP.
+  // Qwen3-235B-A22B's recipe on 256 H100 (TP 2, PP 8, EP 32 over 4 nodes of 8, the alltoall
+  // dispatcher), BF16: the compute lines are inside the H100 BF16 MoE box, but its all-to-all lies
+  // outside it in GPU count, EP size, nodes spanned and dispatcher, and its DP collectives in GPU
+  // count: the validated runs were 16 GPUs at EP 16 (2 nodes) on HybridEP.
   const std::vector<CostLineValidation> big =
-      cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "none", true, {256, 2, 8, 1, 32, "alltoall"}));
+      cost_line_validation(priced("NVIDIA H100 SXM5 80GB", "none", true, {256, 2, 8, 1, 32, 4, "alltoall"}));
   CHECK(line_named(big, "GEMMs (bf16)").differences.empty());
   CHECK(line_named(big, "expert GEMMs (bf16)").differences.empty());
   CHECK(line_named(big, "optimizer").differences.empty());
@@ -170,7 +172,17 @@ TEST_CASE("cost validation: each line names its nearest validated runs and how f
   REQUIRE(ep.nearest != nullptr);
   CHECK(ep.nearest->models.find("Qwen3-30B-A3B, 16 GPUs") != std::string::npos);
   CHECK(ep.differences == std::vector<std::string>{"GPU count (validated 16, priced 256)", "EP size (validated 16, priced 32)",
+                                                   "NVLink domains an EP group spans (validated 2, priced 4)",
                                                    "dispatcher (validated flex-hybridep, priced alltoall)"});
+  // The EP group's placement: Qwen3-235B's EP 32 on 32-GPU NVLink domains spans one.
+  ParallelLayout l;
+  l.ep = 32;
+  l.tp = 2;
+  l.etp = 1;
+  CHECK(step_shape_of(l, true, 8).ep_domains == 4);
+  CHECK(step_shape_of(l, true, 72).ep_domains == 1);
+  l.etp = 0;  // ETP = TP 2: the EP group's ranks stride 2, 64 GPUs
+  CHECK(step_shape_of(l, true, 8).ep_domains == 8);
   CHECK(line_named(big, "dp").differences == std::vector<std::string>{"GPU count (validated 16, priced 256)"});
   // The JSON names them too.
   const nlohmann::json j = nlohmann::json::parse(cluster_step_time_json(priced("NVIDIA H100 SXM5 80GB", "tensorwise", true)));
