@@ -272,3 +272,34 @@ TEST_CASE("layout fields: layout --format json's layout reads back as a run file
   padded["vocab_divisible_by"] = 128;
   CHECK(read_object(padded).padded_vocab(1000) == 1024);
 }
+
+namespace {
+/// One run line of a one-node B200 run with `layout` (after the batch) and `time` (omitted when empty).
+std::string run_line(const std::string& layout, const std::string& time) {
+  return std::string(
+             R"({"id":"x","gpu":"NVIDIA B200","hf_config":{"architectures":["LlamaForCausalLM"],"model_type":"llama",)"
+             R"("hidden_size":1024,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":8,)"
+             R"("intermediate_size":4096,"vocab_size":1000},"cluster":{"schema":"budget.cluster","schema_version":1,)"
+             R"("gpu":{"name":"NVIDIA B200","memory_GiB":100,"compute":{"datasheet":{"bf16_dense_TFLOPs":2250,)"
+             R"("source":"x"}}},"gpus_per_node":8,"nodes":1,"intra_node":{"bandwidth_GBps":900,"latency_us":3},)"
+             R"("inter_node":{"bandwidth_GBps":50,"latency_us":5}},"layout":{"micro_batch_size":1,"micro_batches":4)") +
+         (layout.empty() ? "" : "," + layout) + "}" + (time.empty() ? "" : R"(,"time":{)" + time + "}") +
+         R"(,"step_time_s":1})";
+}
+}  // namespace
+
+TEST_CASE("layout fields: a run file's layout reads vp and virtual_stages alike, and time's settings are given once",
+          "[layout][fields][runs]") {
+  CHECK(parse_measured_runs(run_line(R"("pp":2,"vp":2)", ""), "r.jsonl").at(0).layout.virtual_stages == 2);
+  CHECK(parse_measured_runs(run_line(R"("pp":2,"virtual_stages":2)", ""), "r.jsonl").at(0).layout.virtual_stages == 2);
+  REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("vp":2,"virtual_stages":2)", ""), "r.jsonl"),
+                      Catch::Contains("r.jsonl") && Catch::Contains("/layout/vp") && Catch::Contains("give one"));
+  CHECK(parse_measured_runs(run_line(R"("fp8":"delayed")", R"("cuda_graphs":true)"), "r.jsonl").at(0).layout.fp8 ==
+        Fp8Recipe::delayed);
+  CHECK(parse_measured_runs(run_line("", R"("fp8_recipe":"delayed")"), "r.jsonl").at(0).layout.fp8 ==
+        Fp8Recipe::delayed);
+  REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("fp8":"delayed")", R"("fp8_recipe":"delayed")"), "r.jsonl"),
+                      Catch::Contains("/time/fp8_recipe") && Catch::Contains("\"fp8\""));
+  REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("bf16_main_grads":true)", R"("main_grad_bytes":2)"), "r.jsonl"),
+                      Catch::Contains("/time/main_grad_bytes") && Catch::Contains("bf16_main_grads"));
+}
