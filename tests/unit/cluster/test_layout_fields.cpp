@@ -12,6 +12,7 @@
 
 #include "budget/error.hpp"
 #include "budget/layout_fields.hpp"
+#include "budget/layout_search.hpp"
 #include "budget/run_fit.hpp"
 #include "budget/training_memory.hpp"
 #include "layout/layout_fields_json.hpp"
@@ -302,4 +303,30 @@ TEST_CASE("layout fields: a run file's layout reads vp and virtual_stages alike,
                       Catch::Contains("/time/fp8_recipe") && Catch::Contains("\"fp8\""));
   REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("bf16_main_grads":true)", R"("main_grad_bytes":2)"), "r.jsonl"),
                       Catch::Contains("/time/main_grad_bytes") && Catch::Contains("bf16_main_grads"));
+}
+
+TEST_CASE("layout fields: the layout search's recipe object is the one it wrote by hand", "[layout][fields]") {
+  LayoutRecipe recipe;
+  recipe.base = unusual_layout();
+  const auto by_hand = [](const LayoutRecipe& r) {
+    using json = nlohmann::ordered_json;
+    const TrainingRecipe& b = r.base;
+    const OptimizerDtypes& d = b.optimizer_dtypes;
+    const auto s = [](auto e) { return std::string(to_string(e)); };
+    return json{{"precision", s(b.precision)}, {"fp8", s(b.fp8)}, {"fp8_param_gather", b.fp8_param_gather},
+                {"bf16_main_grads", d.bf16_main_grads}, {"precision_aware_optimizer", d.precision_aware},
+                {"main_params_dtype", s(d.main_params)}, {"exp_avg_dtype", s(d.exp_avg)},
+                {"exp_avg_sq_dtype", s(d.exp_avg_sq)},
+                {"micro_batch_size", r.hold_micro_batch_size ? json(b.micro_batch_size) : json()},
+                {"recompute", r.hold_recompute ? json(s(b.recompute.kind)) : json()},
+                {"distributed_optimizer", r.hold_distributed_optimizer ? json(b.distributed_optimizer) : json()},
+                {"fsdp", s(b.fsdp)}, {"cpu_offload_layers", b.cpu_offload_layers}, {"dispatcher", s(b.dispatcher)},
+                {"moe_permute_fusion", b.moe_permute_fusion}, {"cross_entropy_fusion", b.cross_entropy_fusion},
+                {"capacity_factor", b.capacity_factor}}
+        .dump(2);
+  };
+  CHECK(layout_recipe_json(recipe, 2) == by_hand(recipe));
+  recipe.hold_micro_batch_size = recipe.hold_recompute = recipe.hold_distributed_optimizer = true;
+  CHECK(layout_recipe_json(recipe, 2) == by_hand(recipe));
+  CHECK(layout_recipe_json(LayoutRecipe{}, 2) == by_hand(LayoutRecipe{}));
 }
