@@ -95,7 +95,9 @@ void add_layout_inputs(CLI::App& command, LayoutOptions& o) {
   add_nodes_option(command, o.cluster, "Nodes of the cluster (default: the file's)");
 }
 
-/// The parallel sizes, the GPU count and the batch.
+/// The parallel sizes, the GPU count and the batch. The flags keep their own names and help, not the
+/// layout field table's (budget/layout_fields.hpp, which drives JSON and Python): several differ in form
+/// (--vp, --no-flash-attention, --recompute full:N, --grad-reduce-in-bf16, --pipeline-layout's parse).
 void add_parallel_options(CLI::App& command, LayoutOptions& o) {
   ParallelLayout& l = o.layout;
   command.add_option("--tp", l.tp, "Tensor parallel size (default 1)");

@@ -330,3 +330,21 @@ TEST_CASE("layout fields: the layout search's recipe object is the one it wrote 
   CHECK(layout_recipe_json(recipe, 2) == by_hand(recipe));
   CHECK(layout_recipe_json(LayoutRecipe{}, 2) == by_hand(LayoutRecipe{}));
 }
+
+TEST_CASE("layout fields: the minimums of the table are the ones validation_error enforces, by the same names",
+          "[layout][fields]") {
+  const ArchConfig config;
+  for (const char* name : {"tp", "pp", "virtual_stages", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size",
+                           "micro_batches", "seq_len", "vocab_divisible_by"}) {
+    CAPTURE(name);
+    const LayoutField& f = *find_layout_field(name);
+    const auto below = static_cast<std::int64_t>(f.minimum) - 1;
+    ParallelLayout l;
+    l.dp = 1;
+    f.set(l, below, name);
+    CHECK(l.validation_error(config) ==
+          std::string(name) + " = " + std::to_string(below) + " is below " + std::to_string(below + 1));
+    f.set(l, below + 1, name);
+    CHECK(l.validation_error(config).find(std::string(name) + " = ") == std::string::npos);
+  }
+}
