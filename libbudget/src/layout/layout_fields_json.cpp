@@ -122,10 +122,13 @@ ParallelLayout read_layout_fields(const ObjectReader& r, std::int64_t vocab_size
   check_recompute_details(r);
   resolve_gpus_and_dp(r, l);
   if (derived.empty()) return l;
-  // The GPU count the derived sizes divide (validation_error() refuses more than 2^40 too).
-  if (l.gpus == 0 && !product_within({l.tp, l.cp, l.dp, l.pp}, std::int64_t{1} << 40)) {
+  // The GPU count and the groups the derived sizes divide by, formed without overflow (validation_error()
+  // refuses sizes above 2^20 and more than 2^40 GPUs too).
+  constexpr std::int64_t max_gpus = std::int64_t{1} << 40;
+  if (l.gpus == 0 && !product_within({l.tp, l.cp, l.dp, l.pp}, max_gpus)) {
     r.fail("dp", "the GPU count TP·CP·DP·PP is above 2^40");
   }
+  if (!product_within({l.expert_tp(), l.ep, l.pp}, max_gpus)) r.fail("ep", "the expert group ETP·EP·PP is above 2^40");
   const LayoutDerivation derivation{l.padded_vocab(vocab_size)};
   for (const auto& [f, key] : derived) check_derived(r, key, *f, l, derivation);
   return l;

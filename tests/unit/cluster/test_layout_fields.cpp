@@ -227,6 +227,10 @@ TEST_CASE("layout fields: unknown keys, ranges, the alias vp and derived fields 
   REQUIRE_THROWS_WITH(read_text("{" + batch + R"(, "gpus": 8, "ep": 2, "expert_dp": 8})"),
                       Catch::Contains("/layout/expert_dp") && Catch::Contains("expert_dp = 8") &&
                           Catch::Contains("derives, 4"));
+  // Sizes whose expert group ETP·EP·PP = 2^72 is past 64 bits: refused before expert_dp is derived.
+  REQUIRE_THROWS_WITH(
+      read_text("{" + batch + R"(, "gpus": 8, "etp": 16777216, "ep": 16777216, "pp": 16777216, "expert_dp": 1})"),
+      Catch::Contains("/layout/ep") && Catch::Contains("above 2^40"));
   REQUIRE_THROWS_WITH(read_text("{" + batch + R"(, "padded_vocab": 1024})"),
                       Catch::Contains("padded_vocab = 1024") && Catch::Contains("derives, 1000"));
   CHECK(read_text("{" + batch + R"(, "tp": 2, "vocab_divisible_by": 128, "padded_vocab": 1024})").tp == 2);
