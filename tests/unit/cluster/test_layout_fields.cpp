@@ -37,7 +37,8 @@ ParallelLayout unusual_layout() {
   l.micro_batch_size = 2;
   l.micro_batches = 8;
   l.seq_len = 8192;
-  l.recompute = {RecomputeKind::selective, 3, RecomputeMethod::uniform, {RecomputeModule::moe_act, RecomputeModule::mlp}};
+  l.recompute = {
+      RecomputeKind::selective, 3, RecomputeMethod::uniform, {RecomputeModule::moe_act, RecomputeModule::mlp}};
   l.distributed_optimizer = true;
   l.precision = TrainingPrecision::fp16;
   l.cross_entropy_fusion = true;
@@ -138,28 +139,52 @@ std::string schema1_layout_by_hand(const ParallelLayout& l, std::int64_t padded_
     for (const RecomputeModule m : l.recompute.modules) modules.emplace_back(to_string(m));
   }
   const auto s = [](auto e) { return std::string(to_string(e)); };
-  nlohmann::ordered_json layout{
-      {"gpus", l.gpus}, {"tp", l.tp}, {"sequence_parallel", l.sequence_parallel_active()}, {"pp", l.pp},
-      {"virtual_stages", l.virtual_stages}, {"ep", l.ep}, {"etp", l.expert_tp()}, {"cp", l.cp},
-      {"dp", l.data_parallel()}, {"expert_dp", l.expert_data_parallel()}, {"micro_batch_size", l.micro_batch_size},
-      {"micro_batches", l.micro_batches}, {"seq_len", l.seq_len}, {"recompute", s(l.recompute.kind)},
-      {"recompute_full_layers", l.recompute.full_layers}, {"distributed_optimizer", l.distributed_optimizer},
-      {"precision", s(l.precision)}, {"cross_entropy_fusion", l.cross_entropy_fusion},
-      {"capacity_factor", l.capacity_factor}, {"imbalance", l.imbalance}, {"padded_vocab", padded_vocab},
-      {"replicate_loop_weights", l.loop_placement == LoopPlacement::replicated},
-      {"loop_placement", s(l.loop_placement)}, {"flash_attention", l.flash_attention}, {"dropout", l.dropout},
-      {"gradient_accumulation_fusion", l.gradient_accumulation_fusion}, {"pipeline_layout", l.split.layout},
-      {"first_stage_layers", l.split.first_stage_layers.value_or(-1)},
-      {"last_stage_layers", l.split.last_stage_layers.value_or(-1)}, {"embedding_in_split", l.embedding_in_split},
-      {"loss_in_split", l.loss_in_split}, {"recompute_method", s(l.recompute.method)}, {"recompute_modules", modules},
-      {"fsdp", s(l.fsdp)}, {"fsdp_sharding", s(l.fsdp_sharding)},
-      {"distributed_optimizer_instances", l.distributed_optimizer_instances}, {"fp8", s(l.fp8)},
-      {"fp8_param_gather", l.fp8_param_gather}, {"cpu_offload_layers", l.cpu_offload_layers},
-      {"dispatcher", s(l.dispatcher)}, {"moe_permute_fusion", l.moe_permute_fusion},
-      {"bf16_main_grads", l.optimizer_dtypes.bf16_main_grads},
-      {"precision_aware_optimizer", l.optimizer_dtypes.precision_aware},
-      {"main_params_dtype", s(l.optimizer_dtypes.main_params)}, {"exp_avg_dtype", s(l.optimizer_dtypes.exp_avg)},
-      {"exp_avg_sq_dtype", s(l.optimizer_dtypes.exp_avg_sq)}};
+  nlohmann::ordered_json layout{{"gpus", l.gpus},
+                                {"tp", l.tp},
+                                {"sequence_parallel", l.sequence_parallel_active()},
+                                {"pp", l.pp},
+                                {"virtual_stages", l.virtual_stages},
+                                {"ep", l.ep},
+                                {"etp", l.expert_tp()},
+                                {"cp", l.cp},
+                                {"dp", l.data_parallel()},
+                                {"expert_dp", l.expert_data_parallel()},
+                                {"micro_batch_size", l.micro_batch_size},
+                                {"micro_batches", l.micro_batches},
+                                {"seq_len", l.seq_len},
+                                {"recompute", s(l.recompute.kind)},
+                                {"recompute_full_layers", l.recompute.full_layers},
+                                {"distributed_optimizer", l.distributed_optimizer},
+                                {"precision", s(l.precision)},
+                                {"cross_entropy_fusion", l.cross_entropy_fusion},
+                                {"capacity_factor", l.capacity_factor},
+                                {"imbalance", l.imbalance},
+                                {"padded_vocab", padded_vocab},
+                                {"replicate_loop_weights", l.loop_placement == LoopPlacement::replicated},
+                                {"loop_placement", s(l.loop_placement)},
+                                {"flash_attention", l.flash_attention},
+                                {"dropout", l.dropout},
+                                {"gradient_accumulation_fusion", l.gradient_accumulation_fusion},
+                                {"pipeline_layout", l.split.layout},
+                                {"first_stage_layers", l.split.first_stage_layers.value_or(-1)},
+                                {"last_stage_layers", l.split.last_stage_layers.value_or(-1)},
+                                {"embedding_in_split", l.embedding_in_split},
+                                {"loss_in_split", l.loss_in_split},
+                                {"recompute_method", s(l.recompute.method)},
+                                {"recompute_modules", modules},
+                                {"fsdp", s(l.fsdp)},
+                                {"fsdp_sharding", s(l.fsdp_sharding)},
+                                {"distributed_optimizer_instances", l.distributed_optimizer_instances},
+                                {"fp8", s(l.fp8)},
+                                {"fp8_param_gather", l.fp8_param_gather},
+                                {"cpu_offload_layers", l.cpu_offload_layers},
+                                {"dispatcher", s(l.dispatcher)},
+                                {"moe_permute_fusion", l.moe_permute_fusion},
+                                {"bf16_main_grads", l.optimizer_dtypes.bf16_main_grads},
+                                {"precision_aware_optimizer", l.optimizer_dtypes.precision_aware},
+                                {"main_params_dtype", s(l.optimizer_dtypes.main_params)},
+                                {"exp_avg_dtype", s(l.optimizer_dtypes.exp_avg)},
+                                {"exp_avg_sq_dtype", s(l.optimizer_dtypes.exp_avg_sq)}};
   return layout.dump(2);
 }
 
@@ -224,9 +249,9 @@ TEST_CASE("layout fields: unknown keys, ranges, the alias vp and derived fields 
                       Catch::Contains("/layout/dp") && Catch::Contains("give one of \"gpus\" and \"dp\""));
   // Derived fields: 8 GPUs over ETP·EP·PP = 1·2·1 is expert DP 4; the vocabulary 1000 is not padded.
   CHECK(read_text("{" + batch + R"(, "gpus": 8, "ep": 2, "expert_dp": 4})").ep == 2);
-  REQUIRE_THROWS_WITH(read_text("{" + batch + R"(, "gpus": 8, "ep": 2, "expert_dp": 8})"),
-                      Catch::Contains("/layout/expert_dp") && Catch::Contains("expert_dp = 8") &&
-                          Catch::Contains("derives, 4"));
+  REQUIRE_THROWS_WITH(
+      read_text("{" + batch + R"(, "gpus": 8, "ep": 2, "expert_dp": 8})"),
+      Catch::Contains("/layout/expert_dp") && Catch::Contains("expert_dp = 8") && Catch::Contains("derives, 4"));
   // Sizes whose expert group ETP·EP·PP = 2^72 is past 64 bits: refused before expert_dp is derived.
   REQUIRE_THROWS_WITH(
       read_text("{" + batch + R"(, "gpus": 8, "etp": 16777216, "ep": 16777216, "pp": 16777216, "expert_dp": 1})"),
@@ -317,15 +342,22 @@ TEST_CASE("layout fields: the layout search's recipe object is the one it wrote 
     const TrainingRecipe& b = r.base;
     const OptimizerDtypes& d = b.optimizer_dtypes;
     const auto s = [](auto e) { return std::string(to_string(e)); };
-    return json{{"precision", s(b.precision)}, {"fp8", s(b.fp8)}, {"fp8_param_gather", b.fp8_param_gather},
-                {"bf16_main_grads", d.bf16_main_grads}, {"precision_aware_optimizer", d.precision_aware},
-                {"main_params_dtype", s(d.main_params)}, {"exp_avg_dtype", s(d.exp_avg)},
+    return json{{"precision", s(b.precision)},
+                {"fp8", s(b.fp8)},
+                {"fp8_param_gather", b.fp8_param_gather},
+                {"bf16_main_grads", d.bf16_main_grads},
+                {"precision_aware_optimizer", d.precision_aware},
+                {"main_params_dtype", s(d.main_params)},
+                {"exp_avg_dtype", s(d.exp_avg)},
                 {"exp_avg_sq_dtype", s(d.exp_avg_sq)},
                 {"micro_batch_size", r.hold_micro_batch_size ? json(b.micro_batch_size) : json()},
                 {"recompute", r.hold_recompute ? json(s(b.recompute.kind)) : json()},
                 {"distributed_optimizer", r.hold_distributed_optimizer ? json(b.distributed_optimizer) : json()},
-                {"fsdp", s(b.fsdp)}, {"cpu_offload_layers", b.cpu_offload_layers}, {"dispatcher", s(b.dispatcher)},
-                {"moe_permute_fusion", b.moe_permute_fusion}, {"cross_entropy_fusion", b.cross_entropy_fusion},
+                {"fsdp", s(b.fsdp)},
+                {"cpu_offload_layers", b.cpu_offload_layers},
+                {"dispatcher", s(b.dispatcher)},
+                {"moe_permute_fusion", b.moe_permute_fusion},
+                {"cross_entropy_fusion", b.cross_entropy_fusion},
                 {"capacity_factor", b.capacity_factor}}
         .dump(2);
   };
