@@ -3,36 +3,47 @@
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "budget/error.hpp"
+#include "budget/layout_fields.hpp"
 #include "budget/training_memory.hpp"
 #include "arguments.hpp"
 
 namespace budget_python {
 namespace {
 
-/// An enumerator by its to_string() name (enumerators 0 .. Last); budget::Error naming `where`.
-template <typename Enum, Enum Last>
-Enum enum_of(const std::string& text, const char* where) {
-  std::string allowed;
-  for (int i = 0; i <= static_cast<int>(Last); ++i) {
-    const Enum e = static_cast<Enum>(i);
-    if (budget::to_string(e) == text) return e;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(budget::to_string(e));
-  }
-  throw budget::Error("value \"" + text + "\" is not allowed; allowed: " + allowed, where);
-}
-
-/// kwargs[key], when given, into `target` as an int, a real number or a bool (arguments.hpp: budget.Error naming key).
+/// kwargs[key], when given, into `target` as an int (arguments.hpp: budget.Error naming key).
 void read_int(const py::kwargs& kwargs, const char* key, std::int64_t& target) {
   if (kwargs.contains(key)) target = budget_python::int_argument(kwargs[key], key);
 }
-void read_real(const py::kwargs& kwargs, const char* key, double& target) {
-  if (kwargs.contains(key)) target = budget_python::float_argument(kwargs[key], key);
+
+/// Whether the field table reads a row's keyword itself: the rows with a Python keyword, but those
+/// whose Python form differs from their JSON one, read by hand below: replicate_loop_weights (a
+/// setting here, derived in JSON) with loop_placement, and the pipeline split (a layout string
+/// excludes the first/last counts, with its own message).
+bool read_by_table(const budget::LayoutField& f) {
+  if (f.python.empty() || f.role != budget::LayoutFieldRole::setting) return false;
+  for (const std::string_view hand_read :
+       {"loop_placement", "pipeline_layout", "first_stage_layers", "last_stage_layers"}) {
+    if (f.name == hand_read) return false;
+  }
+  return true;
 }
-void read_flag(const py::kwargs& kwargs, const char* key, bool& target) {
-  if (kwargs.contains(key)) target = budget_python::bool_argument(kwargs[key], key);
+
+/// The keyword's value as the row's type (arguments.hpp: budget.Error naming the keyword).
+budget::LayoutFieldValue keyword_value(const py::handle& value, const budget::LayoutField& f, const char* key) {
+  switch (f.type) {
+    case budget::LayoutFieldType::integer: return int_argument(value, key);
+    case budget::LayoutFieldType::number: return float_argument(value, key);
+    case budget::LayoutFieldType::boolean: return bool_argument(value, key);
+    case budget::LayoutFieldType::choice:
+    case budget::LayoutFieldType::text: return string_argument(value, key);
+    case budget::LayoutFieldType::names: break;
+  }
+  throw std::logic_error("a layout field of a list type has no Python keyword");
 }
 
 /// pipeline_layout (a Megatron layout string; "" for none), else first_stage_layers and
@@ -61,11 +72,9 @@ void read_pipeline_split(const py::kwargs& kwargs, budget::ParallelLayout& l) {
 
 LayoutArguments::LayoutArguments(const py::kwargs& kwargs) {
   check_keywords(kwargs);
-  read_sizes(kwargs);
-  read_memory_options(kwargs);
-  read_team_layouts(kwargs);
+  read_table_fields(kwargs);
+  read_loop_and_split(kwargs);
   read_files(kwargs);
-  read_optimizer_options(kwargs);
 }
 
 void LayoutArguments::check_keywords(const py::kwargs& kwargs) {
@@ -80,28 +89,23 @@ void LayoutArguments::check_keywords(const py::kwargs& kwargs) {
   }
 }
 
-void LayoutArguments::read_sizes(const py::kwargs& kwargs) {
+void LayoutArguments::read_table_fields(const py::kwargs& kwargs) {
   budget::ParallelLayout& l = layout;
   l.dp = 0;
-  for (const auto& [key, target] : {std::pair<const char*, std::int64_t*>{"tp", &l.tp}, {"pp", &l.pp}, {"ep", &l.ep},
-                                    {"etp", &l.etp}, {"cp", &l.cp}, {"gpus", &l.gpus}, {"dp", &l.dp},
-                                    {"micro_batch_size", &l.micro_batch_size}, {"micro_batches", &l.micro_batches},
-                                    {"seq_len", &l.seq_len}, {"virtual_stages", &l.virtual_stages},
-                                    {"vocab_divisible_by", &l.vocab_divisible_by}}) {
-    read_int(kwargs, key, *target);
+  for (const budget::LayoutField& f : budget::layout_fields()) {
+    const std::string key(f.python);
+    if (!read_by_table(f) || !kwargs.contains(key)) continue;
+    f.set(l, keyword_value(kwargs[key.c_str()], f, key.c_str()), key);
   }
   if (l.gpus == 0 && l.dp == 0) l.dp = 1;
 }
 
-void LayoutArguments::read_memory_options(const py::kwargs& kwargs) {
+void LayoutArguments::read_loop_and_split(const py::kwargs& kwargs) {
   budget::ParallelLayout& l = layout;
-  read_real(kwargs, "capacity_factor", l.capacity_factor);
-  read_real(kwargs, "imbalance", l.imbalance);
-  read_flag(kwargs, "distributed_optimizer", l.distributed_optimizer);
-  read_flag(kwargs, "sequence_parallel", l.sequence_parallel);
-  read_flag(kwargs, "cross_entropy_fusion", l.cross_entropy_fusion);
   bool replicate = false;
-  read_flag(kwargs, "replicate_loop_weights", replicate);
+  if (kwargs.contains("replicate_loop_weights")) {
+    replicate = bool_argument(kwargs["replicate_loop_weights"], "replicate_loop_weights");
+  }
   if (replicate) l.loop_placement = budget::LoopPlacement::replicated;
   if (kwargs.contains("loop_placement")) {
     const budget::LoopPlacement p =
@@ -111,32 +115,8 @@ void LayoutArguments::read_memory_options(const py::kwargs& kwargs) {
     }
     l.loop_placement = p;
   }
-  if (kwargs.contains("recompute")) l.recompute = budget::parse_recompute(string_argument(kwargs["recompute"], "recompute"), "recompute");
-  if (kwargs.contains("precision")) {
-    l.precision = budget::parse_training_precision(string_argument(kwargs["precision"], "precision"), "precision");
-  }
-  if (kwargs.contains("nodes")) nodes = optional_int_argument(kwargs["nodes"], "nodes");
-}
-
-void LayoutArguments::read_team_layouts(const py::kwargs& kwargs) {
-  budget::ParallelLayout& l = layout;
   read_pipeline_split(kwargs, l);
-  read_int(kwargs, "cpu_offload_layers", l.cpu_offload_layers);
-  read_flag(kwargs, "fp8_param_gather", l.fp8_param_gather);
-  if (kwargs.contains("fsdp")) {
-    l.fsdp = enum_of<budget::FsdpKind, budget::FsdpKind::torch_fsdp2>(string_argument(kwargs["fsdp"], "fsdp"), "fsdp");
-  }
-  if (kwargs.contains("fsdp_sharding")) {
-    l.fsdp_sharding = enum_of<budget::FsdpSharding, budget::FsdpSharding::optim_grads_params>(
-        string_argument(kwargs["fsdp_sharding"], "fsdp_sharding"), "fsdp_sharding");
-  }
-  if (kwargs.contains("fp8")) {
-    l.fp8 = enum_of<budget::Fp8Recipe, budget::Fp8Recipe::mxfp8>(string_argument(kwargs["fp8"], "fp8"), "fp8");
-  }
-  if (kwargs.contains("dispatcher")) {
-    l.dispatcher = enum_of<budget::MoeDispatcher, budget::MoeDispatcher::flex>(
-        string_argument(kwargs["dispatcher"], "dispatcher"), "dispatcher");
-  }
+  if (kwargs.contains("nodes")) nodes = optional_int_argument(kwargs["nodes"], "nodes");
 }
 
 void LayoutArguments::read_files(const py::kwargs& kwargs) {
@@ -161,30 +141,14 @@ void LayoutArguments::read_files(const py::kwargs& kwargs) {
   }
 }
 
-void LayoutArguments::read_optimizer_options(const py::kwargs& kwargs) {
-  budget::ParallelLayout& l = layout;
-  read_flag(kwargs, "moe_permute_fusion", l.moe_permute_fusion);
-  // --moe-grouped-gemm (MoeMemoryRecipe::grouped_gemm: TE's grouped-GEMM workspaces, moe_memory.cpp).
-  read_flag(kwargs, "moe_grouped_gemm", l.moe_memory.grouped_gemm);
-  read_flag(kwargs, "grad_reduce_in_bf16", l.optimizer_dtypes.bf16_main_grads);
-  read_flag(kwargs, "precision_aware_optimizer", l.optimizer_dtypes.precision_aware);
-  for (const auto& [key, target] : {std::pair<const char*, budget::StateDtype*>{"main_params_dtype",
-                                                                              &l.optimizer_dtypes.main_params},
-                                    {"exp_avg_dtype", &l.optimizer_dtypes.exp_avg},
-                                    {"exp_avg_sq_dtype", &l.optimizer_dtypes.exp_avg_sq}}) {
-    if (kwargs.contains(key)) *target = budget::parse_state_dtype(string_argument(kwargs[key], key), key);
-  }
-}
-
 std::vector<std::string> LayoutArguments::known_keys() {
-  return {"tp", "pp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches", "seq_len", "recompute",
-          "distributed_optimizer", "sequence_parallel", "cross_entropy_fusion", "capacity_factor", "imbalance",
-          "virtual_stages", "vocab_divisible_by", "precision", "replicate_loop_weights", "loop_placement", "nodes",
-          "pipeline_layout",
-          "first_stage_layers", "last_stage_layers", "fsdp", "fsdp_sharding", "fp8", "fp8_param_gather",
-          "cpu_offload_layers", "dispatcher", "megatron_args", "bridge_config", "calibration", "moe_permute_fusion",
-          "moe_grouped_gemm", "grad_reduce_in_bf16",
-          "precision_aware_optimizer", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "run_tokens"};
+  std::vector<std::string> keys;
+  for (const budget::LayoutField& f : budget::layout_fields()) {
+    if (!f.python.empty()) keys.emplace_back(f.python);
+  }
+  for (const char* key : {"nodes", "megatron_args", "bridge_config", "calibration", "run_tokens"})
+    keys.emplace_back(key);
+  return keys;
 }
 
 std::vector<std::string> LayoutArguments::search_keys() {

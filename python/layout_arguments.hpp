@@ -27,7 +27,7 @@ struct LayoutArguments {
 
   explicit LayoutArguments(const pybind11::kwargs& kwargs);
 
-  /// Every keyword layout() takes.
+  /// Every keyword layout() takes: the field table's Python keywords, then nodes and the files.
   static std::vector<std::string> known_keys();
 
   /// The keywords layout_search() takes beside its named arguments: the recipe (LayoutRecipe) and
@@ -38,20 +38,16 @@ struct LayoutArguments {
   /// An unknown keyword: budget::Error naming it, with the keywords allowed.
   void check_keywords(const pybind11::kwargs& kwargs);
 
-  /// The parallel sizes, the batch and the sequence (dp 1 when neither gpus nor dp is given).
-  void read_sizes(const pybind11::kwargs& kwargs);
+  /// The keywords of the layout's field table (budget/layout_fields.hpp: LayoutField::python), each
+  /// converted to its row's type and set by the row (dp 1 when neither gpus nor dp is given).
+  void read_table_fields(const pybind11::kwargs& kwargs);
 
-  /// Capacity, imbalance, the flags of memory, the loop placement, recompute, precision and nodes.
-  void read_memory_options(const pybind11::kwargs& kwargs);
-
-  /// The layouts teams run (issue 31): uneven pipelines, FSDP, FP8, offload, the dispatcher.
-  void read_team_layouts(const pybind11::kwargs& kwargs);
+  /// replicate_loop_weights and loop_placement, the pipeline split and nodes (their Python forms
+  /// differ from the table's JSON ones).
+  void read_loop_and_split(const pybind11::kwargs& kwargs);
 
   /// megatron_args= or bridge_config= (one recipe file), calibration= and run_tokens=.
   void read_files(const pybind11::kwargs& kwargs);
-
-  /// Gradient and optimizer dtypes, the fused permutation (Megatron's flags of the same names).
-  void read_optimizer_options(const pybind11::kwargs& kwargs);
 };
 
 /// layout_search()'s keywords: budget::Error naming one that is not a recipe keyword.

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "budget/comm_overlap.hpp"
 #include "budget/error.hpp"
+#include "budget/layout_fields.hpp"
 #include "budget/workload.hpp"
 #include "option_checks.hpp"
 #include "recipe_file_option.hpp"
@@ -95,7 +97,9 @@ void add_layout_inputs(CLI::App& command, LayoutOptions& o) {
   add_nodes_option(command, o.cluster, "Nodes of the cluster (default: the file's)");
 }
 
-/// The parallel sizes, the GPU count and the batch.
+/// The parallel sizes, the GPU count and the batch. The flags keep their own names and help, not the
+/// layout field table's (budget/layout_fields.hpp, which drives JSON and Python): several differ in form
+/// (--vp, --no-flash-attention, --recompute full:N, --grad-reduce-in-bf16, --pipeline-layout's parse).
 void add_parallel_options(CLI::App& command, LayoutOptions& o) {
   ParallelLayout& l = o.layout;
   command.add_option("--tp", l.tp, "Tensor parallel size (default 1)");
@@ -114,6 +118,12 @@ void add_parallel_options(CLI::App& command, LayoutOptions& o) {
   command.add_option("--seq-len", l.seq_len, "Tokens per sequence (default: the workload's, 4096 for the paper's)");
 }
 
+/// The range of a layout field, the one a run file's "layout" reads it in (budget/layout_fields.hpp).
+CLI::Range field_range(std::string_view name) {
+  const LayoutField& field = *find_layout_field(name);
+  return CLI::Range(field.minimum, field.maximum);
+}
+
 /// What the memory of a step depends on beyond the parallel sizes.
 void add_memory_options(CLI::App& command, LayoutOptions& o) {
   ParallelLayout& l = o.layout;
@@ -128,9 +138,9 @@ void add_memory_options(CLI::App& command, LayoutOptions& o) {
   // every layout as invalid and report "0 valid" without the reason.
   command
       .add_option("--capacity-factor", l.capacity_factor, "Expert capacity factor (token dropping; default dropless)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(field_range("capacity_factor"));
   command.add_option("--imbalance", l.imbalance, "Most loaded expert rank's rows over the balanced count (default 1)")
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(field_range("imbalance"));
   command.add_option("--vocab-divisible-by", l.vocab_divisible_by,
                      "Pad the vocabulary to a multiple of this × TP (Megatron --make-vocab-size-divisible-by)");
   add_loop_placement_option(

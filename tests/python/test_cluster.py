@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import budget
-from budget_test_support import SOURCE, CLI, BASELINE, SMELT, MIXTRAL, H200, PROFILE, run_tests
+from budget_test_support import SOURCE, CLI, BASELINE, SMELT, MIXTRAL, H200, PROFILE, raises_budget_error, run_tests
 
 # The H200 example without its profile (gpu.compute.datasheet only): the refusals that need one.
 H200_DATASHEET = os.path.join(SOURCE, "tests", "data", "clusters", "h200-datasheet-only.json")
@@ -344,6 +344,25 @@ def test_cluster_file_profile_by_default():
     p = budget.predict_time(BASELINE, cluster=H200)
     assert p == budget.predict_time(BASELINE, calibration=os.path.join(SOURCE, "cuda_profiler", "profiles",
                                                                        "h200-published.json"))
+
+
+def test_layout_keywords_are_the_field_table():
+    """The keywords are the layout field table's (budget/layout_fields.hpp): each lands in the written layout
+    field of its row (grad_reduce_in_bf16 in bf16_main_grads); "vp" is a run file's alias, not a keyword; an
+    enum keyword lists its names."""
+    r = budget.layout(MIXTRAL, H200, tp=2, sequence_parallel=True, pp=4, virtual_stages=2, ep=4, etp=1, gpus=16,
+                      nodes=2, micro_batch_size=1, micro_batches=8, distributed_optimizer=True,
+                      grad_reduce_in_bf16=True, cross_entropy_fusion=True, capacity_factor=1.5, imbalance=1.25,
+                      dispatcher="allgather", moe_permute_fusion=True, seq_len=2048)
+    layout = r["layout"]
+    for key, value in {"tp": 2, "sequence_parallel": True, "pp": 4, "virtual_stages": 2, "ep": 4, "etp": 1,
+                       "gpus": 16, "dp": 2, "micro_batch_size": 1, "micro_batches": 8, "distributed_optimizer": True,
+                       "bf16_main_grads": True, "cross_entropy_fusion": True, "capacity_factor": 1.5,
+                       "imbalance": 1.25, "dispatcher": "allgather", "moe_permute_fusion": True,
+                       "seq_len": 2048}.items():
+        assert layout[key] == value, key
+    raises_budget_error(lambda: budget.layout(MIXTRAL, H200, vp=2), "vp", "virtual_stages")
+    raises_budget_error(lambda: budget.layout(MIXTRAL, H200, dispatcher="a2a"), "dispatcher", "alltoall, allgather, flex")
 
 
 if __name__ == "__main__":

@@ -331,7 +331,10 @@ void ObjectReader::fail_here(const std::string& message) const {
 }
 
 void ObjectReader::reject_unknown_keys(std::initializer_list<std::string_view> allowed) const {
-  std::vector<std::string> names(allowed.begin(), allowed.end());
+  reject_unknown_keys(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+void ObjectReader::reject_unknown_keys(const std::vector<std::string>& names) const {
   for (const auto& item : object_.items()) {
     if (std::find(names.begin(), names.end(), item.key()) != names.end()) continue;
     std::string message = fmt::format("unknown key \"{}\"", printable_text(item.key(), 60));

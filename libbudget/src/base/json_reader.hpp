@@ -71,6 +71,7 @@ class ObjectReader {
 
   /// Rejects keys that are not in `allowed`, suggesting the nearest allowed key.
   void reject_unknown_keys(std::initializer_list<std::string_view> allowed) const;
+  void reject_unknown_keys(const std::vector<std::string>& allowed) const;
 
   bool has(std::string_view key) const;
   const nlohmann::json& raw(std::string_view key) const;  // the key must exist

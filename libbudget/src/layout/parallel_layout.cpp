@@ -49,6 +49,9 @@ namespace {
 // every earlier one passed (sizes at least 1, products within 64 bits, GPU count given).
 
 // Each degree and count at or above its minimum (0 where 0 means "derive it" or "none").
+// Written here, not read from the field table (budget/layout_fields.hpp): it checks the members as
+// set (etp and dp before they are derived), where the table's rows give the values in effect
+// (expert_tp(), data_parallel()); the minimums are the table's (a test reads both).
 std::string layout_minimum_error(const ParallelLayout& l, const ArchConfig& /*config*/) {
   const auto below = [](std::string_view name, std::int64_t value, std::int64_t min) {
     return value < min ? fmt::format("{} = {} is below {}", name, value, min) : std::string();

@@ -1,6 +1,7 @@
 // The run file (docs/calibration.md, "Run files"): one measured training run a line, read strictly.
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +15,7 @@
 #include "budget/run_fit.hpp"
 #include "base/json_reader.hpp"
 #include "communication/flex_backend_names.hpp"
+#include "layout/layout_fields_json.hpp"
 #include "runs/run_detail.hpp"
 #include "time/calibration_rows.hpp"
 
@@ -22,39 +24,6 @@ namespace budget {
 namespace {
 
 using detail::ObjectReader;
-
-ParallelLayout read_run_layout(const ObjectReader& r) {
-  r.reject_unknown_keys({"tp", "pp", "vp", "ep", "etp", "cp", "gpus", "dp", "micro_batch_size", "micro_batches",
-                         "seq_len", "sequence_parallel", "recompute", "distributed_optimizer", "precision",
-                         "cross_entropy_fusion", "capacity_factor", "imbalance", "vocab_divisible_by", "dispatcher"});
-  constexpr std::int64_t big = std::int64_t{1} << 24;
-  ParallelLayout l;
-  l.tp = r.integer_or("tp", 1, 1, big);
-  l.pp = r.integer_or("pp", 1, 1, big);
-  l.virtual_stages = r.integer_or("vp", 1, 1, big);
-  l.ep = r.integer_or("ep", 1, 1, big);
-  l.etp = r.integer_or("etp", 0, 0, big);
-  l.cp = r.integer_or("cp", 1, 1, big);
-  l.gpus = r.integer_or("gpus", 0, 0, big);
-  l.dp = r.integer_or("dp", 0, 0, big);
-  if (l.gpus > 0 && l.dp > 0) r.fail("dp", "give one of \"gpus\" and \"dp\"");
-  if (l.gpus == 0 && l.dp == 0) l.dp = 1;
-  l.micro_batch_size = r.integer("micro_batch_size", 1, big);
-  l.micro_batches = r.integer("micro_batches", 1, big);
-  l.seq_len = r.integer_or("seq_len", 4096, 1, std::int64_t{1} << 31);
-  l.sequence_parallel = r.boolean_or("sequence_parallel", false);
-  l.recompute = parse_recompute(r.string_or("recompute", "none"), r.pointer_to("recompute"));
-  l.distributed_optimizer = r.boolean_or("distributed_optimizer", false);
-  l.precision = parse_training_precision(r.string_or("precision", "bf16"), r.pointer_to("precision"));
-  l.cross_entropy_fusion = r.boolean_or("cross_entropy_fusion", false);
-  l.capacity_factor = r.number_or("capacity_factor", 0.0, 0.0, 1e6);
-  l.imbalance = r.number_or("imbalance", 1.0, 1.0, 1e6);
-  l.vocab_divisible_by = r.integer_or("vocab_divisible_by", 0, 0, big);
-  const std::string dispatcher = r.choice_or("dispatcher", "alltoall", {"alltoall", "allgather", "flex"});
-  l.dispatcher = dispatcher == "flex" ? MoeDispatcher::flex : dispatcher == "allgather" ? MoeDispatcher::allgather
-                                                                                        : MoeDispatcher::alltoall;
-  return l;
-}
 
 CommOverlap parse_run_overlap(const std::string& text, const ObjectReader& r) {
   std::string unknown;
@@ -83,7 +52,7 @@ void read_run_main_grad_bytes(const ObjectReader& r, TrainingRecipe& recipe) {
 void read_run_time(const ObjectReader& r, MeasuredRun& run) {
   r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "overlap", "moe_pad_to_capacity", "moe_router_fusion",
                          "moe_flex_backend", "moe_comm_sms", "main_grad_bytes"});
-  run.layout.fp8 = parse_fp8_recipe(r.string_or("fp8_recipe", "none"), r.pointer_to("fp8_recipe"));
+  if (r.has("fp8_recipe")) run.layout.fp8 = parse_fp8_recipe(r.string("fp8_recipe"), r.pointer_to("fp8_recipe"));
   run.cuda_graphs = r.boolean_or("cuda_graphs", false);
   run.overlap = parse_run_overlap(r.string_or("overlap", "dp"), r);
   run.moe.pad_to_capacity = r.boolean_or("moe_pad_to_capacity", false);
@@ -91,6 +60,19 @@ void read_run_time(const ObjectReader& r, MeasuredRun& run) {
   run.moe.flex_backend = r.enum_or("moe_flex_backend", FlexBackend::deepep, detail::flex_backend_names);
   run.moe.comm_sms = r.integer_or("moe_comm_sms", 0, 0, 4096);
   read_run_main_grad_bytes(r, run.layout);
+}
+
+/// "time" beside "layout": a setting both may give (the FP8 recipe, the main-gradient precision) is
+/// given once.
+void read_run_time_beside_layout(const ObjectReader& r, MeasuredRun& run) {
+  const ObjectReader layout = r.object("layout"), time = r.object("time");
+  for (const auto& [time_key, layout_key] : {std::pair<const char*, const char*>{"fp8_recipe", "fp8"},
+                                             {"main_grad_bytes", "bf16_main_grads"}}) {
+    if (time.has(time_key) && layout.has(layout_key)) {
+      time.fail(time_key, fmt::format("is given with \"layout\" \"{}\": both set it; give one", layout_key));
+    }
+  }
+  read_run_time(time, run);
 }
 
 /// A file named by the run line ("megatron_log", "bridge_config"): relative to the run file's directory.
@@ -136,8 +118,9 @@ void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& 
   }
   run.megatron_args = r.string_or("megatron_args", "");
   if (layout) {
-    run.layout = read_run_layout(r.object("layout"));
-    if (r.has("time")) read_run_time(r.object("time"), run);
+    // The layout's fields (budget/layout_fields.hpp): what `layout --format json` writes reads back.
+    run.layout = detail::read_layout_fields(r.object("layout"), run.config.vocab_size);
+    if (r.has("time")) read_run_time_beside_layout(r, run);
     return;
   }
   if (r.has("time")) r.fail("time", "is given without \"layout\": the Megatron-LM arguments give these settings");

@@ -1,9 +1,13 @@
 // The JSON form of a LayoutSearchResult (docs/cluster.md, "Layout search"; `budget-match layout CFG --cluster C
 // --gpus N --format json`): the search's counts, then each kept layout as training_memory_json() with the
 // `time` of cluster_step_time_json() (budget/layout_search.hpp).
+#include <string_view>
+#include <variant>
+
 #include <nlohmann/json.hpp>
 
 #include "budget/cluster_time.hpp"
+#include "budget/layout_fields.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/training_memory.hpp"
 
@@ -11,25 +15,22 @@ namespace budget {
 
 std::string layout_recipe_json(const LayoutRecipe& r, int indent) {
   using json = nlohmann::ordered_json;
-  const TrainingRecipe& b = r.base;
-  const OptimizerDtypes& d = b.optimizer_dtypes;
-  const json out{{"precision", std::string(to_string(b.precision))},
-                 {"fp8", std::string(to_string(b.fp8))},
-                 {"fp8_param_gather", b.fp8_param_gather},
-                 {"bf16_main_grads", d.bf16_main_grads},
-                 {"precision_aware_optimizer", d.precision_aware},
-                 {"main_params_dtype", std::string(to_string(d.main_params))},
-                 {"exp_avg_dtype", std::string(to_string(d.exp_avg))},
-                 {"exp_avg_sq_dtype", std::string(to_string(d.exp_avg_sq))},
-                 {"micro_batch_size", r.hold_micro_batch_size ? json(b.micro_batch_size) : json()},
-                 {"recompute", r.hold_recompute ? json(std::string(to_string(b.recompute.kind))) : json()},
-                 {"distributed_optimizer", r.hold_distributed_optimizer ? json(b.distributed_optimizer) : json()},
-                 {"fsdp", std::string(to_string(b.fsdp))},
-                 {"cpu_offload_layers", b.cpu_offload_layers},
-                 {"dispatcher", std::string(to_string(b.dispatcher))},
-                 {"moe_permute_fusion", b.moe_permute_fusion},
-                 {"cross_entropy_fusion", b.cross_entropy_fusion},
-                 {"capacity_factor", b.capacity_factor}};
+  // The recipe's fields by the layout's field table (budget/layout_fields.hpp), in this order; the
+  // micro-batch size, recompute (its kind) and distributed optimizer are null where not held.
+  ParallelLayout base;
+  static_cast<TrainingRecipe&>(base) = r.base;
+  json out = json::object();
+  for (const char* name :
+       {"precision", "fp8", "fp8_param_gather", "bf16_main_grads", "precision_aware_optimizer", "main_params_dtype",
+        "exp_avg_dtype", "exp_avg_sq_dtype", "micro_batch_size", "recompute", "distributed_optimizer", "fsdp",
+        "cpu_offload_layers", "dispatcher", "moe_permute_fusion", "cross_entropy_fusion", "capacity_factor"}) {
+    const std::string_view key = name;
+    const bool held = (key != "micro_batch_size" || r.hold_micro_batch_size) &&
+                      (key != "recompute" || r.hold_recompute) &&
+                      (key != "distributed_optimizer" || r.hold_distributed_optimizer);
+    out[std::string(key)] =
+        held ? std::visit([](const auto& v) { return json(v); }, find_layout_field(key)->get(base, {})) : json();
+  }
   return out.dump(indent);
 }
 
