@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "budget/error.hpp"
+
 namespace budget::profiler {
 
 namespace {
@@ -93,7 +95,9 @@ CalibrationProfile to_profile(const RunResult& run, const std::string& tool, con
   p.source.notes = all_notes;
   for (const MeasuredRow& r : run.rows) {
     CalibrationRow row;
-    row.op = r.op.op;
+    const std::optional<ProfileOp> op = profile_op_named(r.op.op);
+    if (!op) throw Error(fmt::format("case {} is of no profile op", r.op.label()), "<budget-profile>");
+    row.op = *op;
     row.pass = r.op.pass;
     row.shape = r.op.shape;
     row.matrix = r.op.matrix;

@@ -100,7 +100,7 @@ void print_estimate(const std::vector<OpCase>& cases, const LaunchPlan& plan) {
 std::vector<OpCase> gemm_cases_from(const std::string& path) {
   std::vector<OpCase> cases;
   for (const budget::CalibrationRow& r : budget::load_calibration_profile(path).rows)
-    if (r.op == "gemm") cases.push_back(gemm_case(r.shape.at("M"), r.shape.at("K"), r.shape.at("N"), r.pass));
+    if (r.op == budget::ProfileOp::gemm) cases.push_back(gemm_case(r.shape.at("M"), r.shape.at("K"), r.shape.at("N"), r.pass));
   return cases;
 }
 
