@@ -33,10 +33,10 @@ std::vector<CheckResult> FakeTimer::check_correctness() {
 
 Timing FakeTimer::time(const OpCase& c) {
   ++timed_;
-  if (c.op == "attention" && c.at("head_dim") % 8 != 0) {
+  if (c.op == ProfileOp::attention && c.at("head_dim") % 8 != 0) {
     return Timing{true, 0.0, "cudnn", fmt::format("cuDNN fused attention needs head_dim % 8 == 0 (got {})", c.at("head_dim"))};
   }
-  return Timing{false, rates_.ms(c), c.op == "attention" ? "cudnn" : "simulated", {}};
+  return Timing{false, rates_.ms(c), c.op == ProfileOp::attention ? "cudnn" : "simulated", {}};
 }
 
 }  // namespace budget::profiler

@@ -45,7 +45,7 @@ void time_cases_into(const std::vector<OpCase>& cases, Timer& timer, std::vector
     const std::optional<Timing> timed = time_or_record(timer, c, c.label(), failures);
     if (!timed) continue;
     const Timing& t = *timed;
-    const bool pad_fallback = c.op == "attention" && t.refused && c.at("head_dim") % 8 != 0;
+    const bool pad_fallback = c.op == ProfileOp::attention && t.refused && c.at("head_dim") % 8 != 0;
     emit(i, MeasuredRow{c, t});
     if (pad_fallback) {
       OpCase padded = attention_case(c.at("docs"), c.at("doc_len"), c.at("num_heads"), c.at("num_kv_heads"),
@@ -73,7 +73,7 @@ std::set<std::string> failed_ops(const std::vector<CheckResult>& checks) {
 std::vector<OpCase> without_ops(const std::vector<OpCase>& cases, const std::set<std::string>& ops) {
   std::vector<OpCase> kept;
   for (const OpCase& c : cases)
-    if (ops.count(c.op) == 0) kept.push_back(c);
+    if (ops.count(std::string(to_string(c.op))) == 0) kept.push_back(c);
   return kept;
 }
 

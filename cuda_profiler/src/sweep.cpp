@@ -95,9 +95,9 @@ std::vector<OpCase> sweep_cases(const SweepOptions& options) {
 }
 
 double setup_seconds(const OpCase& c) {
-  if (c.op == "attention") return 1.0;       // cuDNN graph build (runtime compilation), finalisation
-  if (c.op == "expert_gemms") return 0.02;   // pointer arrays, allocation
-  if (c.op == "gemm") return 0.02;           // cuBLASLt heuristic query, allocation
+  if (c.op == ProfileOp::attention) return 1.0;      // cuDNN graph build (runtime compilation), finalisation
+  if (c.op == ProfileOp::expert_gemms) return 0.02;  // pointer arrays, allocation
+  if (c.op == ProfileOp::gemm) return 0.02;          // cuBLASLt heuristic query, allocation
   return 0.005;
 }
 
@@ -106,7 +106,7 @@ double estimate_sweep_seconds(const std::vector<OpCase>& cases, const RooflineRa
   for (const OpCase& c : cases) {
     double launches = plan.warmup + plan.repeats;
     // A refused cuDNN shape is timed again through the padded fallback.
-    if (c.op == "attention" && c.at("head_dim") % 8 != 0) launches *= 2;
+    if (c.op == ProfileOp::attention && c.at("head_dim") % 8 != 0) launches *= 2;
     seconds += launches * rates.ms(c) / 1e3 + setup_seconds(c);
   }
   return seconds;

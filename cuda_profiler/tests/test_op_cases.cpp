@@ -11,6 +11,7 @@
 #include "budget/profiler/sweep.hpp"
 
 using namespace budget::profiler;
+using budget::ProfileOp;
 
 TEST_CASE("gemm case: 2·M·K·N FLOPs and bf16 operand bytes in every pass", "[profiler][cases]") {
   // M=4096, K=1280, N=1920: 2·4096·1280·1920 = 20 132 659 200 FLOPs;
@@ -80,16 +81,16 @@ TEST_CASE("the sweep is deterministic, spans alignment classes and fits 4 minute
   std::set<std::string> ops;
   bool k_not_8 = false, k_128 = false, k_64 = false, k_8 = false, head_dim_not_8 = false, skewed = false;
   for (const OpCase& c : a) {
-    ops.insert(c.op);
-    if (c.op == "gemm") {
+    ops.insert(std::string(to_string(c.op)));
+    if (c.op == ProfileOp::gemm) {
       const auto k = c.at("K");
       k_128 = k_128 || k % 128 == 0;
       k_64 = k_64 || (k % 64 == 0 && k % 128 != 0);
       k_8 = k_8 || (k % 8 == 0 && k % 64 != 0);
       k_not_8 = k_not_8 || k % 8 != 0;
     }
-    if (c.op == "attention") head_dim_not_8 = head_dim_not_8 || c.at("head_dim") % 8 != 0;
-    if (c.op == "expert_gemms") skewed = skewed || c.routing == "skewed";
+    if (c.op == ProfileOp::attention) head_dim_not_8 = head_dim_not_8 || c.at("head_dim") % 8 != 0;
+    if (c.op == ProfileOp::expert_gemms) skewed = skewed || c.routing == "skewed";
   }
   CHECK(ops == std::set<std::string>{"gemm", "expert_gemms", "attention", "rms_norm", "swiglu", "router_softmax_topk",
                                      "dispatch_gather", "combine_scatter_add"});
@@ -101,7 +102,7 @@ TEST_CASE("the sweep is deterministic, spans alignment classes and fits 4 minute
   CHECK(seconds > 30.0);  // not trivially small: it does time hundreds of cases
   SweepOptions only_gemms;
   only_gemms.expert_gemms = only_gemms.attention = only_gemms.memory_bound = false;
-  for (const OpCase& c : sweep_cases(only_gemms)) CHECK(c.op == "gemm");
+  for (const OpCase& c : sweep_cases(only_gemms)) CHECK(c.op == ProfileOp::gemm);
 }
 
 TEST_CASE("roofline: the larger of compute and memory time plus the launch", "[profiler][timer]") {

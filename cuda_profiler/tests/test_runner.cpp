@@ -17,6 +17,7 @@
 #include "budget/profiler/sweep.hpp"
 
 using namespace budget::profiler;
+using budget::ProfileOp;
 
 namespace {
 const std::string configs_dir = std::string(BUDGET_SOURCE_DIR) + "/examples/configs/";
@@ -34,7 +35,7 @@ TEST_CASE("refused cuDNN head_dim yields a refused row and the padded fallback",
   CHECK(rows[1].op.at("head_dim") == 100);  // the row keeps the model's shape
   // The fallback was timed at head_dim 104: its roofline time is that of the padded case.
   CHECK(rows[1].timing.ms == Approx(RooflineRates{}.ms(attention_case(4, 512, 12, 4, 104, "forward"))));
-  CHECK(rows[2].op.op == "gemm");
+  CHECK(rows[2].op.op == ProfileOp::gemm);
   CHECK(timer.timed_cases() == 3);
 }
 
@@ -73,10 +74,11 @@ TEST_CASE("step plan of the paper's 200M baseline: FLOPs agree with libbudget's 
   double plan_forward = 0, plan_attention = 0;
   std::map<std::string, int> ops;
   for (const StepOp& s : plan.ops) {
-    ++ops[s.op.op];
+    ++ops[std::string(to_string(s.op.op))];
     if (s.op.pass != "forward") continue;
-    if (s.op.op == "gemm" || s.op.op == "expert_gemms") plan_forward += s.op.flops * static_cast<double>(s.count);
-    if (s.op.op == "attention") plan_attention += s.op.flops * static_cast<double>(s.count);
+    const bool gemm_like = s.op.op == ProfileOp::gemm || s.op.op == ProfileOp::expert_gemms;
+    if (gemm_like) plan_forward += s.op.flops * static_cast<double>(s.count);
+    if (s.op.op == ProfileOp::attention) plan_attention += s.op.flops * static_cast<double>(s.count);
   }
   double ops_forward = 0, ops_attention = 0;
   for (const budget::Op& op : budget::layer_ops(c, w)) {
@@ -91,7 +93,7 @@ TEST_CASE("step plan of the paper's 200M baseline: FLOPs agree with libbudget's 
   CHECK(plan_attention / static_cast<double>(T) == Approx(ops_attention).epsilon(2e-2));
   bool found = false;
   for (const StepOp& s : plan.ops)
-    if (s.op.op == "attention" && s.op.at("doc_len") == 799) found = true;
+    if (s.op.op == ProfileOp::attention && s.op.at("doc_len") == 799) found = true;
   CHECK(found);
   CHECK(ops["rms_norm"] == 4);             // layers' norms and the final norm, forward and backward
   CHECK(ops["router_softmax_topk"] == 2);
@@ -128,7 +130,7 @@ class RefusingTimer final : public Timer {
     return {CheckResult{"gemm", "gemm ok", 0, 1, true, {}}, CheckResult{"attention", "attention bad", 1, 0.02, false, {}}};
   }
   Timing time(const OpCase& c) override {
-    if (c.op == "attention") return Timing{true, 0.0, "cudnn", "no engine"};
+    if (c.op == ProfileOp::attention) return Timing{true, 0.0, "cudnn", "no engine"};
     return Timing{false, 1.0, "test", {}};
   }
 };
@@ -143,7 +145,7 @@ TEST_CASE("a refused fallback adds no second row and failed checks drop their op
   CHECK(failed == std::set<std::string>{"attention"});
   const auto kept = without_ops({gemm_case(8, 8, 8, "forward"), attention_case(2, 64, 4, 4, 64, "forward")}, failed);
   REQUIRE(kept.size() == 1);
-  CHECK(kept[0].op == "gemm");
+  CHECK(kept[0].op == ProfileOp::gemm);
 }
 
 TEST_CASE("a case that fails is listed and the others are still timed", "[profiler][runner]") {
@@ -155,7 +157,7 @@ TEST_CASE("a case that fails is listed and the others are still timed", "[profil
     Peaks measure_peaks() override { return {1, 1}; }
     std::vector<CheckResult> check_correctness() override { return {}; }
     Timing time(const OpCase& c) override {
-      if (c.op == "gemm" && c.at("K") == 7) throw CaseFailed("CUBLAS_STATUS_NOT_SUPPORTED");
+      if (c.op == ProfileOp::gemm && c.at("K") == 7) throw CaseFailed("CUBLAS_STATUS_NOT_SUPPORTED");
       return Timing{false, 2.0, "test", {}};
     }
   } timer;
@@ -165,7 +167,7 @@ TEST_CASE("a case that fails is listed and the others are still timed", "[profil
   std::vector<std::string> failures;
   time_cases_into(cases, timer, rows, {}, &failures);
   REQUIRE(rows.size() == 2);
-  CHECK(rows[1].op.op == "rms_norm");
+  CHECK(rows[1].op.op == ProfileOp::rms_norm);
   REQUIRE(failures.size() == 1);
   CHECK(failures[0].find("K=7") != std::string::npos);
   CHECK(failures[0].find("NOT_SUPPORTED") != std::string::npos);

@@ -87,7 +87,7 @@ std::set<std::string> run_checks(Timer& timer) {
 
 void print_estimate(const std::vector<OpCase>& cases, const LaunchPlan& plan) {
   std::map<std::string, std::int64_t> per_op;
-  for (const OpCase& c : cases) ++per_op[c.op];
+  for (const OpCase& c : cases) ++per_op[std::string(to_string(c.op))];
   for (const auto& [op, n] : per_op) std::cout << fmt::format("  {:<22} {:>5} cases\n", op, n);
   const double seconds = estimate_sweep_seconds(cases, estimate_rates, plan);
   std::cout << fmt::format(
@@ -100,7 +100,7 @@ void print_estimate(const std::vector<OpCase>& cases, const LaunchPlan& plan) {
 std::vector<OpCase> gemm_cases_from(const std::string& path) {
   std::vector<OpCase> cases;
   for (const budget::CalibrationRow& r : budget::load_calibration_profile(path).rows)
-    if (r.op == "gemm") cases.push_back(gemm_case(r.shape.at("M"), r.shape.at("K"), r.shape.at("N"), r.pass));
+    if (r.op == budget::ProfileOp::gemm) cases.push_back(gemm_case(r.shape.at("M"), r.shape.at("K"), r.shape.at("N"), r.pass));
   return cases;
 }
 

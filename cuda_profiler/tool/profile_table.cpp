@@ -32,7 +32,7 @@ std::string rows_table(const std::vector<MeasuredRow>& rows, const Peaks& peaks)
     if (!r.op.matrix.empty()) shape += "," + r.op.matrix;
     if (r.op.routing == "skewed") shape += ",skewed";
     if (r.timing.refused) {
-      cells.push_back({r.op.op, r.op.pass, shape, r.timing.backend, "refused", "", ""});
+      cells.push_back({std::string(to_string(r.op.op)), r.op.pass, shape, r.timing.backend, "refused", "", ""});
       continue;
     }
     const double s = r.timing.ms * 1e-3;
@@ -46,7 +46,8 @@ std::string rows_table(const std::vector<MeasuredRow>& rows, const Peaks& peaks)
       rate = fmt::format("{:.0f} GB/s", gbs);
       if (peaks.copy_gbytes_per_s > 0) pct = fmt::format("{:.0f}%", 100.0 * gbs / peaks.copy_gbytes_per_s);
     }
-    cells.push_back({r.op.op, r.op.pass, shape, r.timing.backend, fmt::format("{:.4f}", r.timing.ms), rate, pct});
+    const std::string ms = fmt::format("{:.4f}", r.timing.ms);
+    cells.push_back({std::string(to_string(r.op.op)), r.op.pass, shape, r.timing.backend, ms, rate, pct});
   }
   return render(cells);
 }
@@ -59,7 +60,7 @@ std::string summary_table(const std::vector<MeasuredRow>& rows, const Peaks& pea
   };
   std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
   for (const MeasuredRow& r : rows) {
-    Group& g = groups[{r.op.op, r.op.pass, r.timing.backend}];
+    Group& g = groups[{std::string(to_string(r.op.op)), r.op.pass, r.timing.backend}];
     if (r.timing.refused) {
       ++g.refused;
       continue;

@@ -117,9 +117,9 @@ class CudaTimer final : public Timer {
 
   Timing time(const OpCase& c) override {
     try {
-      if (c.op == "gemm") return time_gemm(c);
-      if (c.op == "expert_gemms") return time_expert_gemms(c);
-      if (c.op == "attention") return time_attention(c);
+      if (c.op == ProfileOp::gemm) return time_gemm(c);
+      if (c.op == ProfileOp::expert_gemms) return time_expert_gemms(c);
+      if (c.op == ProfileOp::attention) return time_attention(c);
       return time_memory_bound(c);
     } catch (const CudaError& e) {
       // A failed library call for this shape: go on if the device is still usable.
@@ -379,7 +379,7 @@ class CudaTimer final : public Timer {
   Timing time_memory_bound(const OpCase& c) {
     const bool fwd = c.pass == "forward";
     double ms = 0;
-    if (c.op == "rms_norm") {
+    if (c.op == ProfileOp::rms_norm) {
       const std::int64_t T = c.at("tokens"), H = c.at("H");
       auto x = random_bf16(T * H), w = random_bf16(H), dy = random_bf16(T * H), y = bf16_out(T * H);
       DeviceBuffer rstd(static_cast<std::size_t>(T) * 4), dw(static_cast<std::size_t>(H) * 4);
@@ -394,7 +394,7 @@ class CudaTimer final : public Timer {
                    kernels::rms_norm_backward(x.get<bf16_bits>(), dy.get<bf16_bits>(), w.get<bf16_bits>(),
                                               rstd.get<float>(), y.get<bf16_bits>(), dw.get<float>(), T, H, stream_);
                  });
-    } else if (c.op == "swiglu") {
+    } else if (c.op == ProfileOp::swiglu) {
       const std::int64_t R = c.at("rows"), D = c.at("expert_dim");
       auto gu = random_bf16(R * 2 * D, 4.0f), dy = random_bf16(R * D), y = bf16_out(R * D), dgu = bf16_out(R * 2 * D);
       ms = fwd ? median_ms([&] { kernels::swiglu_forward(gu.get<bf16_bits>(), y.get<bf16_bits>(), R, D, stream_); })
@@ -402,7 +402,7 @@ class CudaTimer final : public Timer {
                    kernels::swiglu_backward(gu.get<bf16_bits>(), dy.get<bf16_bits>(), dgu.get<bf16_bits>(), R, D,
                                             stream_);
                  });
-    } else if (c.op == "router_softmax_topk") {
+    } else if (c.op == ProfileOp::router_softmax_topk) {
       const std::int64_t T = c.at("tokens"), E = c.at("E"), k = c.at("top_k");
       auto logits = random_f32(T * E, 4.0f), dweights = random_f32(T * k);
       DeviceBuffer weights(static_cast<std::size_t>(T * k) * 4), indices(static_cast<std::size_t>(T * k) * 4),
@@ -416,13 +416,13 @@ class CudaTimer final : public Timer {
                    kernels::router_backward(logits.get<float>(), indices.get<std::int32_t>(), dweights.get<float>(),
                                             dlogits.get<float>(), T, E, k, stream_);
                  });
-    } else if (c.op == "dispatch_gather" || c.op == "combine_scatter_add") {
+    } else if (c.op == ProfileOp::dispatch_gather || c.op == ProfileOp::combine_scatter_add) {
       const std::int64_t R = c.at("rows"), H = c.at("H"), T = R / combine_top_k;
       auto rows = random_bf16(R * H), tokens = random_bf16(T * H), out_rows = bf16_out(R * H),
            out_tokens = bf16_out(T * H);
       auto perm = permutation(R);
       auto weights = random_f32(R);
-      const bool gather = c.op == "dispatch_gather";
+      const bool gather = c.op == ProfileOp::dispatch_gather;
       // gather forward: rows[r] = x[src[r]], src = perm / k (each token's k copies, permuted).
       // gather backward and combine forward: gather-reduce over each token's k rows (weights 1 for
       // the gather's backward); combine backward: weighted row copies.
@@ -445,7 +445,7 @@ class CudaTimer final : public Timer {
         });
       }
     } else {
-      throw CudaError("budget-profile cannot time op '" + c.op + "'");
+      throw CudaError("budget-profile cannot time op '" + std::string(to_string(c.op)) + "'");
     }
     return Timing{false, ms, "budget-kernel", {}};
   }

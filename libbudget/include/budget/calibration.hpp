@@ -15,8 +15,10 @@
 /// Thread safety: the readers, the writer and the validators are reentrant: concurrent calls are
 /// safe.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -92,16 +94,35 @@ struct CalibrationSource {
   bool operator!=(const CalibrationSource& o) const { return !(*this == o); }
 };
 
+/// The ops a profile's rows time (TimeQuery::Op is this enum). In profile files and torch
+/// measurement lines each is written by its name (to_string(), calibration_ops()).
+enum class ProfileOp : std::uint8_t {
+  gemm,
+  expert_gemms,
+  attention,
+  rms_norm,
+  swiglu,
+  router_softmax_topk,
+  dispatch_gather,
+  combine_scatter_add
+};
+inline constexpr std::size_t profile_op_count = 8;
+/// The name of `op` in profile files ("gemm" … "combine_scatter_add"; "?" for a cast integer
+/// outside the enum).
+std::string_view to_string(ProfileOp op);
+/// The op called `name` in profile files, or nothing for a name outside calibration_ops().
+std::optional<ProfileOp> profile_op_named(std::string_view name);
+
 /// One measured shape and pass.
 ///
-/// `op` is one of calibration_ops(); `shape` holds exactly the integer fields that op requires
+/// `op` is written as one of calibration_ops(); `shape` holds exactly the integer fields that op requires
 /// (plus its optional ones), see calibration_shape_fields(). `pass` is forward | input_grad |
 /// weight_grad for "gemm" and "expert_gemms", forward | backward | forward+backward for the other
 /// ops. `ms` is the median time in milliseconds (> 0) unless `refused` (an attention backend that
 /// rejects the shape; no time). `flops` and `bytes` are what the measurer counted (≥ 0; 0 = not
 /// given); the time model recomputes both from the shape and does not trust them.
 struct CalibrationRow {
-  std::string op;
+  ProfileOp op = ProfileOp::gemm;
   std::string pass;
   std::map<std::string, std::int64_t> shape;
   std::string matrix;   ///< expert_gemms only: "up_gate" | "up" | "down"
@@ -215,6 +236,7 @@ struct CalibrationShapeFields {
   std::vector<std::string> optional;
 };
 CalibrationShapeFields calibration_shape_fields(std::string_view op);
+CalibrationShapeFields calibration_shape_fields(ProfileOp op);
 
 /// Parses profile JSON read from `source` (a file name for messages). Throws budget::Error.
 CalibrationProfile parse_calibration_profile(std::string_view json, const std::string& source);

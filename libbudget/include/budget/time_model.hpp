@@ -104,13 +104,12 @@ struct TimePrediction {
 /// router_softmax_topk: tokens, E, top_k; dispatch_gather and combine_scatter_add: rows, H), the
 /// rest 0. Routing is balanced; attention uses the options' backend.
 struct TimeQuery {
-  enum class Op : std::uint8_t { gemm, expert_gemms, attention, rms_norm, swiglu, router_softmax_topk, dispatch_gather,
-                                 combine_scatter_add };
+  using Op = ProfileOp;
   enum class Pass : std::uint8_t { forward, input_grad, weight_grad, backward, forward_backward };
   enum class Matrix : std::uint8_t { none, up, up_gate, down };
   /// The kernel's input precision (CalibrationRow::dtype: "", "fp8", "fp8_block", "mxfp8").
   enum class Dtype : std::uint8_t { bf16, fp8, fp8_block, mxfp8 };
-  static constexpr std::size_t op_count = 8, pass_count = 5, max_dims = 6, dtype_count = 4;
+  static constexpr std::size_t op_count = profile_op_count, pass_count = 5, max_dims = 6, dtype_count = 4;
   Op op = Op::gemm;
   Pass pass = Pass::forward;
   Matrix matrix = Matrix::none;
@@ -118,7 +117,6 @@ struct TimeQuery {
   std::array<std::int64_t, max_dims> dims{};
   std::int64_t v_head_dim = 0;  ///< attention's optional field (0: absent); the model does not use it
 };
-std::string_view to_string(TimeQuery::Op op);    ///< the calibration_ops() name
 std::string_view to_string(TimeQuery::Pass pass);  ///< "forward" … "forward+backward"
 /// The CalibrationRow query of a typed query (predict(to_row(q)).ms == predict_ms(q)).
 CalibrationRow to_row(const TimeQuery& query);

@@ -20,7 +20,6 @@
 #include "budget/training_memory.hpp"
 #include "runs/run_detail.hpp"
 #include "runs/run_plausibility.hpp"
-#include "time/profile_ops.hpp"
 #include "time/time_fit.hpp"
 
 namespace budget {
@@ -54,9 +53,7 @@ class RunModels {
   explicit RunModels(const CalibrationProfile& profile) : profile_(profile) {
     profile_.run_fits.clear();
     tie_expert_ = std::none_of(profile_.rows.begin(), profile_.rows.end(),
-                               [](const CalibrationRow& row) {
-                                 return detail::is_op(row.op, detail::ProfileOp::expert_gemms);
-                               });
+                               [](const CalibrationRow& row) { return row.op == ProfileOp::expert_gemms; });
   }
 
   /// The expert GEMMs take the GEMM factor: on a profile without expert_gemms rows the Megatron-Core

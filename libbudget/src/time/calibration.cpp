@@ -83,7 +83,7 @@ CalibrationSource read_source(const ObjectReader& r) {
 template <class Json>
 Json row_to_json(const CalibrationRow& row) {
   Json j;
-  j["op"] = row.op;
+  j["op"] = std::string(to_string(row.op));
   j["pass"] = row.pass;
   const auto fields = calibration_shape_fields(row.op);
   std::vector<std::string> order = fields.required;
@@ -221,37 +221,38 @@ namespace {
 // decides which error a row with several faults reports).
 
 /// "op": one of calibration_ops() (an unknown op names the closest known one).
-std::string read_row_op(const ObjectReader& r) {
-  std::string op = r.string("op");
-  const auto& ops = calibration_ops();
-  if (std::find(ops.begin(), ops.end(), op) == ops.end()) {
-    std::string message = fmt::format("unknown op \"{}\"; allowed: {}", op, join_quoted(ops));
-    const std::string suggestion = closest_match(op, ops);
+ProfileOp read_row_op(const ObjectReader& r) {
+  const std::string name = r.string("op");
+  const std::optional<ProfileOp> op = profile_op_named(name);
+  if (!op) {
+    const auto& ops = calibration_ops();
+    std::string message = fmt::format("unknown op \"{}\"; allowed: {}", name, join_quoted(ops));
+    const std::string suggestion = closest_match(name, ops);
     if (!suggestion.empty()) message += fmt::format(" (did you mean \"{}\"?)", suggestion);
     r.fail("op", message);
   }
-  return op;
+  return *op;
 }
 
 /// Refuses a key that `op` does not have: the common keys, its shape fields, "matrix" and
 /// "routing" (expert_gemms), "refused" (attention). The error names the closest allowed key, or
 /// else lists them all.
-void reject_unknown_row_keys(const ObjectReader& r, const std::string& op, const CalibrationShapeFields& fields) {
+void reject_unknown_row_keys(const ObjectReader& r, ProfileOp op, const CalibrationShapeFields& fields) {
   std::vector<std::string> allowed = {"op", "pass", "backend", "ms", "flops", "bytes"};
   allowed.insert(allowed.end(), fields.required.begin(), fields.required.end());
   allowed.insert(allowed.end(), fields.optional.begin(), fields.optional.end());
-  if (is_op(op, ProfileOp::expert_gemms)) {
+  if (op == ProfileOp::expert_gemms) {
     allowed.emplace_back("matrix");
     allowed.emplace_back("routing");
   }
-  if (is_op(op, ProfileOp::attention)) allowed.emplace_back("refused");
-  if (is_op(op, ProfileOp::gemm) || is_op(op, ProfileOp::expert_gemms) || is_op(op, ProfileOp::attention)) {
+  if (op == ProfileOp::attention) allowed.emplace_back("refused");
+  if (op == ProfileOp::gemm || op == ProfileOp::expert_gemms || op == ProfileOp::attention) {
     allowed.emplace_back("dtype");
   }
   allowed.emplace_back("carried_from");
   for (const auto& item : r.json().items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
-    std::string message = fmt::format("unknown key \"{}\" for op \"{}\"", item.key(), op);
+    std::string message = fmt::format("unknown key \"{}\" for op \"{}\"", item.key(), to_string(op));
     const std::string suggestion = closest_match(item.key(), allowed);
     if (!suggestion.empty()) {
       message += fmt::format(" (did you mean \"{}\"?)", suggestion);
@@ -264,8 +265,8 @@ void reject_unknown_row_keys(const ObjectReader& r, const std::string& op, const
 
 /// "pass" (required): a GEMM op's forward / input_grad / weight_grad, any other op's forward /
 /// backward / forward+backward.
-std::string read_row_pass(const ObjectReader& r, const std::string& op) {
-  const bool is_gemm = is_op(op, ProfileOp::gemm) || is_op(op, ProfileOp::expert_gemms);
+std::string read_row_pass(const ObjectReader& r, ProfileOp op) {
+  const bool is_gemm = op == ProfileOp::gemm || op == ProfileOp::expert_gemms;
   std::string pass = is_gemm ? r.choice_or("pass", "", {"forward", "input_grad", "weight_grad"})
                              : r.choice_or("pass", "", {"forward", "backward", "forward+backward"});
   if (pass.empty()) r.fail("pass", "required key is missing");
@@ -361,12 +362,12 @@ void read_row_timing(const ObjectReader& r, bool is_attention, CalibrationRow& r
 CalibrationRow read_calibration_row(const ObjectReader& r) {
   CalibrationRow row;
   row.op = read_row_op(r);
-  const bool is_attention = is_op(row.op, ProfileOp::attention);
+  const bool is_attention = row.op == ProfileOp::attention;
   const auto fields = calibration_shape_fields(row.op);
   reject_unknown_row_keys(r, row.op, fields);
   row.pass = read_row_pass(r, row.op);
   read_row_shape(r, fields, row.shape);
-  if (is_op(row.op, ProfileOp::expert_gemms)) read_expert_gemms_fields(r, row);
+  if (row.op == ProfileOp::expert_gemms) read_expert_gemms_fields(r, row);
   if (is_attention) check_attention_heads(r, row.shape);
   row.backend = read_row_backend(r, is_attention);
   read_row_provenance(r, row);
@@ -385,11 +386,19 @@ const std::vector<std::string>& calibration_ops() {
   return ops;
 }
 
+std::string_view to_string(ProfileOp op) { return detail::name_of(detail::profile_op_names, op); }
+
+std::optional<ProfileOp> profile_op_named(std::string_view name) {
+  return detail::enum_named(detail::profile_op_names, name);
+}
+
 CalibrationShapeFields calibration_shape_fields(std::string_view name) {
-  using detail::ProfileOp;
-  const std::optional<ProfileOp> op = detail::profile_op_named(name);
-  if (!op) return {};
-  switch (*op) {
+  const std::optional<ProfileOp> op = profile_op_named(name);
+  return op ? calibration_shape_fields(*op) : CalibrationShapeFields{};
+}
+
+CalibrationShapeFields calibration_shape_fields(ProfileOp op) {
+  switch (op) {
     case ProfileOp::gemm: return {{"M", "K", "N"}, {}};
     case ProfileOp::expert_gemms: return {{"E", "tokens_per_expert", "H", "expert_dim", "top_k", "tokens"}, {}};
     case ProfileOp::attention:

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -129,7 +130,7 @@ std::string gemm_backend(const std::string& dtype) {
 CalibrationRow gemm_row(const json& row, const std::string& dtype) {
   const json& shape = row.at("shape");
   CalibrationRow r;
-  r.op = "gemm";
+  r.op = ProfileOp::gemm;
   r.pass = "forward";
   r.shape = {{"M", integer_of(shape, "m")}, {"K", integer_of(shape, "k")}, {"N", integer_of(shape, "n")}};
   r.ms = number_of(row.at("measured"), "time_us") * 1e-3;
@@ -139,26 +140,28 @@ CalibrationRow gemm_row(const json& row, const std::string& dtype) {
   return r;
 }
 
-/// One attention row, or an empty op when the row is not used (see the file comment).
-CalibrationRow attention_row(const json& row, const std::string& gpu) {
+/// One attention row, or nothing when the row is not used (see the file comment).
+std::optional<CalibrationRow> attention_row(const json& row, const std::string& gpu) {
   CalibrationRow r;
   const std::string op = text_of(row, "op"), library = text_of(row, "library"), dtype = text_of(row, "dtype");
   const json& shape = row.at("shape");
   const auto causal = row.find("causal");
-  if (causal == row.end() || !causal->is_boolean() || !causal->get<bool>() || shape.contains("sliding_window")) return r;
-  if (row.value("deterministic_bwd", false)) return r;
+  if (causal == row.end() || !causal->is_boolean() || !causal->get<bool>() || shape.contains("sliding_window")) {
+    return std::nullopt;
+  }
+  if (row.value("deterministic_bwd", false)) return std::nullopt;
   const bool cudnn = starts_with(library, "cudnn (") && dtype == "bf16" && row.at("measured").contains("time_us");
   const bool flash = (gpu == "A100_SXM4_80GB" && library == "flash_attention_2" && op == "attn_fwd_bwd") ||
                      (gpu == "H100_SXM" && library == "flash_attention_3" && dtype == "bf16");
-  if (!cudnn && !flash) return r;
+  if (!cudnn && !flash) return std::nullopt;
   const std::int64_t batch = integer_of(shape, "batch");
   const std::int64_t s = cudnn ? integer_of(shape, "q_seqlen") : integer_of(shape, "seqlen");
-  if (cudnn && integer_of(shape, "kv_seqlen") != s) return r;
+  if (cudnn && integer_of(shape, "kv_seqlen") != s) return std::nullopt;
   const std::int64_t heads = shape.contains("heads_q") ? integer_of(shape, "heads_q") : integer_of(shape, "heads");
   const std::int64_t kv = shape.contains("heads_kv") ? integer_of(shape, "heads_kv") : heads;
   const std::int64_t d = shape.contains("head_dim_qk") ? integer_of(shape, "head_dim_qk") : integer_of(shape, "head_dim");
-  if (batch <= 0 || s <= 0 || heads <= 0 || kv <= 0 || d <= 0 || heads % kv != 0) return r;
-  r.op = "attention";
+  if (batch <= 0 || s <= 0 || heads <= 0 || kv <= 0 || d <= 0 || heads % kv != 0) return std::nullopt;
+  r.op = ProfileOp::attention;
   r.pass = op == "attn_fwd" ? "forward" : op == "attn_bwd" ? "backward" : "forward+backward";
   r.shape = {{"docs", batch}, {"doc_len", s}, {"tokens", batch * s}, {"num_heads", heads}, {"num_kv_heads", kv},
              {"head_dim", d}};
@@ -171,18 +174,18 @@ CalibrationRow attention_row(const json& row, const std::string& gpu) {
   return r;
 }
 
-/// One RMSNorm row, or an empty op when the row is not used.
-CalibrationRow norm_row(const json& row) {
+/// One RMSNorm row, or nothing when the row is not used.
+std::optional<CalibrationRow> norm_row(const json& row) {
   CalibrationRow r;
   const std::string library = text_of(row, "library");
-  if (text_of(row, "norm_type") != "rms_norm" || text_of(row, "dtype") != "bf16") return r;
-  if (library != "cudnn" && library != "megatron_core") return r;
+  if (text_of(row, "norm_type") != "rms_norm" || text_of(row, "dtype") != "bf16") return std::nullopt;
+  if (library != "cudnn" && library != "megatron_core") return std::nullopt;
   const double us = number_of(row.at("measured"), "time_us");
   const json& shape = row.at("shape");
-  if (us < 10 || !shape.contains("tokens") || !shape.contains("hidden")) return r;
+  if (us < 10 || !shape.contains("tokens") || !shape.contains("hidden")) return std::nullopt;
   const std::string direction = text_of(row, "direction");
-  if (direction != "fwd" && direction != "bwd") return r;
-  r.op = "rms_norm";
+  if (direction != "fwd" && direction != "bwd") return std::nullopt;
+  r.op = ProfileOp::rms_norm;
   r.pass = direction == "fwd" ? "forward" : "backward";
   r.shape = {{"tokens", integer_of(shape, "tokens")}, {"H", integer_of(shape, "hidden")}};
   r.backend = library == "cudnn" ? "cudnn" : "megatron-core";
@@ -210,22 +213,22 @@ void add_rows(const json& root, const std::string& gpu, const std::string& carri
               double carry_fp8, CalibrationProfile& p, std::set<std::string>& references) {
   for (const json& row : root.at("rows")) {
     if (text_of(row, "gpu") != gpu) continue;
-    CalibrationRow r;
+    std::optional<CalibrationRow> r;
     const std::string op = text_of(row, "op");
     if (op == "gemm" && row.at("shape").contains("m") && row.at("measured").contains("time_us")) {
       const std::string dtype = gemm_dtype(row);
       if (dtype != "-") r = gemm_row(row, dtype);
-      if (!carried_from.empty() && !r.op.empty()) {
-        r.ms *= dtype.empty() ? carry_bf16 : carry_fp8;
-        r.carried_from = carried_from;
+      if (!carried_from.empty() && r) {
+        r->ms *= dtype.empty() ? carry_bf16 : carry_fp8;
+        r->carried_from = carried_from;
       }
     } else if (carried_from.empty() && starts_with(op, "attn")) {
       r = attention_row(row, gpu);
     } else if (carried_from.empty() && op == "norm") {
       r = norm_row(row);
     }
-    if (r.op.empty() || !(r.ms > 0)) continue;
-    p.rows.push_back(std::move(r));
+    if (!r || !(r->ms > 0)) continue;
+    p.rows.push_back(std::move(*r));
     references.insert(file_of(source_of(root, row)));
   }
 }
@@ -310,11 +313,11 @@ void add_carried_attention_rows(const json& root, double factor, CalibrationProf
                                 std::set<std::string>& references) {
   for (const json& row : root.at("rows")) {
     if (text_of(row, "gpu") != "B200" || !starts_with(text_of(row, "op"), "attn")) continue;
-    CalibrationRow r = attention_row(row, "B200");
-    if (r.op.empty() || !(r.ms > 0)) continue;
-    r.ms *= factor;
-    r.carried_from = "NVIDIA B200";
-    p.rows.push_back(std::move(r));
+    std::optional<CalibrationRow> r = attention_row(row, "B200");
+    if (!r || !(r->ms > 0)) continue;
+    r->ms *= factor;
+    r->carried_from = "NVIDIA B200";
+    p.rows.push_back(std::move(*r));
     references.insert(file_of(source_of(root, row)));
   }
 }
@@ -362,7 +365,7 @@ CalibrationProfile profile_from_published_kernels(std::string_view text, const s
   const double attention_factor = ultra ? attention_carry(root, gpu_key, source, references) : 1.0;
   if (ultra) add_carried_attention_rows(root, attention_factor, p, references);
   for (const CalibrationRow& r : p.rows) {
-    if (r.op == "gemm" && r.dtype.empty() && r.shape.at("M") == 8192 && r.shape.at("K") == 8192 && r.shape.at("N") == 8192) {
+    if (r.op == ProfileOp::gemm && r.dtype.empty() && r.shape.at("M") == 8192 && r.shape.at("K") == 8192 && r.shape.at("N") == 8192) {
       p.peaks.bf16_gemm_tflops = r.flops / (r.ms * 1e-3) / 1e12;
     }
   }

@@ -14,7 +14,6 @@
 #include "budget/calibration.hpp"
 #include "budget/error.hpp"
 #include "time/calibration_rows.hpp"
-#include "time/profile_ops.hpp"
 #include "base/json_reader.hpp"
 
 namespace budget {
@@ -137,7 +136,7 @@ CalibrationProfile parse_torch_measurements(std::string_view jsonl, const std::s
       if (have_device) r.fail("op", "a second \"op\": \"device\" line; allowed: one");
       read_device_line(r, profile);
       have_device = true;
-    } else if (detail::is_op(op, detail::ProfileOp::attention)) {
+    } else if (profile_op_named(op) == ProfileOp::attention) {
       read_attention_line(r, profile);
     } else {
       profile.rows.push_back(detail::read_calibration_row(r));

@@ -17,7 +17,7 @@ namespace budget::detail {
 std::int64_t shape_field(const CalibrationRow& row, const char* name) {
   const auto it = row.shape.find(name);
   if (it == row.shape.end()) {
-    throw Error(fmt::format("a {} query needs the shape field \"{}\"", row.op, name), "<time model>");
+    throw Error(fmt::format("a {} query needs the shape field \"{}\"", to_string(row.op), name), "<time model>");
   }
   return it->second;
 }
@@ -30,17 +30,13 @@ double pass_weight(TimeQuery::Op op, TimeQuery::Pass pass) {
   return 1.0 + backward;
 }
 
-TimeQuery::Op op_of(const std::string& op) {
-  return profile_op_named(op).value_or(static_cast<TimeQuery::Op>(TimeQuery::op_count));
-}
-
 TimeQuery::Pass weight_pass_of(const std::string& pass) {
   if (pass == "forward") return TimeQuery::Pass::forward;
   if (pass == "backward") return TimeQuery::Pass::backward;
   return TimeQuery::Pass::forward_backward;
 }
 
-double pass_weight(const std::string& op, const std::string& pass) { return pass_weight(op_of(op), weight_pass_of(pass)); }
+double pass_weight(TimeQuery::Op op, const std::string& pass) { return pass_weight(op, weight_pass_of(pass)); }
 
 double tiled_causal_keys(double doc_len, double tile) {
   const double n = std::ceil(doc_len / tile);
@@ -126,17 +122,17 @@ ShapeNumbers shape_numbers(TimeQuery::Op op, TimeQuery::Matrix matrix, TimeQuery
   return s;
 }
 
-std::string family_of(const std::string& op, const std::string& pass, const CalibrationRow& row,
+std::string family_of(ProfileOp op, const std::string& pass, const CalibrationRow& row,
                       const std::string& backend) {
   // A precision other than bf16 is a family of its own (other kernels, another peak).
   const bool bf16 = row.dtype.empty() || row.dtype == name_of(profile_dtype_names, TimeQuery::Dtype::bf16);
   const std::string dtype = bf16 ? "" : "|" + row.dtype;
-  if (is_op(op, ProfileOp::expert_gemms)) {
+  if (op == ProfileOp::expert_gemms) {
     return fmt::format("expert_gemms|{}|{}{}{}", pass, row.matrix == "down" ? "down" : "up",
                        row.routing == "skewed" ? "|skewed" : "", dtype);
   }
-  if (is_op(op, ProfileOp::attention)) return fmt::format("attention|{}|{}{}", pass, backend, dtype);
-  return op + "|" + pass + dtype;
+  if (op == ProfileOp::attention) return fmt::format("attention|{}|{}{}", pass, backend, dtype);
+  return std::string(to_string(op)) + "|" + pass + dtype;
 }
 
 std::string fallback_dtype(const std::string& dtype) {
@@ -155,12 +151,12 @@ std::string dtype_name(TimeQuery::Dtype dtype) {
 
 std::array<std::int64_t, TimeQuery::max_dims> row_dims(const CalibrationRow& row) {
   std::array<std::int64_t, TimeQuery::max_dims> d{};
-  if (is_op(row.op, ProfileOp::expert_gemms)) {
+  if (row.op == ProfileOp::expert_gemms) {
     d[2] = shape_field(row, "H");
     d[3] = shape_field(row, "expert_dim");
     d[0] = shape_field(row, "E");
     d[1] = shape_field(row, "tokens_per_expert");
-  } else if (is_op(row.op, ProfileOp::attention)) {
+  } else if (row.op == ProfileOp::attention) {
     d[5] = shape_field(row, "head_dim");
     d[1] = shape_field(row, "doc_len");
     d[2] = shape_field(row, "tokens");
@@ -183,7 +179,7 @@ TimeQuery::Matrix matrix_of(const std::string& matrix) {
 Shaped describe(const CalibrationRow& row, const std::string& pass, const std::string& backend) {
   Shaped s;
   s.family = family_of(row.op, pass, row, backend);
-  const TimeQuery::Op op = op_of(row.op);
+  const TimeQuery::Op op = row.op;
   const auto d = row_dims(row);
   const ShapeNumbers n = shape_numbers(op, matrix_of(row.matrix), weight_pass_of(pass), d);
   s.features.assign(n.features.begin(), n.features.begin() + static_cast<std::ptrdiff_t>(n.feature_count));
@@ -203,12 +199,12 @@ Shaped describe(const CalibrationRow& row, const std::string& pass, const std::s
 }
 
 std::vector<std::string> coord_names(const CalibrationRow& q) {
-  if (is_op(q.op, ProfileOp::gemm)) return {"M (tokens)", "K", "N"};
-  if (is_op(q.op, ProfileOp::expert_gemms)) {
+  if (q.op == ProfileOp::gemm) return {"M (tokens)", "K", "N"};
+  if (q.op == ProfileOp::expert_gemms) {
     if (q.matrix == "down") return {"experts", "tokens per expert", "expert width", "hidden size"};
     return {"experts", "tokens per expert", "hidden size", q.matrix == "up_gate" ? "2 × expert width" : "expert width"};
   }
-  if (is_op(q.op, ProfileOp::attention)) return {"doc_len", "num_heads", "num_kv_heads", "head_dim", "tokens"};
+  if (q.op == ProfileOp::attention) return {"doc_len", "num_heads", "num_kv_heads", "head_dim", "tokens"};
   return calibration_shape_fields(q.op).required;
 }
 

@@ -22,24 +22,18 @@ inline double dbl(std::int64_t v) { return static_cast<double>(v); }
 /// The shape field `name` of a row; a budget::Error naming the op and the field when it is missing.
 std::int64_t shape_field(const CalibrationRow& row, const char* name);
 
-inline bool is_gemm_like(const std::string& op) {
-  return is_op(op, ProfileOp::gemm) || is_op(op, ProfileOp::expert_gemms);
-}
+inline bool is_gemm_like(ProfileOp op) { return op == ProfileOp::gemm || op == ProfileOp::expert_gemms; }
 
 /// Relative cost of the passes of an op, for deriving a pass that has no rows from one that has:
 /// GEMM passes cost the same FLOPs; attention backward = 2.5 × forward (FlashAttention's count);
 /// a memory-bound op's backward moves about 1.5 × its forward's bytes (RMSNorm: 3 of 5 elements).
 double pass_weight(TimeQuery::Op op, TimeQuery::Pass pass);
 
-/// The op of a calibration_ops() name (a query's op is checked against the list first; another name
-/// gives TimeQuery::op_count, no enumerator).
-TimeQuery::Op op_of(const std::string& op);
-
 /// A pass name as pass_weight() reads it: anything but forward and backward weighs as forward+backward
 /// (GEMM passes all weigh 1).
 TimeQuery::Pass weight_pass_of(const std::string& pass);
 
-double pass_weight(const std::string& op, const std::string& pass);
+double pass_weight(TimeQuery::Op op, const std::string& pass);
 
 /// Keys per query a causal kernel with square `tile`×`tile` blocks computes over a document of L
 /// tokens: n = ⌈L/tile⌉ block rows, n(n+1)/2 blocks of tile² scores, over L queries.
@@ -83,7 +77,7 @@ struct Shaped {
 
 /// The family of a row's fit: (op, pass), plus the matrix kind and routing for expert GEMMs and the
 /// backend for attention.
-std::string family_of(const std::string& op, const std::string& pass, const CalibrationRow& row,
+std::string family_of(ProfileOp op, const std::string& pass, const CalibrationRow& row,
                       const std::string& backend);
 
 /// The TimeQuery dims of a row, read in the order the model's formulas need them (so a missing

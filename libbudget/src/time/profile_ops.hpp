@@ -1,17 +1,13 @@
 #pragma once
-// Private: the op names of calibration profiles (CalibrationRow::op, calibration_ops(), the
-// "op" of profile files and torch measurement lines): one name table for TimeQuery::Op, the enum of
-// the profile's ops, in base/enum_names.hpp's style. Every test of a row's op name spells the name
-// through this table, never as a literal.
-#include <optional>
-#include <string_view>
+// Private: the op names of calibration profiles (the "op" of profile files and torch measurement
+// lines, calibration_ops()): one name table for ProfileOp (budget/calibration.hpp, also
+// TimeQuery::Op), in base/enum_names.hpp's style. Rows and queries hold the enum; names are read
+// and written through this table only (to_string(ProfileOp), profile_op_named()).
 
 #include "budget/time_model.hpp"
 #include "base/enum_names.hpp"
 
 namespace budget::detail {
-
-using ProfileOp = TimeQuery::Op;
 
 inline constexpr auto profile_op_names = enum_names<ProfileOp::combine_scatter_add>({
     {ProfileOp::gemm, "gemm"},
@@ -36,11 +32,5 @@ inline constexpr auto profile_dtype_names = enum_names<TimeQuery::Dtype::mxfp8>(
     {TimeQuery::Dtype::mxfp8, "mxfp8"},
 });
 static_assert(profile_dtype_names.size() == TimeQuery::dtype_count);
-
-/// True when `name` (a row's or a query's op) is the name of `op`.
-inline bool is_op(std::string_view name, ProfileOp op) { return name == name_of(profile_op_names, op); }
-
-/// The op called `name`, or nothing for a name outside the table.
-inline std::optional<ProfileOp> profile_op_named(std::string_view name) { return enum_named(profile_op_names, name); }
 
 }  // namespace budget::detail

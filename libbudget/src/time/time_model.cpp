@@ -87,7 +87,7 @@ namespace {
 std::map<std::string, std::string> layer_backends(const CalibrationProfile& profile) {
   std::map<std::string, bool> known;
   for (const auto& row : profile.rows) {
-    if (is_op(row.op, ProfileOp::attention) && row.backend != "default") known[row.backend] = true;
+    if (row.op == ProfileOp::attention && row.backend != "default") known[row.backend] = true;
   }
   std::map<std::string, std::map<std::string, int>> votes;
   for (const auto& layer : profile.layers) {
@@ -150,14 +150,14 @@ TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options
   impl->profile = profile;
   impl->options = std::move(options);
   for (const auto& row : profile.rows) {
-    if (is_op(row.op, ProfileOp::attention)) {
+    if (row.op == ProfileOp::attention) {
       auto& counts = impl->acceptance[row.backend];
       const int base = row.shape.at("head_dim") % 8 == 0 ? 0 : 2;
       ++counts[static_cast<std::size_t>(base + (row.refused ? 1 : 0))];
     }
     if (row.refused) continue;
-    for (std::size_t op = 0; op < TimeQuery::op_count; ++op) {
-      if (row.op != to_string(static_cast<TimeQuery::Op>(op))) continue;
+    const auto op = static_cast<std::size_t>(row.op);
+    if (op < TimeQuery::op_count) {
       if (row.dtype.empty()) impl->measured_ops[op] = true;
       impl->dtype_rows[op][static_cast<std::size_t>(dtype_of(row.dtype))] = true;
     }
@@ -229,7 +229,7 @@ TimePrediction TimeModel::Impl::predict_fitted(const CalibrationRow& q, const st
     fit = &cls->second;
   } else {
     p.out_of_range = true;
-    p.note = fmt::format("no {} rows in its class ({}); the fit of all its classes is used", q.op, s.cls_description);
+    p.note = fmt::format("no {} rows in its class ({}); the fit of all its classes is used", to_string(q.op), s.cls_description);
   }
   const double base = detail::evaluate_fit(fit->beta, s.features);
   if (!(base > 0)) {
@@ -278,7 +278,7 @@ TimeProvenance TimeModel::Impl::row_provenance(const detail::ClassFit& fit, cons
 TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std::string& pass,
                                              const std::string& backend) const {
   const TimeQuery::Dtype dtype = dtype_of(q.dtype);
-  if (dtype != TimeQuery::Dtype::bf16 && !has_dtype_rows(op_of(q.op), dtype)) {
+  if (dtype != TimeQuery::Dtype::bf16 && !has_dtype_rows(q.op, dtype)) {
     // No rows of this precision: the precision standing in for it (dtype_fallback()).
     const auto [other_dtype, factor] = dtype_fallback(dtype);
     CalibrationRow other = q;
@@ -288,7 +288,7 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
     if (p.provenance != TimeProvenance::extrapolated && p.provenance != TimeProvenance::assumed) {
       p.provenance = TimeProvenance::carried;
     }
-    p.note = fmt::format("{}{}no {} {} rows: {} rows{}", p.note, p.note.empty() ? "" : "; ", q.dtype, q.op,
+    p.note = fmt::format("{}{}no {} {} rows: {} rows{}", p.note, p.note.empty() ? "" : "; ", q.dtype, to_string(q.op),
                          other.dtype.empty() ? "bf16" : other.dtype,
                          factor != 1.0 ? fmt::format(" × {:.3g} (datasheet BF16/FP8 peak ratio)", factor) : "");
     return p;
@@ -318,7 +318,7 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
     if (o.provenance == TimeProvenance::measured || o.provenance == TimeProvenance::published) {
       o.provenance = TimeProvenance::interpolated;
     }
-    o.note = fmt::format("no {} {} rows: {} time × {:.3g}", q.op, pass, other,
+    o.note = fmt::format("no {} {} rows: {} time × {:.3g}", to_string(q.op), pass, other,
                          pass_weight(q.op, pass) / pass_weight(q.op, other));
     return o;
   }
@@ -331,21 +331,20 @@ TimePrediction TimeModel::Impl::predict_pass(const CalibrationRow& q, const std:
   p.provenance = TimeProvenance::assumed;
   if (s.peak_flops > 0) {
     p.ms = s.peak_flops / (profile.peaks.bf16_gemm_tflops * 1e12) * 1e3;
-    p.note = fmt::format("no {} rows: FLOPs at the measured bf16 GEMM peak", q.op);
+    p.note = fmt::format("no {} rows: FLOPs at the measured bf16 GEMM peak", to_string(q.op));
   } else {
     p.ms = s.peak_bytes / (profile.peaks.copy_gbytes_per_s * 1e9) * 1e3;
-    p.note = fmt::format("no {} rows: bytes at the measured copy bandwidth", q.op);
+    p.note = fmt::format("no {} rows: bytes at the measured copy bandwidth", to_string(q.op));
   }
   return p;
 }
 
 TimePrediction TimeModel::predict(const CalibrationRow& query) const {
-  const auto& ops = calibration_ops();
-  if (std::find(ops.begin(), ops.end(), query.op) == ops.end()) {
-    throw Error(fmt::format("unknown op \"{}\" in a time query", query.op), "<time model>");
+  if (static_cast<std::size_t>(query.op) >= profile_op_count) {
+    throw Error(fmt::format("unknown op \"{}\" in a time query", to_string(query.op)), "<time model>");
   }
   const Impl& m = *impl_;
-  if (!is_op(query.op, ProfileOp::attention)) return m.predict_pass(query, query.pass, query.backend);
+  if (query.op != ProfileOp::attention) return m.predict_pass(query, query.pass, query.backend);
 
   const std::int64_t hd = shape_field(query, "head_dim");
   std::vector<std::string> backends;

@@ -21,8 +21,6 @@ namespace budget {
 
 using namespace detail;
 
-std::string_view to_string(TimeQuery::Op op) { return detail::name_of(detail::profile_op_names, op); }
-
 namespace {
 constexpr auto time_pass_names = detail::enum_names<TimeQuery::Pass::forward_backward>({
     {TimeQuery::Pass::forward, "forward"}, {TimeQuery::Pass::input_grad, "input_grad"},
@@ -34,7 +32,7 @@ std::string_view to_string(TimeQuery::Pass pass) { return detail::name_of(time_p
 
 CalibrationRow to_row(const TimeQuery& query) {
   CalibrationRow row;
-  row.op = std::string(to_string(query.op));
+  row.op = query.op;
   row.pass = std::string(to_string(query.pass));
   const auto fields = calibration_shape_fields(row.op);
   for (std::size_t i = 0; i < fields.required.size() && i < query.dims.size(); ++i) row.shape[fields.required[i]] = query.dims[i];
@@ -73,8 +71,7 @@ void TimeModel::Impl::build_index() {
             CalibrationRow row;
             row.matrix = down != 0 ? "down" : "up";
             row.dtype = dtype_name(dtype);
-            const std::string family =
-                family_of(std::string(to_string(op)), std::string(to_string(pass)), row, backends[b]);
+            const std::string family = family_of(op, std::string(to_string(pass)), row, backends[b]);
             const auto it = families.find(family);
             family_table[family_slot(op, pass, down != 0, b, dtype)] = it == families.end() ? nullptr : &it->second;
           }

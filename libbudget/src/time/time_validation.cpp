@@ -23,7 +23,7 @@ std::vector<TimeValidation> validate_time_model(const CalibrationProfile& profil
   validate(profile);
   // A shape: op, matrix, routing and the shape fields — all its passes and backends go together.
   const auto shape_key = [](const CalibrationRow& r) {
-    std::string key = r.op + "|" + r.matrix + "|" + r.routing;
+    std::string key = std::string(to_string(r.op)) + "|" + r.matrix + "|" + r.routing;
     for (const auto& [name, value] : r.shape) key += fmt::format("|{}={}", name, value);
     return key;
   };
@@ -59,12 +59,12 @@ std::vector<TimeValidation> validate_time_model(const CalibrationProfile& profil
   std::map<std::string, std::vector<double>> errors;
   std::map<std::string, std::size_t> fitted;
   for (const auto& r : fit_profile.rows) {
-    if (!r.refused) ++fitted[r.op];
+    if (!r.refused) ++fitted[std::string(to_string(r.op))];
   }
   for (const CalibrationRow* r : test) {
     const TimePrediction p = model.predict(*r);
     const double e = std::abs(p.ms / r->ms - 1.0);
-    errors[r->op].push_back(e);
+    errors[std::string(to_string(r->op))].push_back(e);
     errors["all"].push_back(e);
   }
   fitted["all"] = 0;

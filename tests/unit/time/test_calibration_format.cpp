@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -24,11 +25,11 @@ CalibrationProfile small_profile() {
   p.device = {"NVIDIA H200", "9.0", "580.65", "13.0", "13.1.0", "9.14.0", 132, 139.8, 1980, 3201};
   p.peaks = {760.5, 4157.0};
   p.source = {"test", "hand-written", "2026-11-30T18:00:00Z", "a fixture", "", "", {}};
-  CalibrationRow g{"gemm", "forward", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, "", "", "", false, 0.2, 6.87e10, 8e7, "", ""};
-  CalibrationRow e{"expert_gemms", "weight_grad",
+  CalibrationRow g{ProfileOp::gemm, "forward", {{"M", 8192}, {"K", 1024}, {"N", 4096}}, "", "", "", false, 0.2, 6.87e10, 8e7, "", ""};
+  CalibrationRow e{ProfileOp::expert_gemms, "weight_grad",
                    {{"E", 64}, {"tokens_per_expert", 4096}, {"H", 1024}, {"expert_dim", 512}, {"top_k", 8}, {"tokens", 32768}},
                    "down", "skewed", "cublaslt-grouped", false, 1.25, 1e12, 0, "", ""};
-  CalibrationRow a{"attention", "forward+backward",
+  CalibrationRow a{ProfileOp::attention, "forward+backward",
                    {{"docs", 8}, {"doc_len", 4096}, {"tokens", 32768}, {"num_heads", 16}, {"num_kv_heads", 4},
                     {"head_dim", 84}},
                    "", "", "cudnn", true, 0, 3e12, 0, "", ""};
@@ -37,8 +38,8 @@ CalibrationProfile small_profile() {
   a2.refused = false;
   a2.ms = 12.5;
   a2.shape["v_head_dim"] = 64;
-  CalibrationRow n{"rms_norm", "forward+backward", {{"tokens", 32768}, {"H", 2048}}, "", "", "", false, 0.31, 0, 6.7e8, "", ""};
-  CalibrationRow r{"router_softmax_topk", "forward", {{"tokens", 32768}, {"E", 64}, {"top_k", 8}}, "", "", "", false, 0.05, 0, 1e7, "", ""};
+  CalibrationRow n{ProfileOp::rms_norm, "forward+backward", {{"tokens", 32768}, {"H", 2048}}, "", "", "", false, 0.31, 0, 6.7e8, "", ""};
+  CalibrationRow r{ProfileOp::router_softmax_topk, "forward", {{"tokens", 32768}, {"E", 64}, {"top_k", 8}}, "", "", "", false, 0.05, 0, 1e7, "", ""};
   p.rows = {g, e, a, a2, n, r};
   return p;
 }
@@ -148,7 +149,7 @@ TEST_CASE("calibration profile: the PyTorch-eager .jsonl file loads with one row
   std::map<std::string, int> count;
   int refused = 0;
   for (const auto& r : p.rows) {
-    ++count[r.op + (r.op == "attention" ? "/" + r.backend : "")];
+    ++count[std::string(to_string(r.op)) + (r.op == ProfileOp::attention ? "/" + r.backend : "")];
     if (r.refused) {
       ++refused;
       CHECK(r.backend == "cudnn");
@@ -166,7 +167,7 @@ TEST_CASE("calibration profile: the PyTorch-eager .jsonl file loads with one row
   // The file's first attention line (the shape is measured twice; the first comes first):
   // flops = 3.5 × flops_forward for forward+backward.
   const auto first_flash = std::find_if(p.rows.begin(), p.rows.end(), [](const CalibrationRow& r) {
-    return r.op == "attention" && r.backend == "flash";
+    return r.op == ProfileOp::attention && r.backend == "flash";
   });
   REQUIRE(first_flash != p.rows.end());
   CHECK(first_flash->shape.at("head_dim") == 68);
@@ -251,4 +252,42 @@ TEST_CASE("calibration profile: an empty row list and a missing header are error
   const auto peaks = text.find("  \"peaks\"");
   const auto source = text.find("  \"source\"");
   expect_error(text.substr(0, peaks) + text.substr(source), "/peaks", "required key is missing");
+}
+
+TEST_CASE("calibration profile: row ops are the ProfileOp enum, named through one table", "[calibration]") {
+  // calibration_ops() lists the enumerators in declaration order, each name reading back as its op.
+  const auto& names = calibration_ops();
+  REQUIRE(names.size() == profile_op_count);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto op = static_cast<ProfileOp>(i);
+    CHECK(to_string(op) == names[i]);
+    CHECK(profile_op_named(names[i]) == op);
+  }
+  CHECK(to_string(ProfileOp::expert_gemms) == "expert_gemms");
+  CHECK_FALSE(profile_op_named("device").has_value());  // the torch files' header line is no row op
+  CHECK_FALSE(profile_op_named("Gemm").has_value());
+  CHECK_FALSE(profile_op_named("").has_value());
+  // A cast integer outside the enum is refused like an unknown name in a file.
+  CalibrationProfile p = small_profile();
+  p.rows[0].op = static_cast<ProfileOp>(profile_op_count);
+  try {
+    (void)calibration_profile_to_json(p);
+    FAIL("wrote a row of no op");
+  } catch (const Error& e) {
+    CHECK(e.path() == "/rows/0/op");
+    CHECK_THAT(e.what(), Catch::Contains("unknown op \"?\"; allowed: \"gemm\", \"expert_gemms\""));
+  }
+}
+
+TEST_CASE("calibration profile: the shipped profiles read and write back byte for byte", "[calibration]") {
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    INFO(entry.path().string());
+    CHECK(calibration_profile_to_json(parse_calibration_profile(text, entry.path().string())) == text);
+    ++files;
+  }
+  CHECK(files == 8);  // the measured H200 eager profile and seven published-kernel profiles
 }

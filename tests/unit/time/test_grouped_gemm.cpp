@@ -36,7 +36,7 @@ CalibrationProfile machine_profile() {
     for (std::int64_t K : {1024, 2048, 4096, 8192}) {
       for (std::int64_t N : {1024, 2048, 4096, 8192, 16384}) {
         CalibrationRow r;
-        r.op = "gemm";
+        r.op = ProfileOp::gemm;
         r.pass = "forward";
         r.shape = {{"M", M}, {"K", K}, {"N", N}};
         r.ms = 2.0 * double(M) * double(K) * double(N) / simumax_dense_rate * 1e3;

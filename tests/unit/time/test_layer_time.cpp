@@ -116,7 +116,7 @@ TEST_CASE("gradient pass: an op with weights adds 2 bytes a weight at the copy b
   };
   const auto gemm_ms = [&](const char* pass, std::int64_t m, std::int64_t k, std::int64_t n) {
     CalibrationRow q;
-    q.op = "gemm";
+    q.op = ProfileOp::gemm;
     q.pass = pass;
     q.shape = {{"M", m}, {"K", k}, {"N", n}};
     return model.predict(q).ms;

@@ -95,18 +95,18 @@ TEST_CASE("published profiles: B300 and GB300 read their own GEMM tables and car
   const double gb300_factor = 0.8091236689, b300_factor = 0.8091236689 * 1.0736717514;
   std::vector<double> b200_attention;
   for (const CalibrationRow& r : b200.rows) {
-    if (r.op == "attention") b200_attention.push_back(r.ms);
+    if (r.op == ProfileOp::attention) b200_attention.push_back(r.ms);
   }
   REQUIRE(b200_attention.size() == 18);  // cuDNN forward and backward, 9 shapes each
   for (const auto& [profile, factor] : {std::pair{&b300, b300_factor}, std::pair{&gb300, gb300_factor}}) {
     std::vector<double> carried;
     std::size_t gemms = 0;
     for (const CalibrationRow& r : profile->rows) {
-      if (r.op == "attention") {
+      if (r.op == ProfileOp::attention) {
         CHECK(r.carried_from == "NVIDIA B200");
         CHECK(r.backend == "cudnn");
         carried.push_back(r.ms);
-      } else if (r.op == "gemm") {
+      } else if (r.op == ProfileOp::gemm) {
         CHECK(r.carried_from.empty());  // its own table
         ++gemms;
       }

@@ -73,14 +73,14 @@ void require_same_ms(const TimeModel& model, std::uint64_t seed, int per_op) {
       const TimeQuery q = random_query(rng, static_cast<TimeQuery::Op>(o));
       const double by_rows = model.predict(to_row(q)).ms;
       const double indexed = model.predict_ms(q);
-      INFO(to_row(q).op << " " << to_row(q).pass << " " << q.dims[0] << " " << q.dims[1] << " " << q.dims[2] << " "
+      INFO(to_string(to_row(q).op) << " " << to_row(q).pass << " " << q.dims[0] << " " << q.dims[1] << " " << q.dims[2] << " "
                         << q.dims[3] << " " << q.dims[4] << " " << q.dims[5]);
       REQUIRE(indexed == by_rows);
     }
   }
 }
 
-CalibrationProfile without(const CalibrationProfile& p, const std::string& op, const std::string& pass) {
+CalibrationProfile without(const CalibrationProfile& p, ProfileOp op, const std::string& pass) {
   CalibrationProfile out = p;
   out.rows.clear();
   for (const auto& r : p.rows) {
@@ -109,13 +109,13 @@ TEST_CASE("time index: the pass derivation and peak fallbacks agree with the row
   require_same_ms(TimeModel(no_layers), 3, 100);
   // A pass without rows (derived from the others), an op without rows (its peak), attention with
   // only one backend's rows.
-  require_same_ms(TimeModel(without(no_layers, "gemm", "weight_grad")), 4, 60);
-  require_same_ms(TimeModel(without(no_layers, "rms_norm", "")), 5, 60);
-  require_same_ms(TimeModel(without(without(no_layers, "expert_gemms", ""), "attention", "")), 6, 60);
+  require_same_ms(TimeModel(without(no_layers, ProfileOp::gemm, "weight_grad")), 4, 60);
+  require_same_ms(TimeModel(without(no_layers, ProfileOp::rms_norm, "")), 5, 60);
+  require_same_ms(TimeModel(without(without(no_layers, ProfileOp::expert_gemms, ""), ProfileOp::attention, "")), 6, 60);
   CalibrationProfile one_backend = no_layers;
   one_backend.rows.clear();
   for (const auto& r : no_layers.rows) {
-    if (r.op != "attention" || r.backend == "flash") one_backend.rows.push_back(r);
+    if (r.op != ProfileOp::attention || r.backend == "flash") one_backend.rows.push_back(r);
   }
   require_same_ms(TimeModel(one_backend), 7, 100);
 }

@@ -25,10 +25,10 @@ namespace {
 const std::string torch_jsonl = std::string(BUDGET_TEST_DATA_DIR) + "/h200_torch_ops.jsonl";
 const std::string shipped_profile = std::string(BUDGET_SOURCE_DIR) + "/cuda_profiler/profiles/h200-torch-eager.json";
 
-CalibrationRow row(std::string op, std::string pass, std::map<std::string, std::int64_t> shape, double ms,
+CalibrationRow row(ProfileOp op, std::string pass, std::map<std::string, std::int64_t> shape, double ms,
                    std::string matrix = {}, std::string backend = {}) {
   CalibrationRow r;
-  r.op = std::move(op);
+  r.op = op;
   r.pass = std::move(pass);
   r.shape = std::move(shape);
   r.matrix = std::move(matrix);
@@ -59,7 +59,7 @@ CalibrationProfile gemm_profile() {
         for (std::int64_t off : {0, 4}) {
           const std::int64_t k = K + off, n = N + off;
           for (const char* pass : {"forward", "input_grad", "weight_grad"}) {
-            p.rows.push_back(row("gemm", pass, {{"M", M}, {"K", k}, {"N", n}},
+            p.rows.push_back(row(ProfileOp::gemm, pass, {{"M", M}, {"K", k}, {"N", n}},
                                  gemm_law(double(M), double(k), double(n), off == 0)));
           }
         }
@@ -70,14 +70,14 @@ CalibrationProfile gemm_profile() {
 }
 
 CalibrationRow gemm_query(std::int64_t M, std::int64_t K, std::int64_t N, const char* pass = "forward") {
-  return row("gemm", pass, {{"M", M}, {"K", K}, {"N", N}}, 0);
+  return row(ProfileOp::gemm, pass, {{"M", M}, {"K", K}, {"N", N}}, 0);
 }
 
 /// Every op measured at a constant 1 ms: each family's fit is β₀ = 1 ms, so every query costs 1 ms
 /// and a step's time can be counted by hand.
 CalibrationProfile constant_profile() {
   CalibrationProfile p = header();
-  const auto add = [&](const std::string& op, const std::vector<std::string>& passes,
+  const auto add = [&](ProfileOp op, const std::vector<std::string>& passes,
                        const std::vector<std::map<std::string, std::int64_t>>& shapes, const std::string& matrix = {},
                        const std::string& backend = {}) {
     for (const auto& pass : passes) {
@@ -85,24 +85,24 @@ CalibrationProfile constant_profile() {
     }
   };
   const std::vector<std::string> gemm_passes{"forward", "input_grad", "weight_grad"};
-  add("gemm", gemm_passes, {{{"M", 64}, {"K", 64}, {"N", 64}}, {{"M", 512}, {"K", 32}, {"N", 128}}, {{"M", 128}, {"K", 256}, {"N", 16}}});
+  add(ProfileOp::gemm, gemm_passes, {{{"M", 64}, {"K", 64}, {"N", 64}}, {{"M", 512}, {"K", 32}, {"N", 128}}, {{"M", 128}, {"K", 256}, {"N", 16}}});
   for (const char* m : {"up_gate", "down"}) {
-    add("expert_gemms", gemm_passes,
+    add(ProfileOp::expert_gemms, gemm_passes,
         {{{"E", 8}, {"tokens_per_expert", 16}, {"H", 64}, {"expert_dim", 32}, {"top_k", 2}, {"tokens", 64}},
          {{"E", 16}, {"tokens_per_expert", 64}, {"H", 32}, {"expert_dim", 128}, {"top_k", 2}, {"tokens", 512}},
          {{"E", 4}, {"tokens_per_expert", 256}, {"H", 128}, {"expert_dim", 16}, {"top_k", 2}, {"tokens", 512}}},
         m);
   }
-  add("attention", {"forward+backward"},
+  add(ProfileOp::attention, {"forward+backward"},
       {{{"docs", 4}, {"doc_len", 16}, {"tokens", 64}, {"num_heads", 4}, {"num_kv_heads", 2}, {"head_dim", 16}},
        {{"docs", 2}, {"doc_len", 256}, {"tokens", 512}, {"num_heads", 8}, {"num_kv_heads", 2}, {"head_dim", 64}},
        {{"docs", 8}, {"doc_len", 64}, {"tokens", 512}, {"num_heads", 2}, {"num_kv_heads", 1}, {"head_dim", 32}}},
       "", "flash");
-  add("rms_norm", {"forward+backward"}, {{{"tokens", 64}, {"H", 64}}, {{"tokens", 512}, {"H", 16}}});
-  add("swiglu", {"forward+backward"}, {{{"rows", 128}, {"expert_dim", 32}}, {{"rows", 16}, {"expert_dim", 512}}});
-  add("router_softmax_topk", {"forward+backward"}, {{{"tokens", 64}, {"E", 8}, {"top_k", 2}}, {{"tokens", 8}, {"E", 64}, {"top_k", 2}}});
-  add("dispatch_gather", {"forward"}, {{{"rows", 128}, {"H", 64}}, {{"rows", 16}, {"H", 512}}});
-  add("combine_scatter_add", {"forward"}, {{{"rows", 128}, {"H", 64}}, {{"rows", 16}, {"H", 512}}});
+  add(ProfileOp::rms_norm, {"forward+backward"}, {{{"tokens", 64}, {"H", 64}}, {{"tokens", 512}, {"H", 16}}});
+  add(ProfileOp::swiglu, {"forward+backward"}, {{{"rows", 128}, {"expert_dim", 32}}, {{"rows", 16}, {"expert_dim", 512}}});
+  add(ProfileOp::router_softmax_topk, {"forward+backward"}, {{{"tokens", 64}, {"E", 8}, {"top_k", 2}}, {{"tokens", 8}, {"E", 64}, {"top_k", 2}}});
+  add(ProfileOp::dispatch_gather, {"forward"}, {{{"rows", 128}, {"H", 64}}, {{"rows", 16}, {"H", 512}}});
+  add(ProfileOp::combine_scatter_add, {"forward"}, {{{"rows", 128}, {"H", 64}}, {{"rows", 16}, {"H", 512}}});
   return p;
 }
 
@@ -175,11 +175,11 @@ TEST_CASE("time model: missing passes and ops are derived and said so", "[time]"
   CHECK_THAT(w.note, Catch::Contains("no gemm weight_grad rows"));
   // No rms_norm rows: bytes at the copy bandwidth, 2.5 × the forward's 4 bytes an element for
   // forward+backward: 2.5·4·32768·1024 B / 2000 GB/s = 0.16777 ms.
-  const TimePrediction n = model.predict(row("rms_norm", "forward+backward", {{"tokens", 32768}, {"H", 1024}}, 0));
+  const TimePrediction n = model.predict(row(ProfileOp::rms_norm, "forward+backward", {{"tokens", 32768}, {"H", 1024}}, 0));
   CHECK(n.no_rows);
   CHECK(n.ms == Approx(2.5 * 4 * 32768.0 * 1024 / 2000e9 * 1e3));
   // No expert GEMM rows: FLOPs at the bf16 peak (1000 TFLOP/s).
-  const TimePrediction e = model.predict(row("expert_gemms", "forward",
+  const TimePrediction e = model.predict(row(ProfileOp::expert_gemms, "forward",
                                              {{"E", 8}, {"tokens_per_expert", 1024}, {"H", 512}, {"expert_dim", 256},
                                               {"top_k", 2}, {"tokens", 4096}},
                                              0, "down"));
@@ -194,8 +194,8 @@ TEST_CASE("time model: cuDNN refusing head dims not a multiple of 8 falls back t
       const std::map<std::string, std::int64_t> s{{"docs", 32768 / L}, {"doc_len", L}, {"tokens", 32768},
                                                   {"num_heads", 8}, {"num_kv_heads", 2}, {"head_dim", hd}};
       const double work = double(hd) * double(L) / 1e5;
-      p.rows.push_back(row("attention", "forward+backward", s, 2.0 * work, "", "flash"));
-      CalibrationRow c = row("attention", "forward+backward", s, work, "", "cudnn");
+      p.rows.push_back(row(ProfileOp::attention, "forward+backward", s, 2.0 * work, "", "flash"));
+      CalibrationRow c = row(ProfileOp::attention, "forward+backward", s, work, "", "cudnn");
       if (hd % 8 != 0) {
         c.refused = true;
         c.ms = 0;
@@ -204,7 +204,7 @@ TEST_CASE("time model: cuDNN refusing head dims not a multiple of 8 falls back t
     }
   }
   const auto query = [](std::int64_t hd) {
-    return row("attention", "forward+backward",
+    return row(ProfileOp::attention, "forward+backward",
                {{"docs", 64}, {"doc_len", 512}, {"tokens", 32768}, {"num_heads", 8}, {"num_kv_heads", 2}, {"head_dim", hd}}, 0);
   };
   for (const std::string& wanted : {std::string("auto"), std::string("cudnn")}) {

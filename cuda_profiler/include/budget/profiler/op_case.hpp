@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "budget/calibration.hpp"
+
 namespace budget::profiler {
 
 /// Routed copies per token assumed by combine_scatter_add and dispatch_gather's backward (the
@@ -32,7 +34,7 @@ namespace budget::profiler {
 inline constexpr std::int64_t combine_top_k = 8;
 
 struct OpCase {
-  std::string op;    ///< gemm, expert_gemms, attention, rms_norm, swiglu, router_softmax_topk, dispatch_gather, combine_scatter_add
+  ProfileOp op = ProfileOp::gemm;  ///< the profile row's op (written by its name, to_string(op))
   std::string pass;  ///< forward, input_grad, weight_grad (GEMMs); forward, backward (others)
   std::map<std::string, std::int64_t> shape;  ///< the row's integer shape fields
   std::string matrix;   ///< expert_gemms only: up_gate, up, down
