@@ -98,10 +98,12 @@ Check check_mla(const ArchConfig& c) {
   const auto& a = c.attention;
   if (!a.mla) return std::nullopt;
   const MlaConfig& m = *a.mla;
-  if (auto p = range(m.q_lora_rank, 0, max_dimension, "/attention/mla/q_lora_rank")) return p;
-  if (auto p = range(m.kv_lora_rank, 1, max_dimension, "/attention/mla/kv_lora_rank")) return p;
-  if (auto p = range(m.qk_nope_head_dim, 0, max_dimension, "/attention/mla/qk_nope_head_dim")) return p;
-  if (auto p = range(m.qk_rope_head_dim, 0, max_dimension, "/attention/mla/qk_rope_head_dim")) return p;
+  if (auto p = first_out_of_range({{m.q_lora_rank, 0, max_dimension, "/attention/mla/q_lora_rank"},
+                                   {m.kv_lora_rank, 1, max_dimension, "/attention/mla/kv_lora_rank"},
+                                   {m.qk_nope_head_dim, 0, max_dimension, "/attention/mla/qk_nope_head_dim"},
+                                   {m.qk_rope_head_dim, 0, max_dimension, "/attention/mla/qk_rope_head_dim"}})) {
+    return p;
+  }
   // RoPE rotates pairs of dims (transformers' rotate_half splits the rotary width in halves, its
   // inverse frequencies number width/2): an odd rotary width does not run.
   if (auto p = unless(m.qk_rope_head_dim % 2 == 0, "/attention/mla/qk_rope_head_dim", [&] {

@@ -5,6 +5,7 @@
 // docs/config.md, or nothing.
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,19 @@ inline ConfigCheck range(std::int64_t value, std::int64_t min, std::int64_t max,
   return unless(value >= min && value <= max, path, [&] {
     return fmt::format("value {} is out of range; allowed: an integer in [{}, {}]", value, min, max);
   });
+}
+
+/// One integer field and its allowed range, as range() checks it.
+struct RangeCheck {
+  std::int64_t value, min, max;
+  const char* path;
+};
+/// The first of `checks` out of its range (in order), or nothing.
+inline ConfigCheck first_out_of_range(std::initializer_list<RangeCheck> checks) {
+  for (const RangeCheck& r : checks) {
+    if (ConfigCheck p = range(r.value, r.min, r.max, r.path)) return p;
+  }
+  return std::nullopt;
 }
 
 /// The per-layer lists (layer_mixers, layer_ffns, layer_types) and the mixers and attention

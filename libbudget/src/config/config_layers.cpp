@@ -170,12 +170,14 @@ Check check_linear_attention(const ArchConfig& c, const LayerCounts& n) {
     return p;
   if (!c.linear_attention) return std::nullopt;
   const LinearAttentionConfig& l = *c.linear_attention;
-  if (auto p = range(l.num_key_heads, 1, max_dimension, "/linear_attention/num_key_heads")) return p;
-  if (auto p = range(l.num_value_heads, 1, max_dimension, "/linear_attention/num_value_heads")) return p;
-  if (auto p = range(l.key_head_dim, 1, max_dimension, "/linear_attention/key_head_dim")) return p;
-  if (auto p = range(l.value_head_dim, 1, max_dimension, "/linear_attention/value_head_dim")) return p;
-  if (auto p = range(l.conv_kernel, 1, 1024, "/linear_attention/conv_kernel")) return p;
-  if (auto p = range(l.chunk_size, 1, 1 << 20, "/linear_attention/chunk_size")) return p;
+  if (auto p = first_out_of_range({{l.num_key_heads, 1, max_dimension, "/linear_attention/num_key_heads"},
+                                   {l.num_value_heads, 1, max_dimension, "/linear_attention/num_value_heads"},
+                                   {l.key_head_dim, 1, max_dimension, "/linear_attention/key_head_dim"},
+                                   {l.value_head_dim, 1, max_dimension, "/linear_attention/value_head_dim"},
+                                   {l.conv_kernel, 1, 1024, "/linear_attention/conv_kernel"},
+                                   {l.chunk_size, 1, 1 << 20, "/linear_attention/chunk_size"}})) {
+    return p;
+  }
   return unless(l.num_value_heads % l.num_key_heads == 0, "/linear_attention/num_value_heads", [&] {
     return fmt::format("num_value_heads {} is not a multiple of num_key_heads {}; allowed: a multiple (each key "
                        "head serves num_value_heads / num_key_heads value heads)",
@@ -187,12 +189,14 @@ Check check_mamba(const ArchConfig& c, const LayerCounts& n) {
   if (auto p = check_presence(c.mamba, n.mamba.physical, "/mamba", "mamba")) return p;
   if (!c.mamba) return std::nullopt;
   const MambaConfig& m = *c.mamba;
-  if (auto p = range(m.num_heads, 1, max_dimension, "/mamba/num_heads")) return p;
-  if (auto p = range(m.head_dim, 1, max_dimension, "/mamba/head_dim")) return p;
-  if (auto p = range(m.state_size, 1, max_dimension, "/mamba/state_size")) return p;
-  if (auto p = range(m.num_groups, 1, max_dimension, "/mamba/num_groups")) return p;
-  if (auto p = range(m.conv_kernel, 1, 1024, "/mamba/conv_kernel")) return p;
-  if (auto p = range(m.chunk_size, 1, 1 << 20, "/mamba/chunk_size")) return p;
+  if (auto p = first_out_of_range({{m.num_heads, 1, max_dimension, "/mamba/num_heads"},
+                                   {m.head_dim, 1, max_dimension, "/mamba/head_dim"},
+                                   {m.state_size, 1, max_dimension, "/mamba/state_size"},
+                                   {m.num_groups, 1, max_dimension, "/mamba/num_groups"},
+                                   {m.conv_kernel, 1, 1024, "/mamba/conv_kernel"},
+                                   {m.chunk_size, 1, 1 << 20, "/mamba/chunk_size"}})) {
+    return p;
+  }
   return unless(m.num_heads % m.num_groups == 0, "/mamba/num_groups", [&] {
     return fmt::format("num_groups {} does not divide num_heads {}; allowed: a divisor of num_heads",
                        m.num_groups, m.num_heads);

@@ -15,13 +15,13 @@ namespace budget {
 
 namespace {
 
+constexpr double max_field_size = 16777216.0;       // 2^24: a parallel size, a count of layers or micro-batches
+constexpr double max_field_seq_len = 2147483648.0;  // 2^31 tokens
+
 using V = LayoutFieldValue;
 using D = LayoutDerivation;
 using L = ParallelLayout;
 using T = LayoutFieldType;
-
-constexpr double max_field_size = 16777216.0;       // 2^24: a parallel size, a count of layers or micro-batches
-constexpr double max_field_seq_len = 2147483648.0;  // 2^31 tokens
 
 /// A member's value, as the row's type holds it.
 template <auto Member>
@@ -144,6 +144,16 @@ class Row {
   Row& doc(std::string_view line) { return field_.doc = line, *this; }
   Row& get(LayoutFieldValue (*value)(const L&, const D&)) { return field_.get = value, *this; }
   Row& set(void (*assign)(L&, const V&, const std::string&)) { return field_.set = assign, *this; }
+  /// A plain member, read and written as it is.
+  template <auto Member>
+  Row& member() {
+    return get(member_value<Member>).set(set_member<Member>);
+  }
+  /// An enum member, read and written by its name table's names (enumerators 0..Last).
+  template <auto Member, auto Last>
+  Row& enum_member() {
+    return choices(enum_choices<Last>).get(enum_member_value<Member>).set(set_enum_member<Member, Last>);
+  }
   operator LayoutField() const { return field_; }  // NOLINT(google-explicit-constructor): a row is a field
 
  private:
@@ -156,14 +166,12 @@ void add_size_fields(std::vector<LayoutField>& t) {
                   .python("gpus")
                   .range(0, max_field_size)
                   .doc("GPU count N; 0: derived from dp")
-                  .get(member_value<&L::gpus>)
-                  .set(set_member<&L::gpus>));
+                  .member<&L::gpus>());
   t.push_back(Row("tp")
                   .python("tp")
                   .range(1, max_field_size)
                   .doc("tensor parallel size")
-                  .get(member_value<&L::tp>)
-                  .set(set_member<&L::tp>));
+                  .member<&L::tp>());
   t.push_back(Row("sequence_parallel", T::boolean)
                   .python("sequence_parallel")
                   .doc("Megatron --sequence-parallel (written as in effect: false at tp = 1)")
@@ -173,21 +181,18 @@ void add_size_fields(std::vector<LayoutField>& t) {
                   .python("pp")
                   .range(1, max_field_size)
                   .doc("pipeline stages")
-                  .get(member_value<&L::pp>)
-                  .set(set_member<&L::pp>));
+                  .member<&L::pp>());
   t.push_back(Row("virtual_stages")
                   .alias("vp")
                   .python("virtual_stages")
                   .range(1, max_field_size)
                   .doc("model chunks per pipeline rank (interleaved 1F1B when > 1)")
-                  .get(member_value<&L::virtual_stages>)
-                  .set(set_member<&L::virtual_stages>));
+                  .member<&L::virtual_stages>());
   t.push_back(Row("ep")
                   .python("ep")
                   .range(1, max_field_size)
                   .doc("expert parallel size")
-                  .get(member_value<&L::ep>)
-                  .set(set_member<&L::ep>));
+                  .member<&L::ep>());
   t.push_back(Row("etp")
                   .python("etp")
                   .range(0, max_field_size)
@@ -198,8 +203,7 @@ void add_size_fields(std::vector<LayoutField>& t) {
                   .python("cp")
                   .range(1, max_field_size)
                   .doc("context parallel size")
-                  .get(member_value<&L::cp>)
-                  .set(set_member<&L::cp>));
+                  .member<&L::cp>());
   t.push_back(Row("dp")
                   .python("dp")
                   .range(0, max_field_size)
@@ -220,21 +224,18 @@ void add_batch_fields(std::vector<LayoutField>& t) {
                   .required()
                   .range(1, max_field_size)
                   .doc("sequences per micro-batch (--micro-batch-size)")
-                  .get(member_value<&L::micro_batch_size>)
-                  .set(set_member<&L::micro_batch_size>));
+                  .member<&L::micro_batch_size>());
   t.push_back(Row("micro_batches")
                   .python("micro_batches")
                   .required()
                   .range(1, max_field_size)
                   .doc("micro-batches per step on each pipeline (m)")
-                  .get(member_value<&L::micro_batches>)
-                  .set(set_member<&L::micro_batches>));
+                  .member<&L::micro_batches>());
   t.push_back(Row("seq_len")
                   .python("seq_len")
                   .range(1, max_field_seq_len)
                   .doc("tokens per sequence (split over CP)")
-                  .get(member_value<&L::seq_len>)
-                  .set(set_member<&L::seq_len>));
+                  .member<&L::seq_len>());
 }
 
 /// Recompute, the optimizer, precision and the MoE routing terms.
@@ -256,31 +257,25 @@ void add_memory_fields(std::vector<LayoutField>& t) {
   t.push_back(Row("distributed_optimizer", T::boolean)
                   .python("distributed_optimizer")
                   .doc("--use-distributed-optimizer")
-                  .get(member_value<&L::distributed_optimizer>)
-                  .set(set_member<&L::distributed_optimizer>));
+                  .member<&L::distributed_optimizer>());
   t.push_back(Row("precision", T::choice)
                   .python("precision")
-                  .choices(enum_choices<TrainingPrecision::fp32>)
                   .doc("training precision (--bf16, --fp16)")
-                  .get(enum_member_value<&L::precision>)
-                  .set(set_enum_member<&L::precision, TrainingPrecision::fp32>));
+                  .enum_member<&L::precision, TrainingPrecision::fp32>());
   t.push_back(Row("cross_entropy_fusion", T::boolean)
                   .python("cross_entropy_fusion")
                   .doc("--cross-entropy-loss-fusion")
-                  .get(member_value<&L::cross_entropy_fusion>)
-                  .set(set_member<&L::cross_entropy_fusion>));
+                  .member<&L::cross_entropy_fusion>());
   t.push_back(Row("capacity_factor", T::number)
                   .python("capacity_factor")
                   .range(0, 1e6)
                   .doc("routed-expert capacity factor (--moe-expert-capacity-factor); 0: dropless")
-                  .get(member_value<&L::capacity_factor>)
-                  .set(set_member<&L::capacity_factor>));
+                  .member<&L::capacity_factor>());
   t.push_back(Row("imbalance", T::number)
                   .python("imbalance")
                   .range(1, 1e6)
                   .doc("rows of the most loaded expert rank over the balanced count (1: balanced)")
-                  .get(member_value<&L::imbalance>)
-                  .set(set_member<&L::imbalance>));
+                  .member<&L::imbalance>());
   t.push_back(Row("padded_vocab")
                   .derived()
                   .range(0, 1e15)
@@ -305,16 +300,13 @@ void add_pipeline_fields(std::vector<LayoutField>& t) {
                   }));
   t.push_back(Row("flash_attention", T::boolean)
                   .doc("FlashAttention: no s² softmax terms")
-                  .get(member_value<&L::flash_attention>)
-                  .set(set_member<&L::flash_attention>));
+                  .member<&L::flash_attention>());
   t.push_back(Row("dropout", T::boolean)
                   .doc("dropout masks counted (dropout > 0)")
-                  .get(member_value<&L::dropout>)
-                  .set(set_member<&L::dropout>));
+                  .member<&L::dropout>());
   t.push_back(Row("gradient_accumulation_fusion", T::boolean)
                   .doc("--gradient-accumulation-fusion (Megatron's default)")
-                  .get(member_value<&L::gradient_accumulation_fusion>)
-                  .set(set_member<&L::gradient_accumulation_fusion>));
+                  .member<&L::gradient_accumulation_fusion>());
   t.push_back(Row("pipeline_layout", T::text)
                   .python("pipeline_layout")
                   .doc("Megatron's --pipeline-model-parallel-layout string; \"\": none")
@@ -334,12 +326,10 @@ void add_pipeline_fields(std::vector<LayoutField>& t) {
                   .set(set_stage_layers<false>));
   t.push_back(Row("embedding_in_split", T::boolean)
                   .doc("--account-for-embedding-in-pipeline-split")
-                  .get(member_value<&L::embedding_in_split>)
-                  .set(set_member<&L::embedding_in_split>));
+                  .member<&L::embedding_in_split>());
   t.push_back(Row("loss_in_split", T::boolean)
                   .doc("--account-for-loss-in-pipeline-split")
-                  .get(member_value<&L::loss_in_split>)
-                  .set(set_member<&L::loss_in_split>));
+                  .member<&L::loss_in_split>());
   t.push_back(Row("recompute_method", T::choice)
                   .choices(enum_choices<RecomputeMethod::uniform>)
                   .doc("full recompute's --recompute-method")
@@ -358,49 +348,37 @@ void add_pipeline_fields(std::vector<LayoutField>& t) {
 void add_recipe_fields(std::vector<LayoutField>& t) {
   t.push_back(Row("fsdp", T::choice)
                   .python("fsdp")
-                  .choices(enum_choices<FsdpKind::torch_fsdp2>)
                   .doc("--use-megatron-fsdp, --use-torch-fsdp2")
-                  .get(enum_member_value<&L::fsdp>)
-                  .set(set_enum_member<&L::fsdp, FsdpKind::torch_fsdp2>));
+                  .enum_member<&L::fsdp, FsdpKind::torch_fsdp2>());
   t.push_back(Row("fsdp_sharding", T::choice)
                   .python("fsdp_sharding")
-                  .choices(enum_choices<FsdpSharding::optim_grads_params>)
                   .doc("--data-parallel-sharding-strategy")
-                  .get(enum_member_value<&L::fsdp_sharding>)
-                  .set(set_enum_member<&L::fsdp_sharding, FsdpSharding::optim_grads_params>));
+                  .enum_member<&L::fsdp_sharding, FsdpSharding::optim_grads_params>());
   t.push_back(Row("distributed_optimizer_instances")
                   .range(1, max_field_size)
                   .doc("--num-distributed-optimizer-instances")
-                  .get(member_value<&L::distributed_optimizer_instances>)
-                  .set(set_member<&L::distributed_optimizer_instances>));
+                  .member<&L::distributed_optimizer_instances>());
   t.push_back(Row("fp8", T::choice)
                   .python("fp8")
-                  .choices(enum_choices<Fp8Recipe::mxfp8>)
                   .doc("FP8 recipe (--fp8-format with --fp8-recipe)")
-                  .get(enum_member_value<&L::fp8>)
-                  .set(set_enum_member<&L::fp8, Fp8Recipe::mxfp8>));
+                  .enum_member<&L::fp8, Fp8Recipe::mxfp8>());
   t.push_back(Row("fp8_param_gather", T::boolean)
                   .python("fp8_param_gather")
                   .doc("--fp8-param-gather")
-                  .get(member_value<&L::fp8_param_gather>)
-                  .set(set_member<&L::fp8_param_gather>));
+                  .member<&L::fp8_param_gather>());
   t.push_back(Row("cpu_offload_layers")
                   .python("cpu_offload_layers")
                   .range(0, max_field_size)
                   .doc("--cpu-offloading-num-layers")
-                  .get(member_value<&L::cpu_offload_layers>)
-                  .set(set_member<&L::cpu_offload_layers>));
+                  .member<&L::cpu_offload_layers>());
   t.push_back(Row("dispatcher", T::choice)
                   .python("dispatcher")
-                  .choices(enum_choices<MoeDispatcher::flex>)
                   .doc("--moe-token-dispatcher-type")
-                  .get(enum_member_value<&L::dispatcher>)
-                  .set(set_enum_member<&L::dispatcher, MoeDispatcher::flex>));
+                  .enum_member<&L::dispatcher, MoeDispatcher::flex>());
   t.push_back(Row("moe_permute_fusion", T::boolean)
                   .python("moe_permute_fusion")
                   .doc("--moe-permute-fusion")
-                  .get(member_value<&L::moe_permute_fusion>)
-                  .set(set_member<&L::moe_permute_fusion>));
+                  .member<&L::moe_permute_fusion>());
 }
 
 void add_optimizer_fields(std::vector<LayoutField>& t) {
@@ -440,8 +418,7 @@ void add_optimizer_fields(std::vector<LayoutField>& t) {
                   .unwritten()
                   .range(0, max_field_size)
                   .doc("--make-vocab-size-divisible-by (times TP); 0: the config's vocabulary")
-                  .get(member_value<&L::vocab_divisible_by>)
-                  .set(set_member<&L::vocab_divisible_by>));
+                  .member<&L::vocab_divisible_by>());
   t.push_back(Row("moe_grouped_gemm", T::boolean)
                   .python("moe_grouped_gemm")
                   .unwritten()

@@ -21,6 +21,7 @@
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
 #include "interop/megatron_test_models.hpp"
+#include "support/layout_compare.hpp"
 
 using namespace budget;
 
@@ -30,18 +31,7 @@ ClusterSpec round_trip_cluster() { return test::megatron_test_cluster("test", 12
 
 /// Every field of the layout, compared one by one (ParallelLayout has no operator==).
 void check_same_layout(const ParallelLayout& a, const ParallelLayout& b) {
-  CHECK(a.tp == b.tp);
-  CHECK(a.sequence_parallel == b.sequence_parallel);
-  CHECK(a.pp == b.pp);
-  CHECK(a.virtual_stages == b.virtual_stages);
-  CHECK(a.ep == b.ep);
-  CHECK(a.expert_tp() == b.expert_tp());
-  CHECK(a.cp == b.cp);
-  CHECK(a.gpu_count() == b.gpu_count());
-  CHECK(a.data_parallel() == b.data_parallel());
-  CHECK(a.micro_batch_size == b.micro_batch_size);
-  CHECK(a.micro_batches == b.micro_batches);
-  CHECK(a.seq_len == b.seq_len);
+  test::check_same_sizes(a, b);
   CHECK(a.recompute.kind == b.recompute.kind);
   if (a.recompute.kind == RecomputeKind::full) {
     CHECK(a.recompute.method == b.recompute.method);
@@ -52,29 +42,9 @@ void check_same_layout(const ParallelLayout& a, const ParallelLayout& b) {
                                   RecomputeModule::shared_experts}) {
     if (a.recompute.kind == RecomputeKind::selective) CHECK(a.recompute.recomputes(m) == b.recompute.recomputes(m));
   }
-  CHECK(a.distributed_optimizer == b.distributed_optimizer);
-  CHECK(a.distributed_optimizer_instances == b.distributed_optimizer_instances);
-  CHECK(a.precision == b.precision);
-  CHECK(a.cross_entropy_fusion == b.cross_entropy_fusion);
-  CHECK(a.capacity_factor == b.capacity_factor);
-  CHECK(a.imbalance == b.imbalance);
-  CHECK(a.vocab_divisible_by == b.vocab_divisible_by);
-  CHECK(a.flash_attention == b.flash_attention);
-  CHECK(a.dropout == b.dropout);
-  CHECK(a.gradient_accumulation_fusion == b.gradient_accumulation_fusion);
-  CHECK(a.split == b.split);
-  CHECK(a.split.stages == b.split.stages);
-  CHECK(a.embedding_in_split == b.embedding_in_split);
-  CHECK(a.loss_in_split == b.loss_in_split);
-  CHECK(a.fsdp == b.fsdp);
+  test::check_same_recipe_settings(a, b);
   if (a.fsdp == FsdpKind::megatron_fsdp) CHECK(a.fsdp_sharding == b.fsdp_sharding);
-  CHECK(a.fp8 == b.fp8);
-  CHECK(a.fp8_param_gather == b.fp8_param_gather);
   CHECK(a.fp8_amax_history == b.fp8_amax_history);
-  CHECK(a.cpu_offload_layers == b.cpu_offload_layers);
-  CHECK(a.dispatcher == b.dispatcher);
-  CHECK(a.moe_permute_fusion == b.moe_permute_fusion);
-  CHECK(a.optimizer_dtypes == b.optimizer_dtypes);
 }
 
 void check_same_overlap(const CommOverlap& a, const CommOverlap& b) {
