@@ -76,6 +76,7 @@ LoopConfig centred_loop(std::int64_t num_layers, double span_fraction, std::int6
 
 namespace {
 using Check = detail::ConfigCheck;
+using detail::first_out_of_range;
 using detail::range;
 using detail::unless;
 
