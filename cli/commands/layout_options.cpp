@@ -1,8 +1,12 @@
 #include "layout_options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -97,52 +101,131 @@ void add_layout_inputs(CLI::App& command, LayoutOptions& o) {
   add_nodes_option(command, o.cluster, "Nodes of the cluster (default: the file's)");
 }
 
-/// The parallel sizes, the GPU count and the batch. The flags keep their own names and help, not the
-/// layout field table's (budget/layout_fields.hpp, which drives JSON and Python): several differ in form
-/// (--vp, --no-flash-attention, --recompute full:N, --grad-reduce-in-bf16, --pipeline-layout's parse).
+/// The range of a layout field, the one a run file's "layout" reads it in (budget/layout_fields.hpp).
+CLI::Range field_range(const LayoutField& field) { return CLI::Range(field.minimum, field.maximum); }
+
+/// The flags that set one scalar field of the layout's field table (budget/layout_fields.hpp) as it
+/// is: the help is the row's doc (with this command's note, and an integer's or a number's range), the
+/// value the member the row reads and writes. The flag names are the command line's own, as users'
+/// scripts give them. Added by group, in this order, among the hand-written flags of the group.
+enum class FieldFlagGroup { sizes, batch, memory, optimizer };
+
+using FieldMember = std::variant<std::int64_t*, double*, bool*>;
+
+struct FieldFlag {
+  const char* name;
+  const char* field;  ///< the row's JSON name
+  FieldFlagGroup group;
+  FieldMember (*member)(ParallelLayout& layout);  ///< the member the row's get/set read and write
+  const char* note;                               ///< what the flag means to this command beyond the field; "": none
+};
+
+template <auto Member>
+FieldMember member_of(ParallelLayout& l) {
+  return &(l.*Member);
+}
+
+FieldMember bf16_main_grads_of(ParallelLayout& l) { return &l.optimizer_dtypes.bf16_main_grads; }
+FieldMember precision_aware_of(ParallelLayout& l) { return &l.optimizer_dtypes.precision_aware; }
+
+const FieldFlag field_flags[] = {
+    {"--tp", "tp", FieldFlagGroup::sizes, member_of<&ParallelLayout::tp>, ""},
+    {"--pp", "pp", FieldFlagGroup::sizes, member_of<&ParallelLayout::pp>, ""},
+    {"--vp", "virtual_stages", FieldFlagGroup::sizes, member_of<&ParallelLayout::virtual_stages>, ""},
+    {"--ep", "ep", FieldFlagGroup::sizes, member_of<&ParallelLayout::ep>, ""},
+    {"--etp", "etp", FieldFlagGroup::sizes, member_of<&ParallelLayout::etp>, ""},
+    {"--cp", "cp", FieldFlagGroup::sizes, member_of<&ParallelLayout::cp>, ""},
+    {"--dp", "dp", FieldFlagGroup::batch, member_of<&ParallelLayout::dp>, ""},
+    {"--micro-batch-size", "micro_batch_size", FieldFlagGroup::batch, member_of<&ParallelLayout::micro_batch_size>,
+     "with --micro-batches: one layout; without any layout option: search"},
+    {"--micro-batches", "micro_batches", FieldFlagGroup::batch, member_of<&ParallelLayout::micro_batches>, ""},
+    {"--seq-len", "seq_len", FieldFlagGroup::batch, member_of<&ParallelLayout::seq_len>,
+     "default: the workload's, 4096 for the paper's"},
+    {"--distributed-optimizer", "distributed_optimizer", FieldFlagGroup::memory,
+     member_of<&ParallelLayout::distributed_optimizer>, "shard the optimizer states over DP (experts: expert DP)"},
+    {"--sequence-parallel", "sequence_parallel", FieldFlagGroup::memory, member_of<&ParallelLayout::sequence_parallel>,
+     ""},
+    {"--cross-entropy-fusion", "cross_entropy_fusion", FieldFlagGroup::memory,
+     member_of<&ParallelLayout::cross_entropy_fusion>, "no fp32 copy of the logits"},
+    {"--capacity-factor", "capacity_factor", FieldFlagGroup::memory, member_of<&ParallelLayout::capacity_factor>, ""},
+    {"--imbalance", "imbalance", FieldFlagGroup::memory, member_of<&ParallelLayout::imbalance>, ""},
+    {"--vocab-divisible-by", "vocab_divisible_by", FieldFlagGroup::memory,
+     member_of<&ParallelLayout::vocab_divisible_by>, ""},
+    {"--dropout", "dropout", FieldFlagGroup::memory, member_of<&ParallelLayout::dropout>, ""},
+    {"--moe-permute-fusion", "moe_permute_fusion", FieldFlagGroup::optimizer,
+     member_of<&ParallelLayout::moe_permute_fusion>, "TE's row map instead of an index per row"},
+    {"--grad-reduce-in-bf16", "bf16_main_grads", FieldFlagGroup::optimizer, bf16_main_grads_of, ""},
+    {"--precision-aware-optimizer", "precision_aware_optimizer", FieldFlagGroup::optimizer, precision_aware_of,
+     "Transformer Engine's FusedAdam keeps the master weights and moments in the dtypes below; needs "
+     "--distributed-optimizer"},
+};
+
+/// A flag's help from its row: "Doc; note (layout field NAME: MIN to MAX)", the doc's first letter
+/// capitalized unless its first word holds a digit ("bf16"). A doc that is a Megatron argument alone
+/// ("--use-distributed-optimizer") reads "Megatron --use-distributed-optimizer".
+std::string field_flag_help(const LayoutField& field, const FieldFlag& flag) {
+  std::string help(field.doc);
+  if (help.rfind("--", 0) == 0) help = "Megatron " + help;
+  const std::string first_word = help.substr(0, help.find(' '));
+  if (std::none_of(first_word.begin(), first_word.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+    help[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(help[0])));
+  }
+  if (*flag.note != '\0') help += fmt::format("; {}", flag.note);
+  help += fmt::format(" (layout field {}", field.name);
+  if (field.type == LayoutFieldType::integer || field.type == LayoutFieldType::number) {
+    help += fmt::format(": {} to {}", field.minimum, field.maximum);
+  }
+  return help + ")";
+}
+
+/// Adds the flags of `group` from their rows: an integer or a number an option bound to the member, a
+/// boolean a flag. A number is range-checked here as well as by the layout's validation_error(): the
+/// search would otherwise drop every layout as invalid and report "0 valid" without the reason.
+/// (Integers are left to validation_error(), whose messages name the layout's sizes.)
+void add_field_flags(CLI::App& command, ParallelLayout& l, FieldFlagGroup group) {
+  for (const FieldFlag& flag : field_flags) {
+    if (flag.group != group) continue;
+    const LayoutField* row = find_layout_field(flag.field);
+    if (row == nullptr) throw std::logic_error(fmt::format("{}: no layout field {}", flag.name, flag.field));
+    const LayoutField& field = *row;
+    const std::string help = field_flag_help(field, flag);
+    std::visit(
+        [&](auto* member) {
+          using Member = std::remove_pointer_t<decltype(member)>;
+          if constexpr (std::is_same_v<Member, bool>) {
+            command.add_flag(flag.name, *member, help);
+          } else if constexpr (std::is_same_v<Member, double>) {
+            command.add_option(flag.name, *member, help)->check(field_range(field));
+          } else {
+            command.add_option(flag.name, *member, help);
+          }
+        },
+        flag.member(l));
+  }
+}
+
+/// The parallel sizes, the GPU count and the batch: the sizes and the batch from the field table;
+/// --gpus is the cluster options' (it excludes --dp), --global-batch-tokens and --top the search's.
 void add_parallel_options(CLI::App& command, LayoutOptions& o) {
-  ParallelLayout& l = o.layout;
-  command.add_option("--tp", l.tp, "Tensor parallel size (default 1)");
-  command.add_option("--pp", l.pp, "Pipeline stages (default 1)");
-  command.add_option("--vp", l.virtual_stages, "Virtual stages per pipeline rank (interleaved 1F1B; default 1)");
-  command.add_option("--ep", l.ep, "Expert parallel size (default 1)");
-  command.add_option("--etp", l.etp, "Expert tensor parallel size (default: TP)");
-  command.add_option("--cp", l.cp, "Context parallel size (default 1)");
+  add_field_flags(command, o.layout, FieldFlagGroup::sizes);
   CLI::Option* gpus = add_gpus_option(command, o.cluster, "GPU count N (DP = N / (TP·CP·PP))");
-  command.add_option("--dp", l.dp, "Data parallel size (N = TP·CP·DP·PP); default 1 without --gpus")->excludes(gpus);
-  command.add_option("--micro-batch-size", l.micro_batch_size,
-                     "Sequences per micro-batch (with --micro-batches: one layout; without any layout option: search)");
-  command.add_option("--micro-batches", l.micro_batches, "Micro-batches per step (m)");
+  add_field_flags(command, o.layout, FieldFlagGroup::batch);
+  command.get_option("--dp")->excludes(gpus);
   add_global_batch_tokens_option(command, o.cluster, "Search: tokens per step b·s·m·DP (default 4,194,304)");
   command.add_option("--top", o.top, "Search: best layouts printed (default 5)")->check(CLI::Range(1, 1000));
-  command.add_option("--seq-len", l.seq_len, "Tokens per sequence (default: the workload's, 4096 for the paper's)");
 }
 
-/// The range of a layout field, the one a run file's "layout" reads it in (budget/layout_fields.hpp).
-CLI::Range field_range(std::string_view name) {
-  const LayoutField& field = *find_layout_field(name);
-  return CLI::Range(field.minimum, field.maximum);
-}
-
-/// What the memory of a step depends on beyond the parallel sizes.
+/// What the memory of a step depends on beyond the parallel sizes. Hand-written, as their form differs
+/// from their field's: --recompute's text (full:N), --precision (parsed later), --loop-placement (the
+/// cluster options', held by a search), --pipeline-layout (parsed on reading), --no-flash-attention
+/// (the negation of flash_attention).
 void add_memory_options(CLI::App& command, LayoutOptions& o) {
   ParallelLayout& l = o.layout;
   command.add_option("--recompute", o.recompute,
                      "none (default), selective (attention core), full or full:N layers per chunk");
   command.add_option("--precision", o.precision, "bf16 (default: bf16 weights, fp32 grads and Adam), fp16 or fp32");
-  command.add_flag("--distributed-optimizer", l.distributed_optimizer,
-                   "Shard optimizer states over DP (experts: expert DP)");
-  command.add_flag("--sequence-parallel", l.sequence_parallel, "Sequence parallelism with TP");
-  command.add_flag("--cross-entropy-fusion", l.cross_entropy_fusion, "Fused cross-entropy: no fp32 copy of the logits");
-  // Checked here as well as by the layout's validation_error(): the search would otherwise drop
-  // every layout as invalid and report "0 valid" without the reason.
-  command
-      .add_option("--capacity-factor", l.capacity_factor, "Expert capacity factor (token dropping; default dropless)")
-      ->check(field_range("capacity_factor"));
-  command.add_option("--imbalance", l.imbalance, "Most loaded expert rank's rows over the balanced count (default 1)")
-      ->check(field_range("imbalance"));
-  command.add_option("--vocab-divisible-by", l.vocab_divisible_by,
-                     "Pad the vocabulary to a multiple of this × TP (Megatron --make-vocab-size-divisible-by)");
+  add_field_flags(command, l, FieldFlagGroup::memory);
   add_loop_placement_option(
       command, o.cluster,
       "Where a repeated loop sits on the pipeline: in_chunk (inside one model chunk), wrap (its passes "
@@ -155,7 +238,6 @@ void add_memory_options(CLI::App& command, LayoutOptions& o) {
       "Megatron's pipeline layout string (E, t, m, L, | between chunks, x*N, (...)*N); with --loop-placement "
       "wrap or replicated each t is one layer execution, the loop unrolled (docs/cluster.md)");
   command.add_flag("!--no-flash-attention", l.flash_attention, "Keep the s² softmax terms (no FlashAttention)");
-  command.add_flag("--dropout", l.dropout, "Count dropout masks (hidden and attention dropout > 0)");
 }
 
 /// The step time: calibration, attention, routing, overlap and kernels.
@@ -200,16 +282,10 @@ void add_recipe_file_options_of_layout(CLI::App& command, LayoutOptions& o) {
       "precision, FP8 and optimizer options (docs/cluster.md, \"The recipe held\")");
 }
 
-/// Fusions and the optimizer's dtypes.
+/// Fusions and the optimizer's dtypes. The dtypes are hand-written: text kept as given and parsed
+/// with the rest of the recipe (apply_native_recipe(), naming the flag).
 void add_optimizer_options(CLI::App& command, LayoutOptions& o) {
-  ParallelLayout& l = o.layout;
-  command.add_flag("--moe-permute-fusion", l.moe_permute_fusion,
-                   "Fused MoE permutation (Megatron --moe-permute-fusion): TE's row map instead of an index per row");
-  command.add_flag("--grad-reduce-in-bf16", l.optimizer_dtypes.bf16_main_grads,
-                   "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16; bf16 training)");
-  command.add_flag("--precision-aware-optimizer", l.optimizer_dtypes.precision_aware,
-                   "Transformer Engine's FusedAdam keeps the master weights and moments in the dtypes below (Megatron "
-                   "--use-precision-aware-optimizer; needs --distributed-optimizer)");
+  add_field_flags(command, o.layout, FieldFlagGroup::optimizer);
   command.add_option("--main-params-dtype", o.main_params_dtype,
                      "With --precision-aware-optimizer: fp32 (default) or fp16");
   command.add_option("--exp-avg-dtype", o.exp_avg_dtype,
