@@ -9,9 +9,10 @@
 /// Driven by it: the "layout" object of `budget-match layout --format json` (its keys in table
 /// order, training_memory_json()), the "layout" object of a run file (runs/run_reader.cpp:
 /// read_layout_fields(), which also reads the written object back), and the Python keywords of
-/// budget.layout (python/layout_arguments.cpp). The CLI's flags keep their own names and help
-/// (cli/commands/layout_options.cpp; several differ in form: --vp, --no-flash-attention,
-/// --recompute full:N).
+/// budget.layout (python/layout_arguments.cpp), and the help and binding of `budget-match layout`'s
+/// plain scalar flags (cli/commands/layout_options.cpp, field_flags: the flag names stay the command
+/// line's own; the flags whose form differs, --recompute full:N, --no-flash-attention, --precision,
+/// the optimizer dtypes, are written there by hand).
 ///
 /// Thread safety: the table is built once (a function-local static) and read only.
 
