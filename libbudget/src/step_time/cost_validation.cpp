@@ -147,14 +147,21 @@ std::string range_text(const SizeRange& r) {
   return r.min == r.max ? fmt::format("{}", r.min) : fmt::format("{} to {}", r.min, r.max);
 }
 
-/// A collective line's own parallel size: EP for the all-to-all, TP, PP (p2p and the bubble), CP; the
-/// data-parallel lines have none beyond the GPU count.
-const std::vector<std::pair<const char*, SizeRange ValidationRecord::*>> line_sizes{
-    {"ep", &ValidationRecord::ep}, {"tp", &ValidationRecord::tp}, {"pp", &ValidationRecord::pp}, {"cp", &ValidationRecord::cp}};
-
-std::int64_t priced_size(const StepShape& s, const std::string& key) {
-  return key == "ep" ? s.ep : key == "tp" ? s.tp : key == "pp" ? s.pp : s.cp;
-}
+/// A collective line's own sizes: EP (and the NVLink domains its group spans) for the all-to-all, TP,
+/// PP (p2p and the bubble), CP; the data-parallel lines have none beyond the GPU count.
+struct LineSize {
+  const char* key;    ///< the cost line
+  const char* label;  ///< as the difference names it
+  SizeRange ValidationRecord::*validated;
+  std::int64_t StepShape::*priced;
+};
+constexpr LineSize line_sizes[] = {
+    {"ep", "EP size", &ValidationRecord::ep, &StepShape::ep},
+    {"ep", "NVLink domains an EP group spans", &ValidationRecord::ep_domains, &StepShape::ep_domains},
+    {"tp", "TP size", &ValidationRecord::tp, &StepShape::tp},
+    {"pp", "PP size", &ValidationRecord::pp, &StepShape::pp},
+    {"cp", "CP size", &ValidationRecord::cp, &StepShape::cp},
+};
 
 /// Where a collective line (`key`) of the step lies outside the record's layouts: the GPU count, the
 /// line's own size, and for the all-to-all the dispatcher. Compute lines and the optimizer compare
@@ -166,18 +173,9 @@ void layout_differences(const ValidationRecord& r, const StepShape& s, const std
   if (!r.gpus.contains(s.gpus)) {
     out.push_back(fmt::format("GPU count (validated {}, priced {})", range_text(r.gpus), s.gpus));
   }
-  for (const auto& [name, range] : line_sizes) {
-    if (key != name) continue;
-    const std::int64_t size = priced_size(s, key);
-    if (!(r.*range).contains(size)) {
-      std::string upper = name;
-      for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
-      out.push_back(fmt::format("{} size (validated {}, priced {})", upper, range_text(r.*range), size));
-    }
-  }
-  if (key == "ep" && !r.ep_domains.contains(s.ep_domains)) {
-    out.push_back(fmt::format("NVLink domains an EP group spans (validated {}, priced {})", range_text(r.ep_domains),
-                              s.ep_domains));
+  for (const LineSize& size : line_sizes) {
+    if (key != size.key || (r.*size.validated).contains(s.*size.priced)) continue;
+    out.push_back(fmt::format("{} (validated {}, priced {})", size.label, range_text(r.*size.validated), s.*size.priced));
   }
   if (key == "ep" && !s.dispatcher.empty() &&
       std::find(r.dispatchers.begin(), r.dispatchers.end(), s.dispatcher) == r.dispatchers.end()) {
