@@ -8,7 +8,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "budget/error.hpp"
 
@@ -51,20 +50,9 @@ std::vector<double> parse_number_list(const std::vector<std::string>& items, con
   return out;
 }
 
-void warn_extrapolation(const std::string& fit_summary_json, const std::string& law_path,
-                        const std::vector<double>& budgets) {
-  if (fit_summary_json.empty()) return;
-  double lo = 0.0, hi = 0.0;
-  try {
-    const auto summary = nlohmann::json::parse(fit_summary_json);
-    const auto it = summary.find("compute_range");
-    if (it == summary.end() || !it->is_array() || it->size() != 2) return;
-    lo = (*it)[0].get<double>();
-    hi = (*it)[1].get<double>();
-  } catch (const nlohmann::json::exception&) {
-    return;  // a summary without a usable range: nothing to compare with
-  }
-  if (!(lo > 0.0 && hi >= lo)) return;
+void warn_extrapolation(const CoefficientsFile& law, const std::string& law_path, const std::vector<double>& budgets) {
+  const double lo = law.fitted_compute_min, hi = law.fitted_compute_max;
+  if (!(lo > 0.0 && hi >= lo)) return;  // no range (read checked): nothing to compare with
   constexpr double factor = 100.0;
   for (double C : budgets) {
     if (C > hi * factor || C < lo / factor) {

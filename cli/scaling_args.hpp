@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "budget/scaling_law.hpp"
 #include "cli11_fwd.hpp"
 
 namespace budget::cli {
@@ -19,8 +20,7 @@ std::vector<double> parse_number_list(const std::vector<std::string>& items, con
 /// Warns on stderr for every budget more than 100× outside the compute range C = F·D of the data a
 /// law was fitted on ("compute_range" of its fit_summary; nothing when absent): the frontier and
 /// gains there are extrapolations.
-void warn_extrapolation(const std::string& fit_summary_json, const std::string& law_path,
-                        const std::vector<double>& budgets);
+void warn_extrapolation(const CoefficientsFile& law, const std::string& law_path, const std::vector<double>& budgets);
 
 /// --C values must be finite and in (0, max_training_budget] FLOPs, --S values in [0, 1); budget::Error naming the option.
 void check_budget_and_sparsity_lists(const std::vector<double>& budgets, const std::vector<double>& sparsities);

@@ -1,8 +1,8 @@
 // budget.layout(): memory per GPU of a training step under a parallel layout (docs/cluster.md),
-// the dict of `budget-match layout ... --format json` without its schema keys, from the library's
-// one JSON writer (training_memory_json); budget.layout_search(): the best layouts on N GPUs, the
-// dict of `budget-match layout CFG --cluster C --gpus N --format json` (layout_search_json). Bound
-// by bind_cluster() (bindings.hpp).
+// the dict of `budget-match layout ... --format json` without its schema keys, from the CLI's own
+// JSON printers (render/: training_memory_json, cluster_step_time_json); budget.layout_search(): the
+// best layouts on N GPUs, the dict of `budget-match layout CFG --cluster C --gpus N --format json`
+// (render/'s layout_search_json). Bound by bind_cluster() (bindings.hpp).
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -29,7 +29,10 @@
 #include "budget/time_model.hpp"
 #include "budget/training_memory.hpp"
 #include "budget/workload.hpp"
+#include "budget_render/cluster_time.hpp"
+#include "budget_render/layout_search.hpp"
 #include "budget_render/megatron.hpp"
+#include "budget_render/memory.hpp"
 #include "arguments.hpp"
 #include "bindings.hpp"
 #include "layout_arguments.hpp"
@@ -158,7 +161,7 @@ py::object layout_search_dict(const py::handle& config, const py::handle& cluste
   const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
   // The CLI names a config without a name by its path.
   const std::string name = !c.name.empty() ? c.name : is_path(config) ? path_string(config) : std::string("config");
-  py::object out = py::module_::import("json").attr("loads")(budget::layout_search_json(found, name, spec, o, -1));
+  py::object out = budget_python::to_python(budget::render::layout_search_json(found, name, spec, o));
   if (run) out["megatron_args"] = megatron_args_dict(*run);
   return out;
 }
@@ -208,12 +211,11 @@ void bind_layout(py::module_& m) {
         const budget::ArchConfig c = config_of(config);
         const LayoutArguments a(kwargs);
         const budget::ClusterSpec spec = cluster_argument(cluster, a.nodes);
-        const auto json = py::module_::import("json").attr("loads");
         std::optional<budget::MegatronRun> run;
         if (a.megatron_args) run = budget::load_team_recipe(*a.megatron_args, a.bridge_config, c, a.layout.gpus);  // gpus needed
         const budget::TrainingMemory memory =
             run ? budget::training_memory(c, run->layout, spec, *a.megatron_args) : budget::training_memory(c, a.layout, spec, "layout");
-        py::object out = json(budget::training_memory_json(memory, -1));
+        py::object out = budget_python::to_python(budget::render::training_memory_json(memory));
         // The layout as Megatron-LM's arguments give it (docs/megatron.md).
         if (run) out["megatron_args"] = megatron_args_dict(*run);
         // The step time as `budget-match layout` gives it by default: the profile given, else the
@@ -228,15 +230,11 @@ void bind_layout(py::module_& m) {
           time_options.attended_keys = memory.layout.seq_len == w.seq_len ? budget::layout_attended_keys(w) : 0.0;
           if (run) time_options.communication.overlap = run->overlap;
           const budget::ClusterStepTime time = budget::cluster_step_time(model, c, memory, spec, time_options);
-          out["time"] = json(budget::cluster_step_time_json(time, -1));
+          out["time"] = budget_python::to_python(budget::render::cluster_step_time_json(time));
           if (a.run_tokens) {
             // The run of `budget-match layout --run-tokens N`: the same keys as its JSON's time.run.
-            const budget::RunCost run_cost = budget::run_cost(time, memory.layout.gpus, *a.run_tokens);
-            py::dict cost;
-            cost["wall_clock_seconds"] = run_cost.wall_clock_seconds;
-            cost["gpu_hours"] = run_cost.gpu_hours;
-            cost["steps"] = run_cost.steps;
-            out["time"]["run"] = cost;
+            const budget::RunCost cost = budget::run_cost(time, memory.layout.gpus, *a.run_tokens);
+            out["time"]["run"] = budget_python::to_python(budget::render::run_cost_json(cost));
           }
         } else if (a.run_tokens) {
           throw budget::Error("a run's wall clock and GPU-hours need the step time: give calibration= (a profile, "

@@ -286,8 +286,8 @@ void run_ce_gain(const CeGainOptions& o) {
   check_budget_and_sparsity_lists(o.budgets, o.sparsities);
   const CoefficientsFile target = read_law(o.target_path);
   const CoefficientsFile reference = read_law(o.reference_path);
-  warn_extrapolation(target.fit_summary_json, o.target_path, o.budgets);
-  warn_extrapolation(reference.fit_summary_json, o.reference_path, o.budgets);
+  warn_extrapolation(target, o.target_path, o.budgets);
+  warn_extrapolation(reference, o.reference_path, o.budgets);
   const GainQuery query{o.budgets, o.sparsities};
   BootstrapNote note;
   // The files alone first, so that a gain that does not exist is reported as the files' problem.

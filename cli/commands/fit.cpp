@@ -21,6 +21,7 @@
 #include "output_file.hpp"
 #include "output_format.hpp"
 #include "plots.hpp"
+#include "budget_render/fit.hpp"
 #include "budget_render/table.hpp"
 
 namespace budget::cli {
@@ -48,14 +49,14 @@ nlohmann::ordered_json arch_json(const ArchLaw& law, bool parameters_column) {
   nlohmann::ordered_json out{{"arch", law.arch},
                              {"coefficients", coefficients_json(k)},
                              {"gamma", frontier_exponent(k)},
-                             {"fit_summary", nlohmann::ordered_json::parse(to_json(law.overall.summary))}};
+                             {"fit_summary", render::fit_summary_json(law.overall.summary)}};
   // Chinchilla's L(N, D) = E + A_N·N^(−α) + B·D^(−β) with F = 6N: A_N = A·6^(−a).
   if (parameters_column) out["chinchilla_A_N"] = k.A * std::pow(6.0, -k.a);
   nlohmann::ordered_json domains = nlohmann::ordered_json::array();
   for (const auto& d : law.domains) {
     domains.push_back({{"domain", d.domain},
                        {"coefficients", coefficients_json(d.fit.coefficients)},
-                       {"fit_summary", nlohmann::ordered_json::parse(to_json(d.fit.summary))}});
+                       {"fit_summary", render::fit_summary_json(d.fit.summary)}});
   }
   if (!law.domains.empty()) out["domains"] = domains;
   return out;
@@ -149,7 +150,8 @@ void write_coefficients(const FitCommandOptions& o, const std::vector<ArchLaw>& 
     file.arch = law.arch;
     file.source = fmt::format("budget-match fit {}", o.data_path);
     file.coefficients = law.overall.coefficients;
-    file.fit_summary_json = to_json(law.overall.summary);
+    file.fit_summary_json =
+        render::fit_summary_json(law.overall.summary).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     const std::string path = out_path_for(o.out_path, law.arch, laws.size());
     outputs.add(path, coefficients_to_json(file));
   }

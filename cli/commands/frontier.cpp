@@ -167,7 +167,7 @@ void run_frontier(const FrontierCommandOptions& o) {
   for (const auto& path : o.coefficient_paths) {
     Law law{path, read_coefficients_file(path)};
     validate_coefficients(law.file.coefficients, path);
-    warn_extrapolation(law.file.fit_summary_json, path, o.budgets);
+    warn_extrapolation(law.file, path, o.budgets);
     laws.push_back(std::move(law));
   }
   if (!o.plot_path.empty()) plot_frontiers(laws, o);

@@ -10,7 +10,10 @@
 #include "budget/version.hpp"
 #include "budget_render/budgets.hpp"
 #include "budget_render/cluster_rank.hpp"
+#include "budget_render/cluster_time.hpp"
+#include "budget_render/layout_search.hpp"
 #include "budget_render/megatron.hpp"
+#include "budget_render/memory.hpp"
 #include "budget_render/step_time.hpp"
 #include "budget_render/table.hpp"
 
@@ -143,7 +146,7 @@ Document layout_document(const LayoutResult& r) {
                              {"budget_version", version_string},
                              {"config", r.config_name},
                              {"cluster", r.cluster.name.empty() ? r.cluster.gpu_name : r.cluster.name}};
-  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
+  const nlohmann::ordered_json body = render::training_memory_json(r.memory);
   for (const auto& [key, value] : body.items()) out[key] = value;
   out["min_headroom_bytes"] = r.min_headroom_bytes;
   out["fits_with_min_headroom"] = r.fits();
@@ -151,11 +154,8 @@ Document layout_document(const LayoutResult& r) {
       r.attended_keys > 0.0 ? r.attended_keys : (static_cast<double>(r.memory.layout.seq_len) + 1.0) / 2.0;
   out["attention"] = r.attention;
   if (r.time) {
-    out["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(*r.time, -1));
-    if (r.run) {
-      out["time"]["run"] = {
-          {"wall_clock_seconds", r.run->wall_clock_seconds}, {"gpu_hours", r.run->gpu_hours}, {"steps", r.run->steps}};
-    }
+    out["time"] = render::cluster_step_time_json(*r.time);
+    if (r.run) out["time"]["run"] = render::run_cost_json(*r.run);
   } else {
     out["time"] = nullptr;
     out["time_missing"] = r.time_missing;
@@ -200,9 +200,9 @@ Document search_document(const std::string& name, const ClusterSpec& cluster, co
                          const LayoutSearchResult& found, const std::string& attention,
                          const std::optional<MegatronRun>& megatron) {
   Document doc;
-  // The JSON body is the library's (layout_search_json: the same object Python's layout_search returns).
+  // The JSON body is render's layout_search_json(): the same object Python's layout_search returns.
   nlohmann::ordered_json out{{"schema_version", output_schema_version}, {"budget_version", version_string}};
-  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(layout_search_json(found, name, cluster, so, -1));
+  const nlohmann::ordered_json body = render::layout_search_json(found, name, cluster, so);
   for (const auto& [key, value] : body.items()) out[key] = value;
   if (megatron) out["megatron_args"] = megatron_args_json(*megatron);
   doc.set_json(std::move(out));

@@ -22,6 +22,7 @@
 #include "budget/version.hpp"
 #include "budget/workload.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/memory.hpp"
 #include "command_registry.hpp"
 #include "option_checks.hpp"
 #include "options.hpp"
@@ -203,9 +204,9 @@ nlohmann::ordered_json cluster_fit_json(const ClusterFit& fit) {
                            {"fits_one_gpu", fit.one_gpu.fits},
                            {"one_gpu_peak_bytes", fit.one_gpu.peak_bytes},
                            {"capacity_bytes", fit.one_gpu.capacity_bytes}};
-  j["smallest_layout"] = fit.smallest.found ? nlohmann::ordered_json::parse(training_memory_json(fit.smallest.memory, -1))
+  j["smallest_layout"] = fit.smallest.found ? render::training_memory_json(fit.smallest.memory)
                                             : nlohmann::ordered_json();
-  if (fit.megatron) j["megatron_layout"] = nlohmann::ordered_json::parse(training_memory_json(*fit.megatron, -1));
+  if (fit.megatron) j["megatron_layout"] = render::training_memory_json(*fit.megatron);
   return j;
 }
 

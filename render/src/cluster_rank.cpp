@@ -5,6 +5,9 @@
 
 #include "budget/training_memory.hpp"
 #include "budget_render/budgets.hpp"
+#include "budget_render/cluster_time.hpp"
+#include "budget_render/layout_search.hpp"
+#include "budget_render/memory.hpp"
 
 namespace budget::render {
 
@@ -41,10 +44,10 @@ nlohmann::ordered_json cluster_candidate_json(const ClusterCandidateTime& c) {
   using json = nlohmann::ordered_json;
   json out{{"found", c.found}};
   if (c.found) {
-    const json body = json::parse(training_memory_json(c.best.memory, -1));
+    const json body = training_memory_json(c.best.memory);
     out["layout"] = body.at("layout");
     out["memory"] = body.at("memory");
-    out["time"] = json::parse(cluster_step_time_json(c.best.time, -1));
+    out["time"] = cluster_step_time_json(c.best.time);
   } else {
     out["layout"] = nullptr;
     out["memory"] = nullptr;
@@ -103,7 +106,7 @@ nlohmann::ordered_json cluster_ranking_settings_json(const ClusterRanking& ranki
           {"ranked", ranking.candidates.size()},
           {"candidates_without_layout", without},
           {"team_layout", o.team_layout ? nlohmann::ordered_json(layout_brief(*o.team_layout)) : nlohmann::ordered_json()},
-          {"recipe", nlohmann::ordered_json::parse(layout_recipe_json(o.recipe, -1))},
+          {"recipe", layout_recipe_json(o.recipe)},
           {"baseline", cluster_candidate_json(ranking.baseline)},
           {"basis", o.team_layout ? "searched_with_team_recipe" : "searched"},
           {"team_baseline", ranking.team_baseline ? team_baseline_json(*ranking.team_baseline) : nlohmann::ordered_json()}};

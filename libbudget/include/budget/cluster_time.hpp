@@ -175,7 +175,4 @@ struct RunCost {
 };
 RunCost run_cost(const ClusterStepTime& time, std::int64_t gpus, double tokens);
 
-/// The `time` object of budget-match layout --format json (schema in docs/cluster.md).
-std::string cluster_step_time_json(const ClusterStepTime& time, int indent = 2);
-
 }  // namespace budget

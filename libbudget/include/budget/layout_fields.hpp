@@ -7,8 +7,9 @@
 /// field is its value in a default ParallelLayout (get(ParallelLayout{}, {})).
 ///
 /// Driven by it: the "layout" object of `budget-match layout --format json` (its keys in table
-/// order, training_memory_json()), the "layout" object of a run file (runs/run_reader.cpp:
-/// read_layout_fields(), which also reads the written object back), and the Python keywords of
+/// order, written_layout_fields(), render/'s training_memory_json()), the "layout" object of a run
+/// file (runs/run_reader.cpp: read_layout_fields(), which also reads the written object back), and
+/// the Python keywords of
 /// budget.layout (python/layout_arguments.cpp), and the help and binding of `budget-match layout`'s
 /// plain scalar flags (cli/commands/layout_options.cpp, field_flags: the flag names stay the command
 /// line's own; the flags whose form differs, --recompute full:N, --no-flash-attention, --precision,
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -76,6 +78,12 @@ const std::vector<LayoutField>& layout_fields();
 
 /// The row named `name` (its JSON name, or its alias when `alias` is true), or nullptr.
 const LayoutField* find_layout_field(std::string_view name, bool alias = false);
+
+/// The fields `layout --format json` writes (LayoutField::written), in table order, each with its value
+/// in `layout`: what every JSON writer of a layout object walks (render/'s layout_json()), so that
+/// the written object is the one a run file's "layout" reads back.
+std::vector<std::pair<std::string_view, LayoutFieldValue>> written_layout_fields(const ParallelLayout& layout,
+                                                                                 const LayoutDerivation& derivation);
 
 /// Every JSON name and alias a layout object may hold, in table order (the "allowed:" list of an
 /// unknown key).

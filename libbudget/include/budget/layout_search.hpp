@@ -63,7 +63,7 @@ struct LayoutSearchOptions {
   /// a margin for what the memory model leaves out (fragmentation, a framework's own buffers). The
   /// library's own default is 0 (the search as asked); the CLI and Python default to the margin.
   double min_headroom_bytes = 0.0;
-  /// Training tokens of the run (0: none): layout_search_json() gives each layout's run cost
+  /// Training tokens of the run (0: none): render's layout_search_json() gives each layout's run cost
   /// (run_cost(): steps, wall clock, GPU-hours).
   double run_tokens = 0.0;
   std::size_t keep = 5;  ///< best layouts returned
@@ -136,21 +136,6 @@ std::string attended_keys_text(double attended_keys, std::int64_t seq_len);
 /// when the GPU count exceeds the cluster or an option is out of range.
 LayoutSearchResult search_layouts(const TimeModel& model, const ArchConfig& config, const ClusterSpec& cluster,
                                   const LayoutSearchOptions& options);
-
-/// The search's JSON: the document of `budget-match layout CFG --cluster C --gpus N --format json`
-/// without its schema keys (docs/cluster.md, "Layout search"): `config` (`config_name`), `cluster`
-/// (its name, else its GPU's), `gpus`, `global_batch_tokens`, `enumerated`, `valid`, `fitting` and
-/// `layouts`, best first, each training_memory_json()'s object with the `time` of
-/// cluster_step_time_json(), and `recipe` (layout_recipe_json()). `indent` as nlohmann's dump (-1: one line).
-std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
-                               const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent = 2);
-
-/// What every layout of a search holds (LayoutRecipe) as JSON: precision, fp8, fp8_param_gather,
-/// bf16_main_grads, precision_aware_optimizer, the three state dtypes, micro_batch_size, recompute and
-/// distributed_optimizer (null where searched), fsdp, cpu_offload_layers, dispatcher,
-/// moe_permute_fusion, cross_entropy_fusion, capacity_factor. In layout_search_json() and the cluster
-/// ranking's JSON.
-std::string layout_recipe_json(const LayoutRecipe& recipe, int indent = 2);
 
 /// The search options of the cluster ranking (`--cluster C --gpus N`, Python's match(cluster=...)):
 /// the best layout alone on `gpus` GPUs at the workload's sequence length and, for a document mask,

@@ -128,12 +128,6 @@ struct FitSummary {
   std::string full_report() const;
 };
 
-/// The summary as a compact JSON object (the "fit_summary" of a coefficients file):
-/// {"termination", "converged", "objective", "rmse", "points", "starts", "starts_at_best",
-///  "evaluations", "total_evaluations", "huber_delta", "b_fixed"[, "fixed_b_value"], "exponents_fixed"
-///  [, "compute_range": [min C, max C]]}.
-std::string to_json(const FitSummary& summary);
-
 struct FitResult {
   ScalingCoefficients coefficients;
   FitSummary summary;

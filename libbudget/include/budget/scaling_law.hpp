@@ -37,7 +37,7 @@ void validate_coefficients(const ScalingCoefficients& coefficients, const std::s
 ///
 ///     {"schema_version": 1, "arch": "looped", "source": "optional free text",
 ///      "coefficients": {"E": 1.4493, "A": 1963, "K": 5.264e6, "a": 0.3892, "b": 0.146, "c": 0.7011},
-///      "fit_summary": {...optional, written by `budget-match fit`, not interpreted...}}
+///      "fit_summary": {...optional, written by `budget-match fit`; only "compute_range" is read...}}
 ///
 /// Unknown keys are errors (with a did-you-mean suggestion).
 struct CoefficientsFile {
@@ -46,8 +46,12 @@ struct CoefficientsFile {
   std::string source;  ///< free text: where the coefficients come from (may be empty)
   ScalingCoefficients coefficients;
   /// The "fit_summary" object as compact JSON text (keys sorted), not interpreted; empty when
-  /// absent.
+  /// absent. `budget-match fit` writes render's fit_summary_json() (budget_render/fit.hpp) here.
   std::string fit_summary_json;
+  /// The fit_summary's "compute_range" [min C, max C]: the compute C = F·D of the data the law was
+  /// fitted on (0, 0 when absent). A range that is not two numbers with 0 < min ≤ max is refused.
+  double fitted_compute_min = 0.0;
+  double fitted_compute_max = 0.0;
 };
 
 /// Parses a coefficients file from its text; errors name `source` and the JSON pointer.

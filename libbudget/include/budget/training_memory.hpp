@@ -99,11 +99,4 @@ struct TrainingMemory {
 TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& layout, const ClusterSpec& cluster,
                                const std::string& source = "layout");
 
-/// The result as JSON text (schema_version 1): {"layout": {...}, "memory": {"peak_bytes",
-/// "peak_stage", "capacity_bytes", "headroom_bytes", "fits", "stages": [{"pipeline_rank",
-/// "layers", "executed_layers", "in_flight_micro_batches", "peak_bytes", "by_component":
-/// {"weights", "gradients", "optimizer_states", "activations", "logits", "buffers"}}]}, "notes"}.
-/// Used by budget-match layout and the Python module alike.
-std::string training_memory_json(const TrainingMemory& memory, int indent = 2);
-
 }  // namespace budget

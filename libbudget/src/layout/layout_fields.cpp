@@ -452,6 +452,15 @@ const LayoutField* find_layout_field(std::string_view name, bool alias) {
   return nullptr;
 }
 
+std::vector<std::pair<std::string_view, LayoutFieldValue>> written_layout_fields(const ParallelLayout& layout,
+                                                                                 const LayoutDerivation& derivation) {
+  std::vector<std::pair<std::string_view, LayoutFieldValue>> fields;
+  for (const LayoutField& f : layout_fields()) {
+    if (f.written) fields.emplace_back(f.name, f.get(layout, derivation));
+  }
+  return fields;
+}
+
 std::vector<std::string> layout_field_json_names() {
   std::vector<std::string> names;
   for (const LayoutField& f : layout_fields()) {

@@ -1,7 +1,8 @@
 #pragma once
 // Private: the layout's JSON object, written and read by the field table (budget/layout_fields.hpp).
-// `layout --format json` writes it (memory/training_memory_json.cpp); a run file's "layout" reads it
-// (runs/run_reader.cpp), so that the written object reads back as the layout it was written from.
+// A run file's "layout" reads it (runs/run_reader.cpp); `layout --format json` writes the same fields
+// (written_layout_fields(), render/'s layout_json()), so that the written object reads back as the
+// layout it was written from. The writer here serves the library's round-trip tests.
 
 #include <cstdint>
 

@@ -1,11 +1,10 @@
-// The fit's options (validation_error()) and summary (brief(), full_report(), to_json()):
-// budget/scaling_fit.hpp.
+// The fit's options (validation_error()) and summary (brief(), full_report()): budget/scaling_fit.hpp.
+// The summary's JSON is render/'s (budget_render/fit.hpp).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "budget/scaling_fit.hpp"
 #include "base/enum_names.hpp"
@@ -104,25 +103,6 @@ std::string FitSummary::full_report() const {
   if (exponents_fixed) out += "held parameters     : a, b, c (intercept-only fit)\n";
   if (b_fixed) out += fmt::format("held parameters     : b = {:g} (every point has the same S)\n", fixed_b_value);
   return out;
-}
-
-std::string to_json(const FitSummary& s) {
-  nlohmann::ordered_json out;
-  out["termination"] = to_string(s.termination);
-  out["converged"] = s.usable();
-  out["objective"] = s.objective;
-  out["rmse"] = s.rmse;
-  out["points"] = s.points;
-  out["starts"] = s.starts;
-  out["starts_at_best"] = s.starts_at_best;
-  out["evaluations"] = s.evaluations;
-  out["total_evaluations"] = s.total_evaluations;
-  out["huber_delta"] = s.huber_delta;
-  out["b_fixed"] = s.b_fixed;
-  if (s.b_fixed) out["fixed_b_value"] = s.fixed_b_value;
-  out["exponents_fixed"] = s.exponents_fixed;
-  if (s.max_compute > 0) out["compute_range"] = {s.min_compute, s.max_compute};
-  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace budget

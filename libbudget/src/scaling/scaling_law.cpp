@@ -39,6 +39,20 @@ std::string allowed_text(const CoefficientRule& rule) {
   return fmt::format("a number in {}0, {:g}]", rule.strictly_positive ? "(" : "[", rule.max);
 }
 
+/// The fit summary's "compute_range" into `file`: two finite numbers, 0 < min ≤ max (FLOPs), else
+/// budget::Error naming the key.
+void read_compute_range(const detail::ObjectReader& summary, CoefficientsFile& file) {
+  const nlohmann::json& range = summary.raw("compute_range");
+  const bool pair = range.is_array() && range.size() == 2 && range[0].is_number() && range[1].is_number();
+  const double lo = pair ? range[0].get<double>() : 0.0, hi = pair ? range[1].get<double>() : 0.0;
+  if (!pair || !std::isfinite(hi) || !(lo > 0.0 && hi >= lo)) {
+    summary.fail("compute_range", fmt::format("compute_range = {} is not [min C, max C] with 0 < min <= max (FLOPs)",
+                                              range.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  }
+  file.fitted_compute_min = lo;
+  file.fitted_compute_max = hi;
+}
+
 }  // namespace
 
 void validate_coefficients(const ScalingCoefficients& coefficients, const std::string& source) {
@@ -83,6 +97,7 @@ CoefficientsFile parse_coefficients_json(const std::string& text, const std::str
   if (root.has("fit_summary")) {
     const detail::ObjectReader summary = root.object("fit_summary");
     file.fit_summary_json = summary.json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (summary.has("compute_range")) read_compute_range(summary, file);
   }
   return file;
 }

@@ -15,6 +15,7 @@
 #include "budget/calibration.hpp"
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
+#include "config/config_json.hpp"
 #include "time/calibration_rows.hpp"
 #include "time/step_terms.hpp"
 #include "base/json_reader.hpp"
@@ -139,7 +140,7 @@ nlohmann::ordered_json calibration_layer_row_to_json(const CalibrationLayerRow& 
   if (row.run != 0) j["run"] = row.run;
   j["cell"] = row.cell;
   j["tag"] = row.tag;
-  j["config"] = nlohmann::ordered_json::parse(arch_config_to_json(row.config, -1));
+  j["config"] = arch_config_json(row.config);
   j["tokens"] = row.tokens;
   j["doc_len"] = row.doc_len;
   j["executed_layers"] = row.config.executed_layers();

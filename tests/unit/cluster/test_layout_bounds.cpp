@@ -13,7 +13,6 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "budget/calibration.hpp"
 #include "budget/cluster.hpp"
@@ -183,24 +182,23 @@ TEST_CASE("the headroom (--min-headroom) keeps only the layouts that leave the m
   CHECK(error_of([&] { search_layouts(audit4_model(), c, audit4_cluster(1), o); }).source() == "min_headroom");
 }
 
-TEST_CASE("the search's JSON gives each layout's run for run_tokens", "[cluster][search]") {
+TEST_CASE("run_cost: each searched layout's run of run_tokens", "[cluster][search]") {
   const ArchConfig c = test::paper_200m_baseline();
   LayoutSearchOptions o;
   o.gpus = 8;
   o.keep = 2;
   o.run_tokens = 1e12;
   const LayoutSearchResult found = search_layouts(audit4_model(), c, audit4_cluster(1), o);
-  const nlohmann::json j = nlohmann::json::parse(layout_search_json(found, "x", audit4_cluster(1), o));
-  CHECK(j.at("run_tokens") == 1e12);
-  REQUIRE(j.at("layouts").size() == 2);
-  for (const auto& layout : j.at("layouts")) {
-    const double step_s = layout.at("time").at("seconds_per_step").get<double>();
-    const double tokens = layout.at("time").at("tokens_per_step").get<double>();
-    const auto& run = layout.at("time").at("run");
-    CHECK(run.at("steps").get<double>() == Approx(1e12 / tokens));
-    CHECK(run.at("wall_clock_seconds").get<double>() == Approx(1e12 / tokens * step_s));
-    CHECK(run.at("gpu_hours").get<double>() == Approx(1e12 / tokens * step_s * 8 / 3600.0));
+  REQUIRE(found.layouts.size() == 2);
+  for (const RankedLayout& r : found.layouts) {
+    const double step_s = r.time.seconds_per_step;
+    const double tokens = static_cast<double>(r.time.tokens_per_step);
+    const RunCost run = run_cost(r.time, r.memory.layout.gpus, o.run_tokens);
+    CHECK(run.steps == Approx(1e12 / tokens));
+    CHECK(run.wall_clock_seconds == Approx(1e12 / tokens * step_s));
+    CHECK(run.gpu_hours == Approx(1e12 / tokens * step_s * 8 / 3600.0));
   }
+  CHECK_THROWS_WITH(run_cost(found.layouts.front().time, 8, 0.0), Catch::Contains("run tokens = 0 must be positive"));
 }
 
 TEST_CASE("one attended-keys default for layout and the cluster ranking", "[cluster]") {

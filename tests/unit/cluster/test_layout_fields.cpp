@@ -259,17 +259,22 @@ TEST_CASE("layout fields: layout --format json's layout reads back as a run file
   l.seq_len = 512;
   l.recompute = parse_recompute("full:1", "test");
   const ClusterSpec cluster = test::test_nodes(1, 8, std::int64_t{1} << 40);
-  const nlohmann::json written = nlohmann::json::parse(training_memory_json(training_memory(c, l, cluster)));
-  const ParallelLayout back = read_object(written.at("layout"));
+  // The layout as `layout --format json` writes it: its memory's layout and padded vocabulary.
+  const auto written_layout = [&](const ParallelLayout& layout) {
+    const TrainingMemory m = training_memory(c, layout, cluster);
+    return nlohmann::json::parse(detail::layout_fields_json(m.layout, {m.padded_vocab}).dump());
+  };
+  const nlohmann::json written = written_layout(l);
+  const ParallelLayout back = read_object(written);
   CHECK(back.virtual_stages == 2);
   CHECK(back.recompute.kind == RecomputeKind::full);
   CHECK(back.recompute.full_layers == 1);
   CHECK(back.gpu_count() == 8);
   CHECK(back.data_parallel() == 2);
-  CHECK(nlohmann::json::parse(training_memory_json(training_memory(c, back, cluster))) == written);
+  CHECK(written_layout(back) == written);
   // With vocabulary padding the written padded_vocab needs the vocab_divisible_by it came from.
   l.vocab_divisible_by = 128;  // 1000 → 1024, a multiple of 128·2
-  nlohmann::json padded = nlohmann::json::parse(training_memory_json(training_memory(c, l, cluster))).at("layout");
+  nlohmann::json padded = written_layout(l);
   CHECK(padded.at("padded_vocab") == 1024);
   REQUIRE_THROWS_WITH(read_object(padded), Catch::Contains("padded_vocab = 1024"));
   padded["vocab_divisible_by"] = 128;
@@ -305,39 +310,6 @@ TEST_CASE("layout fields: a run file's layout reads vp and virtual_stages alike,
                       Catch::Contains("/time/fp8_recipe") && Catch::Contains("\"fp8\""));
   REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("bf16_main_grads":true)", R"("main_grad_bytes":2)"), "r.jsonl"),
                       Catch::Contains("/time/main_grad_bytes") && Catch::Contains("bf16_main_grads"));
-}
-
-TEST_CASE("layout fields: the layout search's recipe object is the one it wrote by hand", "[layout][fields]") {
-  LayoutRecipe recipe;
-  recipe.base = unusual_layout();
-  const auto by_hand = [](const LayoutRecipe& r) {
-    using json = nlohmann::ordered_json;
-    const TrainingRecipe& b = r.base;
-    const OptimizerDtypes& d = b.optimizer_dtypes;
-    const auto s = [](auto e) { return std::string(to_string(e)); };
-    return json{{"precision", s(b.precision)},
-                {"fp8", s(b.fp8)},
-                {"fp8_param_gather", b.fp8_param_gather},
-                {"bf16_main_grads", d.bf16_main_grads},
-                {"precision_aware_optimizer", d.precision_aware},
-                {"main_params_dtype", s(d.main_params)},
-                {"exp_avg_dtype", s(d.exp_avg)},
-                {"exp_avg_sq_dtype", s(d.exp_avg_sq)},
-                {"micro_batch_size", r.hold_micro_batch_size ? json(b.micro_batch_size) : json()},
-                {"recompute", r.hold_recompute ? json(s(b.recompute.kind)) : json()},
-                {"distributed_optimizer", r.hold_distributed_optimizer ? json(b.distributed_optimizer) : json()},
-                {"fsdp", s(b.fsdp)},
-                {"cpu_offload_layers", b.cpu_offload_layers},
-                {"dispatcher", s(b.dispatcher)},
-                {"moe_permute_fusion", b.moe_permute_fusion},
-                {"cross_entropy_fusion", b.cross_entropy_fusion},
-                {"capacity_factor", b.capacity_factor}}
-        .dump(2);
-  };
-  CHECK(layout_recipe_json(recipe, 2) == by_hand(recipe));
-  recipe.hold_micro_batch_size = recipe.hold_recompute = recipe.hold_distributed_optimizer = true;
-  CHECK(layout_recipe_json(recipe, 2) == by_hand(recipe));
-  CHECK(layout_recipe_json(LayoutRecipe{}, 2) == by_hand(LayoutRecipe{}));
 }
 
 TEST_CASE("layout fields: the minimums of the table are the ones validation_error enforces, by the same names",

@@ -16,6 +16,7 @@
 #include "budget/config_io.hpp"
 #include "budget/error.hpp"
 #include "budget/export.hpp"
+#include "budget/layout_fields.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/megatron_args.hpp"
 #include "budget/training_memory.hpp"
@@ -64,7 +65,16 @@ void check_same_run(const MegatronRun& first, const MegatronRun& second, const A
   const Workload w = causal_workload(first.layout.seq_len);
   const LayoutSearchOptions a = megatron_search_options(first, w, {}, true);
   const LayoutSearchOptions b = megatron_search_options(second, w, {}, true);
-  CHECK(layout_recipe_json(a.recipe, -1) == layout_recipe_json(b.recipe, -1));
+  // Every field of the recipe's template (the layout field table's rows, settings and derived alike).
+  const ParallelLayout ta = recipe_template(a.recipe), tb = recipe_template(b.recipe);
+  for (const LayoutField& f : layout_fields()) {
+    INFO(f.name);
+    CHECK(layout_field_value_text(f.get(ta, {})) == layout_field_value_text(f.get(tb, {})));
+  }
+  CHECK(a.recipe.hold_micro_batch_size == b.recipe.hold_micro_batch_size);
+  CHECK(a.recipe.hold_recompute == b.recipe.hold_recompute);
+  CHECK(a.recipe.hold_distributed_optimizer == b.recipe.hold_distributed_optimizer);
+  CHECK(a.recipe.hold_loop_placement == b.recipe.hold_loop_placement);
   CHECK(a.global_batch_tokens == b.global_batch_tokens);
   CHECK(a.seq_len == b.seq_len);
   CHECK(a.imbalance == b.imbalance);

@@ -67,6 +67,23 @@ TEST_CASE("scaling law: coefficients files round-trip exactly, fit summary kept"
   CHECK(back.coefficients.c == file.coefficients.c);
   CHECK(nlohmann::json::parse(back.fit_summary_json) == nlohmann::json::parse(file.fit_summary_json));
   CHECK_THAT(text, Contains("\"schema_version\": 1"));
+  CHECK(back.fitted_compute_min == 0.0);  // no compute_range
+  CHECK(back.fitted_compute_max == 0.0);
+}
+
+TEST_CASE("scaling law: the fit summary's compute range is read, and a bad one refused", "[scaling][law]") {
+  const auto with_range = [](const std::string& range) {
+    return std::string(R"({"schema_version": 1, "arch": "x", )") + coefficients_block +
+           R"(, "fit_summary": {"points": 3, "compute_range": )" + range + "}}";
+  };
+  const CoefficientsFile file = parse_coefficients_json(with_range("[1e18, 2.5e20]"), "law.json");
+  CHECK(file.fitted_compute_min == 1e18);
+  CHECK(file.fitted_compute_max == 2.5e20);
+  for (const char* bad : {"[2e20, 1e18]", "[0, 1e18]", "[1e18]", "\"1e18\"", "[1e18, \"x\"]", "[-1, 2]"}) {
+    CAPTURE(bad);
+    CHECK_THAT(json_error(with_range(bad)), Contains("law.json: /fit_summary/compute_range") &&
+                                                Contains("is not [min C, max C] with 0 < min <= max"));
+  }
 }
 
 TEST_CASE("scaling law: bad coefficients files name the key and what is allowed", "[scaling][law]") {

@@ -1,10 +1,11 @@
-// The JSON form of a TrainingMemory (docs/cluster.md, `budget-match layout --format json`).
+#include "budget_render/memory.hpp"
+
+#include <string>
+#include <variant>
+
 #include <nlohmann/json.hpp>
 
-#include "budget/training_memory.hpp"
-#include "layout/layout_fields_json.hpp"
-
-namespace budget {
+namespace budget::render {
 
 namespace {
 
@@ -36,20 +37,24 @@ nlohmann::ordered_json stages_json(const TrainingMemory& mem) {
 
 }  // namespace
 
-std::string training_memory_json(const TrainingMemory& mem, int indent) {
-  // The layout's keys, in the field table's order (budget/layout_fields.hpp): a run file's "layout" reads them back.
-  const nlohmann::ordered_json layout = detail::layout_fields_json(mem.layout, {mem.padded_vocab});
-  const nlohmann::ordered_json stages = stages_json(mem);
-  nlohmann::ordered_json out{{"layout", layout},
-                             {"memory",
-                              {{"peak_bytes", mem.peak_bytes},
-                               {"peak_stage", mem.peak_stage},
-                               {"capacity_bytes", mem.capacity_bytes},
-                               {"headroom_bytes", mem.headroom_bytes},
-                               {"fits", mem.fits},
-                               {"stages", stages}}},
-                             {"notes", mem.notes}};
-  return out.dump(indent);
+nlohmann::ordered_json layout_json(const ParallelLayout& layout, const LayoutDerivation& derivation) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : written_layout_fields(layout, derivation)) {
+    out[std::string(name)] = std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
+  }
+  return out;
 }
 
-}  // namespace budget
+nlohmann::ordered_json training_memory_json(const TrainingMemory& mem) {
+  return {{"layout", layout_json(mem.layout, {mem.padded_vocab})},
+          {"memory",
+           {{"peak_bytes", mem.peak_bytes},
+            {"peak_stage", mem.peak_stage},
+            {"capacity_bytes", mem.capacity_bytes},
+            {"headroom_bytes", mem.headroom_bytes},
+            {"fits", mem.fits},
+            {"stages", stages_json(mem)}}},
+          {"notes", mem.notes}};
+}
+
+}  // namespace budget::render

@@ -1,6 +1,5 @@
-// The JSON form of a LayoutSearchResult (docs/cluster.md, "Layout search"; `budget-match layout CFG --cluster C
-// --gpus N --format json`): the search's counts, then each kept layout as training_memory_json() with the
-// `time` of cluster_step_time_json() (budget/layout_search.hpp).
+#include "budget_render/layout_search.hpp"
+
 #include <string_view>
 #include <variant>
 
@@ -8,12 +7,13 @@
 
 #include "budget/cluster_time.hpp"
 #include "budget/layout_fields.hpp"
-#include "budget/layout_search.hpp"
 #include "budget/training_memory.hpp"
+#include "budget_render/cluster_time.hpp"
+#include "budget_render/memory.hpp"
 
-namespace budget {
+namespace budget::render {
 
-std::string layout_recipe_json(const LayoutRecipe& r, int indent) {
+nlohmann::ordered_json layout_recipe_json(const LayoutRecipe& r) {
   using json = nlohmann::ordered_json;
   // The recipe's fields by the layout's field table (budget/layout_fields.hpp), in this order; the
   // micro-batch size, recompute (its kind) and distributed optimizer are null where not held.
@@ -31,11 +31,11 @@ std::string layout_recipe_json(const LayoutRecipe& r, int indent) {
     out[std::string(key)] =
         held ? std::visit([](const auto& v) { return json(v); }, find_layout_field(key)->get(base, {})) : json();
   }
-  return out.dump(indent);
+  return out;
 }
 
-std::string layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
-                               const ClusterSpec& cluster, const LayoutSearchOptions& options, int indent) {
+nlohmann::ordered_json layout_search_json(const LayoutSearchResult& found, const std::string& config_name,
+                                          const ClusterSpec& cluster, const LayoutSearchOptions& options) {
   nlohmann::ordered_json out{{"config", config_name},
                              {"cluster", cluster.name.empty() ? cluster.gpu_name : cluster.name},
                              {"nodes", cluster.nodes},
@@ -54,22 +54,20 @@ std::string layout_search_json(const LayoutSearchResult& found, const std::strin
                              {"valid", found.valid},
                              {"fitting", found.fitting},
                              {"batch_skipped", found.batch_skipped},
-                             {"recipe", nlohmann::ordered_json::parse(layout_recipe_json(options.recipe, -1))}};
+                             {"recipe", layout_recipe_json(options.recipe)}};
   if (found.valid == 0) out["no_valid_layout"] = no_layout_reason(found, options);
   if (found.layouts.empty()) out["no_layout"] = no_layout_reason(found, options);
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (const RankedLayout& r : found.layouts) {
-    nlohmann::ordered_json item = nlohmann::ordered_json::parse(training_memory_json(r.memory, -1));
-    item["time"] = nlohmann::ordered_json::parse(cluster_step_time_json(r.time, -1));
+    nlohmann::ordered_json item = training_memory_json(r.memory);
+    item["time"] = cluster_step_time_json(r.time);
     if (options.run_tokens > 0.0) {
-      const RunCost run = run_cost(r.time, r.memory.layout.gpus, options.run_tokens);
-      item["time"]["run"] = {{"wall_clock_seconds", run.wall_clock_seconds}, {"gpu_hours", run.gpu_hours},
-                             {"steps", run.steps}};
+      item["time"]["run"] = run_cost_json(run_cost(r.time, r.memory.layout.gpus, options.run_tokens));
     }
     layouts.push_back(item);
   }
   out["layouts"] = layouts;
-  return out.dump(indent);
+  return out;
 }
 
-}  // namespace budget
+}  // namespace budget::render

@@ -1,24 +1,10 @@
-// The step time's plain results (docs/cluster.md, "Step time"): a run's cost from a step time, and
-// the step time as JSON (cluster_step_time_json(), for `layout` and Python alike).
-#include "budget/cluster_time.hpp"
+#include "budget_render/cluster_time.hpp"
 
 #include <string>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "budget/error.hpp"
-
-namespace budget {
-
-RunCost run_cost(const ClusterStepTime& time, std::int64_t gpus, double tokens) {
-  if (!(tokens > 0.0)) throw Error(fmt::format("run tokens = {} must be positive", tokens), "tokens");
-  RunCost c;
-  c.steps = tokens / static_cast<double>(time.tokens_per_step);
-  c.wall_clock_seconds = c.steps * time.seconds_per_step;
-  c.gpu_hours = c.wall_clock_seconds * static_cast<double>(gpus) / 3600.0;
-  return c;
-}
+namespace budget::render {
 
 namespace {
 /// The compute's shares by provenance (time_model.hpp, TimeProvenance), each named.
@@ -62,7 +48,7 @@ nlohmann::ordered_json validation_json(const ClusterStepTime& t) {
 }
 }  // namespace
 
-std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
+nlohmann::ordered_json cluster_step_time_json(const ClusterStepTime& t) {
   nlohmann::ordered_json components = nlohmann::ordered_json::object();
   for (const TimeComponent& c : t.by_component) {
     components[c.name] = {{"seconds", c.seconds}, {"overlapped", c.overlapped}};
@@ -97,7 +83,11 @@ std::string cluster_step_time_json(const ClusterStepTime& t, int indent) {
                                                                 : nlohmann::ordered_json(nullptr)}}},
                              {"validation", validation_json(t)},
                              {"notes", t.notes}};
-  return out.dump(indent);
+  return out;
 }
 
-}  // namespace budget
+nlohmann::ordered_json run_cost_json(const RunCost& run) {
+  return {{"wall_clock_seconds", run.wall_clock_seconds}, {"gpu_hours", run.gpu_hours}, {"steps", run.steps}};
+}
+
+}  // namespace budget::render
