@@ -21,8 +21,9 @@ double ratio_at_matched_work(const ClusterCandidateTime& c, const ClusterCandida
 }  // namespace
 
 std::string layout_brief(const ParallelLayout& l) {
-  const std::string placement =
-      l.loop_placement != LoopPlacement::in_chunk ? fmt::format(" loop {}", to_string(l.loop_placement)) : std::string();
+  const std::string placement = l.loop_placement != LoopPlacement::in_chunk
+                                    ? fmt::format(" loop {}", to_string(l.loop_placement))
+                                    : std::string();
   const std::string split = l.split.summary(placement);
   return fmt::format("TP{} CP{} PP{}{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
                      l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", split, l.data_parallel(),

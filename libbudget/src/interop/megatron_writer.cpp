@@ -39,7 +39,9 @@ void write_megatron_pipeline(const ParallelLayout& l, MegatronLines& out) {
     if (l.loss_in_split) out.flag("--account-for-loss-in-pipeline-split");
   }
   for (const auto& [flag, value] : l.split.megatron_arguments()) out.add(flag, value);
-  if (l.virtual_stages > 1 && !l.split.sets_chunks()) out.add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
+  if (l.virtual_stages > 1 && !l.split.sets_chunks()) {
+    out.add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
+  }
 }
 
 void write_megatron_recompute(const RecomputeSpec& r, MegatronLines& out) {

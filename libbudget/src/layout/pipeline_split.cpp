@@ -66,8 +66,12 @@ std::vector<std::pair<std::string, std::string>> PipelineSplit::megatron_argumen
     case Kind::even: return {};
     case Kind::first_last: {
       std::vector<std::pair<std::string, std::string>> out;
-      if (first_stage_layers) out.emplace_back("--decoder-first-pipeline-num-layers", fmt::format("{}", *first_stage_layers));
-      if (last_stage_layers) out.emplace_back("--decoder-last-pipeline-num-layers", fmt::format("{}", *last_stage_layers));
+      if (first_stage_layers) {
+        out.emplace_back("--decoder-first-pipeline-num-layers", fmt::format("{}", *first_stage_layers));
+      }
+      if (last_stage_layers) {
+        out.emplace_back("--decoder-last-pipeline-num-layers", fmt::format("{}", *last_stage_layers));
+      }
       return out;
     }
     case Kind::per_stage:
