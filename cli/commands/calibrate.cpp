@@ -55,8 +55,8 @@ Table validation_table(const std::vector<TimeValidation>& rows) {
   t.add_column("p90 rel. error");
   t.add_column("max rel. error");
   for (const auto& v : rows) {
-    if (v.op == "all") t.add_separator();
-    t.add_row({v.op, std::to_string(v.fit_rows), std::to_string(v.test_rows), percent(v.median_relative_error, 1),
+    if (!v.op) t.add_separator();
+    t.add_row({std::string(v.op_name()), std::to_string(v.fit_rows), std::to_string(v.test_rows), percent(v.median_relative_error, 1),
                percent(v.p90_relative_error, 1), percent(v.max_relative_error, 1)});
   }
   return t;
@@ -164,7 +164,7 @@ Document validation_document(const CalibrateOptions& o, const CalibrationProfile
                              {"seed", o.seed},
                              {"validation", nlohmann::ordered_json::array()}};
   for (const auto& v : rows) {
-    out["validation"].push_back({{"op", v.op},
+    out["validation"].push_back({{"op", v.op_name()},
                                  {"fit_rows", v.fit_rows},
                                  {"test_rows", v.test_rows},
                                  {"median_relative_error", v.median_relative_error},

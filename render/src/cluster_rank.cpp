@@ -24,11 +24,10 @@ double ratio_at_matched_work(const ClusterCandidateTime& c, const ClusterCandida
 }  // namespace
 
 std::string layout_brief(const ParallelLayout& l) {
-  std::string split;  // Megatron's first/last-stage layer counts, where given
-  if (l.split.first_stage_layers) split += fmt::format(" first {}", *l.split.first_stage_layers);
-  if (l.split.last_stage_layers) split += fmt::format(" last {}", *l.split.last_stage_layers);
-  if (l.loop_placement != LoopPlacement::in_chunk) split += fmt::format(" loop {}", to_string(l.loop_placement));
-  if (l.split.kind == PipelineSplit::Kind::per_stage) split += " (layout string)";
+  const std::string placement = l.loop_placement != LoopPlacement::in_chunk
+                                    ? fmt::format(" loop {}", to_string(l.loop_placement))
+                                    : std::string();
+  const std::string split = l.split.summary(placement);
   return fmt::format("TP{} CP{} PP{}{}{} DP{} EP{} ETP{} b{} m{} {}{}", l.tp, l.cp, l.pp,
                      l.virtual_stages > 1 ? fmt::format(" V{}", l.virtual_stages) : "", split, l.data_parallel(),
                      l.ep, l.expert_tp(), l.micro_batch_size, l.micro_batches, to_string(l.recompute.kind),

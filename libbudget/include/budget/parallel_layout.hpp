@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "budget/config.hpp"
@@ -40,6 +41,29 @@ struct PipelineSplit {
   static PipelineSplit first_last(std::optional<std::int64_t> first, std::optional<std::int64_t> last);
   /// A layout string, parsed (parse_pipeline_layout(): budget::Error naming `where`); empty: even.
   static PipelineSplit per_stage(std::string layout, const std::string& where);
+
+  // The split's printed forms, one function each (layout/pipeline_split.cpp).
+  /// Megatron-LM's arguments for the split, each a flag and its value as one shell word, in the order
+  /// megatron_layout_args() writes them; read_megatron_args() reads them back to the same split.
+  /// even: none; first_last: --decoder-first-pipeline-num-layers N and --decoder-last-pipeline-num-layers
+  /// N, each where given; per_stage: --pipeline-model-parallel-layout 'S', the string as given,
+  /// single-quoted ('|', '(' and '*' are shell syntax; megatron_words() unquotes it).
+  std::vector<std::pair<std::string, std::string>> megatron_arguments() const;
+  /// Whether the split sets the model chunks itself (a layout string: its stages give V and place the
+  /// embedding and loss), so that neither V nor the embedding/loss-in-split flags go beside it.
+  bool sets_chunks() const { return kind == Kind::per_stage; }
+  /// The split as a layout's JSON writes it: the rows pipeline_layout, first_stage_layers and
+  /// last_stage_layers of the layout's field table (budget/layout_fields.hpp).
+  struct Fields {
+    std::string pipeline_layout;          ///< per_stage: the layout string; else ""
+    std::int64_t first_stage_layers = -1;  ///< first_last: the first rank's layers; -1: not given
+    std::int64_t last_stage_layers = -1;   ///< first_last: the last rank's layers; -1: not given
+  };
+  Fields json_fields() const;
+  /// The split in a layout's one-line summary (budget_render's layout_brief()) around `placement`, the
+  /// loop placement's words ("" for none): even: `placement`; first_last: " first N last M" (each where
+  /// given), then `placement`; per_stage: `placement`, then " (layout string)".
+  std::string summary(std::string_view placement) const;
 
   bool operator==(const PipelineSplit& o) const {
     return kind == o.kind && first_stage_layers == o.first_stage_layers && last_stage_layers == o.last_stage_layers &&

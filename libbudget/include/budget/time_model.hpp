@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -292,17 +293,21 @@ LayerValidation validate_layers_leave_one_cell_out(const CalibrationProfile& pro
 
 /// Held-out accuracy of the model on a profile's own rows.
 struct TimeValidation {
-  std::string op;            ///< a row op, or "all"
+  std::optional<ProfileOp> op;  ///< the rows of one op; nothing: all rows
   std::size_t fit_rows = 0;  ///< rows fitted
   std::size_t test_rows = 0; ///< rows predicted (refused rows excluded)
   double median_relative_error = 0;  ///< median of |predicted/measured − 1|
   double p90_relative_error = 0;     ///< 90th percentile of the same
   double max_relative_error = 0;
+
+  /// The word the printers write for `op`: its name in profile files (to_string(ProfileOp)), or
+  /// "all" for all rows.
+  std::string_view op_name() const { return op ? to_string(*op) : std::string_view("all"); }
 };
 
 /// Splits the profile's measured shapes (a shape with all its passes and backends goes to one
 /// side) at random with `seed` into halves, fits on one half and predicts the other; one entry per
-/// op present, in calibration_ops() order, then "all". Deterministic for a seed on every platform.
+/// op present, in calibration_ops() order, then all rows (op nothing). Deterministic for a seed on every platform.
 std::vector<TimeValidation> validate_time_model(const CalibrationProfile& profile, std::uint64_t seed = 1,
                                                 TimeModelOptions options = {});
 

@@ -34,16 +34,14 @@ void write_megatron_pipeline(const ParallelLayout& l, MegatronLines& out) {
                 "megatron_out");
   }
   out.add("--pipeline-model-parallel-size", l.pp);
-  if (l.split.kind == PipelineSplit::Kind::per_stage) {
-    // Quoted: '|', '(' and '*' are shell syntax; the file is read back by shell quoting rules.
-    out.add("--pipeline-model-parallel-layout", fmt::format("'{}'", l.split.layout));
-    return;
+  if (!l.split.sets_chunks()) {
+    if (l.embedding_in_split) out.flag("--account-for-embedding-in-pipeline-split");
+    if (l.loss_in_split) out.flag("--account-for-loss-in-pipeline-split");
   }
-  if (l.embedding_in_split) out.flag("--account-for-embedding-in-pipeline-split");
-  if (l.loss_in_split) out.flag("--account-for-loss-in-pipeline-split");
-  if (l.split.first_stage_layers) out.add("--decoder-first-pipeline-num-layers", *l.split.first_stage_layers);
-  if (l.split.last_stage_layers) out.add("--decoder-last-pipeline-num-layers", *l.split.last_stage_layers);
-  if (l.virtual_stages > 1) out.add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
+  for (const auto& [flag, value] : l.split.megatron_arguments()) out.add(flag, value);
+  if (l.virtual_stages > 1 && !l.split.sets_chunks()) {
+    out.add("--num-virtual-stages-per-pipeline-rank", l.virtual_stages);
+  }
 }
 
 void write_megatron_recompute(const RecomputeSpec& r, MegatronLines& out) {

@@ -110,7 +110,8 @@ void set_stage_layers(L& l, const V& value, const std::string& where) {
 
 template <bool first>
 V stage_layers_value(const L& l, const D& /*derivation*/) {
-  return (first ? l.split.first_stage_layers : l.split.last_stage_layers).value_or(-1);  // -1: not given
+  const PipelineSplit::Fields fields = l.split.json_fields();
+  return first ? fields.first_stage_layers : fields.last_stage_layers;
 }
 
 /// The optimizer dtype rows (OptimizerDtypes members), parsed by parse_state_dtype().
@@ -310,7 +311,7 @@ void add_pipeline_fields(std::vector<LayoutField>& t) {
   t.push_back(Row("pipeline_layout", T::text)
                   .python("pipeline_layout")
                   .doc("Megatron's --pipeline-model-parallel-layout string; \"\": none")
-                  .get([](const L& l, const D&) -> V { return l.split.layout; })
+                  .get([](const L& l, const D&) -> V { return l.split.json_fields().pipeline_layout; })
                   .set(set_pipeline_layout));
   t.push_back(Row("first_stage_layers")
                   .python("first_stage_layers")

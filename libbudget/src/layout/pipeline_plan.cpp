@@ -12,7 +12,6 @@
 #include "budget/error.hpp"
 #include "budget/parallel_layout.hpp"
 #include "layout/chunk_plan_check.hpp"
-#include "layout/pipeline_split.hpp"
 
 namespace budget {
 
@@ -175,33 +174,6 @@ std::vector<std::int64_t> rank_layers_uneven(const ParallelLayout& l, std::int64
 
 }  // namespace
 
-std::vector<PipelineSplit> pipeline_splits(std::int64_t total, std::int64_t pp, std::int64_t virtual_stages) {
-  const std::int64_t v = virtual_stages;
-  if (total < 1 || pp < 1 || v < 1) return {};
-  if (total % (pp * v) == 0) return {PipelineSplit{}};  // even
-  if (pp == 1 || total % v != 0 || total < 2 * v) return {};  // every count a multiple of V, first and last >= V
-  // The first and last ranks share r layers as evenly as whole chunks allow, the lighter share first.
-  const auto ends = [v](std::int64_t r) {
-    const std::int64_t last = v * ((r + 2 * v - 1) / (2 * v));
-    std::vector<PipelineSplit> splits{PipelineSplit::first_last(r - last, last)};
-    if (r - last != last) splits.push_back(PipelineSplit::first_last(last, r - last));
-    return splits;
-  };
-  if (pp == 2) return ends(total);
-  // Every rank holds at least V layers (first and last ≥ V, each middle rank ≥ V): none below PP·V.
-  if (total / pp < v) return {};
-  // The smallest largest count M (a multiple of V, at least M0 = V·⌈total / (PP·V)⌉), then the
-  // fullest middle ranks m ≤ M, the ends sharing r = total − (PP − 2)·m with 2V ≤ r ≤ 2M. Closed
-  // form (what a search over M upwards and m downwards finds, in O(1) rather than O(total²/V²)):
-  // r ≥ 2V caps m at c = V·⌊(total − 2V) / ((PP − 2)·V)⌋; at M = M0 ≤ c, m = M0 gives r ≤ 2·M0 as
-  // PP·M0 ≥ total; at M0 > c, m = c for every M and M grows until r ≤ 2M, the ends' split.
-  // Brute-force reference: tests/unit/cluster (pipeline_splits against every (first, middle, last)).
-  const std::int64_t floor_largest = v * ((total / v + pp - 1) / pp);
-  const std::int64_t cap = v * ((total - 2 * v) / ((pp - 2) * v));
-  if (cap < v) return {};
-  return ends(total - (pp - 2) * std::min(floor_largest, cap));
-}
-
 std::vector<ModelChunk> build_model_chunks(const ArchConfig& config, const ParallelLayout& layout);
 
 std::vector<std::string> parse_pipeline_layout(std::string_view text, const std::string& where) {
@@ -224,24 +196,6 @@ std::vector<std::string> parse_pipeline_layout(std::string_view text, const std:
     }
   }
   return stages;
-}
-
-PipelineSplit PipelineSplit::first_last(std::optional<std::int64_t> first, std::optional<std::int64_t> last) {
-  PipelineSplit split;
-  if (!first && !last) return split;
-  split.kind = Kind::first_last;
-  split.first_stage_layers = first;
-  split.last_stage_layers = last;
-  return split;
-}
-
-PipelineSplit PipelineSplit::per_stage(std::string layout, const std::string& where) {
-  PipelineSplit split;
-  if (layout.empty()) return split;
-  split.kind = Kind::per_stage;
-  split.stages = parse_pipeline_layout(layout, where);
-  split.layout = std::move(layout);
-  return split;
 }
 
 ChunkPlan plan_chunks(const ArchConfig& config, const ParallelLayout& l, std::string* error) {

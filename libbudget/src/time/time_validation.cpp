@@ -4,8 +4,10 @@
 #include "budget/time_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -17,6 +19,22 @@
 #include "budget/error.hpp"
 
 namespace budget {
+
+namespace {
+
+/// The held-out errors `e` (not empty) of `op`'s rows (nothing: all rows) summarised.
+TimeValidation summarise_errors(std::optional<ProfileOp> op, std::size_t fit_rows, std::vector<double> e) {
+  std::sort(e.begin(), e.end());
+  // Percentiles by the nearest-rank rule: the ⌈q·n⌉-th smallest.
+  const auto rank = [&](double q) {
+    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(e.size())));
+    return e[std::max<std::size_t>(k, 1) - 1];
+  };
+  const double median = e.size() % 2 == 1 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+  return {op, fit_rows, e.size(), median, rank(0.9), e.back()};
+}
+
+}  // namespace
 
 std::vector<TimeValidation> validate_time_model(const CalibrationProfile& profile, std::uint64_t seed,
                                                 TimeModelOptions options) {
@@ -56,35 +74,28 @@ std::vector<TimeValidation> validate_time_model(const CalibrationProfile& profil
     throw Error("the profile has too few distinct shapes to split into halves", "<validation>");
   }
   const TimeModel model(fit_profile, options);
-  std::map<std::string, std::vector<double>> errors;
-  std::map<std::string, std::size_t> fitted;
+  // Per op (indexed by ProfileOp), then all rows: the fitted row count and the held-out errors.
+  std::array<std::size_t, profile_op_count> fitted{};
+  std::array<std::vector<double>, profile_op_count> errors;
+  std::vector<double> all_errors;
   for (const auto& r : fit_profile.rows) {
-    if (!r.refused) ++fitted[std::string(to_string(r.op))];
+    const auto k = static_cast<std::size_t>(r.op);  // an op outside the enum: predict() refuses its test rows
+    if (!r.refused && k < profile_op_count) ++fitted[k];
   }
   for (const CalibrationRow* r : test) {
     const TimePrediction p = model.predict(*r);
     const double e = std::abs(p.ms / r->ms - 1.0);
-    errors[std::string(to_string(r->op))].push_back(e);
-    errors["all"].push_back(e);
+    errors[static_cast<std::size_t>(r->op)].push_back(e);
+    all_errors.push_back(e);
   }
-  fitted["all"] = 0;
-  for (const auto& [op, n] : fitted) fitted["all"] += op == "all" ? 0 : n;
   std::vector<TimeValidation> out;
-  const auto summarise = [&](const std::string& op) {
-    auto e = errors[op];
-    std::sort(e.begin(), e.end());
-    // Percentiles by the nearest-rank rule: the ⌈q·n⌉-th smallest.
-    const auto rank = [&](double q) {
-      const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(e.size())));
-      return e[std::max<std::size_t>(k, 1) - 1];
-    };
-    const double median = e.size() % 2 == 1 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
-    out.push_back({op, fitted[op], e.size(), median, rank(0.9), e.back()});
-  };
-  for (const auto& op : calibration_ops()) {
-    if (errors.count(op) != 0) summarise(op);
+  // ProfileOp's order is calibration_ops()'s (its name table, time/profile_ops.hpp).
+  for (std::size_t k = 0; k < profile_op_count; ++k) {
+    if (!errors[k].empty()) out.push_back(summarise_errors(static_cast<ProfileOp>(k), fitted[k], errors[k]));
   }
-  summarise("all");
+  std::size_t fitted_all = 0;
+  for (const std::size_t n : fitted) fitted_all += n;
+  out.push_back(summarise_errors(std::nullopt, fitted_all, std::move(all_errors)));
   return out;
 }
 
