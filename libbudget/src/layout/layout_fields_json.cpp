@@ -98,7 +98,6 @@ void check_derived(const ObjectReader& r, const std::string& key, const LayoutFi
 nlohmann::ordered_json layout_fields_json(const ParallelLayout& layout, const LayoutDerivation& derivation) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const LayoutField& f : layout_fields()) {
-    if (!f.written) continue;
     out[std::string(f.name)] =
         std::visit([](const auto& value) { return nlohmann::ordered_json(value); }, f.get(layout, derivation));
   }

@@ -12,7 +12,9 @@
 
 namespace budget::detail {
 
-/// The layout's written fields (LayoutField::written), in table order.
+/// The layout's fields, every row of the table in table order: read_layout_fields() reads them back to
+/// the same layout (every setting equal; sequence_parallel, etp and dp as in effect, selective
+/// recompute's default module by name).
 nlohmann::ordered_json layout_fields_json(const ParallelLayout& layout, const LayoutDerivation& derivation);
 
 /// The layout of the object `r`: every key a field's name or alias (else budget::Error with the nearest
