@@ -180,8 +180,8 @@ std::string layout_by_hand(const ParallelLayout& l, std::int64_t padded_vocab) {
   return layout.dump(2);
 }
 
-/// Layouts of every dispatcher and FP8 recipe (TP 2 with SP, PP 2, EP 4, ETP 1, DP 2), each with other
-/// vocabulary padding, MoE memory settings and recompute: 3·5 layouts.
+/// Layouts of every dispatcher and FP8 recipe (the sizes and the rest of unusual_layout()), each with
+/// other vocabulary padding, MoE memory settings and recompute: 3·5 layouts.
 std::vector<ParallelLayout> varied_layouts() {
   std::vector<ParallelLayout> layouts;
   const std::int64_t divisors[] = {0, 1, 64, 128, 100};
@@ -189,14 +189,7 @@ std::vector<ParallelLayout> varied_layouts() {
   for (int d = 0; d <= static_cast<int>(MoeDispatcher::flex); ++d) {
     for (int f = 0; f <= static_cast<int>(Fp8Recipe::mxfp8); ++f) {
       const int i = static_cast<int>(layouts.size());
-      ParallelLayout l;
-      l.tp = 2;
-      l.sequence_parallel = true;
-      l.pp = 2;
-      l.ep = 4;
-      l.etp = 1;
-      l.dp = 2;
-      l.micro_batches = 4;
+      ParallelLayout l = unusual_layout();
       l.dispatcher = static_cast<MoeDispatcher>(d);
       l.fp8 = static_cast<Fp8Recipe>(f);
       l.fp8_param_gather = l.fp8 != Fp8Recipe::none && i % 2 == 0;
