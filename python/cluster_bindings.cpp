@@ -245,23 +245,8 @@ void bind_layout(py::module_& m) {
         return out;
       },
       py::arg("config"), py::arg("cluster"),
-      "Memory per GPU per pipeline stage under a parallel layout (docs/cluster.md): the dict of `budget-match "
-      "layout ... --format json` without its schema keys: layout, memory (peak_bytes, stages[i] with layers, "
-      "peak_bytes, by_component), notes. Keywords (defaults): tp (1), pp (1), ep (1), etp (0: TP), cp (1), gpus (0), "
-      "dp (0; 1 without gpus), micro_batch_size (1), micro_batches (1), seq_len (4096), recompute (\"none\"; also "
-      "selective:MODULE,..., full:N, full-uniform:N), distributed_optimizer, sequence_parallel, cross_entropy_fusion "
-      "(False), capacity_factor (0.0), imbalance (1.0), virtual_stages (1), vocab_divisible_by (0), precision "
-      "(\"bf16\"), loop_placement (\"in_chunk\"; \"wrap\", \"replicated\"), replicate_loop_weights (False: the same as "
-      "loop_placement=\"replicated\"), nodes (None), pipeline_layout (\"\"), first_stage_layers and "
-      "last_stage_layers (-1: even), fsdp (\"none\"), fsdp_sharding (\"optim_grads_params\"), fp8 (\"none\"), "
-      "fp8_param_gather (False), cpu_offload_layers (0), dispatcher (\"alltoall\"), moe_permute_fusion (False), moe_grouped_gemm (False), "
-      "grad_reduce_in_bf16 (False), precision_aware_optimizer (False), main_params_dtype, exp_avg_dtype, "
-      "exp_avg_sq_dtype (\"fp32\"); megatron_args=FILE (with gpus=N) "
-      "reads the layout from Megatron-LM's arguments instead (docs/megatron.md; bridge_config=FILE.yaml from a "
-      "Megatron-Bridge config, --bridge-config) and adds megatron_args (what was "
-      "read). With a calibration profile (calibration=, default the cluster file's gpu.compute.calibration) the dict "
-      "has `time`, the step time `budget-match layout` prints with its defaults; run_tokens=N (--run-tokens) adds "
-      "time.run: the run's steps, wall_clock_seconds and gpu_hours. budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.");
+      // The keyword part from the layout's field table (python/layout_arguments.cpp); pybind11 copies it.
+      budget_python::layout_docstring().c_str());
 }
 
 void bind_pipeline_schedule(py::module_& m) {
@@ -293,5 +278,6 @@ void bind_pipeline_schedule(py::module_& m) {
 void bind_cluster(py::module_& m) {
   bind_layout_search(m);
   bind_layout(m);
+  budget_python::bind_layout_fields(m);
   bind_pipeline_schedule(m);
 }

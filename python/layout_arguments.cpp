@@ -1,11 +1,14 @@
 #include "layout_arguments.hpp"
 
+#include <pybind11/stl.h>
+
 #include <algorithm>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "budget/error.hpp"
 #include "budget/layout_fields.hpp"
@@ -68,7 +71,78 @@ void read_pipeline_split(const py::kwargs& kwargs, budget::ParallelLayout& l) {
   l.split = budget::PipelineSplit::per_stage(text, "pipeline_layout");
 }
 
+/// A row's value as Python writes it: 4, 1.5, True, "bf16", ["core_attn"].
+std::string python_value_text(const budget::LayoutFieldValue& value) {
+  if (const bool* b = std::get_if<bool>(&value)) return *b ? "True" : "False";
+  return budget::layout_field_value_text(value);
+}
+
+/// A bound of an integer or a number row as text: 16777216, 1e+06.
+std::string bound_text(const budget::LayoutField& f, double bound) {
+  std::ostringstream out;
+  if (f.type == budget::LayoutFieldType::integer) {
+    out << static_cast<std::int64_t>(bound);
+  } else {
+    out << bound;
+  }
+  return out.str();
+}
+
+/// A row's Python type: "int 1 to 16777216", "float 0 to 1e+06", "bool", "\"bf16\" | \"fp16\" | \"fp32\"",
+/// "str", "list of \"core_attn\" | ...".
+std::string python_type_text(const budget::LayoutField& f) {
+  std::string names;
+  if (f.choices != nullptr) {
+    for (const std::string_view name : f.choices()) {
+      names += (names.empty() ? "\"" : " | \"") + std::string(name) + "\"";
+    }
+  }
+  switch (f.type) {
+    case budget::LayoutFieldType::integer:
+      return "int " + bound_text(f, f.minimum) + " to " + bound_text(f, f.maximum);
+    case budget::LayoutFieldType::number:
+      return "float " + bound_text(f, f.minimum) + " to " + bound_text(f, f.maximum);
+    case budget::LayoutFieldType::boolean: return "bool";
+    case budget::LayoutFieldType::choice: return names;
+    case budget::LayoutFieldType::text: return "str";
+    case budget::LayoutFieldType::names: return "list of " + names;
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string layout_keyword_line(const budget::LayoutField& f) {
+  return "  " + std::string(f.python) + " (" + python_type_text(f) + "; default " +
+         python_value_text(f.get(budget::ParallelLayout{}, {})) + "): " + std::string(f.doc) + "\n";
+}
+
+std::string layout_docstring() {
+  std::string doc =
+      "Memory per GPU per pipeline stage under a parallel layout (docs/cluster.md): the dict of `budget-match "
+      "layout ... --format json` without its schema keys: layout, memory (peak_bytes, stages[i] with layers, "
+      "peak_bytes, by_component), notes. With a calibration profile (calibration=, default the cluster file's "
+      "gpu.compute.calibration) the dict has `time`, the step time `budget-match layout` prints with its defaults. "
+      "budget.Error when the layout does not divide, or an argument is unknown or of the wrong type.\n\n"
+      "Keywords of the layout's field table (budget.layout_fields(); docs/calibration.md, \"Run files\"), each "
+      "with its type, its default and what it is:\n";
+  // The table's settings; a derived row's doc describes its JSON key, not its keyword (below).
+  for (const budget::LayoutField& f : budget::layout_fields()) {
+    if (!f.python.empty() && f.role == budget::LayoutFieldRole::setting) doc += layout_keyword_line(f);
+  }
+  // Hand-written: replicate_loop_weights is derived in JSON but a setting here; the rest are not rows.
+  doc +=
+      "  replicate_loop_weights (bool; default False): the same as loop_placement=\"replicated\"\n"
+      "\nOther keywords:\n"
+      "  nodes (int; default the cluster file's): nodes of the cluster\n"
+      "  megatron_args=FILE (with gpus=N): the layout from Megatron-LM's arguments instead of the keywords "
+      "(docs/megatron.md); adds megatron_args (what was read)\n"
+      "  bridge_config=FILE.yaml: the same from a Megatron-Bridge config (--bridge-config)\n"
+      "  calibration (a profile dict or path; default the cluster file's): the step time's profile\n"
+      "  run_tokens (float above 0, at most 1e30): adds time.run, the run's steps, wall_clock_seconds and "
+      "gpu_hours (--run-tokens)\n";
+  return doc;
+}
 
 LayoutArguments::LayoutArguments(const py::kwargs& kwargs) {
   check_keywords(kwargs);
@@ -170,6 +244,65 @@ void check_search_keywords(const py::kwargs& kwargs) {
                         "micro-batch count); allowed besides the named arguments: " + allowed,
                         key);
   }
+}
+
+}  // namespace budget_python
+
+namespace budget_python {
+namespace {
+
+const char* field_type_name(budget::LayoutFieldType type) {
+  switch (type) {
+    case budget::LayoutFieldType::integer: return "integer";
+    case budget::LayoutFieldType::number: return "number";
+    case budget::LayoutFieldType::boolean: return "boolean";
+    case budget::LayoutFieldType::choice: return "choice";
+    case budget::LayoutFieldType::text: return "text";
+    case budget::LayoutFieldType::names: return "names";
+  }
+  return "";
+}
+
+/// A row as a dict; empty names, and the range of a row without one, are None.
+py::dict layout_field_dict(const budget::LayoutField& f) {
+  const auto name_or_none = [](std::string_view name) {
+    return name.empty() ? py::object(py::none()) : py::object(py::str(std::string(name)));
+  };
+  const bool ranged = f.type == budget::LayoutFieldType::integer || f.type == budget::LayoutFieldType::number;
+  py::dict row;
+  row["name"] = std::string(f.name);
+  row["alias"] = name_or_none(f.alias);
+  row["python"] = name_or_none(f.python);
+  row["type"] = field_type_name(f.type);
+  row["role"] = f.role == budget::LayoutFieldRole::setting ? "setting" : "derived";
+  row["minimum"] = ranged ? py::object(py::float_(f.minimum)) : py::object(py::none());
+  row["maximum"] = ranged ? py::object(py::float_(f.maximum)) : py::object(py::none());
+  py::list choices;
+  if (f.choices != nullptr) {
+    for (const std::string_view c : f.choices()) choices.append(std::string(c));
+  }
+  row["choices"] = f.choices != nullptr ? py::object(choices) : py::object(py::none());
+  row["default"] = std::visit([](const auto& v) { return py::cast(v); }, f.get(budget::ParallelLayout{}, {}));
+  row["doc"] = std::string(f.doc);
+  return row;
+}
+
+}  // namespace
+
+void bind_layout_fields(py::module_& m) {
+  m.def(
+      "layout_fields",
+      []() {
+        py::list rows;
+        for (const budget::LayoutField& f : budget::layout_fields()) rows.append(layout_field_dict(f));
+        return rows;
+      },
+      "The layout's field table (budget/layout_fields.hpp): one dict a field, in the order `budget-match layout "
+      "--format json` writes the layout's keys: name (its JSON key), alias (an older key read as it, or None), "
+      "python (its budget.layout keyword, or None), type (integer, number, boolean, choice, text, names), role "
+      "(setting; derived: written, and checked where read), minimum and maximum (integer, number; else None), "
+      "choices (choice, names; else None), default (its value in a default layout; a derived field's with an "
+      "unpadded vocabulary of 0) and doc.");
 }
 
 }  // namespace budget_python

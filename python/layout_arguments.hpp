@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "budget/layout_fields.hpp"
 #include "budget/parallel_layout.hpp"
 
 namespace budget_python {
@@ -49,6 +50,19 @@ struct LayoutArguments {
   /// megatron_args= or bridge_config= (one recipe file), calibration= and run_tokens=.
   void read_files(const pybind11::kwargs& kwargs);
 };
+
+/// One line of layout()'s help for a row of the layout's field table (budget/layout_fields.hpp): "  KEYWORD
+/// (TYPE; default VALUE): DOC", TYPE its range (int, float) or its names (choice), VALUE the row's value in a
+/// default ParallelLayout, as Python writes it.
+std::string layout_keyword_line(const budget::LayoutField& field);
+
+/// layout()'s docstring: what it returns, the keyword line of every setting row with a Python keyword in
+/// table order, then the keywords whose form is not a row's (written by hand).
+std::string layout_docstring();
+
+/// budget.layout_fields(): the layout's field table as a list of dicts (name, alias, python, type, role,
+/// minimum, maximum, choices, default, doc).
+void bind_layout_fields(pybind11::module_& m);
 
 /// layout_search()'s keywords: budget::Error naming one that is not a recipe keyword.
 void check_search_keywords(const pybind11::kwargs& kwargs);

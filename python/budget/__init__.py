@@ -20,8 +20,8 @@ import os
 from . import _budget
 from ._budget import Config, Error, __version__, schema_version  # noqa: F401
 
-__all__ = ["Config", "Error", "account", "export", "grid", "layout", "layout_search", "load_config", "match",
-           "peak_saved_layer_executions", "predict_time", "schema_version", "__version__"]
+__all__ = ["Config", "Error", "account", "export", "grid", "layout", "layout_fields", "layout_search", "load_config",
+           "match", "peak_saved_layer_executions", "predict_time", "schema_version", "__version__"]
 
 
 def _value_at(document, pointer):
@@ -107,5 +107,6 @@ export = _reports_values(_budget.export, "config", "to", "hf_template", "row")
 predict_time = _reports_values(_budget.predict_time, "config", "calibration", "workload")
 layout = _reports_values(_budget.layout, "config", "cluster")
 layout_search = _reports_values(_budget.layout_search, "config", "cluster")
+layout_fields = _reports_values(_budget.layout_fields)
 peak_saved_layer_executions = _reports_values(_budget.peak_saved_layer_executions, "chunk_layers", "pp",
                                               "micro_batches")

@@ -39,7 +39,7 @@ nlohmann::ordered_json stages_json(const TrainingMemory& mem) {
 
 nlohmann::ordered_json layout_json(const ParallelLayout& layout, const LayoutDerivation& derivation) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : written_layout_fields(layout, derivation)) {
+  for (const auto& [name, value] : layout_field_values(layout, derivation)) {
     out[std::string(name)] = std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
   }
   return out;

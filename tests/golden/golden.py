@@ -46,6 +46,11 @@ CASES = [
     ("grid-ablation-span", ["grid", "--ablation", "span", "--format", "json"], "json"),
     ("grid-mla", ["grid", "--grid", "examples/grids/mla_grid.json", "--format", "json"], "json"),
     ("plan", ["plan", "--format", "json"], "json"),
+    # Issue 40: the layout object holds every setting a run file needs (vocab_divisible_by, the MoE memory settings).
+    ("layout-mixtral-h200", ["layout", "examples/hf/mixtral-8x7b.json", "--cluster", "examples/clusters/h200.json",
+                             "--nodes", "2", "--gpus", "16", "--tp", "2", "--sequence-parallel", "--pp", "4", "--ep",
+                             "4", "--etp", "1", "--micro-batch-size", "1", "--micro-batches", "8",
+                             "--distributed-optimizer", "--vocab-divisible-by", "128", "--format", "json"], "json"),
     ("attention-dist", ["attention", "--dist", "exp:mean=600", "--seq-len", "4096", "--format", "json"], "json"),
     ("fit", ["fit", "examples/scaling/smelt_synthetic.csv", "--format", "json"], "json"),
     ("frontier", ["frontier", "examples/scaling/baseline.json", "examples/scaling/looped.json",

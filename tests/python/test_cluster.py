@@ -365,5 +365,53 @@ def test_layout_keywords_are_the_field_table():
     raises_budget_error(lambda: budget.layout(MIXTRAL, H200, dispatcher="a2a"), "dispatcher", "alltoall, allgather, flex")
 
 
+
+def _python_text(value):
+    """A default as layout()'s help writes it: True, "bf16", 4, 1.5 (%g)."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return "%g" % value if isinstance(value, float) else str(value)
+
+
+def test_layout_help_is_the_field_table():
+    """help(budget.layout) lists every keyword of the layout's field table (budget.layout_fields()) on its own
+    line with its type, its default and its doc line, built from the table (issue 40); replicate_loop_weights
+    (derived in JSON, a setting here) and the keywords that are no row are written by hand."""
+    lines = budget.layout.__doc__.splitlines()
+    fields = budget.layout_fields()
+    keywords = [f for f in fields if f["python"]]
+    assert len(keywords) >= 37  # 37 at issue 40
+    for f in keywords:
+        line = next((text for text in lines if text.startswith(f"  {f['python']} (")), None)
+        assert line is not None, f["python"]
+        if f["role"] == "derived":
+            continue
+        assert line.endswith("): " + f["doc"]), line
+        assert f"; default {_python_text(f['default'])})" in line, line
+        if f["type"] == "choice":
+            assert " | ".join(f'"{c}"' for c in f["choices"]) in line, line
+        if f["type"] == "integer":
+            assert f"(int {int(f['minimum'])} to {int(f['maximum'])};" in line, line
+    # The table's lines, in table order, come between the heading and the first hand-written line.
+    start = next(i for i, text in enumerate(lines) if text.startswith("Keywords of the layout's field table"))
+    end = next(i for i, text in enumerate(lines) if text.startswith("  replicate_loop_weights ("))
+    listed = [text.split(" (")[0].strip() for text in lines[start + 1:end]]
+    assert listed == [f["python"] for f in keywords if f["role"] == "setting"]
+    for key in ("replicate_loop_weights", "nodes", "megatron_args", "bridge_config", "calibration", "run_tokens"):
+        assert any(text.startswith(f"  {key}") for text in lines), key
+
+
+def test_layout_dict_has_every_field_of_the_table():
+    """The layout dict's keys are the field table's, in its order: every setting a run file needs, the
+    vocabulary padding and the MoE memory settings included (issue 40: it reads back as a run file's layout)."""
+    r = budget.layout(MIXTRAL, H200, tp=2, sequence_parallel=True, ep=4, gpus=8, micro_batch_size=1, micro_batches=8,
+                      vocab_divisible_by=128, moe_grouped_gemm=True)
+    assert list(r["layout"]) == [f["name"] for f in budget.layout_fields()]
+    assert r["layout"]["vocab_divisible_by"] == 128 and r["layout"]["moe_grouped_gemm"] is True
+    assert r["layout"]["padded_vocab"] == 32000  # 32000 is a multiple of 128 x 2 already
+    assert r["layout"]["fp8_amax_history"] == 1 and r["layout"]["moe_hybridep"] is False
+
 if __name__ == "__main__":
     run_tests(globals())

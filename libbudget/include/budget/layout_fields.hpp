@@ -6,11 +6,11 @@
 /// from the enum's name table), a one-line doc and the member it reads and writes. The default of a
 /// field is its value in a default ParallelLayout (get(ParallelLayout{}, {})).
 ///
-/// Driven by it: the "layout" object of `budget-match layout --format json` (its keys in table
-/// order, written_layout_fields(), render/'s training_memory_json()), the "layout" object of a run
-/// file (runs/run_reader.cpp: read_layout_fields(), which also reads the written object back), and
-/// the Python keywords of
-/// budget.layout (python/layout_arguments.cpp), and the help and binding of `budget-match layout`'s
+/// Driven by it: the "layout" object of `budget-match layout --format json` (every row, in table
+/// order, layout_field_values(), render/'s training_memory_json()), the "layout" object of a run file
+/// (runs/run_reader.cpp: read_layout_fields(), which reads the written object back to an equal
+/// layout: every setting of a ParallelLayout has a row), the Python keywords of budget.layout and the
+/// keyword part of its help (python/layout_arguments.cpp), and the help and binding of `budget-match layout`'s
 /// plain scalar flags (cli/commands/layout_options.cpp, field_flags: the flag names stay the command
 /// line's own; the flags whose form differs, --recompute full:N, --no-flash-attention, --precision,
 /// the optimizer dtypes, are written there by hand).
@@ -59,7 +59,6 @@ struct LayoutField {
   std::string_view python;  ///< the budget.layout keyword; empty: not a keyword
   LayoutFieldType type = LayoutFieldType::integer;
   LayoutFieldRole role = LayoutFieldRole::setting;
-  bool written = true;    ///< `layout --format json` writes it (in table order)
   bool required = false;  ///< a run file's "layout" must give it (micro_batch_size, micro_batches)
   double minimum = 0.0;   ///< integer, number: the range read from JSON
   double maximum = 0.0;
@@ -73,17 +72,17 @@ struct LayoutField {
   void (*set)(ParallelLayout& layout, const LayoutFieldValue& value, const std::string& where) = nullptr;
 };
 
-/// The table, in the order `layout --format json` writes the layout's keys (rows it does not write last).
+/// The table, in the order `layout --format json` writes the layout's keys (it writes every row).
 const std::vector<LayoutField>& layout_fields();
 
 /// The row named `name` (its JSON name, or its alias when `alias` is true), or nullptr.
 const LayoutField* find_layout_field(std::string_view name, bool alias = false);
 
-/// The fields `layout --format json` writes (LayoutField::written), in table order, each with its value
-/// in `layout`: what every JSON writer of a layout object walks (render/'s layout_json()), so that
-/// the written object is the one a run file's "layout" reads back.
-std::vector<std::pair<std::string_view, LayoutFieldValue>> written_layout_fields(const ParallelLayout& layout,
-                                                                                 const LayoutDerivation& derivation);
+/// Every field in table order with its value in `layout`: what every JSON writer of a layout object
+/// walks (render/'s layout_json()), so that the written object is the one a run file's "layout" reads
+/// back.
+std::vector<std::pair<std::string_view, LayoutFieldValue>> layout_field_values(const ParallelLayout& layout,
+                                                                               const LayoutDerivation& derivation);
 
 /// Every JSON name and alias a layout object may hold, in table order (the "allowed:" list of an
 /// unknown key).

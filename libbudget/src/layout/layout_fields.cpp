@@ -17,6 +17,7 @@ namespace {
 
 constexpr double max_field_size = 16777216.0;       // 2^24: a parallel size, a count of layers or micro-batches
 constexpr double max_field_seq_len = 2147483648.0;  // 2^31 tokens
+constexpr double max_fp8_amax_history = 1048576.0;  // 2^20, as validation_error() bounds it
 
 using V = LayoutFieldValue;
 using D = LayoutDerivation;
@@ -134,7 +135,6 @@ class Row {
   Row& alias(std::string_view name) { return field_.alias = name, *this; }
   Row& python(std::string_view keyword) { return field_.python = keyword, *this; }
   Row& derived() { return field_.role = LayoutFieldRole::derived, *this; }
-  Row& unwritten() { return field_.written = false, *this; }
   Row& required() { return field_.required = true, *this; }
   Row& range(double minimum, double maximum) {
     field_.minimum = minimum;
@@ -413,19 +413,42 @@ void add_optimizer_fields(std::vector<LayoutField>& t) {
                   .doc("--exp-avg-sq-dtype")
                   .get(state_dtype_value<&OptimizerDtypes::exp_avg_sq>)
                   .set(set_state_dtype<&OptimizerDtypes::exp_avg_sq>));
-  // Read, not written by `layout --format json` (its schema 1 writes padded_vocab instead).
+}
+
+/// The settings `layout --format json` wrote only from issue 40 on (before it, a pasted object with a
+/// padded vocabulary or these MoE settings did not read back as its layout): the vocabulary padding,
+/// FP8's amax history and the MoE memory settings (MoeMemoryRecipe).
+void add_padding_and_moe_memory_fields(std::vector<LayoutField>& t) {
   t.push_back(Row("vocab_divisible_by")
                   .python("vocab_divisible_by")
-                  .unwritten()
                   .range(0, max_field_size)
                   .doc("--make-vocab-size-divisible-by (times TP); 0: the config's vocabulary")
                   .member<&L::vocab_divisible_by>());
   t.push_back(Row("moe_grouped_gemm", T::boolean)
                   .python("moe_grouped_gemm")
-                  .unwritten()
                   .doc("--moe-grouped-gemm (TE's grouped-GEMM workspaces)")
                   .get([](const L& l, const D&) -> V { return l.moe_memory.grouped_gemm; })
                   .set([](L& l, const V& v, const std::string&) { l.moe_memory.grouped_gemm = std::get<bool>(v); }));
+  t.push_back(Row("fp8_amax_history")
+                  .range(1, max_fp8_amax_history)
+                  .doc("--fp8-amax-history-len (delayed scaling's amax history)")
+                  .member<&L::fp8_amax_history>());
+  t.push_back(Row("moe_hybridep", T::boolean)
+                  .doc("the flex dispatcher on HybridEP (--moe-flex-dispatcher-backend hybridep; false: DeepEP)")
+                  .get([](const L& l, const D&) -> V { return l.moe_memory.hybridep; })
+                  .set([](L& l, const V& v, const std::string&) { l.moe_memory.hybridep = std::get<bool>(v); }));
+  t.push_back(
+      Row("moe_expert_rank_capacity_factor", T::number)
+          .range(0, 1e6)
+          .doc("--moe-expert-rank-capacity-factor (HybridEP's static row budget); 0: sized by the routed rows")
+          .get([](const L& l, const D&) -> V { return l.moe_memory.rank_capacity_factor; })
+          .set([](L& l, const V& v, const std::string&) { l.moe_memory.rank_capacity_factor = std::get<double>(v); }));
+  t.push_back(
+      Row("ep_overlap_schedule", T::boolean)
+          .doc("--overlap-moe-expert-parallel-comm's schedule: one more layer execution's activations held (a run "
+               "file's agrees with time's overlap)")
+          .get([](const L& l, const D&) -> V { return l.moe_memory.ep_overlap_schedule; })
+          .set([](L& l, const V& v, const std::string&) { l.moe_memory.ep_overlap_schedule = std::get<bool>(v); }));
 }
 
 std::vector<LayoutField> build_layout_fields() {
@@ -436,6 +459,7 @@ std::vector<LayoutField> build_layout_fields() {
   add_pipeline_fields(t);
   add_recipe_fields(t);
   add_optimizer_fields(t);
+  add_padding_and_moe_memory_fields(t);
   return t;
 }
 
@@ -453,12 +477,10 @@ const LayoutField* find_layout_field(std::string_view name, bool alias) {
   return nullptr;
 }
 
-std::vector<std::pair<std::string_view, LayoutFieldValue>> written_layout_fields(const ParallelLayout& layout,
-                                                                                 const LayoutDerivation& derivation) {
+std::vector<std::pair<std::string_view, LayoutFieldValue>> layout_field_values(const ParallelLayout& layout,
+                                                                               const LayoutDerivation& derivation) {
   std::vector<std::pair<std::string_view, LayoutFieldValue>> fields;
-  for (const LayoutField& f : layout_fields()) {
-    if (f.written) fields.emplace_back(f.name, f.get(layout, derivation));
-  }
+  for (const LayoutField& f : layout_fields()) fields.emplace_back(f.name, f.get(layout, derivation));
   return fields;
 }
 

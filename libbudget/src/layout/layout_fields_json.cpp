@@ -97,7 +97,7 @@ void check_derived(const ObjectReader& r, const std::string& key, const LayoutFi
 
 nlohmann::ordered_json layout_fields_json(const ParallelLayout& layout, const LayoutDerivation& derivation) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : written_layout_fields(layout, derivation)) {
+  for (const auto& [name, value] : layout_field_values(layout, derivation)) {
     out[std::string(name)] = std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
   }
   return out;

@@ -67,12 +67,28 @@ void read_run_time(const ObjectReader& r, MeasuredRun& run) {
 void read_run_time_beside_layout(const ObjectReader& r, MeasuredRun& run) {
   const ObjectReader layout = r.object("layout"), time = r.object("time");
   for (const auto& [time_key, layout_key] : {std::pair<const char*, const char*>{"fp8_recipe", "fp8"},
-                                             {"main_grad_bytes", "bf16_main_grads"}}) {
+                                             {"main_grad_bytes", "bf16_main_grads"},
+                                             {"moe_flex_backend", "moe_hybridep"}}) {
     if (time.has(time_key) && layout.has(layout_key)) {
       time.fail(time_key, fmt::format("is given with \"layout\" \"{}\": both set it; give one", layout_key));
     }
   }
   read_run_time(time, run);
+}
+
+/// The MoE settings a run file's "layout" gives beside "time": "moe_hybridep" is the flex backend the
+/// step time prices too (time's "moe_flex_backend", refused beside it); "ep_overlap_schedule" must
+/// agree with the overlap ("time"'s "overlap": ep overlapped holds the schedule's extra layer).
+void read_run_layout_moe_settings(const ObjectReader& layout, MeasuredRun& run) {
+  if (layout.has("moe_hybridep")) {
+    run.moe.flex_backend = run.layout.moe_memory.hybridep ? FlexBackend::hybridep : FlexBackend::deepep;
+  }
+  if (layout.has("ep_overlap_schedule") && run.layout.moe_memory.ep_overlap_schedule != run.overlap.ep) {
+    layout.fail("ep_overlap_schedule",
+                fmt::format("ep_overlap_schedule = {} disagrees with the overlap, where ep is {}; make \"time\"'s "
+                            "\"overlap\" agree or leave ep_overlap_schedule out",
+                            run.layout.moe_memory.ep_overlap_schedule, run.overlap.ep ? "overlapped" : "exposed"));
+  }
 }
 
 /// A file named by the run line ("megatron_log", "bridge_config"): relative to the run file's directory.
@@ -121,6 +137,7 @@ void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& 
     // The layout's fields (budget/layout_fields.hpp): what `layout --format json` writes reads back.
     run.layout = detail::read_layout_fields(r.object("layout"), run.config.vocab_size);
     if (r.has("time")) read_run_time_beside_layout(r, run);
+    read_run_layout_moe_settings(r.object("layout"), run);
     return;
   }
   if (r.has("time")) r.fail("time", "is given without \"layout\": the Megatron-LM arguments give these settings");

@@ -11,8 +11,8 @@
 
 namespace budget::render {
 
-/// The layout's written fields (LayoutField::written) in the field table's order, each under its JSON
-/// name with its value's own JSON type: the object a run file's "layout" reads back
+/// Every field of the layout's field table in its order, each under its JSON name with its value's
+/// own JSON type: the object a run file's "layout" reads back
 /// (runs/run_reader.cpp).
 nlohmann::ordered_json layout_json(const ParallelLayout& layout, const LayoutDerivation& derivation);
 

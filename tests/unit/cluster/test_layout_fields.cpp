@@ -1,8 +1,10 @@
 // The layout's field table (budget/layout_fields.hpp, layout/layout_fields_json.cpp): complete (every
 // field non-default in one layout, written and read back to an equal layout, compared member by
-// member here rather than through the table), the bytes `layout --format json` wrote before the table
-// (the schema-1 object, as training_memory_json() built it by hand), unknown keys, ranges, the alias
-// "vp", derived fields and the written object read back as a run file's "layout".
+// member here rather than through the table), the written object read back to every setting over
+// varied layouts (padded vocabularies, each dispatcher and FP8 recipe, the MoE memory settings), the
+// bytes `layout --format json` wrote before the table (the schema-1 object, as training_memory_json()
+// built it by hand, now followed by the settings it left out), unknown keys, ranges, the alias "vp",
+// derived fields and the written object read back as a run file's "layout".
 
 #include <string>
 #include <vector>
@@ -62,7 +64,8 @@ ParallelLayout unusual_layout() {
   l.moe_permute_fusion = true;
   l.optimizer_dtypes = {true, true, StateDtype::fp16, StateDtype::bf16, StateDtype::fp8};
   l.vocab_divisible_by = 128;
-  l.moe_memory.grouped_gemm = true;
+  l.fp8_amax_history = 16;
+  l.moe_memory = {true, 1.25, true, true};  // HybridEP, rank capacity 1.25, grouped GEMM, EP overlap's schedule
   return l;
 }
 
@@ -72,30 +75,34 @@ ParallelLayout split_layout() {
   return l;
 }
 
-/// Member by member (not through the table), every member the table maps.
-void check_equal_layouts(const ParallelLayout& a, const ParallelLayout& b) {
+/// The modules selective recompute recomputes (none given: Megatron's default, core_attn, named).
+std::vector<RecomputeModule> recomputed_modules(const RecomputeSpec& r) {
+  if (r.kind != RecomputeKind::selective) return r.modules;
+  return r.modules.empty() ? std::vector<RecomputeModule>{RecomputeModule::core_attn} : r.modules;
+}
+
+/// Member by member (not through the table), every setting of a ParallelLayout: the sizes as in effect
+/// (ETP 0 is TP, DP as given or derived), GPUs as given.
+void check_same_settings(const ParallelLayout& a, const ParallelLayout& b) {
   CHECK(a.gpus == b.gpus);  // as given (0: derived), beside the sizes in effect
-  CHECK(a.etp == b.etp);
-  CHECK(a.dp == b.dp);
   test::check_same_sizes(a, b);
   CHECK(a.recompute.kind == b.recompute.kind);
   CHECK(a.recompute.full_layers == b.recompute.full_layers);
   CHECK(a.recompute.method == b.recompute.method);
-  CHECK(a.recompute.modules == b.recompute.modules);
+  CHECK(recomputed_modules(a.recompute) == recomputed_modules(b.recompute));
   CHECK(a.loop_placement == b.loop_placement);
   CHECK(a.fsdp_sharding == b.fsdp_sharding);
+  CHECK(a.fp8_amax_history == b.fp8_amax_history);
+  CHECK(a.moe_memory.hybridep == b.moe_memory.hybridep);
+  CHECK(a.moe_memory.rank_capacity_factor == b.moe_memory.rank_capacity_factor);
   CHECK(a.moe_memory.grouped_gemm == b.moe_memory.grouped_gemm);
+  CHECK(a.moe_memory.ep_overlap_schedule == b.moe_memory.ep_overlap_schedule);
   test::check_same_recipe_settings(a, b);
 }
 
-/// The object the table writes, with the fields it reads but does not write added (as a user would).
+/// The object `layout --format json` writes for `l` (a vocabulary of `vocab_size`).
 nlohmann::json written_object(const ParallelLayout& l, std::int64_t vocab_size) {
-  nlohmann::json object = nlohmann::json::parse(detail::layout_fields_json(l, {l.padded_vocab(vocab_size)}).dump());
-  for (const LayoutField& f : layout_fields()) {
-    if (f.written) continue;
-    object[std::string(f.name)] = std::visit([](const auto& v) { return nlohmann::json(v); }, f.get(l, {}));
-  }
-  return object;
+  return nlohmann::json::parse(detail::layout_fields_json(l, {l.padded_vocab(vocab_size)}).dump());
 }
 
 ParallelLayout read_object(const nlohmann::json& object, std::int64_t vocab_size = 1000) {
@@ -161,6 +168,45 @@ std::string schema1_layout_by_hand(const ParallelLayout& l, std::int64_t padded_
   return layout.dump(2);
 }
 
+/// The schema-1 object followed by the settings it left out (issue 40: the written object reads back).
+std::string layout_by_hand(const ParallelLayout& l, std::int64_t padded_vocab) {
+  nlohmann::ordered_json layout = nlohmann::ordered_json::parse(schema1_layout_by_hand(l, padded_vocab));
+  layout["vocab_divisible_by"] = l.vocab_divisible_by;
+  layout["moe_grouped_gemm"] = l.moe_memory.grouped_gemm;
+  layout["fp8_amax_history"] = l.fp8_amax_history;
+  layout["moe_hybridep"] = l.moe_memory.hybridep;
+  layout["moe_expert_rank_capacity_factor"] = l.moe_memory.rank_capacity_factor;
+  layout["ep_overlap_schedule"] = l.moe_memory.ep_overlap_schedule;
+  return layout.dump(2);
+}
+
+/// Layouts of every dispatcher and FP8 recipe (the sizes and the rest of unusual_layout()), each with
+/// other vocabulary padding, MoE memory settings and recompute: 3·5 layouts.
+std::vector<ParallelLayout> varied_layouts() {
+  std::vector<ParallelLayout> layouts;
+  const std::int64_t divisors[] = {0, 1, 64, 128, 100};
+  const char* recomputes[] = {"none", "selective", "full:1", "full-uniform:2", "selective:moe_act,mlp"};
+  for (int d = 0; d <= static_cast<int>(MoeDispatcher::flex); ++d) {
+    for (int f = 0; f <= static_cast<int>(Fp8Recipe::mxfp8); ++f) {
+      const int i = static_cast<int>(layouts.size());
+      ParallelLayout l = unusual_layout();
+      l.dispatcher = static_cast<MoeDispatcher>(d);
+      l.fp8 = static_cast<Fp8Recipe>(f);
+      l.fp8_param_gather = l.fp8 != Fp8Recipe::none && i % 2 == 0;
+      l.fp8_amax_history = l.fp8 == Fp8Recipe::delayed ? 1024 : 1;
+      l.vocab_divisible_by = divisors[i % 5];
+      l.recompute = parse_recompute(recomputes[(i + d) % 5], "test");
+      l.moe_memory.hybridep = l.dispatcher == MoeDispatcher::flex && f % 2 == 1;
+      l.moe_memory.rank_capacity_factor = l.moe_memory.hybridep ? 1.5 : 0.0;
+      l.moe_memory.grouped_gemm = i % 3 != 0;
+      l.moe_memory.ep_overlap_schedule = i % 4 == 1;
+      l.capacity_factor = i % 2 == 0 ? 0.0 : 1.25;
+      layouts.push_back(l);
+    }
+  }
+  return layouts;
+}
+
 }  // namespace
 
 TEST_CASE("layout fields: every field is away from its default in the test layouts and reads back equal",
@@ -177,22 +223,42 @@ TEST_CASE("layout fields: every field is away from its default in the test layou
   CHECK(unusual.padded_vocab(1000) == 1024);
   for (const ParallelLayout& l : {unusual, split}) {
     const ParallelLayout back = read_object(written_object(l, 1000));
-    check_equal_layouts(back, l);
+    check_same_settings(back, l);
+    CHECK(back.etp == l.etp);  // given, not 0
+    CHECK(back.dp == l.dp);
   }
 }
 
-TEST_CASE("layout fields: the written object is the one training_memory_json wrote by hand (schema 1)",
+TEST_CASE("layout fields: the written object reads back to every setting, padded vocabularies and MoE settings "
+          "included",
+          "[layout][fields]") {
+  // Vocabularies 1000 and 50257: padded to a multiple of divisor·TP (128·2 = 256: 1024 and 50432; 100·2:
+  // 1000 and 50400), or not at all (divisor 0).
+  for (const std::int64_t vocab : {1000, 50257}) {
+    for (const ParallelLayout& l : varied_layouts()) {
+      const std::string dispatcher(to_string(l.dispatcher)), fp8(to_string(l.fp8));
+      CAPTURE(vocab, dispatcher, fp8, l.vocab_divisible_by);
+      const nlohmann::json written = written_object(l, vocab);
+      const ParallelLayout back = read_object(written, vocab);
+      check_same_settings(back, l);
+      CHECK(written_object(back, vocab) == written);
+    }
+  }
+  ParallelLayout padded;
+  padded.tp = 2;
+  padded.dp = 1;
+  padded.vocab_divisible_by = 128;
+  CHECK(written_object(padded, 50257).at("padded_vocab") == 50432);  // 197 · 256
+  CHECK(read_object(written_object(padded, 50257), 50257).padded_vocab(50257) == 50432);
+}
+
+TEST_CASE("layout fields: the written object is the one training_memory_json wrote by hand (schema 1), then the "
+          "settings it left out",
           "[layout][fields]") {
   ParallelLayout resolved;
   resolved.dp = 1;
   for (const ParallelLayout& l : {unusual_layout(), split_layout(), resolved}) {
-    CHECK(detail::layout_fields_json(l, {1024}).dump(2) == schema1_layout_by_hand(l, 1024));
-  }
-  // The table's order is the writer's: the written rows first, in the schema's order.
-  bool written = true;
-  for (const LayoutField& f : layout_fields()) {
-    if (!f.written) written = false;
-    CHECK((f.written || !written));
+    CHECK(detail::layout_fields_json(l, {1024}).dump(2) == layout_by_hand(l, 1024));
   }
 }
 
@@ -272,13 +338,15 @@ TEST_CASE("layout fields: layout --format json's layout reads back as a run file
   CHECK(back.gpu_count() == 8);
   CHECK(back.data_parallel() == 2);
   CHECK(written_layout(back) == written);
-  // With vocabulary padding the written padded_vocab needs the vocab_divisible_by it came from.
+  // With vocabulary padding the written object holds the vocab_divisible_by its padded_vocab came from
+  // (before issue 40's fix it did not, and reading it back was refused naming padded_vocab).
   l.vocab_divisible_by = 128;  // 1000 → 1024, a multiple of 128·2
-  nlohmann::json padded = written_layout(l);
+  const nlohmann::json padded = written_layout(l);
   CHECK(padded.at("padded_vocab") == 1024);
-  REQUIRE_THROWS_WITH(read_object(padded), Catch::Contains("padded_vocab = 1024"));
-  padded["vocab_divisible_by"] = 128;
-  CHECK(read_object(padded).padded_vocab(1000) == 1024);
+  CHECK(padded.at("vocab_divisible_by") == 128);
+  const ParallelLayout padded_back = read_object(padded);
+  CHECK(padded_back.vocab_divisible_by == 128);
+  CHECK(written_layout(padded_back) == padded);
 }
 
 namespace {
@@ -310,6 +378,32 @@ TEST_CASE("layout fields: a run file's layout reads vp and virtual_stages alike,
                       Catch::Contains("/time/fp8_recipe") && Catch::Contains("\"fp8\""));
   REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("bf16_main_grads":true)", R"("main_grad_bytes":2)"), "r.jsonl"),
                       Catch::Contains("/time/main_grad_bytes") && Catch::Contains("bf16_main_grads"));
+}
+
+TEST_CASE("layout fields: a run file's moe_hybridep is the flex backend of the step time too, and its "
+          "ep_overlap_schedule agrees with the overlap",
+          "[layout][fields][runs]") {
+  const MeasuredRun hybridep =
+      parse_measured_runs(run_line(R"("dispatcher":"flex","moe_hybridep":true)", ""), "r.jsonl").at(0);
+  CHECK(hybridep.layout.moe_memory.hybridep);
+  CHECK(hybridep.moe.flex_backend == FlexBackend::hybridep);
+  const MeasuredRun by_time =
+      parse_measured_runs(run_line(R"("dispatcher":"flex")", R"("moe_flex_backend":"hybridep")"), "r.jsonl").at(0);
+  CHECK(by_time.moe.flex_backend == FlexBackend::hybridep);
+  REQUIRE_THROWS_WITH(
+      parse_measured_runs(run_line(R"("moe_hybridep":false)", R"("moe_flex_backend":"hybridep")"), "r.jsonl"),
+      Catch::Contains("/time/moe_flex_backend") && Catch::Contains("moe_hybridep"));
+  // EP overlapped ("overlap": "dp,ep") holds the schedule's extra layer; the layout must say the same.
+  CHECK(parse_measured_runs(run_line(R"("ep_overlap_schedule":true)", R"("overlap":"dp,ep")"), "r.jsonl")
+            .at(0)
+            .layout.moe_memory.ep_overlap_schedule);
+  CHECK(!parse_measured_runs(run_line(R"("ep_overlap_schedule":false)", ""), "r.jsonl")
+             .at(0)
+             .layout.moe_memory.ep_overlap_schedule);
+  REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("ep_overlap_schedule":true)", R"("overlap":"dp")"), "r.jsonl"),
+                      Catch::Contains("/layout/ep_overlap_schedule") && Catch::Contains("exposed"));
+  REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("ep_overlap_schedule":false)", R"("overlap":"ep")"), "r.jsonl"),
+                      Catch::Contains("/layout/ep_overlap_schedule") && Catch::Contains("overlapped"));
 }
 
 TEST_CASE("layout fields: the minimums of the table are the ones validation_error enforces, by the same names",
