@@ -10,6 +10,7 @@
 #include "budget/communication.hpp"
 #include "budget/error.hpp"
 #include "budget/megatron_args.hpp"
+#include "budget/run_fit.hpp"
 #include "budget/training_memory.hpp"
 #include "support/cluster_fixtures.hpp"
 
@@ -119,6 +120,16 @@ TEST_CASE("dispatcher buffers: HybridEP's RDMA buffers between NVLink domains, n
   // 35,651,584: 72,876,032.
   CHECK(two.rdma == 72876032.0);
   CHECK(two.workspace == 0.0);
+  // Under TP 2 with sequence parallelism a rank dispatches its T/TP = 2048 tokens (fused_a2a.py:400-414,
+  // x.shape): NVLink 32,768 tokens × 4,416 = 144,703,488 + 128 × 2048 × 16 = 4,194,304; RDMA
+  // 2048 × 4,672 = 9,568,256 + 2048 × 4,416 = 9,043,968 + 2 × 2048 × 4,352 = 17,825,792.
+  ParallelLayout sp = l;
+  sp.gpus = 32;
+  sp.tp = 2;
+  sp.sequence_parallel = true;
+  const DispatcherBufferBytes halved = training_memory(c, sp, h100_nodes(4)).stages[0].dispatcher_buffers;
+  CHECK(halved.nvlink == 148897792.0);
+  CHECK(halved.rdma == 36438016.0);
   // EP 8 in one node: one domain, no RDMA buffer; E_l = 16: NVLink 32,768 tokens × (4096 + 16·8·4 +
   // 64) = 32,768 × 4,672 = 153,092,096 plus the map of 16·8 = 128 experts × 4096 × 8 ranks =
   // 4,194,304: 157,286,400.
@@ -157,4 +168,21 @@ TEST_CASE("dispatcher buffers: the flex dispatcher's SMs and backend read from M
     written = written || line == "--moe-flex-dispatcher-num-sms 24";
   }
   CHECK(written);
+}
+
+TEST_CASE("dispatcher buffers: a run file's flex backend and SMs reach the memory recipe", "[cluster][memory][moe][runs]") {
+  // data/runs/measured_runs.jsonl's Qwen3-30B-A3B run on 16 H100 gives "layout" {"dispatcher": "flex"}
+  // and "time" {"moe_flex_backend": "hybridep", "moe_comm_sms": 32}: its memory is HybridEP's (the
+  // routing handles, the buffers above), not DeepEP's.
+  bool found = false;
+  for (const MeasuredRun& run : load_measured_runs(buffers_source_dir + "/data/runs/measured_runs.jsonl")) {
+    if (run.id != "mbridge-qwen3-30b-a3b-h100-bf16-n16") continue;
+    found = true;
+    CHECK(run.layout.moe_memory.hybridep);
+    CHECK(run.layout.moe_memory.flex_num_sms == 32);
+    const TrainingMemory m = training_memory(run.config, run.layout, run.cluster);
+    CHECK(m.stages[0].dispatcher_buffers.nvlink == 297795584.0);  // as the EP 16 case above
+    CHECK(m.stages[0].dispatcher_buffers.rdma == 72876032.0);
+  }
+  CHECK(found);
 }
