@@ -149,8 +149,10 @@ KernelFit kernel_fit(const ArchConfig& config, const KernelTarget& target);
 ///  - `deepep` (Megatron's flex dispatcher on DeepEP's legacy kernels, fused_a2a.py) needs TP·EP > 1
 ///    (token_dispatcher.py:1836-1840), EP·TP ranks < 8 or a multiple of 8 (DeepEP
 ///    csrc/legacy/buffer.hpp:114) and at most 8·20 = 160 of them in normal mode (buffer.hpp:113,
-///    compiled.cuh:5-6), and TP·top_k <= 32 (Megatron hands DeepEP router_topk = TP·top_k;
-///    intranode.cu:251 asserts num_topk <= 32).
+///    compiled.cuh:5-6), TP·top_k <= 32 (Megatron hands DeepEP router_topk = TP·top_k;
+///    intranode.cu:251 asserts num_topk <= 32), and a rank count DeepEP has a dispatch and combine
+///    config for (2, 4, 8, 16, 24, 32, 64, 128, 144, 160: deep_ep/buffer.py:228-279 at hybrid-ep
+///    94a9f8f asserts on others; Megatron sizes its buffers from them, fused_a2a.py:47-57).
 std::string expert_layout_refusal(bool deepep, std::int64_t num_experts, std::int64_t expert_parallel,
                                   std::int64_t tensor_parallel, std::int64_t top_k);
 

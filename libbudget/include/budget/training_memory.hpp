@@ -50,6 +50,21 @@ struct LayerActivationBytes {
 LayerActivationBytes layer_activation_bytes(const ArchConfig& config, std::int64_t layer,
                                             const ParallelLayout& layout, bool recomputed);
 
+/// The flex dispatcher's communication buffers of one GPU, bytes, allocated outside PyTorch's
+/// caching allocator (cudaMalloc, cuMemCreate, NVSHMEM) once for the process: not in
+/// torch.cuda.max_memory_allocated(), but the capacity must hold them (docs/cluster.md, "MoE memory
+/// terms"). Zero without the flex dispatcher.
+struct DispatcherBufferBytes {
+  /// Shared over NVLink within a domain: DeepEP's NVLink buffer, HybridEP's dispatch and combine
+  /// buffers and its all-gather routing map.
+  double nvlink = 0.0;
+  /// Between NVLink domains (only when the TP×EP group spans more than one; DeepEP: more than 8
+  /// ranks): DeepEP's NVSHMEM buffer, HybridEP's RDMA dispatch and combine buffers.
+  double rdma = 0.0;
+  double workspace = 0.0;  ///< DeepEP's 32 MiB workspace
+  double total() const { return nvlink + rdma + workspace; }
+};
+
 /// One pipeline rank's memory.
 struct StageMemory {
   std::int64_t pipeline_rank = 0;
@@ -75,9 +90,11 @@ struct StageMemory {
   /// on; one bf16 tensor per distinct weight shape of the stage).
   double te_dummy_wgrad_bytes = 0.0;
   double peak_bytes = 0.0;  ///< the allocator's peak: MemoryComponents::total()
+  /// The flex dispatcher's buffers of a stage with MoE layers (outside the allocator).
+  DispatcherBufferBytes dispatcher_buffers;
   /// GPU memory the stage needs outside PyTorch's allocator, not in peak_bytes (it is not in
-  /// torch.cuda.max_memory_allocated()): HybridEP's NVLink dispatch and combine buffers. The
-  /// capacity must hold peak_bytes + this (TrainingMemory::headroom_bytes).
+  /// torch.cuda.max_memory_allocated()): dispatcher_buffers.total(). The capacity must hold
+  /// peak_bytes + this (TrainingMemory::headroom_bytes).
   double outside_allocator_bytes = 0.0;
 };
 

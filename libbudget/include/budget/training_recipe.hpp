@@ -141,9 +141,13 @@ struct MoeMemoryRecipe {
   /// --overlap-moe-expert-parallel-comm: the combined 1F1B schedule runs one micro-batch's layer
   /// forward beside another's layer backward, so one more layer execution's activations are held.
   bool ep_overlap_schedule = false;
+  /// --moe-flex-dispatcher-num-sms (or the deprecated --moe-deepep-num-sms / --moe-hybridep-num-sms):
+  /// the SMs of the flex dispatcher's kernels; DeepEP's buffers are sized by them (num_sms / 2
+  /// channels). 0: Megatron's default, 20 for DeepEP (token_dispatcher.py:1287-1292).
+  std::int64_t flex_num_sms = 0;
   bool operator==(const MoeMemoryRecipe& o) const {
     return hybridep == o.hybridep && rank_capacity_factor == o.rank_capacity_factor && grouped_gemm == o.grouped_gemm &&
-           ep_overlap_schedule == o.ep_overlap_schedule;
+           ep_overlap_schedule == o.ep_overlap_schedule && flex_num_sms == o.flex_num_sms;
   }
 };
 /// The training recipe: every field once, with the Megatron-LM argument it comes from.

@@ -92,7 +92,7 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--moe-pad-expert-input-to-capacity", U::modelled, "every expert receives exactly its capacity"},
       {"--moe-router-force-load-balancing", U::modelled, "balanced routing (imbalance 1)"},
       {"--moe-permute-fusion", U::modelled, "fused permutation: TE's row map per token instead of an index per row"},
-      {"--moe-flex-dispatcher-backend", U::modelled, "HybridEP buffers outside the allocator; all-to-all time"},
+      {"--moe-flex-dispatcher-backend", U::modelled, "DeepEP or HybridEP buffers outside the allocator; a2a time"},
       {"--moe-expert-rank-capacity-factor", U::modelled, "HybridEP's static budget of permuted rows (memory)"},
       {"--moe-grouped-gemm", U::modelled, "grouped expert GEMMs: TE's per-stream cuBLAS workspaces (memory), time"},
       // Overlap (communication time).
@@ -109,9 +109,10 @@ constexpr MegatronUseRow megatron_use_table[] = {
       {"--cuda-graph-modules", U::modelled, "graphs of these modules only: a run timed without graphs (run files)"},
       {"--cuda-graph-scope", U::modelled, "deprecated alias of --cuda-graph-modules (run files)"},
       {"--moe-router-fusion", U::modelled, "fused router top-k and softmax: fewer launches (run files)"},
-      {"--moe-flex-dispatcher-num-sms", U::modelled, "SMs of the dispatcher's overlapped communication (run files)"},
-      {"--moe-deepep-num-sms", U::modelled, "SMs of the dispatcher's overlapped communication (run files)"},
-      {"--moe-hybridep-num-sms", U::modelled, "SMs of the dispatcher's overlapped communication (run files)"},
+      {"--moe-flex-dispatcher-num-sms", U::modelled,
+       "SMs of the dispatcher's communication (run files); DeepEP's buffers"},
+      {"--moe-deepep-num-sms", U::modelled, "SMs of the dispatcher's communication (run files); DeepEP's buffers"},
+      {"--moe-hybridep-num-sms", U::modelled, "SMs of the dispatcher's communication (run files); DeepEP's buffers"},
       // Model shape: must agree with the config.
       {"--num-layers", U::shape, "layers"},
       {"--hidden-size", U::shape, "hidden size"},

@@ -3,6 +3,8 @@
 // graphs, the MoE dispatcher's settings and the main gradients' bytes, read from the same parsed
 // arguments as the layout (the flag table at d98e8a64).
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,16 +48,28 @@ void read_moe_settings(const ParsedMegatronArgs& p, MoeDispatcher dispatcher, Mo
     p.fail("moe_flex_dispatcher_backend", "ncclep is not modelled (deepep and hybridep are)");
   }
   moe.flex_backend = backend == "hybridep" ? FlexBackend::hybridep : FlexBackend::deepep;
-  for (const char* dest : {"moe_flex_dispatcher_num_sms", "moe_deepep_num_sms", "moe_hybridep_num_sms"}) {
-    if (const auto sms = p.integer(dest)) {
-      if (*sms < 1 || *sms > 4096) p.fail(dest, fmt::format("{} SMs is not in [1, 4096]", *sms));
-      moe.comm_sms = *sms;
-      break;
-    }
-  }
+  moe.comm_sms = flex_dispatcher_num_sms(p);
 }
 
 }  // namespace
+
+std::int64_t flex_dispatcher_num_sms(const ParsedMegatronArgs& p) {
+  std::optional<std::int64_t> deprecated;
+  for (const char* dest : {"moe_flex_dispatcher_num_sms", "moe_deepep_num_sms", "moe_hybridep_num_sms"}) {
+    const auto sms = p.integer(dest);
+    if (!sms) continue;
+    if (*sms < 1 || *sms > 4096) p.fail(dest, fmt::format("{} SMs is not in [1, 4096]", *sms));
+    if (std::string(dest) == "moe_flex_dispatcher_num_sms") return *sms;
+    if (deprecated && *deprecated != *sms) {
+      p.fail(dest, fmt::format("{} conflicts with --moe-deepep-num-sms {} (transformer_config.py:1805-1810 "
+                               "refuses conflicting deprecated SM counts)",
+                               *sms, *deprecated));
+    }
+    deprecated = *sms;
+  }
+  return deprecated.value_or(0);
+}
+
 }  // namespace interop_detail
 
 MegatronTimedRun read_megatron_timed_run(const std::vector<std::string>& words, const ArchConfig& config,

@@ -41,6 +41,12 @@ ParsedMegatronArgs parse_megatron_words(const std::vector<std::string>& words, c
 /// and notes; read_megatron_timed_run() reads the kernel settings from the same parse.
 MegatronRun read_parsed_megatron_args(const ParsedMegatronArgs& p, const ArchConfig& config, std::int64_t gpus);
 
+/// The flex dispatcher's SM count (megatron_kernel_options.cpp): --moe-flex-dispatcher-num-sms, else
+/// the deprecated --moe-deepep-num-sms / --moe-hybridep-num-sms it takes over (transformer_config.py
+/// :964-973, routed in __post_init__ :1792-1810 at d98e8a64); 0 when none is given. p.fail for a
+/// count outside [1, 4096] or two deprecated counts that differ.
+std::int64_t flex_dispatcher_num_sms(const ParsedMegatronArgs& p);
+
 /// --moe-layer-freq as Megatron-LM evaluates it (moe_layer_freq.cpp): one entry per layer of
 /// `layers`, 1 = MoE, 0 = dense, 2 = any other integer; budget::Error (through p.fail) for a text
 /// Megatron refuses, one not understood here, or a pattern of another length than `layers`.

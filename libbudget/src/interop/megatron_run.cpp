@@ -261,7 +261,8 @@ void read_megatron_group_routing(const ParsedMegatronArgs& p, const ArchConfig& 
 }
 
 /// The MoE settings that change memory (MoeMemoryRecipe; transformer_config.py at d98e8a64:
-/// moe_grouped_gemm :850, moe_flex_dispatcher_backend :898, moe_expert_rank_capacity_factor :1019).
+/// moe_grouped_gemm :850, moe_flex_dispatcher_backend :898, moe_expert_rank_capacity_factor :1019,
+/// the flex dispatcher's SMs :964-973).
 void read_megatron_moe_memory(const ParsedMegatronArgs& p, ParallelLayout& l) {
   MoeMemoryRecipe& m = l.moe_memory;
   m.hybridep = l.dispatcher == MoeDispatcher::flex && p.text("moe_flex_dispatcher_backend").value_or("deepep") == "hybridep";
@@ -271,6 +272,7 @@ void read_megatron_moe_memory(const ParsedMegatronArgs& p, ParallelLayout& l) {
   }
   m.grouped_gemm = p.has("moe_grouped_gemm");
   m.ep_overlap_schedule = p.has("overlap_moe_expert_parallel_comm");
+  m.flex_num_sms = l.dispatcher == MoeDispatcher::flex ? flex_dispatcher_num_sms(p) : 0;
 }
 
 /// Loss, vocabulary, dropout, attention kernel, offload, MoE routing.

@@ -12,6 +12,7 @@
 #include "base/checked_math.hpp"
 #include "base/enum_names.hpp"
 #include "budget/error.hpp"
+#include "kernels/deepep_config.hpp"
 
 namespace budget {
 
@@ -214,6 +215,11 @@ std::string expert_layout_refusal(bool deepep, std::int64_t num_experts, std::in
   if (checked_mul(tp, top_k, "TP·top_k") > 32) {
     return fmt::format("DeepEP takes top-k <= 32 and Megatron hands it TP·top_k = {}·{} = {} (intranode.cu:251)", tp,
                        top_k, tp * top_k);
+  }
+  if (!detail::deepep_configs(ranks)) {
+    return fmt::format("DeepEP has dispatch and combine configs for {} ranks only (deep_ep/buffer.py:228-279 at "
+                       "hybrid-ep 94a9f8f; Megatron sizes its Buffer from them, fused_a2a.py:47-57); TP·EP = {}",
+                       detail::deepep_config_rank_counts(), ranks);
   }
   return {};
 }

@@ -69,8 +69,8 @@ std::string layout_minimum_error(const ParallelLayout& l, const ArchConfig& /*co
 
 // Upper bounds: each size (and vocab_divisible_by) at most 2^20 and N at most 2^40, so products of
 // parallel sizes never overflow 64 bits; seq_len at most 2^32; tokens a step at most 2^50;
-// imbalance in [1, 1e6], capacity factor in [0, 1e6]; the GPU count or DP given; at most 2^20
-// layer executions.
+// imbalance in [1, 1e6], capacity factor in [0, 1e6]; flex dispatcher SMs in [0, 4096]; the GPU
+// count or DP given; at most 2^20 layer executions.
 std::string layout_range_error(const ParallelLayout& l, const ArchConfig& config) {
   constexpr std::int64_t max_size = std::int64_t{1} << 20;
   constexpr std::int64_t max_step_tokens = std::int64_t{1} << 50;
@@ -101,6 +101,10 @@ std::string layout_range_error(const ParallelLayout& l, const ArchConfig& config
   if (!(l.moe_memory.rank_capacity_factor >= 0.0) || l.moe_memory.rank_capacity_factor > 1e6) {
     return fmt::format("expert rank capacity factor = {} is not in [0, 1e6] (0 = sized by the routed rows)",
                        l.moe_memory.rank_capacity_factor);
+  }
+  if (l.moe_memory.flex_num_sms < 0 || l.moe_memory.flex_num_sms > 4096) {
+    return fmt::format("flex dispatcher SMs = {} is not in [0, 4096] (0 = the backend's default)",
+                       l.moe_memory.flex_num_sms);
   }
   if (l.gpus == 0 && l.dp == 0) return "neither the GPU count nor the data-parallel size is given";
   if (config.executed_layers() > max_size) {
@@ -158,6 +162,10 @@ std::string layout_expert_error(const ParallelLayout& l, const ArchConfig& confi
   } else if (l.dispatcher == MoeDispatcher::flex) {
     const std::string deepep = expert_layout_refusal(true, f.num_experts, l.ep, l.expert_tp(), f.top_k);
     if (!deepep.empty()) return "the flex dispatcher (DeepEP) refuses this expert layout: " + deepep;
+    // DeepEP's Buffer.set_num_sms asserts an even count (buffer.py:160 at hybrid-ep 94a9f8f).
+    if (l.moe_memory.flex_num_sms % 2 != 0) {
+      return fmt::format("the flex dispatcher (DeepEP) takes an even SM count; {} SMs", l.moe_memory.flex_num_sms);
+    }
   }
   if (f.expert_dim % l.expert_tp() != 0) {
     return fmt::format("expert width {} does not divide by ETP = {}", f.expert_dim, l.expert_tp());

@@ -47,34 +47,6 @@ double expert_row_padding_factor(const ParallelLayout& l, double rows, std::int6
   return a * std::ceil(mean / a) / mean;
 }
 
-// HybridEP's NVLink buffers (DeepEP hybrid-ep@94a9f8f, csrc/hybrid_ep/buffer/intranode.cu):
-//   tokens = max_num_of_tokens_per_rank · ranks per NVLink node · nodes (:127-129), the worst case of
-//     every token of the EP group routed to this rank; Megatron passes the micro-batch's tokens
-//     T = b·s/CP of the rank (fused_a2a.py:400-414: x.shape of the dispatch input);
-//   combine: expert_input_token tokens·H bf16 and expert_input_prob tokens·(E_local · ranks per
-//     node) fp32 (:253-261);
-//   dispatch: expert_output_token tokens·H in the token dtype (bf16: HybridEP dispatches no FP8,
-//     fused_a2a.py:327) and expert_output_prob as the combine's, unless the two share memory, and
-//     expert_output_scaling_factor tokens·H/128 fp32 (:193-213).
-// Counted here without sharing (use_shared_buffer false: the dispatch and combine of one layer are
-// both in flight under EP overlap); the ranks of one node are min(EP, NVLink domain) and the nodes
-// EP / that. All of it is cuMemCreate / cudaMalloc memory (allocator.cu), not PyTorch's: it lowers
-// the usable capacity, it is not in torch.cuda.max_memory_allocated(). Flags and preprocessing
-// scratch (a few KB) are not counted; nor are the RDMA buffers between nodes (internode.cu), which
-// this model does not size.
-double hybridep_buffer_bytes(const ArchConfig& c, const ParallelLayout& l, const ClusterSpec& cluster) {
-  if (!l.moe_memory.hybridep || l.dispatcher != MoeDispatcher::flex || !c.ffn.is_moe()) return 0.0;
-  const double ranks_per_node = static_cast<double>(std::min<std::int64_t>(l.ep, cluster.nvlink_domain()));
-  const double nodes = std::ceil(static_cast<double>(l.ep) / ranks_per_node);
-  const double tokens = micro_batch_tokens(l) * ranks_per_node * nodes;
-  const double H = static_cast<double>(c.hidden_size);
-  const double local_experts = static_cast<double>(c.ffn.num_experts / l.ep);
-  const double token_bytes = tokens * H * 2.0;
-  const double prob_bytes = tokens * local_experts * ranks_per_node * 4.0;
-  const double scale_bytes = tokens * std::floor(H / 128.0) * 4.0;
-  return 2.0 * (token_bytes + prob_bytes) + scale_bytes;
-}
-
 // HybridEP's routing handle, kept per MoE layer execution until its backward. Megatron's fused
 // dispatch and combine keep the handle DeepEP returns in their autograd context (fused_a2a.py:437,
 // 495: ctx.handle = handle) and the dispatcher hands it from dispatch to combine; the handle's

@@ -5,7 +5,6 @@
 // TransformerEngine c188b533c (v2.11), DeepEP hybrid-ep@94a9f8f.
 #include <cstdint>
 
-#include "budget/cluster.hpp"
 #include "budget/config.hpp"
 #include "budget/parallel_layout.hpp"
 
@@ -23,9 +22,7 @@ double routed_rows_per_token(const ArchConfig& c, const ParallelLayout& l);
 /// a·ceil(m/a) / m; 1 for BF16, no rows or no expert.
 double expert_row_padding_factor(const ParallelLayout& l, double rows, std::int64_t local_experts);
 
-/// HybridEP's NVLink dispatch and combine buffers of one GPU, bytes, outside PyTorch's allocator
-/// (0 without HybridEP or an MoE layer).
-double hybridep_buffer_bytes(const ArchConfig& c, const ParallelLayout& l, const ClusterSpec& cluster);
+// The dispatcher's buffers outside PyTorch's allocator: memory/dispatcher_buffers.hpp.
 
 /// HybridEP's routing handle that each MoE layer execution keeps until its backward, bytes per token
 /// of the rank's dispatch input: EP·ETP·(4 + 5·E/EP) (0 without HybridEP or an MoE layer).

@@ -17,6 +17,7 @@
 #include "memory/memory_shapes.hpp"
 #include "layout/dispatcher_limits.hpp"
 #include "layout/pipeline_schedule_rank.hpp"
+#include "memory/dispatcher_buffers.hpp"
 #include "memory/moe_memory.hpp"
 
 namespace budget {
@@ -334,7 +335,8 @@ StageMemory memory_of_stage(const MemoryStageShared& m, std::int64_t rank) {
   stage.te_dummy_wgrad_bytes = te_dummy_wgrad_bytes(m.config, l, contents, m.padded_vocab);
   const bool grouped = contents.moe_layers && l.moe_memory.grouped_gemm;
   c.buffers = transient + stage.te_dummy_wgrad_bytes + (grouped ? memory_detail::te_grouped_gemm_workspace_bytes() : 0.0);
-  if (contents.moe_layers) stage.outside_allocator_bytes = memory_detail::hybridep_buffer_bytes(m.config, l, *m.cluster);
+  if (contents.moe_layers) stage.dispatcher_buffers = memory_detail::dispatcher_buffer_bytes(m.config, l, *m.cluster);
+  stage.outside_allocator_bytes = stage.dispatcher_buffers.total();
   stage.peak_bytes = c.total();
   return stage;
 }
@@ -351,6 +353,18 @@ std::string loop_placement_note(LoopPlacement placement) {
       break;
   }
   return "";  // in_chunk: the note as it always was
+}
+
+/// "the flex dispatcher's DeepEP buffers, 0.73 GiB a GPU (NVLink 0.35, RDMA 0.34, workspace 0.03),
+/// lie outside PyTorch's allocator: ...".
+std::string dispatcher_buffers_note(const ParallelLayout& l, const DispatcherBufferBytes& b) {
+  constexpr double gib = 1073741824.0;
+  std::string parts = fmt::format("NVLink {:.2f}", b.nvlink / gib);
+  if (b.rdma > 0.0) parts += fmt::format(", RDMA {:.2f}", b.rdma / gib);
+  if (b.workspace > 0.0) parts += fmt::format(", workspace {:.2f}", b.workspace / gib);
+  return fmt::format("the flex dispatcher's {} buffers, {:.2f} GiB a GPU ({}), lie outside PyTorch's allocator: not in "
+                     "the peak, subtracted from the headroom",
+                     l.moe_memory.hybridep ? "HybridEP" : "DeepEP", b.total() / gib, parts);
 }
 
 /// Notes on the loop, the routed rows, the padded vocabulary and what the peak leaves out.
@@ -385,6 +399,7 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
   if (const std::string why = detail::dispatcher_cluster_error(l, config, cluster.nvlink_domain()); !why.empty()) {
     throw Error(why, source);
   }
+  if (const std::string why = memory_detail::deepep_buffer_refusal(config, l); !why.empty()) throw Error(why, source);
   if (l.gpus > cluster.total_gpus()) {
     throw Error(fmt::format("the layout needs {} GPUs; the cluster has {} ({} node{} of {}); set more nodes (nodes)",
                             l.gpus, cluster.total_gpus(), cluster.nodes, cluster.nodes == 1 ? "" : "s",
@@ -405,18 +420,15 @@ TrainingMemory training_memory(const ArchConfig& config, const ParallelLayout& g
       out.peak_stage = stage.pipeline_rank;
     }
   }
-  // The capacity holds the allocator's peak and what lives outside the allocator (HybridEP buffers).
-  double needed = 0.0, outside = 0.0;
+  // The capacity holds the allocator's peak and what lives outside the allocator (the dispatcher's buffers).
+  double needed = 0.0;
+  const StageMemory* outside = nullptr;
   for (const StageMemory& stage : out.stages) {
     needed = std::max(needed, stage.peak_bytes + stage.outside_allocator_bytes);
-    outside = std::max(outside, stage.outside_allocator_bytes);
+    if (stage.outside_allocator_bytes > (outside ? outside->outside_allocator_bytes : 0.0)) outside = &stage;
   }
   out.headroom_bytes = out.capacity_bytes - needed;
-  if (outside > 0.0) {
-    out.notes.push_back(fmt::format("HybridEP's NVLink dispatch and combine buffers, {:.2f} GiB a GPU, lie outside "
-                                    "PyTorch's allocator: not in the peak, subtracted from the headroom",
-                                    outside / 1073741824.0));
-  }
+  if (outside) out.notes.push_back(dispatcher_buffers_note(l, outside->dispatcher_buffers));
   out.fits = out.headroom_bytes >= 0.0;
   add_training_memory_notes(out, config, l);
   return out;

@@ -138,6 +138,13 @@ void read_run_setup(const ObjectReader& r, const MegatronLog* log, MeasuredRun& 
     run.layout = detail::read_layout_fields(r.object("layout"), run.config.vocab_size);
     if (r.has("time")) read_run_time_beside_layout(r, run);
     read_run_layout_moe_settings(r.object("layout"), run);
+    // The flex dispatcher's backend and SMs size its buffers and handles (MoeMemoryRecipe) as they
+    // price its time.
+    if (run.layout.dispatcher == MoeDispatcher::flex) {
+      MoeMemoryRecipe& m = run.layout.moe_memory;
+      m.hybridep = m.hybridep || run.moe.flex_backend == FlexBackend::hybridep;
+      if (run.moe.comm_sms > 0) m.flex_num_sms = run.moe.comm_sms;
+    }
     return;
   }
   if (r.has("time")) r.fail("time", "is given without \"layout\": the Megatron-LM arguments give these settings");

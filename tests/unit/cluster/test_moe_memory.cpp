@@ -46,18 +46,28 @@ TEST_CASE("MoE memory: HybridEP's NVLink buffers lie outside the allocator's pea
   l.moe_memory.hybridep = true;
   const TrainingMemory hybrid = training_memory(c, l, moe_h100_nodes());
   // Hand count (DeepEP hybrid-ep intranode.cu:127-129, 193-261): tokens = 4096 a rank × 8 ranks a node
-  // × 2 nodes = 65,536; combine and dispatch each 65,536 × 2048 bf16 = 268,435,456 B and 65,536 × (8
-  // local experts × 8 ranks) fp32 = 16,777,216 B; the scaling factors 65,536 × 2048/128 × 4 = 4,194,304.
-  const double expected = 2.0 * (268435456.0 + 16777216.0) + 4194304.0;  // 574,619,648 B
+  // × 2 nodes = 65,536; combine's 65,536 × 2048 bf16 = 268,435,456 B and 65,536 × (8 local experts × 8
+  // ranks) fp32 = 16,777,216 B, which dispatch shares (use_shared_buffer, Megatron's default); the
+  // scaling factors 65,536 × 2048/128 × 4 = 4,194,304; the all-gather map 128 × 4096 × 16 = 8,388,608;
+  // and the RDMA buffers between the two nodes, 72,876,032 B (test_dispatcher_buffers.cpp).
+  const double expected = 268435456.0 + 16777216.0 + 4194304.0 + 8388608.0 + 72876032.0;  // 370,671,616 B
   CHECK(hybrid.stages[0].outside_allocator_bytes == Approx(expected).epsilon(1e-12));
-  CHECK(plain.stages[0].outside_allocator_bytes == 0.0);
+  // The flex dispatcher on DeepEP (Megatron's default backend) has its own: at 16 ranks NVLink
+  // 141,744,544 B, RDMA 34,543,744 B and the 32 MiB workspace (hand counts as in
+  // test_dispatcher_buffers.cpp: 10 channels × 8 NVLink ranks × 288 slots of 6,152 B; 10 × 2 RDMA
+  // ranks × 140 slots of 12,336 B).
+  const double deepep = 141744544.0 + 34543744.0 + 33554432.0;
+  CHECK(plain.stages[0].outside_allocator_bytes == deepep);
   // Not in torch.cuda.max_memory_allocated(): the peak grows only by the routing handle its 48 layer
   // executions keep (2,883,584 B each, the next test case), the headroom by both.
   const double handles = 48.0 * 2883584.0;
   CHECK(hybrid.peak_bytes == Approx(plain.peak_bytes + handles).epsilon(1e-12));
-  CHECK(hybrid.headroom_bytes == Approx(plain.headroom_bytes - expected - handles).epsilon(1e-12));
+  CHECK(hybrid.headroom_bytes == Approx(plain.headroom_bytes + deepep - expected - handles).epsilon(1e-12));
   bool said = false;
-  for (const std::string& n : hybrid.notes) said = said || n.find("buffers, 0.54 GiB a GPU, lie outside") != std::string::npos;
+  for (const std::string& n : hybrid.notes) {
+    said = said ||
+           n.find("HybridEP buffers, 0.35 GiB a GPU (NVLink 0.28, RDMA 0.07), lie outside") != std::string::npos;
+  }
   CHECK(said);
   // Without the flex dispatcher the backend is not used: nothing outside.
   l.dispatcher = MoeDispatcher::alltoall;

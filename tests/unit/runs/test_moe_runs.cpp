@@ -47,7 +47,7 @@ TEST_CASE("MoE runs: Qwen3-30B-A3B on 16 H100, the published peak memory against
   CHECK(run.measured_memory_gib == Approx(62.166));
   // Today: 54.92 GiB, −11.7% (54.21, −12.8%, before issue 42's terms: EP overlap's extra layer
   // +0.46 GiB, grouped-GEMM workspaces +0.13 GiB, HybridEP's routing handles of 49 layer executions
-  // +0.13 GiB; HybridEP's 0.54 GiB of buffers lie outside the allocator). The remaining 7.2 GiB has
+  // +0.13 GiB; HybridEP's 0.35 GiB of NVLink and RDMA buffers lie outside the allocator). The remaining 7.2 GiB has
   // no source-backed term yet (docs/cluster.md, "MoE memory terms": the candidates sized at source).
   // The figure is guarded as the data file states it (GiB); Megatron-Bridge prints its memory line in
   // 10⁹ B (train_utils.py:1160-1210 at 067f987d), which would make it 57.90 GiB and the error −5.1%.
