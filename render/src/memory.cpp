@@ -29,8 +29,13 @@ nlohmann::ordered_json stages_json(const TrainingMemory& mem) {
                         {"logits", c.logits},
                         {"buffers", c.buffers}}},
                       {"te_dummy_wgrad_bytes", s.te_dummy_wgrad_bytes}});
-    // Only where the recipe has some (HybridEP): the key is absent otherwise.
-    if (s.outside_allocator_bytes > 0.0) stages.back()["outside_allocator_bytes"] = s.outside_allocator_bytes;
+    // Only where the recipe has some (the flex dispatcher's buffers): the keys are absent otherwise.
+    if (s.outside_allocator_bytes > 0.0) {
+      const DispatcherBufferBytes& b = s.dispatcher_buffers;
+      stages.back()["outside_allocator_bytes"] = s.outside_allocator_bytes;
+      stages.back()["dispatcher_buffers"] = {
+          {"nvlink_bytes", b.nvlink}, {"rdma_bytes", b.rdma}, {"workspace_bytes", b.workspace}};
+    }
   }
   return stages;
 }

@@ -12,17 +12,13 @@ namespace budget::detail {
 /// tokens a channel sends and receives at a time over NVLink and over RDMA. The constructor rounds
 /// the RDMA receive count up to a multiple of the send count (config.hpp:40-41); rdma_recv is that.
 struct DeepepChunkConfig {
-  std::int64_t nvl_send = 0;
-  std::int64_t nvl_recv = 0;
-  std::int64_t rdma_send = 0;
-  std::int64_t rdma_recv = 0;
+  std::int64_t nvl_send = 0, nvl_recv = 0, rdma_send = 0, rdma_recv = 0;
 };
 
 /// `Buffer.get_dispatch_config(ranks)` and `Buffer.get_combine_config(ranks)` (deep_ep/buffer.py
 /// :228-279 at hybrid-ep@94a9f8f); nullopt for a rank count DeepEP has no config for (it asserts).
 struct DeepepConfigs {
-  DeepepChunkConfig dispatch;
-  DeepepChunkConfig combine;
+  DeepepChunkConfig dispatch, combine;
 };
 std::optional<DeepepConfigs> deepep_configs(std::int64_t ranks);
 

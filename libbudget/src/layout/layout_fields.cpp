@@ -417,7 +417,8 @@ void add_optimizer_fields(std::vector<LayoutField>& t) {
 
 /// The settings `layout --format json` wrote only from issue 40 on (before it, a pasted object with a
 /// padded vocabulary or these MoE settings did not read back as its layout): the vocabulary padding,
-/// FP8's amax history and the MoE memory settings (MoeMemoryRecipe).
+/// FP8's amax history and the MoE memory settings (MoeMemoryRecipe; the flex dispatcher's SMs from
+/// issue 42's dispatcher buffers on).
 void add_padding_and_moe_memory_fields(std::vector<LayoutField>& t) {
   t.push_back(Row("vocab_divisible_by")
                   .python("vocab_divisible_by")
@@ -449,6 +450,12 @@ void add_padding_and_moe_memory_fields(std::vector<LayoutField>& t) {
                "file's agrees with time's overlap)")
           .get([](const L& l, const D&) -> V { return l.moe_memory.ep_overlap_schedule; })
           .set([](L& l, const V& v, const std::string&) { l.moe_memory.ep_overlap_schedule = std::get<bool>(v); }));
+  t.push_back(
+      Row("moe_flex_num_sms")
+          .range(0, 4096)
+          .doc("--moe-flex-dispatcher-num-sms (DeepEP's buffers are sized by them); 0: the backend's default, 20")
+          .get([](const L& l, const D&) -> V { return l.moe_memory.flex_num_sms; })
+          .set([](L& l, const V& v, const std::string&) { l.moe_memory.flex_num_sms = std::get<std::int64_t>(v); }));
 }
 
 std::vector<LayoutField> build_layout_fields() {
@@ -468,29 +475,6 @@ std::vector<LayoutField> build_layout_fields() {
 const std::vector<LayoutField>& layout_fields() {
   static const std::vector<LayoutField> table = build_layout_fields();
   return table;
-}
-
-const LayoutField* find_layout_field(std::string_view name, bool alias) {
-  for (const LayoutField& f : layout_fields()) {
-    if (f.name == name || (alias && !f.alias.empty() && f.alias == name)) return &f;
-  }
-  return nullptr;
-}
-
-std::vector<std::pair<std::string_view, LayoutFieldValue>> layout_field_values(const ParallelLayout& layout,
-                                                                               const LayoutDerivation& derivation) {
-  std::vector<std::pair<std::string_view, LayoutFieldValue>> fields;
-  for (const LayoutField& f : layout_fields()) fields.emplace_back(f.name, f.get(layout, derivation));
-  return fields;
-}
-
-std::vector<std::string> layout_field_json_names() {
-  std::vector<std::string> names;
-  for (const LayoutField& f : layout_fields()) {
-    names.emplace_back(f.name);
-    if (!f.alias.empty()) names.emplace_back(f.alias);
-  }
-  return names;
 }
 
 }  // namespace budget

@@ -95,14 +95,6 @@ void check_derived(const ObjectReader& r, const std::string& key, const LayoutFi
 
 }  // namespace
 
-nlohmann::ordered_json layout_fields_json(const ParallelLayout& layout, const LayoutDerivation& derivation) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : layout_field_values(layout, derivation)) {
-    out[std::string(name)] = std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
-  }
-  return out;
-}
-
 ParallelLayout read_layout_fields(const ObjectReader& r, std::int64_t vocab_size) {
   r.reject_unknown_keys(layout_field_json_names());
   ParallelLayout l;

@@ -1,8 +1,7 @@
 #pragma once
-// Private: the layout's JSON object, written and read by the field table (budget/layout_fields.hpp).
-// A run file's "layout" reads it (runs/run_reader.cpp); `layout --format json` writes the same fields
-// (layout_field_values(), render/'s layout_json()), so that the written object reads back as the
-// layout it was written from. The writer here serves the library's round-trip tests.
+// Private: the layout's JSON object read by the field table (budget/layout_fields.hpp). A run file's
+// "layout" reads it (runs/run_reader.cpp); `layout --format json` writes it (layout_field_values(),
+// render/'s layout_json()), so that the written object reads back as the layout it was written from.
 
 #include <cstdint>
 
@@ -12,11 +11,6 @@
 #include "budget/layout_fields.hpp"
 
 namespace budget::detail {
-
-/// The layout's fields, every row of the table in table order: read_layout_fields() reads them back to
-/// the same layout (every setting equal; sequence_parallel, etp and dp as in effect, selective
-/// recompute's default module by name).
-nlohmann::ordered_json layout_fields_json(const ParallelLayout& layout, const LayoutDerivation& derivation);
 
 /// The layout of the object `r`: every key a field's name or alias (else budget::Error with the nearest
 /// name, or the names allowed), a field given by both its name and its alias refused, each value of its

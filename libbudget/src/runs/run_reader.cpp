@@ -83,6 +83,14 @@ void read_run_layout_moe_settings(const ObjectReader& layout, MeasuredRun& run) 
   if (layout.has("moe_hybridep")) {
     run.moe.flex_backend = run.layout.moe_memory.hybridep ? FlexBackend::hybridep : FlexBackend::deepep;
   }
+  // The flex dispatcher's SMs, given in the layout, are time's moe_comm_sms too; given in both, they agree.
+  const std::int64_t sms = run.layout.moe_memory.flex_num_sms;
+  if (layout.has("moe_flex_num_sms") && run.moe.comm_sms > 0 && run.moe.comm_sms != sms) {
+    layout.fail("moe_flex_num_sms", fmt::format("moe_flex_num_sms = {} disagrees with \"time\"'s moe_comm_sms = {}; "
+                                                "give one, or make them agree",
+                                                sms, run.moe.comm_sms));
+  }
+  if (layout.has("moe_flex_num_sms") && sms > 0) run.moe.comm_sms = sms;
   if (layout.has("ep_overlap_schedule") && run.layout.moe_memory.ep_overlap_schedule != run.overlap.ep) {
     layout.fail("ep_overlap_schedule",
                 fmt::format("ep_overlap_schedule = {} disagrees with the overlap, where ep is {}; make \"time\"'s "

@@ -20,7 +20,9 @@ nlohmann::ordered_json layout_json(const ParallelLayout& layout, const LayoutDer
 /// "headroom_bytes", "fits", "stages": [{"pipeline_rank", "layers", "executed_layers",
 /// "in_flight_micro_batches", "params", "expert_params", "peak_bytes", "by_component": {"weights",
 /// "gradients", "optimizer_states", "activations", "logits", "buffers"}, "te_dummy_wgrad_bytes"
-/// [, "outside_allocator_bytes" where the recipe has some]}]}, "notes"} (docs/cluster.md).
+/// [, "outside_allocator_bytes" and "dispatcher_buffers": {"nvlink_bytes", "rdma_bytes",
+/// "workspace_bytes"} where the flex dispatcher has buffers outside PyTorch's allocator]}]}, "notes"}
+/// (docs/cluster.md).
 nlohmann::ordered_json training_memory_json(const TrainingMemory& memory);
 
 }  // namespace budget::render

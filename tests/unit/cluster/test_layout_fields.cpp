@@ -65,7 +65,7 @@ ParallelLayout unusual_layout() {
   l.optimizer_dtypes = {true, true, StateDtype::fp16, StateDtype::bf16, StateDtype::fp8};
   l.vocab_divisible_by = 128;
   l.fp8_amax_history = 16;
-  l.moe_memory = {true, 1.25, true, true};  // HybridEP, rank capacity 1.25, grouped GEMM, EP overlap's schedule
+  l.moe_memory = {true, 1.25, true, true, 24};  // HybridEP, rank capacity 1.25, grouped GEMM, EP overlap's schedule, 24 SMs
   return l;
 }
 
@@ -97,12 +97,24 @@ void check_same_settings(const ParallelLayout& a, const ParallelLayout& b) {
   CHECK(a.moe_memory.rank_capacity_factor == b.moe_memory.rank_capacity_factor);
   CHECK(a.moe_memory.grouped_gemm == b.moe_memory.grouped_gemm);
   CHECK(a.moe_memory.ep_overlap_schedule == b.moe_memory.ep_overlap_schedule);
+  CHECK(a.moe_memory.flex_num_sms == b.moe_memory.flex_num_sms);
   test::check_same_recipe_settings(a, b);
+}
+
+/// A field's value as JSON, of its variant's own type.
+const auto to_ordered_json = [](const auto& value) { return nlohmann::ordered_json(value); };
+
+/// The object `layout --format json` writes for `l` and `derivation`: every field's value
+/// (layout_field_values()) under its name, as render/'s layout_json() writes it.
+nlohmann::ordered_json layout_object(const ParallelLayout& l, const LayoutDerivation& derivation) {
+  nlohmann::ordered_json o;
+  for (const auto& [k, v] : layout_field_values(l, derivation)) o[std::string(k)] = std::visit(to_ordered_json, v);
+  return o;
 }
 
 /// The object `layout --format json` writes for `l` (a vocabulary of `vocab_size`).
 nlohmann::json written_object(const ParallelLayout& l, std::int64_t vocab_size) {
-  return nlohmann::json::parse(detail::layout_fields_json(l, {l.padded_vocab(vocab_size)}).dump());
+  return nlohmann::json::parse(layout_object(l, {l.padded_vocab(vocab_size)}).dump());
 }
 
 ParallelLayout read_object(const nlohmann::json& object, std::int64_t vocab_size = 1000) {
@@ -177,6 +189,7 @@ std::string layout_by_hand(const ParallelLayout& l, std::int64_t padded_vocab) {
   layout["moe_hybridep"] = l.moe_memory.hybridep;
   layout["moe_expert_rank_capacity_factor"] = l.moe_memory.rank_capacity_factor;
   layout["ep_overlap_schedule"] = l.moe_memory.ep_overlap_schedule;
+  layout["moe_flex_num_sms"] = l.moe_memory.flex_num_sms;
   return layout.dump(2);
 }
 
@@ -200,6 +213,7 @@ std::vector<ParallelLayout> varied_layouts() {
       l.moe_memory.rank_capacity_factor = l.moe_memory.hybridep ? 1.5 : 0.0;
       l.moe_memory.grouped_gemm = i % 3 != 0;
       l.moe_memory.ep_overlap_schedule = i % 4 == 1;
+      l.moe_memory.flex_num_sms = l.dispatcher == MoeDispatcher::flex && i % 2 == 0 ? 32 : 0;
       l.capacity_factor = i % 2 == 0 ? 0.0 : 1.25;
       layouts.push_back(l);
     }
@@ -258,7 +272,7 @@ TEST_CASE("layout fields: the written object is the one training_memory_json wro
   ParallelLayout resolved;
   resolved.dp = 1;
   for (const ParallelLayout& l : {unusual_layout(), split_layout(), resolved}) {
-    CHECK(detail::layout_fields_json(l, {1024}).dump(2) == layout_by_hand(l, 1024));
+    CHECK(layout_object(l, {1024}).dump(2) == layout_by_hand(l, 1024));
   }
 }
 
@@ -328,7 +342,7 @@ TEST_CASE("layout fields: layout --format json's layout reads back as a run file
   // The layout as `layout --format json` writes it: its memory's layout and padded vocabulary.
   const auto written_layout = [&](const ParallelLayout& layout) {
     const TrainingMemory m = training_memory(c, layout, cluster);
-    return nlohmann::json::parse(detail::layout_fields_json(m.layout, {m.padded_vocab}).dump());
+    return nlohmann::json::parse(layout_object(m.layout, {m.padded_vocab}).dump());
   };
   const nlohmann::json written = written_layout(l);
   const ParallelLayout back = read_object(written);
@@ -404,6 +418,16 @@ TEST_CASE("layout fields: a run file's moe_hybridep is the flex backend of the s
                       Catch::Contains("/layout/ep_overlap_schedule") && Catch::Contains("exposed"));
   REQUIRE_THROWS_WITH(parse_measured_runs(run_line(R"("ep_overlap_schedule":false)", R"("overlap":"ep")"), "r.jsonl"),
                       Catch::Contains("/layout/ep_overlap_schedule") && Catch::Contains("overlapped"));
+  // The flex dispatcher's SMs: the layout's are time's too; both given must agree.
+  const MeasuredRun sms = parse_measured_runs(run_line(R"("dispatcher":"flex","moe_flex_num_sms":24)", ""), "r.jsonl").at(0);
+  CHECK(sms.layout.moe_memory.flex_num_sms == 24);
+  CHECK(sms.moe.comm_sms == 24);
+  CHECK(parse_measured_runs(run_line(R"("dispatcher":"flex")", R"("moe_comm_sms":24)"), "r.jsonl")
+            .at(0)
+            .layout.moe_memory.flex_num_sms == 24);
+  REQUIRE_THROWS_WITH(
+      parse_measured_runs(run_line(R"("dispatcher":"flex","moe_flex_num_sms":24)", R"("moe_comm_sms":32)"), "r.jsonl"),
+      Catch::Contains("/layout/moe_flex_num_sms") && Catch::Contains("moe_comm_sms = 32"));
 }
 
 TEST_CASE("layout fields: the minimums of the table are the ones validation_error enforces, by the same names",

@@ -29,25 +29,19 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-/// A layout far from the defaults: TP 2 with SP, PP 2 (first 3, last 1 of an 8-layer model), DP 2,
-/// micro-batch 2 of 4, FP8 delayed, flex dispatcher, padded vocabulary (1000 → 1024 at 128·TP).
+/// A layout far from the defaults, set through the layout's field table: TP 2 with SP, PP 2 (first
+/// stage 3 layers), DP 2, micro-batch 2 of 4, full:1 recompute, FP8 delayed, the flex dispatcher.
 ParallelLayout unusual_layout() {
+  using V = LayoutFieldValue;
+  const std::vector<std::pair<const char*, V>> settings{
+      {"tp", V{std::int64_t{2}}},          {"sequence_parallel", V{true}},  {"pp", V{std::int64_t{2}}},
+      {"dp", V{std::int64_t{2}}},          {"micro_batch_size", V{std::int64_t{2}}},
+      {"micro_batches", V{std::int64_t{4}}}, {"seq_len", V{std::int64_t{512}}}, {"recompute", V{std::string("full:1")}},
+      {"distributed_optimizer", V{true}},  {"first_stage_layers", V{std::int64_t{3}}}, {"fp8", V{std::string("delayed")}},
+      {"dispatcher", V{std::string("flex")}}, {"moe_permute_fusion", V{true}}, {"cross_entropy_fusion", V{true}},
+      {"capacity_factor", V{1.25}}};
   ParallelLayout l;
-  l.tp = 2;
-  l.sequence_parallel = true;
-  l.pp = 2;
-  l.dp = 2;
-  l.micro_batch_size = 2;
-  l.micro_batches = 4;
-  l.seq_len = 512;
-  l.recompute = parse_recompute("full:1", "test");
-  l.distributed_optimizer = true;
-  l.split = PipelineSplit::first_last(3, std::nullopt);
-  l.fp8 = Fp8Recipe::delayed;
-  l.dispatcher = MoeDispatcher::flex;
-  l.moe_permute_fusion = true;
-  l.cross_entropy_fusion = true;
-  l.capacity_factor = 1.25;
+  for (const auto& [name, value] : settings) find_layout_field(name)->set(l, value, name);
   return l;
 }
 
@@ -65,24 +59,20 @@ std::string run_line(const json& layout) {
 }
 
 /// A memory result of `layout` with one stage, built by hand.
-TrainingMemory memory_of(const ParallelLayout& layout, double outside_allocator_bytes) {
+TrainingMemory memory_of(const ParallelLayout& layout, const DispatcherBufferBytes& buffers) {
+  StageMemory s;
+  s.stored_layers = {1, 2, 3};
+  s.executed_layers = 3, s.in_flight_micro_batches = 2;
+  s.dense_params = 1000, s.expert_params = 24;
+  s.by_component = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
+  s.dispatcher_buffers = buffers;
+  s.outside_allocator_bytes = buffers.total();
   TrainingMemory m;
   m.layout = layout;
   m.padded_vocab = 1024;
-  m.peak_bytes = 3.5e9;
-  m.peak_stage = 0;
-  m.capacity_bytes = 8e10;
-  m.headroom_bytes = 7.65e10;
+  m.peak_bytes = s.peak_bytes = 3.5e9;
+  m.capacity_bytes = 8e10, m.headroom_bytes = 7.65e10;
   m.fits = true;
-  StageMemory s;
-  s.stored_layers = {1, 2, 3};
-  s.executed_layers = 3;
-  s.in_flight_micro_batches = 2;
-  s.dense_params = 1000;
-  s.expert_params = 24;
-  s.peak_bytes = 3.5e9;
-  s.by_component = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
-  s.outside_allocator_bytes = outside_allocator_bytes;
   m.stages = {s};
   m.notes = {"a note"};
   return m;
@@ -110,7 +100,7 @@ TEST_CASE("result JSON: a layout's written object reads back as a run file's lay
 }
 
 TEST_CASE("result JSON: a training memory's layout, memory and stages", "[render][json][memory]") {
-  const json j = render::training_memory_json(memory_of(unusual_layout(), 0.0));
+  const json j = render::training_memory_json(memory_of(unusual_layout(), {}));
   CHECK(j.at("layout") == render::layout_json(unusual_layout(), {1024}));
   const json& m = j.at("memory");
   CHECK(m.at("peak_bytes") == 3.5e9);
@@ -121,10 +111,14 @@ TEST_CASE("result JSON: a training memory's layout, memory and stages", "[render
   CHECK(s.at("expert_params") == 24);
   CHECK(s.at("by_component") == json{{"weights", 1.0},     {"gradients", 2.0}, {"optimizer_states", 3.0},
                                      {"activations", 4.0}, {"logits", 5.0},    {"buffers", 6.0}});
-  CHECK_FALSE(s.contains("outside_allocator_bytes"));  // absent without HybridEP's buffers
+  CHECK_FALSE(s.contains("outside_allocator_bytes"));  // absent without the flex dispatcher's buffers
+  CHECK_FALSE(s.contains("dispatcher_buffers"));
   CHECK(j.at("notes") == json{"a note"});
-  const json hybrid = render::training_memory_json(memory_of(unusual_layout(), 5.0e8));
-  CHECK(hybrid.at("memory").at("stages").at(0).at("outside_allocator_bytes") == 5.0e8);
+  const json flex = render::training_memory_json(memory_of(unusual_layout(), {3.0e8, 2.0e8, 32.0 * 1024 * 1024}));
+  const json& stage = flex.at("memory").at("stages").at(0);
+  CHECK(stage.at("outside_allocator_bytes") == 3.0e8 + 2.0e8 + 32.0 * 1024 * 1024);
+  CHECK(stage.at("dispatcher_buffers") ==
+        json{{"nvlink_bytes", 3.0e8}, {"rdma_bytes", 2.0e8}, {"workspace_bytes", 32.0 * 1024 * 1024}});
 }
 
 TEST_CASE("result JSON: a cluster step time's parts, stages and what timed it", "[render][json][time]") {
@@ -161,7 +155,7 @@ TEST_CASE("result JSON: a layout search gives each layout's run for run_tokens",
   found.valid = 4;
   found.fitting = 2;
   RankedLayout r;
-  r.memory = memory_of(unusual_layout(), 0.0);
+  r.memory = memory_of(unusual_layout(), {});
   r.memory.layout.gpus = 8;
   r.time.seconds_per_step = 2.0;
   r.time.tokens_per_step = 8192;
