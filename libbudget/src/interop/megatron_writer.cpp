@@ -111,9 +111,7 @@ void write_megatron_moe_and_overlap(const ParallelLayout& l, const CommOverlap& 
   // The MoE memory settings (MoeMemoryRecipe), as read_megatron_moe_memory() reads them.
   if (l.moe_memory.grouped_gemm) out.flag("--moe-grouped-gemm");
   if (l.moe_memory.hybridep) out.add("--moe-flex-dispatcher-backend", "hybridep");
-  if (l.moe_memory.flex_num_sms > 0) {
-    out.add("--moe-flex-dispatcher-num-sms", std::to_string(l.moe_memory.flex_num_sms));
-  }
+  if (l.moe_memory.flex_num_sms > 0) out.add("--moe-flex-dispatcher-num-sms", l.moe_memory.flex_num_sms);
   if (l.moe_memory.rank_capacity_factor > 0.0) {
     out.add("--moe-expert-rank-capacity-factor", fmt::format("{}", l.moe_memory.rank_capacity_factor));
   }
