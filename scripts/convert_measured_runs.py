@@ -10,7 +10,7 @@ megatron_moe_runs.json priced from their exact Megatron-LM arguments; moe_runs()
 
 One JSON object a line: id, role ("fit" or "validate"), source, gpu (the profile's device name),
 hf_config (a Hugging Face config object), cluster (a cluster object, docs/cluster.md), layout (the
-fields of ParallelLayout), time (fp8_recipe, cuda_graphs, overlap), step_time_s, memory_gib (or
+fields of ParallelLayout), time (fp8_recipe, cuda_graphs, cuda_graph_modules, overlap), step_time_s, memory_gib (or
 null), megatron_args (the run's Megatron-LM arguments as published or reconstructed: kept for the
 Megatron-arguments reader, not read by the fit), notes.
 
@@ -181,12 +181,14 @@ def published_moe_runs():
               "micro_batches": 64, "seq_len": 4096, "sequence_parallel": False, "recompute": "none",
               "distributed_optimizer": True, "precision": "bf16", "cross_entropy_fusion": True, "capacity_factor": 0,
               "dispatcher": "flex"}
-    time = {"fp8_recipe": "none", "cuda_graphs": False, "overlap": "dp,ep", "moe_router_fusion": True,
-            "moe_flex_backend": "hybridep", "moe_comm_sms": 32, "main_grad_bytes": 2}
+    time = {"fp8_recipe": "none", "cuda_graphs": False, "cuda_graph_modules": ["moe_router", "moe_preprocess"],
+            "overlap": "dp,ep", "moe_router_fusion": True, "moe_flex_backend": "hybridep", "moe_comm_sms": 32,
+            "main_grad_bytes": 2}
     skill = f"{BRIDGE}:skills/nemo-mbridge-perf-moe-hardware-configs/SKILL.md"
     notes = ["recipe: src/megatron/bridge/perf_recipes/qwen/h100/qwen3_moe.py:35-63 and "
              "src/megatron/bridge/recipes/qwen/h100/qwen3_moe.py:146-225 at the same commit",
-             "CUDA graphs over moe_router and moe_preprocess only: timed without CUDA graphs"]
+             "CUDA graphs over moe_router and moe_preprocess only: their kernels launch nothing, the rest is "
+             "launched by the CPU"]
     base = {"role": "validate", "gpu": "NVIDIA H100 SXM5 80GB", "hf_config": hf, "cluster": cluster("h100-sxm.json", 2),
             "megatron_args": ""}
     canonical = dict(base, id="mbridge-qwen3-30b-a3b-h100-bf16-n16", source=f"{skill}:112-129; "

@@ -86,14 +86,21 @@ void time_layout(const LayoutOptions& o, const ArchConfig& config, const CommOve
                           "(--profile, e.g. cuda_profiler/profiles/h200-torch-eager.json)";
     return;
   }
-  const TimeModel model(load_calibration_profile(profile), time_model_options(o, result.memory.layout));
+  // A recipe file's kernel settings (its CUDA graphs, router fusion, the dispatcher's SMs and
+  // group-limited routing) price the step as the run fit prices a measured run.
+  std::optional<MegatronKernelOptions> kernels;
+  if (result.megatron) {
+    kernels = load_team_kernel_options(o.cluster.megatron_args, o.cluster.bridge_config, config, o.layout.gpus);
+  }
+  const TimeModel model(load_calibration_profile(profile),
+                        time_model_options(o, result.memory.layout, kernels ? &*kernels : nullptr));
   ClusterTimeOptions options;
   options.attended_keys = o.attended_keys;
   options.communication.max_nodes_per_token = o.cluster.max_nodes_per_token;
   options.communication.overlap = overlap;
-  if (result.megatron) {  // group-limited routing (--moe-router-num-groups / -group-topk)
-    options.communication.moe.router_num_groups = result.megatron->router_num_groups;
-    options.communication.moe.router_group_topk = result.megatron->router_group_topk;
+  if (kernels) {
+    options.communication.moe = kernels->moe;
+    for (const std::string& note : kernels->notes) result.memory.notes.push_back(note);
   }
   result.time = cluster_step_time(model, config, result.memory, result.cluster, options);
   if (o.run_tokens > 0.0) result.run = run_cost(*result.time, result.memory.layout.gpus, o.run_tokens);
@@ -161,9 +168,15 @@ void run_search(LayoutOptions o) {
     o.seq_len_given = true;
   }
   const std::string attention = resolve_attention(o, megatron ? &*megatron : nullptr);
-  const LayoutSearchOptions so = layout_search_options(o, megatron);
+  LayoutSearchOptions so = layout_search_options(o, megatron);
+  std::optional<MegatronKernelOptions> kernels;
+  if (megatron) {
+    kernels = load_team_kernel_options(o.cluster.megatron_args, o.cluster.bridge_config, config, o.layout.gpus);
+    so.time.communication.moe = kernels->moe;
+  }
   // One FP8 recipe prices memory (the layouts' recipe) and time (the model's GEMMs).
-  const TimeModel model(load_calibration_profile(profile), time_model_options(o, so.recipe.base));
+  const TimeModel model(load_calibration_profile(profile),
+                        time_model_options(o, so.recipe.base, kernels ? &*kernels : nullptr));
   const LayoutSearchResult found = search_layouts(model, config, cluster, so);
   const std::string name = config.name.empty() ? o.config_path : config.name;
   Document doc = search_document(name, cluster, so, found, attention, megatron);

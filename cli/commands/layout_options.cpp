@@ -53,6 +53,8 @@ constexpr LayoutFlag layout_flags[] = {
     {"--dropout", false, false},
     {"--no-flash-attention", false, false},
     {"--fp8-recipe", false, false},
+    {"--cuda-graphs", false, false},
+    {"--cuda-graph-modules", false, false},
     {"--moe-permute-fusion", false, false},
     {"--grad-reduce-in-bf16", false, false},
     {"--precision-aware-optimizer", false, false},
@@ -258,7 +260,14 @@ void add_step_time_options(CLI::App& command, LayoutOptions& o) {
                      "Collectives overlapped with compute: none or a list of tp,ep,cp,pp,dp (default dp)");
   command.add_option("--fp8-recipe", o.fp8_recipe,
                      "FP8 GEMMs: none (default, bf16), delayed, tensorwise, blockwise or mxfp8 (docs/calibration.md)");
-  command.add_flag("--cuda-graphs", o.cuda_graphs, "CUDA graphs: no CPU launch gaps (Megatron-Core stack)");
+  auto* graphs = command.add_flag("--cuda-graphs", o.cuda_graphs,
+                                  "CUDA graphs of whole layers: no CPU launch gaps (Megatron-Core stack; without: 30 "
+                                  "µs of CPU a launch, docs/calibration.md)");
+  command
+      .add_option("--cuda-graph-modules", o.cuda_graph_modules,
+                  "CUDA graphs of these modules only (Megatron-LM's --cuda-graph-modules: attn, mlp, moe, moe_router, "
+                  "moe_preprocess, mamba): their kernels launch nothing, the rest costs the CPU 30 µs a launch")
+      ->excludes(graphs);
   command.add_option("--stack", o.stack,
                      "Kernel stack timed: profile (default: the profile's), pytorch-eager or megatron-core-te");
 }
@@ -378,10 +387,19 @@ CommOverlap parse_overlap(const std::string& text) {
   return *o;
 }
 
-TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe) {
+TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe,
+                                    const MegatronKernelOptions* kernels) {
   TimeModelOptions t;
   t.recipe = recipe;
-  t.cuda_graphs = o.cuda_graphs;
+  t.cuda_graphs = kernels != nullptr ? kernels->cuda_graphs : o.cuda_graphs;
+  if (kernels != nullptr) t.cuda_graph_modules = kernels->cuda_graph_modules;
+  for (const std::string& module : o.cuda_graph_modules) {
+    if (!add_cuda_graph_module(t.cuda_graph_modules, module)) {
+      throw Error(fmt::format("value \"{}\" is not allowed; allowed: attn, mlp, moe, moe_router, moe_preprocess, mamba",
+                              module),
+                  "--cuda-graph-modules");
+    }
+  }
   if (o.stack == "pytorch-eager")
     t.stack = KernelStack::pytorch_eager;
   else if (o.stack == "megatron-core-te")

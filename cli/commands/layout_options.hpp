@@ -41,6 +41,7 @@ struct LayoutOptions {
   std::string megatron_out;  ///< --megatron-out FILE: the layout written as Megatron-LM's arguments
   std::string fp8_recipe = "none";
   bool cuda_graphs = false;
+  std::vector<std::string> cuda_graph_modules;  ///< --cuda-graph-modules: graphs of these modules only
   std::string stack = "profile";
   /// --search: search the layouts holding the recipe given (native options or --megatron-args).
   bool search = false;
@@ -85,8 +86,10 @@ bool priced_on_document_mask(const LayoutOptions& o);
 CommOverlap parse_overlap(const std::string& text);
 
 /// The kernel options of the step time: the layout's recipe (--fp8-recipe, --grad-reduce-in-bf16 ... or
-/// --megatron-args: one recipe for memory and time), --cuda-graphs, --stack.
-TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe);
+/// --megatron-args: one recipe for memory and time), --cuda-graphs or --cuda-graph-modules (or, with a
+/// recipe file, its `kernels`' CUDA graphs), --stack.
+TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe& recipe,
+                                    const MegatronKernelOptions* kernels = nullptr);
 
 /// --loop-placement on `l` (--replicate-loop-weights: replicated); neither: in_chunk.
 void apply_loop_placement(const LayoutOptions& o, TrainingRecipe& l);

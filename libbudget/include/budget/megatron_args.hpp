@@ -19,6 +19,7 @@
 #include "budget/kernel_stack.hpp"
 #include "budget/layout_search.hpp"
 #include "budget/parallel_layout.hpp"
+#include "budget/time_model.hpp"
 #include "budget/workload.hpp"
 
 namespace budget {
@@ -124,8 +125,10 @@ MegatronRun read_megatron_args(const std::vector<std::string>& words, const Arch
 struct MegatronKernelOptions {
   /// CUDA graphs over whole layers (--cuda-graph-impl other than none, --enable-cuda-graph,
   /// --external-cuda-graph): no CPU launch gaps. Graphs of some modules only (--cuda-graph-modules or
-  /// --cuda-graph-scope without full_iteration) are timed as no graphs, said in `notes`.
+  /// --cuda-graph-scope without full_iteration): cuda_graphs false and those modules in
+  /// `cuda_graph_modules` (their kernels launch nothing; the rest is launched eagerly), said in `notes`.
   bool cuda_graphs = false;
+  CudaGraphModules cuda_graph_modules{};
   /// --moe-pad-expert-input-to-capacity, --moe-router-fusion, --moe-flex-dispatcher-backend, the
   /// dispatcher's SMs (--moe-flex-dispatcher-num-sms, --moe-deepep-num-sms, --moe-hybridep-num-sms)
   /// and the group-limited routing of MegatronRun.
@@ -174,6 +177,11 @@ MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const 
 /// megatron_training_recipe() of a team's recipe file (`bridge_config`: a Bridge config's arguments):
 /// the recipe a time model is built with where no one model's arguments are read (match, grid).
 TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_config);
+/// The kernel settings of a team's recipe file (read_megatron_timed_run()'s of its arguments, against
+/// `config` on `gpus` GPUs): its CUDA graphs (whole layers, or the modules graphed) and the MoE
+/// dispatcher's settings, which the step time of one layout prices as the run fit does.
+MegatronKernelOptions load_team_kernel_options(const std::string& path, bool bridge_config, const ArchConfig& config,
+                                               std::int64_t gpus);
 
 /// The FP8 recipe of Megatron-LM arguments (--fp8-format with --fp8-recipe, Megatron's default
 /// delayed; none without --fp8-format), as read_megatron_args() reads it, without a config: what the

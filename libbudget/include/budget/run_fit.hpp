@@ -48,6 +48,7 @@ struct MeasuredRun {
   /// one value prices the run's memory and its time).
   ParallelLayout layout;
   bool cuda_graphs = false;
+  CudaGraphModules cuda_graph_modules{};  ///< without cuda_graphs: the modules graphed all the same
   CommOverlap overlap{false, false, false, false, false};
   MoeDispatchOptions moe;  ///< the MoE dispatcher's settings beyond the layout (pad to capacity, router fusion, ...)
   double step_time_s = 0;
@@ -93,12 +94,19 @@ struct RunFitResult {
   std::size_t loo_runs = 0;  ///< fitted runs left out one at a time (all of them, or 100 evenly spaced)
 };
 
+/// What prices every run beyond its own recipe: the CPU time per kernel launch outside CUDA graphs
+/// (TimeModelOptions::host_launch_seconds; the fitted constant unless a study varies it).
+struct RunPricing {
+  double host_launch_seconds = megatron_host_launch_seconds;
+};
+
 /// Fits `profile` (its own run_fits ignored) to the runs whose gpu is `gpu` (empty: the profile's
 /// device name), one fit per precision present. `runs_name` is recorded in each fit.
 std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, const std::vector<MeasuredRun>& runs,
-                                            const std::string& runs_name, const std::string& gpu = {});
+                                            const std::string& runs_name, const std::string& gpu = {},
+                                            const RunPricing& pricing = {});
 
 /// The step time of one run under `profile` (its run fit for the run's precision applied, if any).
-double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun& run);
+double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun& run, const RunPricing& pricing = {});
 
 }  // namespace budget

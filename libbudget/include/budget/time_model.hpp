@@ -41,6 +41,40 @@ namespace budget {
 enum class KernelStack { profile, pytorch_eager, megatron_core_te };
 std::string_view to_string(KernelStack stack);
 
+/// CPU time of one kernel launch outside CUDA graphs on the Megatron-Core + Transformer Engine stack
+/// (PyTorch's and TE's Python and C++ dispatch per kernel), seconds. The GPU waits where an op's
+/// kernels are shorter than their launches: max(0, launches · this − the op's time), an op at a time
+/// (time/step_stack.cpp), and after the dropless dispatcher's host synchronisation
+/// (step_time/cluster_time_moe.cpp); kernels under CUDA graphs launch nothing (CudaGraphModules).
+/// Fitted (docs/calibration.md, "Host time per launch"), 5 µs before (an estimate): it decides one
+/// fitted run of data/runs/moe_runs.jsonl, Qwen3-30B-A3B FP8 current scaling on 16 H100 without CUDA
+/// graphs (−20.8% at 5 µs, 0 at 29 µs, +2.0% at 30 µs), and its older releases validate it (26.04.01,
+/// 26.04, and 25.09 at another layout: −17.3% → +4.3%); over the 20 fitted runs on the five published
+/// profiles the root-mean-square log error before any run fit is flat from 28 to 45 µs (15.6 to 15.5%,
+/// 17.3% at 5 µs), so those runs do not pin it further.
+inline constexpr double megatron_host_launch_seconds = 30e-6;
+
+/// Megatron-Core's per-layer CUDA graph modules (--cuda-graph-modules; CudaGraphModule,
+/// megatron/core/transformer/enums.py:61-73 at d98e8a64) when graphs cover some modules only: their
+/// kernels replay from a graph and cost the CPU no launches; the rest is launched eagerly. What
+/// each covers (transformer_layer.py at d98e8a64): attn the attention sublayer (input norm, the
+/// projections, core attention, its residual add; :1565-1610); moe_router the pre-MLP norm and the
+/// router (_forward_mlp_router, :2117-2146); moe_preprocess the dispatcher's preprocessing inside
+/// the router's graph (no op of its own here); mlp a dense layer's MLP with its norm and residual
+/// add; moe a whole MoE layer (drop-and-pad only); mamba a Mamba mixer. The experts between the
+/// router's graph and the MLP's residual add always run eagerly under partial graphs (:2148-2160).
+struct CudaGraphModules {
+  bool attn = false, mlp = false, moe = false, moe_router = false, moe_preprocess = false, mamba = false;
+  bool any() const { return attn || mlp || moe || moe_router || moe_preprocess || mamba; }
+  friend bool operator==(const CudaGraphModules& a, const CudaGraphModules& b) {
+    return a.attn == b.attn && a.mlp == b.mlp && a.moe == b.moe && a.moe_router == b.moe_router &&
+           a.moe_preprocess == b.moe_preprocess && a.mamba == b.mamba;
+  }
+};
+/// Sets the module Megatron-LM names `name` ("attn", "mlp", "moe", "moe_router", "moe_preprocess",
+/// "mamba"); false (nothing set) for any other name.
+bool add_cuda_graph_module(CudaGraphModules& modules, std::string_view name);
+
 struct TimeModelOptions {
   /// Attention backend of the trainer: "auto" (the profile's "default" rows — the framework's own
   /// choice — when it has them, else the fastest backend that accepts the shape), or "cudnn",
@@ -59,6 +93,12 @@ struct TimeModelOptions {
   TrainingRecipe recipe{};
   /// CUDA graphs (Megatron --cuda-graph-impl / --enable-cuda-graph): no CPU launch gaps.
   bool cuda_graphs = false;
+  /// Without cuda_graphs: the modules graphs cover all the same (--cuda-graph-modules), whose
+  /// kernels cost the CPU no launches.
+  CudaGraphModules cuda_graph_modules{};
+  /// CPU time of one kernel launch outside CUDA graphs on the Megatron-Core stack, seconds
+  /// (megatron_host_launch_seconds: fitted on the measured MoE runs; in [0, 1 ms]).
+  double host_launch_seconds = megatron_host_launch_seconds;
   /// The kernels the team trains on (budget/kernel_stack.hpp; issue 43): attention is timed at
   /// the head dims its kernel executes (a padded head dim at its padded size:
   /// executed_attention_head_dims()) and each expert's grouped GEMM at its token count padded to

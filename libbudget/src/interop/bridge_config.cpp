@@ -349,6 +349,13 @@ MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const 
   return bridge_config ? load_bridge_config(path, config, gpus) : load_megatron_args(path, config, gpus);
 }
 
+MegatronKernelOptions load_team_kernel_options(const std::string& path, bool bridge_config, const ArchConfig& config,
+                                               std::int64_t gpus) {
+  const std::string text = detail::read_text_file(path);
+  const std::vector<std::string> words = bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path);
+  return read_megatron_timed_run(words, config, gpus, path).kernels;
+}
+
 TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_config) {
   const std::string text = detail::read_text_file(path);
   return megatron_training_recipe(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path), path);

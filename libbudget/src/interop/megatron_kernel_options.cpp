@@ -20,8 +20,9 @@ namespace {
 /// CUDA graphs over whole layers (--cuda-graph-impl local|transformer_engine|full_iteration,
 /// --enable-cuda-graph, --external-cuda-graph): the step is timed without CPU launch gaps. Graphs of
 /// some modules only (--cuda-graph-modules / --cuda-graph-scope given, other than full_iteration)
-/// leave the rest launched by the CPU: timed without graphs, and said in the run's notes.
-bool read_cuda_graphs(const ParsedMegatronArgs& p, std::vector<std::string>& notes) {
+/// leave the rest launched by the CPU: `modules` says which are graphed (CudaGraphModule at d98e8a64,
+/// enums.py:61-73; the parser has checked each value against its choices), and the run's notes.
+bool read_cuda_graphs(const ParsedMegatronArgs& p, CudaGraphModules& modules, std::vector<std::string>& notes) {
   const std::string impl = p.text("cuda_graph_impl").value_or("none");
   const bool graphs = impl != "none" || p.has("enable_cuda_graph") || p.has("external_cuda_graph");
   if (!graphs) return false;
@@ -31,8 +32,14 @@ bool read_cuda_graphs(const ParsedMegatronArgs& p, std::vector<std::string>& not
     if (it == p.by_dest.end()) continue;
     const auto& values = it->second.values;
     if (std::find(values.begin(), values.end(), "full_iteration") != values.end()) return true;
-    notes.push_back(fmt::format("{} {}: CUDA graphs of some modules only, timed without CUDA graphs", it->second.name,
-                                fmt::join(values, " ")));
+    for (const std::string& v : values) {
+      if (!add_cuda_graph_module(modules, v)) {
+        p.fail(dest, fmt::format("CUDA graph module \"{}\" is not modelled (attn, mlp, moe, moe_router, "
+                                 "moe_preprocess, mamba and full_iteration are)", v));
+      }
+    }
+    notes.push_back(fmt::format("{} {}: CUDA graphs of these modules only; the rest launched by the CPU, {:g} µs a "
+                                "launch", it->second.name, fmt::join(values, " "), megatron_host_launch_seconds * 1e6));
     return false;
   }
   return true;
@@ -77,7 +84,7 @@ MegatronTimedRun read_megatron_timed_run(const std::vector<std::string>& words, 
   const interop_detail::ParsedMegatronArgs p = interop_detail::parse_megatron_words(words, source);
   MegatronTimedRun t;
   t.run = interop_detail::read_parsed_megatron_args(p, config, gpus);
-  t.kernels.cuda_graphs = interop_detail::read_cuda_graphs(p, t.kernels.notes);
+  t.kernels.cuda_graphs = interop_detail::read_cuda_graphs(p, t.kernels.cuda_graph_modules, t.kernels.notes);
   interop_detail::read_moe_settings(p, t.run.layout.dispatcher, t.kernels.moe);
   t.kernels.moe.router_num_groups = t.run.router_num_groups;
   t.kernels.moe.router_group_topk = t.run.router_group_topk;

@@ -46,11 +46,11 @@ CalibrationRunFit fit_with(Precision precision, const std::array<double, run_fit
   return fit;
 }
 
-/// Time models of one profile, keyed by (precision, the doubled factor or −1, CUDA graphs, main-gradient
-/// bytes).
+/// Time models of one profile, keyed by (precision, the doubled factor or −1, CUDA graphs, the graphed
+/// modules' bits, main-gradient bytes).
 class RunModels {
  public:
-  explicit RunModels(const CalibrationProfile& profile) : profile_(profile) {
+  RunModels(const CalibrationProfile& profile, const RunPricing& pricing) : profile_(profile), pricing_(pricing) {
     profile_.run_fits.clear();
     tie_expert_ = std::none_of(profile_.rows.begin(), profile_.rows.end(),
                                [](const CalibrationRow& row) { return row.op == ProfileOp::expert_gemms; });
@@ -65,7 +65,11 @@ class RunModels {
   /// main-gradient bytes) and CUDA graphs, with factor `doubled` doubled (−1: none).
   const TimeModel& model(const MeasuredRun& run, int doubled) {
     const Fp8Recipe recipe = run.layout.fp8;
-    const auto key = std::make_tuple(static_cast<int>(recipe), doubled, run.cuda_graphs, main_grad_bytes(run.layout));
+    const CudaGraphModules& g = run.cuda_graph_modules;
+    const int graphed = (g.attn ? 1 : 0) | (g.mlp ? 2 : 0) | (g.moe ? 4 : 0) | (g.moe_router ? 8 : 0) |
+                        (g.moe_preprocess ? 16 : 0) | (g.mamba ? 32 : 0);
+    const auto key =
+        std::make_tuple(static_cast<int>(recipe), doubled, run.cuda_graphs, graphed, main_grad_bytes(run.layout));
     auto it = models_.find(key);
     if (it != models_.end()) return *it->second;
     std::array<double, run_fit_params> f{1, 1, 1, 1, 1, 1, 1, 0, 0};
@@ -76,13 +80,16 @@ class RunModels {
     TimeModelOptions o;
     o.recipe = run.layout;
     o.cuda_graphs = run.cuda_graphs;
+    o.cuda_graph_modules = run.cuda_graph_modules;
+    o.host_launch_seconds = pricing_.host_launch_seconds;
     return *models_.emplace(key, std::make_unique<TimeModel>(p, o)).first->second;
   }
 
  private:
   CalibrationProfile profile_;
+  RunPricing pricing_;
   bool tie_expert_ = false;
-  std::map<std::tuple<int, int, bool, double>, std::unique_ptr<TimeModel>> models_;
+  std::map<std::tuple<int, int, bool, int, double>, std::unique_ptr<TimeModel>> models_;
 };
 
 double step_seconds(const TimeModel& model, const MeasuredRun& run) {
@@ -291,9 +298,10 @@ void throw_if_every_run_skipped(const std::vector<RunFitResult>& fits, const std
 }  // namespace
 
 std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, const std::vector<MeasuredRun>& runs,
-                                            const std::string& runs_name, const std::string& gpu) {
+                                            const std::string& runs_name, const std::string& gpu,
+                                            const RunPricing& pricing) {
   const std::string wanted = gpu.empty() ? profile.device.name : gpu;
-  RunModels models(profile);
+  RunModels models(profile, pricing);
   std::vector<RunFitResult> out;
   for (const Fp8Recipe recipe :
        {Fp8Recipe::none, Fp8Recipe::delayed, Fp8Recipe::tensorwise, Fp8Recipe::blockwise, Fp8Recipe::mxfp8}) {
@@ -308,10 +316,12 @@ std::vector<RunFitResult> fit_measured_runs(const CalibrationProfile& profile, c
   return out;
 }
 
-double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun& run) {
+double predict_measured_run(const CalibrationProfile& profile, const MeasuredRun& run, const RunPricing& pricing) {
   TimeModelOptions o;
   o.recipe = run.layout;
   o.cuda_graphs = run.cuda_graphs;
+  o.cuda_graph_modules = run.cuda_graph_modules;
+  o.host_launch_seconds = pricing.host_launch_seconds;
   return step_seconds(TimeModel(profile, o), run);
 }
 

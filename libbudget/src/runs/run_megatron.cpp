@@ -11,6 +11,7 @@ void read_run_megatron_words(const std::vector<std::string>& words, const std::s
   run.layout = t.run.layout;
   run.overlap = t.run.overlap;
   run.cuda_graphs = t.kernels.cuda_graphs;
+  run.cuda_graph_modules = t.kernels.cuda_graph_modules;
   run.moe = t.kernels.moe;
   run.notes.insert(run.notes.end(), t.kernels.notes.begin(), t.kernels.notes.end());
   run.notes.insert(run.notes.end(), t.run.read.begin(), t.run.read.end());

@@ -49,11 +49,35 @@ void read_run_main_grad_bytes(const ObjectReader& r, TrainingRecipe& recipe) {
   }
 }
 
+/// "cuda_graph_modules": the modules CUDA graphs cover when they do not cover whole layers
+/// (Megatron-LM's --cuda-graph-modules names; CudaGraphModules), refused beside "cuda_graphs": true.
+CudaGraphModules read_run_graph_modules(const ObjectReader& r) {
+  CudaGraphModules m;
+  if (!r.has("cuda_graph_modules")) return m;
+  const nlohmann::json& list = r.raw("cuda_graph_modules");
+  if (!list.is_array() || list.empty()) {
+    r.fail("cuda_graph_modules", fmt::format("{} is not allowed; allowed: a non-empty list of module names",
+                                             detail::describe_value(list)));
+  }
+  if (r.boolean_or("cuda_graphs", false)) {
+    r.fail("cuda_graph_modules", "is given with \"cuda_graphs\": true (whole layers graphed); give one");
+  }
+  for (const nlohmann::json& v : list) {
+    if (!v.is_string() || !add_cuda_graph_module(m, v.get<std::string>())) {
+      r.fail("cuda_graph_modules", fmt::format("{} is not allowed; allowed: \"attn\", \"mlp\", \"moe\", "
+                                               "\"moe_router\", \"moe_preprocess\", \"mamba\"",
+                                               detail::describe_value(v)));
+    }
+  }
+  return m;
+}
+
 void read_run_time(const ObjectReader& r, MeasuredRun& run) {
-  r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "overlap", "moe_pad_to_capacity", "moe_router_fusion",
-                         "moe_flex_backend", "moe_comm_sms", "main_grad_bytes"});
+  r.reject_unknown_keys({"fp8_recipe", "cuda_graphs", "cuda_graph_modules", "overlap", "moe_pad_to_capacity",
+                         "moe_router_fusion", "moe_flex_backend", "moe_comm_sms", "main_grad_bytes"});
   if (r.has("fp8_recipe")) run.layout.fp8 = parse_fp8_recipe(r.string("fp8_recipe"), r.pointer_to("fp8_recipe"));
   run.cuda_graphs = r.boolean_or("cuda_graphs", false);
+  run.cuda_graph_modules = read_run_graph_modules(r);
   run.overlap = parse_run_overlap(r.string_or("overlap", "dp"), r);
   run.moe.pad_to_capacity = r.boolean_or("moe_pad_to_capacity", false);
   run.moe.router_fusion = r.boolean_or("moe_router_fusion", false);

@@ -14,16 +14,18 @@
 //     tokens per expert of the grouped GEMM) are copied to the host and the CPU waits for them
 //     (_maybe_dtoh_and_synchronize, once per forward; DeepEP's and HybridEP's dispatch likewise
 //     return counts to the host). The GPU then idles while the CPU launches what follows: counted
-//     as moe_host_sync_seconds per forward (an estimate: a device-to-host copy's round trip and the
-//     launch of the all-to-all, about four 5 µs launches). With
-//     --moe-pad-expert-input-to-capacity the shapes are fixed: no synchronisation.
+//     as four launches' CPU time per forward (an estimate of a device-to-host copy's round trip and
+//     the launch of the all-to-all, at TimeModelOptions::host_launch_seconds a launch). With
+//     --moe-pad-expert-input-to-capacity the shapes are fixed: no synchronisation; nor under CUDA
+//     graphs of whole layers or iterations (a captured graph cannot wait for the host).
 //   - the router without --moe-router-fusion: topk_routing_with_score_function (softmax or sigmoid,
 //     group-limited top-k, scaling, the scatter into the routing map) and the auxiliary loss
 //     (compute_routing_scores_for_aux_loss, the load-balancing loss, its auto-scaler) are about 30
 //     PyTorch ops forward and as many backward (counted in moe_utils.py and router.py at d98e8a64);
 //     fused (TE's fused_topk_with_score_function and fused aux-loss kernels) about 3 and 3. Without
-//     CUDA graphs each launch costs the CPU 5 µs (step_stack.cpp) that these tiny kernels cannot
-//     hide: exposed, beyond the 2 launches the router top-k op already counts.
+//     CUDA graphs each launch costs the CPU TimeModelOptions::host_launch_seconds (step_stack.cpp)
+//     that these tiny kernels cannot hide: exposed, beyond the 2 launches the router top-k op
+//     already counts.
 #include <algorithm>
 
 #include "step_time/step_compute.hpp"
@@ -32,11 +34,8 @@ namespace budget {
 
 namespace {
 
-/// CPU time of one kernel launch without CUDA graphs (the Megatron-Core stack's estimate,
-/// time/step_stack.cpp te_launch_seconds).
-constexpr double moe_launch_seconds = 5e-6;
-/// The dropless dispatcher's host synchronisation per forward (an estimate, above).
-constexpr double moe_host_sync_seconds = 4 * moe_launch_seconds;
+/// The dropless dispatcher's host synchronisation per forward, in launches (an estimate, above).
+constexpr double host_sync_launches = 4.0;
 /// Router launches forward + backward without and with --moe-router-fusion (counted above), less
 /// the 2 the op list's router top-k counts.
 constexpr double router_launches_unfused = 60.0 - 2.0;
@@ -135,12 +134,17 @@ MoeDispatchSeconds moe_dispatch_seconds(const TimeModel& model, const ArchConfig
     s.forward_memory_bound = 2.0 * copy;
     s.backward_memory_bound = 2.0 * copy;
   }
-  const bool dropless_sync = !(options.pad_to_capacity && l.capacity_factor > 0.0);
-  if (dropless_sync) s.forward_exposed += moe_host_sync_seconds;
-  if (!model.options().cuda_graphs) {
+  // A CUDA graph cannot wait for the host: whole-layer and full-iteration graphs (and the moe module's)
+  // capture only sync-free MoE layers (drop-and-pad; CudaGraphModule.moe, enums.py:70 at d98e8a64).
+  const bool graphed_layer = model.options().cuda_graphs || model.options().cuda_graph_modules.moe;
+  const bool dropless_sync = !(options.pad_to_capacity && l.capacity_factor > 0.0) && !graphed_layer;
+  const double launch_seconds = model.options().host_launch_seconds;
+  if (dropless_sync) s.forward_exposed += host_sync_launches * launch_seconds;
+  const CudaGraphModules& graphed = model.options().cuda_graph_modules;
+  if (!model.options().cuda_graphs && !graphed.moe_router && !graphed.moe && !graphed.mlp) {
     const double launches = options.router_fusion ? router_launches_fused : router_launches_unfused;
-    s.forward_exposed += 0.5 * launches * moe_launch_seconds;
-    s.backward_exposed += 0.5 * launches * moe_launch_seconds;
+    s.forward_exposed += 0.5 * launches * launch_seconds;
+    s.backward_exposed += 0.5 * launches * launch_seconds;
   }
   return s;
 }

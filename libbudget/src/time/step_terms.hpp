@@ -63,6 +63,7 @@ struct StackPlan {
   bool quantize_in_rows = false;
   double rows_quantize_bytes_per_element = 0;
   double launch_seconds = 0;              ///< CPU cost of one launch (0 with CUDA graphs or eager's fitted ℓ)
+  CudaGraphModules graphed{};             ///< modules under partial CUDA graphs: their launches cost nothing
   double main_grad_bytes = 4;             ///< bytes of one main-gradient element (main_grad_bytes(TimeModelOptions::recipe))
 };
 StackPlan stack_plan(const TimeModel& model);
@@ -93,6 +94,8 @@ struct StackBytes {
 };
 /// The CPU launch time the GPU waits for: max(0, launch_seconds · launches − op seconds).
 double exposed_launch_seconds(const StackPlan& plan, double launches, double op_seconds);
+/// The share of an op's launches that partial CUDA graphs (StackPlan::graphed) replay, in [0, 1].
+double graphed_launch_share(const CudaGraphModules& graphed, OpKind kind);
 
 /// Adds to one execution of `op` (t, launches) what the stack runs beside its kernels: the FP8
 /// quantize traffic of its GEMMs, the stack's extra kernels (stack_extra()), at the copy bandwidth,

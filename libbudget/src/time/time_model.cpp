@@ -133,11 +133,25 @@ void apply_run_fit_launch(const CalibrationRunFit& fit, const TimeModelOptions& 
 
 }  // namespace
 
+bool add_cuda_graph_module(CudaGraphModules& m, std::string_view name) {
+  for (auto [module_name, flag] : {std::pair<std::string_view, bool*>{"attn", &m.attn}, {"mlp", &m.mlp}, {"moe", &m.moe},
+                                   {"moe_router", &m.moe_router}, {"moe_preprocess", &m.moe_preprocess},
+                                   {"mamba", &m.mamba}}) {
+    if (name == module_name) return *flag = true;
+  }
+  return false;
+}
+
 TimeModel::TimeModel(const CalibrationProfile& profile, TimeModelOptions options) {
   validate(profile);
   if (options.neighbours < 0 || options.neighbours > 1000) {
     throw Error(fmt::format("value {} is out of range; allowed: 0 to 1000 neighbours", options.neighbours),
                 "<time model options>", "neighbours");
+  }
+  if (!(options.host_launch_seconds >= 0.0 && options.host_launch_seconds <= 1e-3)) {
+    throw Error(fmt::format("value {} s is out of range; allowed: 0 to 0.001 s of CPU time a kernel launch",
+                            options.host_launch_seconds),
+                "<time model options>", "host_launch_seconds");
   }
   const std::string& b = options.attention_backend;
   if (!(b == "auto" || b == "cudnn" || b == "flash" || b == "default" || (b.rfind("fallback-", 0) == 0 && b.size() > 9))) {

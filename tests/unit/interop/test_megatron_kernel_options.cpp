@@ -49,15 +49,25 @@ TEST_CASE("interop: a run's kernel settings come from the same arguments as its 
   CHECK(plain.run.modelled == direct.modelled);
   CHECK(plain.run.read == direct.read);
 
-  // Graphs over whole layers; of some modules only: timed without graphs, said in the notes.
+  // Graphs over whole layers; of some modules only: those modules graphed, the rest launched by the
+  // CPU, said in the notes.
   CHECK(timed(base + "--cuda-graph-impl transformer_engine").kernels.cuda_graphs);
   CHECK(timed(base + "--enable-cuda-graph").kernels.cuda_graphs);
-  const MegatronTimedRun partial = timed(base + "--cuda-graph-impl transformer_engine --cuda-graph-modules moe_router");
+  CHECK_FALSE(timed(base + "--cuda-graph-impl transformer_engine").kernels.cuda_graph_modules.any());
+  const MegatronTimedRun partial =
+      timed(base + "--cuda-graph-impl transformer_engine --cuda-graph-modules moe_router moe_preprocess");
   CHECK_FALSE(partial.kernels.cuda_graphs);
+  CudaGraphModules router;
+  router.moe_router = router.moe_preprocess = true;
+  CHECK(partial.kernels.cuda_graph_modules == router);
   REQUIRE(partial.kernels.notes.size() == 1);
-  CHECK(partial.kernels.notes[0] == "--cuda-graph-modules moe_router: CUDA graphs of some modules only, timed without "
-                                    "CUDA graphs");
+  CHECK(partial.kernels.notes[0] == "--cuda-graph-modules moe_router moe_preprocess: CUDA graphs of these modules "
+                                    "only; the rest launched by the CPU, 30 µs a launch");
+  const MegatronTimedRun attn = timed(base + "--cuda-graph-impl transformer_engine --cuda-graph-modules attn");
+  CHECK(attn.kernels.cuda_graph_modules.attn);
+  CHECK_FALSE(attn.kernels.cuda_graph_modules.moe_router);
   CHECK(timed(base + "--cuda-graph-impl local --cuda-graph-modules full_iteration").kernels.cuda_graphs);
+  CHECK_FALSE(timed(base + "--cuda-graph-impl local --cuda-graph-modules full_iteration").kernels.cuda_graph_modules.any());
 
   const MegatronTimedRun moe = timed(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
                                             "--moe-router-fusion --moe-hybridep-num-sms 32");

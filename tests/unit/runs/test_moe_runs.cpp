@@ -11,8 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include "budget/calibration.hpp"
+#include "budget/error.hpp"
 #include "budget/run_fit.hpp"
+#include "budget/time_model.hpp"
 #include "runs/runs_test_support.hpp"
+#include "time/step_terms.hpp"
 
 using namespace budget;
 
@@ -56,16 +59,17 @@ TEST_CASE("MoE runs: Qwen3-30B-A3B on 16 H100, the published peak memory against
   CHECK(error < -0.113);
   // A run without a published peak has no memory figure.
   CHECK(moe_run_named(bf16, "mbcard-qwen3-30b-h100-bf16-n16-functional").predicted_memory_gib == -1.0);
-  // The newest releases' step times (fitted, leave-one-run-out): 4 runs, median 2.9%, worst 7.0%.
+  // The newest releases' step times (fitted, leave-one-run-out): 4 runs, median 2.9%, worst 7.8%
+  // (7.0% at 5 µs a launch, with the router's graphs not modelled).
   CHECK(bf16.fit.fitted_on.size() == 4);
   CHECK(bf16.fit.loo_median_error < 0.035);
   CHECK(bf16.fit.loo_max_error < 0.08);
 }
 
 TEST_CASE("MoE runs: GB300 and B300 MXFP8 on the Blackwell Ultra profiles", "[runs][moe]") {
-  // GB300: 6 newest-release runs fitted (8 to 256 GPUs); before any fit +7.1% to +8.2%, leave-one-
+  // GB300: 6 newest-release runs fitted (8 to 256 GPUs); before any fit +7.0% to +8.1%, leave-one-
   // run-out median 2.9%, worst 3.4% (with TE's MXFP8 quantize kernels, fp8_quantize.cpp; before them
-  // +5.5 to +6.6%, 2.4% / 2.9%).
+  // +5.5 to +6.6%, 2.4% / 2.9%; no host synchronisation under full-iteration graphs).
   const std::vector<RunFitResult> gb300_fits = moe_fits("gb300-published.json");
   const RunFitResult& gb300 = moe_fit_of(gb300_fits, "mxfp8");
   CHECK(gb300.fit.fitted_on.size() == 6);
@@ -74,7 +78,7 @@ TEST_CASE("MoE runs: GB300 and B300 MXFP8 on the Blackwell Ultra profiles", "[ru
   CHECK(gb300.fit.loo_max_error < 0.04);
   const RunPrediction& newest = moe_run_named(gb300, "mb-26.08-pretrain-qwen3-30b-a3b-gb300-mxfp8-n8");
   CHECK(std::abs(newest.before_s / newest.measured_s - 1.0) < 0.08);
-  // B300: one newest-release run, predicted by the profile alone within 5% (+4.1%; +2.6% before TE's
+  // B300: one newest-release run, predicted by the profile alone within 5% (+4.0%; +2.6% before TE's
   // MXFP8 quantize kernels).
   const std::vector<RunFitResult> b300_fits = moe_fits("b300-published.json");
   const RunFitResult& b300 = moe_fit_of(b300_fits, "mxfp8");
@@ -82,16 +86,73 @@ TEST_CASE("MoE runs: GB300 and B300 MXFP8 on the Blackwell Ultra profiles", "[ru
   CHECK(std::abs(run.before_s / run.measured_s - 1.0) < 0.05);
 }
 
-TEST_CASE("MoE runs: H100 FP8 current scaling, TE's quantize kernels priced, still 21% fast", "[runs][moe][fp8]") {
-  // The newest release's Qwen3-30B-A3B FP8 (tensorwise) run on 16 H100: 29.70 s measured. TE's
-  // current-scaling quantize kernels (amax, cast, transposed copy: 6 bytes an element of each FP8
-  // GEMM's input and output gradient, less the 3 the published rows time; fp8_quantize.cpp) move the
-  // profile's prediction from 22.92 s (-22.8%) to 23.53 s (-20.8%): the terms from TE's source close 2
-  // of the 23 points. A guard of today's figure, not a target.
+TEST_CASE("MoE runs: H100 FP8 current scaling is launch-bound without CUDA graphs, its older releases validate the "
+          "host time per launch",
+          "[runs][moe][fp8]") {
+  // The newest release's Qwen3-30B-A3B FP8 (tensorwise) run on 16 H100, without CUDA graphs: 29.70 s
+  // measured, slower than BF16 (24.71 s). At 5 µs a launch (the estimate before) the model said
+  // 23.53 s (−20.8%): TE's per-expert quantize kernels (3 a group and tensor, 8 local experts) are
+  // shorter than their launches, and at 30 µs (megatron_host_launch_seconds) their CPU time decides
+  // the op: +2.0%.
   const std::vector<RunFitResult> fits = moe_fits("h100-sxm-published.json");
-  const RunPrediction& run =
-      moe_run_named(moe_fit_of(fits, "fp8-tensorwise"), "mb-26.06-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16");
-  CHECK(run.before_s / run.measured_s - 1.0 == Approx(-0.208).margin(0.005));
+  const RunFitResult& fp8 = moe_fit_of(fits, "fp8-tensorwise");
+  const RunPrediction& newest = moe_run_named(fp8, "mb-26.06-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16");
+  CHECK(std::abs(newest.before_s / newest.measured_s - 1.0) < 0.05);
+  // Validation: the same configuration's older releases, not fitted (25.09 at another layout, PP 2 of
+  // 24 virtual stages, EP 8, micro-batch 2: −17.3% at 5 µs, +4.8% now). 26.02.01 (+19%), 26.02 and 25.11
+  // (−33%, −50%) measure their releases' software and are not checked here.
+  for (const char* id : {"mb-26.04.01-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16",
+                         "mb-26.04-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16",
+                         "mb-25.09-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16"}) {
+    CAPTURE(id);
+    const RunPrediction& run = moe_run_named(fp8, id);
+    CHECK(std::abs(run.before_s / run.measured_s - 1.0) < 0.06);
+  }
+  // The launches are what moves it: at the old 5 µs the run is 21% fast again.
+  CalibrationProfile profile = load_calibration_profile(moe_runs_dir + "/cuda_profiler/profiles/h100-sxm-published.json");
+  profile.run_fits.clear();
+  const std::vector<MeasuredRun> runs = load_measured_runs(moe_runs_dir + "/data/runs/moe_runs.jsonl");
+  const MeasuredRun& run = test::with_id(runs, "mb-26.06-pretrain-qwen3-30b-a3b-h100-sxm-fp8-cs-n16");
+  CHECK(predict_measured_run(profile, run, RunPricing{5e-6}) / run.step_time_s - 1.0 == Approx(-0.208).margin(0.005));
+  CHECK(predict_measured_run(profile, run) == Approx(newest.before_s).epsilon(1e-12));
+}
+
+TEST_CASE("MoE runs: the host time per launch lies in the flat minimum of the fitted runs' error", "[runs][moe]") {
+  // Root-mean-square log error, before any run fit, of the 20 fitted (newest-release) runs on the five
+  // published profiles, at a host time per launch: 17.28% at 5 µs, 15.47% at 30 µs, 0.19 points above
+  // the grid's least (15.28% at 40 µs, where the one run the launches decide is +16.6%), rising again
+  // past 45 µs (15.59% at 50). The value itself is that run's (docs/calibration.md).
+  const std::vector<MeasuredRun> runs = load_measured_runs(moe_runs_dir + "/data/runs/moe_runs.jsonl");
+  std::vector<std::pair<CalibrationProfile, std::vector<const MeasuredRun*>>> groups;
+  for (const char* name : {"h100-sxm", "b200", "gb200", "b300", "gb300"}) {
+    CalibrationProfile p =
+        load_calibration_profile(moe_runs_dir + "/cuda_profiler/profiles/" + std::string(name) + "-published.json");
+    p.run_fits.clear();  // the profile's own fits (dense runs) are not the model's
+    std::vector<const MeasuredRun*> fitted;
+    for (const MeasuredRun& r : runs) {
+      if (r.role == "fit" && r.gpu == p.device.name) fitted.push_back(&r);
+    }
+    groups.emplace_back(std::move(p), std::move(fitted));
+  }
+  const auto rms_log_error = [&](double launch_seconds) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& [profile, fitted] : groups) {
+      for (const MeasuredRun* r : fitted) {
+        const double e = std::log(predict_measured_run(profile, *r, RunPricing{launch_seconds}) / r->step_time_s);
+        sum += e * e;
+        ++n;
+      }
+    }
+    REQUIRE(n == 20);
+    return std::sqrt(sum / static_cast<double>(n));
+  };
+  const double shipped = rms_log_error(megatron_host_launch_seconds);
+  CHECK(megatron_host_launch_seconds == 30e-6);
+  CHECK(shipped < rms_log_error(5e-6) - 0.015);
+  double least = shipped;
+  for (const double us : {20.0, 25.0, 35.0, 40.0, 45.0, 50.0}) least = std::min(least, rms_log_error(us * 1e-6));
+  CHECK(shipped <= least + 0.003);
 }
 
 namespace {
@@ -162,4 +223,62 @@ TEST_CASE("MoE runs: a run file's main_grad_bytes is the recipe's one main-gradi
   CHECK_THROWS_WITH(run_of("bf16", R"("main_grad_bytes": 3)"), Catch::Contains("3 is not allowed"));
   // The FP8 recipe of "time" is the layout's, which memory and time both read.
   CHECK(run_of("bf16", R"("fp8_recipe": "tensorwise")").layout.fp8 == Fp8Recipe::tensorwise);
+}
+
+TEST_CASE("MoE runs: CUDA graphs of some modules take those modules' launches, the rest is launched by the CPU",
+          "[runs][megatron]") {
+  // The H100 BF16 run graphs the router and the dispatcher's preprocessing (--cuda-graph-modules
+  // moe_router moe_preprocess): priced between no graphs and graphs of whole layers.
+  CalibrationProfile profile = load_calibration_profile(moe_runs_dir + "/cuda_profiler/profiles/h100-sxm-published.json");
+  profile.run_fits.clear();
+  const std::vector<MeasuredRun> runs = load_measured_runs(moe_runs_dir + "/data/runs/moe_runs.jsonl");
+  MeasuredRun run = test::with_id(runs, "mbcard-qwen3-30b-h100-bf16-n16-perf");
+  REQUIRE_FALSE(run.cuda_graphs);
+  REQUIRE(run.cuda_graph_modules.moe_router);
+  const double partial = predict_measured_run(profile, run);
+  MeasuredRun eager = run;
+  eager.cuda_graph_modules = {};
+  MeasuredRun attention_too = run;
+  attention_too.cuda_graph_modules.attn = true;
+  MeasuredRun whole = run;
+  whole.cuda_graphs = true;
+  whole.cuda_graph_modules = {};
+  CHECK(predict_measured_run(profile, eager) > partial);
+  CHECK(predict_measured_run(profile, attention_too) < partial);
+  CHECK(predict_measured_run(profile, whole) < predict_measured_run(profile, attention_too));
+  // The share of an op's launches each module replays (Megatron's submodules under graphs).
+  CudaGraphModules router;
+  router.moe_router = true;
+  CHECK(detail::graphed_launch_share(router, OpKind::router_topk) == 1.0);
+  CHECK(detail::graphed_launch_share(router, OpKind::routed_experts) == 0.0);
+  CHECK(detail::graphed_launch_share(router, OpKind::norms) == 0.5);
+  CHECK(detail::graphed_launch_share(router, OpKind::qkv_projection) == 0.0);
+  CudaGraphModules moe;
+  moe.moe = moe.attn = true;
+  CHECK(detail::graphed_launch_share(moe, OpKind::norms) == 1.0);
+  CHECK(detail::graphed_launch_share(moe, OpKind::residual_add) == 1.0);
+  CHECK(detail::graphed_launch_share(moe, OpKind::lm_head) == 0.0);
+
+  // A run file says the same as "cuda_graph_modules" in "time"; refused beside "cuda_graphs": true,
+  // empty, or naming a module Megatron-LM does not have.
+  const std::string line = tiny_run_line(R"("layout": {"micro_batch_size": 1, "micro_batches": 8}, "time": {TIME})");
+  const auto parse_time = [&](const std::string& time) {
+    std::string text = line;
+    text.replace(text.find("{TIME}"), 6, "{" + time + "}");
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return parse_measured_runs(text, "runs.jsonl").front();
+  };
+  const MeasuredRun read = parse_time(R"("cuda_graph_modules": ["attn", "moe_router"])");
+  CHECK(read.cuda_graph_modules.attn);
+  CHECK(read.cuda_graph_modules.moe_router);
+  CHECK_FALSE(read.cuda_graph_modules.mlp);
+  CHECK_THROWS_WITH(parse_time(R"("cuda_graphs": true, "cuda_graph_modules": ["attn"])"),
+                    Catch::Contains("cuda_graph_modules") && Catch::Contains("give one"));
+  CHECK_THROWS_WITH(parse_time(R"("cuda_graph_modules": ["attention"])"),
+                    Catch::Contains("\"attention\"") && Catch::Contains("\"moe_router\""));
+  CHECK_THROWS_WITH(parse_time(R"("cuda_graph_modules": [])"), Catch::Contains("non-empty list"));
+  // The time model refuses a host time per launch outside [0, 1 ms].
+  TimeModelOptions bad;
+  bad.host_launch_seconds = -1e-6;
+  CHECK_THROWS_WITH(TimeModel(profile, bad), Catch::Contains("host_launch_seconds"));
 }
