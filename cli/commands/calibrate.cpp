@@ -196,7 +196,8 @@ std::string run_fit_summary(const RunFitResult& r) {
   } else {
     text += fmt::format(
         "; factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, memory-bound {:.3f}, intra-node {:.3f}, "
-        "inter-node {:.3f}, all-to-all {:.3f}, {:.2f} µs a launch, overhead {:.4f} s\nleave-one-run-out{} |error| "
+        "inter-node {:.3f}, all-to-all {:.3f}, {:.2f} µs a launch beyond the stack's own, overhead {:.4f} s\n"
+        "leave-one-run-out{} |error| "
         "median {:.1f}%, worst {:.1f}%",
         f.gemm, f.attention, f.expert_gemms, f.memory_bound, f.intra_node, f.inter_node, f.all_to_all, f.launch_us,
         f.overhead_s,

@@ -61,7 +61,7 @@ inline constexpr double megatron_host_launch_seconds = 30e-6;
 /// projections, core attention, its residual add; :1565-1610); moe_router the pre-MLP norm and the
 /// router (_forward_mlp_router, :2117-2146); moe_preprocess the dispatcher's preprocessing inside
 /// the router's graph (no op of its own here); mlp a dense layer's MLP with its norm and residual
-/// add; moe a whole MoE layer (drop-and-pad only); mamba a Mamba mixer. The experts between the
+/// add (dense layers only); moe a whole MoE layer (drop-and-pad only); mamba a Mamba mixer. The experts between the
 /// router's graph and the MLP's residual add always run eagerly under partial graphs (:2148-2160).
 struct CudaGraphModules {
   bool attn = false, mlp = false, moe = false, moe_router = false, moe_preprocess = false, mamba = false;

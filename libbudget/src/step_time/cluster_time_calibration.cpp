@@ -62,8 +62,8 @@ void set_step_time_calibration(ClusterStepTime& out, const TimeModel& model) {
                           fit->fitted_on.size(), 100 * fit->loo_median_error, 100 * fit->loo_max_error);
     out.notes.push_back(fmt::format(
         "calibrated on measured runs ({}, {}): compute factors gemm {:.3f}, attention {:.3f}, expert GEMMs {:.3f}, "
-        "memory-bound {:.3f}; links intra-node {:.3f}, inter-node {:.3f}, all-to-all {:.3f}; {:.2f} µs a launch; "
-        "{:.4f} s a step",
+        "memory-bound {:.3f}; links intra-node {:.3f}, inter-node {:.3f}, all-to-all {:.3f}; {:.2f} µs a launch "
+        "beyond the stack's own host time per launch; {:.4f} s a step",
         to_string(fit->precision), accuracy, fit->gemm, fit->attention, fit->expert_gemms, fit->memory_bound,
         fit->intra_node, fit->inter_node, fit->all_to_all, fit->launch_us, fit->overhead_s));
   }

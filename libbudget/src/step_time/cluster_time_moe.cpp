@@ -141,7 +141,7 @@ MoeDispatchSeconds moe_dispatch_seconds(const TimeModel& model, const ArchConfig
   const double launch_seconds = model.options().host_launch_seconds;
   if (dropless_sync) s.forward_exposed += host_sync_launches * launch_seconds;
   const CudaGraphModules& graphed = model.options().cuda_graph_modules;
-  if (!model.options().cuda_graphs && !graphed.moe_router && !graphed.moe && !graphed.mlp) {
+  if (!model.options().cuda_graphs && !graphed.moe_router && !graphed.moe) {
     const double launches = options.router_fusion ? router_launches_fused : router_launches_unfused;
     s.forward_exposed += 0.5 * launches * launch_seconds;
     s.backward_exposed += 0.5 * launches * launch_seconds;

@@ -125,11 +125,12 @@ double exposed_launch_seconds(const StackPlan& plan, double launches, double op_
 double graphed_launch_share(const CudaGraphModules& g, OpKind kind) {
   // The submodules each CUDA graph module covers (TransformerLayer._get_submodules_under_cudagraphs,
   // megatron/core/transformer/transformer_layer.py:1235-1262 at d98e8a64): attn the input norm and
-  // the attention; mlp (dense layers) or moe (MoE layers) the pre-MLP norm and the whole MLP;
-  // moe_router the pre-MLP norm, the router and the shared experts (without
-  // --moe-shared-expert-overlap, which this model does not read: counted graphed). Of a layer's two
-  // norms and two residual adds, one each belongs to each sublayer; the q/k norms are in attention.
-  const bool attention = g.attn, mlp = g.mlp || g.moe, router = mlp || g.moe_router;
+  // the attention; mlp a dense layer's pre-MLP norm and MLP, moe an MoE layer's; moe_router the
+  // pre-MLP norm, the router and the shared experts (without --moe-shared-expert-overlap, which this
+  // model does not read: counted graphed). Of a layer's two norms and two residual adds, one each
+  // belongs to each sublayer (the op list's norms and adds are every layer's: a model with dense and
+  // MoE layers under mlp or moe alone is counted as if both were); the q/k norms are in attention.
+  const bool attention = g.attn, whole_mlp = g.mlp || g.moe, router = g.moe || g.moe_router;
   switch (kind) {
     case OpKind::qkv_projection:
     case OpKind::attention_scores:
@@ -148,21 +149,21 @@ double graphed_launch_share(const CudaGraphModules& g, OpKind kind) {
     case OpKind::delta_rule_scan:
     case OpKind::ssd_scan:
     case OpKind::mixer_out_projection: return g.mamba || attention ? 1.0 : 0.0;
-    case OpKind::norms: return (attention ? 0.5 : 0.0) + (router ? 0.5 : 0.0);
-    case OpKind::residual_add: return (attention ? 0.5 : 0.0) + (mlp ? 0.5 : 0.0);
+    case OpKind::norms: return (attention ? 0.5 : 0.0) + (router || g.mlp ? 0.5 : 0.0);
+    case OpKind::residual_add: return (attention ? 0.5 : 0.0) + (whole_mlp ? 0.5 : 0.0);
     case OpKind::router:
     case OpKind::router_topk:
     case OpKind::router_softmax_fp32:
     case OpKind::shared_experts:
     case OpKind::shared_activation: return router ? 1.0 : 0.0;
     case OpKind::dense_ffn:
-    case OpKind::dense_activation:
+    case OpKind::dense_activation: return g.mlp ? 1.0 : 0.0;
     case OpKind::routed_experts:
     case OpKind::expert_dispatch:
     case OpKind::expert_combine:
     case OpKind::expert_activation:
     case OpKind::routing_weights:
-    case OpKind::combine_zero: return mlp ? 1.0 : 0.0;
+    case OpKind::combine_zero: return g.moe ? 1.0 : 0.0;
     case OpKind::final_norm:
     case OpKind::embedding:
     case OpKind::lm_head:

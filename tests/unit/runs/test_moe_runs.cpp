@@ -258,6 +258,13 @@ TEST_CASE("MoE runs: CUDA graphs of some modules take those modules' launches, t
   CHECK(detail::graphed_launch_share(moe, OpKind::norms) == 1.0);
   CHECK(detail::graphed_launch_share(moe, OpKind::residual_add) == 1.0);
   CHECK(detail::graphed_launch_share(moe, OpKind::lm_head) == 0.0);
+  CHECK(detail::graphed_launch_share(moe, OpKind::routed_experts) == 1.0);
+  CHECK(detail::graphed_launch_share(moe, OpKind::dense_ffn) == 0.0);  // mlp: dense layers only
+  CudaGraphModules dense_mlp;
+  dense_mlp.mlp = true;
+  CHECK(detail::graphed_launch_share(dense_mlp, OpKind::dense_ffn) == 1.0);
+  CHECK(detail::graphed_launch_share(dense_mlp, OpKind::routed_experts) == 0.0);
+  CHECK(detail::graphed_launch_share(dense_mlp, OpKind::router) == 0.0);
 
   // A run file says the same as "cuda_graph_modules" in "time"; refused beside "cuda_graphs": true,
   // empty, or naming a module Megatron-LM does not have.
