@@ -34,9 +34,17 @@ LayoutSearchOptions ClusterRankOptions::search_options(const Workload& workload,
   if (megatron_args.empty()) return o;
   const MegatronRun read = load_team_recipe(megatron_args, bridge_config, baseline, gpus);
   o = megatron_search_options(read, workload, o, true);
+  // The file's MoE dispatcher settings (router fusion, pad-to-capacity, flex backend and SMs, group-
+  // limited routing) price each layout's step as `layout` and the run fit price them.
+  o.time.communication.moe = load_team_kernel_options(megatron_args, bridge_config, baseline, gpus).moe;
   hold_loop_placement(o);  // not a Megatron-LM argument: --loop-placement alone
   if (run != nullptr) *run = read;
   return o;
+}
+
+std::optional<MegatronKernelOptions> ClusterRankOptions::cuda_graphs() const {
+  if (megatron_args.empty()) return std::nullopt;
+  return load_team_cuda_graphs(megatron_args, bridge_config);
 }
 
 TrainingRecipe ClusterRankOptions::training_recipe() const {

@@ -46,6 +46,8 @@ struct ClusterRankOptions {
   /// The recipe the time model must time (load_team_training_recipe() of --megatron-args or
   /// --bridge-config: its FP8 recipe and gradient bytes; the default recipe without).
   TrainingRecipe training_recipe() const;
+  /// The recipe file's CUDA graphs (load_team_cuda_graphs()); nullopt without --megatron-args.
+  std::optional<MegatronKernelOptions> cuda_graphs() const;
 };
 
 /// The calibration profile of the cluster file's GPU (its gpu.compute.calibration, issue 32) for

@@ -35,10 +35,12 @@ std::string profile_backend(const std::string& name) {
 }
 }  // namespace
 
-TimeModel CalibrationOptions::load(const TrainingRecipe& recipe, const std::optional<KernelTarget>& kernels) const {
+TimeModel CalibrationOptions::load(const TrainingRecipe& recipe, const std::optional<KernelTarget>& kernels,
+                                   const MegatronKernelOptions* graphs) const {
   TimeModelOptions options{profile_backend(attention_backend)};
   options.kernels = kernels;
   options.recipe = recipe;
+  if (graphs != nullptr) set_cuda_graphs(options, *graphs);
   return TimeModel(load_calibration_profile(path), options);
 }
 
@@ -94,7 +96,7 @@ ShapeSpace KernelOptions::space(bool free_shapes, const std::optional<KernelTarg
 }
 
 std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& calibration, const std::string& cluster_gpu,
-                                                  const std::string& megatron_args) const {
+                                                  const std::string& megatron_args, bool bridge_config) const {
   const std::string& backend = calibration.attention_backend;
   if (!calibration.given() && backend != "auto" && !is_kernel_backend(backend)) {
     throw_option_dependency_error("--attention-backend",
@@ -115,12 +117,12 @@ std::optional<KernelTarget> KernelOptions::target(const CalibrationOptions& cali
   t.gpu = gpu_name;
   t.arch = parse_gpu_arch(gpu_name, gpu.empty() ? "--cluster" : "--gpu");
   t.precision = !precision.empty()        ? parse_precision(precision, "--precision")
-                : !megatron_args.empty()  ? kernel_precision(load_megatron_fp8_recipe(megatron_args))
+                : !megatron_args.empty()  ? kernel_precision(load_team_training_recipe(megatron_args, bridge_config).fp8)
                                           : Precision::bf16;
   if (kernel_backend) {
     t.attention = parse_attention_backend(backend, "--attention-backend");
   } else if (!megatron_args.empty()) {
-    t.attention = load_megatron_attention_backend(megatron_args);
+    t.attention = load_team_attention_backend(megatron_args, bridge_config);
   }
   if (const std::string why = precision_refusal(t.arch, t.precision); !why.empty()) {
     throw Error(why + "; allowed: a precision the GPU runs", precision.empty() ? "--megatron-args" : "--precision");

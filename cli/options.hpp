@@ -14,6 +14,10 @@
 
 #include "cli11_fwd.hpp"
 
+namespace budget {
+struct MegatronKernelOptions;  // budget/megatron_args.hpp
+}  // namespace budget
+
 namespace budget::cli {
 
 /// `--workload W.json`; none: the paper's workload (paper_workload()).
@@ -33,7 +37,9 @@ struct CalibrationOptions {
   /// The time model of the profile at `path` (budget::Error naming the file if it is bad) timing
   /// `recipe` (the recipe of --megatron-args: its FP8 GEMMs and gradient bytes; default: bf16).
   /// `kernels`: the kernel target whose padding the model charges (TimeModelOptions::kernels).
-  TimeModel load(const TrainingRecipe& recipe = {}, const std::optional<KernelTarget>& kernels = std::nullopt) const;
+  /// `graphs`: a recipe file's CUDA graphs (load_team_cuda_graphs()); none: priced without graphs.
+  TimeModel load(const TrainingRecipe& recipe = {}, const std::optional<KernelTarget>& kernels = std::nullopt,
+                 const MegatronKernelOptions* graphs = nullptr) const;
   /// load() when --calibration was given, else nothing.
   std::optional<TimeModel> load_if_given() const;
 };
@@ -60,10 +66,10 @@ struct KernelOptions {
   /// file's gpu.name); precision: --precision, else the recipe of `megatron_args` (a path, or
   /// empty), else bf16; attention: --attention-backend fa2|fa3|fa4|cudnn|unfused, else
   /// `megatron_args`' --attention-backend (fused: cudnn, flash: fa2, unfused/local: unfused), else
-  /// TE's default. budget::Error (naming the option) for a target without a GPU, or a precision
-  /// the GPU does not run.
+  /// TE's default; `bridge_config`: the file is a Megatron-Bridge config (--bridge-config).
+  /// budget::Error (naming the option) for a target without a GPU, or a precision the GPU does not run.
   std::optional<KernelTarget> target(const CalibrationOptions& calibration, const std::string& cluster_gpu,
-                                     const std::string& megatron_args) const;
+                                     const std::string& megatron_args, bool bridge_config = false) const;
 };
 void add_kernel_options(CLI::App& command, KernelOptions& target);
 

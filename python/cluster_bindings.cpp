@@ -154,9 +154,16 @@ py::object layout_search_dict(const py::handle& config, const py::handle& cluste
                       min_headroom, run_tokens);
   const std::optional<budget::MegatronRun> run =
       hold_recipe(o, recipe, kwargs, c, gpus, w, seq_len_arg, global_batch_tokens, attended_keys);
-  // One FP8 recipe prices memory (the layouts') and time (the model's GEMMs).
+  // One FP8 recipe prices memory (the layouts') and time (the model's GEMMs); the file's CUDA graphs
+  // and MoE dispatcher settings as `layout --megatron-args FILE --search` prices them.
   budget::TimeModelOptions model_options;
   model_options.recipe = o.recipe.base;
+  if (run) {
+    const budget::MegatronKernelOptions kernels =
+        budget::load_team_kernel_options(*recipe.megatron_args, recipe.bridge_config, c, gpus);
+    budget::set_cuda_graphs(model_options, kernels);
+    o.time.communication.moe = kernels.moe;
+  }
   const budget::TimeModel model(search_profile(calibration, spec), model_options);
   const budget::LayoutSearchResult found = budget::search_layouts(model, c, spec, o);
   // The CLI names a config without a name by its path.
@@ -224,11 +231,18 @@ void bind_layout(py::module_& m) {
         if (!a.calibration.is_none() || spec.compute.source == budget::ComputeSource::calibration) {
           budget::TimeModelOptions to;
           to.recipe = memory.layout;
+          std::optional<budget::MegatronKernelOptions> kernels;  // the file's CUDA graphs and dispatcher settings
+          if (run) kernels = budget::load_team_kernel_options(*a.megatron_args, a.bridge_config, c, a.layout.gpus);
+          if (kernels) budget::set_cuda_graphs(to, *kernels);
           const budget::TimeModel model(search_profile(a.calibration, spec), to);
           const budget::Workload w = workload_argument(py::none());
           budget::ClusterTimeOptions time_options;
-          time_options.attended_keys = memory.layout.seq_len == w.seq_len ? budget::layout_attended_keys(w) : 0.0;
+          // The mask the recipe file says (causal unless a document mask; issue 42), as the CLI's.
+          time_options.attended_keys = run                                ? budget::megatron_attention(*run, w).attended_keys
+                                       : memory.layout.seq_len == w.seq_len ? budget::layout_attended_keys(w)
+                                                                            : 0.0;
           if (run) time_options.communication.overlap = run->overlap;
+          if (kernels) time_options.communication.moe = kernels->moe;
           const budget::ClusterStepTime time = budget::cluster_step_time(model, c, memory, spec, time_options);
           out["time"] = budget_python::to_python(budget::render::cluster_step_time_json(time));
           if (a.run_tokens) {

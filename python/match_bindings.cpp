@@ -70,7 +70,8 @@ budget::MatchConstraints constraints_of(const py::handle& value, const budget::A
 std::optional<budget::KernelTarget> kernel_target_of(const py::object& gpu, const py::object& precision,
                                                      const std::string& attention_backend,
                                                      budget::Fp8Recipe recipe = budget::Fp8Recipe::none,
-                                                     const std::optional<std::string>& megatron_args = std::nullopt) {
+                                                     const std::optional<std::string>& megatron_args = std::nullopt,
+                                                     bool bridge_config = false) {
   const bool kernel_backend = attention_backend == "fa2" || attention_backend == "fa3" || attention_backend == "fa4" ||
                               attention_backend == "cudnn" || attention_backend == "unfused";
   if (gpu.is_none()) {
@@ -85,7 +86,7 @@ std::optional<budget::KernelTarget> kernel_target_of(const py::object& gpu, cons
   if (kernel_backend) {
     t.attention = budget::parse_attention_backend(attention_backend, "attention_backend");
   } else if (megatron_args) {
-    t.attention = budget::load_megatron_attention_backend(*megatron_args);
+    t.attention = budget::load_team_attention_backend(*megatron_args, bridge_config);
   }
   if (const std::string why = budget::precision_refusal(t.arch, t.precision); !why.empty()) {
     throw budget::Error(why + "; allowed: a precision the GPU runs", "precision");
@@ -258,8 +259,8 @@ std::optional<budget::KernelTarget> match_kernel_target(const py::handle& cluste
           ? py::object(py::str(budget_python::cluster_argument(cluster, a.nodes).gpu_name))
           : gpu;
   return kernel_target_of(cluster_gpu, precision, attention_backend,
-                          a.megatron_args ? budget::load_megatron_fp8_recipe(*a.megatron_args) : budget::Fp8Recipe::none,
-                          a.megatron_args);
+                          a.megatron_args ? budget::load_team_training_recipe(*a.megatron_args, a.bridge_config).fp8
+                                          : budget::Fp8Recipe::none, a.megatron_args, a.bridge_config);
 }
 
 /// The constraints of match(): the argument over the baseline's defaults, the order, and
@@ -312,6 +313,7 @@ void match_time_model(const py::handle& calibration, const py::handle& cluster, 
     if (team) {
       // The team's whole recipe (FP8, gradient bytes), as the CLI's ClusterRankOptions::training_recipe().
       model_options.recipe = static_cast<const budget::TrainingRecipe&>(team->layout);
+      budget::set_cuda_graphs(model_options, budget::load_team_cuda_graphs(*a.megatron_args, a.bridge_config));
     } else if (kernels) {
       model_options.recipe.fp8 = budget::fp8_recipe_of(kernels->precision);  // precision= times the GEMMs, as --precision
     }
@@ -330,7 +332,8 @@ void match_time_model(const py::handle& calibration, const py::handle& cluster, 
 /// rank_by="time" or with max_time_ratio.
 void set_cluster_ranking(const py::handle& cluster, const MatchClusterArguments& a, const budget::Workload& w,
                          const py::object& min_headroom, const std::optional<budget::MegatronRun>& team,
-                         std::optional<budget::ClusterSpec>& cluster_spec, budget::MatchRequest& request) {
+                         const budget::ArchConfig& base, std::optional<budget::ClusterSpec>& cluster_spec,
+                         budget::MatchRequest& request) {
   if (cluster.is_none()) {
     if (a.gpus || a.nodes) {
       throw budget::Error("gpus and nodes set up the cluster layout search; give cluster too", a.gpus ? "gpus" : "nodes");
@@ -353,7 +356,10 @@ void set_cluster_ranking(const py::handle& cluster, const MatchClusterArguments&
   request.cluster_search = budget::cluster_rank_search_options(w, *a.gpus, a.global_batch_tokens, a.max_nodes_per_token);
   request.cluster_search.min_headroom_bytes =
       budget_python::float_argument(min_headroom, "min_headroom") * static_cast<double>(std::int64_t{1} << 30);
-  if (team) request.cluster_search = budget::megatron_search_options(*team, w, request.cluster_search, true);
+  if (!team) return;
+  request.cluster_search = budget::megatron_search_options(*team, w, request.cluster_search, true);
+  request.cluster_search.time.communication.moe =  // the file's dispatcher settings, as the CLI's
+      budget::load_team_kernel_options(*a.megatron_args, a.bridge_config, base, *a.gpus).moe;
 }
 
 /// What the team's recipe file gave, in the match result's cluster object.
@@ -390,7 +396,7 @@ py::object match_dict(const py::handle& baseline, const py::handle& loop, double
     request.trainable = constraints_of(constraints, base, budget::ShapeSpace::trainable, kernels);
   }
   std::optional<budget::ClusterSpec> cluster_spec;
-  set_cluster_ranking(cluster, a, w, min_headroom, team, cluster_spec, request);
+  set_cluster_ranking(cluster, a, w, min_headroom, team, base, cluster_spec, request);
   const budget::MatchOutcome outcome =
       with_loop_argument([&] { return budget::match_outcome(base, spec, w, c, request); });
   nlohmann::ordered_json out = budget::render::match_outcome_json(outcome, spec, w, request);

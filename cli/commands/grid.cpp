@@ -57,7 +57,7 @@ void add_arch_row(Table& t, const std::string& size, const std::string& arch, co
 GridConstraints grid_constraints_of(const GridOptions& o) {
   GridConstraints c{o.constraints_path};
   c.kernels = o.kernels.target(o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(),
-                               o.cluster.megatron_args);
+                               o.cluster.megatron_args, o.cluster.bridge_config);
   c.shapes = o.kernels.space(o.free_shapes, c.kernels);
   if (!o.order.empty()) c.order = o.order == "tightest" ? MatchOrder::tightest : MatchOrder::proportions;
   return c;

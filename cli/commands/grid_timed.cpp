@@ -214,7 +214,8 @@ Document cluster_grid_document(const GridOptions& o, const Grid& grid, const std
 void run_cluster_grid(const GridOptions& o, const Grid& grid, const Workload& workload, const LoopSpec& loop) {
   // --megatron-args: one recipe (FP8, gradient bytes) times every cell; each cell's baseline reads the
   // file (its model-shape flags checked against it: a cell that disagrees shows why in its row).
-  const TimeModel model = o.calibration.load(o.cluster.training_recipe());
+  const std::optional<MegatronKernelOptions> graphs = o.cluster.cuda_graphs();
+  const TimeModel model = o.calibration.load(o.cluster.training_recipe(), std::nullopt, graphs ? &*graphs : nullptr);
   const ClusterSpec cluster = o.cluster.load();
   LayoutSearchOptions search = o.cluster.search_options(workload);
   const CellSearchOptions of_cell = [&](const ArchConfig& baseline) {

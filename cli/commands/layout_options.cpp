@@ -391,8 +391,8 @@ TimeModelOptions time_model_options(const LayoutOptions& o, const TrainingRecipe
                                     const MegatronKernelOptions* kernels) {
   TimeModelOptions t;
   t.recipe = recipe;
-  t.cuda_graphs = kernels != nullptr ? kernels->cuda_graphs : o.cuda_graphs;
-  if (kernels != nullptr) t.cuda_graph_modules = kernels->cuda_graph_modules;
+  t.cuda_graphs = o.cuda_graphs;
+  if (kernels != nullptr) set_cuda_graphs(t, *kernels);
   for (const std::string& module : o.cuda_graph_modules) {
     if (!add_cuda_graph_module(t.cuda_graph_modules, module)) {
       throw Error(fmt::format("value \"{}\" is not allowed; allowed: attn, mlp, moe, moe_router, moe_preprocess, mamba",

@@ -113,7 +113,8 @@ Table alignment_table(const std::vector<AlignmentOption>& options, const TimeAcc
 MatchInputs load_match_inputs(const MatchOptions& o) {
   MatchInputs in{load_sourced_config(o.baseline_path), o.workload.load(), {}, {}, {}, {}, {}, {}, {}, {}};
   const std::optional<KernelTarget> kernels = o.kernels.target(
-      o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(), o.cluster.megatron_args);
+      o.calibration, o.cluster.given() ? o.cluster.load().gpu_name : std::string(), o.cluster.megatron_args,
+      o.cluster.bridge_config);
   const ShapeSpace shapes = o.kernels.space(o.free_shapes, kernels);
   const auto constraints_in = [&](ShapeSpace space) {
     return o.constraints_path.empty() ? default_constraints(in.baseline.config, space, kernels)
@@ -143,7 +144,9 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
     } else if (kernels) {
       recipe.fp8 = fp8_recipe_of(kernels->precision);
     }
-    in.model = o.calibration.load(recipe, kernels);
+    const std::optional<MegatronKernelOptions> graphs =
+        o.cluster.given() ? o.cluster.cuda_graphs() : std::optional<MegatronKernelOptions>();
+    in.model = o.calibration.load(recipe, kernels, graphs ? &*graphs : nullptr);
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",
                                   "--rank-by time and --max-time-ratio need --calibration P.json (a profile to "

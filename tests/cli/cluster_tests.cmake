@@ -292,6 +292,12 @@ budget_cli_test(NAME bridge.qwen3_layout_cuda_graph_modules ARGS layout tests/da
     --cluster ${h100} --nodes 2 --gpus 16 --bridge-config ${qwen3_bridge}
     --profile cuda_profiler/profiles/h100-sxm-published.json
   STDOUT_MATCHES [=[--cuda-graph-modules moe_router moe_preprocess: CUDA graphs of these modules only; the rest launched by the CPU, 30 µs a launch]=])
+# The cluster ranking takes a Bridge config too (its FP8 recipe and attention backend were read as
+# Megatron-LM arguments before: "_target_:" refused), with its CUDA graphs and dispatcher settings.
+budget_cli_test(NAME bridge.match_cluster ARGS --baseline tests/data/hf/qwen3-30b-a3b.json --rank-by time
+    --cluster ${h100} --nodes 2 --gpus 16 --top 2 --bridge-config ${qwen3_bridge}
+    --calibration cuda_profiler/profiles/h100-sxm-published.json
+  STDOUT_MATCHES [=[team's layout of the baseline: TP1 CP1 PP1 DP16 EP16 ETP1 b1 m64 none dist-opt at [0-9.]+× the searched baseline's time per token]=])
 budget_cli_test(NAME bridge.cuda_graphs_beside_recipe ARGS layout tests/data/hf/qwen3-30b-a3b.json --cluster ${h100}
     --nodes 2 --gpus 16 --bridge-config ${qwen3_bridge} --cuda-graphs
   EXPECT_EXIT 64 STDERR_MATCHES [=[--cuda-graphs and --bridge-config both give it; give one]=])

@@ -67,6 +67,30 @@ def test_layout_bridge_config():
         assert "bridge_config" in str(e)
 
 
+def test_bridge_config_kernel_settings_equal_cli():
+    """A Bridge config's CUDA graphs (the router graphed) and dispatcher settings price budget.layout and
+    match(cluster=) as the CLI prices them (issue 42); match on a cluster read a Bridge config's FP8 recipe
+    as Megatron-LM arguments before, refusing the YAML."""
+    qwen3 = os.path.join(SOURCE, "tests", "data", "hf", "qwen3-30b-a3b.json")
+    h100 = os.path.join(SOURCE, "examples", "clusters", "h100-sxm.json")
+    yaml = os.path.join(SOURCE, "tests", "data", "bridge", "qwen3_30b_a3b_h100_bf16_n16.yaml")
+    profile = os.path.join(SOURCE, "cuda_profiler", "profiles", "h100-sxm-published.json")
+    r = budget.layout(qwen3, h100, gpus=16, nodes=2, bridge_config=yaml, calibration=profile)
+    m = budget.match(qwen3, top=2, calibration=profile, rank_by="time", cluster=h100, gpus=16, nodes=2,
+                     bridge_config=yaml)
+    assert m["cluster"]["team_layout"] == "TP1 CP1 PP1 DP16 EP16 ETP1 b1 m64 none dist-opt"
+    if not CLI:
+        return
+    out = subprocess.run([CLI, "layout", qwen3, "--cluster", h100, "--nodes", "2", "--gpus", "16", "--bridge-config",
+                          yaml, "--profile", profile, "--format", "json"], capture_output=True, text=True)
+    assert json.loads(out.stdout)["time"]["seconds_per_step"] == r["time"]["seconds_per_step"]
+    out = subprocess.run([CLI, "--baseline", qwen3, "--calibration", profile, "--rank-by", "time", "--cluster", h100,
+                          "--nodes", "2", "--gpus", "16", "--top", "2", "--bridge-config", yaml, "--format", "json"],
+                         check=True, capture_output=True, text=True)
+    cli = json.loads(out.stdout)["cluster"]
+    assert cli["team_baseline"]["ratio_to_baseline"] == m["cluster"]["team_baseline"]["ratio_to_baseline"]
+
+
 def test_layout_megatron_args():
     """budget.layout(megatron_args=FILE, gpus=N) prices Megatron-LM's arguments as the CLI does, and the
     native keywords express the same layout (issue 31)."""

@@ -182,6 +182,16 @@ TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_co
 /// dispatcher's settings, which the step time of one layout prices as the run fit does.
 MegatronKernelOptions load_team_kernel_options(const std::string& path, bool bridge_config, const ArchConfig& config,
                                                std::int64_t gpus);
+/// `options` priced under the CUDA graphs `kernels` read (TimeModelOptions::cuda_graphs and
+/// cuda_graph_modules); nothing else of it.
+void set_cuda_graphs(TimeModelOptions& options, const MegatronKernelOptions& kernels);
+/// The CUDA graphs alone of Megatron-LM arguments (no config): `cuda_graphs`, `cuda_graph_modules` and
+/// their note; budget::Error as read_megatron_args() for arguments the parser refuses.
+MegatronKernelOptions megatron_cuda_graphs(const std::vector<std::string>& words, const std::string& source);
+/// The CUDA graphs alone of a team's recipe file, read without a config (the same reading as
+/// load_team_kernel_options()): `cuda_graphs` and `cuda_graph_modules` set, the rest default. What a
+/// time model serving several baselines (match and grid on a cluster) is built with.
+MegatronKernelOptions load_team_cuda_graphs(const std::string& path, bool bridge_config);
 
 /// The FP8 recipe of Megatron-LM arguments (--fp8-format with --fp8-recipe, Megatron's default
 /// delayed; none without --fp8-format), as read_megatron_args() reads it, without a config: what the
@@ -199,6 +209,10 @@ TrainingRecipe megatron_training_recipe(const std::vector<std::string>& words, c
 /// --attention-backend (Megatron-LM's AttnBackend): fused cudnn, flash fa2 (the flash-attn package
 /// TE requires), unfused and local unfused, auto or absent te_default.
 AttentionBackend load_megatron_attention_backend(const std::string& path);
+/// The same of Megatron-LM arguments as words, and of a team's recipe file (`bridge_config`: a
+/// Megatron-Bridge config's arguments).
+AttentionBackend megatron_attention_backend(const std::vector<std::string>& words, const std::string& source);
+AttentionBackend load_team_attention_backend(const std::string& path, bool bridge_config);
 
 /// The options of a layout search or a cluster ranking under a team's arguments (docs/megatron.md,
 /// "The cluster ranking at the team's recipe"): `options` with the recipe held from run.layout (its

@@ -356,6 +356,17 @@ MegatronKernelOptions load_team_kernel_options(const std::string& path, bool bri
   return read_megatron_timed_run(words, config, gpus, path).kernels;
 }
 
+AttentionBackend load_team_attention_backend(const std::string& path, bool bridge_config) {
+  const std::string text = detail::read_text_file(path);
+  return megatron_attention_backend(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path),
+                                    path);
+}
+
+MegatronKernelOptions load_team_cuda_graphs(const std::string& path, bool bridge_config) {
+  const std::string text = detail::read_text_file(path);
+  return megatron_cuda_graphs(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path), path);
+}
+
 TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_config) {
   const std::string text = detail::read_text_file(path);
   return megatron_training_recipe(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path), path);

@@ -79,6 +79,18 @@ std::int64_t flex_dispatcher_num_sms(const ParsedMegatronArgs& p) {
 
 }  // namespace interop_detail
 
+void set_cuda_graphs(TimeModelOptions& options, const MegatronKernelOptions& kernels) {
+  options.cuda_graphs = kernels.cuda_graphs;
+  options.cuda_graph_modules = kernels.cuda_graph_modules;
+}
+
+MegatronKernelOptions megatron_cuda_graphs(const std::vector<std::string>& words, const std::string& source) {
+  const interop_detail::ParsedMegatronArgs p = interop_detail::parse_megatron_words(words, source);
+  MegatronKernelOptions k;
+  k.cuda_graphs = interop_detail::read_cuda_graphs(p, k.cuda_graph_modules, k.notes);
+  return k;
+}
+
 MegatronTimedRun read_megatron_timed_run(const std::vector<std::string>& words, const ArchConfig& config,
                                          std::int64_t gpus, const std::string& source) {
   const interop_detail::ParsedMegatronArgs p = interop_detail::parse_megatron_words(words, source);

@@ -372,7 +372,11 @@ TrainingRecipe megatron_training_recipe(const std::vector<std::string>& words, c
 }
 
 AttentionBackend load_megatron_attention_backend(const std::string& path) {
-  const auto parsed = interop_detail::parse_megatron_words(megatron_words(detail::read_text_file(path), path), path);
+  return megatron_attention_backend(megatron_words(detail::read_text_file(path), path), path);
+}
+
+AttentionBackend megatron_attention_backend(const std::vector<std::string>& words, const std::string& source) {
+  const auto parsed = interop_detail::parse_megatron_words(words, source);
   const std::string name = parsed.text("attention_backend").value_or("auto");
   if (name == "fused") return AttentionBackend::cudnn;
   if (name == "flash") return AttentionBackend::fa2;

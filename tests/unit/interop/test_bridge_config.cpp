@@ -91,6 +91,20 @@ TEST_CASE("interop: a Megatron-Bridge config reads as the Megatron-LM arguments 
   // The CUDA-graph scope is a run's kernel setting (MegatronKernelOptions): modelled, not a "read" note.
   CHECK(contains(bridge.modelled, "--cuda-graph-modules"));
   CHECK_FALSE(contains(bridge.read, "--cuda-graph-modules"));
+  // ... and a recipe file's kernel settings as `layout` (with a config) and match or grid (without)
+  // read them: the router and its preprocessing graphed, the router fused, HybridEP's 32 SMs.
+  const std::string yaml = bridge_dir + "/qwen3_30b_a3b_h100_bf16_n16.yaml";
+  const MegatronKernelOptions kernels = load_team_kernel_options(yaml, true, qwen3_30b(), 16);
+  CHECK_FALSE(kernels.cuda_graphs);
+  CHECK(kernels.cuda_graph_modules.moe_router);
+  CHECK(kernels.cuda_graph_modules.moe_preprocess);
+  CHECK_FALSE(kernels.cuda_graph_modules.attn);
+  CHECK(kernels.moe.router_fusion);
+  CHECK(kernels.moe.flex_backend == FlexBackend::hybridep);
+  CHECK(kernels.moe.comm_sms == 32);
+  const MegatronKernelOptions graphs = load_team_cuda_graphs(yaml, true);
+  CHECK(graphs.cuda_graph_modules == kernels.cuda_graph_modules);
+  CHECK_FALSE(graphs.moe.router_fusion);  // the graphs alone
   CHECK(contains(bridge.not_modelled, "model.bias_activation_fusion"));
   CHECK(contains(bridge.not_modelled, "logger (section)"));
   CHECK(contains(bridge.not_modelled, "mixed_precision.fp8_recipe tensorwise (fp8 None"));

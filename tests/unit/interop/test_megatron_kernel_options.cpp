@@ -68,6 +68,17 @@ TEST_CASE("interop: a run's kernel settings come from the same arguments as its 
   CHECK_FALSE(attn.kernels.cuda_graph_modules.moe_router);
   CHECK(timed(base + "--cuda-graph-impl local --cuda-graph-modules full_iteration").kernels.cuda_graphs);
   CHECK_FALSE(timed(base + "--cuda-graph-impl local --cuda-graph-modules full_iteration").kernels.cuda_graph_modules.any());
+  // The same reading without a config (match and grid on a cluster build one time model for every
+  // baseline): the graphs alone, and the same refusals.
+  const std::string attn_args = base + "--cuda-graph-impl transformer_engine --cuda-graph-modules attn";
+  const MegatronKernelOptions alone = megatron_cuda_graphs(megatron_words(attn_args, "test"), "test");
+  CHECK_FALSE(alone.cuda_graphs);
+  CHECK(alone.cuda_graph_modules == attn.kernels.cuda_graph_modules);
+  CHECK(alone.notes == attn.kernels.notes);
+  CHECK(megatron_cuda_graphs(megatron_words(base + "--cuda-graph-impl full_iteration", "test"), "test").cuda_graphs);
+  CHECK_FALSE(megatron_cuda_graphs(megatron_words(base, "test"), "test").cuda_graphs);
+  CHECK_THROWS_AS(megatron_cuda_graphs(megatron_words(base + "--cuda-graph-impl local --cuda-graph-modules bogus", "test"), "test"),
+                  Error);
 
   const MegatronTimedRun moe = timed(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
                                             "--moe-router-fusion --moe-hybridep-num-sms 32");
