@@ -144,8 +144,7 @@ MatchInputs load_match_inputs(const MatchOptions& o) {
     } else if (kernels) {
       recipe.fp8 = fp8_recipe_of(kernels->precision);
     }
-    const std::optional<MegatronKernelOptions> graphs =
-        o.cluster.given() ? o.cluster.cuda_graphs() : std::optional<MegatronKernelOptions>();
+    const std::optional<MegatronKernelOptions> graphs = o.cluster.cuda_graphs();  // none without a recipe file
     in.model = o.calibration.load(recipe, kernels, graphs ? &*graphs : nullptr);
   } else if (o.rank_by != "budget" || o.max_time_ratio > 0) {
     throw_option_dependency_error(o.rank_by != "budget" ? "--rank-by" : "--max-time-ratio",

@@ -349,27 +349,30 @@ MegatronRun load_team_recipe(const std::string& path, bool bridge_config, const 
   return bridge_config ? load_bridge_config(path, config, gpus) : load_megatron_args(path, config, gpus);
 }
 
+namespace {
+/// A team's recipe file as Megatron-LM argument words: a Bridge config's arguments (`bridge_config`) or
+/// the file's own words; what every load_team_*() reads.
+std::vector<std::string> team_recipe_words(const std::string& path, bool bridge_config) {
+  const std::string text = detail::read_text_file(path);
+  return bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path);
+}
+}  // namespace
+
 MegatronKernelOptions load_team_kernel_options(const std::string& path, bool bridge_config, const ArchConfig& config,
                                                std::int64_t gpus) {
-  const std::string text = detail::read_text_file(path);
-  const std::vector<std::string> words = bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path);
-  return read_megatron_timed_run(words, config, gpus, path).kernels;
+  return read_megatron_timed_run(team_recipe_words(path, bridge_config), config, gpus, path).kernels;
 }
 
 AttentionBackend load_team_attention_backend(const std::string& path, bool bridge_config) {
-  const std::string text = detail::read_text_file(path);
-  return megatron_attention_backend(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path),
-                                    path);
+  return megatron_attention_backend(team_recipe_words(path, bridge_config), path);
 }
 
 MegatronKernelOptions load_team_cuda_graphs(const std::string& path, bool bridge_config) {
-  const std::string text = detail::read_text_file(path);
-  return megatron_cuda_graphs(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path), path);
+  return megatron_cuda_graphs(team_recipe_words(path, bridge_config), path);
 }
 
 TrainingRecipe load_team_training_recipe(const std::string& path, bool bridge_config) {
-  const std::string text = detail::read_text_file(path);
-  return megatron_training_recipe(bridge_config ? bridge_config_args(text, path).words : megatron_words(text, path), path);
+  return megatron_training_recipe(team_recipe_words(path, bridge_config), path);
 }
 
 }  // namespace budget
